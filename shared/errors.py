@@ -1,0 +1,78 @@
+"""Domain errors, one per gRPC status code a caller can act on.
+
+Domain code (no gRPC imports) raises these; the server bootstrap's interceptor
+(:mod:`shared.server`) turns each into its status code with the message and details, so
+servicers stay thin and every service answers bad input the same way.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class DomainError(Exception):
+    """Base class. ``code`` is the gRPC status code name; ``details`` are key/value facts
+    (field names, seats, tiles) sent as google.rpc.ErrorInfo metadata."""
+
+    code = "UNKNOWN"
+    reason = "DOMAIN_ERROR"
+
+    def __init__(self, message: str, *, reason: str | None = None, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        if reason:
+            self.reason = reason
+        self.details = {k: str(v) for k, v in details.items()}
+
+
+class InvalidArgument(DomainError):
+    """Malformed input: bad tiles, impossible melds, unknown ruleset, out-of-range seat."""
+
+    code = "INVALID_ARGUMENT"
+    reason = "INVALID_ARGUMENT"
+
+
+class FailedPrecondition(DomainError):
+    """Well-formed but illegal now: out of turn, illegal action, empty wall."""
+
+    code = "FAILED_PRECONDITION"
+    reason = "ILLEGAL_NOW"
+
+
+class NotFound(DomainError):
+    code = "NOT_FOUND"
+    reason = "NOT_FOUND"
+
+
+class AlreadyExists(DomainError):
+    code = "ALREADY_EXISTS"
+    reason = "ALREADY_EXISTS"
+
+
+class PermissionDenied(DomainError):
+    """A token for another seat or table."""
+
+    code = "PERMISSION_DENIED"
+    reason = "PERMISSION_DENIED"
+
+
+class Unauthenticated(DomainError):
+    code = "UNAUTHENTICATED"
+    reason = "UNAUTHENTICATED"
+
+
+class Aborted(DomainError):
+    """A stale sequence number or a lost race: nothing was applied; retry with fresh state."""
+
+    code = "ABORTED"
+    reason = "STALE"
+
+
+class ResourceExhausted(DomainError):
+    code = "RESOURCE_EXHAUSTED"
+    reason = "RESOURCE_EXHAUSTED"
+
+
+class Unavailable(DomainError):
+    code = "UNAVAILABLE"
+    reason = "UNAVAILABLE"

@@ -1,0 +1,199 @@
+"""Tiles and mpsz notation (RULES.md §1).
+
+A tile *kind* is an integer in canonical order:
+
+====== ========= ===========================================
+index  notation  tiles
+====== ========= ===========================================
+0-8    1m-9m     万 characters
+9-17   1p-9p     筒 dots
+18-26  1s-9s     条 bamboo
+27-30  1z-4z     winds 东 南 西 北
+31-33  5z-7z     dragons 白 发 中
+34-41  1f-8f     flowers 春 夏 秋 冬 梅 兰 竹 菊 (one copy each)
+====== ========= ===========================================
+
+The protobuf ``Tile`` enum is the kind plus one (``TILE_UNSPECIFIED = 0``). Hands are usually
+handled as *count arrays*: a list of 34 ints, ``counts[kind]`` = copies held.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+NUM_KINDS = 34  # suited and honor kinds, four copies each
+NUM_FLOWERS = 8
+FLOWER_BASE = 34
+NUM_TILE_KINDS = NUM_KINDS + NUM_FLOWERS  # 42
+COPIES = 4
+WALL_SIZE = NUM_KINDS * COPIES + NUM_FLOWERS  # 144
+
+MAN, PIN, SOU, HONOR, FLOWER = 0, 1, 2, 3, 4
+SUIT_LETTERS = "mpszf"
+_SUIT_OF_LETTER = {letter: i for i, letter in enumerate(SUIT_LETTERS)}
+_RANKS_IN_SUIT = (9, 9, 9, 7, 8)
+_SUIT_BASE = (0, 9, 18, 27, 34)
+
+EAST, SOUTH, WEST, NORTH, WHITE, GREEN, RED = range(27, 34)
+WINDS = (EAST, SOUTH, WEST, NORTH)
+DRAGONS = (WHITE, GREEN, RED)
+
+_NAMES_ZH = (
+    [f"{n}万" for n in "一二三四五六七八九"]
+    + [f"{n}筒" for n in "一二三四五六七八九"]
+    + [f"{n}条" for n in "一二三四五六七八九"]
+    + ["东", "南", "西", "北", "白", "发", "中"]
+    + ["春", "夏", "秋", "冬", "梅", "兰", "竹", "菊"]
+)
+
+
+class NotationError(ValueError):
+    """A string that is not valid mpsz notation; the message names the offending character."""
+
+
+def kind(suit: int, rank: int) -> int:
+    """Kind index of ``rank`` (1-based) in ``suit`` (MAN, PIN, SOU, HONOR, FLOWER)."""
+    if not 1 <= rank <= _RANKS_IN_SUIT[suit]:
+        raise ValueError(f"rank {rank} out of range for suit {SUIT_LETTERS[suit]}")
+    return _SUIT_BASE[suit] + rank - 1
+
+
+def suit_of(k: int) -> int:
+    """Suit of a kind: MAN, PIN, SOU, HONOR or FLOWER."""
+    if k < 27:
+        return k // 9
+    return HONOR if k < FLOWER_BASE else FLOWER
+
+
+def rank_of(k: int) -> int:
+    """1-based rank of a kind within its suit (1z = East … 7z = Red, 1f … 8f)."""
+    return k - _SUIT_BASE[suit_of(k)] + 1
+
+
+def is_suited(k: int) -> bool:
+    return 0 <= k < 27
+
+
+def is_honor(k: int) -> bool:
+    """字牌 honor: a wind or a dragon."""
+    return 27 <= k < FLOWER_BASE
+
+
+def is_wind(k: int) -> bool:
+    return 27 <= k <= 30
+
+
+def is_dragon(k: int) -> bool:
+    return 31 <= k <= 33
+
+
+def is_flower(k: int) -> bool:
+    """花 flower tile 1f-8f."""
+    return FLOWER_BASE <= k < NUM_TILE_KINDS
+
+
+def is_valid_kind(k: int) -> bool:
+    return isinstance(k, int) and 0 <= k < NUM_TILE_KINDS
+
+
+def copies_of(k: int) -> int:
+    """How many copies of a kind the full set holds: 4, or 1 for a flower."""
+    return 1 if is_flower(k) else COPIES
+
+
+def name_zh(k: int) -> str:
+    """Chinese name of a kind, for people: ``一万``, ``东``, ``梅``."""
+    return _NAMES_ZH[k]
+
+
+def canonical_set() -> list[int]:
+    """The 144 tiles in canonical order: each suited/honor kind ×4, then the 8 flowers."""
+    tiles = [k for k in range(NUM_KINDS) for _ in range(COPIES)]
+    tiles.extend(range(FLOWER_BASE, NUM_TILE_KINDS))
+    return tiles
+
+
+def parse(text: str) -> list[int]:
+    """Parse mpsz notation (``"123m55z1f"``) into kinds, in the order written.
+
+    Whitespace is ignored. Raises :class:`NotationError` naming the bad character and its
+    position: a character that is neither a digit nor a suit letter, a rank out of range for
+    its suit (``8z``, ``0m``, ``9f``), or digits with no suit letter after them.
+    """
+    tiles: list[int] = []
+    pending: list[tuple[int, str]] = []  # (position, digit)
+    for pos, ch in enumerate(text):
+        if ch.isspace():
+            continue
+        if "0" <= ch <= "9":
+            pending.append((pos, ch))
+            continue
+        suit = _SUIT_OF_LETTER.get(ch)
+        if suit is None:
+            raise NotationError(f"bad character {ch!r} at position {pos} in {text!r}")
+        if not pending:
+            raise NotationError(f"suit letter {ch!r} at position {pos} has no digits before it")
+        for dpos, digit in pending:
+            rank = int(digit)
+            if not 1 <= rank <= _RANKS_IN_SUIT[suit]:
+                raise NotationError(
+                    f"bad character {digit!r} at position {dpos} in {text!r}: "
+                    f"no tile {digit}{ch}"
+                )
+            tiles.append(_SUIT_BASE[suit] + rank - 1)
+        pending.clear()
+    if pending:
+        pos, digit = pending[0]
+        raise NotationError(
+            f"digits from position {pos} in {text!r} have no suit letter after them"
+        )
+    return tiles
+
+
+def format_tiles(tiles: Iterable[int], *, sort: bool = True) -> str:
+    """Format kinds as compact mpsz (``[0, 1, 2, 31, 31]`` → ``"123m55z"``).
+
+    With ``sort`` (the default) tiles are written in canonical order.
+    """
+    seq = sorted(tiles) if sort else list(tiles)
+    out: list[str] = []
+    run_suit = -1
+    for k in seq:
+        if not is_valid_kind(k):
+            raise ValueError(f"not a tile kind: {k!r}")
+        s = suit_of(k)
+        if s != run_suit and run_suit != -1:
+            out.append(SUIT_LETTERS[run_suit])
+        out.append(str(rank_of(k)))
+        run_suit = s
+    if run_suit != -1:
+        out.append(SUIT_LETTERS[run_suit])
+    return "".join(out)
+
+
+def format_tile(k: int) -> str:
+    """One kind in mpsz: ``0`` → ``"1m"``."""
+    return format_tiles((k,))
+
+
+def to_counts(tiles: Iterable[int]) -> list[int]:
+    """Count array of the 34 suited/honor kinds; flowers are not counted here."""
+    counts = [0] * NUM_KINDS
+    for k in tiles:
+        if k < NUM_KINDS:
+            counts[k] += 1
+    return counts
+
+
+def from_counts(counts: Sequence[int]) -> list[int]:
+    """Kinds in canonical order from a count array."""
+    return [k for k, n in enumerate(counts) for _ in range(n)]
+
+
+def parse_counts(text: str) -> list[int]:
+    """Parse mpsz into a 34-count array; flowers in the text are an error."""
+    tiles = parse(text)
+    for k in tiles:
+        if is_flower(k):
+            raise NotationError(f"flower {format_tile(k)} where only hand tiles are allowed")
+    return to_counts(tiles)
