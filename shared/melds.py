@@ -37,8 +37,7 @@ class MeldKind(enum.IntEnum):
             return cls[label.upper()]
         except KeyError:
             raise ValueError(
-                f"unknown meld kind {label!r}; expected one of "
-                + ", ".join(k.label for k in cls)
+                f"unknown meld kind {label!r}; expected one of " + ", ".join(k.label for k in cls)
             ) from None
 
 
@@ -91,8 +90,12 @@ class Meld:
             raise MeldError(f"meld from seat {self.from_seat}: seats are 0-3")
 
     @classmethod
-    def of(cls, kind: MeldKind | str, tiles: str | tuple[int, ...] | list[int],
-           from_seat: int | None = None) -> Meld:
+    def of(
+        cls,
+        kind: MeldKind | str,
+        tiles: str | tuple[int, ...] | list[int],
+        from_seat: int | None = None,
+    ) -> Meld:
         """Build and validate a meld; ``tiles`` may be mpsz text."""
         k = MeldKind.from_label(kind) if isinstance(kind, str) else MeldKind(kind)
         ts = T.parse(tiles) if isinstance(tiles, str) else list(tiles)

@@ -113,9 +113,7 @@ def _coerce(path: str, current: Any, value: Any) -> Any:
         try:
             value = want(text)
         except ValueError:
-            raise RulesetError(
-                f"option {path!r} takes {want.__name__}, got {value!r}"
-            ) from None
+            raise RulesetError(f"option {path!r} takes {want.__name__}, got {value!r}") from None
     if type(value) is not want and not (want is float and type(value) is int):
         raise RulesetError(
             f"option {path!r} takes {want.__name__}, got {type(value).__name__} {value!r}"
@@ -138,9 +136,7 @@ def _read(name: str) -> dict[str, Any]:
     if not path.is_file():
         if name in LISTED_NOT_IMPLEMENTED:
             raise RulesetError(f"ruleset {name!r}: {LISTED_NOT_IMPLEMENTED[name]}")
-        raise RulesetError(
-            f"unknown ruleset {name!r}; known: {', '.join(available_rulesets())}"
-        )
+        raise RulesetError(f"unknown ruleset {name!r}; known: {', '.join(available_rulesets())}")
     with path.open("rb") as fh:
         return tomllib.load(fh)
 

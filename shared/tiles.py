@@ -137,8 +137,7 @@ def parse(text: str) -> list[int]:
             rank = int(digit)
             if not 1 <= rank <= _RANKS_IN_SUIT[suit]:
                 raise NotationError(
-                    f"bad character {digit!r} at position {dpos} in {text!r}: "
-                    f"no tile {digit}{ch}"
+                    f"bad character {digit!r} at position {dpos} in {text!r}: no tile {digit}{ch}"
                 )
             tiles.append(_SUIT_BASE[suit] + rank - 1)
         pending.clear()

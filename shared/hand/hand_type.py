@@ -70,8 +70,14 @@ def _composition(counts: Sequence[int], melds: Iterable[Meld]) -> int:
         bits |= _DRAGON
     for m in melds:
         k = m.tiles[0]
-        bits |= _MAN if k < 9 else _PIN if k < 18 else _SOU if k < 27 else (
-            _WIND if k < 31 else _DRAGON
+        bits |= (
+            _MAN
+            if k < 9
+            else _PIN
+            if k < 18
+            else _SOU
+            if k < 27
+            else (_WIND if k < 31 else _DRAGON)
         )
     return bits
 

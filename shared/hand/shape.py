@@ -63,8 +63,14 @@ def is_standard_shape(counts: Sequence[int]) -> bool:
     pairs = 0
     for base in (0, 9, 18):
         n = (
-            counts[base] + counts[base + 1] + counts[base + 2] + counts[base + 3]
-            + counts[base + 4] + counts[base + 5] + counts[base + 6] + counts[base + 7]
+            counts[base]
+            + counts[base + 1]
+            + counts[base + 2]
+            + counts[base + 3]
+            + counts[base + 4]
+            + counts[base + 5]
+            + counts[base + 6]
+            + counts[base + 7]
             + counts[base + 8]
         )
         if n == 0:

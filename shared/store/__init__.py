@@ -21,7 +21,7 @@ def open_store(url: str = DEFAULT_STORE_URL) -> Store:
         from shared.store.sqlite import SqliteStore
 
         # sqlite:///rel/path.db, sqlite:////abs/path.db, sqlite://:memory:
-        path = url[len("sqlite://"):]
+        path = url[len("sqlite://") :]
         path = path[1:] if path.startswith("/") else path
         if not path:
             raise ValueError(f"store URL {url!r} names no file")
@@ -29,5 +29,12 @@ def open_store(url: str = DEFAULT_STORE_URL) -> Store:
     raise ValueError(f"unknown store URL {url!r}; use memory:// or sqlite:///path")
 
 
-__all__ = ["DEFAULT_STORE_URL", "AlreadyExists", "Conflict", "Record", "Store", "StoreError",
-           "open_store"]
+__all__ = [
+    "DEFAULT_STORE_URL",
+    "AlreadyExists",
+    "Conflict",
+    "Record",
+    "Store",
+    "StoreError",
+    "open_store",
+]

@@ -79,7 +79,9 @@ class Store(abc.ABC):
         """Append to a log; returns the entry's sequence number (1, 2, …)."""
 
     @abc.abstractmethod
-    def read_log(self, log: str, after: int = 0, limit: int | None = None) -> list[tuple[int, bytes]]:
+    def read_log(
+        self, log: str, after: int = 0, limit: int | None = None
+    ) -> list[tuple[int, bytes]]:
         """Entries with sequence number > ``after``, in order, at most ``limit``."""
 
     def close(self) -> None:  # noqa: B027 - optional hook

@@ -36,9 +36,7 @@ class MemoryStore(Store):
             old = self._records.get((namespace, key))
             current = old.version if old else 0
             if expected_version is not None and expected_version != current:
-                raise Conflict(
-                    f"{namespace}/{key} is at version {current}, not {expected_version}"
-                )
+                raise Conflict(f"{namespace}/{key} is at version {current}, not {expected_version}")
             rec = Record(bytes(value), current + 1)
             self._records[(namespace, key)] = rec
             return rec
@@ -50,7 +48,9 @@ class MemoryStore(Store):
             old = self._records.get((namespace, key))
             new, result = fn(old.value if old else None)
             if new is not None:
-                self._records[(namespace, key)] = Record(bytes(new), (old.version if old else 0) + 1)
+                self._records[(namespace, key)] = Record(
+                    bytes(new), (old.version if old else 0) + 1
+                )
             return result
 
     def delete(self, namespace: str, key: str) -> bool:
@@ -60,7 +60,8 @@ class MemoryStore(Store):
     def scan(self, namespace: str, prefix: str = "") -> Iterator[tuple[str, Record]]:
         with self._lock:
             items = sorted(
-                (k, r) for (ns, k), r in self._records.items()
+                (k, r)
+                for (ns, k), r in self._records.items()
                 if ns == namespace and k.startswith(prefix)
             )
         return iter(items)
@@ -71,7 +72,9 @@ class MemoryStore(Store):
             entries.append(bytes(entry))
             return len(entries)
 
-    def read_log(self, log: str, after: int = 0, limit: int | None = None) -> list[tuple[int, bytes]]:
+    def read_log(
+        self, log: str, after: int = 0, limit: int | None = None
+    ) -> list[tuple[int, bytes]]:
         with self._lock:
             entries = self._logs.get(log, [])
             end = len(entries) if limit is None else min(len(entries), after + limit)

@@ -40,7 +40,9 @@ class SqliteStore(Store):
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
         self._db = sqlite3.connect(
-            self.path, isolation_level=None, check_same_thread=False,
+            self.path,
+            isolation_level=None,
+            check_same_thread=False,
             timeout=busy_timeout_ms / 1000,
         )
         self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
@@ -70,7 +72,9 @@ class SqliteStore(Store):
         return Record(bytes(row[0]), row[1]) if row else None
 
     @staticmethod
-    def _write(db: sqlite3.Connection, namespace: str, key: str, value: bytes, version: int) -> Record:
+    def _write(
+        db: sqlite3.Connection, namespace: str, key: str, value: bytes, version: int
+    ) -> Record:
         db.execute(
             "INSERT INTO records (namespace, key, value, version) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, "
@@ -147,7 +151,9 @@ class SqliteStore(Store):
 
         return self._tx(tx)
 
-    def read_log(self, log: str, after: int = 0, limit: int | None = None) -> list[tuple[int, bytes]]:
+    def read_log(
+        self, log: str, after: int = 0, limit: int | None = None
+    ) -> list[tuple[int, bytes]]:
         with self._lock:
             rows = self._db.execute(
                 "SELECT seq, entry FROM logs WHERE log = ? AND seq > ? ORDER BY seq LIMIT ?",

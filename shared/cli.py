@@ -1,0 +1,85 @@
+"""The ``mahjong`` command.
+
+``mahjong serve NAME`` runs one service; ``mahjong run`` runs them all as processes. Each
+service adds its own subcommands from ``services/<name>/cli.py`` (a ``register(subparsers)``
+function), found at start-up, so no central list needs editing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+
+import services
+
+
+def _service_modules(leaf: str) -> dict[str, object]:
+    found = {}
+    for info in sorted(pkgutil.iter_modules(services.__path__), key=lambda i: i.name):
+        if not info.ispkg:
+            continue
+        try:
+            found[info.name] = importlib.import_module(f"services.{info.name}.{leaf}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"services.{info.name}.{leaf}":
+                raise
+    return found
+
+
+def servable() -> dict[str, object]:
+    """Services that have a ``server.py`` with a ``SPEC``."""
+    return {n: m for n, m in _service_modules("server").items() if hasattr(m, "SPEC")}
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from shared.server import serve
+
+    mods = servable()
+    if args.service not in mods:
+        print(
+            f"mahjong serve: unknown service {args.service!r}; known: {', '.join(mods)}",
+            file=sys.stderr,
+        )
+        return 2
+    serve(mods[args.service].SPEC, args.rest)
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from shared.supervisor import run_all
+
+    return run_all(store_url=args.store_url, only=args.only)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="mahjong", description="Shanghai Mahjong backend tools.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    s = sub.add_parser(
+        "serve", help="run one service (flags: mahjong serve NAME --help)", add_help=False
+    )
+    s.add_argument("service")
+    s.add_argument("rest", nargs=argparse.REMAINDER)
+    s.set_defaults(func=_serve)
+    r = sub.add_parser("run", help="run every service as its own process on loopback ports")
+    r.add_argument(
+        "--store-url",
+        default=None,
+        help="store for the stateful services (default: SQLite under .data/)",
+    )
+    r.add_argument("--only", nargs="*", default=None, help="run only these services")
+    r.set_defaults(func=_run)
+    for module in _service_modules("cli").values():
+        module.register(sub)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

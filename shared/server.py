@@ -1,0 +1,369 @@
+"""The server bootstrap every service uses.
+
+A service describes itself with a :class:`ServiceSpec` (its name, default ports, the function
+that adds its servicers, its own flags) and calls :func:`serve`. The bootstrap provides:
+
+* configuration from flags, then environment (``MAHJONG_<SERVICE>_<FLAG>``, then
+  ``MAHJONG_<FLAG>``), then defaults;
+* gRPC health (``grpc.health.v1``) and server reflection;
+* structlog JSON logs with the RPC, peer and request context bound on every line;
+* Prometheus metrics per RPC (count by status code, latency histogram) on an HTTP port;
+* domain errors (:mod:`shared.errors`) mapped to status codes with google.rpc details, and any
+  other exception answered INTERNAL and logged, never crashing the process;
+* graceful shutdown on SIGTERM/SIGINT: health NOT_SERVING, a drain period, then a grace period
+  for calls in flight.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable
+from concurrent import futures
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+import structlog
+from google.protobuf import any_pb2
+from google.rpc import code_pb2, error_details_pb2, status_pb2
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+from grpc_status import rpc_status
+from prometheus_client import Counter, Histogram, start_http_server
+
+from shared.errors import DomainError
+
+log = structlog.get_logger("mahjong.server")
+
+RPC_HANDLED = Counter(
+    "grpc_server_handled_total",
+    "RPCs completed on the server, by status code.",
+    ["grpc_service", "grpc_method", "grpc_code"],
+)
+RPC_LATENCY = Histogram(
+    "grpc_server_handling_seconds",
+    "Time to handle an RPC (for streams: until the stream ends).",
+    ["grpc_service", "grpc_method"],
+    buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10),
+)
+
+ERROR_DOMAIN = "mahjong"
+
+
+# --- configuration ---------------------------------------------------------------------------
+@dataclass
+class Config:
+    host: str = "127.0.0.1"
+    port: int = 0
+    metrics_port: int = 0  # 0 = no metrics HTTP server
+    store_url: str = "memory://"
+    log_level: str = "info"
+    max_workers: int = 16
+    drain_seconds: float = 1.0
+    grace_seconds: float = 5.0
+    extra: dict[str, Any] = field(default_factory=dict)  # the service's own flags
+
+
+@dataclass
+class ServiceSpec:
+    """What a service tells the bootstrap about itself."""
+
+    name: str  # "wall", "rules", …
+    default_port: int
+    default_metrics_port: int
+    # Registers servicers on the server; may return a resource with ``close()``.
+    add_to_server: Callable[[grpc.Server, Config], Any]
+    # Fully-qualified service names for health and reflection, e.g. "mahjong.wall.v1.WallService".
+    service_names: Iterable[str]
+    # Adds service-specific flags (their values land in Config.extra).
+    add_arguments: Callable[[argparse.ArgumentParser], None] | None = None
+
+
+def _env(service: str, flag: str) -> str | None:
+    key = flag.upper().replace("-", "_")
+    return os.environ.get(f"MAHJONG_{service.upper()}_{key}") or os.environ.get(f"MAHJONG_{key}")
+
+
+def parse_config(spec: ServiceSpec, argv: list[str] | None = None) -> Config:
+    """Flags override environment, which overrides defaults."""
+    p = argparse.ArgumentParser(
+        prog=f"mahjong serve {spec.name}", description=f"Run the {spec.name} service."
+    )
+
+    def env_default(flag: str, default: Any, cast: Callable[[str], Any] = str) -> Any:
+        raw = _env(spec.name, flag)
+        if raw is None:
+            return default
+        try:
+            return cast(raw)
+        except ValueError:
+            p.error(f"environment value {raw!r} for {flag} is not a valid {cast.__name__}")
+
+    p.add_argument("--host", default=env_default("host", "127.0.0.1"))
+    p.add_argument("--port", type=int, default=env_default("port", spec.default_port, int))
+    p.add_argument(
+        "--metrics-port",
+        type=int,
+        default=env_default("metrics_port", spec.default_metrics_port, int),
+        help="Prometheus /metrics HTTP port (0 disables)",
+    )
+    p.add_argument(
+        "--store-url",
+        default=env_default("store_url", f"sqlite:///.data/{spec.name}.db"),
+        help="memory:// or sqlite:///path.db (default: .data/<service>.db)",
+    )
+    p.add_argument("--log-level", default=env_default("log_level", "info"))
+    p.add_argument("--max-workers", type=int, default=env_default("max_workers", 16, int))
+    p.add_argument("--drain-seconds", type=float, default=env_default("drain_seconds", 1.0, float))
+    p.add_argument("--grace-seconds", type=float, default=env_default("grace_seconds", 5.0, float))
+    own: list[str] = []
+    if spec.add_arguments:
+        before = {a.dest for a in p._actions}
+        spec.add_arguments(p)
+        own = [a.dest for a in p._actions if a.dest not in before]
+        for action in p._actions:
+            if action.dest in own:
+                raw = _env(spec.name, action.dest)
+                if raw is not None:
+                    action.default = action.type(raw) if action.type else raw
+    ns = p.parse_args(argv)
+    return Config(
+        host=ns.host,
+        port=ns.port,
+        metrics_port=ns.metrics_port,
+        store_url=ns.store_url,
+        log_level=ns.log_level,
+        max_workers=ns.max_workers,
+        drain_seconds=ns.drain_seconds,
+        grace_seconds=ns.grace_seconds,
+        extra={k: getattr(ns, k) for k in own},
+    )
+
+
+# --- logging ---------------------------------------------------------------------------------
+_logging_done = False
+
+
+def configure_logging(level: str = "info", stream: Any = None) -> None:
+    """structlog JSON lines on stderr, with context variables (rpc, table, hand, seat) merged."""
+    global _logging_done
+    lvl = logging.getLevelName(level.upper())
+    if not isinstance(lvl, int):
+        lvl = logging.INFO
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.format_exc_info,
+            structlog.processors.JSONRenderer(ensure_ascii=False),
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(lvl),
+        logger_factory=structlog.PrintLoggerFactory(stream or sys.stderr),
+        cache_logger_on_first_use=False,
+    )
+    _logging_done = True
+
+
+# --- errors and the interceptor --------------------------------------------------------------
+def status_for(err: DomainError) -> grpc.Status:
+    """A rich status (google.rpc.Status with ErrorInfo) for a domain error."""
+    code = getattr(code_pb2, err.code, code_pb2.UNKNOWN)
+    info = error_details_pb2.ErrorInfo(reason=err.reason, domain=ERROR_DOMAIN, metadata=err.details)
+    detail = any_pb2.Any()
+    detail.Pack(info)
+    return rpc_status.to_status(status_pb2.Status(code=code, message=err.message, details=[detail]))
+
+
+def _split_method(full: str) -> tuple[str, str]:
+    _, service, method = full.split("/", 2) if full.count("/") >= 2 else ("", "", full)
+    return service, method
+
+
+class ServerInterceptor(grpc.ServerInterceptor):
+    """Binds log context, records metrics and maps domain errors to status codes."""
+
+    def intercept_service(self, continuation, handler_call_details):
+        handler = continuation(handler_call_details)
+        if handler is None:
+            return None
+        service, method = _split_method(handler_call_details.method)
+        if handler.unary_unary:
+            return grpc.unary_unary_rpc_method_handler(
+                self._wrap_unary(handler.unary_unary, service, method),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        if handler.unary_stream:
+            return grpc.unary_stream_rpc_method_handler(
+                self._wrap_stream(handler.unary_stream, service, method),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        return handler  # streaming requests: not used by our contracts
+
+    @staticmethod
+    def _finish(service: str, method: str, start: float, context) -> None:
+        code = context.code() if hasattr(context, "code") else None
+        name = code.name if isinstance(code, grpc.StatusCode) else "OK"
+        RPC_HANDLED.labels(service, method, name).inc()
+        RPC_LATENCY.labels(service, method).observe(time.perf_counter() - start)
+
+    @staticmethod
+    def _abort(context, service: str, method: str, exc: BaseException) -> None:
+        if isinstance(exc, DomainError):
+            log.info("rpc_rejected", code=exc.code, error=exc.message)
+            context.abort_with_status(status_for(exc))
+        if isinstance(exc, grpc.RpcError) and isinstance(exc, grpc.Call):
+            # A downstream service failed: pass its status on, named.
+            log.warning("downstream_failed", code=exc.code().name, error=exc.details())
+            context.abort(exc.code(), f"downstream: {exc.details()}")
+        log.exception("rpc_failed", error=repr(exc))
+        context.abort(grpc.StatusCode.INTERNAL, f"internal error in {service}/{method}")
+
+    def _wrap_unary(self, fn, service: str, method: str):
+        def wrapper(request, context):
+            start = time.perf_counter()
+            structlog.contextvars.bind_contextvars(rpc=method, peer=context.peer())
+            try:
+                return fn(request, context)
+            except Exception as exc:
+                if _is_abort(exc):
+                    raise
+                self._abort(context, service, method, exc)
+            finally:
+                self._finish(service, method, start, context)
+                structlog.contextvars.clear_contextvars()
+
+        return wrapper
+
+    def _wrap_stream(self, fn, service: str, method: str):
+        def wrapper(request, context):
+            start = time.perf_counter()
+            structlog.contextvars.bind_contextvars(rpc=method, peer=context.peer())
+            try:
+                yield from fn(request, context)
+            except Exception as exc:
+                if _is_abort(exc):
+                    raise
+                self._abort(context, service, method, exc)
+            finally:
+                self._finish(service, method, start, context)
+                structlog.contextvars.clear_contextvars()
+
+        return wrapper
+
+
+def _is_abort(exc: BaseException) -> bool:
+    """context.abort() ends a handler by raising a bare ``Exception()``; let it through."""
+    return type(exc) is Exception and not exc.args
+
+
+# --- running ---------------------------------------------------------------------------------
+_metrics_ports: set[int] = set()
+_metrics_lock = threading.Lock()
+
+
+def start_metrics(port: int, host: str = "127.0.0.1") -> int:
+    """Start the process's /metrics HTTP server once per port; returns the bound port."""
+    if port <= 0:
+        return 0
+    with _metrics_lock:
+        if port not in _metrics_ports:
+            start_http_server(port, addr=host)
+            _metrics_ports.add(port)
+    return port
+
+
+class RunningServer:
+    """A started service: its bound port, health servicer and a graceful ``stop``."""
+
+    def __init__(self, spec: ServiceSpec, config: Config) -> None:
+        self.spec = spec
+        self.config = config
+        self.server = grpc.server(
+            futures.ThreadPoolExecutor(
+                max_workers=config.max_workers, thread_name_prefix=spec.name
+            ),
+            interceptors=[ServerInterceptor()],
+            options=[("grpc.so_reuseport", 0)],
+        )
+        self.health = health.HealthServicer(experimental_non_blocking=True)
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
+        self.resource = spec.add_to_server(self.server, config)
+        names = list(spec.service_names)
+        reflection.enable_server_reflection(
+            [*names, health.SERVICE_NAME, reflection.SERVICE_NAME], self.server
+        )
+        self.port = self.server.add_insecure_port(f"{config.host}:{config.port}")
+        if self.port == 0:
+            raise RuntimeError(f"could not bind {config.host}:{config.port}")
+        self.metrics_port = start_metrics(config.metrics_port, config.host)
+        self._names = names
+        self._stopped = threading.Event()
+
+    @property
+    def address(self) -> str:
+        return f"{self.config.host}:{self.port}"
+
+    def start(self) -> RunningServer:
+        self.server.start()
+        for name in ["", *self._names]:
+            self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        log.info(
+            "serving",
+            service=self.spec.name,
+            port=self.port,
+            metrics_port=self.metrics_port,
+            store=self.config.store_url,
+        )
+        return self
+
+    def stop(self, grace: float | None = None, drain: float = 0.0) -> None:
+        """Health NOT_SERVING, wait ``drain`` seconds so balancers notice, then stop accepting
+        calls and give those in flight ``grace`` seconds."""
+        if self._stopped.is_set():
+            return
+        self._stopped.set()
+        self.health.enter_graceful_shutdown()
+        if drain > 0:
+            time.sleep(drain)
+        self.server.stop(self.config.grace_seconds if grace is None else grace).wait()
+        close = getattr(self.resource, "close", None)
+        if callable(close):
+            close()
+        log.info("stopped", service=self.spec.name)
+
+    def wait(self) -> None:
+        self.server.wait_for_termination()
+
+
+def start(spec: ServiceSpec, config: Config | None = None) -> RunningServer:
+    """Build and start a server (tests use this with port 0 and ``memory://``)."""
+    if not _logging_done:
+        configure_logging((config or Config()).log_level)
+    return RunningServer(spec, config or Config()).start()
+
+
+def serve(spec: ServiceSpec, argv: list[str] | None = None) -> None:
+    """Entry point of ``mahjong serve <name>``: run until SIGTERM or SIGINT, then shut down
+    gracefully."""
+    config = parse_config(spec, argv)
+    configure_logging(config.log_level)
+    running = start(spec, config)
+    done = threading.Event()
+
+    def on_signal(signum, _frame):
+        log.info("shutdown_requested", signal=signal.Signals(signum).name)
+        done.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    done.wait()
+    running.stop(drain=config.drain_seconds)

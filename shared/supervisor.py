@@ -1,0 +1,158 @@
+"""Run services as real processes: ``mahjong run`` and the integration tests use this.
+
+Each service is started as ``python -m shared.cli serve NAME`` with its port, metrics port and
+store; the supervisor waits for grpc health SERVING, and on SIGINT/SIGTERM stops the children
+in reverse order with SIGTERM so each drains gracefully.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from shared.addresses import DEFAULT_PORTS, SERVICE_ORDER
+
+
+def free_port() -> int:
+    """A free loopback TCP port (for tests)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_serving(address: str, timeout: float = 20.0, service: str = "") -> None:
+    """Block until ``address`` answers health SERVING; TimeoutError otherwise."""
+    deadline = time.monotonic() + timeout
+    last: Exception | None = None
+    with grpc.insecure_channel(address) as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+        while time.monotonic() < deadline:
+            try:
+                resp = stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=1.0)
+                if resp.status == health_pb2.HealthCheckResponse.SERVING:
+                    return
+            except grpc.RpcError as exc:
+                last = exc
+            time.sleep(0.05)
+    raise TimeoutError(f"{address} not SERVING after {timeout}s: {last}")
+
+
+@dataclass
+class ServiceProcess:
+    """One service running as a child process."""
+
+    name: str
+    port: int
+    metrics_port: int
+    store_url: str
+    extra_args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    log_path: Path | None = None
+    proc: subprocess.Popen | None = None
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def start(self) -> ServiceProcess:
+        cmd = [
+            sys.executable,
+            "-m",
+            "shared.cli",
+            "serve",
+            self.name,
+            "--port",
+            str(self.port),
+            "--metrics-port",
+            str(self.metrics_port),
+            "--store-url",
+            self.store_url,
+            *self.extra_args,
+        ]
+        out = open(self.log_path, "ab") if self.log_path else None  # noqa: SIM115
+        self.proc = subprocess.Popen(
+            cmd,
+            env={**os.environ, **self.env},
+            stdout=out or None,
+            stderr=out or None,
+            cwd=Path(__file__).resolve().parent.parent,
+        )
+        return self
+
+    def wait_ready(self, timeout: float = 30.0) -> ServiceProcess:
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.proc and self.proc.poll() is not None:
+                raise RuntimeError(f"{self.name} exited with {self.proc.returncode} at start-up")
+            try:
+                wait_for_serving(self.address, timeout=min(1.0, deadline - time.monotonic()))
+                return self
+            except TimeoutError:
+                if time.monotonic() >= deadline:
+                    raise
+
+    def stop(self, timeout: float = 15.0) -> int | None:
+        if not self.proc or self.proc.poll() is not None:
+            return self.proc.returncode if self.proc else None
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return self.proc.wait()
+
+
+def addr_flags(procs: dict[str, ServiceProcess]) -> list[str]:
+    """``--wall-addr 127.0.0.1:P …`` for every started service, for the ones that call others."""
+    flags: list[str] = []
+    for name, p in procs.items():
+        flags += [f"--{name}-addr", p.address]
+    return flags
+
+
+def run_all(store_url: str | None = None, only: list[str] | None = None) -> int:
+    """``mahjong run``: every service on its default port until Ctrl-C / SIGTERM."""
+    from shared.cli import servable
+
+    available = servable()
+    names = [n for n in SERVICE_ORDER if n in available and (not only or n in only)]
+    Path(".data").mkdir(exist_ok=True)
+    procs: dict[str, ServiceProcess] = {}
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    try:
+        for name in names:
+            port, mport = DEFAULT_PORTS[name]
+            url = store_url or f"sqlite:///.data/{name}.db"
+            wants = getattr(available[name], "CALLS", ())
+            extra = [
+                f for dep in wants if dep in procs for f in (f"--{dep}-addr", procs[dep].address)
+            ]
+            procs[name] = ServiceProcess(name, port, mport, url, extra).start()
+            procs[name].wait_ready()
+            print(
+                f"{name:<12} grpc 127.0.0.1:{port}   metrics http://127.0.0.1:{mport}/metrics",
+                flush=True,
+            )
+        print("all services SERVING; Ctrl-C stops them", flush=True)
+        while not stop.is_set():
+            for name, p in procs.items():
+                if p.proc and p.proc.poll() is not None:
+                    print(f"{name} exited with {p.proc.returncode}; stopping", file=sys.stderr)
+                    return 1
+            stop.wait(0.5)
+        return 0
+    finally:
+        for p in reversed(list(procs.values())):
+            p.stop()

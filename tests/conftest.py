@@ -1,0 +1,28 @@
+"""Fixtures shared by every test folder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from shared.ruleset import load_ruleset
+
+VECTORS = Path(__file__).parent / "vectors"
+
+
+def load_vectors(name: str) -> list[dict]:
+    """The rule vectors copied from ../shared/vectors (one JSON object per line)."""
+    with (VECTORS / name).open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+@pytest.fixture
+def qiaoma():
+    return load_ruleset("shanghai-qiaoma")
+
+
+@pytest.fixture
+def classic():
+    return load_ruleset("shanghai-classic")
