@@ -1,0 +1,299 @@
+"""One hand's wall with its history: the seed and commitment, the dice, the physical
+:class:`~services.wall.wall.Wall`, every tile handed out (the event log that Reveal discloses and
+the verifier replays), 换牌 bookkeeping and the revealed flag.
+
+:class:`HandWall` is the unit the repository stores (``to_bytes``/``from_bytes``, compact JSON)
+and the unit the verifier replays, so the service and the verifier cannot disagree.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from services.wall import shuffle
+from services.wall.wall import SEATS, Wall, deal_order
+from shared import tiles as T
+from shared.errors import FailedPrecondition, InvalidArgument
+
+DEAL, DRAW, REPLACEMENT, SWAP = "deal", "draw", "replacement", "swap"
+EVENT_KINDS = (DEAL, DRAW, REPLACEMENT, SWAP)
+
+
+@dataclass(frozen=True)
+class WallEvent:
+    """Something the wall handed out. ``sequence`` numbers events from 1; a deal is four events
+    (one per seat, dealer first) with ``tiles`` in the order taken; a swap also lists
+    ``buried``."""
+
+    sequence: int
+    kind: str
+    seat: int
+    tiles: tuple[int, ...]
+    buried: tuple[int, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "sequence": self.sequence,
+            "kind": self.kind,
+            "seat": self.seat,
+            "tiles": T.format_tiles(self.tiles, sort=False),
+        }
+        if self.kind == SWAP:
+            d["buried"] = T.format_tiles(self.buried, sort=False)
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> WallEvent:
+        return cls(
+            int(d["sequence"]),
+            d["kind"],
+            int(d["seat"]),
+            tuple(T.parse(d["tiles"])),
+            tuple(T.parse(d.get("buried", ""))),
+        )
+
+
+@dataclass
+class HandWall:
+    """The wall of one hand and its history. Operations validate first and change nothing
+    when they raise."""
+
+    hand_id: str
+    seed: bytes
+    dealer: int
+    dice: tuple[int, int]
+    wall: Wall
+    swap_count: int = 0  # 0: 换牌 not allowed by the ruleset
+    events: list[WallEvent] = field(default_factory=list)
+    swapped: set[int] = field(default_factory=set)
+    swap_stream_position: int = 0
+    request_ids: dict[str, int] = field(default_factory=dict)  # request id → event sequence
+    revealed: bool = False
+
+    # --- creation --------------------------------------------------------------------------
+    @classmethod
+    def create(
+        cls, hand_id: str, seed: bytes, dealer: int, *, reserved: int = 0, swap_count: int = 0
+    ) -> HandWall:
+        """Shuffle and roll from ``seed`` and open the wall (RULES.md §3)."""
+        if not 0 <= dealer < SEATS:
+            raise InvalidArgument(f"dealer seat {dealer} out of range 0-3", field="dealer")
+        if not 0 <= reserved <= T.WALL_SIZE - 53:
+            raise InvalidArgument(
+                f"reserved tiles {reserved} out of range 0-{T.WALL_SIZE - 53}",
+                field="ruleset.table.reserved_tiles",
+            )
+        shuffle.check_seed(seed)
+        tiles, dice = shuffle.shuffle_and_dice(seed)
+        wall = Wall.build(tiles, dealer, dice, reserved)
+        return cls(hand_id, bytes(seed), dealer, dice, wall, swap_count)
+
+    @property
+    def commitment(self) -> bytes:
+        return shuffle.commitment(self.seed)
+
+    @property
+    def dealt(self) -> bool:
+        return bool(self.events)
+
+    @property
+    def next_sequence(self) -> int:
+        return len(self.events) + 1
+
+    # --- checks ----------------------------------------------------------------------------
+    def _check_open(self) -> None:
+        if self.revealed:
+            raise FailedPrecondition(
+                f"hand {self.hand_id} is revealed: its wall takes no more draws",
+                reason="HAND_REVEALED",
+                hand_id=self.hand_id,
+            )
+
+    def _check_dealt(self) -> None:
+        if not self.dealt:
+            raise FailedPrecondition(
+                f"hand {self.hand_id} is not dealt yet: call Deal first",
+                reason="NOT_DEALT",
+                hand_id=self.hand_id,
+            )
+
+    @staticmethod
+    def _check_seat(seat: int) -> None:
+        if not 0 <= seat < SEATS:
+            raise InvalidArgument(f"seat {seat} out of range 0-3", field="seat")
+
+    def replayed(self, request_id: str, kind: str, seat: int) -> WallEvent | None:
+        """The event a retried request produced, or None for a new request id."""
+        if not request_id or request_id not in self.request_ids:
+            return None
+        event = self.events[self.request_ids[request_id] - 1]
+        if event.kind != kind or event.seat != seat:
+            raise InvalidArgument(
+                f"request id {request_id!r} was used for a {event.kind} by seat {event.seat}",
+                field="request_id",
+            )
+        return event
+
+    def _record(self, kind: str, seat: int, tiles: Sequence[int], buried=(), rid="") -> WallEvent:
+        event = WallEvent(self.next_sequence, kind, seat, tuple(tiles), tuple(buried))
+        self.events.append(event)
+        if rid:
+            self.request_ids[rid] = event.sequence
+        return event
+
+    # --- operations ------------------------------------------------------------------------
+    def deal(self) -> list[list[int]]:
+        """起牌: hands by seat (dealer 14, others 13); repeating it returns the same deal."""
+        if not self.dealt:
+            self._check_open()
+            hands = self.wall.deal(self.dealer)
+            for i in range(SEATS):
+                seat = (self.dealer + i) % SEATS
+                self._record(DEAL, seat, hands[seat])
+        return self.hands_dealt()
+
+    def hands_dealt(self) -> list[list[int]]:
+        hands: list[list[int]] = [[] for _ in range(SEATS)]
+        for event in self.events:
+            if event.kind == DEAL:
+                hands[event.seat] = list(event.tiles)
+        return hands
+
+    def draw(self, seat: int, request_id: str = "") -> WallEvent:
+        """摸牌 a live draw by ``seat``."""
+        return self._draw(DRAW, seat, request_id)
+
+    def draw_replacement(self, seat: int, request_id: str = "") -> WallEvent:
+        """补张 a replacement draw by ``seat`` (after a kong or a flower)."""
+        return self._draw(REPLACEMENT, seat, request_id)
+
+    def _draw(self, kind: str, seat: int, request_id: str) -> WallEvent:
+        self._check_seat(seat)
+        again = self.replayed(request_id, kind, seat)
+        if again is not None:
+            return again
+        self._check_open()
+        self._check_dealt()
+        tile, _ = self.wall.draw_live() if kind == DRAW else self.wall.draw_replacement()
+        return self._record(kind, seat, (tile,), rid=request_id)
+
+    def received(self, seat: int) -> list[int]:
+        """Every tile the wall gave ``seat`` minus what it buried in a swap (a multiset)."""
+        counts = [0] * T.NUM_TILE_KINDS
+        for e in self.events:
+            if e.seat == seat:
+                for k in e.tiles:
+                    counts[k] += 1
+                for k in e.buried:
+                    counts[k] -= 1
+        return [k for k, n in enumerate(counts) for _ in range(n)]
+
+    def swap(self, seat: int, buried: Sequence[int], request_id: str = "") -> WallEvent:
+        """换牌 tile swap (RULES.md §3, option ``table.tile_swap``): after the deal and before the
+        first live draw of play, a seat buries exactly ``swap_count`` non-flower tiles it holds
+        and takes as many from random places of the wall, once per hand. The places come from
+        the seed's swap stream (:data:`~services.wall.shuffle.SWAP_LABEL`), consumed in event
+        order, so the verifier can replay them."""
+        self._check_seat(seat)
+        again = self.replayed(request_id, SWAP, seat)
+        if again is not None:
+            return again
+        self._check_open()
+        self._check_dealt()
+        if self.swap_count <= 0:
+            raise FailedPrecondition(
+                "this table's ruleset does not allow 换牌 (table.tile_swap is off)",
+                reason="SWAP_NOT_ALLOWED",
+            )
+        if seat in self.swapped:
+            raise FailedPrecondition(f"seat {seat} has already swapped", reason="ALREADY_SWAPPED")
+        if self.wall.live_drawn > sum(n for _, n in deal_order(self.dealer)):
+            raise FailedPrecondition(
+                "换牌 is only allowed before the first draw of play", reason="SWAP_TOO_LATE"
+            )
+        if len(buried) != self.swap_count:
+            raise InvalidArgument(
+                f"a swap buries exactly {self.swap_count} tiles, got {len(buried)}",
+                field="buried",
+            )
+        held = self.received(seat)
+        for k in buried:
+            if T.is_flower(k):
+                raise InvalidArgument(
+                    f"flower {T.format_tile(k)} cannot be buried: flowers are exposed (补花)",
+                    field="buried",
+                )
+            if k not in held:
+                raise InvalidArgument(
+                    f"seat {seat} does not hold {T.format_tile(k)} to bury "
+                    f"(holds {T.format_tiles(held)})",
+                    field="buried",
+                )
+            held.remove(k)
+        stream = shuffle.ByteStream(self.seed, shuffle.SWAP_LABEL, self.swap_stream_position)
+        taken = self.wall.swap(buried, stream.uniform)
+        self.swap_stream_position = stream.position
+        self.swapped.add(seat)
+        return self._record(SWAP, seat, taken, buried, request_id)
+
+    def reveal(self) -> None:
+        """End the hand's wall: the seed may be disclosed; no more draws."""
+        self.revealed = True
+
+    # --- storage ---------------------------------------------------------------------------
+    def to_bytes(self) -> bytes:
+        w = self.wall
+        data = {
+            "v": 1,
+            "hand_id": self.hand_id,
+            "seed": self.seed.hex(),
+            "dealer": self.dealer,
+            "dice": list(self.dice),
+            "tiles": bytes(w.tiles).hex(),
+            "start": w.start,
+            "reserved": w.reserved,
+            "taken": bytes(w.taken).hex(),
+            "live_drawn": w.live_drawn,
+            "replacements_drawn": w.replacements_drawn,
+            "swap_count": self.swap_count,
+            "swapped": sorted(self.swapped),
+            "swap_pos": self.swap_stream_position,
+            "events": [
+                [e.kind, e.seat, bytes(e.tiles).hex(), bytes(e.buried).hex()] for e in self.events
+            ],
+            "rids": self.request_ids,
+            "revealed": self.revealed,
+        }
+        return json.dumps(data, separators=(",", ":")).encode()
+
+    @classmethod
+    def from_bytes(cls, raw: bytes) -> HandWall:
+        d = json.loads(raw)
+        wall = Wall(
+            list(bytes.fromhex(d["tiles"])),
+            d["start"],
+            d["reserved"],
+            bytearray.fromhex(d["taken"]),
+            d["live_drawn"],
+            d["replacements_drawn"],
+        )
+        events = [
+            WallEvent(i + 1, kind, seat, tuple(bytes.fromhex(t)), tuple(bytes.fromhex(b)))
+            for i, (kind, seat, t, b) in enumerate(d["events"])
+        ]
+        return cls(
+            d["hand_id"],
+            bytes.fromhex(d["seed"]),
+            d["dealer"],
+            tuple(d["dice"]),
+            wall,
+            d["swap_count"],
+            events,
+            set(d["swapped"]),
+            d["swap_pos"],
+            d["rids"],
+            d["revealed"],
+        )

@@ -1,0 +1,139 @@
+"""WallService over gRPC: protobuf ↔ domain translation only (the rules live in the domain
+modules: shuffle, wall, record, repository)."""
+
+from __future__ import annotations
+
+from mahjong.wall.v1 import wall_pb2, wall_pb2_grpc
+
+from services.wall.record import DEAL, DRAW, REPLACEMENT, SWAP, HandWall, WallEvent
+from services.wall.repository import WallRepository
+from services.wall.wall import opened_seat
+from shared import tiles as T
+from shared.convert import common as C
+from shared.errors import FailedPrecondition, InvalidArgument
+
+_EVENT_KIND = {
+    DEAL: wall_pb2.WALL_EVENT_KIND_DEAL,
+    DRAW: wall_pb2.WALL_EVENT_KIND_DRAW,
+    REPLACEMENT: wall_pb2.WALL_EVENT_KIND_REPLACEMENT,
+    SWAP: wall_pb2.WALL_EVENT_KIND_SWAP,
+}
+
+
+def counts_pb(hand: HandWall) -> wall_pb2.WallCounts:
+    w = hand.wall
+    return wall_pb2.WallCounts(
+        remaining=w.remaining,
+        drawable=w.drawable,
+        reserved=w.reserved,
+        live_drawn=w.live_drawn,
+        replacements_drawn=w.replacements_drawn,
+    )
+
+
+def layout_pb(hand: HandWall) -> wall_pb2.WallLayout:
+    return wall_pb2.WallLayout(
+        opened_seat=C.seat_to_proto(opened_seat(hand.dealer, hand.dice)),
+        break_stack=hand.wall.start,
+    )
+
+
+def event_pb(event: WallEvent) -> wall_pb2.WallEvent:
+    return wall_pb2.WallEvent(
+        sequence=event.sequence,
+        kind=_EVENT_KIND[event.kind],
+        seat=C.seat_to_proto(event.seat),
+        tiles=C.tiles_to_proto(event.tiles),
+        buried=C.tiles_to_proto(event.buried),
+    )
+
+
+class WallServicer(wall_pb2_grpc.WallServiceServicer):
+    def __init__(self, repo: WallRepository, *, allow_fixed_seed: bool = False) -> None:
+        self.repo = repo
+        self.allow_fixed_seed = allow_fixed_seed
+
+    def NewHand(self, request, context):
+        dealer = C.seat_from_proto(request.dealer, "dealer")
+        ruleset = C.ruleset_from_ref(request.ruleset if request.HasField("ruleset") else None)
+        seed = None
+        if request.seed:
+            if not self.allow_fixed_seed:
+                raise FailedPrecondition(
+                    "a fixed seed is accepted only by a wall started with --allow-fixed-seed "
+                    "(tests and replays)",
+                    reason="FIXED_SEED_DISABLED",
+                )
+            if len(request.seed) != 32:
+                raise InvalidArgument(
+                    f"seed has {len(request.seed)} bytes; a seed is 32 bytes", field="seed"
+                )
+            seed = bytes(request.seed)
+        table = ruleset.table
+        hand = self.repo.new_hand(
+            dealer,
+            seed=seed,
+            reserved=table.reserved_tiles,
+            swap_count=table.tile_swap_count if table.tile_swap else 0,
+            request_id=request.request_id,
+        )
+        return wall_pb2.NewHandResponse(
+            hand_id=hand.hand_id,
+            dice=C.dice_to_proto(hand.dice),
+            commitment=hand.commitment,
+            layout=layout_pb(hand),
+            counts=counts_pb(hand),
+        )
+
+    def Deal(self, request, context):
+        hands, hand = self.repo.deal(request.hand_id)
+        return wall_pb2.DealResponse(
+            hands=[
+                wall_pb2.SeatTiles(
+                    seat=C.seat_to_proto(seat),
+                    tiles=C.tiles_to_proto(tiles),
+                    flowers=C.tiles_to_proto(k for k in tiles if T.is_flower(k)),
+                )
+                for seat, tiles in enumerate(hands)
+            ],
+            counts=counts_pb(hand),
+        )
+
+    def Draw(self, request, context):
+        seat = C.seat_from_proto(request.seat, "seat")
+        event, hand = self.repo.draw(request.hand_id, seat, request.request_id)
+        return wall_pb2.DrawResponse(
+            tile=C.tile_to_proto(event.tiles[0]), counts=counts_pb(hand), sequence=event.sequence
+        )
+
+    def DrawReplacement(self, request, context):
+        seat = C.seat_from_proto(request.seat, "seat")
+        event, hand = self.repo.draw_replacement(request.hand_id, seat, request.request_id)
+        return wall_pb2.DrawReplacementResponse(
+            tile=C.tile_to_proto(event.tiles[0]), counts=counts_pb(hand), sequence=event.sequence
+        )
+
+    def Remaining(self, request, context):
+        hand = self.repo.get(request.hand_id)
+        return wall_pb2.RemainingResponse(counts=counts_pb(hand), revealed=hand.revealed)
+
+    def SwapTiles(self, request, context):
+        seat = C.seat_from_proto(request.seat, "seat")
+        buried = C.tiles_from_proto(request.buried, "buried")
+        event, hand = self.repo.swap(request.hand_id, seat, buried, request.request_id)
+        return wall_pb2.SwapTilesResponse(
+            taken=C.tiles_to_proto(event.tiles), counts=counts_pb(hand), sequence=event.sequence
+        )
+
+    def Reveal(self, request, context):
+        hand = self.repo.reveal(request.hand_id)
+        return wall_pb2.RevealResponse(
+            seed=hand.seed,
+            commitment=hand.commitment,
+            dice=C.dice_to_proto(hand.dice),
+            dealer=C.seat_to_proto(hand.dealer),
+            layout=layout_pb(hand),
+            events=[event_pb(e) for e in hand.events],
+            reserved_tiles=hand.wall.reserved,
+            tile_swap_count=hand.swap_count,
+        )

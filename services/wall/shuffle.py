@@ -1,0 +1,115 @@
+"""The committed shuffle: a secret seed → the wall's tile order and the dice (RULES.md §3,
+"Fairness"). Language-neutral by design, so a client in any language can verify a hand:
+
+1. **Seed and commitment.** The seed is 32 bytes from a CSPRNG (:func:`new_seed`); the
+   commitment published when the hand starts is ``SHA-256(seed)`` (:func:`commitment`).
+2. **Byte stream.** For an ASCII label ``L`` the stream is the concatenation of the blocks
+   ``HMAC-SHA256(key=seed, msg=L || uint64_be(i))`` for ``i = 0, 1, 2, …`` (32 bytes each).
+   Labels: :data:`SHUFFLE_LABEL` for the shuffle and the dice, :data:`SWAP_LABEL` for 换牌.
+3. **Uniform integers** (rejection sampling, no modulo bias): to draw ``r`` in ``[0, n)``, read
+   the next 4 bytes of the stream as a big-endian unsigned ``x``; if
+   ``x < 2**32 - (2**32 mod n)`` then ``r = x mod n``, otherwise discard ``x`` and read again.
+4. **Shuffle** (Fisher–Yates): start from the 144 tiles in canonical order (RULES.md §1: 1m×4,
+   2m×4, …, 7z×4, then 1f … 8f once each; as kind indices 0-33 ×4 then 34-41); for ``i`` from
+   143 down to 1, draw ``j`` uniform in ``[0, i]`` and swap elements ``i`` and ``j``. Element
+   ``p`` of the result is the tile at wall position ``p``.
+5. **Dice:** continuing the same stream, ``first = 1 + uniform(6)``, ``second = 1 + uniform(6)``.
+
+How positions form the physical wall is :mod:`services.wall.wall`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import struct
+
+from shared.tiles import WALL_SIZE, canonical_set
+
+SEED_BYTES = 32
+SHUFFLE_LABEL = b"mahjong/wall/v1/shuffle"
+SWAP_LABEL = b"mahjong/wall/v1/swap"
+
+_U32 = 1 << 32
+_CANONICAL = tuple(canonical_set())
+
+
+def new_seed() -> bytes:
+    """A fresh secret 32-byte seed (``secrets``, the OS CSPRNG)."""
+    return secrets.token_bytes(SEED_BYTES)
+
+
+def commitment(seed: bytes) -> bytes:
+    """The published commitment: SHA-256 of the seed."""
+    return hashlib.sha256(seed).digest()
+
+
+def check_seed(seed: bytes) -> None:
+    if not isinstance(seed, bytes | bytearray) or len(seed) != SEED_BYTES:
+        raise ValueError(f"a seed is {SEED_BYTES} bytes, got {len(seed)}")
+
+
+class ByteStream:
+    """The deterministic HMAC-SHA256 byte stream of a seed and a label, read as uniform ints.
+
+    ``position`` (bytes consumed) makes a stream resumable: ``ByteStream(seed, label, n)``
+    continues where one that had consumed ``n`` bytes stopped.
+    """
+
+    __slots__ = ("_block", "_buf", "_key", "_label", "_off")
+
+    def __init__(self, seed: bytes, label: bytes, position: int = 0) -> None:
+        check_seed(seed)
+        self._key = bytes(seed)
+        self._label = label
+        self._block = position // 32
+        self._buf = self._next_block()
+        self._off = position % 32
+
+    def _next_block(self) -> bytes:
+        msg = self._label + struct.pack(">Q", self._block)
+        self._block += 1
+        return hmac.digest(self._key, msg, "sha256")
+
+    @property
+    def position(self) -> int:
+        """Bytes consumed so far."""
+        return (self._block - 1) * 32 + self._off
+
+    def read(self, n: int) -> bytes:
+        out = bytearray()
+        while n > 0:
+            if self._off == 32:
+                self._buf = self._next_block()
+                self._off = 0
+            take = min(n, 32 - self._off)
+            out += self._buf[self._off : self._off + take]
+            self._off += take
+            n -= take
+        return bytes(out)
+
+    def uniform(self, n: int) -> int:
+        """A uniform integer in ``[0, n)`` by rejection sampling on 32-bit words."""
+        if not 1 <= n <= _U32:
+            raise ValueError(f"uniform range {n} out of 1..2**32")
+        limit = _U32 - (_U32 % n)
+        while True:
+            if self._off <= 28:  # fast path: the word lies inside the current block
+                (x,) = struct.unpack_from(">I", self._buf, self._off)
+                self._off += 4
+            else:
+                (x,) = struct.unpack(">I", self.read(4))
+            if x < limit:
+                return x % n
+
+
+def shuffle_and_dice(seed: bytes) -> tuple[list[int], tuple[int, int]]:
+    """The wall's tiles by position (0-143) and the two dice, from the seed (steps 2-5)."""
+    stream = ByteStream(seed, SHUFFLE_LABEL)
+    tiles = list(_CANONICAL)
+    for i in range(WALL_SIZE - 1, 0, -1):
+        j = stream.uniform(i + 1)
+        tiles[i], tiles[j] = tiles[j], tiles[i]
+    dice = (1 + stream.uniform(6), 1 + stream.uniform(6))
+    return tiles, dice

@@ -1,0 +1,167 @@
+"""The physical wall of RULES.md §3: 72 stacks of two in a ring, opened by the dice.
+
+Positions and stacks: wall position ``p`` (0-143, the order :mod:`services.wall.shuffle` lays
+tiles out in) is stack ``p // 2``, the top tile when ``p`` is even and the bottom tile when odd.
+Stacks ``18w .. 18w+17`` stand in front of seat ``w``.
+
+Opening (开牌): with dice sum ``s``, counting the dealer as 1 in turn order, the wall of seat
+``(dealer + s - 1) mod 4`` is opened; ``s`` of its stacks are skipped and the *break stack*
+``18 * opened + s`` is where live draws start.
+
+* **Live draws** (摸牌) go forward around the ring from the break stack: top, then bottom, then
+  the next stack.
+* **Replacement draws** (补张, after a kong or a flower) come from the other end: the stack just
+  before the break stack, top then bottom, then the stack before that.
+* Where the two ends meet, a draw takes whatever tile of that stack is still standing (the top
+  one first).
+
+The wall holds ``reserved`` tiles back (ruleset ``table.reserved_tiles``): once only those are
+left, every draw fails with :class:`WallExhausted` and the hand is drawn (流局/荒).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from shared import tiles as T
+from shared.errors import FailedPrecondition, InvalidArgument
+
+SEATS = 4
+STACKS = 72
+STACKS_PER_SEAT = 18
+DEALER_TILES = 14
+OTHER_TILES = 13
+DEALT_TILES = DEALER_TILES + 3 * OTHER_TILES  # 53
+
+
+class WallExhausted(FailedPrecondition):
+    """No drawable tile is left: the hand is drawn (流局, 荒)."""
+
+    reason = "WALL_EXHAUSTED"
+
+
+def opened_seat(dealer: int, dice: Sequence[int]) -> int:
+    """The seat whose wall the dice open: the dealer counts as 1, then turn order."""
+    return (dealer + sum(dice) - 1) % SEATS
+
+
+def break_stack(dealer: int, dice: Sequence[int]) -> int:
+    """The stack live draws start from: ``sum(dice)`` stacks into the opened seat's wall."""
+    return (STACKS_PER_SEAT * opened_seat(dealer, dice) + sum(dice)) % STACKS
+
+
+def deal_order(dealer: int) -> list[tuple[int, int]]:
+    """The deal as ``(seat, tiles taken)`` turns, in physical order (起牌): three rounds of four
+    tiles each starting with the dealer, then one tile each, then the dealer's extra tile."""
+    seats = [(dealer + i) % SEATS for i in range(SEATS)]
+    return [(s, 4) for _ in range(3) for s in seats] + [(s, 1) for s in seats] + [(dealer, 1)]
+
+
+@dataclass
+class Wall:
+    """The standing wall: ``tiles[p]`` is the tile at position ``p``; ``taken[p]`` says whether
+    it has left the wall. Mutated by draws and swaps; serialised by the hand record."""
+
+    tiles: list[int]
+    start: int  # the break stack
+    reserved: int = 0
+    taken: bytearray = field(default_factory=lambda: bytearray(T.WALL_SIZE))
+    live_drawn: int = 0
+    replacements_drawn: int = 0
+
+    def __post_init__(self) -> None:
+        if sorted(self.tiles) != sorted(T.canonical_set()):
+            raise ValueError("a wall holds exactly the 144 tiles of the set")
+        if not 0 <= self.start < STACKS:
+            raise ValueError(f"break stack {self.start} out of range 0-71")
+        if not 0 <= self.reserved < T.WALL_SIZE:
+            raise ValueError(f"reserved tiles {self.reserved} out of range 0-143")
+
+    @classmethod
+    def build(cls, tiles: Sequence[int], dealer: int, dice: Sequence[int], reserved: int = 0):
+        """A fresh wall from shuffled tiles, opened by the dealer's dice."""
+        return cls(list(tiles), break_stack(dealer, dice), reserved)
+
+    # --- counts ---------------------------------------------------------------------------
+    @property
+    def remaining(self) -> int:
+        """Tiles still standing."""
+        return T.WALL_SIZE - self.live_drawn - self.replacements_drawn
+
+    @property
+    def drawable(self) -> int:
+        """Tiles that may still be drawn: remaining minus the reserved tiles."""
+        return max(self.remaining - self.reserved, 0)
+
+    # --- geometry --------------------------------------------------------------------------
+    def stack_at(self, k: int) -> int:
+        """The ``k``-th stack in live order (``k = 0`` is the break stack)."""
+        return (self.start + k) % STACKS
+
+    def live_order(self) -> list[int]:
+        """Every position in the order live draws would take them from a full wall."""
+        return [2 * self.stack_at(k) + level for k in range(STACKS) for level in (0, 1)]
+
+    def standing(self) -> list[int]:
+        """Positions still standing, in live order."""
+        return [p for p in self.live_order() if not self.taken[p]]
+
+    # --- draws -----------------------------------------------------------------------------
+    def _take_from(self, ks: range) -> int:
+        for k in ks:
+            stack = self.stack_at(k)
+            for p in (2 * stack, 2 * stack + 1):  # top first
+                if not self.taken[p]:
+                    self.taken[p] = 1
+                    return p
+        raise AssertionError("no standing tile although the counts say otherwise")
+
+    def _check_drawable(self, what: str) -> None:
+        if self.drawable <= 0:
+            raise WallExhausted(
+                f"the wall is exhausted: no {what} left "
+                f"({self.remaining} standing, {self.reserved} reserved)",
+                remaining=self.remaining,
+            )
+
+    def draw_live(self) -> tuple[int, int]:
+        """摸牌: the next tile from the front; returns ``(tile, position)``."""
+        self._check_drawable("live draw")
+        p = self._take_from(range(STACKS))
+        self.live_drawn += 1
+        return self.tiles[p], p
+
+    def draw_replacement(self) -> tuple[int, int]:
+        """补张: the next tile from the tail (top, then bottom, then the stack before)."""
+        self._check_drawable("replacement draw")
+        p = self._take_from(range(STACKS - 1, -1, -1))
+        self.replacements_drawn += 1
+        return self.tiles[p], p
+
+    def deal(self, dealer: int) -> list[list[int]]:
+        """起牌: the starting hands by seat (dealer 14, others 13), each in the order taken."""
+        if self.live_drawn or self.replacements_drawn:
+            raise FailedPrecondition("the wall was drawn from before the deal", reason="DEALT")
+        hands: list[list[int]] = [[] for _ in range(SEATS)]
+        for seat, count in deal_order(dealer):
+            for _ in range(count):
+                hands[seat].append(self.draw_live()[0])
+        return hands
+
+    # --- 换牌 -----------------------------------------------------------------------------
+    def swap(self, buried: Sequence[int], uniform) -> list[int]:
+        """换牌 tile swap: each buried tile (in the order given) replaces the tile at a random
+        standing position, chosen by ``uniform(n)`` among the standing positions in live order
+        not yet used by this swap; returns the tiles taken out, in the same order."""
+        candidates = self.standing()
+        if len(buried) > len(candidates):
+            raise WallExhausted(f"cannot swap {len(buried)} tiles: {len(candidates)} standing")
+        taken: list[int] = []
+        for tile in buried:
+            if not T.is_valid_kind(tile):
+                raise InvalidArgument(f"not a tile kind: {tile!r}")
+            p = candidates.pop(uniform(len(candidates)))
+            taken.append(self.tiles[p])
+            self.tiles[p] = tile
+        return taken
