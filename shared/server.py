@@ -90,6 +90,22 @@ def _env(service: str, flag: str) -> str | None:
     return os.environ.get(f"MAHJONG_{service.upper()}_{key}") or os.environ.get(f"MAHJONG_{key}")
 
 
+def _env_value(p: argparse.ArgumentParser, action: argparse.Action, raw: str) -> Any:
+    """An environment value for a service flag: booleans for switches (``1``/``true``/``yes``/
+    ``on`` or ``0``/``false``/``no``/``off``), else the flag's type."""
+    if action.nargs == 0:  # store_true / store_false switches
+        text = raw.strip().lower()
+        if text in ("1", "true", "yes", "on"):
+            return action.const
+        if text in ("0", "false", "no", "off", ""):
+            return not action.const
+        p.error(f"environment value {raw!r} for --{action.dest} is not true or false")
+    try:
+        return action.type(raw) if action.type else raw
+    except ValueError:
+        p.error(f"environment value {raw!r} for --{action.dest} is not valid")
+
+
 def parse_config(spec: ServiceSpec, argv: list[str] | None = None) -> Config:
     """Flags override environment, which overrides defaults."""
     p = argparse.ArgumentParser(
@@ -131,7 +147,7 @@ def parse_config(spec: ServiceSpec, argv: list[str] | None = None) -> Config:
             if action.dest in own:
                 raw = _env(spec.name, action.dest)
                 if raw is not None:
-                    action.default = action.type(raw) if action.type else raw
+                    action.default = _env_value(p, action, raw)
     ns = p.parse_args(argv)
     return Config(
         host=ns.host,
