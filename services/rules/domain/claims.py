@@ -1,0 +1,175 @@
+"""Claim options on a discard or an added kong for every other seat, in one call (RULES §4).
+
+On a discard: 胡 win (with 敲 and 漏胡 applied), 碰 pong and 明杠 exposed kong for any other
+seat, 吃 chow for the discarder's 下家 only (every run shape the tile can make). On an added
+kong: only 抢杠, a win on the added tile; concealed kongs and kongs from a discard are never
+robbed, since they are never offered for claiming.
+
+As in :mod:`.own_turn`, each rule is a ``*_refusal`` function (None = legal) shared by the
+options and by validation.
+"""
+
+from __future__ import annotations
+
+from services.rules.domain.readiness import is_locked, kong_keeps_waits
+from services.rules.domain.win_situation import (
+    missed_win_refusal,
+    ready_refusal,
+    win_option,
+    win_refusal,
+)
+from shared.errors import FailedPrecondition
+from shared.hand import classify
+from shared.melds import Meld, MeldKind
+from shared.table import (
+    ClaimOptions,
+    LastActionKind,
+    TableSnapshot,
+    WinKind,
+    WinOption,
+    next_seat,
+    seats_from,
+)
+from shared.tiles import format_tile, format_tiles, is_suited, rank_of
+
+_CLAIMABLE = (LastActionKind.DISCARD, LastActionKind.ADDED_KONG)
+
+
+def claim_refusal(snap: TableSnapshot, seat: int) -> str | None:
+    """Why ``seat`` cannot claim anything now (None: it may consider the tile)."""
+    last = snap.last
+    if last.kind not in _CLAIMABLE:
+        return f"nothing to claim: the last action is a {last.kind.label} by seat {last.seat}"
+    if seat == last.seat:
+        return f"seat {seat} cannot claim its own {last.kind.label.replace('_', ' ')}"
+    return None
+
+
+def _tile(snap: TableSnapshot) -> int:
+    assert snap.last.tile is not None
+    return snap.last.tile
+
+
+def claim_win(snap: TableSnapshot, seat: int) -> tuple[WinOption | None, str | None]:
+    """The win on the claimed tile (冲 on a discard, 抢杠 on an added kong), and why it may not
+    be declared (no 敲, 漏胡), if so."""
+    refusal = claim_refusal(snap, seat)
+    if refusal:
+        return None, refusal
+    st = snap.seats[seat]
+    tile = _tile(snap)
+    counts = list(st.concealed)
+    counts[tile] += 1
+    hand = classify(counts, st.melds, snap.ruleset)
+    if hand is None:
+        return None, f"{format_tile(tile)} does not complete seat {seat}'s hand"
+    kind = WinKind.ROB_KONG if snap.last.kind is LastActionKind.ADDED_KONG else WinKind.DISCARD
+    option = win_option(snap, seat, hand, kind, tile, st.concealed)
+    return option, win_refusal(snap, seat, option)
+
+
+def _on_discard_refusal(snap: TableSnapshot, seat: int, what: str) -> str | None:
+    refusal = claim_refusal(snap, seat)
+    if refusal:
+        return refusal
+    if snap.last.kind is not LastActionKind.DISCARD:
+        return f"an added kong can only be robbed by a win (抢杠), not claimed by a {what}"
+    return None
+
+
+def pong_refusal(snap: TableSnapshot, seat: int) -> str | None:
+    refusal = _on_discard_refusal(snap, seat, "pong")
+    if refusal:
+        return refusal
+    st = snap.seats[seat]
+    tile = _tile(snap)
+    if is_locked(st, snap.ruleset):
+        return f"seat {seat} has declared ready (敲): no pong"
+    if st.concealed[tile] < 2:
+        return f"seat {seat} holds {st.concealed[tile]} of {format_tile(tile)}; a pong needs 2"
+    return None
+
+
+def exposed_kong_refusal(snap: TableSnapshot, seat: int) -> str | None:
+    """明杠 from the discard: three held; after 敲 only if the waits stay the same."""
+    refusal = _on_discard_refusal(snap, seat, "kong")
+    if refusal:
+        return refusal
+    st = snap.seats[seat]
+    tile = _tile(snap)
+    if st.concealed[tile] != 3:
+        return f"seat {seat} holds {st.concealed[tile]} of {format_tile(tile)}; a kong needs 3"
+    if snap.drawable <= 0:
+        return "no tile is left for the replacement draw a kong needs"
+    if is_locked(st, snap.ruleset):
+        after = list(st.concealed)
+        after[tile] = 0
+        melds = (*st.melds, Meld(MeldKind.EXPOSED_KONG, (tile,) * 4, snap.last.seat))
+        if not kong_keeps_waits(st.concealed, st.melds, after, melds, snap.ruleset):
+            return f"a kong of {format_tile(tile)} would change seat {seat}'s waits after 敲"
+    return None
+
+
+def chow_refusal(snap: TableSnapshot, seat: int, low: int) -> str | None:
+    """吃 the discard into the run ``low``, ``low+1``, ``low+2``: only the discarder's 下家,
+    not after 敲, the run in one suit containing the tile, the other two held."""
+    refusal = _on_discard_refusal(snap, seat, "chow")
+    if refusal:
+        return refusal
+    tile = _tile(snap)
+    if seat != next_seat(snap.last.seat):
+        return (
+            f"only seat {next_seat(snap.last.seat)}, the discarder's 下家, may chow; "
+            f"seat {seat} may not"
+        )
+    st = snap.seats[seat]
+    if is_locked(st, snap.ruleset):
+        return f"seat {seat} has declared ready (敲): no chow"
+    if not is_suited(tile):
+        return f"{format_tile(tile)} is an honor: honors cannot chow"
+    if not (low >= 0 and is_suited(low) and rank_of(low) <= 7 and low <= tile <= low + 2):
+        return f"no run starting at {format_tile(low)} holds {format_tile(tile)}"
+    for k in (low, low + 1, low + 2):
+        if k != tile and not st.concealed[k]:
+            run = format_tiles((low, low + 1, low + 2))
+            return f"seat {seat} lacks {format_tile(k)} for the chow {run}"
+    return None
+
+
+def chow_lows(snap: TableSnapshot, seat: int) -> tuple[int, ...]:
+    """Every run the seat may chow the discard into, by its lowest tile."""
+    if snap.last.kind is not LastActionKind.DISCARD or seat != next_seat(snap.last.seat):
+        return ()
+    tile = _tile(snap)
+    if not is_suited(tile):
+        return ()
+    lows = range(tile - 2, tile + 1)
+    return tuple(low for low in lows if low >= 0 and chow_refusal(snap, seat, low) is None)
+
+
+def seat_claim_options(snap: TableSnapshot, seat: int) -> ClaimOptions:
+    win, why = claim_win(snap, seat)
+    missed = (
+        win is not None
+        and ready_refusal(snap, seat, win) is None
+        and missed_win_refusal(snap, seat, win) is not None
+    )
+    return ClaimOptions(
+        seat=seat,
+        win=win if win is not None and why is None else None,
+        pong=pong_refusal(snap, seat) is None,
+        exposed_kong=exposed_kong_refusal(snap, seat) is None,
+        chows=chow_lows(snap, seat),
+        missed_win=missed,
+    )
+
+
+def claim_options(snap: TableSnapshot) -> tuple[ClaimOptions, ...]:
+    """Options of every other seat, in turn order from the discarder's 下家.
+    FailedPrecondition when the last action is neither a discard nor an added kong."""
+    last = snap.last
+    if last.kind not in _CLAIMABLE:
+        raise FailedPrecondition(
+            f"nothing to claim: the last action is a {last.kind.label} by seat {last.seat}"
+        )
+    return tuple(seat_claim_options(snap, s) for s in seats_from(last.seat))

@@ -1,0 +1,204 @@
+"""Options of the seat to act on its own turn (RULES §4-5): discard, 敲 with a discard, 暗杠
+concealed kong, 上杠 added kong, 胡 win by self-draw (杠开 included) or 八花齐.
+
+Each rule is a ``*_refusal`` function returning None when the action is legal and otherwise the
+reason; :func:`own_turn_options` lists what they allow and :mod:`.validation` reports what they
+refuse, so options and validation can never disagree.
+"""
+
+from __future__ import annotations
+
+from services.rules.domain.eight_flowers import has_eight_flowers
+from services.rules.domain.readiness import (
+    declaration_required,
+    is_locked,
+    kong_keeps_waits,
+    ready_discards,
+)
+from services.rules.domain.win_situation import win_option, win_refusal
+from shared.errors import FailedPrecondition
+from shared.hand import HandType, classify, waits
+from shared.melds import Meld, MeldKind
+from shared.table import (
+    LastActionKind,
+    OwnTurnOptions,
+    TableSnapshot,
+    WinKind,
+    WinOption,
+    check_seat,
+)
+from shared.tiles import NUM_KINDS, format_tile
+
+_DRAWN = (LastActionKind.DEAL, LastActionKind.DRAW, LastActionKind.REPLACEMENT_DRAW)
+_OWN_TURN = (*_DRAWN, LastActionKind.CHOW, LastActionKind.PONG)
+
+
+def turn_refusal(snap: TableSnapshot, seat: int) -> str | None:
+    """Why it is not ``seat``'s own turn (None: it is)."""
+    last = snap.last
+    if last.kind not in _OWN_TURN:
+        return (
+            f"seat {seat} cannot act on its own turn: {format_tile(last.tile or 0)} "
+            f"({last.kind.label} by seat {last.seat}) is being claimed"
+        )
+    if last.seat != seat:
+        return f"it is seat {last.seat}'s turn, not seat {seat}'s"
+    return None
+
+
+def _turn_began_with_draw(snap: TableSnapshot) -> bool:
+    """A turn that began with a draw (or the dealer's first turn) allows kongs and self-draw
+    wins; after a chow or pong the seat only discards (RULES §4)."""
+    return snap.last.kind in _DRAWN
+
+
+def drawn_tile(snap: TableSnapshot) -> int | None:
+    """The tile drawn this turn, if the turn began with a draw."""
+    if snap.last.kind in (LastActionKind.DRAW, LastActionKind.REPLACEMENT_DRAW):
+        return snap.last.tile
+    return None
+
+
+def _waiting_before_draw(snap: TableSnapshot, seat: int) -> list[int]:
+    counts = list(snap.seats[seat].concealed)
+    tile = drawn_tile(snap)
+    if tile is not None:
+        counts[tile] -= 1
+    return counts
+
+
+def discard_refusal(snap: TableSnapshot, seat: int, tile: int) -> str | None:
+    st = snap.seats[seat]
+    if not st.concealed[tile]:
+        return f"seat {seat} does not hold {format_tile(tile)}"
+    drawn = drawn_tile(snap)
+    if is_locked(st, snap.ruleset) and drawn is not None and tile != drawn:
+        return (
+            f"seat {seat} has declared ready (敲) and must discard the drawn "
+            f"{format_tile(drawn)}, not {format_tile(tile)}"
+        )
+    return None
+
+
+def declare_ready_refusal(snap: TableSnapshot, seat: int, tile: int) -> str | None:
+    """敲 with the discard of ``tile``: legal only if it leaves a non-empty wait."""
+    st = snap.seats[seat]
+    if not declaration_required(snap.ruleset):
+        return "this ruleset needs no declaration (ready.require_declare_ready is false)"
+    if st.declared_ready:
+        return f"seat {seat} has already declared ready (敲)"
+    refusal = discard_refusal(snap, seat, tile)
+    if refusal:
+        return refusal
+    counts = list(st.concealed)
+    counts[tile] -= 1
+    if not waits(counts, st.melds, snap.ruleset):
+        return f"discarding {format_tile(tile)} leaves seat {seat} waiting on no winning tile"
+    return None
+
+
+def _kong_common_refusal(snap: TableSnapshot, seat: int) -> str | None:
+    if not _turn_began_with_draw(snap):
+        return f"seat {seat} may only discard after a {snap.last.kind.label}"
+    if snap.drawable <= 0:
+        return "no tile is left for the replacement draw a kong needs"
+    return None
+
+
+def concealed_kong_refusal(snap: TableSnapshot, seat: int, tile: int) -> str | None:
+    """暗杠: four of ``tile`` held; after 敲 only if the waits stay the same."""
+    refusal = _kong_common_refusal(snap, seat)
+    if refusal:
+        return refusal
+    st = snap.seats[seat]
+    if st.concealed[tile] != 4:
+        return f"seat {seat} holds {st.concealed[tile]} of {format_tile(tile)}, not 4"
+    if is_locked(st, snap.ruleset):
+        after = list(st.concealed)
+        after[tile] = 0
+        melds = (*st.melds, Meld(MeldKind.CONCEALED_KONG, (tile,) * 4))
+        if not kong_keeps_waits(
+            _waiting_before_draw(snap, seat), st.melds, after, melds, snap.ruleset
+        ):
+            return f"a kong of {format_tile(tile)} would change seat {seat}'s waits after 敲"
+    return None
+
+
+def added_kong_refusal(snap: TableSnapshot, seat: int, tile: int) -> str | None:
+    """上杠: add a held ``tile`` to an own pong; after 敲 only if the waits stay the same."""
+    refusal = _kong_common_refusal(snap, seat)
+    if refusal:
+        return refusal
+    st = snap.seats[seat]
+    pong = next((m for m in st.melds if m.kind is MeldKind.PONG and m.tiles[0] == tile), None)
+    if pong is None:
+        return f"seat {seat} has no pong of {format_tile(tile)} to add to"
+    if not st.concealed[tile]:
+        return f"seat {seat} does not hold a fourth {format_tile(tile)}"
+    if is_locked(st, snap.ruleset):
+        after = list(st.concealed)
+        after[tile] -= 1
+        melds = tuple(
+            Meld(MeldKind.ADDED_KONG, (tile,) * 4, m.from_seat) if m is pong else m
+            for m in st.melds
+        )
+        if not kong_keeps_waits(
+            _waiting_before_draw(snap, seat), st.melds, after, melds, snap.ruleset
+        ):
+            return f"a kong of {format_tile(tile)} would change seat {seat}'s waits after 敲"
+    return None
+
+
+def self_draw_win(snap: TableSnapshot, seat: int) -> tuple[WinOption | None, str | None]:
+    """The shape win on the seat's own turn, and why it may not be declared (if so)."""
+    if not _turn_began_with_draw(snap):
+        return None, f"seat {seat} did not draw this turn"
+    st = snap.seats[seat]
+    hand = classify(st.concealed, st.melds, snap.ruleset)
+    if hand is None:
+        return None, f"seat {seat}'s hand is not an allowed winning hand"
+    tile = drawn_tile(snap)
+    option = win_option(snap, seat, hand, WinKind.SELF_DRAW, tile, _waiting_before_draw(snap, seat))
+    return option, win_refusal(snap, seat, option)
+
+
+def eight_flowers_win(snap: TableSnapshot, seat: int) -> WinOption | None:
+    """八花齐 on the seat's own turn (after the draw that brought the eighth flower)."""
+    if not _turn_began_with_draw(snap) or not has_eight_flowers(snap.seats[seat]):
+        return None
+    return WinOption(hand=HandType.EIGHT_FLOWERS, kind=WinKind.EIGHT_FLOWERS)
+
+
+def own_turn_options(snap: TableSnapshot, seat: int) -> OwnTurnOptions:
+    """Everything ``seat`` may do now. FailedPrecondition when it is not the seat's own turn."""
+    check_seat(seat)
+    refusal = turn_refusal(snap, seat)
+    if refusal:
+        raise FailedPrecondition(refusal, seat=seat)
+    st = snap.seats[seat]
+    held = [k for k in range(NUM_KINDS) if st.concealed[k]]
+    discards = tuple(k for k in held if discard_refusal(snap, seat, k) is None)
+    ready = ()
+    if declaration_required(snap.ruleset) and not st.declared_ready:
+        ready = ready_discards(st.concealed, st.melds, snap.ruleset)
+    concealed = tuple(k for k in held if concealed_kong_refusal(snap, seat, k) is None)
+    added = tuple(
+        m.tiles[0]
+        for m in st.melds
+        if m.kind is MeldKind.PONG and added_kong_refusal(snap, seat, m.tiles[0]) is None
+    )
+    wins = []
+    option, why = self_draw_win(snap, seat)
+    if option is not None and why is None:
+        wins.append(option)
+    flowers = eight_flowers_win(snap, seat)
+    if flowers is not None:
+        wins.append(flowers)
+    return OwnTurnOptions(
+        seat=seat,
+        discards=discards,
+        ready_discards=ready,
+        concealed_kongs=concealed,
+        added_kongs=added,
+        wins=tuple(wins),
+    )

@@ -1,0 +1,64 @@
+"""敲 declaring ready (RULES §5): when it is legal, what it locks, and who counts as ready.
+
+With ``ready.require_declare_ready`` (the default) a player may win only after declaring 敲,
+which is made together with a discard that leaves the hand waiting on at least one tile. After
+it the hand is locked: no chow and no pong, a kong only if it leaves the waits unchanged, and
+every other drawn tile is discarded as drawn. With the option off no declaration is needed (nor
+offered): any complete allowed hand may win, and "ready" means "waits on at least one tile".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from shared.hand import waits
+from shared.melds import Meld
+from shared.ruleset import Ruleset
+from shared.table import SeatState
+from shared.tiles import NUM_KINDS
+
+
+def declaration_required(ruleset: Ruleset) -> bool:
+    """Does this ruleset use 敲 at all (``ready.require_declare_ready``)?"""
+    return bool(ruleset.ready.require_declare_ready)
+
+
+def is_locked(seat: SeatState, ruleset: Ruleset) -> bool:
+    """A hand locked by 敲: no chow/pong, kongs only when the waits stay, discards as drawn."""
+    return seat.declared_ready and declaration_required(ruleset)
+
+
+def is_ready(seat: SeatState, ruleset: Ruleset) -> bool:
+    """ "Ready" in the sense of RULES §5/§9: declared 敲, or (without 敲) waiting on a tile.
+    Only meaningful for a seat holding 13 − 3 × melds tiles."""
+    if declaration_required(ruleset):
+        return seat.declared_ready
+    return bool(waits(seat.concealed, seat.melds, ruleset))
+
+
+def ready_discards(
+    counts: Sequence[int], melds: Sequence[Meld], ruleset: Ruleset
+) -> tuple[int, ...]:
+    """Kinds whose discard leaves a non-empty wait: the discards 敲 may be declared with.
+    ``counts`` is the 14 − 3 × melds hand of the seat to act."""
+    out = []
+    trial = list(counts)
+    for k in range(NUM_KINDS):
+        if trial[k]:
+            trial[k] -= 1
+            if waits(trial, melds, ruleset):
+                out.append(k)
+            trial[k] += 1
+    return tuple(out)
+
+
+def kong_keeps_waits(
+    before: Sequence[int],
+    before_melds: Sequence[Meld],
+    after: Sequence[int],
+    after_melds: Sequence[Meld],
+    ruleset: Ruleset,
+) -> bool:
+    """May a locked (敲) hand make this kong? Only if the waits of the waiting hand ``before``
+    equal those of the waiting hand ``after`` the kong (RULES §5)."""
+    return waits(before, before_melds, ruleset) == waits(after, after_melds, ruleset)
