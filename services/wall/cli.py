@@ -1,0 +1,258 @@
+"""``mahjong`` subcommands of the wall service.
+
+* ``mahjong verify-wall RECORD.json`` — verify a revealed hand (see :mod:`services.wall.verify`);
+  ``-`` reads standard input. Exit status 0 when it verifies, 1 when it does not, 2 when the
+  record is unreadable.
+* ``mahjong wall show --seed HEX [--dealer N]`` — the wall a seed gives, offline: commitment,
+  dice, opened wall, break stack, the deal and the ring of stacks.
+* ``mahjong wall new|deal|draw|replacement|remaining|swap|reveal`` — call a running wall service
+  (``--addr``, default ``MAHJONG_WALL_ADDR`` or 127.0.0.1:50051). ``reveal`` prints the
+  verification record, so ``mahjong wall reveal H > r.json && mahjong verify-wall r.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from services.wall.record import DEAL, DRAW, REPLACEMENT, SWAP, HandWall
+from services.wall.verify import RecordError, verify_record
+from services.wall.wall import STACKS, STACKS_PER_SEAT, opened_seat
+from shared import tiles as T
+from shared.addresses import default_address
+
+_KIND_LABELS = {1: DEAL, 2: DRAW, 3: REPLACEMENT, 4: SWAP}
+TIMEOUT = 10.0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    v = sub.add_parser("verify-wall", help="verify a revealed hand's wall from its seed")
+    v.add_argument("record", help="JSON record file (mahjong wall reveal prints one); - = stdin")
+    v.set_defaults(func=_verify)
+
+    w = sub.add_parser("wall", help="inspect walls offline or call the wall service")
+    ws = w.add_subparsers(dest="wall_command", required=True, metavar="ACTION")
+    show = ws.add_parser("show", help="the wall a seed gives (offline)")
+    show.add_argument("--seed", required=True, help="64 hex digits")
+    show.add_argument("--dealer", type=int, default=0, choices=range(4))
+    show.set_defaults(func=_show)
+
+    def remote(name: str, help_: str, *, hand: bool = True, seat: bool = False):
+        p = ws.add_parser(name, help=help_)
+        p.add_argument("--addr", default=default_address("wall"), help="wall service address")
+        if hand:
+            p.add_argument("hand_id")
+        if seat:
+            p.add_argument("--seat", type=int, required=True, choices=range(4))
+            p.add_argument("--request-id", default="")
+        return p
+
+    new = remote("new", "start a hand; prints hand id, dice, commitment", hand=False)
+    new.add_argument("--dealer", type=int, default=0, choices=range(4))
+    new.add_argument("--ruleset", default="", help="preset name (default shanghai-qiaoma)")
+    new.add_argument("--option", action="append", default=[], help="section.option=value")
+    new.add_argument("--seed", default="", help="fixed seed (server needs --allow-fixed-seed)")
+    new.add_argument("--request-id", default="")
+    new.set_defaults(func=_new)
+    remote("deal", "deal the starting hands").set_defaults(func=_deal)
+    remote("draw", "a live draw", seat=True).set_defaults(func=_draw)
+    remote("replacement", "a replacement draw", seat=True).set_defaults(func=_replacement)
+    remote("remaining", "tiles left").set_defaults(func=_remaining)
+    swap = remote("swap", "换牌: bury tiles, take as many from the wall", seat=True)
+    swap.add_argument("buried", help="mpsz, e.g. 19m5p4z7z")
+    swap.set_defaults(func=_swap)
+    remote("reveal", "end the hand; print its verification record").set_defaults(func=_reveal)
+
+
+# --- offline ---------------------------------------------------------------------------------
+def _verify(args: argparse.Namespace) -> int:
+    try:
+        if args.record == "-":
+            record = json.load(sys.stdin)
+        else:
+            with open(args.record, encoding="utf-8") as fh:
+                record = json.load(fh)
+        result = verify_record(record)
+    except (OSError, json.JSONDecodeError, RecordError) as exc:
+        print(f"verify-wall: cannot read the record: {exc}", file=sys.stderr)
+        return 2
+    print(result.summary())
+    return 0 if result.ok else 1
+
+
+def _show(args: argparse.Namespace) -> int:
+    try:
+        seed = bytes.fromhex(args.seed)
+        hand = HandWall.create("show", seed, args.dealer)
+    except ValueError as exc:
+        print(f"wall show: bad seed: {exc}", file=sys.stderr)
+        return 2
+    wall = hand.wall
+    tiles = list(wall.tiles)
+    print(f"commitment  {hand.commitment.hex()}")
+    print(f"dice        {hand.dice[0]} + {hand.dice[1]} = {sum(hand.dice)}")
+    print(f"opened      wall of seat {opened_seat(hand.dealer, hand.dice)}")
+    print(f"break stack {wall.start} (replacements from stack {(wall.start - 1) % STACKS})")
+    for seat, held in enumerate(hand.deal()):
+        mark = " (dealer)" if seat == hand.dealer else ""
+        print(f"seat {seat}{mark:<9} {T.format_tiles(held)}")
+    print("stacks (top over bottom), 18 in front of each seat:")
+    for seat in range(4):
+        first = seat * STACKS_PER_SEAT
+        stacks = range(first, first + STACKS_PER_SEAT)
+        print(f"  seat {seat} top    " + " ".join(T.format_tile(tiles[2 * s]) for s in stacks))
+        print("         bottom " + " ".join(T.format_tile(tiles[2 * s + 1]) for s in stacks))
+    return 0
+
+
+# --- over gRPC -------------------------------------------------------------------------------
+def _call(args: argparse.Namespace, method: str, request) -> Any:
+    import grpc
+    from mahjong.wall.v1 import wall_pb2_grpc
+
+    with grpc.insecure_channel(args.addr) as channel:
+        stub = wall_pb2_grpc.WallServiceStub(channel)
+        try:
+            return getattr(stub, method)(request, timeout=TIMEOUT)
+        except grpc.RpcError as exc:
+            print(f"wall {method}: {exc.code().name}: {exc.details()}", file=sys.stderr)
+            raise SystemExit(1) from None
+
+
+def _print(obj: dict) -> int:
+    print(json.dumps(obj, ensure_ascii=False, indent=2))
+    return 0
+
+
+def _counts(pb) -> dict:
+    return {
+        "remaining": pb.remaining,
+        "drawable": pb.drawable,
+        "reserved": pb.reserved,
+        "live_drawn": pb.live_drawn,
+        "replacements_drawn": pb.replacements_drawn,
+    }
+
+
+def _mpsz(values) -> str:
+    from shared.convert.common import tiles_from_proto
+
+    return T.format_tiles(tiles_from_proto(values), sort=False)
+
+
+def _new(args: argparse.Namespace) -> int:
+    from mahjong.wall.v1 import wall_pb2
+
+    from shared.convert.common import ruleset_to_ref, seat_to_proto
+
+    options = dict(o.split("=", 1) for o in args.option if "=" in o)
+    req = wall_pb2.NewHandRequest(
+        request_id=args.request_id,
+        ruleset=ruleset_to_ref(args.ruleset, options),
+        dealer=seat_to_proto(args.dealer),
+        seed=bytes.fromhex(args.seed),
+    )
+    r = _call(args, "NewHand", req)
+    return _print(
+        {
+            "hand_id": r.hand_id,
+            "dice": [r.dice.first, r.dice.second],
+            "commitment": r.commitment.hex(),
+            "opened_seat": r.layout.opened_seat - 1,
+            "break_stack": r.layout.break_stack,
+        }
+    )
+
+
+def _deal(args: argparse.Namespace) -> int:
+    from mahjong.wall.v1 import wall_pb2
+
+    r = _call(args, "Deal", wall_pb2.DealRequest(hand_id=args.hand_id))
+    return _print(
+        {
+            "hands": [_mpsz(h.tiles) for h in r.hands],
+            "flowers": [_mpsz(h.flowers) for h in r.hands],
+            "counts": _counts(r.counts),
+        }
+    )
+
+
+def _draw_like(args: argparse.Namespace, method: str, request_type: str) -> int:
+    from mahjong.wall.v1 import wall_pb2
+
+    from shared.convert.common import seat_to_proto
+
+    req = getattr(wall_pb2, request_type)(
+        hand_id=args.hand_id, seat=seat_to_proto(args.seat), request_id=args.request_id
+    )
+    r = _call(args, method, req)
+    return _print({"tile": _mpsz([r.tile]), "sequence": r.sequence, "counts": _counts(r.counts)})
+
+
+def _draw(args: argparse.Namespace) -> int:
+    return _draw_like(args, "Draw", "DrawRequest")
+
+
+def _replacement(args: argparse.Namespace) -> int:
+    return _draw_like(args, "DrawReplacement", "DrawReplacementRequest")
+
+
+def _remaining(args: argparse.Namespace) -> int:
+    from mahjong.wall.v1 import wall_pb2
+
+    r = _call(args, "Remaining", wall_pb2.RemainingRequest(hand_id=args.hand_id))
+    return _print({"revealed": r.revealed, **_counts(r.counts)})
+
+
+def _swap(args: argparse.Namespace) -> int:
+    from mahjong.wall.v1 import wall_pb2
+
+    from shared.convert.common import seat_to_proto, tiles_to_proto
+
+    try:
+        buried = T.parse(args.buried)
+    except T.NotationError as exc:
+        print(f"wall swap: {exc}", file=sys.stderr)
+        return 2
+    req = wall_pb2.SwapTilesRequest(
+        hand_id=args.hand_id,
+        seat=seat_to_proto(args.seat),
+        buried=tiles_to_proto(buried),
+        request_id=args.request_id,
+    )
+    r = _call(args, "SwapTiles", req)
+    return _print({"taken": _mpsz(r.taken), "sequence": r.sequence, "counts": _counts(r.counts)})
+
+
+def record_from_reveal(hand_id: str, r) -> dict[str, Any]:
+    """A ``RevealResponse`` as the verifier's JSON record (:mod:`services.wall.verify`)."""
+    events = []
+    for e in r.events:
+        event = {
+            "sequence": e.sequence,
+            "kind": _KIND_LABELS[e.kind],
+            "seat": e.seat - 1,
+            "tiles": _mpsz(e.tiles),
+        }
+        if e.kind == 4:
+            event["buried"] = _mpsz(e.buried)
+        events.append(event)
+    return {
+        "hand_id": hand_id,
+        "seed": r.seed.hex(),
+        "commitment": r.commitment.hex(),
+        "dealer": r.dealer - 1,
+        "dice": [r.dice.first, r.dice.second],
+        "reserved_tiles": r.reserved_tiles,
+        "tile_swap_count": r.tile_swap_count,
+        "events": events,
+    }
+
+
+def _reveal(args: argparse.Namespace) -> int:
+    from mahjong.wall.v1 import wall_pb2
+
+    r = _call(args, "Reveal", wall_pb2.RevealRequest(hand_id=args.hand_id))
+    return _print(record_from_reveal(args.hand_id, r))
