@@ -1,0 +1,258 @@
+"""Quick match (快速开始): a queue per (ruleset, stake tier); four tickets make a table.
+
+When fewer than four wait and the oldest has waited ``bot_fill_seconds``, bots fill the empty
+seats (无须担心三缺一). A player holds at most one ticket at a time and may leave its queue
+until it is matched.
+
+Forming a table is crash-safe and safe between replicas: a *match* record listing the seats is
+written first, each ticket is claimed atomically (waiting → matched), the gateway table is
+created with the match id as its request id (idempotent), and only then are the tickets
+assigned. A match left pending by a crash is completed by the next :func:`form_tables`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
+
+from shared.errors import DomainError, FailedPrecondition, NotFound, PermissionDenied
+from shared.store.base import AlreadyExists, Store
+
+from . import records
+from .allocator import SeatRequest, TableAllocator, TableRequest
+from .tags import quick_tag
+
+TICKETS = "mm_tickets"
+PLAYER_TICKET = "mm_player_ticket"
+QUEUES = "mm_queues"
+MATCHES = "mm_matches"
+_QUEUE = "mm_queue/"
+
+WAITING, MATCHED, ASSIGNED, CANCELLED = "waiting", "matched", "assigned", "cancelled"
+
+
+@dataclass(frozen=True, slots=True)
+class Assignment:
+    """Where a player plays: the gateway, the table, the seat (0-3) and its token."""
+
+    gateway_address: str
+    table_id: str
+    seat: int
+    seat_token: str
+
+
+@dataclass(frozen=True, slots=True)
+class Ticket:
+    ticket_id: str
+    player_id: str
+    display_name: str
+    ruleset: str
+    stake: int
+    created_at: float
+    state: str = WAITING
+    match_id: str = ""
+    assignment: Assignment | None = None
+
+    @property
+    def queue(self) -> str:
+        return queue_key(self.ruleset, self.stake)
+
+    def to_json(self) -> bytes:
+        return records.dump(asdict(self))
+
+    @staticmethod
+    def from_json(raw: bytes) -> Ticket:
+        data = records.load(raw)
+        if data["assignment"]:
+            data["assignment"] = Assignment(**data["assignment"])
+        return Ticket(**data)
+
+
+def queue_key(ruleset: str, stake: int) -> str:
+    return f"{ruleset}|{stake}"
+
+
+def plan_tables(
+    waiting: Sequence[tuple[str, float]], now: float, bot_fill_seconds: float
+) -> list[tuple[str | None, ...]]:
+    """Tables from one queue's waiting tickets ``(ticket id, joined at)`` in arrival order.
+
+    Every four make a table; a remainder of one to three whose oldest has waited at least
+    ``bot_fill_seconds`` is seated with bots (None) in the empty seats.
+    """
+    n = len(waiting)
+    full = n - n % 4
+    tables: list[tuple[str | None, ...]] = [
+        tuple(t for t, _ in waiting[i : i + 4]) for i in range(0, full, 4)
+    ]
+    rest = waiting[full:]
+    if rest and now - rest[0][1] >= bot_fill_seconds:
+        tables.append(tuple(t for t, _ in rest) + (None,) * (4 - len(rest)))
+    return tables
+
+
+def _index_key(ticket: Ticket) -> str:
+    return f"{int(ticket.created_at * 1000):015d}-{ticket.ticket_id}"
+
+
+def get_ticket(store: Store, ticket_id: str) -> Ticket:
+    rec = store.get(TICKETS, ticket_id)
+    if rec is None:
+        raise NotFound(f"no ticket {ticket_id!r}", ticket_id=ticket_id)
+    return Ticket.from_json(rec.value)
+
+
+def owned_ticket(store: Store, ticket_id: str, player_id: str) -> Ticket:
+    """The ticket, when it is the player's; PermissionDenied otherwise."""
+    ticket = get_ticket(store, ticket_id)
+    if ticket.player_id != player_id:
+        raise PermissionDenied(f"ticket {ticket_id} belongs to another player")
+    return ticket
+
+
+def join(
+    store: Store, ticket_id: str, player_id: str, name: str, ruleset: str, stake: int, now: float
+) -> Ticket:
+    """Put a player in the (ruleset, stake) queue; FailedPrecondition if it already holds a
+    ticket. The caller has checked the stake against the player's level."""
+    ticket = Ticket(ticket_id, player_id, name, ruleset, stake, now)
+    try:
+        store.create(PLAYER_TICKET, player_id, ticket_id.encode())
+    except AlreadyExists:
+        rec = store.get(PLAYER_TICKET, player_id)
+        held = get_ticket(store, rec.value.decode()) if rec else None
+        where = f" {held.queue} with ticket {held.ticket_id}" if held else ""
+        raise FailedPrecondition(
+            f"player {player_id} is already in queue{where}; leave it first",
+            reason="ALREADY_QUEUED",
+            ticket_id=held.ticket_id if held else "",
+        ) from None
+    try:
+        store.create(TICKETS, ticket_id, ticket.to_json())
+        store.put(QUEUES, ticket.queue, b"")
+        store.put(_QUEUE + ticket.queue, _index_key(ticket), ticket_id.encode())
+    except BaseException:
+        store.delete(TICKETS, ticket_id)
+        store.delete(PLAYER_TICKET, player_id)
+        raise
+    return ticket
+
+
+def leave(store: Store, ticket_id: str, player_id: str) -> Ticket:
+    """Cancel a waiting ticket; FailedPrecondition once it is matched to a table."""
+    owned_ticket(store, ticket_id, player_id)
+
+    def fn(raw: bytes | None):
+        t = Ticket.from_json(raw)
+        if t.state != WAITING:
+            raise FailedPrecondition(
+                f"ticket {ticket_id} is {t.state}; only a waiting ticket can leave its queue",
+                reason="NOT_WAITING",
+            )
+        t = replace(t, state=CANCELLED)
+        return t.to_json(), t
+
+    ticket = store.update(TICKETS, ticket_id, fn)
+    store.delete(_QUEUE + ticket.queue, _index_key(ticket))
+    store.delete(PLAYER_TICKET, player_id)
+    return ticket
+
+
+def waiting_count(store: Store, queue: str) -> int:
+    return sum(1 for _ in store.scan(_QUEUE + queue))
+
+
+def _set_state(store: Store, ticket_id: str, want: str, state: str, match_id: str) -> bool:
+    def fn(raw: bytes | None):
+        t = Ticket.from_json(raw)
+        if t.state != want or (want == MATCHED and t.match_id != match_id):
+            return None, False
+        return replace(t, state=state, match_id=match_id).to_json(), True
+
+    return store.update(TICKETS, ticket_id, fn)
+
+
+def _match_id(ticket_ids: Sequence[str | None], now: float) -> str:
+    text = "|".join(t or "-" for t in ticket_ids) + f"@{now}"
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def form_tables(
+    store: Store, allocator: TableAllocator, now: float, bot_fill_seconds: float
+) -> list[str]:
+    """Form every table the queues allow and create them on a gateway; returns the match ids
+    that got tables. Pending matches from an earlier (crashed or failed) pass are retried."""
+    done = [m for m in (_complete(store, allocator, k) for k, _ in store.scan(MATCHES)) if m]
+    for queue, _ in store.scan(QUEUES):
+        index = list(store.scan(_QUEUE + queue))
+        waiting = []
+        for _key, rec in index:
+            t = get_ticket(store, rec.value.decode())
+            if t.state == WAITING:
+                waiting.append((t.ticket_id, t.created_at))
+        for seats in plan_tables(waiting, now, bot_fill_seconds):
+            match_id = _start_match(store, queue, seats, now)
+            if match_id and _complete(store, allocator, match_id):
+                done.append(match_id)
+    return done
+
+
+def _start_match(store: Store, queue: str, seats: tuple[str | None, ...], now: float):
+    match_id = _match_id(seats, now)
+    store.put(MATCHES, match_id, records.dump({"queue": queue, "seats": list(seats)}))
+    claimed = []
+    for tid in seats:
+        if tid is None:
+            continue
+        if not _set_state(store, tid, WAITING, MATCHED, match_id):
+            for back in claimed:  # a ticket left (or another replica took it): undo
+                _set_state(store, back, MATCHED, WAITING, "")
+            store.delete(MATCHES, match_id)
+            return None
+        claimed.append(tid)
+    return match_id
+
+
+def _complete(store: Store, allocator: TableAllocator, match_id: str) -> str | None:
+    """Create the match's table and assign its tickets; None when the gateway is unavailable
+    (the match stays pending and is retried)."""
+    rec = store.get(MATCHES, match_id)
+    if rec is None:
+        return None
+    match = records.load(rec.value)
+    ruleset, stake = match["queue"].rsplit("|", 1)
+    tickets = [get_ticket(store, t) if t else None for t in match["seats"]]
+    seats = tuple(
+        SeatRequest(t.player_id, t.display_name)
+        if t
+        else SeatRequest(f"bot-{match_id[:12]}-{i}", f"Bot {i + 1}", bot=True)
+        for i, t in enumerate(tickets)
+    )
+    request = TableRequest(
+        request_id=f"quick-{match_id}",
+        ruleset=ruleset,
+        stake=int(stake),
+        seats=seats,
+        tag=quick_tag(match_id),
+    )
+    try:
+        table = allocator.create_table(request)
+    except DomainError:
+        return None
+    for seat, t in enumerate(tickets):
+        if t is None:
+            continue
+        assignment = Assignment(
+            table.gateway_address, table.table_id, seat, table.seat_tokens[seat]
+        )
+
+        def fn(raw: bytes | None, a=assignment):
+            cur = Ticket.from_json(raw)
+            return replace(cur, state=ASSIGNED, assignment=a).to_json(), None
+
+        store.update(TICKETS, t.ticket_id, fn)
+        store.delete(_QUEUE + t.queue, _index_key(t))
+        store.delete(PLAYER_TICKET, t.player_id)
+    store.delete(MATCHES, match_id)
+    return match_id

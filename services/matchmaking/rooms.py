@@ -1,0 +1,424 @@
+"""Private rooms (开房, RULES.md §11): opened with a room card, joined by a short code.
+
+* The player who opens a room owns it and sets 底分 (the stake); the others accept or refuse, and
+  a player who refuses leaves. If the setter leaves, the next seated player (in joining order)
+  becomes the setter and the stake must be set (and accepted) again; until then nobody else may
+  change it.
+* Start: once one player has pressed Start, every seated player who has not gets
+  ``ready_seconds`` (RULES §11: 15) and is then removed from the room. A player who joins
+  after that gets the same time from joining.
+* Bots may be invited to fill seats; they accept and are ready at once.
+* With four seats taken, the stake agreed by all and every player ready, the table is created on
+  a gateway; each member then finds its seat and token in the room.
+
+Every change is one atomic update of the room record; errors change nothing.
+"""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+from dataclasses import asdict, dataclass, field, replace
+
+from shared.errors import (
+    DomainError,
+    FailedPrecondition,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+)
+from shared.store.base import AlreadyExists, Store
+
+from . import records
+from .allocator import SeatRequest, TableAllocator, TableRequest
+from .queues import Assignment
+from .tags import room_tag
+
+ROOMS = "mm_rooms"
+PLAYER_ROOM = "mm_player_room"
+SEATS = 4
+CODE_DIGITS = 6
+
+OPEN, STARTING, PLAYING, FINISHED, CLOSED = "open", "starting", "playing", "finished", "closed"
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    player_id: str
+    display_name: str
+    bot: bool = False
+    accepted: bool = False  # accepted the current 底分
+    ready: bool = False  # pressed Start
+    joined_at: float = 0.0
+    ready_deadline: float | None = None  # removed at this time unless ready
+
+
+@dataclass(frozen=True, slots=True)
+class Room:
+    code: str
+    owner: str  # the setter of 底分 (passes on when the setter leaves)
+    ruleset: str
+    max_hands: int
+    created_at: float
+    stake: int | None = None
+    members: tuple[Member, ...] = ()
+    state: str = OPEN
+    started_by_first_at: float | None = None
+    table_id: str = ""
+    gateway_address: str = ""
+    seat_tokens: tuple[str, ...] = ()
+    request_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+    def member(self, player_id: str) -> Member | None:
+        return next((m for m in self.members if m.player_id == player_id), None)
+
+    def humans(self) -> list[Member]:
+        return [m for m in self.members if not m.bot]
+
+    def seat_of(self, player_id: str) -> int | None:
+        return next((i for i, m in enumerate(self.members) if m.player_id == player_id), None)
+
+    def assignment_for(self, player_id: str) -> Assignment | None:
+        seat = self.seat_of(player_id)
+        if seat is None or not self.table_id:
+            return None
+        return Assignment(self.gateway_address, self.table_id, seat, self.seat_tokens[seat])
+
+    def to_json(self) -> bytes:
+        return records.dump(asdict(self))
+
+    @staticmethod
+    def from_json(raw: bytes) -> Room:
+        d = records.load(raw)
+        d["members"] = tuple(Member(**m) for m in d["members"])
+        d["seat_tokens"] = tuple(d["seat_tokens"])
+        return Room(**d)
+
+
+# --- reading -----------------------------------------------------------------------------------
+def get_room(store: Store, code: str) -> Room:
+    """The room with this code; NotFound for an unknown or mistyped code."""
+    if not code or not code.isdigit() or len(code) != CODE_DIGITS:
+        raise NotFound(f"no room with code {code!r} (codes are {CODE_DIGITS} digits)", code=code)
+    rec = store.get(ROOMS, code)
+    if rec is None:
+        raise NotFound(f"no room with code {code}", code=code)
+    return Room.from_json(rec.value)
+
+
+def room_of_player(store: Store, player_id: str) -> str | None:
+    rec = store.get(PLAYER_ROOM, player_id)
+    return rec.value.decode() if rec else None
+
+
+def _mutate(store: Store, code: str, fn) -> Room:
+    """Apply ``fn(room) -> room`` atomically (fn raises to refuse: nothing changes)."""
+    get_room(store, code)  # NotFound with a clear message first
+
+    def tx(raw: bytes | None):
+        if raw is None:
+            raise NotFound(f"no room with code {code}", code=code)
+        room = fn(Room.from_json(raw))
+        return room.to_json(), room
+
+    return store.update(ROOMS, code, tx)
+
+
+def _require_open(room: Room) -> None:
+    if room.state != OPEN:
+        raise FailedPrecondition(f"room {room.code} is {room.state}", reason="ROOM_NOT_OPEN")
+
+
+def _require_member(room: Room, player_id: str) -> Member:
+    m = room.member(player_id)
+    if m is None:
+        raise PermissionDenied(f"player {player_id} is not in room {room.code}")
+    return m
+
+
+def _claim_player(store: Store, player_id: str, code: str) -> None:
+    try:
+        store.create(PLAYER_ROOM, player_id, code.encode())
+    except AlreadyExists:
+        other = room_of_player(store, player_id)
+        if other == code:
+            raise FailedPrecondition(
+                f"player {player_id} is already in room {code}", reason="ALREADY_IN_ROOM"
+            ) from None
+        raise FailedPrecondition(
+            f"player {player_id} is in room {other}; leave it first", reason="IN_ANOTHER_ROOM"
+        ) from None
+
+
+# --- opening and joining -----------------------------------------------------------------------
+def open_room(
+    store: Store, owner_id: str, owner_name: str, ruleset: str, max_hands: int, now: float
+) -> Room:
+    """A new room with a fresh code, the owner in seat 0. The caller spends the room card."""
+    if max_hands < 0:
+        raise InvalidArgument(f"max_hands {max_hands} is negative", field="max_hands")
+    for _ in range(50):
+        code = f"{secrets.randbelow(10**CODE_DIGITS):0{CODE_DIGITS}d}"
+        _claim_player(store, owner_id, code)
+        room = Room(
+            code,
+            owner_id,
+            ruleset,
+            max_hands,
+            now,
+            members=(Member(owner_id, owner_name, joined_at=now),),
+        )
+        try:
+            store.create(ROOMS, code, room.to_json())
+            return room
+        except AlreadyExists:
+            store.delete(PLAYER_ROOM, owner_id)  # code taken: draw another
+    raise FailedPrecondition("no free room code; try again", reason="NO_CODE")
+
+
+def join_room(
+    store: Store, code: str, player_id: str, name: str, now: float, ready_seconds: float
+) -> Room:
+    """Take the next free seat; FailedPrecondition for a full or started room."""
+    room = get_room(store, code)
+    _require_open(room)
+    _claim_player(store, player_id, code)
+
+    def fn(room: Room) -> Room:
+        _require_open(room)
+        if len(room.members) >= SEATS:
+            raise FailedPrecondition(
+                f"room {code} is full ({SEATS} of {SEATS} seats)", reason="ROOM_FULL"
+            )
+        deadline = now + ready_seconds if room.started_by_first_at is not None else None
+        member = Member(player_id, name, joined_at=now, ready_deadline=deadline)
+        return replace(room, members=(*room.members, member))
+
+    try:
+        return _mutate(store, code, fn)
+    except BaseException:
+        store.delete(PLAYER_ROOM, player_id)
+        raise
+
+
+def invite_bot(store: Store, code: str, player_id: str, now: float) -> Room:
+    """The owner fills a seat with a bot (无须担心三缺一)."""
+
+    def fn(room: Room) -> Room:
+        _require_open(room)
+        _require_member(room, player_id)
+        if room.owner != player_id:
+            raise PermissionDenied(f"only the room owner {room.owner} may invite bots")
+        if len(room.members) >= SEATS:
+            raise FailedPrecondition(
+                f"room {code} is full ({SEATS} of {SEATS} seats)", reason="ROOM_FULL"
+            )
+        n = sum(m.bot for m in room.members) + 1
+        bot = Member(f"bot-{code}-{uuid.uuid4().hex[:8]}", f"Bot {n}", True, True, True, now)
+        return replace(room, members=(*room.members, bot))
+
+    return _mutate(store, code, fn)
+
+
+# --- 底分 agreement ----------------------------------------------------------------------------
+def set_stake(store: Store, code: str, player_id: str, stake: int) -> Room:
+    """The setter sets 底分; every other player must then accept or refuse it."""
+    if stake <= 0:
+        raise InvalidArgument(f"stake {stake} must be positive", field="stake")
+
+    def fn(room: Room) -> Room:
+        _require_open(room)
+        _require_member(room, player_id)
+        if room.owner != player_id:
+            raise PermissionDenied(f"only {room.owner} sets 底分 in room {code}")
+        if room.stake is not None:
+            raise FailedPrecondition(
+                f"底分 is already {room.stake}; it changes only when the setter leaves",
+                reason="STAKE_SET",
+            )
+        members = tuple(
+            replace(m, accepted=m.bot or m.player_id == player_id) for m in room.members
+        )
+        return replace(room, stake=stake, members=members)
+
+    return _mutate(store, code, fn)
+
+
+def respond_to_stake(store: Store, code: str, player_id: str, accept: bool, now: float) -> Room:
+    """Accept the stake, or refuse it and leave the room."""
+
+    def fn(room: Room) -> Room:
+        _require_open(room)
+        _require_member(room, player_id)
+        if room.stake is None:
+            raise FailedPrecondition(f"room {code} has no 底分 to accept yet", reason="NO_STAKE")
+        if room.owner == player_id:
+            raise FailedPrecondition("the setter does not answer its own 底分")
+        return room
+
+    _mutate(store, code, fn)
+    if not accept:
+        return leave_room(store, code, player_id, now)
+
+    def accept_fn(room: Room) -> Room:
+        fn(room)
+        members = tuple(
+            replace(m, accepted=True) if m.player_id == player_id else m for m in room.members
+        )
+        return replace(room, members=members)
+
+    return _mutate(store, code, accept_fn)
+
+
+# --- leaving, Start and its timer ---------------------------------------------------------------
+def _without(room: Room, player_ids: set[str]) -> Room:
+    members = tuple(m for m in room.members if m.player_id not in player_ids)
+    humans = [m for m in members if not m.bot]
+    if not humans:
+        return replace(room, members=(), state=CLOSED)
+    if room.owner in player_ids:
+        # The setter left: the next seated player sets 底分 anew; acceptances and Starts reset.
+        owner = humans[0].player_id
+        members = tuple(
+            replace(m, accepted=m.bot, ready=m.bot, ready_deadline=None) for m in members
+        )
+        return replace(room, owner=owner, stake=None, members=members, started_by_first_at=None)
+    return replace(room, members=members)
+
+
+def leave_room(store: Store, code: str, player_id: str, now: float) -> Room:
+    """Leave an open room (an empty room closes and its code is freed)."""
+
+    def fn(room: Room) -> Room:
+        _require_member(room, player_id)
+        if room.state not in (OPEN, FINISHED):
+            raise FailedPrecondition(
+                f"room {code} is {room.state}; leave the table on the gateway",
+                reason="ROOM_PLAYING",
+            )
+        return _without(room, {player_id})
+
+    room = _mutate(store, code, fn)
+    store.delete(PLAYER_ROOM, player_id)
+    if room.state == CLOSED:
+        store.delete(ROOMS, code)
+    return room
+
+
+def press_start(store: Store, code: str, player_id: str, now: float, ready_seconds: float) -> Room:
+    """Press Start. The first press starts everyone else's ready timer."""
+
+    def fn(room: Room) -> Room:
+        _require_open(room)
+        me = _require_member(room, player_id)
+        if room.stake is None:
+            raise FailedPrecondition(f"room {code} has no 底分 yet", reason="NO_STAKE")
+        if not me.accepted:
+            raise FailedPrecondition("accept 底分 before pressing Start", reason="NOT_ACCEPTED")
+        first = room.started_by_first_at is None
+        deadline = now + ready_seconds
+        members = tuple(
+            replace(m, ready=True, ready_deadline=None)
+            if m.player_id == player_id
+            else (replace(m, ready_deadline=deadline) if first and not m.ready else m)
+            for m in room.members
+        )
+        return replace(room, members=members, started_by_first_at=room.started_by_first_at or now)
+
+    return _mutate(store, code, fn)
+
+
+def expire_ready_timers(store: Store, code: str, now: float) -> list[str]:
+    """Remove the players whose ready time ran out; returns their ids."""
+    room = get_room(store, code)
+    late = {
+        m.player_id
+        for m in room.members
+        if room.state == OPEN
+        and not m.ready
+        and m.ready_deadline is not None
+        and now >= m.ready_deadline
+    }
+    if not late:
+        return []
+
+    def fn(room: Room) -> Room:
+        return _without(room, late) if room.state == OPEN else room
+
+    room = _mutate(store, code, fn)
+    for pid in late:
+        store.delete(PLAYER_ROOM, pid)
+    if room.state == CLOSED:
+        store.delete(ROOMS, code)
+    return sorted(late)
+
+
+def ready_to_start(room: Room) -> bool:
+    return (
+        room.state == OPEN
+        and room.stake is not None
+        and len(room.members) == SEATS
+        and all(m.accepted and m.ready for m in room.members)
+    )
+
+
+def start_if_ready(store: Store, allocator: TableAllocator, code: str) -> Room:
+    """Create the table on a gateway once the room is full, agreed and ready (retried while the
+    gateway is unavailable: the room stays STARTING)."""
+
+    def begin(room: Room) -> Room:
+        return replace(room, state=STARTING) if ready_to_start(room) else room
+
+    room = _mutate(store, code, begin)
+    if room.state != STARTING:
+        return room
+    request = TableRequest(
+        request_id=f"room-{room.code}-{room.request_id}",
+        ruleset=room.ruleset,
+        stake=room.stake or 1,
+        seats=tuple(SeatRequest(m.player_id, m.display_name, m.bot) for m in room.members),
+        max_hands=room.max_hands,
+        tag=room_tag(room.code),
+    )
+    try:
+        table = allocator.create_table(request)
+    except DomainError:
+        return room
+
+    def playing(room: Room) -> Room:
+        return replace(
+            room,
+            state=PLAYING,
+            table_id=table.table_id,
+            gateway_address=table.gateway_address,
+            seat_tokens=tuple(table.seat_tokens),
+        )
+
+    return _mutate(store, code, playing)
+
+
+def finish_room(store: Store, code: str, table_id: str) -> Room | None:
+    """The room's table finished: the room is done and its players are free."""
+    try:
+        room = get_room(store, code)
+    except NotFound:
+        return None
+    if room.table_id != table_id:
+        return room
+
+    def fn(room: Room) -> Room:
+        return replace(room, state=FINISHED) if room.state == PLAYING else room
+
+    room = _mutate(store, code, fn)
+    for m in room.humans():
+        if room_of_player(store, m.player_id) == code:
+            store.delete(PLAYER_ROOM, m.player_id)
+    return room
+
+
+def open_room_codes(store: Store) -> list[str]:
+    return [
+        code
+        for code, rec in store.scan(ROOMS)
+        if records.load(rec.value)["state"] in (OPEN, STARTING)
+    ]
