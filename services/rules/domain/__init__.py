@@ -36,17 +36,13 @@ Helpers for whoever applies actions to a table
   ``is_concealed_hand`` (门清), ``is_heavenly_win`` (天胡), ``is_earthly_win`` (地胡);
   ``has_eight_flowers`` (八花齐).
 
-Modules, one concept each: decomposition, evaluation, readiness (敲), missed_win (漏胡),
+Decomposition lives in :mod:`shared.hand.decomposition` (scoring needs it too).
+
+Modules, one concept each: evaluation, readiness (敲), missed_win (漏胡),
 eight_flowers (八花齐), win_situation, own_turn, claims, resolution, validation.
 """
 
 from services.rules.domain.claims import claim_options, seat_claim_options
-from services.rules.domain.decomposition import (
-    Decomposition,
-    HandSet,
-    SetKind,
-    decompositions,
-)
 from services.rules.domain.eight_flowers import has_eight_flowers
 from services.rules.domain.evaluation import HandEvaluation, evaluate_hand, hand_waits
 from services.rules.domain.missed_win import after_move, after_pass, is_blocked
@@ -65,6 +61,12 @@ from services.rules.domain.win_situation import (
     is_earthly_win,
     is_heavenly_win,
     is_replacement_win,
+)
+from shared.hand.decomposition import (
+    Decomposition,
+    HandSet,
+    SetKind,
+    decompositions,
 )
 
 __all__ = [

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from services.rules.domain.decomposition import Decomposition, decompositions
 from shared.hand import HandType, classify, waits
+from shared.hand.decomposition import Decomposition, decompositions
 from shared.hand.input import COMPLETE_SIZE, WAITING_SIZE, check_flowers, check_hand
 from shared.melds import Meld
 from shared.ruleset import Ruleset

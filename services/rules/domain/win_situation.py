@@ -2,8 +2,8 @@
 
 * 自摸 self-draw, 冲 discard, 抢杠 robbing an added kong (:class:`shared.table.WinKind`);
 * 杠开 winning on a replacement draw after a kong or a flower;
-* 大吊车 every other tile is in exposed melds and the win completes the single-tile pair wait
-  (**Decision**: "exposed" read literally, so a concealed kong rules it out);
+* 大吊车 every other tile is in laid-down melds and the win completes the single-tile pair wait
+  (a concealed kong among them counts only with ``scoring.big_hanging_concealed_kong``);
 * 门清 no chow, pong or exposed/added kong (concealed kongs allowed);
 * 天胡 / 地胡 for presets with ``hands.heavenly_earthly`` (shanghai-classic): the dealer wins on
   the initial 14 / a non-dealer wins during the first go-around. Both win without 敲.
@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from services.rules.domain.missed_win import is_blocked
 from services.rules.domain.readiness import declaration_required
 from shared.hand import HandType
+from shared.ruleset import Ruleset
 from shared.table import LastActionKind, SeatState, TableSnapshot, WinKind, WinOption
 from shared.tiles import format_tile
 
@@ -25,13 +26,17 @@ def is_replacement_win(snap: TableSnapshot, kind: WinKind) -> bool:
     return kind is WinKind.SELF_DRAW and snap.last.kind is LastActionKind.REPLACEMENT_DRAW
 
 
-def is_big_hanging(seat: SeatState, waiting: Sequence[int], win_tile: int | None) -> bool:
-    """大吊车: one tile left in hand, every set an exposed meld, the win tile pairs it."""
+def is_big_hanging(
+    seat: SeatState, waiting: Sequence[int], win_tile: int | None, ruleset: Ruleset
+) -> bool:
+    """大吊车: one tile left in hand, every set a laid-down meld, the win tile pairs it. A
+    concealed kong counts as laid down only with ``scoring.big_hanging_concealed_kong``."""
+    concealed_kong_ok = bool(ruleset.scoring.get("big_hanging_concealed_kong", False))
     return (
         win_tile is not None
         and sum(waiting) == 1
         and waiting[win_tile] == 1
-        and all(m.kind.is_exposed for m in seat.melds)
+        and all(m.kind.is_exposed or concealed_kong_ok for m in seat.melds)
     )
 
 
@@ -78,7 +83,7 @@ def win_option(
         kind=kind,
         win_tile=win_tile,
         replacement=is_replacement_win(snap, kind),
-        big_hanging=is_big_hanging(st, waiting, win_tile),
+        big_hanging=is_big_hanging(st, waiting, win_tile, snap.ruleset),
         concealed_hand=is_concealed_hand(st),
         heavenly=is_heavenly_win(snap, seat, kind),
         earthly=is_earthly_win(snap, seat, kind),

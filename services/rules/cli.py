@@ -1,0 +1,80 @@
+"""``mahjong`` subcommands of the rules service.
+
+``mahjong judge [FILE|-]`` reads hands in the rule-vector format (tests/vectors/README.md: one
+JSON object per line with ``concealed`` and ``melds`` in mpsz, optional ``ruleset``; other keys
+such as ``name`` and ``expect`` are ignored) and prints one JSON object per line with the keys of
+``expect``: ``{"waits": "45z"}`` for a 13-tile hand, ``{"hand": "full_flush"}`` (or null) for a
+14-tile hand. A line that cannot be judged prints ``{"error": "..."}`` naming the problem; the
+exit status is then 1 (2 when the file cannot be read).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, TextIO
+
+from services.rules.domain import evaluate_hand, hand_waits
+from shared.errors import InvalidArgument
+from shared.hand.input import COMPLETE_SIZE, check_hand, counts_from_tiles
+from shared.melds import Meld
+from shared.ruleset import RulesetError, resolve_ruleset
+from shared.tiles import NotationError, format_tiles, parse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    j = sub.add_parser(
+        "judge", help="judge hands in the rule-vector format: waits or winning hand per line"
+    )
+    j.add_argument("file", nargs="?", default="-", help="JSON-lines file; - or none = stdin")
+    j.set_defaults(func=_judge)
+
+
+def judge_line(obj: Any) -> dict[str, Any]:
+    """The answer for one vector-format object (InvalidArgument when it is malformed)."""
+    if not isinstance(obj, dict):
+        raise InvalidArgument("each line must be a JSON object")
+    try:
+        ruleset = resolve_ruleset(obj.get("ruleset") or "", obj.get("options") or {})
+        concealed = obj.get("concealed", "")
+        if not isinstance(concealed, str):
+            raise InvalidArgument("concealed must be an mpsz string such as '123m55z'")
+        counts = counts_from_tiles(parse(concealed), "concealed tiles")
+        melds_in = obj.get("melds") or []
+        if not isinstance(melds_in, list):
+            raise InvalidArgument("melds must be a list of {kind, tiles, from}")
+        melds = [Meld.from_json(m) for m in melds_in]
+    except (NotationError, RulesetError, ValueError, KeyError, TypeError) as exc:
+        raise InvalidArgument(str(exc)) from None
+    if check_hand(counts, melds) == COMPLETE_SIZE:
+        hand = evaluate_hand(counts, melds, ruleset).hand
+        return {"hand": None if hand is None else hand.label}
+    return {"waits": format_tiles(hand_waits(counts, melds, ruleset))}
+
+
+def judge_stream(lines: TextIO, out: TextIO) -> int:
+    """Judge every non-blank line; returns the exit status (0 all judged, 1 some failed)."""
+    status = 0
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            answer = judge_line(json.loads(line))
+        except json.JSONDecodeError as exc:
+            answer, status = {"error": f"line {number}: not JSON: {exc.msg}"}, 1
+        except InvalidArgument as exc:
+            answer, status = {"error": f"line {number}: {exc.message}"}, 1
+        out.write(json.dumps(answer, ensure_ascii=False) + "\n")
+    return status
+
+
+def _judge(args: argparse.Namespace) -> int:
+    if args.file == "-":
+        return judge_stream(sys.stdin, sys.stdout)
+    try:
+        with open(args.file, encoding="utf-8") as fh:
+            return judge_stream(fh, sys.stdout)
+    except OSError as exc:
+        print(f"mahjong judge: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
+        return 2

@@ -1,0 +1,52 @@
+"""RulesService over gRPC: protobuf ↔ domain translation only. The rules live in
+:mod:`services.rules.domain`; conversion and input checks in :mod:`shared.convert.rules`."""
+
+from __future__ import annotations
+
+from mahjong.rules.v1 import rules_pb2, rules_pb2_grpc
+
+from services.rules import domain
+from shared.convert import common as C
+from shared.convert import rules as R
+
+
+def _ruleset(request):
+    return C.ruleset_from_ref(request.ruleset if request.HasField("ruleset") else None)
+
+
+class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
+    def EvaluateHand(self, request, context):
+        ruleset = _ruleset(request)
+        counts, melds, flowers = R.hand_from_proto(request.hand)
+        result = domain.evaluate_hand(counts, melds, ruleset, flowers)
+        return R.evaluation_to_proto(result.hand, result.eight_flowers, result.decompositions)
+
+    def GetWaits(self, request, context):
+        ruleset = _ruleset(request)
+        counts, melds, _ = R.hand_from_proto(request.hand)
+        return rules_pb2.GetWaitsResponse(
+            waits=C.tiles_to_proto(domain.hand_waits(counts, melds, ruleset))
+        )
+
+    def GetOwnTurnOptions(self, request, context):
+        snap = R.snapshot_from_proto(request.table)
+        seat = C.seat_from_proto(request.seat, "seat")
+        options = domain.own_turn_options(snap, seat)
+        return rules_pb2.GetOwnTurnOptionsResponse(options=R.own_turn_options_to_proto(options))
+
+    def GetClaimOptions(self, request, context):
+        snap = R.snapshot_from_proto(request.table)
+        return rules_pb2.GetClaimOptionsResponse(
+            options=[R.claim_options_to_proto(o) for o in domain.claim_options(snap)]
+        )
+
+    def ValidateAction(self, request, context):
+        snap = R.snapshot_from_proto(request.table)
+        seat = C.seat_from_proto(request.seat, "seat")
+        domain.validate_action(snap, seat, R.action_from_proto(request.action))
+        return rules_pb2.ValidateActionResponse()
+
+    def ResolveClaims(self, request, context):
+        snap = R.snapshot_from_proto(request.table)
+        claims = R.claims_from_proto(request.claims)
+        return R.resolution_to_proto(domain.resolve_claims(snap, claims))
