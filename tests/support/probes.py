@@ -1,0 +1,54 @@
+"""Probes every service test uses: grpc health, reflection and Prometheus /metrics."""
+
+from __future__ import annotations
+
+import re
+import urllib.request
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+
+def health_status(channel: grpc.Channel, service: str = "") -> str:
+    """``SERVING``, ``NOT_SERVING``, … for ``service`` ("" = the whole server)."""
+    resp = health_pb2_grpc.HealthStub(channel).Check(
+        health_pb2.HealthCheckRequest(service=service), timeout=5
+    )
+    return health_pb2.HealthCheckResponse.ServingStatus.Name(resp.status)
+
+
+def list_services(channel: grpc.Channel) -> list[str]:
+    """Service names the server lists through grpc reflection."""
+    stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+    request = reflection_pb2.ServerReflectionRequest(list_services="")
+    responses = stub.ServerReflectionInfo(iter([request]), timeout=5)
+    return sorted(s.name for r in responses for s in r.list_services_response.service)
+
+
+def file_containing_symbol(channel: grpc.Channel, symbol: str) -> list[bytes]:
+    """Serialized FileDescriptorProtos reflection returns for a symbol (empty if unknown)."""
+    stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+    request = reflection_pb2.ServerReflectionRequest(file_containing_symbol=symbol)
+    out: list[bytes] = []
+    for r in stub.ServerReflectionInfo(iter([request]), timeout=5):
+        out.extend(r.file_descriptor_response.file_descriptor_proto)
+    return out
+
+
+def fetch_metrics(port: int) -> str:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as resp:
+        return resp.read().decode()
+
+
+def metric_value(text: str, name: str, **labels: str) -> float:
+    """The value of the sample ``name`` whose labels include ``labels`` (0 when absent)."""
+    total = 0.0
+    for line in text.splitlines():
+        m = re.match(r"^([a-zA-Z_:][\w:]*)(\{(.*)\})?\s+(\S+)$", line)
+        if not m or m.group(1) != name:
+            continue
+        have = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(3) or ""))
+        if all(have.get(k) == v for k, v in labels.items()):
+            total += float(m.group(4))
+    return total
