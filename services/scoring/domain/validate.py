@@ -1,0 +1,257 @@
+"""Checks of a settlement request before anything is settled (INVALID_ARGUMENT on bad input).
+
+Every check raises :class:`shared.errors.InvalidArgument` with a message naming the problem:
+a seat out of range, a stake that is not positive, a discarder who is also a winner, tiles
+that do not add up (a wrong count, more than four copies of a kind counting melds and every
+winner's hand, a flower twice), a claimed win that is no allowed winning hand (RULES §6) or is
+won without the 敲 declaration the ruleset requires. The hand shapes and tile checks are the
+shared ones (:mod:`shared.hand`), the same code the rules service judges with. Settling starts
+only once everything has passed, so nothing is ever half-settled.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from services.scoring.domain.chengbao import claims_from_melds
+from services.scoring.domain.garden import check_garden_stacks
+from services.scoring.domain.model import HandContext, WinInput, WinKind, WinnerHand
+from shared import tiles as T
+from shared.errors import InvalidArgument
+from shared.hand import HandType, classify
+from shared.hand.input import check_copies, check_flowers, check_melds, counts_from_tiles
+from shared.melds import MeldKind
+
+ALL_FLOWERS = frozenset(range(T.FLOWER_BASE, T.NUM_TILE_KINDS))
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedWinner:
+    """A winner that passed every check: its counts *with* the winning tile and its hand."""
+
+    hand: WinnerHand
+    counts: list[int]
+    hand_type: HandType
+
+
+def check_seat(seat: object, what: str) -> int:
+    if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat <= 3:
+        raise InvalidArgument(f"{what} {seat!r} out of range 0-3", field=what)
+    return seat
+
+
+def check_context(ctx: HandContext, needs_dice: bool) -> None:
+    """Stake, dealer, dice, 荒番 counter and 逛花园 stacks of the table."""
+    stake = ctx.stake
+    if not isinstance(stake, int) or isinstance(stake, bool) or stake <= 0:
+        raise InvalidArgument(f"stake {stake!r} must be a positive number of chips", field="stake")
+    check_seat(ctx.dealer, "dealer seat")
+    if not isinstance(ctx.huangfan, int) or isinstance(ctx.huangfan, bool) or ctx.huangfan < 0:
+        raise InvalidArgument(f"荒番 counter {ctx.huangfan!r} must be 0 or more", field="huangfan")
+    if ctx.dice is not None:
+        if len(ctx.dice) != 2:
+            raise InvalidArgument(f"dice {ctx.dice!r}: two dice are thrown", field="dice")
+        for d in ctx.dice:
+            if not isinstance(d, int) or isinstance(d, bool) or not 1 <= d <= 6:
+                raise InvalidArgument(f"die {d!r} out of range 1-6", field="dice")
+    elif needs_dice:
+        raise InvalidArgument(
+            f"the hand's dice are required: ruleset {ctx.ruleset.name} scores 开宝 or 骰子荒番",
+            field="dice",
+        )
+    check_garden_stacks(ctx.ruleset, ctx.garden_stacks)
+
+
+def check_win(w: WinInput) -> list[CheckedWinner]:
+    """Every check of a won hand; returns the winners with their counts and hand types."""
+    ctx = w.context
+    rs = ctx.ruleset
+    check_context(ctx, needs_dice=rs.scoring.kaibao or rs.scoring.dice_huangfan)
+    if not isinstance(w.win, WinKind):
+        raise InvalidArgument(f"unknown win kind {w.win!r}", field="win")
+    if not w.winners:
+        raise InvalidArgument("a won hand needs at least one winner", field="winners")
+    if len(w.winners) > 3:
+        raise InvalidArgument(f"{len(w.winners)} winners; at most 3 can win", field="winners")
+    seats = [check_seat(h.seat, "winner seat") for h in w.winners]
+    if len(set(seats)) != len(seats):
+        raise InvalidArgument(f"winner seats {seats} name a seat twice", field="winners")
+    if w.win.has_feeder:
+        who = "discarder" if w.win is WinKind.DISCARD else "robbed seat"
+        if w.from_seat is None:
+            raise InvalidArgument(f"a {w.win.value} win needs the {who} (from)", field="from")
+        check_seat(w.from_seat, f"{who} seat")
+        if w.from_seat in seats:
+            raise InvalidArgument(
+                f"seat {w.from_seat} is both the {who} and a winner", field="from"
+            )
+    else:
+        if len(seats) != 1:
+            raise InvalidArgument(
+                f"a {w.win.value} win has exactly one winner, not {len(seats)}", field="winners"
+            )
+        if w.from_seat is not None:
+            raise InvalidArgument(
+                f"a {w.win.value} win has no discarder, but from = {w.from_seat}", field="from"
+            )
+    if w.replacement and not w.win.is_self_draw:
+        raise InvalidArgument(
+            f"a replacement-draw win (杠开) is a self-draw, not a {w.win.value} win",
+            field="replacement",
+        )
+    for s in w.ready:
+        check_seat(s, "ready seat")
+    if w.claims is not None:
+        for c in w.claims:
+            check_seat(c.claimer, "claimer seat")
+            check_seat(c.claimed_from, "claimed-from seat")
+            if c.claimer == c.claimed_from:
+                raise InvalidArgument(f"claim by seat {c.claimer} from itself", field="claims")
+    checked = [_check_winner(w, h) for h in w.winners]
+    _check_tiles_add_up(w, checked)
+    if w.claims is not None:
+        _check_claims_cover_melds(w)
+    return checked
+
+
+def _check_winner(w: WinInput, h: WinnerHand) -> CheckedWinner:
+    ctx = w.context
+    rs = ctx.ruleset
+    who = f"seat {h.seat}"
+    check_melds(h.melds, f"{who} melds")
+    for m in h.melds:
+        if m.kind is MeldKind.CONCEALED_KONG:
+            continue
+        if m.from_seat is None:
+            raise InvalidArgument(
+                f"{who}: {m.kind.label} {T.format_tiles(m.tiles)} names no seat "
+                "it was claimed from",
+                field="melds",
+            )
+        check_seat(m.from_seat, f"{who} meld from seat")
+        if m.from_seat == h.seat:
+            raise InvalidArgument(
+                f"{who}: {m.kind.label} {T.format_tiles(m.tiles)} claimed from itself",
+                field="melds",
+            )
+    check_flowers(h.flowers, f"{who} flowers")
+    counts = counts_from_tiles(h.concealed, f"{who} concealed tiles")
+    win_tile = h.win_tile
+    if not T.is_valid_kind(win_tile):
+        raise InvalidArgument(f"{who}: winning tile {win_tile!r} is not a tile", field="win_tile")
+    size = sum(counts) + 3 * len(h.melds)
+    if w.win is WinKind.EIGHT_FLOWERS:
+        if not T.is_flower(win_tile):
+            raise InvalidArgument(
+                f"{who}: 八花齐 is won on the eighth flower, not on {T.format_tile(win_tile)}",
+                field="win_tile",
+            )
+        held = set(h.flowers) | {win_tile}
+        if win_tile in h.flowers or held != ALL_FLOWERS:
+            missing = T.format_tiles(sorted(ALL_FLOWERS - held)) or "none"
+            raise InvalidArgument(
+                f"{who}: 八花齐 needs all 8 flowers once each; missing {missing}",
+                field="flowers",
+            )
+        if size != 13 and not (size == 14 and h.seat == ctx.dealer):
+            raise InvalidArgument(
+                f"{who} holds {size} tiles (a kong counts as 3); a hand between draws has 13 "
+                "(14 for the dealer at the deal)",
+                field="concealed",
+            )
+        check_copies(counts, h.melds, who)
+        return CheckedWinner(h, counts, HandType.EIGHT_FLOWERS)
+    if T.is_flower(win_tile):
+        raise InvalidArgument(
+            f"{who}: a flower ({T.format_tile(win_tile)}) completes no hand except 八花齐",
+            field="win_tile",
+        )
+    full = list(counts)
+    full[win_tile] += 1
+    if size + 1 != 14:
+        raise InvalidArgument(
+            f"{who} has {sum(counts)} concealed tiles + the winning tile and {len(h.melds)} "
+            f"melds: {size + 1} tiles in all (a kong counts as 3); a winning hand has 14",
+            field="concealed",
+        )
+    check_copies(full, h.melds, who)
+    if w.win is WinKind.ROB_KONG:
+        held = counts[win_tile] + sum(m.tiles.count(win_tile) for m in h.melds)
+        if held:
+            raise InvalidArgument(
+                f"{who} robs a kong of {T.format_tile(win_tile)} but holds {held} more: the "
+                "robbed player held the other three",
+                field="win_tile",
+            )
+    hand = classify(full, list(h.melds), rs)
+    if hand is None:
+        shown = T.format_tiles(T.from_counts(full))
+        melds = " ".join(T.format_tiles(m.tiles) for m in h.melds)
+        raise InvalidArgument(
+            f"{who} claims a win but {shown}{' + ' + melds if melds else ''} is no allowed "
+            "winning hand (RULES §6)",
+            field="winners",
+            reason="NOT_A_WIN",
+        )
+    if rs.ready.require_declare_ready and h.seat not in w.ready and not _wins_without_ready(w, h):
+        raise InvalidArgument(
+            f"{who} wins without having declared ready (敲), which ruleset {rs.name} requires",
+            field="ready",
+            reason="NOT_A_WIN",
+        )
+    return CheckedWinner(h, full, hand)
+
+
+def _wins_without_ready(w: WinInput, h: WinnerHand) -> bool:
+    """天胡/地胡 win without 敲 where the preset has them (RULES §5)."""
+    return bool(w.context.ruleset.hands.heavenly_earthly and w.first_go_around)
+
+
+def _check_tiles_add_up(w: WinInput, checked: list[CheckedWinner]) -> None:
+    """Across winners: no kind more than 4 times (the shared winning tile once), no flower
+    twice."""
+    total = [0] * T.NUM_KINDS
+    flowers: Counter = Counter()
+    for c in checked:
+        for k, n in enumerate(c.counts):
+            total[k] += n
+        for m in c.hand.melds:
+            for k in m.tiles:
+                total[k] += 1
+        flowers.update(c.hand.flowers)
+    if w.win.has_feeder and len(checked) > 1:
+        total[w.winners[0].win_tile] -= len(checked) - 1  # one discarded tile, several winners
+        tiles = {c.hand.win_tile for c in checked}
+        if len(tiles) > 1:
+            raise InvalidArgument(
+                "winners on one discard must win on the same tile, not "
+                + ", ".join(T.format_tile(t) for t in sorted(tiles)),
+                field="win_tile",
+            )
+    for k, n in enumerate(total):
+        if n > T.COPIES:
+            raise InvalidArgument(
+                f"the winners hold {n} copies of {T.format_tile(k)}; there are only {T.COPIES}",
+                field="winners",
+                tile=T.format_tile(k),
+            )
+    for f, n in flowers.items():
+        if n > 1:
+            raise InvalidArgument(
+                f"flower {T.format_tile(f)} held by {n} winners; each flower exists once",
+                field="flowers",
+            )
+
+
+def _check_claims_cover_melds(w: WinInput) -> None:
+    """Every claimed meld of a winner must be among the hand's claims."""
+    claims = Counter((c.claimer, c.claimed_from) for c in w.claims)
+    needed = Counter((c.claimer, c.claimed_from) for c in claims_from_melds(w.winners))
+    for (claimer, source), n in needed.items():
+        if claims[claimer, source] < n:
+            raise InvalidArgument(
+                f"seat {claimer} shows {n} melds claimed from seat {source} but the claims list "
+                f"only {claims[claimer, source]}",
+                field="claims",
+            )

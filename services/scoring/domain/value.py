@@ -1,0 +1,178 @@
+"""The value of a winning hand: the points of one share (份), in the order of RULES §8.
+
+1. raw: ``base_points`` + 花 for a flower-scored hand (``[hands]`` value 0); fixed 勒子 ×
+   ``lezi_points`` for the others. Where a preset makes 大吊车, 天胡 or 地胡 fixed hands (seed
+   001), the higher of the shape's raw value and theirs counts.
+2. floor (``scoring.floor_to_lezi``): 杠开 or 大吊车 raise a raw value under 1 勒子 to 1 勒子.
+3. multipliers, each once: 门清, 开宝, 荒番 (RULES §8), and the preset's 杠开 and 抢杠 factors
+   (``replacement_multiplier``, ``rob_kong_multiplier``: seed 001's ×2 and ×3). 八花齐 takes
+   only 开宝 and 荒番.
+4. hand cap: the hand's ``[hand_caps]`` (the highest of the hands that apply) × the 开宝 factor
+   × the 荒番 factor; then 门清 lifts a cap under ``menqing_min_cap_lezi`` to it (双勒).
+5. table cap: ``hand_cap_lezi`` 勒子.
+
+Each step that applies adds a breakdown item; so does each that was considered and had no
+effect where a player would ask (a floor on a hand already worth a 勒子).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from services.scoring.domain.breakdown import Item, Unit, item
+from shared.hand import HandType
+from shared.ruleset import Ruleset
+
+
+@dataclass(frozen=True, slots=True)
+class Situations:
+    """Which win situations (RULES §6) hold for one winner."""
+
+    menqing: bool = False  # 门清
+    kaibao: bool = False  # 开宝
+    huangfan: bool = False  # 荒番 (counter above zero)
+    replacement: bool = False  # 杠开
+    big_hanging: bool = False  # 大吊车
+    rob_kong: bool = False  # 抢杠
+    heavenly: bool = False  # 天胡
+    earthly: bool = False  # 地胡
+
+
+@dataclass(frozen=True, slots=True)
+class HandValue:
+    value: int  # points of one share
+    raw: int
+    cap_lezi: int  # the hand cap after its lifts
+    items: tuple[Item, ...]
+
+
+# Situations that some presets value as fixed hands, with their [hands]/[hand_caps] option.
+_SITUATION_HANDS = (
+    ("big_hanging", "BIG_HANGING"),
+    ("heavenly", "HEAVENLY_WIN"),
+    ("earthly", "EARTHLY_WIN"),
+)
+_OPTION_OF_SITUATION = {
+    "big_hanging": "big_hanging",
+    "heavenly": "heavenly_win",
+    "earthly": "earthly_win",
+}
+
+
+def hand_value(
+    hand: HandType, flowers: int, situ: Situations, ruleset: Ruleset, seat: int | None = None
+) -> HandValue:
+    """The value of ``hand`` with ``flowers`` 花 under ``situ`` (see module doc)."""
+    sc = ruleset.scoring
+    hands = ruleset.hands
+    caps = ruleset.hand_caps
+    lezi = sc.lezi_points
+    items: list[Item] = []
+    name = f"{hand.name_zh} {hand.label}"
+
+    # 1. raw value
+    fixed = getattr(hands, hand.label)
+    cap_lezi = caps.get(hand.label, caps.default)
+    if fixed:
+        raw = fixed * lezi
+        items.append(item("HAND", raw, Unit.POINTS, seat, detail=f"{name}: {fixed} 勒子 × {lezi}"))
+    else:
+        raw = sc.base_points + flowers
+        items.append(
+            item(
+                "HAND",
+                raw,
+                Unit.POINTS,
+                seat,
+                detail=f"{name}: flower-scored, {sc.base_points} 底分 + {flowers} 花",
+            )
+        )
+    for attr, code in _SITUATION_HANDS:
+        if not getattr(situ, attr):
+            continue
+        option = _OPTION_OF_SITUATION[attr]
+        lezi_of = hands.get(option, 0)
+        if not lezi_of:
+            continue
+        cap_lezi = max(cap_lezi, caps.get(option, caps.default))
+        if lezi_of * lezi > raw:
+            raw = lezi_of * lezi
+            items.append(item(code, raw, Unit.POINTS, seat, detail=f"{lezi_of} 勒子 × {lezi}"))
+        else:
+            items.append(
+                item(code, raw, Unit.POINTS, seat, detail=f"{lezi_of} 勒子: no higher than {raw}")
+            )
+
+    # 2. 杠开 / 大吊车 floor
+    value = raw
+    if sc.floor_to_lezi and hand is not HandType.EIGHT_FLOWERS:
+        floors = ((situ.replacement, "杠开"), (situ.big_hanging, "大吊车"))
+        reasons = [zh for flag, zh in floors if flag]
+        if reasons:
+            why = " and ".join(reasons)
+            if value < lezi:
+                value = lezi
+                items.append(
+                    item("FLOOR_TO_LEZI", value, Unit.POINTS, seat, detail=f"{why}: {raw} < {lezi}")
+                )
+            else:
+                items.append(
+                    item(
+                        "FLOOR_TO_LEZI",
+                        value,
+                        Unit.POINTS,
+                        seat,
+                        detail=f"{why}: already at least 1 勒子, unchanged",
+                    )
+                )
+
+    # 3. multipliers
+    eight = hand is HandType.EIGHT_FLOWERS
+    menqing = situ.menqing and sc.menqing and not eight
+    kaibao = situ.kaibao and sc.kaibao
+    for on, code, factor in (
+        (menqing, "CONCEALED_HAND", sc.menqing_multiplier),
+        (kaibao, "DICE_BONUS", sc.kaibao_multiplier),
+        (situ.huangfan, "DRAWN_HAND_BONUS", sc.huangfan_multiplier),
+        (situ.replacement and not eight, "REPLACEMENT_WIN", sc.replacement_multiplier),
+        (situ.rob_kong, "ROB_KONG", sc.rob_kong_multiplier),
+    ):
+        if on and factor != 1:
+            value *= factor
+            items.append(item(code, factor, Unit.MULTIPLIER, seat, detail=f"value {value}"))
+
+    # 4. hand cap with its lifts
+    lifts = []
+    hand_cap = cap_lezi
+    if kaibao:
+        cap_lezi *= sc.kaibao_multiplier
+        lifts.append(f"×{sc.kaibao_multiplier} 开宝")
+    if situ.huangfan:
+        cap_lezi *= sc.huangfan_multiplier
+        lifts.append(f"×{sc.huangfan_multiplier} 荒番")
+    if menqing and cap_lezi < sc.menqing_min_cap_lezi:
+        cap_lezi = sc.menqing_min_cap_lezi
+        lifts.append(f"门清 lifts it to {cap_lezi}")
+    cap = cap_lezi * lezi
+    how = f"{hand_cap} 勒子" + (" " + ", ".join(lifts) if lifts else "") + f" = {cap}"
+    if value > cap:
+        items.append(item("HAND_CAP", cap_lezi, Unit.LEZI, seat, detail=f"{how}: {value} → {cap}"))
+        value = cap
+    else:
+        items.append(item("HAND_CAP", cap_lezi, Unit.LEZI, seat, detail=f"{how}: not reached"))
+
+    # 5. table cap
+    table_cap = sc.hand_cap_lezi * lezi
+    if value > table_cap:
+        items.append(
+            item(
+                "TABLE_CAP",
+                sc.hand_cap_lezi,
+                Unit.LEZI,
+                seat,
+                detail=f"{sc.hand_cap_lezi} 勒子 = {table_cap}: {value} → {table_cap}",
+            )
+        )
+        value = table_cap
+    items.append(item("VALUE", value, Unit.POINTS, seat, detail="points of one share (份)"))
+    return HandValue(value, raw, min(cap_lezi, sc.hand_cap_lezi), tuple(items))
