@@ -95,6 +95,14 @@ class Matchmaking:
         silver = ledger.balance(self.store, player_id)
         return Account(player, silver, levels.level_for(silver))
 
+    def public_balance(self, account: str) -> int:
+        """Any ledger account's balance: a player, a quick-match bot or ``house`` (its share of
+        escape penalties); NotFound for an id that is no player and has no entries."""
+        unknown = account != ledger.HOUSE and players.find_player(self.store, account) is None
+        if unknown and not ledger.entries(self.store, account):
+            raise NotFound(f"no player or ledger account {account!r}", player_id=account)
+        return ledger.balance(self.store, account)
+
     def entries(self, token: str) -> tuple[Account, list[ledger.Entry]]:
         player = self.authenticate(token)
         return self.account(player.player_id), ledger.entries(self.store, player.player_id)

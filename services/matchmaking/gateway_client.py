@@ -1,0 +1,87 @@
+"""The gRPC side of the allocator port: ``GatewayService.CreateTable`` with deadlines and retries.
+
+Idempotent by request id, so a retry after a lost answer (or a second replica doing the same
+work) gets the same table. Any failure becomes :class:`shared.errors.Unavailable`; the domain
+then keeps the table pending and tries again on its next tick.
+"""
+
+from __future__ import annotations
+
+import time
+
+import grpc
+import structlog
+from mahjong.common.v1 import common_pb2
+from mahjong.gateway.v1 import gateway_pb2, gateway_pb2_grpc
+
+from shared.convert.common import ruleset_to_ref, seat_to_proto
+from shared.errors import Unavailable
+
+from .allocator import TableAllocation, TableRequest
+
+log = structlog.get_logger("mahjong.matchmaking.gateway_client")
+
+_RETRYABLE = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED}
+
+
+def create_table_request(request: TableRequest) -> gateway_pb2.CreateTableRequest:
+    return gateway_pb2.CreateTableRequest(
+        request_id=request.request_id,
+        ruleset=ruleset_to_ref(request.ruleset, request.ruleset_options),
+        stake=request.stake,
+        seats=[
+            gateway_pb2.SeatAssignment(
+                player_id=s.player_id, display_name=s.display_name, bot=s.bot
+            )
+            for s in request.seats
+        ],
+        max_hands=request.max_hands,
+        tag=request.tag,
+        first_dealer=(
+            common_pb2.SEAT_UNSPECIFIED
+            if request.first_dealer is None
+            else seat_to_proto(request.first_dealer)
+        ),
+    )
+
+
+class GatewayAllocator:
+    """Creates tables on the gateway at ``address`` (a host:port, or a ``dns:///`` name of a
+    headless Service, balanced round-robin)."""
+
+    def __init__(
+        self, address: str, *, timeout: float = 5.0, attempts: int = 3, backoff: float = 0.2
+    ) -> None:
+        self.address = address
+        self.timeout = timeout
+        self.attempts = attempts
+        self.backoff = backoff
+        self._channel = grpc.insecure_channel(
+            address, options=[("grpc.lb_policy_name", "round_robin")]
+        )
+        self._stub = gateway_pb2_grpc.GatewayServiceStub(self._channel)
+
+    def create_table(self, request: TableRequest) -> TableAllocation:
+        message = create_table_request(request)
+        last: grpc.RpcError | None = None
+        for attempt in range(self.attempts):
+            try:
+                resp = self._stub.CreateTable(message, timeout=self.timeout)
+            except grpc.RpcError as exc:
+                last = exc
+                if exc.code() not in _RETRYABLE:
+                    break
+                time.sleep(self.backoff * (attempt + 1))
+                continue
+            tokens = tuple(resp.seat_tokens) + ("",) * (len(request.seats) - len(resp.seat_tokens))
+            return TableAllocation(resp.table_id, tokens, resp.gateway_address or self.address)
+        code = last.code().name if last else "UNKNOWN"
+        details = last.details() if last else ""
+        log.warning("create_table_failed", request_id=request.request_id, code=code, error=details)
+        raise Unavailable(
+            f"gateway {self.address} did not create table {request.request_id}: {code} {details}",
+            request_id=request.request_id,
+        )
+
+    def close(self) -> None:
+        self._channel.close()

@@ -1,0 +1,139 @@
+"""``mahjong serve matchmaking``: the MatchmakingService over a store, creating tables on the
+gateway given by ``--gateway-addr``. A background ticker drives the timers (queue bot fill, room
+Start timers) and the work waiting on the gateway."""
+
+from __future__ import annotations
+
+import argparse
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import structlog
+from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
+
+from shared.addresses import DEFAULT_PORTS, default_address
+from shared.server import Config, ServiceSpec
+from shared.store import open_store
+
+from .allocator import TableAllocator
+from .clock import Clock, system_clock
+from .gateway_client import GatewayAllocator
+from .service import Matchmaking, MatchmakingConfig
+from .servicer import MatchmakingServicer
+
+CALLS = ("gateway",)
+SERVICE_NAME = "mahjong.matchmaking.v1.MatchmakingService"
+log = structlog.get_logger("mahjong.matchmaking")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--gateway-addr", default=default_address("gateway"))
+    p.add_argument("--gateway-timeout", type=float, default=5.0, help="CreateTable deadline (s)")
+    p.add_argument("--tick-seconds", type=float, default=0.25, help="timer resolution (s)")
+    p.add_argument(
+        "--bot-fill-seconds",
+        type=float,
+        default=30.0,
+        help="a queue's oldest ticket waits this long before bots fill the empty seats",
+    )
+    p.add_argument(
+        "--ready-seconds",
+        type=float,
+        default=-1.0,
+        help="room Start timer (s); negative = the ruleset's timers.ready_seconds (15)",
+    )
+    p.add_argument("--starting-silver", type=int, default=1000)
+    p.add_argument("--free-room-cards", type=int, default=3)
+    p.add_argument(
+        "--token-secret",
+        default="",
+        help="player-token signing secret (default: generated once and kept in the store)",
+    )
+
+
+class Ticker:
+    """Calls ``fn`` every ``seconds`` on a daemon thread until closed; errors are logged."""
+
+    def __init__(self, fn: Callable[[], None], seconds: float) -> None:
+        self._fn = fn
+        self._seconds = seconds
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="matchmaking-ticker", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._seconds):
+            try:
+                self._fn()
+            except Exception as exc:  # a tick must never kill the ticker
+                log.exception("tick_failed", error=repr(exc))
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+
+class Resources:
+    """What the server closes on shutdown; ``matchmaking`` is the running facade (tests)."""
+
+    def __init__(self, matchmaking: Matchmaking, *closers: Any) -> None:
+        self.matchmaking = matchmaking
+        self._closers = closers
+
+    def close(self) -> None:
+        for c in self._closers:
+            if c is not None:
+                c.close()
+
+
+def mm_config(extra: dict[str, Any]) -> MatchmakingConfig:
+    ready = extra.get("ready_seconds", -1.0)
+    return MatchmakingConfig(
+        token_secret=(extra.get("token_secret") or "").encode() or None,
+        starting_silver=extra.get("starting_silver", 1000),
+        free_room_cards=extra.get("free_room_cards", 3),
+        bot_fill_seconds=extra.get("bot_fill_seconds", 30.0),
+        ready_seconds=None if ready is None or ready < 0 else ready,
+    )
+
+
+def make_add_to_server(
+    allocator_factory: Callable[[Config], TableAllocator] | None = None,
+    clock: Clock = system_clock,
+    ticking: bool = True,
+):
+    """The ``add_to_server`` of a spec; tests pass a fake allocator and a manual clock."""
+
+    def add_to_server(server, config: Config) -> Resources:
+        store = open_store(config.store_url)
+        if allocator_factory is None:
+            allocator: Any = GatewayAllocator(
+                config.extra.get("gateway_addr") or default_address("gateway"),
+                timeout=config.extra.get("gateway_timeout", 5.0),
+            )
+        else:
+            allocator = allocator_factory(config)
+        mm = Matchmaking(store, allocator, clock, mm_config(config.extra))
+        servicer = MatchmakingServicer(mm)
+        pb_grpc.add_MatchmakingServiceServicer_to_server(servicer, server)
+        ticker = Ticker(mm.tick, config.extra.get("tick_seconds", 0.25)) if ticking else None
+        closer = getattr(allocator, "close", None)
+        return Resources(mm, ticker, *([allocator] if callable(closer) else []), store)
+
+    return add_to_server
+
+
+def make_spec(**kwargs: Any) -> ServiceSpec:
+    port, metrics = DEFAULT_PORTS["matchmaking"]
+    return ServiceSpec(
+        name="matchmaking",
+        default_port=port,
+        default_metrics_port=metrics,
+        add_to_server=make_add_to_server(**kwargs),
+        service_names=[SERVICE_NAME],
+        add_arguments=add_arguments,
+    )
+
+
+SPEC = make_spec()

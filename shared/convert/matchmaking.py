@@ -1,0 +1,186 @@
+"""Conversion of ``mahjong.matchmaking.v1`` messages to and from the matchmaking domain.
+
+Used by the matchmaking servicer, its CLI and its clients (the gateway's reports), so it lives
+once here. Seats use the common convention (proto value = seat + 1).
+"""
+
+from __future__ import annotations
+
+from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
+
+from services.matchmaking import ledger, levels, queues, rooms, tournaments
+from services.matchmaking.players import Player
+from shared.convert.common import seat_from_proto_optional, seat_to_proto
+
+_TICKET_STATES = {
+    queues.WAITING: pb.TICKET_STATE_WAITING,
+    queues.MATCHED: pb.TICKET_STATE_MATCHED,
+    queues.ASSIGNED: pb.TICKET_STATE_ASSIGNED,
+    queues.CANCELLED: pb.TICKET_STATE_CANCELLED,
+}
+_ROOM_STATES = {
+    rooms.OPEN: pb.ROOM_STATE_OPEN,
+    rooms.STARTING: pb.ROOM_STATE_STARTING,
+    rooms.PLAYING: pb.ROOM_STATE_PLAYING,
+    rooms.FINISHED: pb.ROOM_STATE_FINISHED,
+    rooms.CLOSED: pb.ROOM_STATE_CLOSED,
+}
+_TOURNAMENT_STATES = {
+    tournaments.REGISTERING: pb.TOURNAMENT_STATE_REGISTERING,
+    tournaments.RUNNING: pb.TOURNAMENT_STATE_RUNNING,
+    tournaments.FINISHED: pb.TOURNAMENT_STATE_FINISHED,
+}
+_ENTRY_KINDS = {
+    ledger.GRANT: pb.LEDGER_ENTRY_KIND_GRANT,
+    ledger.HAND: pb.LEDGER_ENTRY_KIND_HAND,
+    ledger.ESCAPE_PENALTY: pb.LEDGER_ENTRY_KIND_ESCAPE_PENALTY,
+    ledger.HOUSE_SHARE: pb.LEDGER_ENTRY_KIND_HOUSE_SHARE,
+}
+
+
+def _ms(seconds: float | None) -> int:
+    return 0 if seconds is None else round(seconds * 1000)
+
+
+def level_to_proto(level: levels.Level) -> pb.Level:
+    return pb.Level(
+        rank=level.rank,
+        name=level.name,
+        english_name=level.english,
+        min_silver=level.min_silver,
+        base_chips=level.base_chips,
+        allowed_stakes=levels.allowed_stakes(level),
+    )
+
+
+def player_to_proto(player: Player, silver: int) -> pb.Player:
+    return pb.Player(
+        player_id=player.player_id,
+        display_name=player.display_name,
+        bot=player.bot,
+        silver=silver,
+        level=level_to_proto(levels.level_for(silver)),
+        room_cards=player.room_cards,
+    )
+
+
+def entry_to_proto(entry: ledger.Entry) -> pb.LedgerEntry:
+    return pb.LedgerEntry(
+        ref=entry.ref,
+        kind=_ENTRY_KINDS.get(entry.kind, pb.LEDGER_ENTRY_KIND_UNSPECIFIED),
+        amount=entry.amount,
+        tag=entry.tag,
+        recorded_at_unix_ms=_ms(entry.at),
+    )
+
+
+def assignment_to_proto(a: queues.Assignment | None) -> pb.Assignment | None:
+    if a is None:
+        return None
+    return pb.Assignment(
+        gateway_address=a.gateway_address,
+        table_id=a.table_id,
+        seat=seat_to_proto(a.seat),
+        seat_token=a.seat_token,
+    )
+
+
+def ticket_to_proto(t: queues.Ticket, waiting: int = 0) -> pb.Ticket:
+    return pb.Ticket(
+        ticket_id=t.ticket_id,
+        ruleset=t.ruleset,
+        stake=t.stake,
+        state=_TICKET_STATES[t.state],
+        assignment=assignment_to_proto(t.assignment),
+        created_at_unix_ms=_ms(t.created_at),
+        waiting_in_queue=waiting if t.state == queues.WAITING else 0,
+    )
+
+
+def room_to_proto(room: rooms.Room, viewer: str = "") -> pb.Room:
+    return pb.Room(
+        code=room.code,
+        owner_player_id=room.owner,
+        ruleset=room.ruleset,
+        stake=room.stake or 0,
+        max_hands=room.max_hands,
+        state=_ROOM_STATES[room.state],
+        members=[
+            pb.RoomMember(
+                player_id=m.player_id,
+                display_name=m.display_name,
+                bot=m.bot,
+                accepted=m.accepted,
+                ready=m.ready,
+                seat=seat_to_proto(i),
+                ready_deadline_unix_ms=_ms(m.ready_deadline),
+            )
+            for i, m in enumerate(room.members)
+        ],
+        assignment=assignment_to_proto(room.assignment_for(viewer) if viewer else None),
+    )
+
+
+def standing_to_proto(s: tournaments.Standing) -> pb.Standing:
+    return pb.Standing(
+        rank=s.rank, player_id=s.player_id, display_name=s.display_name, bot=s.bot, chips=s.chips
+    )
+
+
+def tournament_to_proto(t: tournaments.Tournament) -> pb.Tournament:
+    return pb.Tournament(
+        tournament_id=t.tournament_id,
+        name=t.name,
+        creator_player_id=t.creator,
+        ruleset=t.ruleset,
+        stake=t.stake,
+        rounds=t.rounds,
+        hands_per_round=t.hands_per_round,
+        state=_TOURNAMENT_STATES[t.state],
+        entrants=[
+            pb.Entrant(player_id=e.player_id, display_name=e.display_name, bot=e.bot)
+            for e in t.entrants
+        ],
+        current_round=t.current_round,
+        tables=[
+            pb.TournamentTable(
+                round=x.round,
+                index=x.index,
+                player_ids=x.seats,
+                table_id=x.table_id,
+                gateway_address=x.gateway_address,
+                finished=x.finished,
+                hands_played=x.hands_played,
+            )
+            for x in t.tables
+        ],
+        standings=[
+            pb.RoundStandings(round=i + 1, standings=[standing_to_proto(s) for s in r])
+            for i, r in enumerate(t.standings)
+        ],
+        final_ranking=[standing_to_proto(s) for s in t.final_ranking],
+    )
+
+
+def hand_report_from_proto(req: pb.RecordHandRequest) -> ledger.HandReport:
+    return ledger.HandReport(
+        hand_id=req.hand_id,
+        table_id=req.table_id,
+        tag=req.tag,
+        player_ids=tuple(req.player_ids),
+        payments=tuple(req.payments),
+        house=req.house,
+        escaped_seat=seat_from_proto_optional(req.escaped_seat, "escaped_seat"),
+    )
+
+
+def hand_report_to_proto(report: ledger.HandReport) -> pb.RecordHandRequest:
+    return pb.RecordHandRequest(
+        hand_id=report.hand_id,
+        table_id=report.table_id,
+        tag=report.tag,
+        player_ids=report.player_ids,
+        payments=report.payments,
+        house=report.house,
+        escaped_seat=seat_to_proto(report.escaped_seat),
+    )
