@@ -1,0 +1,185 @@
+"""In-process adapters: the engine's ports answered by the wall, rules and scoring domain
+packages directly (unit tests, the domain-only benchmark, ``mahjong replay verify``).
+
+Each adapter counts its calls (:class:`~services.gateway.domain.ports.CallCounter`), so the
+benchmark can report how many service calls an action costs in the real stack.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+
+from services.gateway.domain.ports import (
+    BreakdownItem,
+    CallCounter,
+    HandFacts,
+    Settlement,
+    WallDraw,
+    WallHand,
+    WallReveal,
+    WinnerResult,
+)
+from services.rules import domain as rules_domain
+from services.scoring import domain as scoring_domain
+from services.wall import shuffle
+from services.wall.record import HandWall
+from shared.ruleset import resolve_ruleset
+from shared.table import Action, ClaimOptions, ClaimResolution, OwnTurnOptions, TableSnapshot
+
+
+class InProcessWall:
+    """Walls held in memory, built by the wall domain (services.wall.record.HandWall)."""
+
+    def __init__(self, counter: CallCounter | None = None, *, keep: int = 64) -> None:
+        self.hands: dict[str, HandWall] = {}
+        self.counter = counter or CallCounter()
+        self.keep = keep
+
+    def new_hand(
+        self, ruleset_name: str, overrides: Mapping[str, str], dealer: int, request_id: str
+    ) -> WallHand:
+        self.counter.wall += 1
+        ruleset = resolve_ruleset(ruleset_name, overrides)
+        swap = ruleset.table.tile_swap_count if ruleset.table.tile_swap else 0
+        hand = HandWall.create(
+            "h_" + secrets.token_hex(8),
+            shuffle.new_seed(),
+            dealer,
+            reserved=ruleset.table.reserved_tiles,
+            swap_count=swap,
+        )
+        if len(self.hands) >= self.keep:  # keep memory bounded in long benchmark runs
+            self.hands.pop(next(iter(self.hands)))
+        self.hands[hand.hand_id] = hand
+        return WallHand(hand.hand_id, tuple(hand.dice), hand.commitment.hex(), hand.wall.remaining)
+
+    def deal(self, hand_id: str) -> tuple[list[list[int]], int]:
+        self.counter.wall += 1
+        hand = self.hands[hand_id]
+        return hand.deal(), hand.wall.remaining
+
+    def draw(self, hand_id: str, seat: int) -> WallDraw:
+        self.counter.wall += 1
+        hand = self.hands[hand_id]
+        event = hand.draw(seat)
+        return WallDraw(event.tiles[0], hand.wall.remaining)
+
+    def draw_replacement(self, hand_id: str, seat: int) -> WallDraw:
+        self.counter.wall += 1
+        hand = self.hands[hand_id]
+        event = hand.draw_replacement(seat)
+        return WallDraw(event.tiles[0], hand.wall.remaining)
+
+    def reveal(self, hand_id: str) -> WallReveal:
+        self.counter.wall += 1
+        hand = self.hands[hand_id]
+        hand.reveal()
+        return WallReveal(hand.seed.hex(), hand.commitment.hex())
+
+
+class InProcessRules:
+    """The rules domain called directly."""
+
+    def __init__(self, counter: CallCounter | None = None) -> None:
+        self.counter = counter or CallCounter()
+
+    def own_turn_options(self, snapshot: TableSnapshot, seat: int) -> OwnTurnOptions:
+        self.counter.rules += 1
+        return rules_domain.own_turn_options(snapshot, seat)
+
+    def claim_options(self, snapshot: TableSnapshot) -> dict[int, ClaimOptions]:
+        self.counter.rules += 1
+        return {o.seat: o for o in rules_domain.claim_options(snapshot)}
+
+    def resolve_claims(
+        self, snapshot: TableSnapshot, claims: Mapping[int, Action]
+    ) -> ClaimResolution:
+        self.counter.rules += 1
+        return rules_domain.resolve_claims(snapshot, claims)
+
+
+def settlement_from_domain(st) -> Settlement:
+    """The scoring domain's settlement in the engine's terms."""
+    return Settlement(
+        payments=tuple(st.payments),  # type: ignore[arg-type]
+        house=st.house,
+        winners=tuple(WinnerResult(w.seat, int(w.hand), w.flowers, w.value) for w in st.winners),
+        next_dealer=st.next_dealer,
+        next_huangfan=st.next_huangfan,
+        breakdown=tuple(
+            BreakdownItem(
+                it.seat,
+                it.code,
+                f"{it.label_zh} {it.label}" + (f": {it.detail}" if it.detail else ""),
+                it.amount,
+            )
+            for it in st.breakdown
+        ),
+    )
+
+
+class InProcessScoring:
+    """The scoring domain called directly."""
+
+    def __init__(self, counter: CallCounter | None = None) -> None:
+        self.counter = counter or CallCounter()
+
+    @staticmethod
+    def _context(ruleset_name, overrides, stake, dealer, dice, huangfan):
+        return scoring_domain.HandContext(
+            ruleset=resolve_ruleset(ruleset_name, overrides),
+            stake=stake,
+            dealer=dealer,
+            dice=dice,
+            huangfan=huangfan,
+        )
+
+    def settle_win(self, facts: HandFacts) -> Settlement:
+        self.counter.scoring += 1
+        ctx = self._context(
+            facts.ruleset_name,
+            facts.overrides,
+            facts.stake,
+            facts.dealer,
+            facts.dice,
+            facts.huangfan,
+        )
+        winners = tuple(
+            scoring_domain.WinnerHand(
+                seat=w.seat,
+                concealed=w.concealed,
+                melds=w.melds,
+                flowers=w.flowers,
+                win_tile=w.win_tile if w.win_tile is not None else w.flowers[-1],
+            )
+            for w in facts.winners
+        )
+        inp = scoring_domain.WinInput(
+            context=ctx,
+            winners=winners,
+            win=scoring_domain.WinKind(facts.win),
+            from_seat=facts.from_seat,
+            replacement=facts.replacement,
+            ready=frozenset(facts.ready),
+            claims=tuple(scoring_domain.Claim(c, f, feeder_ready=r) for c, f, r in facts.claims),
+            first_go_around=facts.first_go_around,
+        )
+        return settlement_from_domain(scoring_domain.settle_win(inp))
+
+    def settle_draw(self, facts: HandFacts) -> Settlement:
+        self.counter.scoring += 1
+        ctx = self._context(
+            facts.ruleset_name,
+            facts.overrides,
+            facts.stake,
+            facts.dealer,
+            facts.dice,
+            facts.huangfan,
+        )
+        return settlement_from_domain(scoring_domain.settle_draw(ctx))
+
+    def settle_escape(self, ruleset_name, overrides, stake, seat, dealer, huangfan) -> Settlement:
+        self.counter.scoring += 1
+        ctx = self._context(ruleset_name, overrides, stake, dealer, None, huangfan)
+        return settlement_from_domain(scoring_domain.settle_escape(ctx, seat))

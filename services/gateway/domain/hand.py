@@ -1,0 +1,804 @@
+"""One hand of Shanghai Mahjong run as a state machine (RULES.md §3-§9).
+
+:class:`HandEngine` drives a hand through its ports (wall, rules, scoring): NewHand (the seed
+commitment is published), the deal, 补花 in dealer order, then the loop of RULES §4 — draw (a
+flower is exposed and replaced from the tail), the own-turn options from rules, the seat's action,
+the discard, ONE rules call for every other seat's claim options, the claim window, priority
+resolution (一炮多响: all wins stand), 敲 locks and 漏胡 marks (decided by rules, kept here),
+kongs with replacement draws and the 抢杠 window on an added kong, 八花齐, and the drawn hand
+(流局) when a seat must draw from an empty wall. At the end scoring settles and the wall reveals
+its seed.
+
+The engine is pure and synchronous: it never sleeps and never reads a clock except through
+``now_ms``. Every state change is the result of :meth:`HandEngine.act` with a concrete action
+(timeouts, bots and 托管 are turned into concrete actions by the table session), and every fact
+is published through ``emit(kind, data)`` — the table's event log. Actions are checked against
+the options the engine already holds, so no extra rules call is needed to validate one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from services.gateway.domain.ports import (
+    HandFacts,
+    RulesPort,
+    ScoringPort,
+    Settlement,
+    WallPort,
+    WinnerInput,
+)
+from services.scoring.domain.situations import is_kaibao
+from shared import tiles as T
+from shared.errors import FailedPrecondition, InvalidArgument
+from shared.hand.hand_type import HandType
+from shared.melds import Meld, MeldKind
+from shared.ruleset import Ruleset
+from shared.table import (
+    Action,
+    AddedKong,
+    Chow,
+    ClaimOptions,
+    ClaimResolution,
+    ConcealedKong,
+    DeclareReady,
+    Discard,
+    ExposedKong,
+    LastAction,
+    LastActionKind,
+    OwnTurnOptions,
+    Pass,
+    Pong,
+    SeatState,
+    TableSnapshot,
+    Win,
+    WinKind,
+    WinOption,
+    action_name,
+)
+
+NUM_SEATS = 4
+
+OWN_TURN = "own_turn"
+CLAIM = "claim"
+ROB_KONG = "rob_kong"
+
+Emit = Callable[[str, dict[str, Any]], int]
+
+
+@dataclass
+class SeatHand:
+    """One seat's tiles during a hand (mutable; the engine's private state)."""
+
+    counts: list[int] = field(default_factory=lambda: [0] * T.NUM_KINDS)
+    melds: list[Meld] = field(default_factory=list)
+    flowers: list[int] = field(default_factory=list)
+    discards: list[int] = field(default_factory=list)
+    claimed: int = 0  # how many of the discards were claimed by others (chow/pong/kong)
+    ready: bool = False  # 敲
+    missed: set[int] = field(default_factory=set)  # 漏胡 marks
+    has_drawn: bool = False
+
+    def state(self) -> SeatState:
+        return SeatState(
+            concealed=tuple(self.counts),
+            melds=tuple(self.melds),
+            flowers=tuple(self.flowers),
+            discards=tuple(self.discards),
+            declared_ready=self.ready,
+            missed_wins=frozenset(self.missed),
+            has_drawn=self.has_drawn,
+        )
+
+    def concealed_tiles(self) -> list[int]:
+        return T.from_counts(self.counts)
+
+
+@dataclass
+class Pending:
+    """A decision a seat owes: its kind, the options it holds, the timer's deadline."""
+
+    seat: int
+    kind: str  # OWN_TURN, CLAIM or ROB_KONG
+    options: OwnTurnOptions | ClaimOptions
+    deadline_ms: int
+    tile: int | None = None  # the drawn tile (own turn) or the tile under claim
+    from_seat: int | None = None
+    sequence: int = 0  # the prompt event's number
+
+
+@dataclass(frozen=True)
+class HandConfig:
+    table_id: str
+    hand_number: int
+    dealer: int
+    huangfan: int
+    stake: int
+    ruleset: Ruleset
+    ruleset_name: str
+    overrides: dict[str, str]
+    discard_ms: int
+    claim_ms: int
+
+
+def _meld_json(meld: Meld) -> dict[str, Any]:
+    return meld.to_json()
+
+
+def options_json(opts: OwnTurnOptions | ClaimOptions) -> dict[str, Any]:
+    """The options a prompt carries, as JSON (tiles in mpsz)."""
+    if isinstance(opts, OwnTurnOptions):
+        return {
+            "discards": [T.format_tile(k) for k in opts.discards],
+            "ready_discards": [T.format_tile(k) for k in opts.ready_discards],
+            "concealed_kongs": [T.format_tile(k) for k in opts.concealed_kongs],
+            "added_kongs": [T.format_tile(k) for k in opts.added_kongs],
+            "win": bool(opts.wins),
+        }
+    return {
+        "win": opts.win is not None,
+        "pong": opts.pong,
+        "exposed_kong": opts.exposed_kong,
+        "chows": [T.format_tile(k) for k in opts.chows],
+        "pass": True,
+    }
+
+
+def prompt_json(p: Pending) -> dict[str, Any]:
+    """A pending decision as the prompt event carries it."""
+    return {
+        "seat": p.seat,
+        "kind": p.kind,
+        "options": options_json(p.options),
+        "deadline_ms": p.deadline_ms,
+        "tile": T.format_tile(p.tile) if p.tile is not None else "",
+        "from_seat": p.from_seat,
+    }
+
+
+def action_json(action: Action) -> dict[str, Any]:
+    """An action as JSON for the event log (replay)."""
+    d: dict[str, Any] = {"type": action_name(action)}
+    if isinstance(action, Discard):
+        d["tile"] = T.format_tile(action.tile)
+    elif isinstance(action, DeclareReady):
+        d["tile"] = T.format_tile(action.discard)
+    elif isinstance(action, Chow):
+        d["low"] = T.format_tile(action.low)
+    elif isinstance(action, AddedKong | ConcealedKong):
+        d["tile"] = T.format_tile(action.tile)
+    elif isinstance(action, Win) and action.eight_flowers:
+        d["eight_flowers"] = True
+    return d
+
+
+def action_from_json(d: dict[str, Any]) -> Action:
+    """Inverse of :func:`action_json`."""
+    kind = d.get("type")
+    one = (lambda: T.parse(d["tile"])[0]) if "tile" in d else (lambda: -1)
+    if kind == "discard":
+        return Discard(one())
+    if kind == "declare_ready":
+        return DeclareReady(one())
+    if kind == "chow":
+        return Chow(T.parse(d["low"])[0])
+    if kind == "pong":
+        return Pong()
+    if kind == "exposed_kong":
+        return ExposedKong()
+    if kind == "added_kong":
+        return AddedKong(one())
+    if kind == "concealed_kong":
+        return ConcealedKong(one())
+    if kind == "win":
+        return Win(bool(d.get("eight_flowers")))
+    if kind == "pass":
+        return Pass()
+    raise InvalidArgument(f"unknown action type {kind!r}")
+
+
+class HandEngine:
+    """The state machine of one hand. See the module docstring."""
+
+    def __init__(
+        self,
+        config: HandConfig,
+        *,
+        wall: WallPort,
+        rules: RulesPort,
+        scoring: ScoringPort,
+        emit: Emit,
+        now_ms: Callable[[], int],
+    ) -> None:
+        self.config = config
+        self.ruleset = config.ruleset
+        self.wall = wall
+        self.rules = rules
+        self.scoring = scoring
+        self._emit = emit
+        self.now_ms = now_ms
+        self.dealer = config.dealer
+        self.seats = [SeatHand() for _ in range(NUM_SEATS)]
+        self.hand_id = ""
+        self.dice: tuple[int, int] = (0, 0)
+        self.commitment = ""
+        self.kaibao = False
+        self.remaining = 0
+        self.turn = config.dealer
+        self.last = LastAction(LastActionKind.DEAL, config.dealer)
+        self.first_go_around = True
+        self.claim_counts = [[0] * NUM_SEATS for _ in range(NUM_SEATS)]
+        self.claims_made: list[tuple[int, int, bool]] = []
+        self.drawn: dict[int, int] = {}  # the tile each seat just drew (for 摸打 / timeouts)
+        self.replacement_draw = False  # the seat to act drew from the tail (杠开)
+        self.pending: dict[int, Pending] = {}
+        self.window: str | None = None  # CLAIM or ROB_KONG while a window is open
+        self.claims: dict[int, Action] = {}
+        self.window_options: dict[int, ClaimOptions] = {}
+        self.finished = False
+        self.settlement: Settlement | None = None
+        self.outcome = ""  # "win" or "draw"
+        self.robbed_tile: int | None = None
+        self.actions = 0
+
+    # --- facts -----------------------------------------------------------------------------
+    @property
+    def drawable(self) -> int:
+        return max(0, self.remaining - self.ruleset.table.reserved_tiles)
+
+    def snapshot(self) -> TableSnapshot:
+        """The rules' view of this moment (shared.table)."""
+        return TableSnapshot(
+            ruleset=self.ruleset,
+            seats=tuple(s.state() for s in self.seats),  # type: ignore[arg-type]
+            dealer=self.dealer,
+            turn=self.turn,
+            wall_remaining=self.remaining,
+            last=self.last,
+            first_go_around=self.first_go_around,
+            claim_counts=tuple(tuple(r) for r in self.claim_counts),
+        )
+
+    def emit(self, event: str, /, **data: Any) -> int:
+        return self._emit(event, data)
+
+    # --- start -----------------------------------------------------------------------------
+    def start(self) -> None:
+        """NewHand, deal, 补花 in dealer order, then the dealer's first decision."""
+        cfg = self.config
+        wh = self.wall.new_hand(
+            cfg.ruleset_name, cfg.overrides, cfg.dealer, f"{cfg.table_id}/{cfg.hand_number}"
+        )
+        self.hand_id, self.dice, self.commitment = wh.hand_id, wh.dice, wh.commitment
+        self.kaibao = bool(self.ruleset.scoring.kaibao) and is_kaibao(wh.dice)
+        self.emit(
+            "hand_started",
+            hand_id=self.hand_id,
+            hand_number=cfg.hand_number,
+            dealer=cfg.dealer,
+            dice=list(self.dice),
+            commitment=self.commitment,
+            kaibao=self.kaibao,
+            huangfan=cfg.huangfan,
+        )
+        hands, self.remaining = self.wall.deal(self.hand_id)
+        if len(hands) != NUM_SEATS:
+            raise ValueError(f"wall dealt {len(hands)} hands, not 4")
+        pending_flowers: list[list[int]] = []
+        for seat, tiles in enumerate(hands):
+            s = self.seats[seat]
+            pending_flowers.append([k for k in tiles if T.is_flower(k)])
+            for k in tiles:
+                if not T.is_flower(k):
+                    s.counts[k] += 1
+        self.drawn[cfg.dealer] = hands[cfg.dealer][-1]
+        self.emit(
+            "tiles_dealt",
+            hands=[T.format_tiles(h, sort=False) for h in hands],
+            tiles_left=self.remaining,
+        )
+        for i in range(NUM_SEATS):  # 补花 in dealer order
+            seat = (cfg.dealer + i) % NUM_SEATS
+            flowers = pending_flowers[seat]
+            while flowers:
+                replacements: list[int] = []
+                for _ in flowers:
+                    if self.drawable <= 0:
+                        self._finish_drawn_hand()
+                        return
+                    d = self.wall.draw_replacement(self.hand_id, seat)
+                    self.remaining = d.remaining
+                    replacements.append(d.tile)
+                self.seats[seat].flowers.extend(flowers)
+                for k in replacements:
+                    if not T.is_flower(k):
+                        self.seats[seat].counts[k] += 1
+                if seat == cfg.dealer and replacements:
+                    last_plain = [k for k in replacements if not T.is_flower(k)]
+                    if last_plain:
+                        self.drawn[seat] = last_plain[-1]
+                self.emit(
+                    "flowers_exposed",
+                    seat=seat,
+                    flowers=T.format_tiles(flowers),
+                    replacements=T.format_tiles(replacements, sort=False),
+                    draw="deal",
+                    tiles_left=self.remaining,
+                )
+                flowers = [k for k in replacements if T.is_flower(k)]
+        self.turn = cfg.dealer
+        self.last = LastAction(LastActionKind.DEAL, cfg.dealer)
+        self._prompt_own_turn(cfg.dealer)
+
+    # --- prompts ---------------------------------------------------------------------------
+    def _prompt_own_turn(self, seat: int) -> None:
+        opts = self.rules.own_turn_options(self.snapshot(), seat)
+        p = Pending(
+            seat, OWN_TURN, opts, self.now_ms() + self.config.discard_ms, self.drawn.get(seat)
+        )
+        self.pending = {seat: p}
+        p.sequence = self._emit_prompt(p)
+
+    def _emit_prompt(self, p: Pending) -> int:
+        return self.emit("prompt", **prompt_json(p))
+
+    # --- acting ----------------------------------------------------------------------------
+    def act(self, seat: int, action: Action, *, auto: bool = False) -> None:
+        """Apply ``seat``'s action; FailedPrecondition (nothing changed) when it is not one of
+        the options the seat holds now."""
+        if self.finished:
+            raise FailedPrecondition("the hand is over", reason="HAND_OVER")
+        p = self.pending.get(seat)
+        if p is None:
+            raise FailedPrecondition(
+                f"seat {seat} has no decision pending now ({self._whose()})",
+                reason="NOT_YOUR_TURN",
+                seat=seat,
+            )
+        if p.kind == OWN_TURN:
+            self._check_own_turn(p, action)
+        else:
+            self._check_claim(p, action)
+        self.actions += 1
+        self.emit("action", seat=seat, action=action_json(action), auto=auto)
+        if p.kind == OWN_TURN:
+            self._apply_own_turn(seat, p, action, auto)
+        else:
+            del self.pending[seat]
+            self.claims[seat] = action
+            if not self.pending:
+                self._resolve_window()
+
+    def _whose(self) -> str:
+        if not self.pending:
+            return "no decision is pending"
+        seats = sorted(self.pending)
+        kind = self.pending[seats[0]].kind
+        if kind == OWN_TURN:
+            return f"it is seat {seats[0]}'s turn"
+        return f"seats {', '.join(map(str, seats))} are deciding on a claim"
+
+    @staticmethod
+    def _check_own_turn(p: Pending, action: Action) -> None:
+        opts = p.options
+        assert isinstance(opts, OwnTurnOptions)
+        ok = False
+        if isinstance(action, Discard):
+            ok = action.tile in opts.discards
+            why = f"discard {_fmt(action.tile)} is not allowed; allowed: {_fmts(opts.discards)}"
+        elif isinstance(action, DeclareReady):
+            ok = action.discard in opts.ready_discards
+            why = (
+                f"敲 with discard {_fmt(action.discard)} is not allowed; "
+                f"ready discards: {_fmts(opts.ready_discards) or 'none'}"
+            )
+        elif isinstance(action, ConcealedKong):
+            ok = action.tile in opts.concealed_kongs
+            why = f"no concealed kong of {_fmt(action.tile)} is possible"
+        elif isinstance(action, AddedKong):
+            ok = action.tile in opts.added_kongs
+            why = f"no added kong of {_fmt(action.tile)} is possible"
+        elif isinstance(action, Win):
+            ok = bool(opts.wins)
+            why = "the hand cannot win now"
+        else:
+            why = f"{action_name(action)} is not an own-turn action (discard, 敲, kong or win)"
+        if not ok:
+            raise FailedPrecondition(why, reason="ILLEGAL_ACTION", action=action_name(action))
+
+    @staticmethod
+    def _check_claim(p: Pending, action: Action) -> None:
+        opts = p.options
+        assert isinstance(opts, ClaimOptions)
+        if isinstance(action, Pass):
+            return
+        if isinstance(action, Win):
+            if opts.win is None:
+                raise FailedPrecondition(
+                    f"{_fmt(p.tile)} does not win for seat {p.seat}"
+                    + (" (漏胡: passed this tile kind)" if opts.missed_win else ""),
+                    reason="ILLEGAL_ACTION",
+                )
+            return
+        if p.kind == ROB_KONG:
+            raise FailedPrecondition(
+                f"on an added kong only win (抢杠) or pass is possible, not {action_name(action)}",
+                reason="ILLEGAL_ACTION",
+            )
+        if isinstance(action, Pong) and opts.pong:
+            return
+        if isinstance(action, ExposedKong) and opts.exposed_kong:
+            return
+        if isinstance(action, Chow) and action.low in opts.chows:
+            return
+        if isinstance(action, Chow):
+            shapes = ", ".join(T.format_tiles(range(k, k + 3)) for k in opts.chows) or "none"
+            why = f"chow {T.format_tiles(action.tiles)} is not possible; possible: {shapes}"
+        else:
+            why = f"{action_name(action)} of {_fmt(p.tile)} is not possible for seat {p.seat}"
+        raise FailedPrecondition(why, reason="ILLEGAL_ACTION")
+
+    def _apply_own_turn(self, seat: int, p: Pending, action: Action, auto: bool) -> None:
+        s = self.seats[seat]
+        self.pending = {}
+        if isinstance(action, Discard | DeclareReady):
+            tile = action.tile if isinstance(action, Discard) else action.discard
+            self._discard(seat, tile, isinstance(action, DeclareReady), auto)
+        elif isinstance(action, ConcealedKong):
+            s.counts[action.tile] -= 4
+            s.melds.append(Meld(MeldKind.CONCEALED_KONG, (action.tile,) * 4, None))
+            self.first_go_around = False
+            self.drawn.pop(seat, None)
+            self.emit("meld_declared", seat=seat, meld=_meld_json(s.melds[-1]))
+            self._draw(seat, replacement=True)
+        elif isinstance(action, AddedKong):
+            self._added_kong(seat, action.tile)
+        elif isinstance(action, Win):
+            opts = p.options
+            assert isinstance(opts, OwnTurnOptions)
+            win = _choose_win(opts.wins, action.eight_flowers)
+            self._finish_win([(seat, win)], None)
+
+    def _discard(self, seat: int, tile: int, ready: bool, auto: bool) -> None:
+        s = self.seats[seat]
+        s.counts[tile] -= 1
+        s.discards.append(tile)
+        drawn = self.drawn.pop(seat, None)
+        if ready:
+            s.ready = True
+        self.turn = seat
+        self.last = LastAction(LastActionKind.DISCARD, seat, tile)
+        self.emit(
+            "tile_discarded",
+            seat=seat,
+            tile=T.format_tile(tile),
+            declared_ready=ready,
+            auto=auto,
+            drawn_tile=drawn == tile,
+        )
+        if ready:
+            self.emit("ready_declared", seat=seat)
+        self._open_window(CLAIM, seat, tile)
+
+    def _added_kong(self, seat: int, tile: int) -> None:
+        s = self.seats[seat]
+        for i, m in enumerate(s.melds):
+            if m.kind is MeldKind.PONG and m.tiles[0] == tile:
+                s.melds[i] = Meld(MeldKind.ADDED_KONG, (tile,) * 4, m.from_seat)
+                break
+        else:  # options said it was possible; a mismatch is a bug in the options
+            raise FailedPrecondition(f"seat {seat} holds no pong of {_fmt(tile)}")
+        s.counts[tile] -= 1
+        self.drawn.pop(seat, None)
+        self.turn = seat
+        self.last = LastAction(LastActionKind.ADDED_KONG, seat, tile)
+        self.emit("meld_declared", seat=seat, meld=_meld_json(s.melds[i]))
+        self._open_window(ROB_KONG, seat, tile)
+
+    def _open_window(self, kind: str, seat: int, tile: int) -> None:
+        """One rules call for every other seat's options; prompt those that have any."""
+        options = self.rules.claim_options(self.snapshot())
+        if kind == ROB_KONG:
+            active = {s: o for s, o in options.items() if o.win is not None and s != seat}
+        else:
+            active = {s: o for s, o in options.items() if o.any and s != seat}
+        if not active:
+            self._after_window(kind, seat)
+            return
+        self.window = kind
+        self.claims = {}
+        self.window_options = active
+        deadline = self.now_ms() + self.config.claim_ms
+        self.pending = {s: Pending(s, kind, o, deadline, tile, seat) for s, o in active.items()}
+        for s in sorted(self.pending, key=lambda x: (x - seat) % NUM_SEATS):
+            p = self.pending[s]
+            p.sequence = self._emit_prompt(p)
+
+    def _after_window(self, kind: str, seat: int) -> None:
+        """Nobody took the tile: the next seat draws, or the kong is completed."""
+        self.window = None
+        if kind == ROB_KONG:
+            self._draw(seat, replacement=True)
+        else:
+            self._draw((seat + 1) % NUM_SEATS, replacement=False)
+
+    def _resolve_window(self) -> None:
+        kind, claims, last = self.window, self.claims, self.last
+        assert kind is not None and last.tile is not None
+        tile, discarder = last.tile, last.seat
+        if all(isinstance(a, Pass) for a in claims.values()):
+            missed = tuple(
+                s for s, o in self.window_options.items() if o.win is not None and s in claims
+            )
+            res = ClaimResolution(tile=tile, missed_wins=missed)
+        else:
+            res = self.rules.resolve_claims(self.snapshot(), dict(claims))
+        for s in res.missed_wins:
+            self.seats[s].missed.add(tile)
+        self.window, self.claims, self.window_options = None, {}, {}
+        if res.winners:
+            wins = [(s, res.win_options[s]) for s in res.winners]
+            if kind == ROB_KONG:
+                self._rob_kong(discarder, tile)
+            self._finish_win(wins, discarder)
+            return
+        if res.taker is None or res.action is None:
+            self._after_window(kind, discarder)
+            return
+        self._take(res.taker, res.action, discarder, tile)
+
+    def _rob_kong(self, seat: int, tile: int) -> None:
+        """抢杠: the added kong goes back to a pong; the tile is the robber's win tile."""
+        s = self.seats[seat]
+        for i, m in enumerate(s.melds):
+            if m.kind is MeldKind.ADDED_KONG and m.tiles[0] == tile:
+                s.melds[i] = Meld(MeldKind.PONG, (tile,) * 3, m.from_seat)
+                break
+        self.robbed_tile = tile
+
+    def _take(self, taker: int, action: Action, discarder: int, tile: int) -> None:
+        s = self.seats[taker]
+        self.seats[discarder].claimed += 1
+        if isinstance(action, Pong):
+            s.counts[tile] -= 2
+            meld = Meld(MeldKind.PONG, (tile,) * 3, discarder)
+        elif isinstance(action, ExposedKong):
+            s.counts[tile] -= 3
+            meld = Meld(MeldKind.EXPOSED_KONG, (tile,) * 4, discarder)
+        elif isinstance(action, Chow):
+            for k in action.tiles:
+                if k != tile:
+                    s.counts[k] -= 1
+            meld = Meld(MeldKind.CHOW, action.tiles, discarder)
+        else:
+            raise FailedPrecondition(f"rules resolved to {action_name(action)}, not a claim")
+        s.melds.append(meld)
+        s.missed.clear()  # 动牌
+        self.claim_counts[taker][discarder] += 1
+        self.claims_made.append((taker, discarder, self.seats[discarder].ready))
+        self.first_go_around = False
+        data = _meld_json(meld)
+        data["claimed"] = T.format_tile(tile)
+        self.emit("meld_declared", seat=taker, meld=data)
+        if isinstance(action, ExposedKong):
+            self._draw(taker, replacement=True)
+            return
+        self.turn = taker
+        kind = LastActionKind.PONG if isinstance(action, Pong) else LastActionKind.CHOW
+        self.last = LastAction(kind, taker, tile)
+        self.drawn.pop(taker, None)
+        self.replacement_draw = False
+        self._prompt_own_turn(taker)
+
+    # --- drawing ---------------------------------------------------------------------------
+    def _draw(self, seat: int, *, replacement: bool) -> None:
+        """A live or replacement draw; flowers are exposed and replaced from the tail."""
+        if seat == self.dealer and not replacement:
+            self.first_go_around = False  # the dealer's second turn begins
+        while True:
+            if self.drawable <= 0:
+                self._finish_drawn_hand()
+                return
+            if replacement:
+                d = self.wall.draw_replacement(self.hand_id, seat)
+            else:
+                d = self.wall.draw(self.hand_id, seat)
+            self.remaining = d.remaining
+            if not T.is_flower(d.tile):
+                break
+            self.seats[seat].flowers.append(d.tile)
+            self.emit(
+                "flowers_exposed",
+                seat=seat,
+                flowers=T.format_tile(d.tile),
+                replacements="",
+                draw="replacement" if replacement else "live",
+                tiles_left=self.remaining,
+            )
+            replacement = True
+        s = self.seats[seat]
+        s.counts[d.tile] += 1
+        s.has_drawn = True
+        s.missed.clear()  # 动牌
+        self.drawn[seat] = d.tile
+        self.turn = seat
+        self.replacement_draw = replacement
+        kind = LastActionKind.REPLACEMENT_DRAW if replacement else LastActionKind.DRAW
+        self.last = LastAction(kind, seat, d.tile)
+        self.emit(
+            "tile_drawn",
+            seat=seat,
+            tile=T.format_tile(d.tile),
+            replacement=replacement,
+            tiles_left=self.remaining,
+        )
+        self._prompt_own_turn(seat)
+
+    # --- the end ---------------------------------------------------------------------------
+    def _facts(self, **kw: Any) -> HandFacts:
+        cfg = self.config
+        return HandFacts(
+            ruleset_name=cfg.ruleset_name,
+            overrides=dict(cfg.overrides),
+            stake=cfg.stake,
+            dealer=self.dealer,
+            dice=self.dice,
+            huangfan=cfg.huangfan,
+            ready=tuple(i for i, s in enumerate(self.seats) if s.ready),
+            claims=tuple(self.claims_made),
+            first_go_around=self.first_go_around,
+            **kw,
+        )
+
+    def _finish_win(self, wins: list[tuple[int, WinOption]], from_seat: int | None) -> None:
+        self.pending = {}
+        win_kind = wins[0][1].kind
+        winners = []
+        for seat, opt in wins:
+            s = self.seats[seat]
+            counts = list(s.counts)
+            if win_kind == WinKind.SELF_DRAW and opt.win_tile is not None:
+                counts[opt.win_tile] -= 1
+            winners.append(
+                WinnerInput(
+                    seat=seat,
+                    concealed=tuple(T.from_counts(counts)),
+                    melds=tuple(s.melds),
+                    flowers=tuple(s.flowers),
+                    win_tile=opt.win_tile,
+                )
+            )
+            self.emit(
+                "win_declared",
+                seat=seat,
+                win_kind=opt.kind.label,
+                tile=T.format_tile(opt.win_tile) if opt.win_tile is not None else "",
+                from_seat=from_seat,
+                hand=HandType(opt.hand).label,
+            )
+        facts = self._facts(
+            winners=tuple(winners),
+            win=win_kind.label,
+            from_seat=from_seat,
+            replacement=any(o.replacement for _, o in wins),
+        )
+        self.settlement = self.scoring.settle_win(facts)
+        self.outcome = "win"
+        reveal_all = win_kind == WinKind.DISCARD
+        shown = range(NUM_SEATS) if reveal_all else [s for s, _ in wins]
+        self._publish_result("win", wins, shown)
+
+    def _finish_drawn_hand(self) -> None:
+        self.pending = {}
+        self.settlement = self.scoring.settle_draw(self._facts())
+        self.outcome = "draw"
+        self.emit("hand_drawn", tiles_left=self.remaining)
+        self._publish_result("draw", [], [])
+
+    def _publish_result(self, outcome: str, wins: list[tuple[int, WinOption]], shown) -> None:
+        st = self.settlement
+        assert st is not None
+        win_of = dict(wins)
+        self.emit(
+            "hand_result",
+            outcome=outcome,
+            winners=[
+                {
+                    "seat": w.seat,
+                    "hand": HandType(w.hand).label,
+                    "flowers": w.flowers,
+                    "value": w.value,
+                    "win_kind": win_of[w.seat].kind.label if w.seat in win_of else "",
+                    "win_tile": _fmt_opt(win_of[w.seat].win_tile) if w.seat in win_of else "",
+                }
+                for w in st.winners
+            ],
+            from_seat=self.last.seat if outcome == "win" and wins and _from_other(wins) else None,
+            payments=list(st.payments),
+            house=st.house,
+            breakdown=[
+                {"seat": b.seat, "code": b.code, "label": b.label, "amount": b.amount}
+                for b in st.breakdown
+            ],
+            revealed=[self._reveal(s) for s in shown],
+            next_dealer=st.next_dealer,
+            next_huangfan=st.next_huangfan,
+            robbed_tile=_fmt_opt(self.robbed_tile),
+        )
+        rv = self.wall.reveal(self.hand_id)
+        self.emit("seed_revealed", seed=rv.seed, commitment=rv.commitment or self.commitment)
+        self.finished = True
+
+    def _reveal(self, seat: int) -> dict[str, Any]:
+        s = self.seats[seat]
+        return {
+            "seat": seat,
+            "concealed": T.format_tiles(s.concealed_tiles()),
+            "melds": [_meld_json(m) for m in s.melds],
+            "flowers": T.format_tiles(s.flowers),
+        }
+
+    # --- defaults for timeouts, 托管 and stand-in bots ------------------------------------------
+    def default_action(self, seat: int) -> Action:
+        """What a missed decision does (RULES §4): the drawn tile (or the right-most tile after a
+        claim) is discarded; a missed claim is a pass."""
+        p = self.pending.get(seat)
+        if p is None:
+            raise FailedPrecondition(f"seat {seat} has no decision pending")
+        if p.kind != OWN_TURN:
+            return Pass()
+        opts = p.options
+        assert isinstance(opts, OwnTurnOptions)
+        drawn = self.drawn.get(seat)
+        if drawn is not None and drawn in opts.discards:
+            return Discard(drawn)
+        if opts.discards:
+            return Discard(max(opts.discards))
+        return Win()  # nothing to discard can only mean a forced win; never expected
+
+    def tiles_accounted(self) -> int:
+        """Tiles in hands, melds, flowers, unclaimed discards and the wall: always 144."""
+        n = self.remaining + (1 if self.robbed_tile is not None else 0)
+        for s in self.seats:
+            n += sum(s.counts) + sum(len(m.tiles) for m in s.melds) + len(s.flowers)
+            n += len(s.discards) - s.claimed
+        return n
+
+    def copy_state(self) -> dict[str, Any]:
+        """A comparable picture of the whole state (tests: a rejected action changes nothing)."""
+        return {
+            "seats": [replace(s.state()) for s in self.seats],
+            "claimed": [s.claimed for s in self.seats],
+            "pending": {k: (v.kind, v.sequence) for k, v in self.pending.items()},
+            "claims": dict(self.claims),
+            "remaining": self.remaining,
+            "last": self.last,
+            "finished": self.finished,
+        }
+
+
+def _from_other(wins: list[tuple[int, WinOption]]) -> bool:
+    return wins[0][1].kind in (WinKind.DISCARD, WinKind.ROB_KONG)
+
+
+def _choose_win(wins: tuple[WinOption, ...], eight_flowers: bool) -> WinOption:
+    """The win a bare 胡 declares: 八花齐 only when asked for or the only one offered."""
+    shaped = [w for w in wins if w.hand != HandType.EIGHT_FLOWERS]
+    flowers = [w for w in wins if w.hand == HandType.EIGHT_FLOWERS]
+    if eight_flowers and flowers:
+        return flowers[0]
+    return (shaped or flowers)[0]
+
+
+def _fmt(k: int | None) -> str:
+    return T.format_tile(k) if k is not None else "?"
+
+
+def _fmt_opt(k: int | None) -> str:
+    return T.format_tile(k) if k is not None else ""
+
+
+def _fmts(ks) -> str:
+    return " ".join(T.format_tile(k) for k in ks)

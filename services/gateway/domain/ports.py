@@ -1,0 +1,163 @@
+"""Ports (interfaces) through which the table engine reaches the wall, the rules and scoring.
+
+The engine is pure: it never imports gRPC. Two sets of adapters implement these ports:
+:mod:`services.gateway.adapters.inprocess` calls the domain packages directly (unit tests, the
+domain-only benchmark, ``mahjong replay verify``) and :mod:`services.gateway.adapters.remote`
+calls the services over gRPC with deadlines. Hop budget (issue 5): one wall call per draw, one
+rules call per decision point (never one per seat); actions are checked against options held.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from shared.melds import Meld
+from shared.table import (
+    Action,
+    ClaimOptions,
+    ClaimResolution,
+    OwnTurnOptions,
+    TableSnapshot,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class WallHand:
+    """A hand's wall as NewHand answers: its id, the dice and the seed commitment (hex)."""
+
+    hand_id: str
+    dice: tuple[int, int]
+    commitment: str
+    remaining: int
+
+
+@dataclass(frozen=True, slots=True)
+class WallDraw:
+    tile: int
+    remaining: int  # tiles still standing after the draw
+
+
+@dataclass(frozen=True, slots=True)
+class WallReveal:
+    seed: str  # hex
+    commitment: str  # hex
+
+
+class WallPort(Protocol):
+    def new_hand(
+        self, ruleset_name: str, overrides: Mapping[str, str], dealer: int, request_id: str
+    ) -> WallHand: ...
+
+    def deal(self, hand_id: str) -> tuple[list[list[int]], int]:
+        """The four starting hands (flowers included, in wall order) and tiles remaining."""
+
+    def draw(self, hand_id: str, seat: int) -> WallDraw: ...
+
+    def draw_replacement(self, hand_id: str, seat: int) -> WallDraw: ...
+
+    def reveal(self, hand_id: str) -> WallReveal: ...
+
+
+class RulesPort(Protocol):
+    def own_turn_options(self, snapshot: TableSnapshot, seat: int) -> OwnTurnOptions: ...
+
+    def claim_options(self, snapshot: TableSnapshot) -> dict[int, ClaimOptions]:
+        """Every other seat's options on the last discard or added kong, in ONE call."""
+
+    def resolve_claims(
+        self, snapshot: TableSnapshot, claims: Mapping[int, Action]
+    ) -> ClaimResolution: ...
+
+
+@dataclass(frozen=True, slots=True)
+class WinnerInput:
+    """One winner as scoring needs it (the vectors' winner format)."""
+
+    seat: int
+    concealed: tuple[int, ...]  # concealed tiles without the win tile
+    melds: tuple[Meld, ...]
+    flowers: tuple[int, ...]
+    win_tile: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class HandFacts:
+    """What scoring needs of a finished hand (mirrors tests/vectors/scoring.jsonl)."""
+
+    ruleset_name: str
+    overrides: Mapping[str, str]
+    stake: int
+    dealer: int
+    dice: tuple[int, int]
+    huangfan: int
+    winners: tuple[WinnerInput, ...] = ()
+    win: str = ""  # self_draw | discard | rob_kong | eight_flowers ("" for a draw)
+    from_seat: int | None = None
+    replacement: bool = False
+    ready: tuple[int, ...] = ()
+    claims: tuple[tuple[int, int, bool], ...] = ()  # (claimer, from, from was ready)
+    first_go_around: bool = False  # 天胡 / 地胡
+
+
+@dataclass(frozen=True, slots=True)
+class WinnerResult:
+    seat: int
+    hand: int  # HandType value
+    flowers: int
+    value: int
+
+
+@dataclass(frozen=True, slots=True)
+class BreakdownItem:
+    seat: int | None
+    code: str
+    label: str
+    amount: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Settlement:
+    """Scoring's answer: chips by seat (+ received), the house, the next dealer and 荒番."""
+
+    payments: tuple[int, int, int, int]
+    house: int = 0
+    winners: tuple[WinnerResult, ...] = ()
+    next_dealer: int = 0
+    next_huangfan: int = 0
+    breakdown: tuple[BreakdownItem, ...] = field(default_factory=tuple)
+
+
+class ScoringPort(Protocol):
+    def settle_win(self, facts: HandFacts) -> Settlement: ...
+
+    def settle_draw(self, facts: HandFacts) -> Settlement: ...
+
+    def settle_escape(
+        self,
+        ruleset_name: str,
+        overrides: Mapping[str, str],
+        stake: int,
+        seat: int,
+        dealer: int,
+        huangfan: int,
+    ) -> Settlement: ...
+
+
+@dataclass
+class CallCounter:
+    """Counts outgoing calls per port (the hop budget, reported by the benchmark)."""
+
+    wall: int = 0
+    rules: int = 0
+    scoring: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.wall + self.rules + self.scoring
+
+
+def seats_tuple(values: Sequence[int]) -> tuple[int, int, int, int]:
+    a, b, c, d = values
+    return (a, b, c, d)

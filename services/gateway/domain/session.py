@@ -1,0 +1,521 @@
+"""A table session (牌桌): four seats, a ruleset, a stake and successive hands (RULES §2, §9-§11).
+
+:class:`TableSession` owns the seats (players or bots), the dealer rotation and the 荒番 counter
+(both taken from scoring's bookkeeping of each hand; the counter is reset when a player leaves),
+the chips won so far and the hand count, and runs each hand through :class:`HandEngine`.
+
+Timers come from the ruleset (``timers.discard_seconds``, ``claim_seconds``,
+``auto_play_after``) through an injected :class:`~services.gateway.domain.clock.Scheduler`:
+a missed discard discards the drawn tile, a missed claim is a pass, and a seat that times out
+``auto_play_after`` times in a row is put on 托管 auto-play until its player acts again. Bot
+seats, 托管 seats and seats whose player left are played by a policy (a pure function from the
+seat's view and its pending decision to an action). Nothing here sleeps or reads the wall clock.
+
+Every fact goes through ``emit(kind, data) -> sequence`` (the table's event log); settled hands
+are handed to ``report(kind, data)`` (the matchmaking outbox).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from services.gateway.domain.clock import Scheduler
+from services.gateway.domain.hand import (
+    OWN_TURN,
+    HandConfig,
+    HandEngine,
+    Pending,
+    prompt_json,
+)
+from services.gateway.domain.ports import RulesPort, ScoringPort, Settlement, WallPort
+from shared.errors import FailedPrecondition, InvalidArgument
+from shared.ruleset import Ruleset
+from shared.table import Action, Pass
+
+NUM_SEATS = 4
+
+# A policy chooses an action for a seat from its view (see TableSession.seat_view) and its
+# pending decision; bots and 托管 use one.
+Policy = Callable[[dict[str, Any], Pending, HandEngine], Action]
+
+WAITING, PLAYING, BETWEEN_HANDS, FINISHED = "waiting", "playing", "between_hands", "finished"
+
+
+@dataclass
+class Seat:
+    player_id: str = ""
+    display_name: str = ""
+    bot: bool = False
+    joined: bool = False
+    left: bool = False
+    auto_play: bool = False  # 托管
+    timeouts_in_row: int = 0
+    chips: int = 0
+
+    @property
+    def open(self) -> bool:
+        return not self.bot and not self.player_id
+
+    @property
+    def played_by_bot(self) -> bool:
+        return self.bot or self.left or self.auto_play
+
+
+@dataclass
+class SessionConfig:
+    table_id: str
+    ruleset: Ruleset
+    ruleset_name: str
+    overrides: dict[str, str]
+    stake: int
+    max_hands: int = 0
+    tag: str = ""
+    first_dealer: int | None = None
+    # Timers (ms); None = from the ruleset. Tests shorten them here.
+    discard_ms: int | None = None
+    claim_ms: int | None = None
+    bot_delay_ms: int = 0  # how long a bot "thinks"
+    auto_play_delay_ms: int = 0  # how long 托管 waits before acting
+    between_hands_ms: int = 0
+
+
+@dataclass
+class Ports:
+    wall: WallPort
+    rules: RulesPort
+    scoring: ScoringPort
+
+
+@dataclass
+class Stats:
+    """Counters the server turns into metrics."""
+
+    hands: int = 0
+    draws: int = 0
+    timeouts: int = 0
+    wins_by_hand: dict[str, int] = field(default_factory=dict)
+
+
+class TableSession:
+    """One table. All methods must be called under the table's lock (the runtime's job)."""
+
+    def __init__(
+        self,
+        config: SessionConfig,
+        seats: list[Seat],
+        *,
+        ports: Ports,
+        scheduler: Scheduler,
+        emit: Callable[[str, dict[str, Any]], int],
+        report: Callable[[str, dict[str, Any]], None],
+        policy: Policy,
+        rng: random.Random | None = None,
+    ) -> None:
+        if len(seats) != NUM_SEATS:
+            raise InvalidArgument(f"a table has 4 seats, not {len(seats)}", field="seats")
+        self.config = config
+        self.seats = seats
+        self.ports = ports
+        self.scheduler = scheduler
+        self._emit = emit
+        self.report = report
+        self.policy = policy
+        self.rng = rng or random.Random()
+        timers = config.ruleset.timers
+        self.discard_ms = (
+            config.discard_ms if config.discard_ms is not None else timers.discard_seconds * 1000
+        )
+        self.claim_ms = (
+            config.claim_ms if config.claim_ms is not None else timers.claim_seconds * 1000
+        )
+        self.auto_play_after = int(timers.auto_play_after)
+        self.phase = WAITING
+        self.dealer = (
+            config.first_dealer
+            if config.first_dealer is not None
+            else self.rng.randrange(NUM_SEATS)
+        )
+        self.huangfan = 0
+        self.hands_played = 0
+        self.hand: HandEngine | None = None
+        self.left_during_hand = False
+        self.had_humans = any(not s.bot for s in seats)
+        self.stats = Stats()
+        self.last_settlement: Settlement | None = None
+        self.finish_reason = ""
+
+    # --- events ----------------------------------------------------------------------------
+    def emit(self, kind: str, data: dict[str, Any]) -> int:
+        hand = self.hand
+        if hand is not None and not hand.finished:
+            data = {"hand_id": hand.hand_id, "hand_number": hand.config.hand_number, **data}
+        seq = self._emit(kind, data)
+        if kind == "prompt":
+            self._schedule_decision(data["seat"], seq, data["deadline_ms"])
+        return seq
+
+    # --- life cycle ------------------------------------------------------------------------
+    def start(self) -> None:
+        """Announce the table; start the first hand once no seat is open."""
+        self.emit(
+            "table_started",
+            {
+                "ruleset": self.config.ruleset_name,
+                "overrides": self.config.overrides,
+                "stake": self.config.stake,
+                "seats": [
+                    {"player_id": s.player_id, "display_name": s.display_name, "bot": s.bot}
+                    for s in self.seats
+                ],
+                "max_hands": self.config.max_hands,
+                "tag": self.config.tag,
+            },
+        )
+        self._maybe_begin()
+
+    def _maybe_begin(self) -> None:
+        if self.phase == WAITING and not any(s.open for s in self.seats):
+            self.phase = BETWEEN_HANDS
+            self._start_hand()
+
+    def join(self, seat: int, player_id: str, display_name: str) -> None:
+        s = self.seats[seat]
+        if s.bot:
+            raise FailedPrecondition(f"seat {seat} is a bot seat", reason="SEAT_TAKEN")
+        if s.player_id and s.player_id != player_id:
+            raise FailedPrecondition(f"seat {seat} belongs to another player", reason="SEAT_TAKEN")
+        if s.left:
+            raise FailedPrecondition(f"seat {seat}'s player left the table", reason="SEAT_LEFT")
+        first = not s.joined
+        s.player_id, s.joined = player_id, True
+        s.display_name = display_name or s.display_name or player_id
+        if first:
+            self.emit(
+                "seat_changed",
+                {"seat": seat, "player_id": player_id, "bot": False, "reason": "joined"},
+            )
+        self._maybe_begin()
+
+    def _hand_config(self) -> HandConfig:
+        return HandConfig(
+            table_id=self.config.table_id,
+            hand_number=self.hands_played + 1,
+            dealer=self.dealer,
+            huangfan=self.huangfan,
+            stake=self.config.stake,
+            ruleset=self.config.ruleset,
+            ruleset_name=self.config.ruleset_name,
+            overrides=dict(self.config.overrides),
+            discard_ms=self.discard_ms,
+            claim_ms=self.claim_ms,
+        )
+
+    def _start_hand(self) -> None:
+        self.phase = PLAYING
+        self.left_during_hand = False
+        self.hand = HandEngine(
+            self._hand_config(),
+            wall=self.ports.wall,
+            rules=self.ports.rules,
+            scoring=self.ports.scoring,
+            emit=self.emit,
+            now_ms=self.scheduler.now_ms,
+        )
+        self.hand.start()
+        self._after_engine()
+
+    def _after_engine(self) -> None:
+        hand = self.hand
+        if hand is None or not hand.finished or self.phase != PLAYING:
+            return
+        st = hand.settlement
+        assert st is not None
+        self.last_settlement = st
+        for i, p in enumerate(st.payments):
+            self.seats[i].chips += p
+        self.dealer = st.next_dealer
+        self.huangfan = 0 if self.left_during_hand else st.next_huangfan
+        self.hands_played += 1
+        self.stats.hands += 1
+        if hand.outcome == "draw":
+            self.stats.draws += 1
+        for w in st.winners:
+            label = _hand_label(w.hand)
+            self.stats.wins_by_hand[label] = self.stats.wins_by_hand.get(label, 0) + 1
+        self.report(
+            "hand",
+            {
+                "hand_id": hand.hand_id,
+                "payments": list(st.payments),
+                "house": st.house,
+                "escaped_seat": None,
+            },
+        )
+        self.phase = BETWEEN_HANDS
+        if self.config.max_hands and self.hands_played >= self.config.max_hands:
+            self._finish("max_hands")
+        elif self.had_humans and all(s.bot or s.left for s in self.seats):
+            self._finish("players_left")
+        else:
+            self.scheduler.call_later(self.config.between_hands_ms, self._next_hand)
+
+    def _next_hand(self) -> None:
+        if self.phase == BETWEEN_HANDS:
+            self._start_hand()
+
+    def _finish(self, reason: str) -> None:
+        self.phase = FINISHED
+        self.finish_reason = reason
+        self.emit(
+            "table_finished",
+            {
+                "hands_played": self.hands_played,
+                "chips": [s.chips for s in self.seats],
+                "reason": reason,
+            },
+        )
+        self.report("finished", {"hands_played": self.hands_played})
+
+    # --- decisions: players, bots, timers --------------------------------------------------
+    def act(self, seat: int, action: Action) -> None:
+        """A player's own action (not a bot's): applied, then 托管 ends for the seat."""
+        hand = self._running_hand()
+        s = self.seats[seat]
+        if s.left:
+            raise FailedPrecondition(f"seat {seat} left the table", reason="SEAT_LEFT")
+        hand.act(seat, action)
+        s.timeouts_in_row = 0
+        if s.auto_play:
+            s.auto_play = False
+            self.emit(
+                "seat_changed",
+                {
+                    "seat": seat,
+                    "player_id": s.player_id,
+                    "bot": False,
+                    "auto_play": False,
+                    "reason": "auto_play_off",
+                },
+            )
+        self._after_engine()
+
+    def _running_hand(self) -> HandEngine:
+        if self.phase != PLAYING or self.hand is None or self.hand.finished:
+            raise FailedPrecondition(
+                f"no hand is running (table is {self.phase})", reason="NO_HAND"
+            )
+        return self.hand
+
+    def _schedule_decision(self, seat: int, seq: int, deadline_ms: int) -> None:
+        s = self.seats[seat]
+        if s.bot or s.left:
+            self.scheduler.call_later(self.config.bot_delay_ms, lambda: self._bot(seat, seq))
+        elif s.auto_play:
+            self.scheduler.call_later(self.config.auto_play_delay_ms, lambda: self._bot(seat, seq))
+        else:
+            delay = max(0, deadline_ms - self.scheduler.now_ms())
+            self.scheduler.call_later(delay, lambda: self._timeout(seat, seq))
+
+    def _current(self, seat: int, seq: int) -> Pending | None:
+        hand = self.hand
+        if self.phase != PLAYING or hand is None or hand.finished:
+            return None
+        p = hand.pending.get(seat)
+        return p if p is not None and p.sequence == seq else None
+
+    def _bot(self, seat: int, seq: int) -> None:
+        """A bot (or 托管, or a stand-in for a player who left) decides."""
+        p = self._current(seat, seq)
+        if p is None or not self.seats[seat].played_by_bot:
+            return
+        hand = self.hand
+        assert hand is not None
+        try:
+            action = self.policy(self.seat_view(seat), p, hand)
+            hand.act(seat, action, auto=True)
+        except FailedPrecondition:
+            hand.act(seat, hand.default_action(seat), auto=True)
+        self._after_engine()
+
+    def _timeout(self, seat: int, seq: int) -> None:
+        p = self._current(seat, seq)
+        if p is None:
+            return
+        hand = self.hand
+        assert hand is not None
+        s = self.seats[seat]
+        s.timeouts_in_row += 1
+        self.stats.timeouts += 1
+        self.emit("timed_out", {"seat": seat, "kind": p.kind, "in_a_row": s.timeouts_in_row})
+        if s.timeouts_in_row >= self.auto_play_after and not s.auto_play:
+            s.auto_play = True
+            self.emit(
+                "seat_changed",
+                {
+                    "seat": seat,
+                    "player_id": s.player_id,
+                    "bot": False,
+                    "auto_play": True,
+                    "reason": "auto_play_on",
+                },
+            )
+        hand.act(seat, hand.default_action(seat), auto=True)
+        self._after_engine()
+
+    # --- leaving ---------------------------------------------------------------------------
+    def leave(self, seat: int) -> int:
+        """The player leaves. In a running hand the seat pays the escape penalty (RULES §9) and a
+        bot finishes the hand for it. The 荒番 counter is reset (RULES §10). Returns the
+        penalty paid."""
+        s = self.seats[seat]
+        if s.bot:
+            raise FailedPrecondition(f"seat {seat} is a bot seat", reason="BOT_SEAT")
+        if s.left:
+            raise FailedPrecondition(f"seat {seat} already left", reason="SEAT_LEFT")
+        s.left = True
+        self.huangfan = 0
+        penalty = 0
+        hand = self.hand
+        if self.phase == PLAYING and hand is not None and not hand.finished:
+            self.left_during_hand = True
+            st = self.ports.scoring.settle_escape(
+                self.config.ruleset_name,
+                self.config.overrides,
+                self.config.stake,
+                seat,
+                self.dealer,
+                self.huangfan,
+            )
+            for i, p in enumerate(st.payments):
+                self.seats[i].chips += p
+            penalty = -st.payments[seat]
+            self.emit(
+                "hand_result",
+                {
+                    "outcome": "escape",
+                    "winners": [],
+                    "payments": list(st.payments),
+                    "house": st.house,
+                    "breakdown": [
+                        {"seat": b.seat, "code": b.code, "label": b.label, "amount": b.amount}
+                        for b in st.breakdown
+                    ],
+                    "revealed": [],
+                    "escaped_seat": seat,
+                    "next_dealer": self.dealer,
+                    "next_huangfan": 0,
+                },
+            )
+            self.report(
+                "hand",
+                {
+                    "hand_id": f"{hand.hand_id}/escape/{seat}",
+                    "payments": list(st.payments),
+                    "house": st.house,
+                    "escaped_seat": seat,
+                },
+            )
+        self.emit(
+            "seat_changed",
+            {"seat": seat, "player_id": s.player_id, "bot": True, "left": True, "reason": "left"},
+        )
+        if hand is not None and not hand.finished and seat in hand.pending:
+            p = hand.pending[seat]
+            self.scheduler.call_later(self.config.bot_delay_ms, lambda: self._bot(seat, p.sequence))
+        if self.phase in (BETWEEN_HANDS, WAITING) and all(x.bot or x.left for x in self.seats):
+            self._finish("players_left")
+        return penalty
+
+    # --- views -----------------------------------------------------------------------------
+    def seat_view(self, viewer: int | None) -> dict[str, Any]:
+        """What ``viewer`` (a seat, or None for a spectator) may know now."""
+        hand = self.hand
+        seats = []
+        for i, s in enumerate(self.seats):
+            d: dict[str, Any] = {
+                "seat": i,
+                "player_id": s.player_id,
+                "display_name": s.display_name,
+                "bot": s.bot or s.left,
+                "auto_play": s.auto_play,
+                "left": s.left,
+                "chips": s.chips,
+            }
+            if hand is not None:
+                h = hand.seats[i]
+                d["concealed_count"] = sum(h.counts)
+                d["melds"] = [
+                    m.to_json()
+                    if (m.kind.name != "CONCEALED_KONG" or viewer == i or hand.finished)
+                    else {"kind": "concealed_kong", "tiles": ""}
+                    for m in h.melds
+                ]
+                d["flowers"] = list(h.flowers)
+                d["discards"] = list(h.discards)
+                d["ready"] = h.ready
+                if viewer == i:
+                    d["concealed"] = h.concealed_tiles()
+                    d["drawn"] = hand.drawn.get(i)
+            seats.append(d)
+        view: dict[str, Any] = {
+            "table_id": self.config.table_id,
+            "phase": self.phase,
+            "viewer": viewer,
+            "seats": seats,
+            "hands_played": self.hands_played,
+            "huangfan": self.huangfan,
+            "dealer": self.dealer,
+        }
+        if hand is not None:
+            pend = list(hand.pending.values())
+            view["hand"] = {
+                "hand_id": hand.hand_id,
+                "hand_number": hand.config.hand_number,
+                "dealer": hand.dealer,
+                "dice": list(hand.dice),
+                "commitment": hand.commitment,
+                "kaibao": hand.kaibao,
+                "huangfan": hand.config.huangfan,
+                "tiles_left": hand.remaining,
+                "to_act": pend[0].seat if pend and pend[0].kind == OWN_TURN else None,
+                "deadline_ms": max((p.deadline_ms for p in pend), default=0),
+                "last_discard": hand.last.tile if hand.last.kind.name == "DISCARD" else None,
+                "last_discard_seat": hand.last.seat if hand.last.kind.name == "DISCARD" else None,
+                "finished": hand.finished,
+            }
+            own = hand.pending.get(viewer) if viewer is not None else None
+            view["prompt"] = prompt_json(own) if own is not None else None
+        return view
+
+
+def _hand_label(value: int) -> str:
+    from shared.hand.hand_type import HandType
+
+    try:
+        return HandType(value).label
+    except ValueError:
+        return str(value)
+
+
+def simple_policy(view: dict[str, Any], p: Pending, hand: HandEngine) -> Action:
+    """The built-in stand-in policy: win when offered, 敲 as soon as possible, else the default
+    (discard the drawn tile, pass a claim)."""
+    from shared.table import DeclareReady, OwnTurnOptions, Win
+
+    opts = p.options
+    if isinstance(opts, OwnTurnOptions):
+        if opts.wins:
+            return Win()
+        if opts.ready_discards:
+            drawn = hand.drawn.get(p.seat)
+            pick = drawn if drawn in opts.ready_discards else opts.ready_discards[0]
+            return DeclareReady(pick)
+        return hand.default_action(p.seat)
+    if opts.win is not None:
+        from shared.table import Win as W
+
+        return W()
+    return Pass()

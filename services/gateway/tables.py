@@ -1,0 +1,458 @@
+"""Live tables of one gateway replica: creation, seats, actions, views and event streams.
+
+Each table is a :class:`~services.gateway.domain.session.TableSession` behind a lock (one
+writer). Every event the session emits is appended to the table's log in the store (namespace
+``gateway-log/<table id>``, numbered from 1: the per-table sequence numbers clients see) and
+wakes the table's subscribers. The replica owns a table through a lease record
+(``gateway-lease``) it renews; requests are idempotent by request id (``gateway-request``);
+settled hands go to the matchmaking outbox (``gateway-outbox``).
+
+Request checks, in order: malformed input INVALID_ARGUMENT (before any lock), the token
+(UNAUTHENTICATED forged, PERMISSION_DENIED another table/seat), a known request id returns its
+first result, a last sequence number older than the seat's prompt ABORTED, then the action
+against the options held (FAILED_PRECONDITION). A refused request changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+
+from services.gateway.domain.events import project
+from services.gateway.domain.session import (
+    FINISHED,
+    PLAYING,
+    Policy,
+    Ports,
+    Seat,
+    SessionConfig,
+    TableSession,
+)
+from services.gateway.domain.tokens import sign_seat_token, verify_seat_token
+from services.gateway.runtime import LockedScheduler, ThreadScheduler
+from shared.errors import (
+    Aborted,
+    FailedPrecondition,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+)
+from shared.ruleset import Ruleset
+from shared.store import AlreadyExists, Store
+from shared.table import Action
+
+log = structlog.get_logger("mahjong.gateway")
+
+LOG_PREFIX = "gateway-log/"
+LEASES = "gateway-lease"
+REQUESTS = "gateway-request"
+CREATES = "gateway-create"
+OUTBOX = "gateway-outbox"
+MAX_ID = 128
+
+
+@dataclass
+class GatewaySettings:
+    secret: bytes
+    replica_id: str = field(default_factory=lambda: "gw-" + secrets.token_hex(4))
+    address: str = ""
+    lease_ms: int = 30_000
+    discard_ms: int | None = None  # None: the ruleset's timers
+    claim_ms: int | None = None
+    bot_delay_ms: int = 0
+    auto_play_delay_ms: int = 1_000
+    between_hands_ms: int = 0
+    report_to_matchmaking: bool = False
+
+
+@dataclass
+class Event:
+    seq: int
+    t: int
+    kind: str
+    data: dict[str, Any]
+
+
+@dataclass
+class TableSpec:
+    """A validated CreateTable request."""
+
+    request_id: str
+    ruleset: Ruleset
+    ruleset_name: str
+    overrides: dict[str, str]
+    stake: int
+    seats: list[Seat]
+    max_hands: int
+    tag: str
+    first_dealer: int | None
+
+
+class LiveTable:
+    def __init__(self, table_id: str, tag: str) -> None:
+        self.id = table_id
+        self.tag = tag
+        self.lock = threading.RLock()
+        self.cond = threading.Condition(self.lock)
+        self.events: list[Event] = []
+        self.requests: dict[tuple[int, str], int] = {}
+        self.session: TableSession | None = None
+        self.owned = True
+
+    @property
+    def head(self) -> int:
+        return len(self.events)
+
+
+def check_id(value: str, field_name: str, *, required: bool = True) -> str:
+    if not value:
+        if required:
+            raise InvalidArgument(f"{field_name} is empty", field=field_name)
+        return value
+    if len(value) > MAX_ID or not value.isprintable():
+        raise InvalidArgument(
+            f"{field_name} must be printable and at most {MAX_ID} characters", field=field_name
+        )
+    return value
+
+
+class TableManager:
+    def __init__(
+        self,
+        store: Store,
+        ports: Ports,
+        settings: GatewaySettings,
+        *,
+        policy: Policy,
+        scheduler: ThreadScheduler | None = None,
+        on_event: Callable[[LiveTable, Event], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.ports = ports
+        self.settings = settings
+        self.policy = policy
+        self.scheduler = scheduler or ThreadScheduler()
+        self.on_event = on_event
+        self.tables: dict[str, LiveTable] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._lease_thread = threading.Thread(target=self._renew_leases, daemon=True)
+        self._lease_thread.start()
+
+    # --- tables ----------------------------------------------------------------------------
+    def create_table(self, spec: TableSpec) -> tuple[str, list[str]]:
+        if spec.request_id:
+            rec = self.store.get(CREATES, spec.request_id)
+            if rec is not None:
+                table_id = rec.value.decode()
+                return table_id, self._seat_tokens(table_id, json.loads(self._seats_of(table_id)))
+        table_id = "t_" + secrets.token_hex(8)
+        if spec.request_id:
+            try:
+                self.store.create(CREATES, spec.request_id, table_id.encode())
+            except AlreadyExists:
+                table_id = self.store.get(CREATES, spec.request_id).value.decode()  # type: ignore[union-attr]
+                return table_id, self._seat_tokens(table_id, json.loads(self._seats_of(table_id)))
+        self._take_lease(table_id)
+        seats_json = [{"player_id": s.player_id, "bot": s.bot} for s in spec.seats]
+        self.store.put("gateway-table", table_id, json.dumps(seats_json).encode())
+        table = LiveTable(table_id, spec.tag)
+        lock = table.lock
+        sched = LockedScheduler(self.scheduler, lock, lambda: None, table_id)
+        session = TableSession(
+            SessionConfig(
+                table_id=table_id,
+                ruleset=spec.ruleset,
+                ruleset_name=spec.ruleset_name,
+                overrides=spec.overrides,
+                stake=spec.stake,
+                max_hands=spec.max_hands,
+                tag=spec.tag,
+                first_dealer=spec.first_dealer,
+                discard_ms=self.settings.discard_ms,
+                claim_ms=self.settings.claim_ms,
+                bot_delay_ms=self.settings.bot_delay_ms,
+                auto_play_delay_ms=self.settings.auto_play_delay_ms,
+                between_hands_ms=self.settings.between_hands_ms,
+            ),
+            spec.seats,
+            ports=self.ports,
+            scheduler=sched,
+            emit=lambda kind, data: self._append(table, kind, data),
+            report=lambda kind, data: self._report(table, kind, data),
+            policy=self.policy,
+        )
+        table.session = session
+        with self._lock:
+            self.tables[table_id] = table
+        with lock:
+            for s in spec.seats:
+                s.joined = bool(s.player_id) or s.bot
+            # The first hand starts from the scheduler so CreateTable answers at once.
+            sched.call_later(0, session.start)
+        return table_id, self._seat_tokens(table_id, seats_json)
+
+    def _seats_of(self, table_id: str) -> bytes:
+        rec = self.store.get("gateway-table", table_id)
+        return rec.value if rec else b"[]"
+
+    def _seat_tokens(self, table_id: str, seats: list[dict[str, Any]]) -> list[str]:
+        return [
+            sign_seat_token(self.settings.secret, table_id, i)
+            if s["player_id"] and not s["bot"]
+            else ""
+            for i, s in enumerate(seats)
+        ]
+
+    def table(self, table_id: str) -> LiveTable:
+        check_id(table_id, "table_id")
+        t = self.tables.get(table_id)
+        if t is None:
+            raise NotFound(f"no table {table_id!r} on this gateway", table_id=table_id)
+        return t
+
+    def _session(self, t: LiveTable) -> TableSession:
+        if t.session is None:
+            raise NotFound(f"table {t.id!r} is not ready")
+        return t.session
+
+    # --- events ----------------------------------------------------------------------------
+    def _append(self, table: LiveTable, kind: str, data: dict[str, Any]) -> int:
+        t = int(time.time() * 1000)
+        entry = json.dumps({"t": t, "kind": kind, "data": data}, separators=(",", ":"))
+        seq = self.store.append(LOG_PREFIX + table.id, entry.encode())
+        ev = Event(seq, t, kind, data)
+        table.events.append(ev)
+        if seq != len(table.events):
+            log.error("event_log_out_of_step", table=table.id, seq=seq, held=len(table.events))
+        if self.on_event is not None:
+            self.on_event(table, ev)
+        table.cond.notify_all()
+        return seq
+
+    def _report(self, table: LiveTable, kind: str, data: dict[str, Any]) -> None:
+        if not self.settings.report_to_matchmaking:
+            return
+        session = table.session
+        players = (
+            [s.player_id or f"bot:{i}" for i, s in enumerate(session.seats)] if session else []
+        )
+        if kind == "hand":
+            payload = {
+                "kind": "hand",
+                "hand_id": data["hand_id"],
+                "table_id": table.id,
+                "tag": table.tag,
+                "player_ids": players,
+                "payments": data["payments"],
+                "house": data["house"],
+                "escaped_seat": data.get("escaped_seat"),
+            }
+            key = f"{table.id}/{data['hand_id']}"
+        else:
+            payload = {
+                "kind": "finished",
+                "table_id": table.id,
+                "tag": table.tag,
+                "hands_played": data["hands_played"],
+            }
+            key = f"{table.id}/~finished"
+        self.store.put(OUTBOX, key, json.dumps(payload).encode())
+
+    def read_log(self, table_id: str) -> list[Event]:
+        """A table's whole event log from the store (replays, exports)."""
+        out = []
+        for seq, raw in self.store.read_log(LOG_PREFIX + table_id):
+            d = json.loads(raw)
+            out.append(Event(seq, d["t"], d["kind"], d["data"]))
+        return out
+
+    # --- leases ----------------------------------------------------------------------------
+    def _take_lease(self, table_id: str) -> None:
+        value = json.dumps(
+            {
+                "owner": self.settings.replica_id,
+                "address": self.settings.address,
+                "expires_ms": int(time.time() * 1000) + self.settings.lease_ms,
+            }
+        ).encode()
+        self.store.put(LEASES, table_id, value)
+
+    def _renew_leases(self) -> None:
+        interval = max(0.2, self.settings.lease_ms / 3000)
+        while not self._stop.wait(interval):
+            now = int(time.time() * 1000)
+            for table in list(self.tables.values()):
+                s = table.session
+                if s is None or s.phase == FINISHED:
+                    continue
+
+                def renew(raw: bytes | None, table=table) -> tuple[bytes | None, bool]:
+                    cur = json.loads(raw) if raw else {}
+                    mine = cur.get("owner") == self.settings.replica_id
+                    if not mine and cur.get("expires_ms", 0) > now:
+                        return None, False
+                    cur.update(
+                        owner=self.settings.replica_id,
+                        address=self.settings.address,
+                        expires_ms=now + self.settings.lease_ms,
+                    )
+                    return json.dumps(cur).encode(), True
+
+                try:
+                    table.owned = self.store.update(LEASES, table.id, renew)
+                except Exception as exc:  # the store is down: keep playing, retry later
+                    log.warning("lease_renewal_failed", table=table.id, error=repr(exc))
+
+    # --- seats -----------------------------------------------------------------------------
+    def _viewer(self, table: LiveTable, token: str, seat_claim: int | None) -> int | None:
+        seat = verify_seat_token(self.settings.secret, token, table.id)
+        if seat_claim is not None and seat_claim != seat:
+            raise PermissionDenied(
+                f"seat_token is for {'a spectator' if seat is None else f'seat {seat}'}, "
+                f"not seat {seat_claim}",
+                field="seat_token",
+            )
+        return seat
+
+    def join(
+        self, table_id: str, player_id: str, display_name: str, seat: int | None, spectator: bool
+    ) -> tuple[int | None, str, int]:
+        table = self.table(table_id)
+        if spectator:
+            return None, sign_seat_token(self.settings.secret, table.id, None), table.head
+        check_id(player_id, "player_id")
+        with table.lock:
+            session = self._session(table)
+            seats = session.seats
+            mine = [i for i, s in enumerate(seats) if s.player_id == player_id and not s.bot]
+            if mine:
+                chosen = mine[0]
+                if seat is not None and seat != chosen:
+                    raise PermissionDenied(
+                        f"player {player_id!r} sits in seat {chosen}, not seat {seat}"
+                    )
+            elif seat is not None:
+                if not seats[seat].open:
+                    raise FailedPrecondition(f"seat {seat} is taken", reason="SEAT_TAKEN")
+                chosen = seat
+            else:
+                free = [i for i, s in enumerate(seats) if s.open]
+                if not free:
+                    raise FailedPrecondition("no open seat at this table", reason="TABLE_FULL")
+                chosen = free[0]
+            session.join(chosen, player_id, display_name)
+            return chosen, sign_seat_token(self.settings.secret, table.id, chosen), table.head
+
+    # --- acting ----------------------------------------------------------------------------
+    def act(
+        self,
+        table_id: str,
+        token: str,
+        seat_claim: int | None,
+        request_id: str,
+        last_sequence: int,
+        action: Action,
+    ) -> tuple[int, bool]:
+        """Apply a seat's action; returns (sequence, replayed)."""
+        check_id(request_id, "request_id")
+        if last_sequence < 0:
+            raise InvalidArgument("last_sequence is negative", field="last_sequence")
+        table = self.table(table_id)
+        with table.lock:
+            seat = self._viewer(table, token, seat_claim)
+            if seat is None:
+                raise PermissionDenied("a spectator cannot act", field="seat_token")
+            key = (seat, request_id)
+            if key in table.requests:
+                return table.requests[key], True
+            if not table.owned:
+                raise FailedPrecondition(
+                    "this gateway replica no longer owns the table", reason="NOT_OWNER"
+                )
+            if last_sequence > table.head:
+                raise InvalidArgument(
+                    f"last_sequence {last_sequence} is beyond the table's last event {table.head}",
+                    field="last_sequence",
+                )
+            session = self._session(table)
+            if session.phase == PLAYING and session.hand is not None:
+                p = session.hand.pending.get(seat)
+                if p is not None and last_sequence < p.sequence:
+                    raise Aborted(
+                        f"stale: the last event seen is {last_sequence} but seat {seat}'s "
+                        f"prompt is event {p.sequence}; refresh and decide again",
+                        last_sequence=last_sequence,
+                        prompt_sequence=p.sequence,
+                    )
+            session.act(seat, action)
+            seq = table.head
+            table.requests[key] = seq
+            self.store.put(REQUESTS, f"{table.id}/{seat}/{request_id}", str(seq).encode())
+            return seq, False
+
+    def leave(self, table_id: str, token: str, request_id: str) -> int:
+        check_id(request_id, "request_id", required=False)
+        table = self.table(table_id)
+        with table.lock:
+            seat = self._viewer(table, token, None)
+            if seat is None:
+                return 0  # a spectator just goes
+            key = (seat, "leave:" + request_id)
+            if request_id and key in table.requests:
+                return table.requests[key]
+            penalty = self._session(table).leave(seat)
+            if request_id:
+                table.requests[key] = penalty
+            return penalty
+
+    # --- views -----------------------------------------------------------------------------
+    def view(self, table_id: str, token: str, seat_claim: int | None) -> dict[str, Any]:
+        table = self.table(table_id)
+        with table.lock:
+            viewer = self._viewer(table, token, seat_claim)
+            session = self._session(table)
+            v = session.seat_view(viewer)
+            v["last_sequence"] = table.head
+            v["config"] = session.config
+            return v
+
+    def subscribe(
+        self, table_id: str, token: str, after: int, active: Callable[[], bool]
+    ) -> Iterator[tuple[Event, dict[str, Any]]]:
+        """The viewer's events after ``after``, then live ones until the table finishes."""
+        if after < 0:
+            raise InvalidArgument("after_sequence is negative", field="after_sequence")
+        table = self.table(table_id)
+        with table.lock:
+            viewer = self._viewer(table, token, None)
+            if after > table.head:
+                raise InvalidArgument(
+                    f"after_sequence {after} is beyond the table's last event {table.head}",
+                    field="after_sequence",
+                )
+        index = after
+        while active():
+            with table.cond:
+                while index >= len(table.events) and active():
+                    session = table.session
+                    if session is not None and session.phase == FINISHED:
+                        return
+                    table.cond.wait(0.25)
+                batch = table.events[index:]
+                index = len(table.events)
+            for ev in batch:
+                seen = project(ev.kind, ev.data, viewer)
+                if seen is not None:
+                    yield ev, seen
+
+    def close(self) -> None:
+        self._stop.set()
+        self.scheduler.close()
