@@ -1,0 +1,84 @@
+"""Test doubles for matchmaking: an in-memory gateway allocator and a ready-made service."""
+
+from __future__ import annotations
+
+import itertools
+
+from services.matchmaking.allocator import TableAllocation, TableRequest
+from services.matchmaking.clock import ManualClock
+from services.matchmaking.service import Matchmaking, MatchmakingConfig
+from shared.errors import Unavailable
+from shared.store.memory import MemoryStore
+
+
+class FakeAllocator:
+    """Creates 'tables' in memory, idempotent by request id; ``down = True`` makes it fail."""
+
+    def __init__(self) -> None:
+        self.tables: dict[str, tuple[TableRequest, TableAllocation]] = {}
+        self.calls = 0
+        self.down = False
+        self._ids = itertools.count(1)
+
+    def create_table(self, request: TableRequest) -> TableAllocation:
+        self.calls += 1
+        if self.down:
+            raise Unavailable("fake gateway is down")
+        assert len(request.seats) == 4
+        if request.request_id in self.tables:
+            return self.tables[request.request_id][1]
+        table_id = f"tbl-{next(self._ids)}"
+        tokens = tuple("" if s.bot else f"seat-{table_id}-{i}" for i, s in enumerate(request.seats))
+        alloc = TableAllocation(table_id, tokens, "gw.test:1")
+        self.tables[request.request_id] = (request, alloc)
+        return alloc
+
+    def by_table(self, table_id: str) -> TableRequest:
+        return next(r for r, a in self.tables.values() if a.table_id == table_id)
+
+
+def make_service(**config) -> tuple[Matchmaking, FakeAllocator, ManualClock]:
+    clock = ManualClock()
+    alloc = FakeAllocator()
+    cfg = MatchmakingConfig(token_secret=b"test-secret", **config)
+    return Matchmaking(MemoryStore(), alloc, clock, cfg), alloc, clock
+
+
+def settle_round(mm: Matchmaking, alloc: FakeAllocator, tournament_id: str, rng) -> int:
+    """Play the current round's tables as a gateway would: every hand reported to the ledger
+    (random zero-sum payments, sometimes an escape with a house share), then TableFinished."""
+    from services.matchmaking.ledger import HandReport
+
+    t = mm.tournament(tournament_id)
+    house = 0
+    for table in t.round_tables():
+        request = alloc.by_table(table.table_id)
+        for h in range(request.max_hands):
+            if rng.random() < 0.2:
+                escaped = rng.randrange(4)
+                payments = [1, 1, 1, 1]
+                payments[escaped] = -4
+                report = HandReport(
+                    f"{table.table_id}-h{h}",
+                    table.table_id,
+                    request.tag,
+                    tuple(table.seats),
+                    tuple(payments),
+                    1,
+                    escaped,
+                )
+                house += 1
+            else:
+                winner = rng.randrange(4)
+                payments = [-rng.randrange(0, 20) if s != winner else 0 for s in range(4)]
+                payments[winner] = -sum(payments)
+                report = HandReport(
+                    f"{table.table_id}-h{h}",
+                    table.table_id,
+                    request.tag,
+                    tuple(table.seats),
+                    tuple(payments),
+                )
+            mm.record_hand(report)
+        mm.table_finished(table.table_id, request.tag, request.max_hands)
+    return house

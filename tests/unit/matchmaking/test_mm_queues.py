@@ -1,0 +1,160 @@
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from services.matchmaking import queues
+from shared.errors import FailedPrecondition, InvalidArgument, PermissionDenied, Unauthenticated
+from tests.unit.matchmaking.mm_fakes import make_service
+
+
+def players(mm, n, silver_each=None):
+    out = []
+    for i in range(n):
+        player, token = mm.register(f"P{i}")
+        out.append((player, token))
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.floats(min_value=0, max_value=100), max_size=30),
+    st.floats(min_value=0, max_value=200),
+)
+def test_plan_tables_seats_each_ticket_at_most_once(joined, now):
+    waiting = [(f"t{i}", at) for i, at in enumerate(sorted(joined))]
+    tables = queues.plan_tables(waiting, now, bot_fill_seconds=30)
+    seated = [t for table in tables for t in table if t]
+    assert len(seated) == len(set(seated))
+    assert all(len(t) == 4 for t in tables)
+    assert len(seated) >= len(waiting) - len(waiting) % 4
+    bot_tables = [t for t in tables if None in t]
+    assert len(bot_tables) <= 1
+    if bot_tables:
+        first = dict(waiting)[bot_tables[0][0]]
+        assert now - first >= 30
+
+
+def test_four_players_make_a_table_and_each_learns_its_seat():
+    mm, alloc, _ = make_service()
+    ps = players(mm, 4)
+    tickets = [mm.join_queue(tok, "", 0) for _, tok in ps]
+    assert {t.stake for t in tickets} == {8}  # 1000 silver: 副主管, base 8
+    mm.tick()
+    assigned = [mm.ticket(tok, t.ticket_id) for (_, tok), t in zip(ps, tickets, strict=True)]
+    assert {t.state for t in assigned} == {queues.ASSIGNED}
+    assert sorted(t.assignment.seat for t in assigned) == [0, 1, 2, 3]
+    assert len({t.assignment.table_id for t in assigned}) == 1
+    ((request, _),) = alloc.tables.values()
+    assert request.stake == 8 and request.ruleset == "shanghai-qiaoma"
+    assert not any(s.bot for s in request.seats)
+    assert request.tag.startswith("quick/")
+    # Players are free to queue again.
+    mm.join_queue(ps[0][1], "", 0)
+
+
+def test_queues_are_separate_per_ruleset_and_stake():
+    mm, alloc, _ = make_service()
+    ps = players(mm, 4)
+    mm.join_queue(ps[0][1], "", 8)
+    mm.join_queue(ps[1][1], "", 4)
+    mm.join_queue(ps[2][1], "shanghai-classic", 8)
+    mm.join_queue(ps[3][1], "", 8)
+    mm.tick()
+    assert alloc.tables == {}
+
+
+def test_bots_fill_empty_seats_after_the_configured_wait():
+    mm, alloc, clock = make_service(bot_fill_seconds=20)
+    ps = players(mm, 2)
+    tickets = [mm.join_queue(tok, "", 0) for _, tok in ps]
+    clock.advance(19.9)
+    mm.tick()
+    assert alloc.tables == {}
+    clock.advance(0.1)
+    mm.tick()
+    ((request, _),) = alloc.tables.values()
+    assert [s.bot for s in request.seats] == [False, False, True, True]
+    assert mm.ticket(ps[1][1], tickets[1].ticket_id).state == queues.ASSIGNED
+
+
+def test_one_queue_at_a_time():
+    mm, _, _ = make_service()
+    ((_, tok),) = players(mm, 1)
+    first = mm.join_queue(tok, "", 0)
+    with pytest.raises(FailedPrecondition) as err:
+        mm.join_queue(tok, "shanghai-classic", 0)
+    assert err.value.reason == "ALREADY_QUEUED"
+    assert first.ticket_id in err.value.message
+    assert queues.waiting_count(mm.store, queues.queue_key("shanghai-classic", 8)) == 0
+
+
+def test_leaving_a_queue_frees_the_player():
+    mm, alloc, clock = make_service(bot_fill_seconds=5)
+    ((_, tok),) = players(mm, 1)
+    t = mm.join_queue(tok, "", 0)
+    assert mm.leave_queue(tok, t.ticket_id).state == queues.CANCELLED
+    clock.advance(10)
+    mm.tick()
+    assert alloc.tables == {}
+    with pytest.raises(FailedPrecondition):
+        mm.leave_queue(tok, t.ticket_id)
+    mm.join_queue(tok, "", 0)
+
+
+def test_another_players_ticket_is_permission_denied():
+    mm, _, _ = make_service()
+    (_, a), (_, b) = players(mm, 2)
+    t = mm.join_queue(a, "", 0)
+    with pytest.raises(PermissionDenied):
+        mm.leave_queue(b, t.ticket_id)
+    with pytest.raises(PermissionDenied):
+        mm.ticket(b, t.ticket_id)
+
+
+def test_level_and_silver_rules_apply_to_queues():
+    mm, _, _ = make_service(starting_silver=250)
+    ((_, tok),) = players(mm, 1)
+    with pytest.raises(FailedPrecondition) as err:
+        mm.join_queue(tok, "", 4)
+    assert err.value.reason == "STAKE_NOT_ALLOWED"
+    poor, _, _ = make_service(starting_silver=50)
+    ((_, tok2),) = players(poor, 1)
+    with pytest.raises(FailedPrecondition) as err:
+        poor.join_queue(tok2, "", 0)
+    assert err.value.reason == "SILVER_TOO_LOW"
+    with pytest.raises(InvalidArgument):
+        mm.join_queue(tok, "no-such-rules", 0)
+    with pytest.raises(Unauthenticated):
+        mm.join_queue(tok + "x", "", 0)
+    # Nothing was queued by any refused call.
+    mm.join_queue(tok, "", 2)
+
+
+def test_gateway_outage_keeps_the_match_pending_then_completes_it():
+    mm, alloc, _ = make_service()
+    ps = players(mm, 4)
+    tickets = [mm.join_queue(tok, "", 0) for _, tok in ps]
+    alloc.down = True
+    mm.tick()
+    assert mm.ticket(ps[0][1], tickets[0].ticket_id).state == queues.MATCHED
+    with pytest.raises(FailedPrecondition):
+        mm.leave_queue(ps[0][1], tickets[0].ticket_id)
+    alloc.down = False
+    mm.tick()
+    assert {mm.ticket(tok, t.ticket_id).state for (_, tok), t in zip(ps, tickets, strict=True)} == {
+        queues.ASSIGNED
+    }
+    assert len(alloc.tables) == 1
+
+
+def test_many_tickets_form_many_tables_in_arrival_order():
+    mm, alloc, clock = make_service()
+    ps = players(mm, 10)
+    for _, tok in ps:
+        mm.join_queue(tok, "", 0)
+        clock.advance(1)
+    mm.tick()
+    assert len(alloc.tables) == 2
+    seated = [s.player_id for r, _ in alloc.tables.values() for s in r.seats]
+    assert set(seated) == {p.player_id for p, _ in ps[:8]}
+    assert queues.waiting_count(mm.store, queues.queue_key("shanghai-qiaoma", 8)) == 2

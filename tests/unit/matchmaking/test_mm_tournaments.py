@@ -1,0 +1,161 @@
+import random
+
+import pytest
+
+from services.matchmaking import ledger, tournaments
+from services.matchmaking.seating import meetings
+from shared.errors import (
+    AlreadyExists,
+    FailedPrecondition,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+)
+from tests.unit.matchmaking.mm_fakes import make_service, settle_round
+
+
+def setup(mm, humans=8, bots=8, rounds=3, hands=2, stake=4):
+    tokens = [mm.register(f"H{i}")[1] for i in range(humans)]
+    creator = tokens[0]
+    t = mm.create_tournament(creator, "Spring Cup", "", stake, rounds, hands, [], bots)
+    for tok in tokens:
+        mm.register_tournament(tok, t.tournament_id)
+    return creator, tokens, t.tournament_id
+
+
+def test_sixteen_entrants_three_rounds_to_a_final_ranking():
+    mm, alloc, _ = make_service()
+    creator, _tokens, tid = setup(mm)
+    rng = random.Random(7)
+    t = mm.start_tournament(creator, tid)
+    assert t.state == tournaments.RUNNING and t.current_round == 1
+    assert len(alloc.tables) == 4
+    house = 0
+    met: set = set()
+    for round_no in (1, 2, 3):
+        t = mm.tournament(tid)
+        assert t.current_round == round_no
+        tables = t.round_tables()
+        assert all(x.table_id for x in tables) and len(tables) == 4
+        seats = [tuple(x.seats) for x in tables]
+        assert not (meetings(seats) & met)  # nobody meets again
+        met |= meetings(seats)
+        requests = [alloc.by_table(x.table_id) for x in tables]
+        assert {r.max_hands for r in requests} == {2}
+        assert {r.tag for r in requests} == {
+            f"tournament/{tid}/round/{round_no}/table/{i}" for i in range(4)
+        }
+        if round_no > 1:
+            # Swiss: the leader of the last standings heads the first table.
+            assert tables[0].seats[0] == t.standings[-1][0].player_id
+        house += settle_round(mm, alloc, tid, rng)
+        t = mm.tournament(tid)
+        assert len(t.standings) == round_no
+    t = mm.tournament(tid)
+    assert t.state == tournaments.FINISHED
+    assert t.final_ranking == t.standings[-1]
+    chips = ledger.chips_by_player(mm.store, f"tournament/{tid}")
+    assert [s.chips for s in t.final_ranking] == sorted(chips.values(), reverse=True)
+    assert {s.player_id: s.chips for s in t.final_ranking} == chips
+    ids = [e.player_id for e in t.entrants]
+    start_total = 8 * 1000
+    assert sum(mm.public_balance(p) for p in ids) == start_total - house
+    assert mm.public_balance("house") == house
+
+
+def test_round_waits_for_every_reported_hand_even_after_table_finished():
+    mm, alloc, _ = make_service()
+    creator, _, tid = setup(mm, humans=4, bots=0, rounds=2, hands=1)
+    mm.start_tournament(creator, tid)
+    (table,) = mm.tournament(tid).round_tables()
+    request = alloc.by_table(table.table_id)
+    mm.table_finished(table.table_id, request.tag, 1)
+    assert mm.tournament(tid).current_round == 1  # the hand is not in the ledger yet
+    report = ledger.HandReport("h1", table.table_id, request.tag, table.seats, (3, -1, -1, -1))
+    mm.record_hand(report)
+    t = mm.tournament(tid)
+    assert t.current_round == 2 and t.standings[0][0].chips == 3
+
+
+def test_registration_errors():
+    mm, _, _ = make_service()
+    _creator, tokens, tid = setup(mm, humans=4, bots=0)
+    with pytest.raises(AlreadyExists):
+        mm.register_tournament(tokens[1], tid)
+    with pytest.raises(NotFound):
+        mm.register_tournament(tokens[1], "t-nope")
+    poor, _, _ = make_service(starting_silver=50)
+    ptok = poor.register("Poor")[1]
+    ptid = poor.create_tournament(ptok, "Cup", "", 1, 1, 1, [], 0).tournament_id
+    with pytest.raises(FailedPrecondition) as err:
+        poor.register_tournament(ptok, ptid)
+    assert err.value.reason == "SILVER_TOO_LOW"
+    low, _, _ = make_service(starting_silver=300)
+    ltok = low.register("Low")[1]
+    ltid = low.create_tournament(ltok, "Big", "", 8, 1, 1, [], 0).tournament_id
+    with pytest.raises(FailedPrecondition) as err:
+        low.register_tournament(ltok, ltid)
+    assert err.value.reason == "STAKE_NOT_ALLOWED"
+
+
+def test_start_rules():
+    mm, _, _ = make_service()
+    creator, tokens, tid = setup(mm, humans=3, bots=2)
+    with pytest.raises(PermissionDenied):
+        mm.start_tournament(tokens[1], tid)
+    with pytest.raises(FailedPrecondition) as err:
+        mm.start_tournament(creator, tid)
+    assert "register 3 more" in err.value.message
+    mm.add_tournament_bots(creator, tid, 3)
+    mm.start_tournament(creator, tid)
+    late = mm.register("Late")[1]
+    with pytest.raises(FailedPrecondition) as err:
+        mm.register_tournament(late, tid)
+    assert err.value.reason == "TOURNAMENT_STARTED"
+    with pytest.raises(FailedPrecondition):
+        mm.add_tournament_bots(creator, tid, 4)
+    with pytest.raises(FailedPrecondition):
+        mm.start_tournament(creator, tid)
+    assert len(mm.tournament(tid).entrants) == 8
+
+
+@pytest.mark.parametrize(
+    ("rounds", "hands", "stake"), [(0, 1, 1), (1, 0, 1), (1, 1, 0), (1, 1, 3), (99, 1, 1)]
+)
+def test_bad_settings_create_nothing(rounds, hands, stake):
+    mm, _, _ = make_service()
+    tok = mm.register("C")[1]
+    with pytest.raises(InvalidArgument):
+        mm.create_tournament(tok, "Cup", "", stake, rounds, hands, [], 4)
+    assert tournaments.list_ids(mm.store) == []
+
+
+def test_create_with_listed_players_checks_each():
+    mm, _, _ = make_service()
+    tok = mm.register("C")[1]
+    other = mm.authenticate(mm.register("O")[1]).player_id
+    t = mm.create_tournament(tok, "Cup", "", 2, 1, 1, [other], 3)
+    assert [e.bot for e in t.entrants] == [False, True, True, True]
+    with pytest.raises(NotFound):
+        mm.create_tournament(tok, "Cup", "", 2, 1, 1, ["p-missing"], 0)
+    assert len(tournaments.list_ids(mm.store)) == 1
+
+
+def test_withdraw_before_start():
+    mm, _, _ = make_service()
+    _creator, tokens, tid = setup(mm, humans=4, bots=0)
+    t = mm.withdraw_tournament(tokens[2], tid)
+    assert len(t.entrants) == 3
+    with pytest.raises(NotFound):
+        mm.withdraw_tournament(tokens[2], tid)
+
+
+def test_gateway_outage_leaves_tables_pending_until_a_tick():
+    mm, alloc, _ = make_service()
+    creator, _, tid = setup(mm, humans=4, bots=4)
+    alloc.down = True
+    t = mm.start_tournament(creator, tid)
+    assert t.state == tournaments.RUNNING and not any(x.table_id for x in t.round_tables())
+    alloc.down = False
+    mm.tick()
+    assert all(x.table_id for x in mm.tournament(tid).round_tables())
