@@ -33,6 +33,7 @@ STACKS_PER_SEAT = 18
 DEALER_TILES = 14
 OTHER_TILES = 13
 DEALT_TILES = DEALER_TILES + 3 * OTHER_TILES  # 53
+_FULL_SET = T.canonical_set()
 
 
 class WallExhausted(FailedPrecondition):
@@ -71,8 +72,12 @@ class Wall:
     replacements_drawn: int = 0
 
     def __post_init__(self) -> None:
-        if sorted(self.tiles) != sorted(T.canonical_set()):
-            raise ValueError("a wall holds exactly the 144 tiles of the set")
+        # After a 换牌 a position may hold a buried tile, so only the shape is checked here;
+        # :meth:`build` checks that a fresh wall is the full set.
+        if len(self.tiles) != T.WALL_SIZE or not all(map(T.is_valid_kind, self.tiles)):
+            raise ValueError("a wall has 144 positions, each holding a tile kind")
+        if len(self.taken) != T.WALL_SIZE:
+            raise ValueError("a wall has 144 taken flags")
         if not 0 <= self.start < STACKS:
             raise ValueError(f"break stack {self.start} out of range 0-71")
         if not 0 <= self.reserved < T.WALL_SIZE:
@@ -81,6 +86,8 @@ class Wall:
     @classmethod
     def build(cls, tiles: Sequence[int], dealer: int, dice: Sequence[int], reserved: int = 0):
         """A fresh wall from shuffled tiles, opened by the dealer's dice."""
+        if sorted(tiles) != _FULL_SET:
+            raise ValueError("a wall holds exactly the 144 tiles of the set")
         return cls(list(tiles), break_stack(dealer, dice), reserved)
 
     # --- counts ---------------------------------------------------------------------------
