@@ -152,7 +152,7 @@ def grant(store: Store, account: str, ref: str, amount: int, now: float, kind: s
 def entries(store: Store, account: str) -> list[Entry]:
     """An account's entries, oldest first."""
     out = [Entry(**records.load(rec.value)) for _, rec in store.scan(_ACCOUNT_NS + account)]
-    out.sort(key=lambda e: (e.at, e.ref))
+    out.sort(key=lambda e: (e.at, e.kind != GRANT, e.ref))
     return out
 
 

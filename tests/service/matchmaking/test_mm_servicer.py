@@ -1,0 +1,263 @@
+"""MatchmakingService over a real loopback server (fake gateway allocator, manual clock)."""
+
+from __future__ import annotations
+
+import random
+import threading
+
+import grpc
+import pytest
+from google.rpc import error_details_pb2
+from grpc_status import rpc_status
+from mahjong.common.v1 import common_pb2
+from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
+from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
+
+from services.matchmaking.clock import ManualClock
+from services.matchmaking.server import make_spec
+from tests.support.grpc_server import serving
+from tests.unit.matchmaking.mm_fakes import FakeAllocator, settle_round
+
+TIMEOUT = 10
+
+
+@pytest.fixture
+def env():
+    alloc = FakeAllocator()
+    clock = ManualClock()
+    spec = make_spec(allocator_factory=lambda _cfg: alloc, clock=clock, ticking=False)
+    extra = {"ready_seconds": 15.0, "bot_fill_seconds": 30.0, "starting_silver": 1000}
+    with serving(spec, extra=extra) as (server, channel):
+        stub = pb_grpc.MatchmakingServiceStub(channel)
+        yield stub, server.resource.matchmaking, alloc, clock
+
+
+def register(stub, name):
+    resp = stub.RegisterPlayer(pb.RegisterPlayerRequest(display_name=name), timeout=TIMEOUT)
+    return resp.player, resp.player_token
+
+
+def error_of(call, *args):
+    with pytest.raises(grpc.RpcError) as err:
+        call(*args, timeout=TIMEOUT)
+    return err.value
+
+
+def reason(err) -> str:
+    status = rpc_status.from_call(err)
+    info = error_details_pb2.ErrorInfo()
+    status.details[0].Unpack(info)
+    return info.reason
+
+
+def test_register_and_account(env):
+    stub, *_ = env
+    player, token = register(stub, "Alice")
+    assert player.player_id.startswith("p-") and player.silver == 1000
+    assert player.level.name == "副主管" and list(player.level.allowed_stakes) == [1, 2, 4, 8]
+    assert player.room_cards == 3
+    got = stub.GetPlayer(pb.GetPlayerRequest(player_token=token), timeout=TIMEOUT).player
+    assert got == player
+    levels = stub.ListLevels(pb.ListLevelsRequest(), timeout=TIMEOUT).levels
+    assert len(levels) == 18 and levels[0].name == "待业"
+    err = error_of(stub.RegisterPlayer, pb.RegisterPlayerRequest(display_name="  "))
+    assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_wrong_token_is_unauthenticated(env):
+    stub, *_ = env
+    _, token = register(stub, "Alice")
+    for bad in ("", token[:-2] + "xx", "p-nobody.abc"):
+        err = error_of(stub.GetPlayer, pb.GetPlayerRequest(player_token=bad))
+        assert err.code() == grpc.StatusCode.UNAUTHENTICATED
+        assert reason(err) == "UNAUTHENTICATED"
+
+
+def test_queue_errors_carry_status_and_reason(env):
+    stub, *_ = env
+    _, token = register(stub, "Alice")
+    join = pb.JoinQueueRequest(player_token=token)
+    stub.JoinQueue(join, timeout=TIMEOUT)
+    err = error_of(stub.JoinQueue, join)
+    assert err.code() == grpc.StatusCode.FAILED_PRECONDITION and reason(err) == "ALREADY_QUEUED"
+    _, t2 = register(stub, "Bob")
+    err = error_of(stub.JoinQueue, pb.JoinQueueRequest(player_token=t2, stake=16))
+    assert err.code() == grpc.StatusCode.FAILED_PRECONDITION and reason(err) == "STAKE_NOT_ALLOWED"
+    err = error_of(stub.JoinQueue, pb.JoinQueueRequest(player_token=t2, stake=3))
+    assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
+    bad_rules = common_pb2.RulesetRef(name="nope")
+    err = error_of(stub.JoinQueue, pb.JoinQueueRequest(player_token=t2, ruleset=bad_rules))
+    assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
+    err = error_of(stub.LeaveQueue, pb.LeaveQueueRequest(player_token=t2, ticket_id="tk-none"))
+    assert err.code() == grpc.StatusCode.NOT_FOUND
+
+
+def _watch(stub, token, ticket_id, out):
+    req = pb.WatchAssignmentsRequest(player_token=token, ticket_id=ticket_id)
+    for msg in stub.WatchAssignments(req, timeout=TIMEOUT):
+        out.append(msg.ticket)
+
+
+def test_watch_assignments_streams_until_the_table_is_known(env):
+    stub, mm, alloc, clock = env
+    players = [register(stub, f"P{i}") for i in range(2)]
+    tickets = [
+        stub.JoinQueue(pb.JoinQueueRequest(player_token=tok), timeout=TIMEOUT).ticket
+        for _, tok in players
+    ]
+    seen: list = []
+    watcher = threading.Thread(
+        target=_watch, args=(stub, players[0][1], tickets[0].ticket_id, seen)
+    )
+    watcher.start()
+    clock.advance(30)
+    mm.tick()  # bots fill the two empty seats
+    watcher.join(TIMEOUT)
+    assert not watcher.is_alive()
+    assert seen[-1].state == pb.TICKET_STATE_ASSIGNED
+    a = seen[-1].assignment
+    ((request, table),) = alloc.tables.values()
+    assert a.table_id == table.table_id and a.gateway_address == "gw.test:1"
+    assert a.seat == common_pb2.SEAT_0 and a.seat_token == table.seat_tokens[0]
+    assert [s.bot for s in request.seats] == [False, False, True, True]
+
+
+def test_watch_ends_when_the_ticket_is_cancelled(env):
+    stub, *_ = env
+    _, tok = register(stub, "P")
+    ticket = stub.JoinQueue(pb.JoinQueueRequest(player_token=tok), timeout=TIMEOUT).ticket
+    assert ticket.waiting_in_queue == 1
+    seen: list = []
+    watcher = threading.Thread(target=_watch, args=(stub, tok, ticket.ticket_id, seen))
+    watcher.start()
+    stub.LeaveQueue(pb.LeaveQueueRequest(player_token=tok, ticket_id=ticket.ticket_id))
+    watcher.join(TIMEOUT)
+    assert seen[-1].state == pb.TICKET_STATE_CANCELLED
+    _, other = register(stub, "Q")
+    req = pb.WatchAssignmentsRequest(player_token=other, ticket_id=ticket.ticket_id)
+    err = error_of(lambda r, timeout: list(stub.WatchAssignments(r, timeout=timeout)), req)
+    assert err.code() == grpc.StatusCode.PERMISSION_DENIED
+
+
+def test_private_room_over_grpc(env):
+    stub, _mm, alloc, clock = env
+    (_, owner), (_, b), (_, c) = (register(stub, n) for n in ("O", "B", "C"))
+    opened = stub.OpenRoom(pb.OpenRoomRequest(player_token=owner, max_hands=4), timeout=TIMEOUT)
+    code = opened.room.code
+    assert opened.room_cards_left == 2 and opened.room.state == pb.ROOM_STATE_OPEN
+    err = error_of(
+        stub.JoinRoom,
+        pb.JoinRoomRequest(player_token=b, code="000000" if code != "000000" else "000001"),
+    )
+    assert err.code() == grpc.StatusCode.NOT_FOUND
+    stub.JoinRoom(pb.JoinRoomRequest(player_token=b, code=code), timeout=TIMEOUT)
+    stub.JoinRoom(pb.JoinRoomRequest(player_token=c, code=code), timeout=TIMEOUT)
+    err = error_of(stub.SetRoomStake, pb.SetRoomStakeRequest(player_token=b, code=code, stake=2))
+    assert err.code() == grpc.StatusCode.PERMISSION_DENIED
+    stub.SetRoomStake(pb.SetRoomStakeRequest(player_token=owner, code=code, stake=2))
+    room = stub.AnswerRoomStake(
+        pb.AnswerRoomStakeRequest(player_token=c, code=code, accept=False), timeout=TIMEOUT
+    ).room
+    assert [m.display_name for m in room.members] == ["O", "B"]
+    stub.AnswerRoomStake(pb.AnswerRoomStakeRequest(player_token=b, code=code, accept=True))
+    stub.InviteBot(pb.InviteBotRequest(player_token=owner, code=code), timeout=TIMEOUT)
+    stub.InviteBot(pb.InviteBotRequest(player_token=owner, code=code), timeout=TIMEOUT)
+    err = error_of(stub.JoinRoom, pb.JoinRoomRequest(player_token=c, code=code))
+    assert err.code() == grpc.StatusCode.FAILED_PRECONDITION and reason(err) == "ROOM_FULL"
+    room = stub.PressStart(pb.PressStartRequest(player_token=owner, code=code)).room
+    assert room.members[1].ready_deadline_unix_ms == round((clock() + 15) * 1000)
+    room = stub.PressStart(pb.PressStartRequest(player_token=b, code=code)).room
+    assert room.state == pb.ROOM_STATE_PLAYING
+    ((request, table),) = alloc.tables.values()
+    assert room.assignment.seat == common_pb2.SEAT_1
+    assert room.assignment.seat_token == table.seat_tokens[1]
+    assert request.stake == 2 and request.max_hands == 4
+
+
+def test_record_hand_is_idempotent_and_validated(env):
+    stub, *_ = env
+    (pa, ta), (pb_, _tb), (pc, _), (pd, _) = (register(stub, n) for n in "ABCD")
+    ids = [pa.player_id, pb_.player_id, pc.player_id, pd.player_id]
+    req = pb.RecordHandRequest(
+        hand_id="h-1",
+        table_id="t-1",
+        tag="quick/x",
+        player_ids=ids,
+        payments=[-8, 2, 2, 2],
+        house=2,
+        escaped_seat=common_pb2.SEAT_0,
+    )
+    assert stub.RecordHand(req, timeout=TIMEOUT).duplicate is False
+    assert stub.RecordHand(req, timeout=TIMEOUT).duplicate is True
+    balances = stub.GetBalances(pb.GetBalancesRequest(player_ids=[*ids, "house"])).balances
+    assert [b.silver for b in balances] == [992, 1002, 1002, 1002, 2]
+    entries = stub.ListLedgerEntries(pb.ListLedgerEntriesRequest(player_token=ta)).entries
+    assert [(e.kind, e.amount) for e in entries] == [
+        (pb.LEDGER_ENTRY_KIND_GRANT, 1000),
+        (pb.LEDGER_ENTRY_KIND_ESCAPE_PENALTY, -8),
+    ]
+    bad = pb.RecordHandRequest(hand_id="h-2", table_id="t", player_ids=ids, payments=[1, 0, 0, 0])
+    assert error_of(stub.RecordHand, bad).code() == grpc.StatusCode.INVALID_ARGUMENT
+    changed = pb.RecordHandRequest()
+    changed.CopyFrom(req)
+    changed.payments[:] = [-2, 0, 0, 0]
+    assert error_of(stub.RecordHand, changed).code() == grpc.StatusCode.FAILED_PRECONDITION
+    err = error_of(stub.GetBalances, pb.GetBalancesRequest(player_ids=["p-unknown"]))
+    assert err.code() == grpc.StatusCode.NOT_FOUND
+
+
+def test_tournament_over_grpc(env):
+    stub, mm, alloc, _ = env
+    humans = [register(stub, f"H{i}") for i in range(8)]
+    creator = humans[0][1]
+    t = stub.CreateTournament(
+        pb.CreateTournamentRequest(
+            player_token=creator,
+            name="Cup",
+            stake=2,
+            rounds=2,
+            hands_per_round=2,
+            player_ids=[p.player_id for p, _ in humans[1:4]],
+            bots=4,
+        ),
+        timeout=TIMEOUT,
+    ).tournament
+    tid = t.tournament_id
+    assert t.state == pb.TOURNAMENT_STATE_REGISTERING and len(t.entrants) == 7
+    stub.JoinTournament(pb.JoinTournamentRequest(player_token=creator, tournament_id=tid))
+    err = error_of(
+        stub.StartTournament,
+        pb.StartTournamentRequest(player_token=humans[1][1], tournament_id=tid),
+    )
+    assert err.code() == grpc.StatusCode.PERMISSION_DENIED
+    t = stub.StartTournament(
+        pb.StartTournamentRequest(player_token=creator, tournament_id=tid)
+    ).tournament
+    assert t.state == pb.TOURNAMENT_STATE_RUNNING and len(t.tables) == 2
+    err = error_of(
+        stub.JoinTournament, pb.JoinTournamentRequest(player_token=humans[5][1], tournament_id=tid)
+    )
+    assert err.code() == grpc.StatusCode.FAILED_PRECONDITION and reason(err) == "TOURNAMENT_STARTED"
+    view = stub.GetTournament(pb.GetTournamentRequest(tournament_id=tid, player_token=creator))
+    assert view.assignment.table_id and view.assignment.seat_token.startswith("seat-")
+    seen: list = []
+
+    def watch():
+        req = pb.WatchTournamentRequest(tournament_id=tid, player_token=creator)
+        for msg in stub.WatchTournament(req, timeout=TIMEOUT):
+            seen.append(msg)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    rng = random.Random(3)
+    house = settle_round(mm, alloc, tid, rng) + settle_round(mm, alloc, tid, rng)
+    watcher.join(TIMEOUT)
+    final = stub.GetStandings(pb.GetStandingsRequest(tournament_id=tid), timeout=TIMEOUT)
+    assert final.final and final.round == 2 and len(final.standings) == 8
+    assert seen[-1].tournament.state == pb.TOURNAMENT_STATE_FINISHED
+    assert list(seen[-1].tournament.final_ranking) == list(final.standings)
+    ids = [s.player_id for s in final.standings]
+    balances = stub.GetBalances(pb.GetBalancesRequest(player_ids=ids)).balances
+    assert sum(b.silver for b in balances) == 4 * 1000 - house  # bots start at 0
+    err = error_of(stub.GetTournament, pb.GetTournamentRequest(tournament_id="t-none"))
+    assert err.code() == grpc.StatusCode.NOT_FOUND
