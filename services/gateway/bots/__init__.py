@@ -15,13 +15,15 @@ options the rules offered for the decision (:class:`shared.table.OwnTurnOptions`
   and 托管 (auto-play).
 * :class:`RandomBot` (``"random"``) picks uniformly among the legal actions, seeded.
 
-:func:`make_bot` builds one by name.
+:func:`make_bot` builds one by name; :func:`engine_policy` wraps bots as the table engine's
+policy (``policy(view, pending, hand)``) for in-process seats.
 """
 
 from __future__ import annotations
 
 from services.gateway.bots.plan import Plan, PlanChoice, PlanKind, choose_plan
 from services.gateway.bots.planner import PlanningBot
+from services.gateway.bots.policy import engine_policy
 from services.gateway.bots.random_bot import RandomBot, legal_actions
 from services.gateway.bots.view import SeatView, unseen_counts
 
@@ -46,6 +48,7 @@ __all__ = [
     "RandomBot",
     "SeatView",
     "choose_plan",
+    "engine_policy",
     "legal_actions",
     "make_bot",
     "unseen_counts",

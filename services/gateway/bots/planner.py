@@ -54,6 +54,7 @@ class PlanningBot:
     """A deterministic bot that plays for the cheapest allowed winning hand."""
 
     name = "planner"
+    needs_view = True
 
     # --- own turn --------------------------------------------------------------------------
     def own_turn(self, view: SeatView, options: OwnTurnOptions) -> Action:

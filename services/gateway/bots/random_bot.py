@@ -51,6 +51,7 @@ class RandomBot:
     """Uniformly random among the legal actions; ``seed`` makes it reproducible."""
 
     name = "random"
+    needs_view = False  # decides from the options alone
 
     def __init__(self, seed: int | None = None) -> None:
         self.rng = random.Random(seed)

@@ -77,4 +77,16 @@ def unseen_counts(view: SeatView) -> list[int]:
         for k in discards:
             if k < NUM_KINDS:
                 left[k] -= 1
+    # A claimed discard stays listed among its discarder's discards and also sits in the meld.
+    for melds in view.melds_by_seat:
+        for m in melds:
+            if m.from_seat is None or not m.tiles:
+                continue
+            if m.kind is MeldKind.CHOW:
+                pile = view.discards[m.from_seat]
+                claimed = next((k for k in m.tiles if k in pile), None)
+                if claimed is not None:
+                    left[claimed] += 1
+            else:
+                left[m.tiles[0]] += 1
     return [n if n > 0 else 0 for n in left]
