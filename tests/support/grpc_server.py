@@ -13,7 +13,12 @@ from shared.server import Config, RunningServer, ServiceSpec, start
 @contextlib.contextmanager
 def serving(spec: ServiceSpec, **config) -> Iterator[tuple[RunningServer, grpc.Channel]]:
     """``with serving(SPEC, store_url="memory://") as (server, channel): ...``"""
-    cfg = Config(port=0, metrics_port=0, store_url=config.pop("store_url", "memory://"), **config)
+    cfg = Config(
+        port=0,
+        metrics_port=config.pop("metrics_port", 0),
+        store_url=config.pop("store_url", "memory://"),
+        **config,
+    )
     server = start(spec, cfg)
     channel = grpc.insecure_channel(server.address)
     try:
