@@ -61,6 +61,12 @@ def check_action(action: Action) -> None:
 
 
 def _own_turn_refusal(snap: TableSnapshot, seat: int, action: Action) -> str | None:
+    if isinstance(action, Chow | Pong | ExposedKong | Pass):
+        last = snap.last
+        return (
+            f"seat {seat} cannot {action_name(action).replace('_', ' ')}: there is no discard "
+            f"to claim (the last action is a {last.kind.label} by seat {last.seat})"
+        )
     refusal = own_turn.turn_refusal(snap, seat)
     if refusal:
         return refusal
@@ -79,11 +85,7 @@ def _own_turn_refusal(snap: TableSnapshot, seat: int, action: Action) -> str | N
             return None
         _, why = own_turn.self_draw_win(snap, seat)
         return why
-    last = snap.last
-    return (
-        f"seat {seat} cannot {action_name(action).replace('_', ' ')}: there is no discard to "
-        f"claim (the last action is a {last.kind.label} by seat {last.seat})"
-    )
+    raise AssertionError(f"unhandled action {action!r}")  # check_action admits no other
 
 
 def _claim_refusal(snap: TableSnapshot, seat: int, action: Action) -> str | None:
