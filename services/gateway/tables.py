@@ -161,6 +161,9 @@ class TableManager:
                 table_id = self.store.get(CREATES, spec.request_id).value.decode()  # type: ignore[union-attr]
                 return table_id, self._seat_tokens(table_id, json.loads(self._seats_of(table_id)))
         self._take_lease(table_id)
+        register = getattr(self.ports.rules, "register", None)
+        if register is not None:
+            register(spec.ruleset, spec.ruleset_name, spec.overrides)
         seats_json = [{"player_id": s.player_id, "bot": s.bot} for s in spec.seats]
         self.store.put("gateway-table", table_id, json.dumps(seats_json).encode())
         table = LiveTable(table_id, spec.tag)

@@ -119,57 +119,57 @@ def settlement_from_domain(st) -> Settlement:
     )
 
 
+def context_of(ruleset_name, overrides, stake, dealer, dice, huangfan):
+    """The scoring domain's HandContext of a hand."""
+    return scoring_domain.HandContext(
+        ruleset=resolve_ruleset(ruleset_name, overrides),
+        stake=stake,
+        dealer=dealer,
+        dice=dice,
+        huangfan=huangfan,
+    )
+
+
+def win_input_of(facts: HandFacts):
+    """The scoring domain's WinInput of a won hand's facts."""
+    ctx = context_of(
+        facts.ruleset_name, facts.overrides, facts.stake, facts.dealer, facts.dice, facts.huangfan
+    )
+    winners = tuple(
+        scoring_domain.WinnerHand(
+            seat=w.seat,
+            concealed=w.concealed,
+            melds=w.melds,
+            flowers=w.flowers,
+            win_tile=w.win_tile if w.win_tile is not None else w.flowers[-1],
+        )
+        for w in facts.winners
+    )
+    return scoring_domain.WinInput(
+        context=ctx,
+        winners=winners,
+        win=scoring_domain.WinKind(facts.win),
+        from_seat=facts.from_seat,
+        replacement=facts.replacement,
+        ready=frozenset(facts.ready),
+        claims=tuple(scoring_domain.Claim(c, f, feeder_ready=r) for c, f, r in facts.claims),
+        first_go_around=facts.first_go_around,
+    )
+
+
 class InProcessScoring:
     """The scoring domain called directly."""
 
     def __init__(self, counter: CallCounter | None = None) -> None:
         self.counter = counter or CallCounter()
 
-    @staticmethod
-    def _context(ruleset_name, overrides, stake, dealer, dice, huangfan):
-        return scoring_domain.HandContext(
-            ruleset=resolve_ruleset(ruleset_name, overrides),
-            stake=stake,
-            dealer=dealer,
-            dice=dice,
-            huangfan=huangfan,
-        )
-
     def settle_win(self, facts: HandFacts) -> Settlement:
         self.counter.scoring += 1
-        ctx = self._context(
-            facts.ruleset_name,
-            facts.overrides,
-            facts.stake,
-            facts.dealer,
-            facts.dice,
-            facts.huangfan,
-        )
-        winners = tuple(
-            scoring_domain.WinnerHand(
-                seat=w.seat,
-                concealed=w.concealed,
-                melds=w.melds,
-                flowers=w.flowers,
-                win_tile=w.win_tile if w.win_tile is not None else w.flowers[-1],
-            )
-            for w in facts.winners
-        )
-        inp = scoring_domain.WinInput(
-            context=ctx,
-            winners=winners,
-            win=scoring_domain.WinKind(facts.win),
-            from_seat=facts.from_seat,
-            replacement=facts.replacement,
-            ready=frozenset(facts.ready),
-            claims=tuple(scoring_domain.Claim(c, f, feeder_ready=r) for c, f, r in facts.claims),
-            first_go_around=facts.first_go_around,
-        )
-        return settlement_from_domain(scoring_domain.settle_win(inp))
+        return settlement_from_domain(scoring_domain.settle_win(win_input_of(facts)))
 
     def settle_draw(self, facts: HandFacts) -> Settlement:
         self.counter.scoring += 1
-        ctx = self._context(
+        ctx = context_of(
             facts.ruleset_name,
             facts.overrides,
             facts.stake,
@@ -181,5 +181,5 @@ class InProcessScoring:
 
     def settle_escape(self, ruleset_name, overrides, stake, seat, dealer, huangfan) -> Settlement:
         self.counter.scoring += 1
-        ctx = self._context(ruleset_name, overrides, stake, dealer, None, huangfan)
+        ctx = context_of(ruleset_name, overrides, stake, dealer, None, huangfan)
         return settlement_from_domain(scoring_domain.settle_escape(ctx, seat))

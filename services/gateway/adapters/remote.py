@@ -1,0 +1,237 @@
+"""gRPC adapters: the engine's ports answered by the wall, rules and scoring services.
+
+Every call carries a deadline (``timeout``) and is retried a few times on UNAVAILABLE or
+DEADLINE_EXCEEDED; wall draws carry a request id so a retried draw returns the same tile. Hop
+budget: one wall call per draw, one rules call per decision point (claim options of every seat
+in one call), and the engine checks actions against options it already holds.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from typing import TypeVar
+
+import grpc
+from mahjong.rules.v1 import rules_pb2, rules_pb2_grpc
+from mahjong.scoring.v1 import scoring_pb2, scoring_pb2_grpc
+from mahjong.wall.v1 import wall_pb2, wall_pb2_grpc
+
+from services.gateway.adapters.inprocess import context_of, win_input_of
+from services.gateway.domain.ports import (
+    BreakdownItem,
+    CallCounter,
+    HandFacts,
+    Settlement,
+    WallDraw,
+    WallHand,
+    WallReveal,
+    WinnerResult,
+)
+from shared.convert import common as C
+from shared.convert import rules as RC
+from shared.convert import scoring as SC
+from shared.table import Action, ClaimOptions, ClaimResolution, OwnTurnOptions, TableSnapshot
+
+T = TypeVar("T")
+RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+
+
+def call(fn: Callable[..., T], request, timeout: float, attempts: int = 3) -> T:
+    """One unary call with a deadline, retried on UNAVAILABLE / DEADLINE_EXCEEDED."""
+    for attempt in range(attempts):
+        try:
+            return fn(request, timeout=timeout)
+        except grpc.RpcError as exc:
+            if attempt + 1 == attempts or exc.code() not in RETRYABLE:
+                raise
+            time.sleep(0.05 * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
+def channel(address: str) -> grpc.Channel:
+    """A channel with client-side round robin (headless Services resolve to every pod)."""
+    return grpc.insecure_channel(
+        address, options=[("grpc.lb_policy_name", "round_robin")]
+    )
+
+
+class RemoteWall:
+    def __init__(self, ch: grpc.Channel, timeout: float = 2.0, counter: CallCounter | None = None):
+        self.stub = wall_pb2_grpc.WallServiceStub(ch)
+        self.timeout = timeout
+        self.counter = counter or CallCounter()
+        self._draws: dict[str, int] = {}
+
+    def new_hand(
+        self, ruleset_name: str, overrides: Mapping[str, str], dealer: int, request_id: str
+    ) -> WallHand:
+        self.counter.wall += 1
+        resp = call(
+            self.stub.NewHand,
+            wall_pb2.NewHandRequest(
+                request_id=request_id,
+                ruleset=C.ruleset_to_ref(ruleset_name, dict(overrides)),
+                dealer=C.seat_to_proto(dealer),
+            ),
+            self.timeout,
+        )
+        self._draws[resp.hand_id] = 0
+        return WallHand(
+            resp.hand_id,
+            (resp.dice.first, resp.dice.second),
+            resp.commitment.hex(),
+            resp.counts.remaining,
+        )
+
+    def deal(self, hand_id: str) -> tuple[list[list[int]], int]:
+        self.counter.wall += 1
+        resp = call(self.stub.Deal, wall_pb2.DealRequest(hand_id=hand_id), self.timeout)
+        hands = [[] for _ in range(4)]
+        for h in resp.hands:
+            hands[C.seat_from_proto(h.seat)] = [C.tile_from_proto(t) for t in h.tiles]
+        return hands, resp.counts.remaining
+
+    def _rid(self, hand_id: str) -> str:
+        n = self._draws.get(hand_id, 0) + 1
+        self._draws[hand_id] = n
+        return f"{hand_id}/d{n}"
+
+    def draw(self, hand_id: str, seat: int) -> WallDraw:
+        self.counter.wall += 1
+        resp = call(
+            self.stub.Draw,
+            wall_pb2.DrawRequest(
+                hand_id=hand_id, seat=C.seat_to_proto(seat), request_id=self._rid(hand_id)
+            ),
+            self.timeout,
+        )
+        return WallDraw(C.tile_from_proto(resp.tile), resp.counts.remaining)
+
+    def draw_replacement(self, hand_id: str, seat: int) -> WallDraw:
+        self.counter.wall += 1
+        resp = call(
+            self.stub.DrawReplacement,
+            wall_pb2.DrawReplacementRequest(
+                hand_id=hand_id, seat=C.seat_to_proto(seat), request_id=self._rid(hand_id)
+            ),
+            self.timeout,
+        )
+        return WallDraw(C.tile_from_proto(resp.tile), resp.counts.remaining)
+
+    def reveal(self, hand_id: str) -> WallReveal:
+        self.counter.wall += 1
+        resp = call(self.stub.Reveal, wall_pb2.RevealRequest(hand_id=hand_id), self.timeout)
+        self._draws.pop(hand_id, None)
+        return WallReveal(resp.seed.hex(), resp.commitment.hex())
+
+
+class RemoteRules:
+    def __init__(self, ch: grpc.Channel, timeout: float = 2.0, counter: CallCounter | None = None):
+        self.stub = rules_pb2_grpc.RulesServiceStub(ch)
+        self.timeout = timeout
+        self.counter = counter or CallCounter()
+        self.refs: dict[int, object] = {}
+
+    def ref_for(self, snapshot: TableSnapshot):
+        held = self.refs.get(id(snapshot.ruleset))
+        return held[1] if held is not None and held[0] is snapshot.ruleset else None
+
+    def register(self, ruleset, ruleset_name: str, overrides: Mapping[str, str]) -> None:
+        """Remember a table's RulesetRef (a snapshot carries only the resolved ruleset)."""
+        self.refs[id(ruleset)] = (ruleset, C.ruleset_to_ref(ruleset_name, dict(overrides)))
+
+    def _snap(self, snapshot: TableSnapshot):
+        return RC.snapshot_to_proto(snapshot, self.ref_for(snapshot))
+
+    def own_turn_options(self, snapshot: TableSnapshot, seat: int) -> OwnTurnOptions:
+        self.counter.rules += 1
+        resp = call(
+            self.stub.GetOwnTurnOptions,
+            rules_pb2.GetOwnTurnOptionsRequest(
+                table=self._snap(snapshot), seat=C.seat_to_proto(seat)
+            ),
+            self.timeout,
+        )
+        return RC.own_turn_options_from_proto(resp.options)
+
+    def claim_options(self, snapshot: TableSnapshot) -> dict[int, ClaimOptions]:
+        self.counter.rules += 1
+        resp = call(
+            self.stub.GetClaimOptions,
+            rules_pb2.GetClaimOptionsRequest(table=self._snap(snapshot)),
+            self.timeout,
+        )
+        out = {}
+        for o in resp.options:
+            opt = RC.claim_options_from_proto(o)
+            out[opt.seat] = opt
+        return out
+
+    def resolve_claims(
+        self, snapshot: TableSnapshot, claims: Mapping[int, Action]
+    ) -> ClaimResolution:
+        self.counter.rules += 1
+        resp = call(
+            self.stub.ResolveClaims,
+            rules_pb2.ResolveClaimsRequest(
+                table=self._snap(snapshot), claims=RC.claims_to_proto(claims)
+            ),
+            self.timeout,
+        )
+        return RC.resolution_from_proto(resp)
+
+
+def settlement_from_proto(pb: scoring_pb2.Settlement) -> Settlement:
+    return Settlement(
+        payments=tuple(pb.payments),  # type: ignore[arg-type]
+        house=pb.house,
+        winners=tuple(
+            WinnerResult(C.seat_from_proto(w.seat), int(w.hand), w.flowers, w.value)
+            for w in pb.winners
+        ),
+        next_dealer=C.seat_from_proto(pb.next_dealer),
+        next_huangfan=pb.next_huangfan,
+        breakdown=tuple(
+            BreakdownItem(
+                C.seat_from_proto_optional(b.seat),
+                b.code,
+                f"{b.label_zh} {b.label}" + (f": {b.detail}" if b.detail else ""),
+                b.amount,
+            )
+            for b in pb.breakdown
+        ),
+    )
+
+
+class RemoteScoring:
+    def __init__(self, ch: grpc.Channel, timeout: float = 2.0, counter: CallCounter | None = None):
+        self.stub = scoring_pb2_grpc.ScoringServiceStub(ch)
+        self.timeout = timeout
+        self.counter = counter or CallCounter()
+
+    def settle_win(self, facts: HandFacts) -> Settlement:
+        self.counter.scoring += 1
+        req = SC.win_input_to_proto(win_input_of(facts), facts.ruleset_name, dict(facts.overrides))
+        resp = call(self.stub.SettleWin, req, self.timeout)
+        return settlement_from_proto(resp.settlement)
+
+    def settle_draw(self, facts: HandFacts) -> Settlement:
+        self.counter.scoring += 1
+        ctx = context_of(
+            facts.ruleset_name, facts.overrides, facts.stake, facts.dealer, facts.dice,
+            facts.huangfan,
+        )
+        req = scoring_pb2.SettleDrawRequest(
+            context=SC.context_to_proto(ctx, facts.ruleset_name, dict(facts.overrides))
+        )
+        return settlement_from_proto(call(self.stub.SettleDraw, req, self.timeout).settlement)
+
+    def settle_escape(self, ruleset_name, overrides, stake, seat, dealer, huangfan) -> Settlement:
+        self.counter.scoring += 1
+        ctx = context_of(ruleset_name, overrides, stake, dealer, None, huangfan)
+        req = scoring_pb2.SettleEscapeRequest(
+            context=SC.context_to_proto(ctx, ruleset_name, dict(overrides)),
+            escaped_seat=C.seat_to_proto(seat),
+        )
+        return settlement_from_proto(call(self.stub.SettleEscape, req, self.timeout).settlement)

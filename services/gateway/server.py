@@ -1,0 +1,127 @@
+"""The gateway server: ``mahjong serve gateway`` (client API, live tables, timers, bots).
+
+It calls the wall, rules and scoring services (``--wall-addr`` …, every call with a deadline)
+and reports settled hands to matchmaking through the store's outbox (``--matchmaking-addr``;
+empty = no reporting).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import grpc
+from mahjong.gateway.v1 import gateway_pb2_grpc
+
+from services.gateway import metrics
+from services.gateway.adapters.remote import RemoteRules, RemoteScoring, RemoteWall, channel
+from services.gateway.domain.policy import bot_policy
+from services.gateway.domain.session import Ports
+from services.gateway.servicer import GatewayServicer
+from services.gateway.tables import GatewaySettings, TableManager
+from shared.addresses import DEFAULT_PORTS, default_address
+from shared.server import Config, ServiceSpec, serve
+from shared.store import open_store
+
+CALLS = ("wall", "rules", "scoring", "matchmaking")
+SECRET_NS = "gateway-config"
+
+
+def _secret(store, configured: str) -> bytes:
+    """The seat-token signing secret: configured, else one kept in the store for all replicas."""
+    import secrets
+
+    from shared.store import AlreadyExists
+
+    if configured:
+        return configured.encode()
+    rec = store.get(SECRET_NS, "seat_token_secret")
+    if rec is None:
+        try:
+            store.create(SECRET_NS, "seat_token_secret", secrets.token_bytes(32))
+        except AlreadyExists:
+            pass
+        rec = store.get(SECRET_NS, "seat_token_secret")
+    return rec.value
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    for svc in ("wall", "rules", "scoring"):
+        p.add_argument(f"--{svc}-addr", default=default_address(svc), help=f"{svc} service")
+    p.add_argument("--matchmaking-addr", default="", help="report settled hands (empty: don't)")
+    p.add_argument("--seat-secret", default="", help="HMAC secret for seat tokens")
+    p.add_argument("--advertise-address", default="", help="address returned by CreateTable")
+    p.add_argument("--rpc-timeout", type=float, default=2.0, help="deadline of outgoing calls (s)")
+    p.add_argument("--discard-ms", type=int, default=-1, help="discard timer (-1: ruleset)")
+    p.add_argument("--claim-ms", type=int, default=-1, help="claim timer (-1: ruleset)")
+    p.add_argument("--bot-delay-ms", type=int, default=0, help="how long bots think")
+    p.add_argument("--auto-play-delay-ms", type=int, default=1000, help="托管 delay")
+    p.add_argument("--between-hands-ms", type=int, default=0, help="pause between hands")
+    p.add_argument("--bot", default="planner", help="built-in bot: planner or random")
+    p.add_argument("--lease-ms", type=int, default=30_000, help="table lease length")
+
+
+class _Resources:
+    def __init__(self, *closables) -> None:
+        self.closables = closables
+
+    def close(self) -> None:
+        for c in self.closables:
+            c.close()
+
+
+def add_to_server(server: grpc.Server, config: Config):
+    x = config.extra
+    timeout = float(x.get("rpc_timeout", 2.0))
+    store = open_store(config.store_url)
+    channels = [channel(x.get(f"{svc}_addr") or default_address(svc))
+                for svc in ("wall", "rules", "scoring")]
+    ports = Ports(
+        RemoteWall(channels[0], timeout),
+        RemoteRules(channels[1], timeout),
+        RemoteScoring(channels[2], timeout),
+    )
+    mm_addr = x.get("matchmaking_addr", "")
+    settings = GatewaySettings(
+        secret=_secret(store, x.get("seat_secret", "")),
+        address=x.get("advertise_address") or f"{config.host}:{config.port}",
+        lease_ms=int(x.get("lease_ms", 30_000)),
+        discard_ms=None if int(x.get("discard_ms", -1)) < 0 else int(x["discard_ms"]),
+        claim_ms=None if int(x.get("claim_ms", -1)) < 0 else int(x["claim_ms"]),
+        bot_delay_ms=int(x.get("bot_delay_ms", 0)),
+        auto_play_delay_ms=int(x.get("auto_play_delay_ms", 1000)),
+        between_hands_ms=int(x.get("between_hands_ms", 0)),
+        report_to_matchmaking=bool(mm_addr),
+    )
+    manager = TableManager(
+        store, ports, settings, policy=bot_policy(x.get("bot", "planner")),
+        on_event=metrics.observe,
+    )
+    gateway_pb2_grpc.add_GatewayServiceServicer_to_server(GatewayServicer(manager), server)
+    closables = [manager, *channels]
+    if mm_addr:
+        from services.gateway.outbox import OutboxSender
+
+        mm_channel = channel(mm_addr)
+        closables += [OutboxSender(store, mm_channel, timeout=timeout).start(), mm_channel]
+    closables.append(store)
+    resources = _Resources(*closables)
+    resources.manager = manager  # type: ignore[attr-defined]
+    return resources
+
+
+SPEC = ServiceSpec(
+    name="gateway",
+    default_port=DEFAULT_PORTS["gateway"][0],
+    default_metrics_port=DEFAULT_PORTS["gateway"][1],
+    add_to_server=add_to_server,
+    service_names=["mahjong.gateway.v1.GatewayService"],
+    add_arguments=add_arguments,
+)
+
+
+def main(argv: list[str] | None = None) -> None:
+    serve(SPEC, argv)
+
+
+if __name__ == "__main__":
+    main()

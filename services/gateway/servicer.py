@@ -1,0 +1,116 @@
+"""GatewayService: a thin translation between protobuf and the table manager (tables.py)."""
+
+from __future__ import annotations
+
+from mahjong.gateway.v1 import gateway_pb2 as pb
+from mahjong.gateway.v1 import gateway_pb2_grpc
+
+from services.gateway.domain.session import Seat
+from services.gateway.tables import TableManager, TableSpec, check_id
+from shared.convert.common import ruleset_from_ref, seat_from_proto_optional, seat_to_proto
+from shared.convert.gateway import (
+    TileSwapRequested,
+    action_from_proto,
+    event_to_proto,
+    view_to_proto,
+)
+from shared.errors import FailedPrecondition, InvalidArgument
+from shared.ruleset import DEFAULT_RULESET
+
+MAX_HANDS = 10_000
+
+
+def table_spec_from_proto(req: pb.CreateTableRequest) -> TableSpec:
+    check_id(req.request_id, "request_id", required=False)
+    ruleset = ruleset_from_ref(req.ruleset if req.HasField("ruleset") else None)
+    if req.stake <= 0:
+        raise InvalidArgument(f"stake {req.stake} must be > 0 chips per point", field="stake")
+    if len(req.seats) != 4:
+        raise InvalidArgument(f"seats has {len(req.seats)} entries, not 4", field="seats")
+    if not 0 <= req.max_hands <= MAX_HANDS:
+        raise InvalidArgument(f"max_hands {req.max_hands} out of range 0-{MAX_HANDS}",
+                              field="max_hands")
+    seats = []
+    players = set()
+    for i, s in enumerate(req.seats):
+        check_id(s.player_id, f"seats[{i}].player_id", required=False)
+        if len(s.display_name) > 64:
+            raise InvalidArgument(f"seats[{i}].display_name is longer than 64 characters")
+        if s.player_id and not s.bot:
+            if s.player_id in players:
+                raise InvalidArgument(f"player {s.player_id!r} has two seats", field="seats")
+            players.add(s.player_id)
+        seats.append(Seat(player_id=s.player_id, display_name=s.display_name or s.player_id,
+                          bot=s.bot))
+    if all(s.bot for s in seats) and req.max_hands == 0:
+        raise InvalidArgument("a table of four bots needs max_hands > 0", field="max_hands")
+    return TableSpec(
+        request_id=req.request_id,
+        ruleset=ruleset,
+        ruleset_name=req.ruleset.name or DEFAULT_RULESET,
+        overrides=dict(req.ruleset.options),
+        stake=req.stake,
+        seats=seats,
+        max_hands=req.max_hands,
+        tag=req.tag,
+        first_dealer=seat_from_proto_optional(req.first_dealer, "first_dealer"),
+    )
+
+
+class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
+    def __init__(self, manager: TableManager) -> None:
+        self.manager = manager
+
+    def CreateTable(self, request, context):
+        table_id, tokens = self.manager.create_table(table_spec_from_proto(request))
+        return pb.CreateTableResponse(
+            table_id=table_id, seat_tokens=tokens, gateway_address=self.manager.settings.address
+        )
+
+    def JoinSeat(self, request, context):
+        check_id(request.request_id, "request_id", required=False)
+        seat = seat_from_proto_optional(request.seat, "seat")
+        got, token, last = self.manager.join(
+            request.table_id, request.player_id, request.display_name, seat, request.spectator
+        )
+        return pb.JoinSeatResponse(
+            table_id=request.table_id,
+            seat=seat_to_proto(got),
+            seat_token=token,
+            last_sequence=last,
+        )
+
+    def Subscribe(self, request, context):
+        for ev, seen in self.manager.subscribe(
+            request.table_id, request.seat_token, request.after_sequence, context.is_active
+        ):
+            yield pb.SubscribeResponse(event=event_to_proto(ev.seq, ev.t, ev.kind, seen))
+
+    def Act(self, request, context):
+        if not request.HasField("action"):
+            raise InvalidArgument("action is not set", field="action")
+        seat = seat_from_proto_optional(request.seat, "seat")
+        try:
+            action = action_from_proto(request.action)
+        except TileSwapRequested:
+            raise FailedPrecondition(
+                "tile swap (换牌) is not offered at this table", reason="NO_TILE_SWAP"
+            ) from None
+        seq, replayed = self.manager.act(
+            request.table_id,
+            request.seat_token,
+            seat,
+            request.request_id,
+            request.last_sequence,
+            action,
+        )
+        return pb.ActResponse(sequence=seq, replayed=replayed)
+
+    def GetTableState(self, request, context):
+        seat = seat_from_proto_optional(request.seat, "seat")
+        view = self.manager.view(request.table_id, request.seat_token, seat)
+        return pb.GetTableStateResponse(table=view_to_proto(view))
+
+    def Leave(self, request, context):
+        penalty = self.manager.leave(request.table_id, request.seat_token, request.request_id)
+        return pb.LeaveResponse(penalty=penalty)
