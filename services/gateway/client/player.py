@@ -1,0 +1,304 @@
+"""A remote player: one seat played over the gateway's gRPC API by a bot policy.
+
+It joins with a seat token, follows ``Subscribe`` (resuming from the last sequence number it saw
+after a dropped stream), and answers each of its prompts through ``Act`` with a fresh request id
+and its last sequence number. A retry after a transport error reuses the request id, so nothing
+is applied twice. Used by the end-to-end tests, the tournament test (scripted players) and the
+Node/terminal clients' tests as the reference client.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import grpc
+from mahjong.gateway.v1 import gateway_pb2, gateway_pb2_grpc
+
+from services.gateway.bots import PlanningBot, SeatView
+from services.gateway.client.convert import (
+    TILE_SWAP,
+    action_to_proto,
+    options_from_prompt,
+    view_from_proto,
+)
+from shared.table import Action, OwnTurnOptions
+from shared.tiles import NUM_KINDS
+
+_TRANSIENT = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+
+
+class Policy(Protocol):
+    """What decides for the seat: a bot of :mod:`services.gateway.bots` or a scripted player."""
+
+    def own_turn(self, view: SeatView, options: OwnTurnOptions) -> Action: ...
+
+    def claim(self, view: SeatView, options: Any, tile: int) -> Action: ...
+
+    def tile_swap(self, view: SeatView, count: int) -> tuple[int, ...]: ...
+
+
+@dataclass
+class Rejection:
+    """An action the gateway refused (a late answer to an expired prompt, a stale sequence)."""
+
+    code: grpc.StatusCode
+    message: str
+    action: gateway_pb2.Action
+
+
+@dataclass
+class PlayerLog:
+    """What the player saw and did."""
+
+    sequences: list[int] = field(default_factory=list)  # every event number received
+    subscribes: list[int] = field(default_factory=list)  # after_sequence of each Subscribe
+    actions: int = 0
+    rejections: list[Rejection] = field(default_factory=list)
+    hand_results: list[gateway_pb2.HandResult] = field(default_factory=list)
+    table_finished: gateway_pb2.TableFinished | None = None
+
+
+class RemotePlayer:
+    """Plays one seat of one table through a gateway.
+
+    ``target`` is an address (``"127.0.0.1:50055"``) or an open channel. ``on_event`` is called
+    with every event received (before the player answers a prompt in it).
+    """
+
+    def __init__(
+        self,
+        target: str | grpc.Channel,
+        table_id: str,
+        seat_token: str,
+        *,
+        seat: int | None = None,
+        policy: Policy | None = None,
+        on_event: Callable[[gateway_pb2.Event], None] | None = None,
+        timeout: float = 10.0,
+        reconnect_for: float = 15.0,
+        name: str = "player",
+        keep_events: bool = False,
+    ) -> None:
+        self._own_channel = isinstance(target, str)
+        self.channel = grpc.insecure_channel(target) if isinstance(target, str) else target
+        self.stub = gateway_pb2_grpc.GatewayServiceStub(self.channel)
+        self.table_id = table_id
+        self.seat_token = seat_token
+        self.seat = seat
+        self.policy: Policy = policy if policy is not None else PlanningBot()
+        self.on_event = on_event
+        self.timeout = timeout
+        self.reconnect_for = reconnect_for
+        self.name = name
+        self.keep_events = keep_events
+        self.events: list[gateway_pb2.Event] = []
+        self.last_sequence = 0
+        self.log = PlayerLog()
+        self._stream: Any = None
+        self._stop = threading.Event()
+        self._drop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.error: BaseException | None = None
+
+    # --- joining ---------------------------------------------------------------------------
+    @classmethod
+    def join(
+        cls,
+        target: str | grpc.Channel,
+        table_id: str,
+        *,
+        player_id: str = "",
+        display_name: str = "",
+        seat: int | None = None,
+        spectator: bool = False,
+        **kwargs: Any,
+    ) -> RemotePlayer:
+        """Take a seat with JoinSeat (idempotent by a fresh request id) and return its player."""
+        channel = grpc.insecure_channel(target) if isinstance(target, str) else target
+        stub = gateway_pb2_grpc.GatewayServiceStub(channel)
+        resp = stub.JoinSeat(
+            gateway_pb2.JoinSeatRequest(
+                request_id=str(uuid.uuid4()),
+                table_id=table_id,
+                player_id=player_id,
+                display_name=display_name or player_id,
+                seat=0 if seat is None else seat + 1,
+                spectator=spectator,
+            ),
+            timeout=kwargs.get("timeout", 10.0),
+        )
+        player = cls(
+            channel, table_id, resp.seat_token, seat=resp.seat - 1 if resp.seat else None, **kwargs
+        )
+        player._own_channel = isinstance(target, str)
+        return player
+
+    # --- calls -----------------------------------------------------------------------------
+    def state(self) -> gateway_pb2.TableView:
+        """GetTableState: this seat's view now."""
+        return self.stub.GetTableState(
+            gateway_pb2.GetTableStateRequest(table_id=self.table_id, seat_token=self.seat_token),
+            timeout=self.timeout,
+        ).table
+
+    def act(
+        self, action: Action | tuple[int, ...] | gateway_pb2.Action, *, request_id: str = ""
+    ) -> gateway_pb2.ActResponse | None:
+        """Send one action. Transport errors are retried with the same request id; a refusal
+        (FAILED_PRECONDITION, ABORTED, …) is recorded in ``log.rejections`` and gives None."""
+        pb = action if isinstance(action, gateway_pb2.Action) else action_to_proto(action)
+        req = gateway_pb2.ActRequest(
+            table_id=self.table_id,
+            seat_token=self.seat_token,
+            request_id=request_id or f"{self.name}-{uuid.uuid4()}",
+            last_sequence=self.last_sequence,
+            action=pb,
+        )
+        deadline = time.monotonic() + self.reconnect_for
+        while True:
+            try:
+                resp = self.stub.Act(req, timeout=self.timeout)
+                self.log.actions += 1
+                return resp
+            except grpc.RpcError as exc:
+                code = exc.code()
+                if code in _TRANSIENT and time.monotonic() < deadline:
+                    time.sleep(0.1)
+                    continue
+                self.log.rejections.append(Rejection(code, exc.details() or "", pb))
+                return None
+
+    def leave(self) -> int:
+        """Leave the table; returns the escape penalty paid (0 between hands)."""
+        resp = self.stub.Leave(
+            gateway_pb2.LeaveRequest(
+                table_id=self.table_id, seat_token=self.seat_token, request_id=str(uuid.uuid4())
+            ),
+            timeout=self.timeout,
+        )
+        return resp.penalty
+
+    # --- the event loop --------------------------------------------------------------------
+    def run(self, max_hands: int | None = None) -> PlayerLog:
+        """Follow the table and answer prompts until it finishes, ``max_hands`` hand results
+        arrive, or :meth:`stop` is called. A dropped stream (or :meth:`drop_connection`) is
+        resumed with ``after_sequence`` = the last number seen."""
+        self._max_hands = max_hands
+        give_up = None
+        while not self._done():
+            self.log.subscribes.append(self.last_sequence)
+            self._stream = self.stub.Subscribe(
+                gateway_pb2.SubscribeRequest(
+                    table_id=self.table_id,
+                    seat_token=self.seat_token,
+                    after_sequence=self.last_sequence,
+                )
+            )
+            try:
+                for resp in self._stream:
+                    give_up = None
+                    self._handle(resp.event)
+                    if self._done() or self._drop.is_set():
+                        break
+            except grpc.RpcError as exc:
+                code = exc.code()
+                if code == grpc.StatusCode.CANCELLED or code in _TRANSIENT:
+                    if give_up is None:
+                        give_up = time.monotonic() + self.reconnect_for
+                    if time.monotonic() > give_up:
+                        raise
+                    if not self._drop.is_set():
+                        time.sleep(0.1)
+                else:
+                    raise
+            finally:
+                self._stream.cancel()
+                self._drop.clear()
+        return self.log
+
+    def _done(self) -> bool:
+        if self._stop.is_set() or self.log.table_finished is not None:
+            return True
+        return self._max_hands is not None and len(self.log.hand_results) >= self._max_hands
+
+    def _handle(self, event: gateway_pb2.Event) -> None:
+        if event.sequence <= self.last_sequence:
+            return  # already seen (a resume never repeats, but be safe)
+        self.last_sequence = event.sequence
+        self.log.sequences.append(event.sequence)
+        if self.keep_events:
+            self.events.append(event)
+        if self.on_event is not None:
+            self.on_event(event)
+        kind = event.WhichOneof("kind")
+        if kind == "prompt":
+            if self.seat is None or event.prompt.seat == self.seat + 1:
+                self.decide(event.prompt)
+        elif kind == "hand_result":
+            self.log.hand_results.append(event.hand_result)
+        elif kind == "table_finished":
+            self.log.table_finished = event.table_finished
+
+    def decide(self, prompt: gateway_pb2.Prompt) -> gateway_pb2.ActResponse | None:
+        """Answer one prompt with the policy's action, on the seat's view from GetTableState."""
+        table = self.state()
+        if not table.HasField("prompt") or table.prompt.kind != prompt.kind:
+            return None  # answered or expired meanwhile; a newer prompt will come
+        view = view_from_proto(table, prompt)
+        if prompt.kind == TILE_SWAP:
+            action: Action | tuple[int, ...] = tuple(
+                self.policy.tile_swap(view, prompt.options.swap_count)
+            )
+        else:
+            options = options_from_prompt(prompt, view)
+            if isinstance(options, OwnTurnOptions):
+                action = self.policy.own_turn(view, options)
+            else:
+                tile = prompt.tile - 1 if prompt.tile else NUM_KINDS
+                action = self.policy.claim(view, options, tile)
+        return self.act(action)
+
+    # --- control ---------------------------------------------------------------------------
+    def start(self, max_hands: int | None = None) -> RemotePlayer:
+        """Run in a background thread; :meth:`wait` joins it."""
+
+        def target() -> None:
+            try:
+                self.run(max_hands)
+            except BaseException as exc:  # reported by wait()
+                self.error = exc
+
+        self._thread = threading.Thread(target=target, name=f"player-{self.name}", daemon=True)
+        self._thread.start()
+        return self
+
+    def wait(self, timeout: float | None = None) -> PlayerLog:
+        if self._thread is not None:
+            self._thread.join(timeout)
+            if self._thread.is_alive():
+                raise TimeoutError(f"{self.name} still playing after {timeout}s")
+        if self.error is not None:
+            raise self.error
+        return self.log
+
+    def drop_connection(self) -> None:
+        """Cut the event stream as a network failure would; the loop resumes from the last
+        sequence number it saw."""
+        self._drop.set()
+        if self._stream is not None:
+            self._stream.cancel()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._stream is not None:
+            self._stream.cancel()
+
+    def close(self) -> None:
+        self.stop()
+        if self._own_channel:
+            self.channel.close()
