@@ -1,0 +1,47 @@
+"""The real stack for end-to-end tests: wall, rules, scoring and gateway as processes on free
+loopback ports (shared.supervisor.ServiceProcess)."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+from mahjong.gateway.v1 import gateway_pb2_grpc
+
+from shared.supervisor import ServiceProcess, free_port
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("stack")
+    procs: dict[str, ServiceProcess] = {}
+    try:
+        for name in ("wall", "rules", "scoring"):
+            procs[name] = ServiceProcess(
+                name, free_port(), 0, "memory://", log_path=tmp / f"{name}.log"
+            ).start()
+        for p in procs.values():
+            p.wait_ready()
+        gw_store = f"sqlite:///{tmp / 'gateway.db'}"
+        extra = [
+            "--wall-addr", procs["wall"].address,
+            "--rules-addr", procs["rules"].address,
+            "--scoring-addr", procs["scoring"].address,
+            "--discard-ms", "30", "--claim-ms", "30", "--auto-play-delay-ms", "0",
+            "--seat-secret", "e2e-secret", "--max-workers", "32",
+        ]
+        gw = ServiceProcess(
+            "gateway", free_port(), 0, gw_store, extra, log_path=tmp / "gateway.log"
+        ).start()
+        procs["gateway"] = gw
+        gw.wait_ready()
+        channel = grpc.insecure_channel(gw.address)
+        yield {
+            "procs": procs,
+            "stub": gateway_pb2_grpc.GatewayServiceStub(channel),
+            "db": tmp / "gateway.db",
+            "tmp": tmp,
+        }
+        channel.close()
+    finally:
+        for p in reversed(list(procs.values())):
+            p.stop()
