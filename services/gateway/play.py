@@ -187,8 +187,10 @@ def render_event(event: gateway_pb2.Event, me: int) -> str | None:
     kind = event.WhichOneof("kind")
     ev = getattr(event, kind) if kind else None
 
-    def who(seat_value: int) -> str:
-        return "you" if seat_value - 1 == me else f"seat {seat_value - 1}"
+    def who(seat_value: int, verb: str) -> str:
+        if seat_value - 1 == me:
+            return f"you {verb}"
+        return f"seat {seat_value - 1} {verb + 'es' if verb.endswith('sh') else verb + 's'}"
 
     if kind == "hand_started":
         return (
@@ -202,30 +204,34 @@ def render_event(event: gateway_pb2.Event, me: int) -> str | None:
             return f"dealt to you: {tiles_text(sorted(_tiles(mine[0].tiles)))}"
         return None
     if kind == "flowers_exposed":
-        return f"{who(ev.seat)} 补花 {tiles_text(_tiles(ev.flowers))}"
+        line = f"{who(ev.seat, 'expose')} flowers (补花) {tiles_text(_tiles(ev.flowers))}"
+        if ev.seat - 1 == me and ev.replacements:
+            line += f", replaced by {tiles_text(_tiles(ev.replacements))}"
+        return line
     if kind == "tile_drawn":
         if ev.seat - 1 == me and ev.tile:
             return f"you draw {tile_text(ev.tile - 1)}{' (replacement)' if ev.replacement else ''}"
         return None
     if kind == "tile_discarded":
-        extra = " and declares 敲" if ev.declared_ready else ""
+        extra = " with 敲 (ready)" if ev.declared_ready else ""
         auto = " (auto)" if ev.auto else ""
-        return f"{who(ev.seat)} discards {tile_text(ev.tile - 1)}{extra}{auto}"
+        return f"{who(ev.seat, 'discard')} {tile_text(ev.tile - 1)}{extra}{auto}"
     if kind == "meld_declared":
-        return f"{who(ev.seat)} {meld_text(meld_from_view(ev.meld))}"
+        return f"{who(ev.seat, 'declare')} {meld_text(meld_from_view(ev.meld))}"
     if kind == "ready_declared":
-        return f"{who(ev.seat)} declares 敲 (ready)"
+        return f"{who(ev.seat, 'declare')} 敲 (ready)"
     if kind == "win_declared":
         on = tile_text(ev.tile - 1) if ev.tile else "-"
-        return f"{who(ev.seat)} 胡 wins: {_WIN_KIND_ZH.get(ev.win_kind, '')} on {on}"
+        return f"{who(ev.seat, 'win')} 胡: {_WIN_KIND_ZH.get(ev.win_kind, '')} on {on}"
     if kind == "hand_drawn":
         return "流局: the wall is empty, the hand is drawn (荒)"
     if kind == "timed_out":
-        return f"{who(ev.seat)} timed out ({ev.in_a_row} in a row)"
+        return f"{who(ev.seat, 'time')} out ({ev.in_a_row} in a row)"
     if kind == "seat_changed":
-        return f"{who(ev.seat)}: {ev.reason.replace('_', ' ')}"
+        name = "you" if ev.seat - 1 == me else f"seat {ev.seat - 1}"
+        return f"{name}: {ev.reason.replace('_', ' ')}"
     if kind == "seed_revealed":
-        return f"wall seed revealed: {ev.seed[:16]}… (check SHA-256 = commitment)"
+        return f"wall seed revealed: {ev.seed[:16]}… (its SHA-256 is the commitment)"
     if kind == "table_finished":
         chips = ", ".join(f"seat {i} {c:+d}" for i, c in enumerate(ev.chips))
         return f"=== table finished after {ev.hands_played} hands ({ev.reason}): {chips} ==="
@@ -489,7 +495,8 @@ def _play(args, address: str, options: dict, stdin: TextIO, stdout: TextIO) -> i
             name=args.name,
         )
     try:
-        player.run(max_hands=args.hands or None)
+        # A table created here ends by itself after --hands; on a joined table, stop after them.
+        player.run(max_hands=args.hands or None if args.table else None)
     except Quit as why:
         player.say(f"leaving the table ({why})")
         try:

@@ -1,0 +1,155 @@
+"""``mahjong play`` driven through stdin, like a person, against the real stack (wall, rules,
+scoring and gateway as processes on free ports)."""
+
+from __future__ import annotations
+
+import queue
+import re
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from services.gateway.client.stack import LocalStack
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[3]
+PLAY = [sys.executable, "-m", "services.gateway.play"]
+
+
+@pytest.fixture(scope="module")
+def stack():
+    with LocalStack() as s:
+        yield s
+
+
+class Terminal:
+    """The play command on pipes: lines out through a reader thread, answers in."""
+
+    def __init__(self, args: list[str]) -> None:
+        self.proc = subprocess.Popen(
+            [*PLAY, *args],
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            encoding="utf-8",
+        )
+        self.lines: list[str] = []
+        self._q: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self._q.put(line.rstrip("\n"))
+        self._q.put(None)
+
+    def next_line(self, timeout: float = 60.0) -> str | None:
+        line = self._q.get(timeout=timeout)
+        if line is not None:
+            self.lines.append(line)
+        return line
+
+    def send(self, text: str) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(text + "\n")
+        self.proc.stdin.flush()
+
+    @property
+    def output(self) -> str:
+        return "\n".join(self.lines)
+
+
+MENU = re.compile(r"^\s+(\d+)\) (.*)$")
+
+
+def choose(menu: list[tuple[int, str]], turn: int) -> str:
+    """A person's answer: win, 敲 when offered, else a discard named by its tile (or a number
+    now and then), and pass or pong on claims."""
+    for n, label in menu:
+        if label.startswith("胡") or label.startswith("敲"):
+            return str(n)
+    discards = [(n, label) for n, label in menu if label.startswith("打")]
+    if discards:
+        n, label = discards[-1]
+        return label.split()[2][:2] if turn % 2 else str(n)
+    pongs = [n for n, label in menu if label.startswith("碰")]
+    if pongs and turn % 3 == 0:
+        return str(pongs[0])
+    return str(menu[-1][0])  # 过 pass
+
+
+def test_a_person_plays_a_whole_hand_through_stdin(stack):
+    term = Terminal(["--gateway-addr", stack.gateway, "--hands", "1", "--name", "ann"])
+    menu: list[tuple[int, str]] = []
+    turns = 0
+    asked_extras = False
+    reasks = 0  # "choose" lines repeated after h / t / 99, already answered
+    deadline = time.monotonic() + 240
+    try:
+        while time.monotonic() < deadline:
+            line = term.next_line()
+            if line is None:
+                break
+            m = MENU.match(line)
+            if m:
+                menu.append((int(m.group(1)), m.group(2)))
+            elif line.startswith("choose "):
+                if reasks:
+                    reasks -= 1
+                    continue
+                if not asked_extras:
+                    asked_extras = True
+                    for extra in ("h", "t", "99"):
+                        term.send(extra)
+                    reasks = 3
+                turns += 1
+                term.send(choose(menu, turns))
+                menu = []
+        assert term.proc.wait(timeout=30) == 0, term.output[-3000:]
+    finally:
+        if term.proc.poll() is None:
+            term.proc.kill()
+    out = term.output
+    assert re.search(r"table t_\w+: you are seat 0, three bots join you", out)
+    assert "dealt to you:" in out
+    assert re.search(r"\d[mpsz][一二三四五六七八九东南西北白发中]", out)  # mpsz and Chinese names
+    assert re.search(r"timer: \d+s left", out)
+    assert ">> your turn" in out
+    assert "hint: " in out  # h asks the planning bot
+    assert "not an option: '99'" in out
+    assert "=== hand over:" in out
+    assert "payments: seat 0(you)" in out
+    assert "breakdown:" in out or "drawn (流局)" in out
+    assert "wall seed revealed" in out
+    assert "=== table finished after 1 hands (max_hands)" in out
+    assert "played 1 hand; bye" in out
+    assert turns > 0
+
+
+def test_quitting_mid_hand_leaves_and_pays_the_escape_penalty(stack):
+    term = Terminal(["--gateway-addr", stack.gateway, "--hands", "3", "--stake", "5"])
+    try:
+        while True:
+            line = term.next_line()
+            assert line is not None, term.output[-3000:]
+            if line.startswith("choose "):
+                term.send("q")
+                break
+        assert term.proc.wait(timeout=60) == 0, term.output[-3000:]
+        while term.next_line(timeout=5) is not None:
+            pass
+    finally:
+        if term.proc.poll() is None:
+            term.proc.kill()
+    out = term.output
+    assert "leaving the table (quit)" in out
+    # RULES §9: 1 × stake (5) × base_points (2)
+    assert "escape penalty paid: 10 chips" in out
+    assert "played 0 hands; bye" in out
