@@ -1,0 +1,178 @@
+#!/usr/bin/env node
+// A Node.js client of the Shanghai Mahjong gateway (cross-language check of the protos).
+//
+// It loads the same .proto files as the Python services (protos/), creates a table with one
+// player seat and three built-in bots (CreateTable), follows the seat's event stream
+// (Subscribe), answers every prompt through Act (request id + last sequence number), and stops
+// after the first hand's result. It prints one JSON line with what it saw, and checks on the
+// way that sequence numbers only grow and that no event shows another seat's concealed tiles.
+//
+// usage: node play_hand.js --gateway 127.0.0.1:PORT [--protos ../../../protos] [--timeout 120]
+'use strict';
+
+const path = require('path');
+const crypto = require('crypto');
+const grpc = require('@grpc/grpc-js');
+const protoLoader = require('@grpc/proto-loader');
+
+function parseArgs(argv) {
+  const args = { gateway: '', protos: path.join(__dirname, '..', '..', '..', 'protos'), timeout: 120, seat: 0 };
+  for (let i = 0; i < argv.length; i += 2) {
+    const key = argv[i].replace(/^--/, '');
+    if (!(key in args)) throw new Error(`unknown flag --${key}`);
+    args[key] = typeof args[key] === 'number' ? Number(argv[i + 1]) : argv[i + 1];
+  }
+  if (!args.gateway) throw new Error('--gateway HOST:PORT is required');
+  return args;
+}
+
+function loadGateway(protosDir) {
+  const def = protoLoader.loadSync('mahjong/gateway/v1/gateway.proto', {
+    includeDirs: [protosDir],
+    keepCase: true,
+    longs: Number,
+    enums: Number,
+    defaults: true,
+    oneofs: true,
+  });
+  return grpc.loadPackageDefinition(def).mahjong.gateway.v1;
+}
+
+function unary(client, method, request, deadlineSeconds = 10) {
+  return new Promise((resolve, reject) => {
+    const deadline = new Date(Date.now() + deadlineSeconds * 1000);
+    client[method](request, { deadline }, (err, resp) => (err ? reject(err) : resolve(resp)));
+  });
+}
+
+// The decision of a simple but legal player: win when offered, declare ready (敲) as soon as
+// it may, otherwise discard the drawn tile (or the last offered discard); pass every claim.
+function decide(prompt) {
+  const o = prompt.options;
+  if (o.win) return { win: {} };
+  if (prompt.kind === 1) { // PROMPT_KIND_OWN_TURN
+    if (o.ready_discards.length > 0) return { declare_ready: { discard: o.ready_discards[0] } };
+    const tile = o.discards.includes(prompt.tile) ? prompt.tile : o.discards[o.discards.length - 1];
+    return { discard: { tile } };
+  }
+  if (prompt.kind === 4) { // PROMPT_KIND_TILE_SWAP: bury the first tiles of the hand
+    return null;
+  }
+  return { pass: {} };
+}
+
+async function main() {
+  const args = parseArgs(process.argv.slice(2));
+  const gw = loadGateway(args.protos);
+  const client = new gw.GatewayService(args.gateway, grpc.credentials.createInsecure());
+  const seats = [0, 1, 2, 3].map((i) => (i === args.seat
+    ? { player_id: 'node-player', display_name: 'Node.js', bot: false }
+    : { player_id: '', display_name: `bot ${i}`, bot: true }));
+  const created = await unary(client, 'CreateTable', {
+    request_id: crypto.randomUUID(),
+    ruleset: { name: 'shanghai-qiaoma', options: {} },
+    stake: 1,
+    seats,
+    max_hands: 1,
+    tag: 'node-client',
+    first_dealer: args.seat + 1,
+  });
+  const tableId = created.table_id;
+  const token = created.seat_tokens[args.seat];
+  const report = {
+    table_id: tableId, seat: args.seat, events: 0, actions: 0, refused: [], prompts: 0,
+    kinds: {}, outcome: 0, payments: [], house: 0, winners: [], hand_id: '', commitment: '',
+    seed: '', own_tiles_dealt: 0, leaks: [], sequence_ok: true, finished: false,
+  };
+  let lastSequence = 0;
+
+  const done = new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no hand result after ${args.timeout}s`)), args.timeout * 1000);
+    const call = client.Subscribe({ table_id: tableId, seat_token: token, after_sequence: 0 });
+    let queue = Promise.resolve();
+    call.on('data', (resp) => {
+      const ev = resp.event;
+      queue = queue.then(() => onEvent(ev)).catch((err) => { clearTimeout(timer); call.cancel(); reject(err); });
+    });
+    call.on('error', (err) => {
+      if (err.code === grpc.status.CANCELLED && report.finished) return;
+      clearTimeout(timer); reject(err);
+    });
+    call.on('end', () => { clearTimeout(timer); resolve(); });
+
+    async function onEvent(ev) {
+      if (ev.sequence <= lastSequence) report.sequence_ok = false;
+      lastSequence = ev.sequence;
+      report.events += 1;
+      report.kinds[ev.kind] = (report.kinds[ev.kind] || 0) + 1;
+      checkHiding(ev);
+      if (ev.kind === 'hand_started') { report.hand_id = ev.hand_id; report.commitment = ev.hand_started.commitment; }
+      if (ev.kind === 'seed_revealed') report.seed = ev.seed_revealed.seed;
+      if (ev.kind === 'prompt' && ev.prompt.seat === args.seat + 1) {
+        report.prompts += 1;
+        await act(ev.prompt);
+      }
+      if (ev.kind === 'hand_result') {
+        const r = ev.hand_result;
+        report.outcome = r.outcome;
+        report.payments = r.payments;
+        report.house = r.house;
+        report.winners = r.winners.map((w) => ({ seat: w.seat - 1, hand_type: w.hand_type, value: w.value }));
+      }
+      if (ev.kind === 'table_finished') {
+        report.finished = true;
+        clearTimeout(timer);
+        call.cancel();
+        resolve();
+      }
+    }
+  });
+
+  function checkHiding(ev) {
+    // Another seat's concealed tiles may appear only when every hand is shown at the end.
+    if (ev.kind === 'tiles_dealt') {
+      for (const h of ev.tiles_dealt.hands) {
+        if (h.seat !== args.seat + 1 && h.tiles.length > 0) report.leaks.push(`deal of seat ${h.seat - 1}`);
+        if (h.seat === args.seat + 1) report.own_tiles_dealt = h.tiles.length;
+      }
+    }
+    if (ev.kind === 'tile_drawn' && ev.tile_drawn.seat !== args.seat + 1 && ev.tile_drawn.tile !== 0) {
+      report.leaks.push(`draw of seat ${ev.tile_drawn.seat - 1}`);
+    }
+    if (ev.kind === 'flowers_exposed' && ev.flowers_exposed.seat !== args.seat + 1
+        && ev.flowers_exposed.replacements.length > 0) {
+      report.leaks.push(`replacements of seat ${ev.flowers_exposed.seat - 1}`);
+    }
+    if (ev.kind === 'prompt' && ev.prompt.seat !== args.seat + 1) report.leaks.push('another seat\'s prompt');
+  }
+
+  async function act(prompt) {
+    const state = await unary(client, 'GetTableState', { table_id: tableId, seat_token: token });
+    const view = state.table;
+    const own = view.seats[args.seat];
+    for (const s of view.seats) {
+      if (s.seat !== args.seat + 1 && s.concealed.length > 0) report.leaks.push(`state shows seat ${s.seat - 1}`);
+    }
+    let action = decide(prompt);
+    if (action === null) action = { tile_swap: { tiles: own.concealed.slice(0, prompt.options.swap_count) } };
+    try {
+      await unary(client, 'Act', {
+        table_id: tableId, seat_token: token, request_id: crypto.randomUUID(),
+        last_sequence: lastSequence, action,
+      });
+      report.actions += 1;
+    } catch (err) {
+      // A prompt that expired or was overtaken is refused without changing anything.
+      report.refused.push(`${grpc.status[err.code]}: ${err.details}`);
+    }
+  }
+
+  await done;
+  client.close();
+  process.stdout.write(JSON.stringify(report) + '\n');
+}
+
+main().catch((err) => {
+  process.stderr.write(`node client failed: ${err.stack || err}\n`);
+  process.exit(1);
+});
