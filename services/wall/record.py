@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from services.wall import shuffle
 from services.wall.wall import SEATS, Wall, deal_order
@@ -22,11 +22,10 @@ DEAL, DRAW, REPLACEMENT, SWAP = "deal", "draw", "replacement", "swap"
 EVENT_KINDS = (DEAL, DRAW, REPLACEMENT, SWAP)
 
 
-@dataclass(frozen=True)
-class WallEvent:
+class WallEvent(NamedTuple):
     """Something the wall handed out. ``sequence`` numbers events from 1; a deal is four events
     (one per seat, dealer first) with ``tiles`` in the order taken; a swap also lists
-    ``buried``."""
+    ``buried``. (A named tuple: a stored hand holds ~100 of them and is decoded per draw.)"""
 
     sequence: int
     kind: str
@@ -261,9 +260,7 @@ class HandWall:
             "swap_count": self.swap_count,
             "swapped": sorted(self.swapped),
             "swap_pos": self.swap_stream_position,
-            "events": [
-                [e.kind, e.seat, bytes(e.tiles).hex(), bytes(e.buried).hex()] for e in self.events
-            ],
+            "events": [[e.kind, e.seat, e.tiles, e.buried] for e in self.events],
             "rids": self.request_ids,
             "revealed": self.revealed,
         }
@@ -281,7 +278,7 @@ class HandWall:
             d["replacements_drawn"],
         )
         events = [
-            WallEvent(i + 1, kind, seat, tuple(bytes.fromhex(t)), tuple(bytes.fromhex(b)))
+            WallEvent(i + 1, kind, seat, tuple(t), tuple(b))
             for i, (kind, seat, t, b) in enumerate(d["events"])
         ]
         return cls(

@@ -74,7 +74,8 @@ class Wall:
     def __post_init__(self) -> None:
         # After a 换牌 a position may hold a buried tile, so only the shape is checked here;
         # :meth:`build` checks that a fresh wall is the full set.
-        if len(self.tiles) != T.WALL_SIZE or not all(map(T.is_valid_kind, self.tiles)):
+        tiles = self.tiles
+        if len(tiles) != T.WALL_SIZE or min(tiles) < 0 or max(tiles) >= T.NUM_TILE_KINDS:
             raise ValueError("a wall has 144 positions, each holding a tile kind")
         if len(self.taken) != T.WALL_SIZE:
             raise ValueError("a wall has 144 taken flags")
@@ -135,14 +136,15 @@ class Wall:
     def draw_live(self) -> tuple[int, int]:
         """摸牌: the next tile from the front; returns ``(tile, position)``."""
         self._check_drawable("live draw")
-        p = self._take_from(range(STACKS))
+        # The first live_drawn positions in live order are gone, so start the scan there.
+        p = self._take_from(range(self.live_drawn // 2, STACKS))
         self.live_drawn += 1
         return self.tiles[p], p
 
     def draw_replacement(self) -> tuple[int, int]:
         """补张: the next tile from the tail (top, then bottom, then the stack before)."""
         self._check_drawable("replacement draw")
-        p = self._take_from(range(STACKS - 1, -1, -1))
+        p = self._take_from(range(STACKS - 1 - self.replacements_drawn // 2, -1, -1))
         self.replacements_drawn += 1
         return self.tiles[p], p
 

@@ -1,0 +1,142 @@
+"""Wall throughput: whole hands dealt and drawn out (NewHand, Deal, then every remaining tile
+as live draws), per second —
+
+* domain only (HandWall: shuffle, deal, 91 draws; no store),
+* through the repository on the memory store and on SQLite (one store transaction per draw),
+* over gRPC on a loopback server (1 client, then 4 concurrent clients on separate hands),
+
+plus the shuffle alone and the verifier. Ratios show what each layer costs."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import threading
+import time
+
+import grpc
+from mahjong.common.v1 import common_pb2
+from mahjong.wall.v1 import wall_pb2, wall_pb2_grpc
+
+from services.wall import shuffle
+from services.wall.record import HandWall
+from services.wall.repository import WallRepository
+from services.wall.server import SPEC
+from services.wall.verify import record_of, verify_record
+from shared.server import configure_logging
+from shared.store import open_store
+from tests.bench import bench_seconds, rate
+from tests.support.grpc_server import serving
+
+DRAWS = 144 - 53
+TIMEOUT = 10
+
+
+def domain_hand() -> int:
+    hand = HandWall.create("bench", shuffle.new_seed(), 0)
+    hand.deal()
+    for i in range(DRAWS):
+        hand.draw(i % 4)
+    return 1
+
+
+def repository_hand(repo: WallRepository) -> int:
+    hand = repo.new_hand(0)
+    repo.deal(hand.hand_id)
+    for i in range(DRAWS):
+        repo.draw(hand.hand_id, i % 4)
+    return 1
+
+
+def grpc_hand(stub) -> int:
+    hand = stub.NewHand(wall_pb2.NewHandRequest(dealer=common_pb2.SEAT_0), timeout=TIMEOUT)
+    stub.Deal(wall_pb2.DealRequest(hand_id=hand.hand_id), timeout=TIMEOUT)
+    for i in range(DRAWS):
+        stub.Draw(wall_pb2.DrawRequest(hand_id=hand.hand_id, seat=1 + i % 4), timeout=TIMEOUT)
+    return 1
+
+
+def concurrent_grpc(address: str, clients: int) -> float:
+    """Hands per second with ``clients`` threads, each on its own channel and hands."""
+    stop = threading.Event()
+    counts = [0] * clients
+
+    def worker(i: int) -> None:
+        with grpc.insecure_channel(address) as channel:
+            stub = wall_pb2_grpc.WallServiceStub(channel)
+            grpc_hand(stub)
+            while not stop.is_set():
+                counts[i] += grpc_hand(stub)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(clients)]
+    for t in threads:
+        t.start()
+    time.sleep(0.3)  # connections up and warm
+    base = sum(counts)
+    start = time.perf_counter()
+    time.sleep(bench_seconds())
+    done = sum(counts) - base
+    elapsed = time.perf_counter() - start
+    stop.set()
+    for t in threads:
+        t.join()
+    return done / elapsed
+
+
+def line(label: str, hands_per_s: float, calls_per_hand: int = 0) -> None:
+    extra = f"   {hands_per_s * calls_per_hand:>9,.0f} calls/s" if calls_per_hand else ""
+    print(f"  {label:<44} {hands_per_s:>9,.1f} hands/s{extra}", flush=True)
+
+
+def main() -> int:
+    configure_logging("warning")  # the servers' per-call logs would drown the figures
+    print(f"hand = new wall, deal 53 tiles, {DRAWS} live draws ({2 + DRAWS} calls)")
+    shuffles, _ = rate(lambda: (shuffle.shuffle_and_dice(shuffle.new_seed()), 1)[1])
+    print(f"  {'shuffle + dice (HMAC-SHA256 stream)':<44} {shuffles:>9,.0f} walls/s")
+
+    domain, _ = rate(domain_hand)
+    line("domain (HandWall, no store)", domain, 2 + DRAWS)
+
+    memory_store = open_store("memory://")
+    memory, _ = rate(lambda: repository_hand(WallRepository(memory_store)))
+    line("repository, memory store", memory, 2 + DRAWS)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        sqlite_store = open_store(f"sqlite:///{os.path.join(tmp, 'bench.db')}")
+        sqlite, _ = rate(lambda: repository_hand(WallRepository(sqlite_store)))
+        sqlite_store.close()
+    line("repository, SQLite store", sqlite, 2 + DRAWS)
+
+    with serving(SPEC, store_url="memory://") as (server, channel):
+        stub = wall_pb2_grpc.WallServiceStub(channel)
+        over_grpc, _ = rate(lambda: grpc_hand(stub))
+        line("gRPC loopback, memory store, 1 client", over_grpc, 2 + DRAWS)
+        four = concurrent_grpc(server.address, 4)
+        line("gRPC loopback, memory store, 4 clients", four, 2 + DRAWS)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        url = f"sqlite:///{os.path.join(tmp, 'bench.db')}"
+        with serving(SPEC, store_url=url) as (server, channel):
+            stub = wall_pb2_grpc.WallServiceStub(channel)
+            grpc_sqlite, _ = rate(lambda: grpc_hand(stub))
+            line("gRPC loopback, SQLite store, 1 client", grpc_sqlite, 2 + DRAWS)
+
+    hand = HandWall.create("v", shuffle.new_seed(), 0)
+    hand.deal()
+    for i in range(DRAWS):
+        hand.draw(i % 4)
+    record = record_of(hand)
+    verified, _ = rate(lambda: (verify_record(record).ok, 1)[1])
+    print(f"  {'verify a whole revealed hand':<44} {verified:>9,.0f} records/s")
+
+    print("ratios")
+    print(f"  domain / repository(memory)    {domain / memory:6.1f}x")
+    print(f"  repository(memory) / SQLite    {memory / sqlite:6.1f}x")
+    print(f"  repository(memory) / gRPC      {memory / over_grpc:6.1f}x")
+    print(f"  gRPC 4 clients / 1 client      {four / over_grpc:6.2f}x")
+    print(f"  domain / gRPC                  {domain / over_grpc:6.1f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
