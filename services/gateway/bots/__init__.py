@@ -16,7 +16,7 @@ options the rules offered for the decision (:class:`shared.table.OwnTurnOptions`
 * :class:`RandomBot` (``"random"``) picks uniformly among the legal actions, seeded.
 
 :func:`make_bot` builds one by name; :func:`engine_policy` wraps bots as the table engine's
-policy (``policy(view, pending, hand)``) for in-process seats.
+policy (``policy(pending, hand)``) for in-process seats.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Bots as the table engine's policy (in-process play: bot seats, 托管, stand-ins).
 
-The gateway's table session asks a policy ``policy(view, pending, hand)`` for a seat's action,
+The gateway's table session asks a policy ``policy(pending, hand)`` for a seat's action,
 where ``pending`` holds the seat's options (own turn or claim) and the tile under decision, and
 ``hand`` can give the rules' table snapshot. :func:`engine_policy` wraps bots into such a policy;
 the bot sees only the seat's own view (:meth:`SeatView.from_snapshot`), never the wall or
@@ -19,7 +19,7 @@ from shared.table import Action, OwnTurnOptions
 
 def engine_policy(
     bots: Mapping[int, Any] | Any | None = None,
-) -> Callable[[Any, Any, Any], Action]:
+) -> Callable[[Any, Any], Action]:
     """A policy from one bot for every seat, or ``{seat: bot}`` (seats left out get a planning
     bot). A bot with ``needs_view = False`` (the random bot) is not given a view at all, which
     keeps the engine benchmark free of work a random choice does not need."""
@@ -32,7 +32,7 @@ def engine_policy(
     else:
         by_seat, default_bot = {}, bots
 
-    def policy(_view: Any, pending: Any, hand: Any) -> Action:
+    def policy(pending: Any, hand: Any) -> Action:
         bot = by_seat.get(pending.seat, default_bot)
         view = (
             SeatView.from_snapshot(hand.snapshot(), pending.seat)

@@ -1,76 +1,36 @@
-"""Bots seated in the gateway's in-process engine play whole hands with only legal actions."""
+"""Bots seated in the gateway's in-process engine (the arena) play whole hands legally."""
 
 from __future__ import annotations
 
-import random
-
 import pytest
 
-from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
-from services.gateway.bots import PlanningBot, RandomBot, engine_policy, legal_actions
-from services.gateway.domain.clock import ManualScheduler
-from services.gateway.domain.session import Ports, Seat, SessionConfig, TableSession
-from shared.ruleset import load_ruleset
+from services.gateway.bots import PlanningBot, RandomBot, legal_actions
+from services.gateway.bots.arena import play_table
 
 
-def play(bots, hands: int, seed: int):
-    ruleset = load_ruleset("shanghai-qiaoma")
-    scheduler = ManualScheduler()
-    inner = engine_policy(bots)
-    decisions = []
-
-    def checked(view, pending, hand):
-        action = inner(view, pending, hand)
-        decisions.append((pending.seat, action))
-        assert action in legal_actions(pending.options), (pending.options, action)
-        return action
-
-    results = []
-
-    def emit(kind, data):
-        emit.seq += 1
-        if kind == "hand_result":
-            results.append(data)
-        return emit.seq
-
-    emit.seq = 0
-    session = TableSession(
-        SessionConfig(
-            table_id="t-bots",
-            ruleset=ruleset,
-            ruleset_name=ruleset.name,
-            overrides={},
-            stake=1,
-            max_hands=hands,
-            first_dealer=0,
-        ),
-        [Seat(player_id=f"bot{i}", bot=True) for i in range(4)],
-        ports=Ports(InProcessWall(), InProcessRules(), InProcessScoring()),
-        scheduler=scheduler,
-        emit=emit,
-        report=lambda *_: None,
-        policy=checked,
-        rng=random.Random(seed),
-    )
-    session.start()
-    scheduler.drain()
-    return session, results, decisions
+def assert_legal(pending, action):
+    assert action in legal_actions(pending.options), (pending.options, action)
 
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_planning_bots_play_whole_hands_legally(seed):
-    session, results, decisions = play(PlanningBot(), 3, seed)
-    assert session.hands_played == 3
-    assert len(results) == 3
-    assert decisions
-    for r in results:
-        assert sum(r["payments"]) + r["house"] == 0
+    result = play_table(PlanningBot(), 3, seed=seed, check=assert_legal)
+    assert len(result.hands) == 3
+    assert result.decisions > 0
+    for hand in result.hands:
+        assert sum(hand["payments"]) + hand["house"] == 0
+    assert sum(result.chips) == -sum(h["house"] for h in result.hands)
+
+
+def test_random_bots_play_whole_hands_legally():
+    result = play_table(RandomBot(9), 3, seed=3, check=assert_legal)
+    assert len(result.hands) == 3
 
 
 def test_planner_against_random_bots_wins_some_hands():
     bots = {0: PlanningBot(), 1: RandomBot(1), 2: RandomBot(2), 3: RandomBot(3)}
-    session, results, _ = play(bots, 12, 5)
-    assert session.hands_played == 12
-    wins = [r for r in results if any(w["seat"] == 0 for w in r["winners"])]
+    result = play_table(bots, 12, seed=5, check=assert_legal)
+    assert len(result.hands) == 12
     # random bots almost never complete an allowed hand; the planner regularly does
-    assert len(wins) >= 3
+    assert result.wins_of(0) >= 3
+    assert result.wins_of(0) > max(result.wins_of(s) for s in (1, 2, 3))

@@ -1,0 +1,209 @@
+"""Bots benchmark (issue 5 (b) and the planning bot's strength), printed side by side:
+
+1. whole hands per second of our in-process engine (the gateway's table session on the
+   in-process wall, rules and scoring) with four random legal-move bots, against RLCard's
+   mahjong environment with four random agents, in one run (target: at least 10×). RLCard runs
+   in ``.venv-bench`` (created here if missing; never in the main venv, whose generated stubs
+   are the package ``mahjong`` too) in a subprocess that reads its inputs from a JSON file;
+2. the planning bot's win rate against three random bots over 500 hands (five tables of 100,
+   the planner in a different seat at each), with draws, hand types and chips;
+3. the planning bot's time per decision.
+
+``MAHJONG_BENCH_SECONDS`` (default 1.5) scales the time given to each speed measurement.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+from services.gateway.bots import PlanningBot, RandomBot
+from services.gateway.bots.arena import play_table
+from tests.bench import bench_seconds
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH_VENV = ROOT / ".venv-bench"
+TARGET_RATIO = 10.0
+WIN_RATE_HANDS = 500
+
+RLCARD_SCRIPT = r"""
+import json, sys, time
+cfg = json.load(open(sys.argv[1]))
+import rlcard
+from rlcard.agents import RandomAgent
+env = rlcard.make("mahjong", config={"seed": cfg["seed"]})
+env.set_agents([RandomAgent(num_actions=env.num_actions) for _ in range(4)])
+env.run(is_training=False)  # warm up
+hands, start = 0, time.perf_counter()
+while hands < cfg["max_hands"] and time.perf_counter() - start < cfg["seconds"]:
+    env.run(is_training=False)
+    hands += 1
+print(json.dumps({"hands": hands, "seconds": time.perf_counter() - start}))
+"""
+
+
+def bench_python() -> Path | None:
+    """The benchmark venv's python with rlcard installed (created on first use), or None."""
+    py = BENCH_VENV / "bin" / "python"
+    try:
+        if not py.exists():
+            subprocess.run(
+                ["python3.11", "-m", "venv", str(BENCH_VENV)], check=True, capture_output=True
+            )
+        probe = subprocess.run([str(py), "-c", "import rlcard"], capture_output=True)
+        if probe.returncode != 0:
+            subprocess.run(
+                [
+                    str(py),
+                    "-m",
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "--disable-pip-version-check",
+                    "rlcard",
+                ],
+                check=True,
+                capture_output=True,
+                timeout=600,
+            )
+        return py
+    except (OSError, subprocess.SubprocessError) as exc:
+        print(f"  rlcard unavailable: {exc}")
+        return None
+
+
+def rlcard_rate(seconds: float, seed: int) -> tuple[float, int] | None:
+    py = bench_python()
+    if py is None:
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = Path(tmp) / "inputs.json"
+        cfg.write_text(json.dumps({"seed": seed, "seconds": seconds, "max_hands": 100_000}))
+        script = Path(tmp) / "rlcard_random.py"
+        script.write_text(RLCARD_SCRIPT)
+        done = subprocess.run(
+            [str(py), str(script), str(cfg)],
+            capture_output=True,
+            text=True,
+            timeout=seconds * 10 + 120,
+            env={**os.environ, "PYTHONWARNINGS": "ignore"},
+        )
+    if done.returncode != 0:
+        print(f"  rlcard run failed: {done.stderr[-500:]}")
+        return None
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    return out["hands"] / out["seconds"], out["hands"]
+
+
+def engine_rate(seconds: float, seed: int) -> tuple[float, int]:
+    """Whole hands per second of our engine with four random legal-move bots."""
+    play_table(RandomBot(seed), 1, seed=seed)  # warm up (imports, tables)
+    hands, start, table = 0, time.perf_counter(), 0
+    while time.perf_counter() - start < seconds:
+        table += 1
+        hands += len(play_table(RandomBot(seed + table), 10, seed=seed + table).hands)
+    return hands / (time.perf_counter() - start), hands
+
+
+class TimedBot(PlanningBot):
+    """The planning bot with a stopwatch on its decisions."""
+
+    def __init__(self) -> None:
+        self.spent = 0.0
+        self.decisions = 0
+
+    def own_turn(self, view, options):
+        t = time.perf_counter()
+        try:
+            return super().own_turn(view, options)
+        finally:
+            self.spent += time.perf_counter() - t
+            self.decisions += 1
+
+    def claim(self, view, options, tile):
+        t = time.perf_counter()
+        try:
+            return super().claim(view, options, tile)
+        finally:
+            self.spent += time.perf_counter() - t
+            self.decisions += 1
+
+
+def win_rate(total: int) -> dict:
+    planner = TimedBot()
+    tables = 5
+    stats = Counter(hands=0, draws=0, planner_wins=0, random_wins=0)
+    hand_types: Counter[str] = Counter()
+    win_kinds: Counter[str] = Counter()
+    planner_chips = 0
+    for t in range(tables):
+        seat = t % 4
+        bots = {s: (planner if s == seat else RandomBot(100 * t + s)) for s in range(4)}
+        res = play_table(bots, total // tables, seed=1000 + t)
+        stats["hands"] += len(res.hands)
+        stats["draws"] += res.draws
+        for hand in res.hands:
+            for w in hand["winners"]:
+                if w["seat"] == seat:
+                    stats["planner_wins"] += 1
+                    hand_types[w["hand"]] += 1
+                    win_kinds[w["win_kind"]] += 1
+                else:
+                    stats["random_wins"] += 1
+        planner_chips += res.chips[seat]
+    return {
+        **stats,
+        "hand_types": dict(hand_types),
+        "planner_chips": planner_chips,
+        "ms_per_decision": 1000 * planner.spent / max(planner.decisions, 1),
+        "wins_by_kind": dict(win_kinds),
+        "decisions": planner.decisions,
+    }
+
+
+def main() -> int:
+    seconds = max(3.0, 2 * bench_seconds())
+    print("(b) whole hands per second, four random legal-move bots, one run side by side")
+    ours, ours_hands = engine_rate(seconds, seed=7)
+    print(f"  our in-process engine : {ours:8.1f} hands/s ({ours_hands} hands)")
+    peer = rlcard_rate(seconds, seed=7)
+    if peer is None:
+        print("  RLCard mahjong        :      n/a")
+    else:
+        theirs, their_hands = peer
+        ratio = ours / theirs
+        verdict = "met" if ratio >= TARGET_RATIO else "NOT met"
+        print(f"  RLCard mahjong        : {theirs:8.1f} hands/s ({their_hands} hands)")
+        print(f"  ratio                 : {ratio:8.2f}× (target ≥ {TARGET_RATIO:.0f}×: {verdict})")
+
+    print(f"planning bot vs three random bots, {WIN_RATE_HANDS} hands")
+    t = time.perf_counter()
+    r = win_rate(WIN_RATE_HANDS)
+    hands = r["hands"]
+    print(
+        f"  planner win rate      : {100 * r['planner_wins'] / hands:6.1f}% "
+        f"({r['planner_wins']}/{hands} hands)"
+    )
+    print(
+        f"  random bots' wins     : {r['random_wins']} in all "
+        f"({100 * r['random_wins'] / hands / 3:.1f}% each on average)"
+    )
+    print(f"  drawn hands (流局)     : {100 * r['draws'] / hands:6.1f}%")
+    print(f"  planner's hands       : {r['hand_types']}")
+    print(f"  planner's win kinds   : {r['wins_by_kind']}")
+    print(f"  planner's chips       : {r['planner_chips']:+d} at stake 1 over {hands} hands")
+    print(
+        f"  planner decision time : {r['ms_per_decision']:.2f} ms mean over "
+        f"{r['decisions']} decisions ({time.perf_counter() - t:.1f}s for the {hands} hands)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
