@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable
 
@@ -25,3 +26,32 @@ def rate(fn: Callable[[], int], seconds: float | None = None) -> tuple[float, in
         elapsed = time.perf_counter() - start
         if elapsed >= budget:
             return done / elapsed, done
+
+
+def concurrent_rate(make_worker: Callable[[int], Callable[[], int]], clients: int) -> float:
+    """Units per second with ``clients`` threads. ``make_worker(i)`` runs in thread ``i`` (open
+    its own channel there) and returns the unit of work, a function returning units done."""
+    stop = threading.Event()
+    counts = [0] * clients
+    ready = threading.Barrier(clients + 1)
+
+    def run(i: int) -> None:
+        work = make_worker(i)
+        work()  # warm up
+        ready.wait()
+        while not stop.is_set():
+            counts[i] += work()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(clients)]
+    for t in threads:
+        t.start()
+    ready.wait()
+    base = sum(counts)
+    start = time.perf_counter()
+    stop.wait(bench_seconds())
+    done = sum(counts) - base
+    elapsed = time.perf_counter() - start
+    stop.set()
+    for t in threads:
+        t.join()
+    return done / elapsed

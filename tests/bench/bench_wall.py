@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import os
 import tempfile
-import threading
-import time
 
 import grpc
 from mahjong.common.v1 import common_pb2
@@ -25,7 +23,7 @@ from services.wall.server import SPEC
 from services.wall.verify import record_of, verify_record
 from shared.server import configure_logging
 from shared.store import open_store
-from tests.bench import bench_seconds, rate
+from tests.bench import concurrent_rate, rate
 from tests.support.grpc_server import serving
 
 DRAWS = 144 - 53
@@ -58,29 +56,17 @@ def grpc_hand(stub) -> int:
 
 def concurrent_grpc(address: str, clients: int) -> float:
     """Hands per second with ``clients`` threads, each on its own channel and hands."""
-    stop = threading.Event()
-    counts = [0] * clients
 
-    def worker(i: int) -> None:
-        with grpc.insecure_channel(address) as channel:
-            stub = wall_pb2_grpc.WallServiceStub(channel)
-            grpc_hand(stub)
-            while not stop.is_set():
-                counts[i] += grpc_hand(stub)
+    def make_worker(i: int):
+        stub = wall_pb2_grpc.WallServiceStub(channels[i])
+        return lambda: grpc_hand(stub)
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(clients)]
-    for t in threads:
-        t.start()
-    time.sleep(0.3)  # connections up and warm
-    base = sum(counts)
-    start = time.perf_counter()
-    time.sleep(bench_seconds())
-    done = sum(counts) - base
-    elapsed = time.perf_counter() - start
-    stop.set()
-    for t in threads:
-        t.join()
-    return done / elapsed
+    channels = [grpc.insecure_channel(address) for _ in range(clients)]
+    try:
+        return concurrent_rate(make_worker, clients)
+    finally:
+        for channel in channels:
+            channel.close()
 
 
 def line(label: str, hands_per_s: float, calls_per_hand: int = 0) -> None:

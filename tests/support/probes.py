@@ -1,4 +1,5 @@
-"""Probes every service test uses: grpc health, reflection and Prometheus /metrics."""
+"""Probes every service test uses: grpc health, reflection, Prometheus /metrics and the
+status and ErrorInfo of a failed call."""
 
 from __future__ import annotations
 
@@ -6,8 +7,10 @@ import re
 import urllib.request
 
 import grpc
+from google.rpc import error_details_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+from grpc_status import rpc_status
 
 
 def health_status(channel: grpc.Channel, service: str = "") -> str:
@@ -52,3 +55,17 @@ def metric_value(text: str, name: str, **labels: str) -> float:
         if all(have.get(k) == v for k, v in labels.items()):
             total += float(m.group(4))
     return total
+
+
+def rpc_error(fn) -> tuple[grpc.StatusCode, str, error_details_pb2.ErrorInfo]:
+    """Call ``fn`` expecting it to fail with a gRPC error; returns the status code, the message
+    and the ``google.rpc.ErrorInfo`` detail (empty when the server sent none)."""
+    try:
+        fn()
+    except grpc.RpcError as exc:
+        status = rpc_status.from_call(exc)
+        info = error_details_pb2.ErrorInfo()
+        if status and status.details:
+            status.details[0].Unpack(info)
+        return exc.code(), exc.details(), info
+    raise AssertionError("the call succeeded; an error was expected")

@@ -7,8 +7,6 @@ import threading
 
 import grpc
 import pytest
-from google.rpc import error_details_pb2
-from grpc_status import rpc_status
 from mahjong.common.v1 import common_pb2
 from mahjong.wall.v1 import wall_pb2, wall_pb2_grpc
 
@@ -25,6 +23,7 @@ from tests.support.probes import (
     health_status,
     list_services,
     metric_value,
+    rpc_error,
 )
 
 TIMEOUT = 10
@@ -45,16 +44,6 @@ def new_hand(stub, dealer=0, **kw):
     return stub.NewHand(
         wall_pb2.NewHandRequest(dealer=C.seat_to_proto(dealer), **kw), timeout=TIMEOUT
     )
-
-
-def error_of(fn):
-    with pytest.raises(grpc.RpcError) as err:
-        fn()
-    status = rpc_status.from_call(err.value)
-    info = error_details_pb2.ErrorInfo()
-    if status and status.details:
-        status.details[0].Unpack(info)
-    return err.value.code(), err.value.details(), info
 
 
 def test_health_and_reflection(wall):
@@ -118,7 +107,7 @@ def test_a_whole_hand_with_flower_replacement_then_reveal_and_verify(wall):
         received[seat].append(C.tile_from_proto(r.tile))
         seat = (seat + 1) % 4
     assert sorted(k for tiles in received for k in tiles) == T.canonical_set()
-    code, _, info = error_of(
+    code, _, info = rpc_error(
         lambda: stub.DrawReplacement(
             wall_pb2.DrawReplacementRequest(hand_id=hand.hand_id, seat=common_pb2.SEAT_0),
             timeout=TIMEOUT,
@@ -180,7 +169,7 @@ def test_tile_swap_when_the_ruleset_allows_it(wall):
         timeout=TIMEOUT,
     )
     assert len(swap.taken) == 5 and swap.counts.remaining == 91
-    code, _details, info = error_of(
+    code, _details, info = rpc_error(
         lambda: stub.SwapTiles(
             wall_pb2.SwapTilesRequest(hand_id=hand.hand_id, seat=common_pb2.SEAT_0, buried=buried),
             timeout=TIMEOUT,
@@ -274,7 +263,7 @@ def test_errors(wall, case):
     _, _, stub = wall
     hand = new_hand(stub)
     fn, code, words = _calls(stub, hand.hand_id)[case]
-    got, details, info = error_of(fn)
+    got, details, info = rpc_error(fn)
     assert got is code, details
     assert words in details
     assert info.domain == "mahjong" and info.reason
@@ -285,7 +274,7 @@ def test_revealed_hand_refuses_draws(wall):
     hand = new_hand(stub)
     stub.Deal(wall_pb2.DealRequest(hand_id=hand.hand_id), timeout=TIMEOUT)
     stub.Reveal(wall_pb2.RevealRequest(hand_id=hand.hand_id), timeout=TIMEOUT)
-    code, _details, info = error_of(
+    code, _details, info = rpc_error(
         lambda: stub.Draw(
             wall_pb2.DrawRequest(hand_id=hand.hand_id, seat=common_pb2.SEAT_1), timeout=TIMEOUT
         )
@@ -296,7 +285,7 @@ def test_revealed_hand_refuses_draws(wall):
 def test_fixed_seed_needs_the_server_flag():
     with serving(SPEC) as (_, channel):
         stub = wall_pb2_grpc.WallServiceStub(channel)
-        code, details, info = error_of(lambda: new_hand(stub, 0, seed=bytes(32)))
+        code, details, info = rpc_error(lambda: new_hand(stub, 0, seed=bytes(32)))
         assert code is grpc.StatusCode.FAILED_PRECONDITION
         assert info.reason == "FIXED_SEED_DISABLED" and "--allow-fixed-seed" in details
         assert len(new_hand(stub, 0).commitment) == 32
