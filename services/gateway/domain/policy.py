@@ -5,8 +5,6 @@ possible, else discard the drawn tile / pass)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from services.gateway.domain.hand import HandEngine, Pending
 from services.gateway.domain.session import Policy, simple_policy
 from shared.table import Action, OwnTurnOptions
@@ -20,7 +18,7 @@ def bot_policy(name: str = "planner", seed: int | None = None) -> Policy:
         return simple_policy
     bot = make_bot(name, seed)
 
-    def decide(view: dict[str, Any], p: Pending, hand: HandEngine) -> Action:
+    def decide(p: Pending, hand: HandEngine) -> Action:
         seat_view = SeatView.from_snapshot(hand.snapshot(), p.seat)
         if isinstance(p.options, OwnTurnOptions):
             return bot.own_turn(seat_view, p.options)

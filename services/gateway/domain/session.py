@@ -37,9 +37,10 @@ from shared.table import Action, Pass
 
 NUM_SEATS = 4
 
-# A policy chooses an action for a seat from its view (see TableSession.seat_view) and its
-# pending decision; bots and 托管 use one.
-Policy = Callable[[dict[str, Any], Pending, HandEngine], Action]
+# A policy chooses an action for the seat of a pending decision, from what that seat may see of
+# the hand (a bot builds its own view from HandEngine.snapshot(), hiding other seats' tiles);
+# bots, 托管 and stand-ins for players who left use one.
+Policy = Callable[[Pending, HandEngine], Action]
 
 WAITING, PLAYING, BETWEEN_HANDS, FINISHED = "waiting", "playing", "between_hands", "finished"
 
@@ -334,7 +335,7 @@ class TableSession:
         hand = self.hand
         assert hand is not None
         try:
-            action = self.policy(self.seat_view(seat), p, hand)
+            action = self.policy(p, hand)
             hand.act(seat, action, auto=True)
         except FailedPrecondition:
             hand.act(seat, hand.default_action(seat), auto=True)
@@ -500,7 +501,7 @@ def _hand_label(value: int) -> str:
         return str(value)
 
 
-def simple_policy(view: dict[str, Any], p: Pending, hand: HandEngine) -> Action:
+def simple_policy(p: Pending, hand: HandEngine) -> Action:
     """The built-in stand-in policy: win when offered, 敲 as soon as possible, else the default
     (discard the drawn tile, pass a claim)."""
     from shared.table import DeclareReady, OwnTurnOptions, Win

@@ -1,0 +1,147 @@
+"""The table session on a fake clock: timers, 托管, bots, escape, dealer and 荒番 bookkeeping,
+successive hands. Never sleeps: time moves with ManualScheduler.advance."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
+from services.gateway.domain.clock import ManualScheduler
+from services.gateway.domain.hand import OWN_TURN
+from services.gateway.domain.session import (
+    FINISHED,
+    PLAYING,
+    Ports,
+    Seat,
+    SessionConfig,
+    TableSession,
+    simple_policy,
+)
+from shared.errors import FailedPrecondition
+from shared.ruleset import load_ruleset
+
+
+def make(humans=1, max_hands=1, dealer=0, seed=1):
+    events: list[tuple[str, dict]] = []
+    reports: list[tuple[str, dict]] = []
+    sched = ManualScheduler()
+    seats = [Seat(player_id=f"p{i}", bot=i >= humans) for i in range(4)]
+    session = TableSession(
+        SessionConfig(
+            table_id="t1",
+            ruleset=load_ruleset(),
+            ruleset_name="shanghai-qiaoma",
+            overrides={},
+            stake=1,
+            max_hands=max_hands,
+            first_dealer=dealer,
+            discard_ms=1_000,
+            claim_ms=500,
+        ),
+        seats,
+        ports=Ports(InProcessWall(), InProcessRules(), InProcessScoring()),
+        scheduler=sched,
+        emit=lambda kind, data: events.append((kind, data)) or len(events),
+        report=lambda kind, data: reports.append((kind, data)),
+        policy=simple_policy,
+        rng=random.Random(seed),
+    )
+    session.start()
+    return session, sched, events, reports
+
+
+def own_turn(session, seat):
+    p = session.hand.pending.get(seat)
+    return p is not None and p.kind == OWN_TURN
+
+
+def test_missed_discard_discards_the_drawn_tile_and_two_in_a_row_start_auto_play():
+    session, sched, events, _ = make()
+    sched.run_due()
+    assert own_turn(session, 0)
+    drawn = session.hand.drawn[0]
+    sched.advance(999)
+    assert own_turn(session, 0)  # not yet
+    sched.advance(1)
+    timed = [d for k, d in events if k == "timed_out"]
+    assert timed == [{"hand_id": session.hand.hand_id, "hand_number": 1, "seat": 0,
+                      "kind": "own_turn", "in_a_row": 1}]
+    discard = [d for k, d in events if k == "tile_discarded"][0]
+    assert discard["seat"] == 0 and discard["auto"] and discard["drawn_tile"]
+    from shared import tiles as T
+
+    assert discard["tile"] == T.format_tile(drawn)
+    # Play on until seat 0 decides again, and let it time out again: 托管 starts.
+    while session.phase == PLAYING and not session.hand.pending.get(0):
+        sched.advance(1)
+    if session.phase != PLAYING:
+        pytest.skip("the hand ended before seat 0 decided again")
+    sched.advance(1_000)
+    assert session.seats[0].auto_play
+    assert any(k == "seat_changed" and d["reason"] == "auto_play_on" for k, d in events)
+
+
+def test_acting_ends_auto_play():
+    session, sched, events, _ = make()
+    sched.run_due()
+    session.seats[0].auto_play = True
+    session.config.auto_play_delay_ms = 10_000
+    p = session.hand.pending[0]
+    session.act(0, session.hand.default_action(0))
+    assert not session.seats[0].auto_play and session.seats[0].timeouts_in_row == 0
+    assert events[-1][0] != "seat_changed" or events[-1][1]["reason"] == "auto_play_off"
+    assert any(k == "seat_changed" and d["reason"] == "auto_play_off" for k, d in events)
+    assert p.sequence > 0
+
+
+def test_out_of_turn_is_refused_and_changes_nothing():
+    session, sched, events, _ = make(humans=4)
+    sched.run_due()
+    n, before = len(events), session.hand.copy_state()
+    with pytest.raises(FailedPrecondition):
+        session.act(1, session.hand.default_action(0))
+    assert len(events) == n and session.hand.copy_state() == before
+
+
+def test_leaving_a_running_hand_pays_the_penalty_and_a_bot_finishes():
+    session, sched, events, reports = make(humans=2, max_hands=2)
+    sched.run_due()
+    session.huangfan = 3
+    penalty = session.leave(1)
+    assert penalty == 2  # 1 × stake 1 × base points 2
+    assert session.huangfan == 0 and session.seats[1].left
+    escape = [d for k, d in events if k == "hand_result" and d["outcome"] == "escape"][0]
+    assert escape["escaped_seat"] == 1 and sum(escape["payments"]) + escape["house"] == 0
+    assert reports[0][1]["escaped_seat"] == 1
+    with pytest.raises(FailedPrecondition):
+        session.leave(1)
+    # seat 0 never acts: it times out into 托管 and the table plays on to its end.
+    for _ in range(200_000):
+        if session.phase == FINISHED:
+            break
+        sched.advance(250)
+    assert session.phase == FINISHED and session.hands_played == 2
+    assert session.huangfan == 0 or session.hands_played == 2
+    assert [k for k, _ in reports].count("hand") == 3 and reports[-1][0] == "finished"
+
+
+def test_four_bots_play_successive_hands_with_dealer_and_huangfan_from_scoring():
+    session, sched, events, reports = make(humans=0, max_hands=6, dealer=2)
+    sched.drain()
+    assert session.phase == FINISHED and session.hands_played == 6
+    results = [d for k, d in events if k == "hand_result"]
+    starts = [d for k, d in events if k == "hand_started"]
+    assert starts[0]["dealer"] == 2
+    for prev, nxt, start in zip(results, results[1:], starts[1:], strict=False):
+        assert start["dealer"] == prev["next_dealer"]
+        assert start["huangfan"] == prev["next_huangfan"]
+        del nxt
+    chips = [0, 0, 0, 0]
+    for r in results:
+        assert sum(r["payments"]) + r["house"] == 0
+        chips = [a + b for a, b in zip(chips, r["payments"], strict=True)]
+    assert chips == [s.chips for s in session.seats]
+    assert events[-1][0] == "table_finished"
+    assert session.hand.tiles_accounted() == 144
