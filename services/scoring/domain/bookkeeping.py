@@ -15,17 +15,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from services.scoring.domain.breakdown import Item, Unit, item
+from services.scoring.domain.rules import ScoringRules
 from services.scoring.domain.situations import dice_huangfan_bonus
-from shared.ruleset import Ruleset
 
 
 def huangfan_this_hand(
-    ruleset: Ruleset, counter: int, dice: tuple[int, int] | None, seat: int | None = None
+    r: ScoringRules, counter: int, dice: tuple[int, int] | None, seat: int | None = None
 ) -> tuple[int, list[Item]]:
     """The counter the hand is played under: ``counter`` plus the dice 荒番 when the preset
     has it."""
     items = []
-    bonus = dice_huangfan_bonus(dice) if ruleset.scoring.dice_huangfan else 0
+    bonus = dice_huangfan_bonus(dice) if r.dice_huangfan else 0
     if bonus:
         items.append(
             item(
@@ -54,13 +54,13 @@ def next_huangfan(counter_this_hand: int, won: bool) -> int:
 
 
 def next_dealer_after_win(
-    ruleset: Ruleset, winners: Sequence[int], from_seat: int | None
+    r: ScoringRules, winners: Sequence[int], from_seat: int | None
 ) -> tuple[int, str]:
     """The next dealer after a won hand, with the reason."""
     if len(winners) == 1:
         return winners[0], "the winner deals"
     nearest = min(winners, key=lambda w: (w - from_seat) % 4)
-    if ruleset.table.multi_win_dealer == "seat_after_nearest_winner":
+    if r.seat_after_nearest_winner:
         seat = (nearest + 1) % 4
         return seat, f"一炮多响: the seat after seat {nearest}, the winner nearest the discarder"
     return nearest, "一炮多响: the winner nearest to the discarder in turn order"

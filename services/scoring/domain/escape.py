@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from services.scoring.domain.breakdown import Item, Unit, item
-from shared.ruleset import Ruleset
+from services.scoring.domain.rules import ScoringRules
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,26 +25,24 @@ class EscapeShares:
     items: tuple[Item, ...]
 
 
-def escape_penalty(ruleset: Ruleset, stake: int) -> int:
+def escape_penalty(r: ScoringRules, stake: int) -> int:
     """The full penalty in chips (before any 逛花园 limit)."""
-    base = ruleset.scoring.base_points + ruleset.flowers.base
-    return ruleset.payment.escape_penalty_base * stake * base
+    return r.escape_penalty_base * stake * (r.base_points + r.base_flowers)
 
 
 def split_escape(
-    ruleset: Ruleset, stake: int, seat: int, stacks: Sequence[int] | None = None
+    r: ScoringRules, stake: int, seat: int, stacks: Sequence[int] | None = None
 ) -> EscapeShares:
     """The penalty of ``seat`` and how it is shared out."""
-    p = ruleset.payment
-    base = ruleset.scoring.base_points + ruleset.flowers.base
-    penalty = escape_penalty(ruleset, stake)
+    base = r.base_points + r.base_flowers
+    penalty = escape_penalty(r, stake)
     items = [
         item(
             "ESCAPE_PENALTY",
             penalty,
             Unit.CHIPS,
             seat,
-            detail=f"{p.escape_penalty_base} × stake {stake} × 底分 {base}",
+            detail=f"{r.escape_penalty_base} × stake {stake} × 底分 {base}",
         )
     ]
     if stacks is not None and stacks[seat] < penalty:
@@ -58,7 +56,7 @@ def split_escape(
             )
         )
         penalty = stacks[seat]
-    to_players = penalty * (100 - p.escape_house_percent) // 100
+    to_players = penalty * (100 - r.escape_house_percent) // 100
     each = to_players // 3
     house = penalty - 3 * each
     for step in (1, 2, 3):
@@ -70,7 +68,7 @@ def split_escape(
                 Unit.CHIPS,
                 seat,
                 other,
-                detail=f"{100 - p.escape_house_percent}% of {penalty} in three equal whole parts",
+                detail=f"{100 - r.escape_house_percent}% of {penalty} in three equal whole parts",
             )
         )
     items.append(
@@ -79,7 +77,7 @@ def split_escape(
             house,
             Unit.CHIPS,
             seat,
-            detail=f"{p.escape_house_percent}% plus the rounding remainder",
+            detail=f"{r.escape_house_percent}% plus the rounding remainder",
         )
     )
     return EscapeShares(penalty, each, house, tuple(items))

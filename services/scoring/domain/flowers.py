@@ -6,7 +6,7 @@ wind and dragon pongs and kongs. Three identical honor tiles held in the hand co
 declared kong count as one pong. Suited pongs give nothing. An added kong is an exposed kong.
 
 The points per source come from the ruleset's ``[flowers]`` section, compiled once per
-ruleset into a per-kind table so counting is a few array look-ups.
+ruleset into a per-kind table (:func:`flower_table`) so counting is a few array look-ups.
 """
 
 from __future__ import annotations
@@ -38,48 +38,41 @@ class FlowerTable:
     base: int
 
 
-_CACHE: dict[tuple, FlowerTable] = {}
-
-
 def flower_table(ruleset: Ruleset) -> FlowerTable:
-    """The compiled ``[flowers]`` table of a ruleset (cached by its values)."""
+    """Compile the ``[flowers]`` section of a ruleset (done once per ruleset, in
+    :func:`services.scoring.domain.rules.scoring_rules`)."""
     f = ruleset.flowers
-    key = tuple(sorted(f.as_dict().items()))
-    table = _CACHE.get(key)
-    if table is None:
-        rows = []
-        for k in range(T.NUM_KINDS):
-            if T.is_suited(k):
-                rows.append(
-                    (
-                        (0, None),
-                        (f.suited_exposed_kong, "SUITED_EXPOSED_KONG"),
-                        (f.suited_concealed_kong, "SUITED_CONCEALED_KONG"),
-                    )
+    rows = []
+    for k in range(T.NUM_KINDS):
+        if T.is_suited(k):
+            rows.append(
+                (
+                    (0, None),
+                    (f.suited_exposed_kong, "SUITED_EXPOSED_KONG"),
+                    (f.suited_concealed_kong, "SUITED_CONCEALED_KONG"),
                 )
-            else:
-                group = "wind" if T.is_wind(k) else "dragon"
-                rows.append(
-                    tuple(
-                        (getattr(f, f"{group}_{shape}"), f"{group.upper()}_{shape.upper()}")
-                        for shape in ("pong", "exposed_kong", "concealed_kong")
-                    )
+            )
+        else:
+            group = "wind" if T.is_wind(k) else "dragon"
+            rows.append(
+                tuple(
+                    (getattr(f, f"{group}_{shape}"), f"{group.upper()}_{shape.upper()}")
+                    for shape in ("pong", "exposed_kong", "concealed_kong")
                 )
-        table = FlowerTable(tuple(rows), f.flower_tile, f.base)
-        _CACHE[key] = table
-    return table
+            )
+    return FlowerTable(tuple(rows), f.flower_tile, f.base)
 
 
 def count_flowers(
     counts: Sequence[int],
     melds: Sequence[Meld],
     flower_tiles: Sequence[int],
-    ruleset: Ruleset,
+    table: FlowerTable,
     seat: int | None = None,
 ) -> tuple[int, list[Item]]:
-    """花 of a winning hand: ``counts`` are the concealed tiles *with* the winning tile. Returns
-    the total and one breakdown item per source."""
-    table = flower_table(ruleset)
+    """花 of a winning hand: ``counts`` are the concealed tiles *with* the winning tile, ``table``
+    the compiled ``[flowers]`` of the ruleset. Returns the total and one breakdown item per
+    source."""
     items: list[Item] = []
     total = 0
     if table.base:

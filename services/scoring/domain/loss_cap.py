@@ -8,16 +8,15 @@ turn order after the payer, so the payer pays exactly the limit.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from services.scoring.domain.breakdown import Item, Unit, item
-from shared.ruleset import Ruleset
+from services.scoring.domain.rules import ScoringRules
 
 
-def loss_cap_chips(ruleset: Ruleset, stake: int) -> int | None:
+def loss_cap_chips(r: ScoringRules, stake: int) -> int | None:
     """The most one player loses in a hand, in chips; None when the preset has no cap."""
-    lezi = ruleset.payment.loss_cap_lezi
-    return lezi * ruleset.scoring.lezi_points * stake if lezi else None
+    return r.loss_cap_lezi * r.lezi * stake if r.loss_cap_lezi else None
 
 
 def scale_to_limit(
@@ -44,20 +43,21 @@ def limit_payer(
     amounts: Sequence[tuple[int, int]],
     limit: int,
     code: str,
-    why: str,
+    why: Callable[[], str],
 ) -> tuple[list[tuple[int, int]], list[Item]]:
-    """:func:`scale_to_limit` with its breakdown items (``code`` LOSS_CAP or GARDEN_LIMIT)."""
+    """:func:`scale_to_limit` with its breakdown items (``code`` LOSS_CAP or GARDEN_LIMIT;
+    ``why`` gives the reason text, built only when the limit bites)."""
     total = sum(c for _, c in amounts)
-    scaled, remainder, to = scale_to_limit(payer, amounts, limit)
     if total <= limit:
-        return scaled, []
+        return list(amounts), []
+    scaled, remainder, to = scale_to_limit(payer, amounts, limit)
     items = [
         item(
             code,
             limit,
             Unit.CHIPS,
             payer,
-            detail=f"{why}: owes {total}, pays {limit}; "
+            detail=f"{why()}: owes {total}, pays {limit}; "
             "each payment scaled proportionally, rounded down",
         )
     ]

@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from services.scoring.domain.chengbao import Relation, chengbao_table, relation_shares
+from services.scoring.domain.chengbao import Relation, relation_shares
 from services.scoring.domain.model import WinKind
-from shared.ruleset import Ruleset
+from services.scoring.domain.rules import ScoringRules
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,14 +32,13 @@ class Owed:
 
 
 def base_shares(
-    win: WinKind, winner: int, from_seat: int | None, ruleset: Ruleset
+    win: WinKind, winner: int, from_seat: int | None, r: ScoringRules
 ) -> dict[int, tuple[int, str, str]]:
     """Shares owed to ``winner`` with no 承包 relation: payer -> (shares, code, why)."""
     if win is WinKind.DISCARD:
         return {from_seat: (1, "PAY_DISCARD", "discarded the winning tile")}
     if win is WinKind.ROB_KONG:
-        shares = ruleset.payment.rob_kong_shares
-        return {from_seat: (shares, "PAY_ROB_KONG", "the added kong was robbed (抢杠)")}
+        return {from_seat: (r.rob_kong_shares, "PAY_ROB_KONG", "the added kong was robbed (抢杠)")}
     why = "八花齐 wins as a self-draw" if win is WinKind.EIGHT_FLOWERS else "self-drawn win"
     return {(winner + s) % 4: (1, "PAY_SELF_DRAW", why) for s in (1, 2, 3)}
 
@@ -51,21 +50,19 @@ def owed_to_winner(
     winners: Collection[int],
     ready: frozenset[int],
     relations: list[Relation],
-    ruleset: Ruleset,
+    r: ScoringRules,
 ) -> list[Owed]:
     """Every payment owed to ``winner``, in turn order after the winner."""
     if relations:
         merged: dict[int, tuple[int, str, str]] = {}
         for rel in relations:
-            table = chengbao_table(ruleset, rel.reverse)
-            shares = relation_shares(
-                rel, table, win, from_seat, ready, ruleset.payment.rob_kong_shares
-            )
+            table = r.fan_chengbao if rel.reverse else r.chengbao
+            shares = relation_shares(rel, table, win, from_seat, ready, r.rob_kong_shares)
             for payer, entry in shares.items():
                 if payer not in merged or entry[0] > merged[payer][0]:
                     merged[payer] = entry
     else:
-        merged = base_shares(win, winner, from_seat, ruleset)
+        merged = base_shares(win, winner, from_seat, r)
     out = []
     for step in (1, 2, 3):
         payer = (winner + step) % 4

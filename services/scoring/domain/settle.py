@@ -24,6 +24,7 @@ from services.scoring.domain.model import (
     WinnerResult,
 )
 from services.scoring.domain.payments import owed_to_winner
+from services.scoring.domain.rules import ScoringRules, scoring_rules
 from services.scoring.domain.situations import (
     is_big_hanging,
     is_earthly_win,
@@ -40,23 +41,23 @@ def settle_win(w: WinInput) -> Settlement:
     loss cap, 逛花园), the next dealer and 荒番 counter (§2, §10), and the breakdown."""
     checked = check_win(w)
     ctx = w.context
-    rs = ctx.ruleset
+    r = scoring_rules(ctx.ruleset)
     stake = ctx.stake
     items: list[Item] = []
-    now, hf_items = B.huangfan_this_hand(rs, ctx.huangfan, ctx.dice)
+    now, hf_items = B.huangfan_this_hand(r, ctx.huangfan, ctx.dice)
     items.extend(hf_items)
     claims = w.claims if w.claims is not None else claims_from_melds(w.winners)
-    counts = claim_counts(claims, rs.payment.chengbao_excludes_declared_feeder)
+    counts = claim_counts(claims, r.chengbao_excludes_declared_feeder)
     winner_seats = [c.hand.seat for c in checked]
     kaibao = is_kaibao(ctx.dice)
-    heavenly_earthly = rs.hands.heavenly_earthly
+    heavenly_earthly = r.heavenly_earthly
     results: list[WinnerResult] = []
     owed_by_payer: dict[int, list[tuple[int, int]]] = defaultdict(list)
     for c in checked:
         h = c.hand
         eight = w.win is WinKind.EIGHT_FLOWERS
         flower_tiles = (*h.flowers, h.win_tile) if eight else h.flowers
-        hua, f_items = count_flowers(c.counts, h.melds, flower_tiles, rs, h.seat)
+        hua, f_items = count_flowers(c.counts, h.melds, flower_tiles, r.flowers, h.seat)
         items.extend(f_items)
         items.append(item("FLOWERS_TOTAL", hua, Unit.HUA, h.seat))
         situ = Situations(
@@ -65,18 +66,16 @@ def settle_win(w: WinInput) -> Settlement:
             huangfan=now > 0,
             replacement=w.replacement,
             big_hanging=not eight
-            and is_big_hanging(
-                h.concealed, h.melds, h.win_tile, rs.scoring.big_hanging_concealed_kong
-            ),
+            and is_big_hanging(h.concealed, h.melds, h.win_tile, r.big_hanging_concealed_kong),
             rob_kong=w.win is WinKind.ROB_KONG,
             heavenly=heavenly_earthly
             and is_heavenly_win(h.seat, ctx.dealer, w.win.is_self_draw, w.first_go_around),
             earthly=heavenly_earthly and is_earthly_win(h.seat, ctx.dealer, w.first_go_around),
         )
-        hv = hand_value(c.hand_type, hua, situ, rs, h.seat)
+        hv = hand_value(c.hand_type, hua, situ, r, h.seat)
         items.extend(hv.items)
         results.append(WinnerResult(h.seat, c.hand_type, hua, hv.value, hv.cap_lezi))
-        relations = relations_of(h.seat, counts, rs.payment.chengbao_threshold)
+        relations = relations_of(h.seat, counts, r.chengbao_threshold)
         for rel in relations:
             who = (
                 f"seat {rel.partner} claimed {rel.claims}× from seat {h.seat} (反承包)"
@@ -86,7 +85,7 @@ def settle_win(w: WinInput) -> Settlement:
             items.append(
                 item("CHENGBAO_RELATION", rel.claims, Unit.COUNTER, h.seat, rel.partner, detail=who)
             )
-        for o in owed_to_winner(w.win, h.seat, w.from_seat, winner_seats, w.ready, relations, rs):
+        for o in owed_to_winner(w.win, h.seat, w.from_seat, winner_seats, w.ready, relations, r):
             chips = o.shares * hv.value * stake
             owed_by_payer[o.payer].append((o.payee, chips))
             items.append(
@@ -99,10 +98,10 @@ def settle_win(w: WinInput) -> Settlement:
                     detail=f"{o.shares} 份 × {hv.value} pts × stake {stake}: {o.why}",
                 )
             )
-    transfers, payments, cap_items = _collect(owed_by_payer, ctx)
+    transfers, payments, cap_items = _collect(owed_by_payer, ctx, r)
     items.extend(cap_items)
     items.extend(_transfer_items(transfers))
-    dealer, why = B.next_dealer_after_win(rs, winner_seats, w.from_seat)
+    dealer, why = B.next_dealer_after_win(r, winner_seats, w.from_seat)
     after = B.next_huangfan(now, won=True)
     items.extend(B.bookkeeping_items(dealer, why, now, after, "a hand with a win: −1, not below 0"))
     return Settlement(
@@ -120,20 +119,20 @@ def settle_win(w: WinInput) -> Settlement:
 
 
 def _collect(
-    owed_by_payer: dict[int, list[tuple[int, int]]], ctx: HandContext
+    owed_by_payer: dict[int, list[tuple[int, int]]], ctx: HandContext, r: ScoringRules
 ) -> tuple[list[Transfer], list[int], list[Item]]:
     """Apply each payer's loss cap and 逛花园 limit; the transfers, net chips per seat and the
     cap items."""
-    cap = loss_cap_chips(ctx.ruleset, ctx.stake)
+    cap = loss_cap_chips(r, ctx.stake)
     transfers: list[Transfer] = []
     payments = [0, 0, 0, 0]
     items: list[Item] = []
     for payer in sorted(owed_by_payer):
         amounts = owed_by_payer[payer]
-        limit, code, why = cap, "LOSS_CAP", _cap_text(ctx)
+        limit, code, why = cap, "LOSS_CAP", lambda: _cap_text(r, ctx.stake)
         stack = garden_limit(ctx.garden_stacks, payer)
         if stack is not None and (limit is None or stack < limit):
-            limit, code, why = stack, "GARDEN_LIMIT", f"has {stack} chips left"
+            limit, code, why = stack, "GARDEN_LIMIT", lambda s=stack: f"has {s} chips left"
         if limit is not None:
             amounts, cap_items = limit_payer(payer, amounts, limit, code, why)
             items.extend(cap_items)
@@ -145,9 +144,8 @@ def _collect(
     return transfers, payments, items
 
 
-def _cap_text(ctx: HandContext) -> str:
-    rs = ctx.ruleset
-    return f"at most {rs.payment.loss_cap_lezi} 勒子 × {rs.scoring.lezi_points} × stake {ctx.stake}"
+def _cap_text(r: ScoringRules, stake: int) -> str:
+    return f"at most {r.loss_cap_lezi} 勒子 × {r.lezi} × stake {stake}"
 
 
 def _transfer_items(transfers: list[Transfer]) -> list[Item]:
@@ -166,8 +164,9 @@ def _transfer_items(transfers: list[Transfer]) -> list[Item]:
 
 def settle_draw(ctx: HandContext) -> Settlement:
     """A drawn hand (流局/荒): nobody pays, the dealer deals again, the 荒番 counter rises."""
-    check_context(ctx, needs_dice=ctx.ruleset.scoring.dice_huangfan)
-    now, items = B.huangfan_this_hand(ctx.ruleset, ctx.huangfan, ctx.dice)
+    r = scoring_rules(ctx.ruleset)
+    check_context(ctx, needs_dice=r.dice_huangfan)
+    now, items = B.huangfan_this_hand(r, ctx.huangfan, ctx.dice)
     items.insert(0, item("DRAWN_HAND", 0, Unit.CHIPS, detail="the wall ran out with no winner"))
     after = B.next_huangfan(now, won=False)
     items.extend(
@@ -194,7 +193,7 @@ def settle_escape(ctx: HandContext, seat: int) -> Settlement:
     other three and the house (RULES §9). A player left, so the 荒番 counter resets (§10)."""
     check_context(ctx, needs_dice=False)
     check_seat(seat, "escaped seat")
-    shares = split_escape(ctx.ruleset, ctx.stake, seat, ctx.garden_stacks)
+    shares = split_escape(scoring_rules(ctx.ruleset), ctx.stake, seat, ctx.garden_stacks)
     payments = [shares.each] * 4
     payments[seat] = -shares.penalty
     transfers = [Transfer(seat, (seat + s) % 4, shares.each) for s in (1, 2, 3) if shares.each]

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from services.scoring.domain.chengbao import claims_from_melds
 from services.scoring.domain.garden import check_garden_stacks
 from services.scoring.domain.model import HandContext, WinInput, WinKind, WinnerHand
+from services.scoring.domain.rules import ScoringRules, scoring_rules
 from shared import tiles as T
 from shared.errors import InvalidArgument
 from shared.hand import HandType, classify
@@ -66,8 +67,8 @@ def check_context(ctx: HandContext, needs_dice: bool) -> None:
 def check_win(w: WinInput) -> list[CheckedWinner]:
     """Every check of a won hand; returns the winners with their counts and hand types."""
     ctx = w.context
-    rs = ctx.ruleset
-    check_context(ctx, needs_dice=rs.scoring.kaibao or rs.scoring.dice_huangfan)
+    r = scoring_rules(ctx.ruleset)
+    check_context(ctx, needs_dice=r.kaibao or r.dice_huangfan)
     if not isinstance(w.win, WinKind):
         raise InvalidArgument(f"unknown win kind {w.win!r}", field="win")
     if not w.winners:
@@ -108,16 +109,15 @@ def check_win(w: WinInput) -> list[CheckedWinner]:
             check_seat(c.claimed_from, "claimed-from seat")
             if c.claimer == c.claimed_from:
                 raise InvalidArgument(f"claim by seat {c.claimer} from itself", field="claims")
-    checked = [_check_winner(w, h) for h in w.winners]
+    checked = [_check_winner(w, h, r) for h in w.winners]
     _check_tiles_add_up(w, checked)
     if w.claims is not None:
         _check_claims_cover_melds(w)
     return checked
 
 
-def _check_winner(w: WinInput, h: WinnerHand) -> CheckedWinner:
+def _check_winner(w: WinInput, h: WinnerHand, r: ScoringRules) -> CheckedWinner:
     ctx = w.context
-    rs = ctx.ruleset
     who = f"seat {h.seat}"
     check_melds(h.melds, f"{who} melds")
     for m in h.melds:
@@ -184,7 +184,7 @@ def _check_winner(w: WinInput, h: WinnerHand) -> CheckedWinner:
                 "robbed player held the other three",
                 field="win_tile",
             )
-    hand = classify(full, list(h.melds), rs)
+    hand = classify(full, h.melds, ctx.ruleset)
     if hand is None:
         shown = T.format_tiles(T.from_counts(full))
         melds = " ".join(T.format_tiles(m.tiles) for m in h.melds)
@@ -194,18 +194,13 @@ def _check_winner(w: WinInput, h: WinnerHand) -> CheckedWinner:
             field="winners",
             reason="NOT_A_WIN",
         )
-    if rs.ready.require_declare_ready and h.seat not in w.ready and not _wins_without_ready(w, h):
+    if r.require_ready and h.seat not in w.ready and not (r.heavenly_earthly and w.first_go_around):
         raise InvalidArgument(
-            f"{who} wins without having declared ready (敲), which ruleset {rs.name} requires",
+            f"{who} wins without having declared ready (敲), which ruleset {r.name} requires",
             field="ready",
             reason="NOT_A_WIN",
         )
     return CheckedWinner(h, full, hand)
-
-
-def _wins_without_ready(w: WinInput, h: WinnerHand) -> bool:
-    """天胡/地胡 win without 敲 where the preset has them (RULES §5)."""
-    return bool(w.context.ruleset.hands.heavenly_earthly and w.first_go_around)
 
 
 def _check_tiles_add_up(w: WinInput, checked: list[CheckedWinner]) -> None:

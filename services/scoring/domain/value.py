@@ -20,8 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from services.scoring.domain.breakdown import Item, Unit, item
+from services.scoring.domain.rules import ScoringRules
 from shared.hand import HandType
-from shared.ruleset import Ruleset
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,55 +46,46 @@ class HandValue:
     items: tuple[Item, ...]
 
 
-# Situations that some presets value as fixed hands, with their [hands]/[hand_caps] option.
-_SITUATION_HANDS = (
+_SITUATION_CODES = (
     ("big_hanging", "BIG_HANGING"),
     ("heavenly", "HEAVENLY_WIN"),
     ("earthly", "EARTHLY_WIN"),
 )
-_OPTION_OF_SITUATION = {
-    "big_hanging": "big_hanging",
-    "heavenly": "heavenly_win",
-    "earthly": "earthly_win",
-}
 
 
 def hand_value(
-    hand: HandType, flowers: int, situ: Situations, ruleset: Ruleset, seat: int | None = None
+    hand: HandType, flowers: int, situ: Situations, r: ScoringRules, seat: int | None = None
 ) -> HandValue:
-    """The value of ``hand`` with ``flowers`` 花 under ``situ`` (see module doc)."""
-    sc = ruleset.scoring
-    hands = ruleset.hands
-    caps = ruleset.hand_caps
-    lezi = sc.lezi_points
+    """The value of ``hand`` with ``flowers`` 花 under ``situ`` and the compiled rules ``r``
+    (see module doc)."""
+    lezi = r.lezi
     items: list[Item] = []
     name = f"{hand.name_zh} {hand.label}"
 
     # 1. raw value
-    fixed = getattr(hands, hand.label)
-    cap_lezi = caps.get(hand.label, caps.default)
+    fixed = r.fixed_lezi[hand]
+    cap_lezi = r.cap_lezi[hand]
     if fixed:
         raw = fixed * lezi
         items.append(item("HAND", raw, Unit.POINTS, seat, detail=f"{name}: {fixed} 勒子 × {lezi}"))
     else:
-        raw = sc.base_points + flowers
+        raw = r.base_points + flowers
         items.append(
             item(
                 "HAND",
                 raw,
                 Unit.POINTS,
                 seat,
-                detail=f"{name}: flower-scored, {sc.base_points} 底分 + {flowers} 花",
+                detail=f"{name}: flower-scored, {r.base_points} 底分 + {flowers} 花",
             )
         )
-    for attr, code in _SITUATION_HANDS:
+    for attr, code in _SITUATION_CODES:
         if not getattr(situ, attr):
             continue
-        option = _OPTION_OF_SITUATION[attr]
-        lezi_of = hands.get(option, 0)
+        lezi_of, cap_of = r.situation_lezi[attr]
         if not lezi_of:
             continue
-        cap_lezi = max(cap_lezi, caps.get(option, caps.default))
+        cap_lezi = max(cap_lezi, cap_of)
         if lezi_of * lezi > raw:
             raw = lezi_of * lezi
             items.append(item(code, raw, Unit.POINTS, seat, detail=f"{lezi_of} 勒子 × {lezi}"))
@@ -105,37 +96,35 @@ def hand_value(
 
     # 2. 杠开 / 大吊车 floor
     value = raw
-    if sc.floor_to_lezi and hand is not HandType.EIGHT_FLOWERS:
+    eight = hand is HandType.EIGHT_FLOWERS
+    if r.floor_to_lezi and not eight and (situ.replacement or situ.big_hanging):
         floors = ((situ.replacement, "杠开"), (situ.big_hanging, "大吊车"))
-        reasons = [zh for flag, zh in floors if flag]
-        if reasons:
-            why = " and ".join(reasons)
-            if value < lezi:
-                value = lezi
-                items.append(
-                    item("FLOOR_TO_LEZI", value, Unit.POINTS, seat, detail=f"{why}: {raw} < {lezi}")
+        why = " and ".join(zh for flag, zh in floors if flag)
+        if value < lezi:
+            value = lezi
+            items.append(
+                item("FLOOR_TO_LEZI", value, Unit.POINTS, seat, detail=f"{why}: {raw} < {lezi}")
+            )
+        else:
+            items.append(
+                item(
+                    "FLOOR_TO_LEZI",
+                    value,
+                    Unit.POINTS,
+                    seat,
+                    detail=f"{why}: already at least 1 勒子, unchanged",
                 )
-            else:
-                items.append(
-                    item(
-                        "FLOOR_TO_LEZI",
-                        value,
-                        Unit.POINTS,
-                        seat,
-                        detail=f"{why}: already at least 1 勒子, unchanged",
-                    )
-                )
+            )
 
     # 3. multipliers
-    eight = hand is HandType.EIGHT_FLOWERS
-    menqing = situ.menqing and sc.menqing and not eight
-    kaibao = situ.kaibao and sc.kaibao
+    menqing = situ.menqing and r.menqing and not eight
+    kaibao = situ.kaibao and r.kaibao
     for on, code, factor in (
-        (menqing, "CONCEALED_HAND", sc.menqing_multiplier),
-        (kaibao, "DICE_BONUS", sc.kaibao_multiplier),
-        (situ.huangfan, "DRAWN_HAND_BONUS", sc.huangfan_multiplier),
-        (situ.replacement and not eight, "REPLACEMENT_WIN", sc.replacement_multiplier),
-        (situ.rob_kong, "ROB_KONG", sc.rob_kong_multiplier),
+        (menqing, "CONCEALED_HAND", r.menqing_multiplier),
+        (kaibao, "DICE_BONUS", r.kaibao_multiplier),
+        (situ.huangfan, "DRAWN_HAND_BONUS", r.huangfan_multiplier),
+        (situ.replacement and not eight, "REPLACEMENT_WIN", r.replacement_multiplier),
+        (situ.rob_kong, "ROB_KONG", r.rob_kong_multiplier),
     ):
         if on and factor != 1:
             value *= factor
@@ -145,13 +134,13 @@ def hand_value(
     lifts = []
     hand_cap = cap_lezi
     if kaibao:
-        cap_lezi *= sc.kaibao_multiplier
-        lifts.append(f"×{sc.kaibao_multiplier} 开宝")
+        cap_lezi *= r.kaibao_multiplier
+        lifts.append(f"×{r.kaibao_multiplier} 开宝")
     if situ.huangfan:
-        cap_lezi *= sc.huangfan_multiplier
-        lifts.append(f"×{sc.huangfan_multiplier} 荒番")
-    if menqing and cap_lezi < sc.menqing_min_cap_lezi:
-        cap_lezi = sc.menqing_min_cap_lezi
+        cap_lezi *= r.huangfan_multiplier
+        lifts.append(f"×{r.huangfan_multiplier} 荒番")
+    if menqing and cap_lezi < r.menqing_min_cap_lezi:
+        cap_lezi = r.menqing_min_cap_lezi
         lifts.append(f"门清 lifts it to {cap_lezi}")
     cap = cap_lezi * lezi
     how = f"{hand_cap} 勒子" + (" " + ", ".join(lifts) if lifts else "") + f" = {cap}"
@@ -162,17 +151,17 @@ def hand_value(
         items.append(item("HAND_CAP", cap_lezi, Unit.LEZI, seat, detail=f"{how}: not reached"))
 
     # 5. table cap
-    table_cap = sc.hand_cap_lezi * lezi
+    table_cap = r.table_cap_lezi * lezi
     if value > table_cap:
         items.append(
             item(
                 "TABLE_CAP",
-                sc.hand_cap_lezi,
+                r.table_cap_lezi,
                 Unit.LEZI,
                 seat,
-                detail=f"{sc.hand_cap_lezi} 勒子 = {table_cap}: {value} → {table_cap}",
+                detail=f"{r.table_cap_lezi} 勒子 = {table_cap}: {value} → {table_cap}",
             )
         )
         value = table_cap
     items.append(item("VALUE", value, Unit.POINTS, seat, detail="points of one share (份)"))
-    return HandValue(value, raw, min(cap_lezi, sc.hand_cap_lezi), tuple(items))
+    return HandValue(value, raw, min(cap_lezi, r.table_cap_lezi), tuple(items))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.scoring.domain.flowers import count_flowers
+from services.scoring.domain.flowers import count_flowers, flower_table
 from shared import tiles as T
 from shared.melds import Meld
 from shared.ruleset import load_ruleset
@@ -15,7 +15,9 @@ CLASSIC = load_ruleset("shanghai-classic")
 
 def hua(concealed: str, melds=(), flowers: str = "", ruleset=QIAOMA):
     counts = T.parse_counts(concealed)
-    total, items = count_flowers(counts, [Meld.of(*m) for m in melds], T.parse(flowers), ruleset)
+    total, items = count_flowers(
+        counts, [Meld.of(*m) for m in melds], T.parse(flowers), flower_table(ruleset)
+    )
     return total, [i.code for i in items]
 
 

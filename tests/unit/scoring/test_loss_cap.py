@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from services.scoring.domain.loss_cap import loss_cap_chips, scale_to_limit
+from services.scoring.domain.rules import scoring_rules
 from shared.ruleset import load_ruleset
 from tests.unit.scoring.builders import meld, settle, winner
 
@@ -24,10 +25,10 @@ def test_the_whole_remainder_goes_to_that_one_winner():
 
 
 def test_loss_cap_is_lezi_times_points_times_stake():
-    assert loss_cap_chips(load_ruleset("shanghai-qiaoma"), 3) == 150
-    assert loss_cap_chips(load_ruleset("shanghai-classic"), 1) == 500
+    assert loss_cap_chips(scoring_rules(load_ruleset("shanghai-qiaoma")), 3) == 150
+    assert loss_cap_chips(scoring_rules(load_ruleset("shanghai-classic")), 1) == 500
     no_cap = load_ruleset("shanghai-qiaoma").with_overrides({"payment.loss_cap_lezi": 0})
-    assert loss_cap_chips(no_cap, 1) is None
+    assert loss_cap_chips(scoring_rules(no_cap), 1) is None
 
 
 def test_self_draw_payers_are_each_capped():

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from services.scoring.domain import settle_win
 from services.scoring.domain.loss_cap import loss_cap_chips
+from services.scoring.domain.rules import scoring_rules
 from services.scoring.vector_format import win_input
 from shared import tiles as T
 from shared.errors import InvalidArgument
@@ -144,7 +145,7 @@ def test_payments_plus_house_sum_to_zero(obj):
 def test_no_payer_loses_more_than_the_loss_cap(obj):
     s = settled(obj)
     w = win_input(obj)
-    cap = loss_cap_chips(w.context.ruleset, w.context.stake)
+    cap = loss_cap_chips(scoring_rules(w.context.ruleset), w.context.stake)
     winners = {r.seat for r in s.winners}
     for seat, chips in enumerate(s.payments):
         if seat not in winners:
