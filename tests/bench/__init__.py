@@ -1,13 +1,26 @@
 """Benchmarks: ``make bench`` (``python -m tests.bench``) runs every ``bench_<area>.py`` module's
 ``main()``. Each prints its figures and ratios; speed targets live here, never in timed tests.
-``MAHJONG_BENCH_SECONDS`` sets the time per measurement (default 1.5)."""
+``MAHJONG_BENCH_SECONDS`` sets the time per measurement (default 1.5).
+
+Peer libraries (PyPI ``mahjong``, ``rlcard``) never enter the main venv (our generated stubs are
+the top-level package ``mahjong`` too): :func:`bench_venv` sets up ``.venv-bench`` with them and
+:func:`run_peer` runs a peer script there on inputs passed as a JSON file."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH_VENV = ROOT / ".venv-bench"
 
 
 def bench_seconds() -> float:
@@ -55,3 +68,57 @@ def concurrent_rate(make_worker: Callable[[int], Callable[[], int]], clients: in
     for t in threads:
         t.join()
     return done / elapsed
+
+
+def bench_venv(requirement: str, probe: str) -> Path | None:
+    """The python of ``.venv-bench`` once ``import probe`` works there, installing
+    ``requirement`` (e.g. ``"rlcard"``) on first use; None, with the reason printed, when it
+    cannot be set up (offline, say), so a benchmark can go on without its comparison."""
+    python = BENCH_VENV / "bin" / "python"
+    try:
+        if not python.exists():
+            subprocess.run(
+                [sys.executable, "-m", "venv", str(BENCH_VENV)], check=True, capture_output=True
+            )
+        if subprocess.run([str(python), "-c", f"import {probe}"], capture_output=True).returncode:
+            subprocess.run(
+                [
+                    str(python),
+                    "-m",
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "--disable-pip-version-check",
+                    requirement,
+                ],
+                check=True,
+                capture_output=True,
+                timeout=900,
+            )
+    except (OSError, subprocess.SubprocessError) as exc:
+        print(f"  peer unavailable: cannot set up {BENCH_VENV.name} with {requirement}: {exc}")
+        return None
+    return python
+
+
+def run_peer(python: Path, script: str, inputs: Any, *, timeout: float = 600) -> dict | None:
+    """Run ``script`` (Python source) with ``python``; it gets the path of a JSON file holding
+    ``inputs`` as ``sys.argv[1]`` and prints one JSON object as its last line. The repository
+    root is on ``PYTHONPATH``, so a peer script may import our pure domain modules."""
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp) / "inputs.json"
+        data.write_text(json.dumps(inputs), encoding="utf-8")
+        path = Path(tmp) / "peer.py"
+        path.write_text(script, encoding="utf-8")
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONWARNINGS": "ignore"}
+        done = subprocess.run(
+            [str(python), str(path), str(data)],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=env,
+        )
+    if done.returncode != 0:
+        print(f"  peer run failed: {done.stderr[-800:]}")
+        return None
+    return json.loads(done.stdout.strip().splitlines()[-1])

@@ -5,7 +5,10 @@ as live draws), per second —
 * through the repository on the memory store and on SQLite (one store transaction per draw),
 * over gRPC on a loopback server (1 client, then 4 concurrent clients on separate hands),
 
-plus the shuffle alone and the verifier. Ratios show what each layer costs."""
+plus the shuffle alone and the verifier, and a peer: rlcard's mahjong dealer (136 tiles, numpy
+shuffle, 13 each, then every remaining tile popped; no flowers, no dice, no commitment, no
+physical wall) over the same number of hands in ``.venv-bench``. Ratios show what each layer
+costs."""
 
 from __future__ import annotations
 
@@ -23,11 +26,41 @@ from services.wall.server import SPEC
 from services.wall.verify import record_of, verify_record
 from shared.server import configure_logging
 from shared.store import open_store
-from tests.bench import concurrent_rate, rate
+from tests.bench import bench_seconds, bench_venv, concurrent_rate, rate, run_peer
 from tests.support.grpc_server import serving
 
 DRAWS = 144 - 53
 TIMEOUT = 10
+
+RLCARD_DEALER = r"""
+import json, sys, time
+import numpy as np
+from rlcard.games.mahjong.dealer import MahjongDealer
+from rlcard.games.mahjong.player import MahjongPlayer
+
+cfg = json.load(open(sys.argv[1]))
+
+def hand(seed):
+    rng = np.random.RandomState(seed)
+    dealer = MahjongDealer(rng)  # builds and shuffles the deck
+    players = [MahjongPlayer(i, rng) for i in range(4)]
+    for p in players:
+        dealer.deal_cards(p, 13)
+    i = 0
+    while dealer.deck:  # draw the wall out
+        players[i % 4].hand.append(dealer.deck.pop())
+        i += 1
+    assert sum(len(p.hand) for p in players) == 136
+
+hand(0)
+done, start = 0, time.perf_counter()
+for seed in cfg["seeds"]:
+    hand(seed)
+    done += 1
+    if time.perf_counter() - start > cfg["seconds"]:
+        break
+print(json.dumps({"hands": done, "seconds": time.perf_counter() - start}))
+"""
 
 
 def domain_hand() -> int:
@@ -115,12 +148,23 @@ def main() -> int:
     verified, _ = rate(lambda: (verify_record(record).ok, 1)[1])
     print(f"  {'verify a whole revealed hand':<44} {verified:>9,.0f} records/s")
 
+    peer = None
+    python = bench_venv("rlcard", "rlcard")
+    if python is not None:
+        inputs = {"seeds": list(range(1, 1_000_000)), "seconds": bench_seconds()}
+        out = run_peer(python, RLCARD_DEALER, inputs)
+        if out:
+            peer = out["hands"] / out["seconds"]
+            line("peer: rlcard MahjongDealer (136 tiles)", peer)
+
     print("ratios")
     print(f"  domain / repository(memory)    {domain / memory:6.1f}x")
     print(f"  repository(memory) / SQLite    {memory / sqlite:6.1f}x")
     print(f"  repository(memory) / gRPC      {memory / over_grpc:6.1f}x")
     print(f"  gRPC 4 clients / 1 client      {four / over_grpc:6.2f}x")
     print(f"  domain / gRPC                  {domain / over_grpc:6.1f}x")
+    if peer:
+        print(f"  domain / rlcard dealer         {domain / peer:6.2f}x")
     return 0
 
 
