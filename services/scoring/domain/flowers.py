@@ -27,6 +27,8 @@ _SHAPE_OF_MELD = {
     MeldKind.CONCEALED_KONG: CONCEALED_KONG,
 }
 _SHAPE_WORD = ("pong", "exposed kong", "concealed kong")
+# "1f 春", "7z 中": the text of each kind in breakdown details, built once
+_KIND_TEXT = tuple(f"{T.format_tile(k)} {T.name_zh(k)}" for k in range(T.NUM_TILE_KINDS))
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +89,7 @@ def count_flowers(
                     table.flower_tile,
                     Unit.HUA,
                     seat,
-                    detail=f"{T.format_tile(f)} {T.name_zh(f)}",
+                    detail=_KIND_TEXT[f],
                 )
             )
     for m in melds:
@@ -109,11 +111,11 @@ def count_flowers(
                         hua,
                         Unit.HUA,
                         seat,
-                        detail=f"{T.format_tiles([k] * counts[k])} {T.name_zh(k)} held in hand",
+                        detail=f"{counts[k]}× {_KIND_TEXT[k]} held in hand",
                     )
                 )
     return total, items
 
 
 def _meld_text(m: Meld, shape: str) -> str:
-    return f"{shape} {T.format_tiles(m.tiles)} {T.name_zh(m.first)}"
+    return f"{shape} {len(m.tiles)}× {_KIND_TEXT[m.first]}"

@@ -206,6 +206,8 @@ def _check_winner(w: WinInput, h: WinnerHand, r: ScoringRules) -> CheckedWinner:
 def _check_tiles_add_up(w: WinInput, checked: list[CheckedWinner]) -> None:
     """Across winners: no kind more than 4 times (the shared winning tile once), no flower
     twice."""
+    if len(checked) == 1:
+        return  # one hand: its own copies and flowers were checked with it
     total = [0] * T.NUM_KINDS
     flowers: Counter = Counter()
     for c in checked:
@@ -215,7 +217,7 @@ def _check_tiles_add_up(w: WinInput, checked: list[CheckedWinner]) -> None:
             for k in m.tiles:
                 total[k] += 1
         flowers.update(c.hand.flowers)
-    if w.win.has_feeder and len(checked) > 1:
+    if w.win.has_feeder:
         total[w.winners[0].win_tile] -= len(checked) - 1  # one discarded tile, several winners
         tiles = {c.hand.win_tile for c in checked}
         if len(tiles) > 1:
