@@ -35,13 +35,27 @@ def stack(tmp_path_factory):
         procs["gateway"] = gw
         gw.wait_ready()
         channel = grpc.insecure_channel(gw.address)
+        slow = ServiceProcess(
+            "gateway",
+            free_port(),
+            0,
+            f"sqlite:///{tmp / 'gateway-slow.db'}",
+            [*extra[:6], "--seat-secret", "e2e-secret", "--bot-delay-ms", "0"],
+            log_path=tmp / "gateway-slow.log",
+        ).start()
+        procs["gateway-slow"] = slow
+        slow.wait_ready()
+        slow_channel = grpc.insecure_channel(slow.address)
         yield {
+            "slow_stub": gateway_pb2_grpc.GatewayServiceStub(slow_channel),
+            "slow_db": tmp / "gateway-slow.db",
             "procs": procs,
             "stub": gateway_pb2_grpc.GatewayServiceStub(channel),
             "db": tmp / "gateway.db",
             "tmp": tmp,
         }
         channel.close()
+        slow_channel.close()
     finally:
         for p in reversed(list(procs.values())):
             p.stop()

@@ -1,0 +1,212 @@
+"""Over the real processes: a client that disconnects mid-hand resumes from its last sequence
+number, sees exactly the events it missed and plays on; a fuzzed misbehaving client never
+changes the table state and never breaks a hand."""
+
+from __future__ import annotations
+
+import random
+import time
+import uuid
+
+import grpc
+import pytest
+from mahjong.common.v1 import common_pb2
+from mahjong.gateway.v1 import gateway_pb2 as pb
+
+from services.gateway.domain.replay import export_hand, verify_hand
+from tests.e2e.players import answer, legal_answer
+from tests.e2e.test_bot_hands import read_log
+
+pytestmark = pytest.mark.integration
+
+
+def create(stub, humans: int, max_hands: int = 1):
+    return stub.CreateTable(
+        pb.CreateTableRequest(
+            request_id=uuid.uuid4().hex,
+            ruleset=common_pb2.RulesetRef(name="shanghai-qiaoma"),
+            stake=1,
+            seats=[
+                pb.SeatAssignment(player_id=f"h{i}-{uuid.uuid4().hex[:6]}", bot=i >= humans)
+                for i in range(4)
+            ],
+            max_hands=max_hands,
+            first_dealer=common_pb2.SEAT_0,
+        ),
+        timeout=5,
+    )
+
+
+def stream(stub, t, seat, after):
+    return stub.Subscribe(
+        pb.SubscribeRequest(table_id=t.table_id, seat_token=t.seat_tokens[seat],
+                            after_sequence=after),
+        timeout=60,
+    )
+
+
+def head(stub, t, seat=0) -> int:
+    return stub.GetTableState(
+        pb.GetTableStateRequest(table_id=t.table_id, seat_token=t.seat_tokens[seat]), timeout=5
+    ).table.last_sequence
+
+
+def test_disconnect_then_resume_sees_exactly_the_missed_events(stack):
+    stub = stack["slow_stub"]
+    t = create(stub, humans=1)
+    seen: list[pb.Event] = []
+    own_turns = 0
+    s = stream(stub, t, 0, 0)
+    for r in s:  # play two own turns, then drop the connection mid-hand
+        seen.append(r.event)
+        e = r.event
+        if e.WhichOneof("kind") == "prompt":
+            answer(stub, t.table_id, t.seat_tokens[0], e)
+            if e.prompt.kind == pb.PROMPT_KIND_OWN_TURN:
+                own_turns += 1
+                if own_turns == 2:
+                    break
+    s.cancel()
+    last = seen[-1].sequence
+    time.sleep(0.3)  # the bots play on while we are away
+    now = head(stub, t)
+    reference = [r.event for r in _until(stream(stub, t, 0, 0), now)]
+    missed = [e for e in reference if e.sequence > last]
+    resumed = stream(stub, t, 0, last)
+    got: list[pb.Event] = []
+    finished = False
+    for r in resumed:
+        e = r.event
+        if e.sequence <= now:
+            got.append(e)
+        kind = e.WhichOneof("kind")
+        if kind == "prompt":
+            answer(stub, t.table_id, t.seat_tokens[0], e)
+        if kind == "table_finished":
+            finished = True
+            break
+    assert [e.SerializeToString() for e in got] == [e.SerializeToString() for e in missed]
+    assert finished, "the hand went on to its end after the resume"
+
+
+def _until(s, seq):
+    for r in s:
+        yield r
+        if r.event.sequence >= seq:
+            s.cancel()
+            return
+
+
+HOSTILE = ("garbage_tile", "flower", "wrong_seat", "other_token", "forged", "stale", "future",
+           "replay", "out_of_turn", "illegal", "empty", "bad_chow", "swap")
+
+
+def views(stub, t):
+    return [
+        stub.GetTableState(
+            pb.GetTableStateRequest(table_id=t.table_id, seat_token=t.seat_tokens[s]), timeout=5
+        ).table.SerializeToString()
+        for s in range(4)
+    ]
+
+
+def test_fuzzed_misbehaving_client_never_changes_state_or_breaks_the_hand(stack):
+    stub = stack["slow_stub"]
+    rng = random.Random(5)
+    t = create(stub, humans=4)
+    other = create(stub, humans=4)
+    done_ids: list[tuple[int, str]] = []
+    refused = accepted = 0
+    for _ in range(3000):
+        states = [
+            stub.GetTableState(
+                pb.GetTableStateRequest(table_id=t.table_id, seat_token=t.seat_tokens[s]),
+                timeout=5,
+            ).table
+            for s in range(4)
+        ]
+        if states[0].phase == pb.TABLE_PHASE_FINISHED:
+            break
+        pending = [(s, v.prompt) for s, v in enumerate(states) if v.HasField("prompt")]
+        if not pending:
+            time.sleep(0.01)
+            continue
+        if rng.random() < 0.35:  # a legal move keeps the hand going
+            seat, prompt = rng.choice(pending)
+            rid = uuid.uuid4().hex
+            stub.Act(
+                pb.ActRequest(table_id=t.table_id, seat_token=t.seat_tokens[seat],
+                              request_id=rid, last_sequence=states[seat].last_sequence,
+                              action=legal_answer(prompt)),
+                timeout=5,
+            )
+            done_ids.append((seat, rid))
+            accepted += 1
+            continue
+        before = [v.SerializeToString() for v in states]
+        kind = rng.choice(HOSTILE)
+        seat = rng.randrange(4)
+        req = pb.ActRequest(
+            table_id=t.table_id,
+            seat_token=t.seat_tokens[seat],
+            request_id=uuid.uuid4().hex,
+            last_sequence=states[seat].last_sequence,
+            action=pb.Action(discard=pb.Discard(tile=rng.randrange(1, 35))),
+        )
+        if kind == "garbage_tile":
+            req.action.discard.tile = rng.choice([0, 43, 99, -1 & 0x7FFFFFFF])
+        elif kind == "flower":
+            req.action.discard.tile = rng.randrange(35, 43)
+        elif kind == "wrong_seat":
+            req.seat = (seat + 1) % 4 + 1
+        elif kind == "other_token":
+            req.seat_token = other.seat_tokens[seat]
+        elif kind == "forged":
+            req.seat_token = t.seat_tokens[seat][:-3] + "abc"
+        elif kind == "stale":
+            req.last_sequence = max(0, states[seat].last_sequence - rng.randrange(1, 50))
+        elif kind == "future":
+            req.last_sequence = states[seat].last_sequence + 1000
+        elif kind == "replay" and done_ids:
+            s2, rid = rng.choice(done_ids)
+            req.seat_token, req.request_id = t.seat_tokens[s2], rid
+        elif kind == "out_of_turn":
+            idle = [s for s in range(4) if not states[s].HasField("prompt")]
+            if idle:
+                req.seat_token = t.seat_tokens[rng.choice(idle)]
+        elif kind == "illegal":
+            req.action.CopyFrom(rng.choice([
+                pb.Action(pong=pb.Pong()),
+                pb.Action(kong=pb.Kong(kind=common_pb2.MELD_KIND_CONCEALED_KONG, tile=5)),
+                pb.Action(declare_ready=pb.DeclareReady(discard=rng.randrange(1, 35))),
+            ]))
+        elif kind == "empty":
+            req.action.Clear()
+        elif kind == "bad_chow":
+            req.action.CopyFrom(pb.Action(chow=pb.Chow(tiles=[1, 10, 19])))
+        elif kind == "swap":
+            req.action.CopyFrom(pb.Action(tile_swap=pb.TileSwap(tiles=[1, 2, 3, 4, 5])))
+        try:
+            resp = stub.Act(req, timeout=5)
+        except grpc.RpcError as exc:
+            assert exc.code() in (
+                grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.FAILED_PRECONDITION,
+                grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.UNAUTHENTICATED,
+                grpc.StatusCode.ABORTED,
+            ), exc
+            refused += 1
+            assert views(stub, t) == before, f"a refused {kind} request changed the table"
+            continue
+        if kind == "replay" and done_ids:
+            assert resp.replayed and views(stub, t) == before
+        else:  # a random discard that happened to be legal for the seat to act
+            accepted += 1
+    log = read_log(stack["slow_db"], t.table_id)
+    assert log[-1][2] == "table_finished", "the hand did not finish"
+    started = [d for _, _, k, d in log if k == "table_started"][0]
+    header = {"table_id": t.table_id, "ruleset": started["ruleset"],
+              "overrides": started["overrides"], "stake": started["stake"]}
+    for hid in [d["hand_id"] for _, _, k, d in log if k == "hand_started"]:
+        verdict = verify_hand(export_hand(header, log, hid))
+        assert verdict.ok, verdict.problems
+    assert refused > 100 and accepted > 10
