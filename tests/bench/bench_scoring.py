@@ -9,7 +9,8 @@ side by side, in the same run, with the nearest Python peer: the PyPI ``mahjong`
 14-tile hands (every meld included), run in ``.venv-bench`` in a subprocess (the peer's top-level
 package ``mahjong`` collides with our generated stubs, so it never enters the main venv). The
 hands are the single-winner win vectors of tests/vectors/scoring.jsonl that are also complete
-riichi hands (八花齐 is not), cycled."""
+riichi hands (八花齐 is not), cycled. Each side reports its best of three windows, since the
+machine is shared."""
 
 from __future__ import annotations
 
@@ -56,15 +57,18 @@ PEER_SCRIPT = textwrap.dedent(
         config = HandConfig(is_tsumo=h["tsumo"], is_rinshan=h["rinshan"], is_chankan=h["chankan"])
         prepared.append((h["tiles"], h["win_tile"], melds, config))
     errors = [calc.estimate_hand_value(t, w, melds=m, config=c).error for t, w, m, c in prepared]
-    done, start = 0, time.perf_counter()
-    while True:
-        for t, w, m, c in prepared:
-            calc.estimate_hand_value(t, w, melds=m, config=c)
-        done += len(prepared)
-        elapsed = time.perf_counter() - start
-        if elapsed >= seconds:
-            break
-    print(json.dumps({"rate": done / elapsed, "errors": [e for e in errors if e]}))
+    best = 0.0
+    for _ in range(3):  # best of three windows, like our side
+        done, start = 0, time.perf_counter()
+        while True:
+            for t, w, m, c in prepared:
+                calc.estimate_hand_value(t, w, melds=m, config=c)
+            done += len(prepared)
+            elapsed = time.perf_counter() - start
+            if elapsed >= seconds / 3:
+                break
+        best = max(best, done / elapsed)
+    print(json.dumps({"rate": best, "errors": [e for e in errors if e]}))
     """
 )
 
@@ -196,7 +200,8 @@ def main() -> int:
             settle_win(inputs[i % len(inputs)])
         return BATCH
 
-    domain, _ = rate(in_process)
+    # best of three windows on each side: the machine is shared, so take each side's best
+    domain = max(rate(in_process, bench_seconds() / 3)[0] for _ in range(3))
     print(f"  {'in-process settle_win (with breakdown)':<46} {domain:>10,.0f} settlements/s")
 
     requests = [S.win_input_to_proto(w, v["ruleset"]) for w, v in zip(inputs, vectors, strict=True)]
