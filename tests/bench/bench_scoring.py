@@ -14,15 +14,7 @@ machine is shared."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import tempfile
 import textwrap
-import threading
-import time
-from pathlib import Path
 
 import grpc
 from mahjong.scoring.v1 import scoring_pb2_grpc
@@ -32,12 +24,10 @@ from services.scoring.server import SPEC
 from services.scoring.vector_format import win_input
 from shared import tiles as T
 from shared.convert import scoring as S
-from tests.bench import bench_seconds, rate
+from tests.bench import bench_seconds, bench_venv, concurrent_rate, rate, run_peer
 from tests.conftest import load_vectors
 from tests.support.grpc_server import serving
 
-ROOT = Path(__file__).resolve().parents[2]
-BENCH_VENV = ROOT / ".venv-bench"
 PEER = "mahjong==2.1.0"
 TIMEOUT = 10
 BATCH = 64  # settlements per timed call of rate()
@@ -49,7 +39,8 @@ PEER_SCRIPT = textwrap.dedent(
     from mahjong.hand_calculating.hand_config import HandConfig
     from mahjong.meld import Meld
 
-    hands, seconds = json.load(open(sys.argv[1])), float(sys.argv[2])
+    data = json.load(open(sys.argv[1]))
+    hands, seconds = data["hands"], data["seconds"]
     calc = HandCalculator()
     prepared = []
     for h in hands:
@@ -117,79 +108,6 @@ def peer_hand(vector: dict) -> dict:
     }
 
 
-def ensure_bench_venv() -> Path | None:
-    """``.venv-bench`` with the peer package; None (and a reason printed) if it cannot be set up."""
-    python = BENCH_VENV / "bin" / "python"
-    try:
-        if not python.exists():
-            subprocess.run([sys.executable, "-m", "venv", str(BENCH_VENV)], check=True)
-        probe = subprocess.run(
-            [str(python), "-c", "import mahjong.hand_calculating.hand"], capture_output=True
-        )
-        if probe.returncode != 0:
-            subprocess.run(
-                [
-                    str(python),
-                    "-m",
-                    "pip",
-                    "install",
-                    "--quiet",
-                    "--disable-pip-version-check",
-                    PEER,
-                ],
-                check=True,
-            )
-    except (OSError, subprocess.CalledProcessError) as exc:
-        print(f"  peer unavailable: cannot set up {BENCH_VENV.name} with {PEER}: {exc}")
-        return None
-    return python
-
-
-def peer_rate(python: Path, hands: list[dict]) -> dict:
-    with tempfile.TemporaryDirectory() as tmp:
-        data = Path(tmp) / "hands.json"
-        data.write_text(json.dumps(hands))
-        script = Path(tmp) / "peer.py"
-        script.write_text(PEER_SCRIPT)
-        proc = subprocess.run(
-            [str(python), str(script), str(data), str(bench_seconds())],
-            capture_output=True,
-            text=True,
-            check=True,
-            env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
-        )
-    return json.loads(proc.stdout)
-
-
-def concurrent_grpc(address: str, requests: list, clients: int) -> float:
-    stop = threading.Event()
-    counts = [0] * clients
-
-    def worker(i: int) -> None:
-        with grpc.insecure_channel(address) as channel:
-            stub = scoring_pb2_grpc.ScoringServiceStub(channel)
-            stub.SettleWin(requests[0], timeout=TIMEOUT)
-            n = 0
-            while not stop.is_set():
-                stub.SettleWin(requests[n % len(requests)], timeout=TIMEOUT)
-                n += 1
-                counts[i] += 1
-
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(clients)]
-    for t in threads:
-        t.start()
-    time.sleep(0.3)
-    base = sum(counts)
-    start = time.perf_counter()
-    time.sleep(bench_seconds())
-    done = sum(counts) - base
-    elapsed = time.perf_counter() - start
-    stop.set()
-    for t in threads:
-        t.join()
-    return done / elapsed
-
-
 def main() -> int:
     vectors = bench_vectors()
     inputs = [win_input(v) for v in vectors]
@@ -215,13 +133,33 @@ def main() -> int:
 
         over_grpc, _ = rate(one_call)
         print(f"  {'gRPC loopback SettleWin, 1 client':<46} {over_grpc:>10,.0f} settlements/s")
-        four = concurrent_grpc(server.address, requests, 4)
+
+        def grpc_worker(i: int):
+            channel = grpc.insecure_channel(server.address)
+            channels.append(channel)
+            worker_stub = scoring_pb2_grpc.ScoringServiceStub(channel)
+
+            def work() -> int:
+                for r in requests:
+                    worker_stub.SettleWin(r, timeout=TIMEOUT)
+                return len(requests)
+
+            return work
+
+        channels: list[grpc.Channel] = []
+        four = concurrent_rate(grpc_worker, 4)
+        for channel in channels:
+            channel.close()
         print(f"  {'gRPC loopback SettleWin, 4 clients':<46} {four:>10,.0f} settlements/s")
 
-    python = ensure_bench_venv()
+    python = bench_venv(PEER, "mahjong.hand_calculating.hand")
     if python is None:
         return 1
-    peer = peer_rate(python, [peer_hand(v) for v in vectors])
+    peer = run_peer(
+        python, PEER_SCRIPT, {"hands": [peer_hand(v) for v in vectors], "seconds": bench_seconds()}
+    )
+    if peer is None:
+        return 1
     print(
         f"  {'peer: mahjong ' + PEER.split('==')[1] + ' estimate_hand_value':<46} "
         f"{peer['rate']:>10,.0f} hands/s"
