@@ -99,8 +99,14 @@ class WallRepository:
 
         return self.store.update(NAMESPACE, hand_id, tx)
 
-    def deal(self, hand_id: str) -> tuple[list[list[int]], HandWall]:
-        return self._update(hand_id, lambda h: (h.deal(), h))
+    def deal(self, hand_id: str) -> tuple[list[list[int]], HandWall, bool]:
+        """The deal, the hand, and whether this call dealt it (False for a repeat)."""
+
+        def op(h: HandWall) -> tuple[list[list[int]], HandWall, bool]:
+            fresh = not h.dealt
+            return h.deal(), h, fresh
+
+        return self._update(hand_id, op)
 
     def draw(self, hand_id: str, seat: int, request_id: str = "") -> tuple[WallEvent, HandWall]:
         return self._update(hand_id, lambda h: (h.draw(seat, request_id), h))

@@ -4,6 +4,7 @@ modules: shuffle, wall, record, repository)."""
 from __future__ import annotations
 
 from mahjong.wall.v1 import wall_pb2, wall_pb2_grpc
+from prometheus_client import Counter
 
 from services.wall.record import DEAL, DRAW, REPLACEMENT, SWAP, HandWall, WallEvent
 from services.wall.repository import WallRepository
@@ -11,6 +12,14 @@ from services.wall.wall import opened_seat
 from shared import tiles as T
 from shared.convert import common as C
 from shared.errors import FailedPrecondition, InvalidArgument
+
+HANDS_STARTED = Counter("mahjong_wall_hands_started_total", "Hands whose wall was shuffled.")
+HANDS_REVEALED = Counter("mahjong_wall_hands_revealed_total", "Reveal calls answered.")
+TILES_DRAWN = Counter(
+    "mahjong_wall_tiles_drawn_total",
+    "Tiles handed out, by kind of draw (deal, live, replacement, swap).",
+    ["kind"],
+)
 
 _EVENT_KIND = {
     DEAL: wall_pb2.WALL_EVENT_KIND_DEAL,
@@ -77,6 +86,7 @@ class WallServicer(wall_pb2_grpc.WallServiceServicer):
             swap_count=table.tile_swap_count if table.tile_swap else 0,
             request_id=request.request_id,
         )
+        HANDS_STARTED.inc()
         return wall_pb2.NewHandResponse(
             hand_id=hand.hand_id,
             dice=C.dice_to_proto(hand.dice),
@@ -86,7 +96,9 @@ class WallServicer(wall_pb2_grpc.WallServiceServicer):
         )
 
     def Deal(self, request, context):
-        hands, hand = self.repo.deal(request.hand_id)
+        hands, hand, fresh = self.repo.deal(request.hand_id)
+        if fresh:
+            TILES_DRAWN.labels("deal").inc(sum(map(len, hands)))
         return wall_pb2.DealResponse(
             hands=[
                 wall_pb2.SeatTiles(
@@ -102,6 +114,7 @@ class WallServicer(wall_pb2_grpc.WallServiceServicer):
     def Draw(self, request, context):
         seat = C.seat_from_proto(request.seat, "seat")
         event, hand = self.repo.draw(request.hand_id, seat, request.request_id)
+        TILES_DRAWN.labels("live").inc()
         return wall_pb2.DrawResponse(
             tile=C.tile_to_proto(event.tiles[0]), counts=counts_pb(hand), sequence=event.sequence
         )
@@ -109,6 +122,7 @@ class WallServicer(wall_pb2_grpc.WallServiceServicer):
     def DrawReplacement(self, request, context):
         seat = C.seat_from_proto(request.seat, "seat")
         event, hand = self.repo.draw_replacement(request.hand_id, seat, request.request_id)
+        TILES_DRAWN.labels("replacement").inc()
         return wall_pb2.DrawReplacementResponse(
             tile=C.tile_to_proto(event.tiles[0]), counts=counts_pb(hand), sequence=event.sequence
         )
@@ -121,12 +135,14 @@ class WallServicer(wall_pb2_grpc.WallServiceServicer):
         seat = C.seat_from_proto(request.seat, "seat")
         buried = C.tiles_from_proto(request.buried, "buried")
         event, hand = self.repo.swap(request.hand_id, seat, buried, request.request_id)
+        TILES_DRAWN.labels("swap").inc(len(event.tiles))
         return wall_pb2.SwapTilesResponse(
             taken=C.tiles_to_proto(event.tiles), counts=counts_pb(hand), sequence=event.sequence
         )
 
     def Reveal(self, request, context):
         hand = self.repo.reveal(request.hand_id)
+        HANDS_REVEALED.inc()
         return wall_pb2.RevealResponse(
             seed=hand.seed,
             commitment=hand.commitment,

@@ -50,66 +50,81 @@ def check_seed(seed: bytes) -> None:
         raise ValueError(f"a seed is {SEED_BYTES} bytes, got {len(seed)}")
 
 
-class ByteStream:
-    """The deterministic HMAC-SHA256 byte stream of a seed and a label, read as uniform ints.
+def _words(seed: bytes, label: bytes, block: int):
+    """The stream as big-endian 32-bit words, from block ``block`` on."""
+    digest, pack = hmac.digest, struct.Struct(">Q").pack
+    unpack = struct.Struct(">8I").unpack
+    while True:
+        yield from unpack(digest(seed, label + pack(block), "sha256"))
+        block += 1
 
-    ``position`` (bytes consumed) makes a stream resumable: ``ByteStream(seed, label, n)``
-    continues where one that had consumed ``n`` bytes stopped.
+
+# Rejection limits 2**32 - (2**32 mod n) for the ranges the shuffle and dice use (a table on the
+# hot path); other ranges compute theirs.
+_TABLE_SIZE = 256
+_LIMITS = [0] + [_U32 - (_U32 % n) for n in range(1, _TABLE_SIZE)]
+
+
+class ByteStream:
+    """The deterministic HMAC-SHA256 byte stream of a seed and a label, read as uniform ints
+    (4 bytes at a time, step 3).
+
+    ``position`` (bytes consumed, a multiple of 4) makes a stream resumable:
+    ``ByteStream(seed, label, n)`` continues where one that had consumed ``n`` bytes stopped.
     """
 
-    __slots__ = ("_block", "_buf", "_key", "_label", "_off")
+    __slots__ = ("_next", "_words_read")
 
     def __init__(self, seed: bytes, label: bytes, position: int = 0) -> None:
         check_seed(seed)
-        self._key = bytes(seed)
-        self._label = label
-        self._block = position // 32
-        self._buf = self._next_block()
-        self._off = position % 32
-
-    def _next_block(self) -> bytes:
-        msg = self._label + struct.pack(">Q", self._block)
-        self._block += 1
-        return hmac.digest(self._key, msg, "sha256")
+        if position % 4:
+            raise ValueError(f"stream position {position} is not a multiple of 4")
+        block, skip = divmod(position // 4, 8)
+        words = _words(bytes(seed), label, block)
+        for _ in range(skip):
+            next(words)
+        self._next = words.__next__
+        self._words_read = position // 4
 
     @property
     def position(self) -> int:
         """Bytes consumed so far."""
-        return (self._block - 1) * 32 + self._off
+        return 4 * self._words_read
 
-    def read(self, n: int) -> bytes:
-        out = bytearray()
-        while n > 0:
-            if self._off == 32:
-                self._buf = self._next_block()
-                self._off = 0
-            take = min(n, 32 - self._off)
-            out += self._buf[self._off : self._off + take]
-            self._off += take
-            n -= take
-        return bytes(out)
+    def word(self) -> int:
+        """The next 4 bytes as a big-endian unsigned integer."""
+        self._words_read += 1
+        return self._next()
 
     def uniform(self, n: int) -> int:
         """A uniform integer in ``[0, n)`` by rejection sampling on 32-bit words."""
         if not 1 <= n <= _U32:
             raise ValueError(f"uniform range {n} out of 1..2**32")
-        limit = _U32 - (_U32 % n)
+        limit = _LIMITS[n] if n < _TABLE_SIZE else _U32 - (_U32 % n)
         while True:
-            if self._off <= 28:  # fast path: the word lies inside the current block
-                (x,) = struct.unpack_from(">I", self._buf, self._off)
-                self._off += 4
-            else:
-                (x,) = struct.unpack(">I", self.read(4))
+            self._words_read += 1
+            x = self._next()
             if x < limit:
                 return x % n
 
 
 def shuffle_and_dice(seed: bytes) -> tuple[list[int], tuple[int, int]]:
     """The wall's tiles by position (0-143) and the two dice, from the seed (steps 2-5)."""
-    stream = ByteStream(seed, SHUFFLE_LABEL)
+    check_seed(seed)
+    word = _words(bytes(seed), SHUFFLE_LABEL, 0).__next__
+    limits = _LIMITS
     tiles = list(_CANONICAL)
-    for i in range(WALL_SIZE - 1, 0, -1):
-        j = stream.uniform(i + 1)
+    for i in range(WALL_SIZE - 1, 0, -1):  # inlined uniform(i + 1): the hot path
+        n = i + 1
+        x = word()
+        while x >= limits[n]:
+            x = word()
+        j = x % n
         tiles[i], tiles[j] = tiles[j], tiles[i]
-    dice = (1 + stream.uniform(6), 1 + stream.uniform(6))
-    return tiles, dice
+    dice = []
+    for _ in range(2):
+        x = word()
+        while x >= limits[6]:
+            x = word()
+        dice.append(1 + x % 6)
+    return tiles, (dice[0], dice[1])

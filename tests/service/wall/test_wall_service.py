@@ -349,5 +349,15 @@ def test_metrics_count_calls_with_status_codes(wall):
 
     assert delta(grpc_method="NewHand", grpc_code="OK") == 1
     assert delta(grpc_method="Deal", grpc_code="OK") == 1
+    game = metric_value(after, "mahjong_wall_tiles_drawn_total", kind="deal") - metric_value(
+        before, "mahjong_wall_tiles_drawn_total", kind="deal"
+    )
+    assert game == 53
+    stub.Deal(wall_pb2.DealRequest(hand_id=hand.hand_id), timeout=TIMEOUT)  # a repeat
+    again = fetch_metrics(server.metrics_port)
+    assert metric_value(again, "mahjong_wall_tiles_drawn_total", kind="deal") == metric_value(
+        after, "mahjong_wall_tiles_drawn_total", kind="deal"
+    )
+    assert metric_value(after, "mahjong_wall_hands_started_total") > 0
     assert delta(grpc_method="Deal", grpc_code="NOT_FOUND") == 2
     assert "grpc_server_handling_seconds_bucket" in after

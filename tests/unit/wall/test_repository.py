@@ -53,13 +53,15 @@ def test_unknown_and_malformed_hand_ids(repo):
 
 def test_deal_draw_and_reveal_persist(repo):
     hand = repo.new_hand(0)
-    hands, _ = repo.deal(hand.hand_id)
+    hands, _, fresh = repo.deal(hand.hand_id)
+    assert fresh
     event, after = repo.draw(hand.hand_id, 0)
     stored = repo.get(hand.hand_id)
     assert stored.wall.live_drawn == 54 and stored.events[-1] == event == after.events[-1]
     _repl, _ = repo.draw_replacement(hand.hand_id, 0)
     assert repo.get(hand.hand_id).wall.replacements_drawn == 1
-    assert repo.deal(hand.hand_id)[0] == hands
+    again, _, fresh = repo.deal(hand.hand_id)
+    assert again == hands and not fresh
     repo.reveal(hand.hand_id)
     with pytest.raises(FailedPrecondition, match="revealed"):
         repo.draw(hand.hand_id, 1)
@@ -81,7 +83,7 @@ def test_a_refused_operation_writes_nothing(repo):
 
 def test_swap_through_the_repository(repo):
     hand = repo.new_hand(0, swap_count=5)
-    hands, _ = repo.deal(hand.hand_id)
+    hands, _, _ = repo.deal(hand.hand_id)
     buried = [k for k in hands[1] if not T.is_flower(k)][:5]
     event, _ = repo.swap(hand.hand_id, 1, buried)
     assert len(event.tiles) == 5
@@ -92,7 +94,7 @@ def test_concurrent_draws_never_hand_out_a_tile_twice(repo):
     """8 threads draw live and replacement tiles from one hand until it is empty: every
     position is taken once and the tiles are exactly the 144 of the set."""
     hand = repo.new_hand(3)
-    hands, _ = repo.deal(hand.hand_id)
+    hands, _, _ = repo.deal(hand.hand_id)
     got: list[int] = []
     lock = threading.Lock()
 

@@ -86,16 +86,29 @@ def test_seeds_must_be_32_bytes(bad):
         S.shuffle_and_dice(bad)
 
 
+def test_stream_words_are_the_hmac_blocks_read_big_endian():
+    seed = bytes(32)
+    block0 = hmac.new(seed, S.SWAP_LABEL + bytes(8), "sha256").digest()
+    stream = S.ByteStream(seed, S.SWAP_LABEL)
+    assert [stream.word() for _ in range(8)] == [
+        int.from_bytes(block0[i : i + 4], "big") for i in range(0, 32, 4)
+    ]
+    assert stream.position == 32
+
+
 def test_stream_is_resumable_and_labels_separate_streams():
-    whole = S.ByteStream(bytes(32), S.SWAP_LABEL).read(100)
-    first = S.ByteStream(bytes(32), S.SWAP_LABEL)
-    head = first.read(37)
-    assert first.position == 37
-    rest = S.ByteStream(bytes(32), S.SWAP_LABEL, 37).read(63)
-    assert head + rest == whole
-    assert S.ByteStream(bytes(32), S.SHUFFLE_LABEL).read(100) != whole
-    at_block = S.ByteStream(bytes(32), S.SWAP_LABEL, 64)
-    assert at_block.read(36) == whole[64:]
+    whole = S.ByteStream(bytes(32), S.SWAP_LABEL)
+    words = [whole.word() for _ in range(25)]
+    for cut in (0, 3, 8, 16, 21):
+        first = S.ByteStream(bytes(32), S.SWAP_LABEL)
+        head = [first.word() for _ in range(cut)]
+        assert first.position == 4 * cut
+        rest = S.ByteStream(bytes(32), S.SWAP_LABEL, first.position)
+        assert head + [rest.word() for _ in range(25 - cut)] == words
+    other = S.ByteStream(bytes(32), S.SHUFFLE_LABEL)
+    assert [other.word() for _ in range(25)] != words
+    with pytest.raises(ValueError, match="multiple of 4"):
+        S.ByteStream(bytes(32), S.SWAP_LABEL, 6)
 
 
 def test_uniform_rejects_words_above_the_limit():
@@ -105,9 +118,10 @@ def test_uniform_rejects_words_above_the_limit():
     n = 3 * 2**30 + 1
     values = [stream.uniform(n) for _ in range(50)]
     assert all(0 <= v < n for v in values)
-    assert stream.position % 4 == 0 and stream.position > 200
+    assert stream.position > 200  # about half the words were rejected
     with pytest.raises(ValueError):
         stream.uniform(0)
+    assert 0 <= stream.uniform(2**32) < 2**32
 
 
 # --- statistics ------------------------------------------------------------------------------
@@ -160,7 +174,7 @@ def test_the_statistic_would_catch_a_biased_shuffle():
         stream = S.ByteStream(seed, S.SHUFFLE_LABEL)
         order = list(range(144))
         for i in range(143, 0, -1):
-            j = stream.read(1)[0] % (i + 1)
+            j = (stream.word() & 0xFF) % (i + 1)
             order[i], order[j] = order[j], order[i]
         positions[order[143]] += 1  # which original tile ends on the last position
     observed = [positions[p] for p in range(144)]
