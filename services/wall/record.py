@@ -71,6 +71,8 @@ class HandWall:
     swap_stream_position: int = 0
     request_ids: dict[str, int] = field(default_factory=dict)  # request id → event sequence
     revealed: bool = False
+    created: float = 0.0  # seconds since the epoch, for retention (repository.prune)
+    request_id: str = ""  # the NewHand idempotency key, if any
 
     # --- creation --------------------------------------------------------------------------
     @classmethod
@@ -263,6 +265,8 @@ class HandWall:
             "events": [[e.kind, e.seat, e.tiles, e.buried] for e in self.events],
             "rids": self.request_ids,
             "revealed": self.revealed,
+            "created": self.created,
+            "request_id": self.request_id,
         }
         return json.dumps(data, separators=(",", ":")).encode()
 
@@ -293,4 +297,6 @@ class HandWall:
             d["swap_pos"],
             d["rids"],
             d["revealed"],
+            d.get("created", 0.0),
+            d.get("request_id", ""),
         )

@@ -9,6 +9,7 @@ namespace ``wall-request``.
 from __future__ import annotations
 
 import secrets
+import time
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -42,8 +43,9 @@ def check_id(value: str, field: str) -> str:
 class WallRepository:
     """Hands' walls in a :class:`~shared.store.Store`."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, clock: Callable[[], float] = time.time) -> None:
         self.store = store
+        self.clock = clock
 
     def new_hand(
         self,
@@ -68,6 +70,8 @@ class WallRepository:
             reserved=reserved,
             swap_count=swap_count,
         )
+        hand.created = self.clock()
+        hand.request_id = request_id
         self.store.create(NAMESPACE, hand.hand_id, hand.to_bytes())
         if request_id:
             try:
@@ -127,3 +131,16 @@ class WallRepository:
             return h
 
         return self._update(hand_id, op)
+
+    def prune(self, max_age_seconds: float) -> int:
+        """Delete walls created more than ``max_age_seconds`` ago (revealed or abandoned) and
+        their NewHand request ids; returns how many were deleted."""
+        cutoff = self.clock() - max_age_seconds
+        deleted = 0
+        for hand_id, rec in self.store.scan(NAMESPACE):
+            hand = HandWall.from_bytes(rec.value)
+            if hand.created < cutoff:
+                if hand.request_id:
+                    self.store.delete(REQUESTS, hand.request_id)
+                deleted += self.store.delete(NAMESPACE, hand_id)
+        return deleted

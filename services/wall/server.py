@@ -1,7 +1,8 @@
 """The wall service process: ``mahjong serve wall`` (flags: ``mahjong serve wall --help``).
 
-Own flag: ``--allow-fixed-seed`` (env ``MAHJONG_WALL_ALLOW_FIXED_SEED=1``) lets NewHand take a
-fixed seed, for tests and replays only; never set it in production.
+Own flags: ``--allow-fixed-seed`` (env ``MAHJONG_WALL_ALLOW_FIXED_SEED=1``) lets NewHand take a
+fixed seed, for tests and replays only, never in production; ``--retain-hours`` (default 24,
+0 keeps walls forever) is how long a wall stays in the store.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import grpc
 from mahjong.wall.v1 import wall_pb2, wall_pb2_grpc
 
 from services.wall.repository import WallRepository
+from services.wall.retention import Sweeper
 from services.wall.servicer import WallServicer
 from shared.addresses import DEFAULT_PORTS
 from shared.server import Config, ServiceSpec
@@ -26,15 +28,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="accept NewHand.seed (tests and replays only; never in production)",
     )
+    parser.add_argument(
+        "--retain-hours",
+        type=float,
+        default=24.0,
+        help="delete walls older than this many hours (0: keep them forever)",
+    )
+
+
+class WallResources:
+    """What the wall holds open while serving: its store and the retention sweeper."""
+
+    def __init__(self, store, sweeper: Sweeper | None) -> None:
+        self.store = store
+        self.sweeper = sweeper
+
+    def close(self) -> None:
+        if self.sweeper is not None:
+            self.sweeper.close()
+        self.store.close()
 
 
 def add_to_server(server: grpc.Server, config: Config):
     store = open_store(config.store_url)
-    servicer = WallServicer(
-        WallRepository(store), allow_fixed_seed=bool(config.extra.get("allow_fixed_seed"))
-    )
+    repo = WallRepository(store)
+    servicer = WallServicer(repo, allow_fixed_seed=bool(config.extra.get("allow_fixed_seed")))
     wall_pb2_grpc.add_WallServiceServicer_to_server(servicer, server)
-    return store
+    hours = float(config.extra.get("retain_hours") or 0)
+    sweeper = None
+    if hours > 0:
+        retain = hours * 3600
+        sweeper = Sweeper(repo, retain, interval=min(retain / 10, 600)).start()
+    return WallResources(store, sweeper)
 
 
 SPEC = ServiceSpec(

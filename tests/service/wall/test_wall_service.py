@@ -361,3 +361,17 @@ def test_metrics_count_calls_with_status_codes(wall):
     assert metric_value(after, "mahjong_wall_hands_started_total") > 0
     assert delta(grpc_method="Deal", grpc_code="NOT_FOUND") == 2
     assert "grpc_server_handling_seconds_bucket" in after
+
+
+def test_retention_flag_starts_and_stops_the_sweeper():
+    from shared.server import parse_config
+
+    assert parse_config(SPEC, []).extra["retain_hours"] == 24.0
+    assert parse_config(SPEC, ["--retain-hours", "0"]).extra["retain_hours"] == 0.0
+    with serving(SPEC, extra={"retain_hours": 1.0}) as (server, _):
+        sweeper = server.resource.sweeper
+        assert sweeper.retain_seconds == 3600 and sweeper.interval == 360
+        assert sweeper._thread.is_alive()
+    assert not sweeper._thread.is_alive()
+    with serving(SPEC) as (server, _):
+        assert server.resource.sweeper is None
