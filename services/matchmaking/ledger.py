@@ -88,8 +88,6 @@ def validate_report(report: HandReport) -> None:
         )
     if report.escaped_seat is not None and not 0 <= report.escaped_seat <= 3:
         raise InvalidArgument(f"escaped seat {report.escaped_seat} out of range 0-3")
-    if report.house and report.escaped_seat is None:
-        raise InvalidArgument("a house share without an escaped seat", field="house")
 
 
 def entries_for(report: HandReport, at: float) -> list[Entry]:

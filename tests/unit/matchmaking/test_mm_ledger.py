@@ -50,7 +50,7 @@ def test_escape_penalty_and_house_share_are_entries():
         ({"hand_id": ""}, "hand_id"),
         ({"payments": (1, 1, 1, 1)}, "payments"),
         ({"payments": (1, -1, 0)}, "payments"),
-        ({"payments": (-4, 1, 1, 1), "house": 1}, "house"),
+        ({"payments": (-4, 1, 1, 1), "house": -1}, "house"),
         ({"payments": (1, 1, 1, -4), "house": 1, "escaped_seat": 3, "table_id": ""}, "table_id"),
     ],
 )
