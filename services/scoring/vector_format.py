@@ -62,8 +62,11 @@ def _context(obj: Mapping) -> HandContext:
     options = obj.get("options") or {}
     if not isinstance(options, Mapping):
         raise InvalidArgument("options must be an object of section.option: value", field="options")
+    name = obj.get("ruleset") or ""
+    if not isinstance(name, str):
+        raise InvalidArgument(f"ruleset must be a preset name, got {name!r}", field="ruleset")
     try:
-        ruleset = resolve_ruleset(obj.get("ruleset") or "", options)
+        ruleset = resolve_ruleset(name, options)
     except RulesetError as exc:
         raise InvalidArgument(f"ruleset: {exc}", field="ruleset") from None
     dice = obj.get("dice")
@@ -78,7 +81,7 @@ def _context(obj: Mapping) -> HandContext:
         dealer=obj.get("dealer", 0),
         dice=dice,
         huangfan=obj.get("huangfan", 0),
-        garden_stacks=tuple(stacks) if isinstance(stacks, list) else stacks,
+        garden_stacks=None if stacks is None else tuple(_list(stacks, "garden_stacks")),
     )
 
 
@@ -87,7 +90,7 @@ def _winner(d: Any, i: int) -> WinnerHand:
     if not isinstance(d, Mapping):
         raise InvalidArgument(f"winners[{i}] must be an object", field="winners")
     melds = []
-    for j, m in enumerate(d.get("melds") or []):
+    for j, m in enumerate(_list(d.get("melds") or [], f"{where}melds")):
         try:
             melds.append(Meld.from_json(m))
         except (MeldError, ValueError, KeyError, TypeError, T.NotationError) as exc:
@@ -101,11 +104,25 @@ def _winner(d: Any, i: int) -> WinnerHand:
     )
 
 
+def _list(raw: Any, key: str) -> list:
+    if not isinstance(raw, list | tuple):
+        raise InvalidArgument(f"{key} must be a list, got {raw!r}", field=key)
+    return list(raw)
+
+
+def _seats(raw: Any, key: str) -> list[int]:
+    seats = _list(raw, key)
+    for s in seats:
+        if not isinstance(s, int) or isinstance(s, bool):
+            raise InvalidArgument(f"{key}: {s!r} is not a seat number 0-3", field=key)
+    return seats
+
+
 def _claims(raw: Any) -> tuple[Claim, ...] | None:
     if raw is None:
         return None
     out = []
-    for i, c in enumerate(raw):
+    for i, c in enumerate(_list(raw, "claims")):
         if not isinstance(c, list | tuple) or len(c) not in (2, 3):
             raise InvalidArgument(
                 f"claims[{i}] must be [claimer, claimed_from(, feeder_ready)], got {c!r}",
@@ -125,16 +142,14 @@ def win_input(obj: Mapping) -> WinInput:
             f"unknown win {label!r}; expected one of {', '.join(k.value for k in WinKind)}",
             field="win",
         ) from None
-    winners = _require(obj, "winners")
-    if not isinstance(winners, list):
-        raise InvalidArgument("winners must be a list", field="winners")
+    winners = _list(_require(obj, "winners"), "winners")
     return WinInput(
         context=_context(obj),
         winners=tuple(_winner(d, i) for i, d in enumerate(winners)),
         win=win,
         from_seat=obj.get("from"),
         replacement=bool(obj.get("replacement", False)),
-        ready=frozenset(obj.get("ready") or ()),
+        ready=frozenset(_seats(obj.get("ready") or [], "ready")),
         claims=_claims(obj.get("claims")),
         first_go_around=bool(obj.get("first_go_around", False)),
     )

@@ -25,6 +25,9 @@ from shared.hand.input import check_copies, check_flowers, check_melds, counts_f
 from shared.melds import MeldKind
 
 ALL_FLOWERS = frozenset(range(T.FLOWER_BASE, T.NUM_TILE_KINDS))
+# Chips per point, far above the highest level's base (65536, RULES §11), low enough that every
+# amount (at most 勒子 × points × shares × stake) stays a 64-bit protobuf integer.
+MAX_STAKE = 10**12
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +50,8 @@ def check_context(ctx: HandContext, needs_dice: bool) -> None:
     stake = ctx.stake
     if not isinstance(stake, int) or isinstance(stake, bool) or stake <= 0:
         raise InvalidArgument(f"stake {stake!r} must be a positive number of chips", field="stake")
+    if stake > MAX_STAKE:
+        raise InvalidArgument(f"stake {stake} exceeds the largest stake {MAX_STAKE}", field="stake")
     check_seat(ctx.dealer, "dealer seat")
     if not isinstance(ctx.huangfan, int) or isinstance(ctx.huangfan, bool) or ctx.huangfan < 0:
         raise InvalidArgument(f"荒番 counter {ctx.huangfan!r} must be 0 or more", field="huangfan")
@@ -103,6 +108,15 @@ def check_win(w: WinInput) -> list[CheckedWinner]:
         )
     for s in w.ready:
         check_seat(s, "ready seat")
+    if w.first_go_around:
+        for h in w.winners:
+            for m in h.melds:
+                if m.kind is not MeldKind.CONCEALED_KONG:
+                    raise InvalidArgument(
+                        f"a win in the first go-around comes before any claim, but seat "
+                        f"{h.seat} shows a {m.kind.label}",
+                        field="first_go_around",
+                    )
     if w.claims is not None:
         for c in w.claims:
             check_seat(c.claimer, "claimer seat")

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import copy
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from services.scoring.vector_format import settle_object
 from shared.errors import InvalidArgument
+from tests.conftest import load_vectors
 from tests.unit.scoring.builders import hand_obj, meld, settle, winner
 
 PONG_PONG = winner(1, "222m444p9s111z", "9s", [meld("pong", "777s", 0)], "13f")
@@ -147,3 +152,31 @@ def test_bad_notation_and_unknown_win_kind():
 def test_several_winners_only_on_a_discard():
     b = winner(2, "555m666p9s555z", "9s", [meld("pong", "888s", 3)])
     rejects("exactly one winner", winners=[PONG_PONG, b], win="self_draw")
+
+
+# --- any malformed JSON is INVALID_ARGUMENT, never a crash --------------------------------------
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-10, 10) | st.text(max_size=6),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+VECTORS = load_vectors("scoring.jsonl")
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(VECTORS), st.data())
+def test_malformed_vector_input_is_invalid_argument(vector, data):
+    obj = copy.deepcopy(vector)
+    target = obj
+    if obj.get("winners") and data.draw(st.booleans()):
+        target = data.draw(st.sampled_from(obj["winners"]))
+        if target.get("melds") and data.draw(st.booleans()):
+            target = data.draw(st.sampled_from(target["melds"]))
+    key = data.draw(st.sampled_from(sorted(target)))
+    target[key] = data.draw(JSON)
+    try:
+        settle_object(obj)
+    except InvalidArgument as exc:
+        assert exc.message
