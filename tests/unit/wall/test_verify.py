@@ -6,6 +6,8 @@ from __future__ import annotations
 import copy
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from services.wall.record import HandWall
 from services.wall.verify import RecordError, record_of, verify_record
@@ -127,3 +129,31 @@ def test_malformed_records_are_named_errors(change, words):
 def test_record_is_not_an_object():
     with pytest.raises(RecordError, match="JSON object"):
         verify_record([])
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    seed=st.binary(min_size=32, max_size=32),
+    dealer=st.integers(0, 3),
+    ops=st.lists(
+        st.tuples(st.sampled_from(["draw", "replacement"]), st.integers(0, 3)), max_size=60
+    ),
+    swappers=st.sets(st.integers(0, 3), max_size=4),
+    victim=st.integers(0, 10_000),
+)
+def test_any_played_hand_verifies_and_any_changed_tile_fails(seed, dealer, ops, swappers, victim):
+    hand = HandWall.create("p", seed, dealer, swap_count=5)
+    hand.deal()
+    for seat in sorted(swappers):
+        hand.swap(seat, [k for k in hand.received(seat) if not T.is_flower(k)][:5])
+    for kind, seat in ops:
+        (hand.draw if kind == "draw" else hand.draw_replacement)(seat)
+    record = record_of(hand)
+    assert verify_record(record).ok
+
+    event = record["events"][victim % len(record["events"])]
+    tiles = T.parse(event["tiles"])
+    i = victim % len(tiles)
+    tiles[i] = (tiles[i] + 1) % T.NUM_TILE_KINDS
+    event["tiles"] = T.format_tiles(tiles, sort=False)
+    assert not verify_record(record).ok
