@@ -1,0 +1,134 @@
+"""GatewayAllocator (matchmaking's gRPC client of GatewayService.CreateTable) against a scripted
+GatewayService on a real loopback port."""
+
+from __future__ import annotations
+
+import threading
+from concurrent import futures
+
+import grpc
+import pytest
+from mahjong.common.v1 import common_pb2
+from mahjong.gateway.v1 import gateway_pb2, gateway_pb2_grpc
+
+from services.matchmaking.allocator import SeatRequest, TableRequest
+from services.matchmaking.gateway_client import GatewayAllocator, create_table_request
+from shared.errors import Unavailable
+
+REQUEST = TableRequest(
+    request_id="tournament-T-r1-t0",
+    ruleset="shanghai-classic",
+    stake=4,
+    seats=(
+        SeatRequest("p-1", "Alice"),
+        SeatRequest("p-2", "Bob"),
+        SeatRequest("bot-1", "Bot 1", bot=True),
+        SeatRequest("bot-2", "Bot 2", bot=True),
+    ),
+    max_hands=2,
+    tag="tournament/T/round/1/table/0",
+    first_dealer=2,
+)
+
+
+class ScriptedGateway(gateway_pb2_grpc.GatewayServiceServicer):
+    """Fails the first ``failures`` calls with ``code``, then creates (idempotently)."""
+
+    def __init__(self, failures=0, code=grpc.StatusCode.UNAVAILABLE, hang=None):
+        self.failures, self.code, self.hang = failures, code, hang
+        self.requests: list[gateway_pb2.CreateTableRequest] = []
+        self.lock = threading.Lock()
+
+    def CreateTable(self, request, context):
+        with self.lock:
+            self.requests.append(request)
+            n = len(self.requests)
+        if self.hang is not None:
+            self.hang.wait(5)
+        if n <= self.failures:
+            context.abort(self.code, f"scripted failure {n}")
+        return gateway_pb2.CreateTableResponse(
+            table_id=f"tbl-{request.request_id}", seat_tokens=["tok0", "tok1"], gateway_address=""
+        )
+
+
+@pytest.fixture
+def gateway():
+    def start(servicer):
+        server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+        gateway_pb2_grpc.add_GatewayServiceServicer_to_server(servicer, server)
+        port = server.add_insecure_port("127.0.0.1:0")
+        server.start()
+        servers.append(server)
+        return f"127.0.0.1:{port}"
+
+    servers: list = []
+    yield start
+    for s in servers:
+        s.stop(0)
+
+
+def test_request_follows_the_contract():
+    msg = create_table_request(REQUEST)
+    assert msg.request_id == "tournament-T-r1-t0"
+    assert msg.ruleset == common_pb2.RulesetRef(name="shanghai-classic")
+    assert msg.stake == 4 and msg.max_hands == 2
+    assert msg.tag == "tournament/T/round/1/table/0"
+    assert msg.first_dealer == common_pb2.SEAT_2
+    assert [(s.player_id, s.display_name, s.bot) for s in msg.seats] == [
+        ("p-1", "Alice", False),
+        ("p-2", "Bob", False),
+        ("bot-1", "Bot 1", True),
+        ("bot-2", "Bot 2", True),
+    ]
+    random_dealer = TableRequest("r", "shanghai-qiaoma", 1, REQUEST.seats)
+    assert create_table_request(random_dealer).first_dealer == common_pb2.SEAT_UNSPECIFIED
+
+
+def test_allocation_with_tokens_padded_for_bot_seats(gateway):
+    address = gateway(ScriptedGateway())
+    alloc = GatewayAllocator(address, timeout=2)
+    table = alloc.create_table(REQUEST)
+    alloc.close()
+    assert table.table_id == "tbl-tournament-T-r1-t0"
+    assert table.seat_tokens == ("tok0", "tok1", "", "")
+    assert table.gateway_address == address  # the gateway did not name another
+
+
+def test_unavailable_is_retried_with_the_same_request_id(gateway):
+    servicer = ScriptedGateway(failures=2)
+    alloc = GatewayAllocator(gateway(servicer), timeout=2, attempts=3, backoff=0.01)
+    assert alloc.create_table(REQUEST).table_id == "tbl-tournament-T-r1-t0"
+    alloc.close()
+    assert len(servicer.requests) == 3
+    assert {r.request_id for r in servicer.requests} == {"tournament-T-r1-t0"}
+
+
+def test_a_refusal_is_not_retried_and_becomes_unavailable(gateway):
+    servicer = ScriptedGateway(failures=5, code=grpc.StatusCode.INVALID_ARGUMENT)
+    alloc = GatewayAllocator(gateway(servicer), timeout=2, attempts=3, backoff=0.01)
+    with pytest.raises(Unavailable) as err:
+        alloc.create_table(REQUEST)
+    alloc.close()
+    assert "INVALID_ARGUMENT" in err.value.message
+    assert len(servicer.requests) == 1
+
+
+def test_every_call_carries_a_deadline(gateway):
+    hang = threading.Event()
+    servicer = ScriptedGateway(hang=hang)
+    alloc = GatewayAllocator(gateway(servicer), timeout=0.2, attempts=2, backoff=0.01)
+    try:
+        with pytest.raises(Unavailable) as err:
+            alloc.create_table(REQUEST)
+        assert "DEADLINE_EXCEEDED" in err.value.message
+    finally:
+        hang.set()
+        alloc.close()
+
+
+def test_no_gateway_is_unavailable():
+    alloc = GatewayAllocator("127.0.0.1:1", timeout=0.5, attempts=2, backoff=0.01)
+    with pytest.raises(Unavailable):
+        alloc.create_table(REQUEST)
+    alloc.close()
