@@ -28,6 +28,7 @@ from services.gateway.domain.ports import (
     ScoringPort,
     Settlement,
     WallPort,
+    WallReveal,
     WinnerInput,
 )
 from services.scoring.domain.situations import is_kaibao
@@ -211,6 +212,7 @@ class HandEngine:
         scoring: ScoringPort,
         emit: Emit,
         now_ms: Callable[[], int],
+        defer: Callable[[Callable[[], None]], None] | None = None,
     ) -> None:
         self.config = config
         self.ruleset = config.ruleset
@@ -219,6 +221,7 @@ class HandEngine:
         self.scoring = scoring
         self._emit = emit
         self.now_ms = now_ms
+        self.defer = defer
         self.dealer = config.dealer
         self.seats = [SeatHand() for _ in range(NUM_SEATS)]
         self.hand_id = ""
@@ -260,6 +263,14 @@ class HandEngine:
             first_go_around=self.first_go_around,
             claim_counts=tuple(tuple(r) for r in self.claim_counts),
         )
+
+    def _then(self, step: Callable[[], None]) -> None:
+        """Run what follows an applied action (service calls: claim options, the next draw,
+        scoring) now, or later through ``defer`` so the action is acknowledged at once."""
+        if self.defer is None:
+            step()
+        else:
+            self.defer(step)
 
     def emit(self, event: str, /, **data: Any) -> int:
         return self._emit(event, data)
@@ -369,7 +380,7 @@ class HandEngine:
             del self.pending[seat]
             self.claims[seat] = action
             if not self.pending:
-                self._resolve_window()
+                self._then(self._resolve_window)
 
     def _whose(self) -> str:
         if not self.pending:
@@ -452,14 +463,14 @@ class HandEngine:
             self.first_go_around = False
             self.drawn.pop(seat, None)
             self.emit("meld_declared", seat=seat, meld=_meld_json(s.melds[-1]))
-            self._draw(seat, replacement=True)
+            self._then(lambda: self._draw(seat, replacement=True))
         elif isinstance(action, AddedKong):
             self._added_kong(seat, action.tile)
         elif isinstance(action, Win):
             opts = p.options
             assert isinstance(opts, OwnTurnOptions)
             win = _choose_win(opts.wins, action.eight_flowers)
-            self._finish_win([(seat, win)], None)
+            self._then(lambda: self._finish_win([(seat, win)], None))
 
     def _discard(self, seat: int, tile: int, ready: bool, auto: bool) -> None:
         s = self.seats[seat]
@@ -480,7 +491,7 @@ class HandEngine:
         )
         if ready:
             self.emit("ready_declared", seat=seat)
-        self._open_window(CLAIM, seat, tile)
+        self._then(lambda: self._open_window(CLAIM, seat, tile))
 
     def _added_kong(self, seat: int, tile: int) -> None:
         s = self.seats[seat]
@@ -495,7 +506,7 @@ class HandEngine:
         self.turn = seat
         self.last = LastAction(LastActionKind.ADDED_KONG, seat, tile)
         self.emit("meld_declared", seat=seat, meld=_meld_json(s.melds[i]))
-        self._open_window(ROB_KONG, seat, tile)
+        self._then(lambda: self._open_window(ROB_KONG, seat, tile))
 
     def _open_window(self, kind: str, seat: int, tile: int) -> None:
         """One rules call for every other seat's options; prompt those that have any."""
@@ -653,7 +664,8 @@ class HandEngine:
         )
 
     def _finish_win(self, wins: list[tuple[int, WinOption]], from_seat: int | None) -> None:
-        self.pending = {}
+        """Settle a win. Service calls (scoring, the wall's reveal) come before any event, so a
+        failed call can be retried without repeating facts."""
         win_kind = wins[0][1].kind
         winners = []
         for seat, opt in wins:
@@ -670,6 +682,17 @@ class HandEngine:
                     win_tile=opt.win_tile,
                 )
             )
+        facts = self._facts(
+            winners=tuple(winners),
+            win=win_kind.label,
+            from_seat=from_seat,
+            replacement=any(o.replacement for _, o in wins),
+        )
+        self.settlement = self.scoring.settle_win(facts)
+        reveal = self.wall.reveal(self.hand_id)
+        self.pending = {}
+        self.outcome = "win"
+        for seat, opt in wins:
             self.emit(
                 "win_declared",
                 seat=seat,
@@ -678,26 +701,21 @@ class HandEngine:
                 from_seat=from_seat,
                 hand=HandType(opt.hand).label,
             )
-        facts = self._facts(
-            winners=tuple(winners),
-            win=win_kind.label,
-            from_seat=from_seat,
-            replacement=any(o.replacement for _, o in wins),
-        )
-        self.settlement = self.scoring.settle_win(facts)
-        self.outcome = "win"
         reveal_all = win_kind == WinKind.DISCARD
         shown = range(NUM_SEATS) if reveal_all else [s for s, _ in wins]
-        self._publish_result("win", wins, shown)
+        self._publish_result("win", wins, shown, reveal)
 
     def _finish_drawn_hand(self) -> None:
-        self.pending = {}
         self.settlement = self.scoring.settle_draw(self._facts())
+        reveal = self.wall.reveal(self.hand_id)
+        self.pending = {}
         self.outcome = "draw"
         self.emit("hand_drawn", tiles_left=self.remaining)
-        self._publish_result("draw", [], [])
+        self._publish_result("draw", [], [], reveal)
 
-    def _publish_result(self, outcome: str, wins: list[tuple[int, WinOption]], shown) -> None:
+    def _publish_result(
+        self, outcome: str, wins: list[tuple[int, WinOption]], shown, rv: WallReveal
+    ) -> None:
         st = self.settlement
         assert st is not None
         win_of = dict(wins)
@@ -727,7 +745,6 @@ class HandEngine:
             next_huangfan=st.next_huangfan,
             robbed_tile=_fmt_opt(self.robbed_tile),
         )
-        rv = self.wall.reveal(self.hand_id)
         self.emit("seed_revealed", seed=rv.seed, commitment=rv.commitment or self.commitment)
         self.finished = True
 

@@ -42,6 +42,9 @@ NUM_SEATS = 4
 # bots, 托管 and stand-ins for players who left use one.
 Policy = Callable[[Pending, HandEngine], Action]
 
+RETRY_ATTEMPTS = 5
+RETRY_BACKOFF_MS = 500
+
 WAITING, PLAYING, BETWEEN_HANDS, FINISHED = "waiting", "playing", "between_hands", "finished"
 
 
@@ -224,6 +227,7 @@ class TableSession:
             scoring=self.ports.scoring,
             emit=self.emit,
             now_ms=self.scheduler.now_ms,
+            defer=self._defer,
         )
         self.hand.start()
         self._after_engine()
@@ -262,6 +266,28 @@ class TableSession:
             self._finish("players_left")
         else:
             self.scheduler.call_later(self.config.between_hands_ms, self._next_hand)
+
+    def _defer(self, step: Callable[[], None], attempt: int = 1) -> None:
+        """Run an engine step after the current call returns (an action is acknowledged as
+        soon as it is applied and logged; claim options, draws and scoring follow). A step
+        that fails (a service unavailable) changed nothing and is retried with backoff."""
+        hand = self.hand
+
+        def run() -> None:
+            if self.hand is not hand or self.phase != PLAYING:
+                return
+            try:
+                step()
+            except Exception:
+                if attempt >= RETRY_ATTEMPTS:
+                    raise
+                self.scheduler.call_later(
+                    RETRY_BACKOFF_MS * attempt, lambda: self._defer(step, attempt + 1)
+                )
+                return
+            self._after_engine()
+
+        self.scheduler.call_later(0, run)
 
     def _next_hand(self) -> None:
         if self.phase == BETWEEN_HANDS:
