@@ -1,0 +1,47 @@
+"""Scoring as a real process (shared.supervisor.ServiceProcess) on free loopback ports: start-up
+to SERVING, a settlement, a rejected request counted by status code in /metrics, and a clean
+SIGTERM shutdown."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+from mahjong.scoring.v1 import scoring_pb2_grpc
+
+from services.scoring.vector_format import win_input
+from shared.convert import scoring as S
+from shared.supervisor import ServiceProcess, free_port
+from tests.conftest import load_vectors
+from tests.support.probes import fetch_metrics, health_status, metric_value
+
+pytestmark = pytest.mark.integration
+TIMEOUT = 10
+
+
+def test_settles_counts_rejections_and_stops_cleanly(tmp_path):
+    proc = ServiceProcess(
+        "scoring", free_port(), free_port(), "memory://", log_path=tmp_path / "scoring.log"
+    )
+    proc.start().wait_ready(timeout=30)
+    try:
+        with grpc.insecure_channel(proc.address) as channel:
+            assert health_status(channel) == "SERVING"
+            stub = scoring_pb2_grpc.ScoringServiceStub(channel)
+            vector = load_vectors("scoring.jsonl")[0]
+            request = S.win_input_to_proto(win_input(vector), vector["ruleset"])
+            settlement = stub.SettleWin(request, timeout=TIMEOUT).settlement
+            assert list(settlement.payments) == vector["expect"]["payments"]
+
+            request.context.stake = -1
+            with pytest.raises(grpc.RpcError) as info:
+                stub.SettleWin(request, timeout=TIMEOUT)
+            assert info.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+
+            metrics = fetch_metrics(proc.metrics_port)
+            for code in ("OK", "INVALID_ARGUMENT"):
+                value = metric_value(
+                    metrics, "grpc_server_handled_total", grpc_method="SettleWin", grpc_code=code
+                )
+                assert value == 1, code
+    finally:
+        assert proc.stop() == 0
