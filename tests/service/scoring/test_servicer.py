@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import grpc
 import pytest
-from grpc_status import rpc_status
 from mahjong.common.v1 import common_pb2
 from mahjong.scoring.v1 import scoring_pb2, scoring_pb2_grpc
 
@@ -14,6 +13,7 @@ from services.scoring.vector_format import win_input
 from shared.convert import scoring as S
 from tests.conftest import load_vectors
 from tests.support.grpc_server import serving
+from tests.support.probes import rpc_error
 
 VECTORS = load_vectors("scoring.jsonl")
 WINS = [v for v in VECTORS if v.get("kind", "win") == "win"]
@@ -83,13 +83,10 @@ def test_draw_raises_huangfan_and_keeps_the_dealer(stub):
 
 
 def _invalid(stub, req, method="SettleWin") -> str:
-    with pytest.raises(grpc.RpcError) as info:
-        getattr(stub, method)(req, timeout=TIMEOUT)
-    err = info.value
-    assert err.code() is grpc.StatusCode.INVALID_ARGUMENT, err.details()
-    status = rpc_status.from_call(err)
-    assert status is not None and status.details  # ErrorInfo attached
-    return err.details()
+    code, message, info = rpc_error(lambda: getattr(stub, method)(req, timeout=TIMEOUT))
+    assert code is grpc.StatusCode.INVALID_ARGUMENT, message
+    assert info.domain == "mahjong" and info.reason  # ErrorInfo attached
+    return message
 
 
 def _base() -> scoring_pb2.SettleWinRequest:
@@ -101,6 +98,8 @@ def test_a_claimed_win_that_is_no_win(stub):
     del req.winners[0].concealed[:]
     req.winners[0].concealed.extend(S.C.tiles_to_proto([0, 1, 2, 12, 13, 14, 24, 25, 26, 27]))
     assert "is no allowed winning hand" in _invalid(stub, req)
+    _, _, info = rpc_error(lambda: stub.SettleWin(req, timeout=TIMEOUT))
+    assert info.reason == "NOT_A_WIN"
 
 
 def test_tiles_that_do_not_add_up(stub):
