@@ -39,7 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     show.add_argument("--dealer", type=int, default=0, choices=range(4))
     show.set_defaults(func=_show)
 
-    def remote(name: str, help_: str, *, hand: bool = True, seat: bool = False):
+    def remote(name: str, help_: str, fn, *, hand: bool = True, seat: bool = False):
         p = ws.add_parser(name, help=help_)
         p.add_argument("--addr", default=default_address("wall"), help="wall service address")
         if hand:
@@ -47,23 +47,22 @@ def register(sub: argparse._SubParsersAction) -> None:
         if seat:
             p.add_argument("--seat", type=int, required=True, choices=range(4))
             p.add_argument("--request-id", default="")
+        p.set_defaults(func=_remote(fn))
         return p
 
-    new = remote("new", "start a hand; prints hand id, dice, commitment", hand=False)
+    new = remote("new", "start a hand; prints hand id, dice, commitment", _new, hand=False)
     new.add_argument("--dealer", type=int, default=0, choices=range(4))
     new.add_argument("--ruleset", default="", help="preset name (default shanghai-qiaoma)")
     new.add_argument("--option", action="append", default=[], help="section.option=value")
     new.add_argument("--seed", default="", help="fixed seed (server needs --allow-fixed-seed)")
     new.add_argument("--request-id", default="")
-    new.set_defaults(func=_new)
-    remote("deal", "deal the starting hands").set_defaults(func=_deal)
-    remote("draw", "a live draw", seat=True).set_defaults(func=_draw)
-    remote("replacement", "a replacement draw", seat=True).set_defaults(func=_replacement)
-    remote("remaining", "tiles left").set_defaults(func=_remaining)
-    swap = remote("swap", "换牌: bury tiles, take as many from the wall", seat=True)
+    remote("deal", "deal the starting hands", _deal)
+    remote("draw", "a live draw", _draw, seat=True)
+    remote("replacement", "a replacement draw", _replacement, seat=True)
+    remote("remaining", "tiles left", _remaining)
+    swap = remote("swap", "换牌: bury tiles, take as many from the wall", _swap, seat=True)
     swap.add_argument("buried", help="mpsz, e.g. 19m5p4z7z")
-    swap.set_defaults(func=_swap)
-    remote("reveal", "end the hand; print its verification record").set_defaults(func=_reveal)
+    remote("reveal", "end the hand; print its verification record", _reveal)
 
 
 # --- offline ---------------------------------------------------------------------------------
@@ -108,6 +107,22 @@ def _show(args: argparse.Namespace) -> int:
 
 
 # --- over gRPC -------------------------------------------------------------------------------
+class _CallFailed(Exception):
+    """A call the server refused; the status was printed."""
+
+
+def _remote(fn):
+    """A remote subcommand: exit status 1 when the server refuses the call."""
+
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return fn(args)
+        except _CallFailed:
+            return 1
+
+    return run
+
+
 def _call(args: argparse.Namespace, method: str, request) -> Any:
     import grpc
     from mahjong.wall.v1 import wall_pb2_grpc
@@ -118,7 +133,7 @@ def _call(args: argparse.Namespace, method: str, request) -> Any:
             return getattr(stub, method)(request, timeout=TIMEOUT)
         except grpc.RpcError as exc:
             print(f"wall {method}: {exc.code().name}: {exc.details()}", file=sys.stderr)
-            raise SystemExit(1) from None
+            raise _CallFailed from None
 
 
 def _print(obj: dict) -> int:
@@ -147,12 +162,20 @@ def _new(args: argparse.Namespace) -> int:
 
     from shared.convert.common import ruleset_to_ref, seat_to_proto
 
-    options = dict(o.split("=", 1) for o in args.option if "=" in o)
+    bad = [o for o in args.option if "=" not in o]
+    if bad:
+        print(f"wall new: --option {bad[0]!r} is not section.option=value", file=sys.stderr)
+        return 2
+    try:
+        seed = bytes.fromhex(args.seed)
+    except ValueError:
+        print(f"wall new: --seed {args.seed!r} is not hex", file=sys.stderr)
+        return 2
     req = wall_pb2.NewHandRequest(
         request_id=args.request_id,
-        ruleset=ruleset_to_ref(args.ruleset, options),
+        ruleset=ruleset_to_ref(args.ruleset, dict(o.split("=", 1) for o in args.option)),
         dealer=seat_to_proto(args.dealer),
-        seed=bytes.fromhex(args.seed),
+        seed=seed,
     )
     r = _call(args, "NewHand", req)
     return _print(

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from services.wall import shuffle
-from services.wall.wall import SEATS, Wall, deal_order
+from services.wall.wall import DEALT_TILES, SEATS, Wall
 from shared import tiles as T
 from shared.errors import FailedPrecondition, InvalidArgument
 
@@ -211,7 +211,7 @@ class HandWall:
             )
         if seat in self.swapped:
             raise FailedPrecondition(f"seat {seat} has already swapped", reason="ALREADY_SWAPPED")
-        if self.wall.live_drawn > sum(n for _, n in deal_order(self.dealer)):
+        if self.wall.live_drawn > DEALT_TILES:
             raise FailedPrecondition(
                 "换牌 is only allowed before the first draw of play", reason="SWAP_TOO_LATE"
             )
