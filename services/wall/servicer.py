@@ -111,20 +111,20 @@ class WallServicer(wall_pb2_grpc.WallServiceServicer):
             counts=counts_pb(hand),
         )
 
-    def Draw(self, request, context):
+    def _draw(self, request, draw, label: str, response_type):
         seat = C.seat_from_proto(request.seat, "seat")
-        event, hand = self.repo.draw(request.hand_id, seat, request.request_id)
-        TILES_DRAWN.labels("live").inc()
-        return wall_pb2.DrawResponse(
+        event, hand = draw(request.hand_id, seat, request.request_id)
+        TILES_DRAWN.labels(label).inc()
+        return response_type(
             tile=C.tile_to_proto(event.tiles[0]), counts=counts_pb(hand), sequence=event.sequence
         )
 
+    def Draw(self, request, context):
+        return self._draw(request, self.repo.draw, "live", wall_pb2.DrawResponse)
+
     def DrawReplacement(self, request, context):
-        seat = C.seat_from_proto(request.seat, "seat")
-        event, hand = self.repo.draw_replacement(request.hand_id, seat, request.request_id)
-        TILES_DRAWN.labels("replacement").inc()
-        return wall_pb2.DrawReplacementResponse(
-            tile=C.tile_to_proto(event.tiles[0]), counts=counts_pb(hand), sequence=event.sequence
+        return self._draw(
+            request, self.repo.draw_replacement, "replacement", wall_pb2.DrawReplacementResponse
         )
 
     def Remaining(self, request, context):
