@@ -7,9 +7,9 @@ the highest counts (风碰 is not also 风一色; a hand that reads both as 清�
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
-from shared.hand.shape import is_all_pongs_shape, is_standard_shape
+from shared.hand.shape import SUIT_TABLE, ZERO9
 from shared.melds import Meld, MeldKind
 from shared.ruleset import Ruleset
 
@@ -54,32 +54,77 @@ _NAMES_ZH = {
     HandType.EIGHT_FLOWERS: "八花齐",
 }
 
-# Composition bits of a hand: which suits, and which kinds of honor, it holds.
-_MAN, _PIN, _SOU, _WIND, _DRAGON = 1, 2, 4, 8, 16
-_SUIT_BITS = _MAN | _PIN | _SOU
+_ZERO7 = bytes(7)
+_ZERO3 = bytes(3)
+
+# For a kind: where the next suit block starts (honors: past the end, so no later single).
+_AFTER_BLOCK = tuple(k - k % 9 + 9 for k in range(27)) + (34,) * 7
+
+_DRAGONS_ARE_HONORS: dict[Ruleset, bool] = {}
 
 
-def _composition(counts: Sequence[int], melds: Iterable[Meld]) -> int:
-    bits = 0
-    for base, bit in ((0, _MAN), (9, _PIN), (18, _SOU)):
-        if any(counts[base : base + 9]):
-            bits |= bit
-    if any(counts[27:31]):
-        bits |= _WIND
-    if any(counts[31:34]):
-        bits |= _DRAGON
+def dragons_are_honors(ruleset: Ruleset) -> bool:
+    """``hands.honors_include_dragons``, cached per ruleset object (the hot paths call this for
+    every hand, and option look-up goes through two ``__getattr__`` hooks)."""
+    try:
+        return _DRAGONS_ARE_HONORS[ruleset]
+    except KeyError:
+        if len(_DRAGONS_ARE_HONORS) > 256:
+            _DRAGONS_ARE_HONORS.clear()
+        flag = _DRAGONS_ARE_HONORS[ruleset] = bool(ruleset.hands.honors_include_dragons)
+        return flag
+
+
+def _with_melds(
+    melds: Sequence[Meld], suits: int, honors: bool, dragons: bool
+) -> tuple[int, bool, bool, bool]:
+    chow = False
     for m in melds:
         k = m.tiles[0]
-        bits |= (
-            _MAN
-            if k < 9
-            else _PIN
-            if k < 18
-            else _SOU
-            if k < 27
-            else (_WIND if k < 31 else _DRAGON)
-        )
-    return bits
+        if k < 27:
+            suits |= 1 << (k // 9)
+        else:
+            honors = True
+            dragons = dragons or k >= 31
+        if m.kind is MeldKind.CHOW:
+            chow = True
+    return suits, honors, dragons, chow
+
+
+def composition(b: bytes, melds: Sequence[Meld]) -> tuple[int, bool, bool, bool]:
+    """(suit bits 1/2/4 for m/p/s, holds honors, holds dragons, has a chow meld) of concealed
+    ``b`` (``bytes(counts)``) and ``melds``."""
+    suits = (b[0:9] != ZERO9) | ((b[9:18] != ZERO9) << 1) | ((b[18:27] != ZERO9) << 2)
+    return _with_melds(melds, suits, b[27:34] != _ZERO7, b[31:34] != _ZERO3)
+
+
+def classify_bytes(b: bytes, melds: Sequence[Meld], dragons_honor: bool) -> HandType | None:
+    """:func:`classify` on the concealed counts as ``bytes(counts)`` (the hot path: slices of
+    ``b`` are the suit-table keys)."""
+    m = b[0:9]
+    p = b[9:18]
+    s = b[18:27]
+    h = b[27:34]
+    suits = (m != ZERO9) | ((p != ZERO9) << 1) | ((s != ZERO9) << 2)
+    honors = h != _ZERO7
+    chow = False
+    if melds:
+        suits, honors, dragons, chow = _with_melds(melds, suits, honors, b[31:34] != _ZERO3)
+        other_honor = dragons and not dragons_honor
+    else:
+        other_honor = not dragons_honor and b[31:34] != _ZERO3
+    pongs = not chow and 1 not in b and 4 not in b and b.count(2) == 1
+    # Dragons that are not 风 by the ruleset, or two suits: only 碰碰胡 can win.
+    if other_honor or not (suits == 1 or suits == 2 or suits == 4 or suits == 0):
+        return HandType.PONG_PONG if pongs else None
+    if not suits:
+        return HandType.ALL_HONOR_PONGS if pongs else HandType.ALL_HONORS
+    if pongs:
+        return HandType.HALF_FLUSH_PONGS if honors else HandType.FULL_FLUSH_PONGS
+    code = SUIT_TABLE.get(m if suits == 1 else p if suits == 2 else s)
+    if code is None or 1 in h or 4 in h or code + h.count(2) != 2:
+        return None
+    return HandType.HALF_FLUSH if honors else HandType.FULL_FLUSH
 
 
 def classify(counts: Sequence[int], melds: Sequence[Meld], ruleset: Ruleset) -> HandType | None:
@@ -87,28 +132,28 @@ def classify(counts: Sequence[int], melds: Sequence[Meld], ruleset: Ruleset) -> 
 
     ``counts`` is the 34-count array of the concealed tiles *including* the winning tile, so it
     holds 14 − 3 × len(melds) tiles. Eight flowers are not a shape; callers check them apart.
-    """
-    comp = _composition(counts, melds)
-    honor_bits = _WIND | _DRAGON if ruleset.hands.honors_include_dragons else _WIND
-    suits = comp & _SUIT_BITS
-    honors = comp & (_WIND | _DRAGON)
-    no_chow = all(m.kind is not MeldKind.CHOW for m in melds)
-    pongs = no_chow and is_all_pongs_shape(counts)
 
-    if not suits and honors and not honors & ~honor_bits:
-        return HandType.ALL_HONOR_PONGS if pongs else HandType.ALL_HONORS
-    one_suit = suits in (_MAN, _PIN, _SOU)
-    flush_ok = one_suit and not honors & ~honor_bits
-    if flush_ok:
-        if pongs:
-            return HandType.HALF_FLUSH_PONGS if honors else HandType.FULL_FLUSH_PONGS
-        if is_standard_shape(counts):
-            return HandType.HALF_FLUSH if honors else HandType.FULL_FLUSH
-        return None
-    return HandType.PONG_PONG if pongs else None
+    Read from the definitions of RULES §6, highest first: all honors (风碰 with the 碰碰胡
+    shape, else 风一色/乱风向 in any arrangement); one suit with or without honors (清碰/混碰
+    with the 碰碰胡 shape, else 清一色/混一色 with a standard shape, by the suit table); any
+    other hand only as 碰碰胡. With ``hands.honors_include_dragons`` false a dragon is no 风, so
+    a hand holding one can only be 碰碰胡.
+    """
+    return classify_bytes(bytes(counts), melds, dragons_are_honors(ruleset))
 
 
 def is_winning_hand(counts: Sequence[int], melds: Sequence[Meld], ruleset: Ruleset) -> bool:
     """胡 check: do the concealed ``counts`` (win tile included) and ``melds`` make an allowed
-    winning hand (RULES §6)?"""
-    return classify(counts, melds, ruleset) is not None
+    winning hand (RULES §6)?
+
+    Hands far from complete are settled first by two C-level scans, with nothing built: a
+    single tile rules out the 碰碰胡 shape, so the hand could only be one suit with no single
+    honor, or all honors; a suited single followed by any later single (another suit, or an
+    honor) rules out both. Everything else goes through the table-driven :func:`classify`.
+    """
+    try:  # ValueError: no single at all, or none after the first single's block
+        counts.index(1, _AFTER_BLOCK[counts.index(1)])
+        return False
+    except ValueError:
+        pass
+    return classify_bytes(bytes(counts), melds, dragons_are_honors(ruleset)) is not None

@@ -1,10 +1,14 @@
-"""Standard shape (四副一将: four sets and a pair) on count arrays, by precomputed suit tables.
+"""Standard shape (四副一将: four sets and a pair) by precomputed suit tables.
 
-Each suit's nine counts are read as a base-5 number. At import we enumerate every multiset of
-up to four sets (pongs and chows) with or without one pair inside one suit, and record which
-count vectors can be split completely: bit ``NO_PAIR`` when they split into sets only, bit
-``WITH_PAIR`` when they split into sets and exactly one pair. A hand check is then three table
-look-ups plus a scan of the seven honors, whatever the hand, with no search at run time.
+A hand's 34 counts are turned into ``bytes`` once; each suit's nine counts are then a 9-byte
+slice, used directly as a dictionary key. At import we enumerate every multiset of up to four
+sets (pongs and chows) inside one suit, with or without one pair, and record each pattern that
+splits completely: :data:`SUIT_TABLE` maps it to ``NO_PAIR`` (sets only) or ``WITH_PAIR`` (sets
+and exactly one pair; the tile count mod 3 decides which). A shape check is three look-ups and a
+scan of the seven honors, whatever the hand, with no search at run time.
+
+The same enumeration gives the wait tables: :data:`WAITS_WITH_PAIR` / :data:`WAITS_NO_PAIR` map a
+suit pattern to the ranks (0-8) whose addition makes it split with a pair / into sets only.
 """
 
 from __future__ import annotations
@@ -15,28 +19,15 @@ from itertools import combinations_with_replacement
 NO_PAIR = 1
 WITH_PAIR = 2
 
-_POW5 = tuple(5**i for i in range(9))
+ZERO9 = bytes(9)
+_SUIT_BASES = (0, 9, 18)
 
 
-def suit_key(counts: Sequence[int], base: int) -> int:
-    """Base-5 key of the nine counts of one suit starting at kind ``base``."""
-    c = counts
-    return (
-        c[base]
-        + 5 * c[base + 1]
-        + 25 * c[base + 2]
-        + 125 * c[base + 3]
-        + 625 * c[base + 4]
-        + 3125 * c[base + 5]
-        + 15625 * c[base + 6]
-        + 78125 * c[base + 7]
-        + 390625 * c[base + 8]
-    )
-
-
-def _build_table() -> dict[int, int]:
+def _build_tables() -> tuple[
+    dict[bytes, int], dict[bytes, tuple[int, ...]], dict[bytes, tuple[int, ...]]
+]:
     sets = [(r, r, r) for r in range(9)] + [(r, r + 1, r + 2) for r in range(7)]
-    table: dict[int, int] = {}
+    table: dict[bytes, int] = {}
     for n in range(5):
         for combo in combinations_with_replacement(range(len(sets)), n):
             base = [0] * 9
@@ -45,62 +36,52 @@ def _build_table() -> dict[int, int]:
                     base[t] += 1
             if max(base) > 4:
                 continue
-            key = sum(c * _POW5[i] for i, c in enumerate(base))
-            table[key] = table.get(key, 0) | NO_PAIR
+            table[bytes(base)] = NO_PAIR
             for p in range(9):
-                if base[p] + 2 > 4:
-                    continue
-                key2 = key + 2 * _POW5[p]
-                table[key2] = table.get(key2, 0) | WITH_PAIR
-    return table
+                if base[p] <= 2:
+                    base[p] += 2
+                    table[bytes(base)] = WITH_PAIR
+                    base[p] -= 2
+    waits: dict[int, dict[bytes, set[int]]] = {NO_PAIR: {}, WITH_PAIR: {}}
+    for key, code in table.items():
+        for r in range(9):
+            if key[r]:
+                less = bytearray(key)
+                less[r] -= 1
+                waits[code].setdefault(bytes(less), set()).add(r)
+    as_tuples = {code: {k: tuple(sorted(v)) for k, v in by.items()} for code, by in waits.items()}
+    return table, as_tuples[WITH_PAIR], as_tuples[NO_PAIR]
 
 
-SUIT_TABLE: dict[int, int] = _build_table()
+SUIT_TABLE, WAITS_WITH_PAIR, WAITS_NO_PAIR = _build_tables()
+
+
+def suit_key(counts: Sequence[int], base: int) -> bytes:
+    """The :data:`SUIT_TABLE` key of the nine counts of one suit starting at kind ``base``."""
+    return bytes(counts[base : base + 9])
 
 
 def is_standard_shape(counts: Sequence[int]) -> bool:
     """True when the concealed ``counts`` (3n+2 tiles) split into sets and exactly one pair."""
-    pairs = 0
-    for base in (0, 9, 18):
-        n = (
-            counts[base]
-            + counts[base + 1]
-            + counts[base + 2]
-            + counts[base + 3]
-            + counts[base + 4]
-            + counts[base + 5]
-            + counts[base + 6]
-            + counts[base + 7]
-            + counts[base + 8]
-        )
-        if n == 0:
-            continue
-        r = n % 3
-        if r == 1:
-            return False
-        flags = SUIT_TABLE.get(suit_key(counts, base), 0)
-        if r == 0:
-            if not flags & NO_PAIR:
-                return False
-        else:
-            if not flags & WITH_PAIR:
-                return False
-            pairs += 1
-    for k in range(27, 34):
-        c = counts[k]
-        if c == 2:
-            pairs += 1
-        elif c == 1 or c == 4:
-            return False
-    return pairs == 1
+    b = bytes(counts)
+    get = SUIT_TABLE.get
+    a = get(b[0:9])
+    if a is None:
+        return False
+    p = get(b[9:18])
+    if p is None:
+        return False
+    s = get(b[18:27])
+    if s is None:
+        return False
+    h = b[27:34]
+    if 1 in h or 4 in h:
+        return False
+    # Each suit code is 1 (no pair) or 2 (one pair): exactly one pair in all.
+    return a + p + s + h.count(2) == 4
 
 
 def is_all_pongs_shape(counts: Sequence[int]) -> bool:
     """碰碰胡 shape of the concealed part: exactly one pair, every other kind 0 or 3."""
-    pairs = 0
-    for c in counts:
-        if c == 2:
-            pairs += 1
-        elif c == 1 or c == 4:
-            return False
-    return pairs == 1
+    b = bytes(counts)
+    return 1 not in b and 4 not in b and b.count(2) == 1

@@ -93,3 +93,10 @@ def _finish(draw, concealed, melds, size):
         i = draw(st.integers(0, len(concealed) - 1))
         concealed = concealed[:i] + concealed[i + 1 :]
     return draw(st.permutations(concealed)), melds
+
+
+@st.composite
+def uniform_hands(draw, size: int = 14):
+    """``size`` tiles drawn uniformly from the 136 (as a list in any order), no melds."""
+    tiles = draw(st.lists(st.integers(0, 135), min_size=size, max_size=size, unique=True))
+    return [t // 4 for t in tiles], []

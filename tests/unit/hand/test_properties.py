@@ -3,22 +3,28 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from services.rules.cli import judge_line
-from shared.hand import HandType, classify, waits
+from shared.hand import HandType, classify, is_winning_hand, waits
 from shared.hand.decomposition import SetKind, decompositions
 from shared.ruleset import load_ruleset
 from shared.tiles import format_tiles, to_counts
 from tests.unit.hand.brute import expected_hand, shapes
-from tests.unit.hand.strategies import complete_hands
+from tests.unit.hand.strategies import complete_hands, uniform_hands
 
 QIAOMA = load_ruleset("shanghai-qiaoma")
 NO_DRAGONS = QIAOMA.with_overrides({"hands.honors_include_dragons": False})
-PROPS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# MAHJONG_PROPERTY_EXAMPLES raises the example count for a deeper run than the suite's.
+PROPS = settings(
+    max_examples=int(os.environ.get("MAHJONG_PROPERTY_EXAMPLES", "150")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 
 def held(concealed, melds):
@@ -30,7 +36,7 @@ def held(concealed, melds):
 
 
 @PROPS
-@given(complete_hands(13), st.sampled_from([QIAOMA, NO_DRAGONS]))
+@given(st.one_of(complete_hands(13), uniform_hands(13)), st.sampled_from([QIAOMA, NO_DRAGONS]))
 def test_a_tile_is_a_wait_exactly_when_it_makes_an_allowed_win(hand, ruleset):
     concealed, melds = hand
     got = waits(to_counts(concealed), melds, ruleset)
@@ -50,6 +56,22 @@ def test_every_reported_hand_type_meets_its_definition(hand, ruleset):
     concealed, melds = hand
     got = classify(to_counts(concealed), melds, ruleset)
     assert got == expected_hand(concealed, melds, ruleset.hands.honors_include_dragons)
+
+
+@PROPS
+@given(st.one_of(complete_hands(14), uniform_hands(14)), st.sampled_from([QIAOMA, NO_DRAGONS]))
+def test_win_check_agrees_with_the_definitions(hand, ruleset):
+    # is_winning_hand rejects most hands with list scans before classifying: same answers.
+    concealed, melds = hand
+    want = expected_hand(concealed, melds, ruleset.hands.honors_include_dragons) is not None
+    assert is_winning_hand(to_counts(concealed), melds, ruleset) == want
+    assert is_winning_hand(tuple(to_counts(concealed)), melds, ruleset) == want
+
+
+@PROPS
+@given(st.one_of(complete_hands(13), uniform_hands(13)), st.sampled_from([QIAOMA, NO_DRAGONS]))
+def test_waits_of_uniform_hands(hand, ruleset):
+    test_a_tile_is_a_wait_exactly_when_it_makes_an_allowed_win.hypothesis.inner_test(hand, ruleset)
 
 
 @PROPS

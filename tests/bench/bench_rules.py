@@ -1,0 +1,194 @@
+"""Rules benchmark: our win check and waits against the PyPI ``mahjong`` package, side by side
+on the same hands in one run.
+
+* win check: :func:`shared.hand.is_winning_hand` on 14-tile hands vs ``Agari.is_agari``;
+* waits: :func:`shared.hand.waits` on 13-tile hands vs trying all 34 kinds with ``is_agari``
+  (the only way that package finds waits).
+
+The hands are drawn here (seeded) and written to a JSON file; a ``.venv-bench`` subprocess
+(:mod:`tests.bench.rules_side_by_side`) times both sides on them, rounds interleaved, best round
+kept. The peer cannot live in the main venv (our generated stubs are the top-level package
+``mahjong`` too), and our hand code is plain Python, so it runs there unchanged.
+
+Targets: both ratios ≥ 3× on uniformly random hands (the headline); figures for hands that are
+complete or one tile off, where ``is_agari`` has to do its full work, are printed beside them.
+
+The two checks answer different questions (``is_agari`` accepts any riichi shape, ours only the
+winning hands of RULES §6), so the run also checks that the inputs are the same: our standard
+shape plus seven pairs and thirteen orphans must give exactly ``is_agari``'s answers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from shared.hand import is_standard_shape, waits
+from shared.ruleset import load_ruleset
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH_VENV = ROOT / ".venv-bench"
+PEER_PACKAGE = "mahjong==2.1.0"
+TARGET = 3.0
+SEED = 20260
+SIZES = {"win": 4000, "waits": 1000}
+TERMINALS_HONORS = (0, 8, 9, 17, 18, 26, *range(27, 34))
+
+
+# --- hands -----------------------------------------------------------------------------------
+def random_hand(rnd: random.Random, size: int) -> list[int]:
+    """``size`` tiles drawn uniformly from the 136 suited and honor tiles."""
+    tiles = rnd.sample(range(136), size)
+    counts = [0] * 34
+    for t in tiles:
+        counts[t // 4] += 1
+    return counts
+
+
+def complete_hand(rnd: random.Random) -> list[int]:
+    """Four sets and a pair: mixed suits, one suit, one suit with honors, or all honors."""
+    style = rnd.choice(("mixed", "one_suit", "half", "honors"))
+    suit = rnd.randrange(3) * 9
+    pool = {
+        "mixed": list(range(34)),
+        "one_suit": list(range(suit, suit + 9)),
+        "half": list(range(suit, suit + 9)) + list(range(27, 34)),
+        "honors": list(range(27, 34)),
+    }[style]
+    while True:
+        counts = [0] * 34
+        for _ in range(4):
+            k = rnd.choice(pool)
+            run = k < 27 and k % 9 <= 6 and rnd.random() < 0.5
+            for t in (k, k + 1, k + 2) if run else (k, k, k):
+                counts[t] += 1
+        pair = rnd.choice(pool)
+        counts[pair] += 2
+        if max(counts) <= 4:
+            return counts
+
+
+def near_hand(rnd: random.Random, size: int) -> list[int]:
+    """A complete hand, half the time with one tile swapped; for ``size`` 13 one tile less."""
+    counts = complete_hand(rnd)
+    held = [k for k in range(34) for _ in range(counts[k])]
+    if size == 13:
+        counts[rnd.choice(held)] -= 1
+    elif rnd.random() < 0.5:
+        counts[rnd.choice(held)] -= 1
+        counts[rnd.choice([k for k in range(34) if counts[k] < 4])] += 1
+    return counts
+
+
+def hand_sets(rnd: random.Random) -> dict[str, dict]:
+    n_win, n_waits = SIZES["win"], SIZES["waits"]
+    return {
+        "win/random": {"kind": "win", "hands": [random_hand(rnd, 14) for _ in range(n_win)]},
+        "win/near": {"kind": "win", "hands": [near_hand(rnd, 14) for _ in range(n_win)]},
+        "waits/random": {"kind": "waits", "hands": [random_hand(rnd, 13) for _ in range(n_waits)]},
+        "waits/near": {"kind": "waits", "hands": [near_hand(rnd, 13) for _ in range(n_waits)]},
+    }
+
+
+# --- the peer --------------------------------------------------------------------------------
+def peer_python() -> Path:
+    """``.venv-bench``'s python with the peer package installed (created on first use)."""
+    python = BENCH_VENV / "bin" / "python"
+    if not python.exists():
+        base = shutil.which("python3.11") or sys.executable
+        subprocess.run([base, "-m", "venv", str(BENCH_VENV)], check=True)
+    probe = subprocess.run([str(python), "-c", "import mahjong.agari"], capture_output=True)
+    if probe.returncode != 0:
+        subprocess.run(
+            [
+                str(python),
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                PEER_PACKAGE,
+            ],
+            check=True,
+        )
+    return python
+
+
+def run_peer(path: Path, repeat: int) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    done = subprocess.run(
+        [str(peer_python()), "-m", "tests.bench.rules_side_by_side", str(path)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=600,
+        check=True,
+    )
+    return json.loads(done.stdout)
+
+
+# --- checks ----------------------------------------------------------------------------------
+def riichi_shape(h: list[int]) -> bool:
+    """What ``is_agari`` accepts: a standard shape, seven pairs or thirteen orphans."""
+    if is_standard_shape(h):
+        return True
+    if h.count(2) == 7:
+        return True
+    return all(h[k] for k in TERMINALS_HONORS) and sum(h[k] for k in TERMINALS_HONORS) == 14
+
+
+def same_inputs(sets: dict, peer: dict) -> int:
+    """Hands on which the peer's answers contradict ours (0 when the inputs are the same)."""
+    wrong = 0
+    for name, spec in sets.items():
+        answers = peer[name]["agari"]
+        for h, answer in zip(spec["hands"], answers, strict=True):
+            if spec["kind"] == "win":
+                wrong += riichi_shape(h) != answer
+            else:
+                all_honors = not any(h[:27])
+                ours = set(waits(h, (), load_ruleset()))
+                wrong += not all_honors and not ours <= set(answer)
+    return wrong
+
+
+def main() -> int:
+    repeat = max(3, int(float(os.environ.get("MAHJONG_BENCH_SECONDS", "1.5")) * 4))
+    sets = hand_sets(random.Random(SEED))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "hands.json"
+        path.write_text(json.dumps({"repeat": repeat, "sets": sets}), encoding="utf-8")
+        peer = run_peer(path, repeat)
+    print(f"PyPI {PEER_PACKAGE} in {BENCH_VENV.name} vs ours, same hands (seed {SEED})")
+    print(f"  {'hands':<44} {'ours':>10} {'is_agari':>10} {'ratio':>7}")
+    ratios = {}
+    for name in sets:
+        ours, theirs = peer[name]["ours_ns"], peer[name]["peer_ns"]
+        ratios[name] = theirs / ours
+        label = {
+            "win/random": "win check, uniformly random 14 tiles",
+            "win/near": "win check, complete or one tile off",
+            "waits/random": "waits, uniformly random 13 tiles (vs 34 ×)",
+            "waits/near": "waits, one tile from complete (vs 34 ×)",
+        }[name]
+        print(
+            f"  {label:<44} {ours / 1000:>8.2f}µs {theirs / 1000:>8.2f}µs {ratios[name]:>6.1f}×",
+            flush=True,
+        )
+    wrong = same_inputs(sets, peer)
+    print(f"  same inputs: {'yes' if not wrong else f'NO, {wrong} hands disagree'}")
+    for name, what in (("win/random", "win check ratio"), ("waits/random", "waits ratio")):
+        verdict = "met" if ratios[name] >= TARGET else "MISSED"
+        print(f"{what}: {ratios[name]:.2f}× (target ≥ {TARGET:.0f}×: {verdict})")
+    return 1 if wrong else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
