@@ -225,16 +225,36 @@ def test_each_service_has_a_headless_service(directory):
     check_services_front_deployments(docs, _rel(directory))
 
 
-def test_wall_manifests_match_its_ports():
+@pytest.mark.parametrize(("where", "dep"), _deployments(), ids=[w for w, _ in _deployments()])
+def test_ports_and_addresses_match_shared_addresses(where, dep):
+    """A service listens and is probed on its port from shared/addresses.py, and every
+    ``--<service>-addr`` points at that service's Service name and port."""
     from shared.addresses import DEFAULT_PORTS
 
-    grpc_port, metrics_port = DEFAULT_PORTS["wall"]
-    (dep,) = [d for d in _docs(BASE / "wall" / "deployment.yaml")]
+    service_names = {
+        d["metadata"]["name"] for p in MANIFESTS for d in _docs(p) if d.get("kind") == "Service"
+    }
+    for c in dep["spec"]["template"]["spec"]["containers"]:
+        args = c.get("args") or []
+        if not args or args[0] not in DEFAULT_PORTS:
+            continue
+        grpc_port, metrics_port = DEFAULT_PORTS[args[0]]
+        assert f"--port={grpc_port}" in args, f"{where}: not on port {grpc_port}"
+        assert f"--metrics-port={metrics_port}" in args, f"{where}: metrics not on {metrics_port}"
+        assert c["livenessProbe"]["grpc"]["port"] == grpc_port
+        for arg in args:
+            m = re.match(r"^--(\w+)-addr=(?:dns:///)?([\w.-]+):(\d+)$", arg)
+            if m and m.group(1) in DEFAULT_PORTS:
+                callee, host, port = m.group(1), m.group(2), int(m.group(3))
+                assert port == DEFAULT_PORTS[callee][0], f"{where}: {arg} is not {callee}'s port"
+                assert host.split(".")[0] in service_names, f"{where}: {arg}: no Service {host}"
+
+
+def test_wall_writes_only_to_its_volumes():
+    (dep,) = _docs(BASE / "wall" / "deployment.yaml")
     c = dep["spec"]["template"]["spec"]["containers"][0]
-    assert f"--port={grpc_port}" in c["args"] and f"--metrics-port={metrics_port}" in c["args"]
-    assert c["livenessProbe"]["grpc"]["port"] == grpc_port
-    mounts = {m["mountPath"] for m in c["volumeMounts"]}
-    assert {"/data", "/tmp"} <= mounts  # the only writable paths
+    assert "--store-url=sqlite:////data/wall.db" in c["args"]
+    assert {m["mountPath"] for m in c["volumeMounts"]} == {"/data", "/tmp"}
 
 
 # --- the image ---------------------------------------------------------------------------------
