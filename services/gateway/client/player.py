@@ -139,10 +139,17 @@ class RemotePlayer:
         return player
 
     # --- calls -----------------------------------------------------------------------------
+    @property
+    def _seat_value(self) -> int:
+        """The proto Seat sent with Act and GetTableState (unset when the seat is unknown)."""
+        return 0 if self.seat is None else self.seat + 1
+
     def state(self) -> gateway_pb2.TableView:
         """GetTableState: this seat's view now."""
         return self.stub.GetTableState(
-            gateway_pb2.GetTableStateRequest(table_id=self.table_id, seat_token=self.seat_token),
+            gateway_pb2.GetTableStateRequest(
+                table_id=self.table_id, seat_token=self.seat_token, seat=self._seat_value
+            ),
             timeout=self.timeout,
         ).table
 
@@ -158,6 +165,7 @@ class RemotePlayer:
             request_id=request_id or f"{self.name}-{uuid.uuid4()}",
             last_sequence=self.last_sequence,
             action=pb,
+            seat=self._seat_value,
         )
         deadline = time.monotonic() + self.reconnect_for
         while True:
