@@ -57,7 +57,8 @@ class HandContext:
 @dataclass(frozen=True, slots=True)
 class WinnerHand:
     """One winner's tiles. ``concealed`` excludes the winning tile; ``flowers`` are the exposed
-    flower tiles (kinds 34-41). For 八花齐 the winning tile is the eighth flower."""
+    flower tiles (kinds 34-41). For 八花齐 the winning tile is the eighth flower (it may also
+    be listed among ``flowers``)."""
 
     seat: int
     concealed: tuple[int, ...]

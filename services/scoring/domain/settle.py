@@ -56,7 +56,8 @@ def settle_win(w: WinInput) -> Settlement:
     for c in checked:
         h = c.hand
         eight = w.win is WinKind.EIGHT_FLOWERS
-        flower_tiles = (*h.flowers, h.win_tile) if eight else h.flowers
+        # 八花齐: the eighth flower is the winning tile, listed among the flowers or not
+        flower_tiles = sorted({*h.flowers, h.win_tile}) if eight else h.flowers
         hua, f_items = count_flowers(c.counts, h.melds, flower_tiles, r.flowers, h.seat)
         items.extend(f_items)
         items.append(item("FLOWERS_TOTAL", hua, Unit.HUA, h.seat))

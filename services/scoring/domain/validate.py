@@ -162,7 +162,7 @@ def _check_winner(w: WinInput, h: WinnerHand, r: ScoringRules) -> CheckedWinner:
                 field="win_tile",
             )
         held = set(h.flowers) | {win_tile}
-        if win_tile in h.flowers or held != ALL_FLOWERS:
+        if held != ALL_FLOWERS:
             missing = T.format_tiles(sorted(ALL_FLOWERS - held)) or "none"
             raise InvalidArgument(
                 f"{who}: 八花齐 needs all 8 flowers once each; missing {missing}",

@@ -154,6 +154,9 @@ def test_eight_flowers_takes_kaibao_but_not_menqing():
     assert "CONCEALED_HAND" not in codes(s)
     r, _ = value(w, win="eight_flowers", ready=[], dice=[2, 2])
     assert r.value == 40
+    # the eighth flower may also be listed among the flowers: still 8, not 9
+    r, _ = value(dict(w, flowers="12345678f"), win="eight_flowers", ready=[])
+    assert (r.flowers, r.value) == (8, 20)
 
 
 # --- shanghai-classic (seed 001) ------------------------------------------------------------
