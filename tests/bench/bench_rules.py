@@ -20,20 +20,14 @@ shape plus seven pairs and thirteen orphans must give exactly ``is_agari``'s ans
 
 from __future__ import annotations
 
-import json
-import os
 import random
-import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 from shared.hand import is_standard_shape, waits
 from shared.ruleset import load_ruleset
+from tests.bench import BENCH_VENV, bench_seconds, bench_venv, run_peer
 
-ROOT = Path(__file__).resolve().parents[2]
-BENCH_VENV = ROOT / ".venv-bench"
 PEER_PACKAGE = "mahjong==2.1.0"
 TARGET = 3.0
 SEED = 20260
@@ -97,41 +91,13 @@ def hand_sets(rnd: random.Random) -> dict[str, dict]:
 
 
 # --- the peer --------------------------------------------------------------------------------
-def peer_python() -> Path:
-    """``.venv-bench``'s python with the peer package installed (created on first use)."""
-    python = BENCH_VENV / "bin" / "python"
-    if not python.exists():
-        base = shutil.which("python3.11") or sys.executable
-        subprocess.run([base, "-m", "venv", str(BENCH_VENV)], check=True)
-    probe = subprocess.run([str(python), "-c", "import mahjong.agari"], capture_output=True)
-    if probe.returncode != 0:
-        subprocess.run(
-            [
-                str(python),
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-                PEER_PACKAGE,
-            ],
-            check=True,
-        )
-    return python
-
-
-def run_peer(path: Path, repeat: int) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    done = subprocess.run(
-        [str(peer_python()), "-m", "tests.bench.rules_side_by_side", str(path)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=env,
-        timeout=600,
-        check=True,
-    )
-    return json.loads(done.stdout)
+def run_side_by_side(sets: dict, repeat: int) -> dict | None:
+    """Both sides timed in one ``.venv-bench`` process (:mod:`tests.bench.rules_side_by_side`)."""
+    python = bench_venv(PEER_PACKAGE, "mahjong.agari")
+    if python is None:
+        return None
+    script = (Path(__file__).parent / "rules_side_by_side.py").read_text(encoding="utf-8")
+    return run_peer(python, script, {"repeat": repeat, "sets": sets})
 
 
 # --- checks ----------------------------------------------------------------------------------
@@ -160,12 +126,11 @@ def same_inputs(sets: dict, peer: dict) -> int:
 
 
 def main() -> int:
-    repeat = max(3, int(float(os.environ.get("MAHJONG_BENCH_SECONDS", "1.5")) * 4))
+    repeat = max(3, int(bench_seconds() * 4))  # rounds per side; each round times every hand
     sets = hand_sets(random.Random(SEED))
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "hands.json"
-        path.write_text(json.dumps({"repeat": repeat, "sets": sets}), encoding="utf-8")
-        peer = run_peer(path, repeat)
+    peer = run_side_by_side(sets, repeat)
+    if peer is None:
+        return 1
     print(f"PyPI {PEER_PACKAGE} in {BENCH_VENV.name} vs ours, same hands (seed {SEED})")
     print(f"  {'hands':<44} {'ours':>10} {'is_agari':>10} {'ratio':>7}")
     ratios = {}

@@ -1,7 +1,8 @@
 """The timing side of ``bench_rules``; runs inside ``.venv-bench`` (PyPI ``mahjong``).
 
-``python -m tests.bench.rules_side_by_side HANDS.json`` with the repository root on PYTHONPATH
-(our hand code is pure standard-library Python, so this interpreter imports it as it is). Both
+Run by :func:`tests.bench.run_peer` as ``python rules_side_by_side.py HANDS.json`` with the
+repository root on PYTHONPATH (our hand code is pure standard-library Python, so this
+interpreter imports it as it is). Both
 sides run in this one process with their rounds interleaved, each keeping its best round, so a
 busy machine slows both alike.
 
