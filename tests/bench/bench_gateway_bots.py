@@ -3,8 +3,8 @@
 1. whole hands per second of our in-process engine (the gateway's table session on the
    in-process wall, rules and scoring) with four random legal-move bots, against RLCard's
    mahjong environment with four random agents, in one run (target: at least 10×). RLCard runs
-   in ``.venv-bench`` (created here if missing; never in the main venv, whose generated stubs
-   are the package ``mahjong`` too) in a subprocess that reads its inputs from a JSON file;
+   in ``.venv-bench`` (:func:`tests.bench.bench_venv`; never in the main venv, whose generated
+   stubs are the package ``mahjong`` too) in a subprocess reading its inputs from a JSON file;
 2. the planning bot's win rate against three random bots over 500 hands (five tables of 100,
    the planner in a different seat at each), with draws, hand types and chips;
 3. the planning bot's time per decision.
@@ -14,21 +14,14 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import sys
-import tempfile
 import time
 from collections import Counter
-from pathlib import Path
 
 from services.gateway.bots import PlanningBot, RandomBot
 from services.gateway.bots.arena import play_table
-from tests.bench import bench_seconds
+from tests.bench import bench_seconds, bench_venv, run_peer
 
-ROOT = Path(__file__).resolve().parents[2]
-BENCH_VENV = ROOT / ".venv-bench"
 TARGET_RATIO = 10.0
 WIN_RATE_HANDS = 500
 
@@ -49,57 +42,19 @@ print(json.dumps({"hands": hands, "seconds": time.perf_counter() - start,
 """
 
 
-def bench_python() -> Path | None:
-    """The benchmark venv's python with rlcard installed (created on first use), or None."""
-    py = BENCH_VENV / "bin" / "python"
-    try:
-        if not py.exists():
-            subprocess.run(
-                ["python3.11", "-m", "venv", str(BENCH_VENV)], check=True, capture_output=True
-            )
-        probe = subprocess.run([str(py), "-c", "import rlcard"], capture_output=True)
-        if probe.returncode != 0:
-            subprocess.run(
-                [
-                    str(py),
-                    "-m",
-                    "pip",
-                    "install",
-                    "--quiet",
-                    "--disable-pip-version-check",
-                    "rlcard",
-                ],
-                check=True,
-                capture_output=True,
-                timeout=600,
-            )
-        return py
-    except (OSError, subprocess.SubprocessError) as exc:
-        print(f"  rlcard unavailable: {exc}")
-        return None
-
-
 def rlcard_rate(seconds: float, seed: int) -> tuple[float, float, int] | None:
-    """RLCard's hands per second (wall clock, CPU time) and hands, in its own venv."""
-    py = bench_python()
-    if py is None:
+    """RLCard's hands per second (wall clock, CPU time) and hands, in ``.venv-bench``."""
+    python = bench_venv("rlcard", "rlcard")
+    if python is None:
         return None
-    with tempfile.TemporaryDirectory() as tmp:
-        cfg = Path(tmp) / "inputs.json"
-        cfg.write_text(json.dumps({"seed": seed, "seconds": seconds, "max_hands": 100_000}))
-        script = Path(tmp) / "rlcard_random.py"
-        script.write_text(RLCARD_SCRIPT)
-        done = subprocess.run(
-            [str(py), str(script), str(cfg)],
-            capture_output=True,
-            text=True,
-            timeout=seconds * 10 + 120,
-            env={**os.environ, "PYTHONWARNINGS": "ignore"},
-        )
-    if done.returncode != 0:
-        print(f"  rlcard run failed: {done.stderr[-500:]}")
+    out = run_peer(
+        python,
+        RLCARD_SCRIPT,
+        {"seed": seed, "seconds": seconds, "max_hands": 100_000},
+        timeout=seconds * 10 + 120,
+    )
+    if out is None:
         return None
-    out = json.loads(done.stdout.strip().splitlines()[-1])
     return out["hands"] / out["seconds"], out["hands"] / out["cpu_seconds"], out["hands"]
 
 

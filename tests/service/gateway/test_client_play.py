@@ -18,7 +18,7 @@ from services.gateway.client.stack import LocalStack
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[3]
-PLAY = [sys.executable, "-m", "services.gateway.play"]
+PLAY = [sys.executable, "-m", "shared.cli", "play"]  # `mahjong play`
 
 
 @pytest.fixture(scope="module")
