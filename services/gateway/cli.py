@@ -15,8 +15,8 @@ import argparse
 import json
 import sys
 
-from services.gateway.domain.replay import export_hand, verify_hand
-from services.gateway.tables import LOG_PREFIX
+from services.gateway.domain.replay import export_hand, table_header, verify_hand
+from services.gateway.tables import read_table_log
 from shared.store import open_store
 
 
@@ -43,28 +43,20 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _export(args: argparse.Namespace) -> int:
     store = open_store(args.store_url)
     try:
-        log = []
-        for seq, raw in store.read_log(LOG_PREFIX + args.table_id):
-            d = json.loads(raw)
-            log.append((seq, d["t"], d["kind"], d["data"]))
+        log = read_table_log(store, args.table_id)
     finally:
         store.close()
     if not log:
         print(f"replay export: no table {args.table_id!r} in {args.store_url}", file=sys.stderr)
         return 2
-    started = next(d for _, _, k, d in log if k == "table_started")
     finished = [d["hand_id"] for _, _, k, d in log if k == "seed_revealed"]
     hand_id = args.hand_id or (finished[-1] if finished else "")
     if not hand_id or hand_id not in finished:
-        print(f"replay export: hand {hand_id!r} is not a finished hand of the table",
-              file=sys.stderr)
+        print(
+            f"replay export: hand {hand_id!r} is not a finished hand of the table", file=sys.stderr
+        )
         return 2
-    header = {
-        "table_id": args.table_id,
-        "ruleset": started["ruleset"],
-        "overrides": started["overrides"],
-        "stake": started["stake"],
-    }
+    header = table_header(args.table_id, log)
     for rec in export_hand(header, log, hand_id):
         print(json.dumps(rec, ensure_ascii=False, separators=(",", ":")))
     return 0
@@ -83,8 +75,10 @@ def _verify(args: argparse.Namespace) -> int:
         return 2
     verdict = verify_hand(records)
     if verdict.ok:
-        print(f"OK: hand {records[0].get('hand_id')}: {verdict.actions} actions legal; "
-              f"{verdict.wall_summary}")
+        print(
+            f"OK: hand {records[0].get('hand_id')}: {verdict.actions} actions legal; "
+            f"{verdict.wall_summary}"
+        )
         return 0
     print("FAILED:\n" + "\n".join(f"  - {p}" for p in verdict.problems))
     return 1

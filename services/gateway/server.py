@@ -8,6 +8,7 @@ empty = no reporting).
 from __future__ import annotations
 
 import argparse
+import contextlib
 
 import grpc
 from mahjong.gateway.v1 import gateway_pb2_grpc
@@ -36,10 +37,8 @@ def _secret(store, configured: str) -> bytes:
         return configured.encode()
     rec = store.get(SECRET_NS, "seat_token_secret")
     if rec is None:
-        try:
+        with contextlib.suppress(AlreadyExists):
             store.create(SECRET_NS, "seat_token_secret", secrets.token_bytes(32))
-        except AlreadyExists:
-            pass
         rec = store.get(SECRET_NS, "seat_token_secret")
     return rec.value
 
@@ -73,8 +72,10 @@ def add_to_server(server: grpc.Server, config: Config):
     x = config.extra
     timeout = float(x.get("rpc_timeout", 2.0))
     store = open_store(config.store_url)
-    channels = [channel(x.get(f"{svc}_addr") or default_address(svc))
-                for svc in ("wall", "rules", "scoring")]
+    channels = [
+        channel(x.get(f"{svc}_addr") or default_address(svc))
+        for svc in ("wall", "rules", "scoring")
+    ]
     ports = Ports(
         RemoteWall(channels[0], timeout),
         RemoteRules(channels[1], timeout),
@@ -93,7 +94,10 @@ def add_to_server(server: grpc.Server, config: Config):
         report_to_matchmaking=bool(mm_addr),
     )
     manager = TableManager(
-        store, ports, settings, policy=bot_policy(x.get("bot", "planner")),
+        store,
+        ports,
+        settings,
+        policy=bot_policy(x.get("bot", "planner")),
         on_event=metrics.observe,
     )
     gateway_pb2_grpc.add_GatewayServiceServicer_to_server(GatewayServicer(manager), server)

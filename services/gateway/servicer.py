@@ -28,8 +28,9 @@ def table_spec_from_proto(req: pb.CreateTableRequest) -> TableSpec:
     if len(req.seats) != 4:
         raise InvalidArgument(f"seats has {len(req.seats)} entries, not 4", field="seats")
     if not 0 <= req.max_hands <= MAX_HANDS:
-        raise InvalidArgument(f"max_hands {req.max_hands} out of range 0-{MAX_HANDS}",
-                              field="max_hands")
+        raise InvalidArgument(
+            f"max_hands {req.max_hands} out of range 0-{MAX_HANDS}", field="max_hands"
+        )
     seats = []
     players = set()
     for i, s in enumerate(req.seats):
@@ -40,8 +41,9 @@ def table_spec_from_proto(req: pb.CreateTableRequest) -> TableSpec:
             if s.player_id in players:
                 raise InvalidArgument(f"player {s.player_id!r} has two seats", field="seats")
             players.add(s.player_id)
-        seats.append(Seat(player_id=s.player_id, display_name=s.display_name or s.player_id,
-                          bot=s.bot))
+        seats.append(
+            Seat(player_id=s.player_id, display_name=s.display_name or s.player_id, bot=s.bot)
+        )
     if all(s.bot for s in seats) and req.max_hands == 0:
         raise InvalidArgument("a table of four bots needs max_hands > 0", field="max_hands")
     return TableSpec(

@@ -95,6 +95,16 @@ class TableSpec:
     first_dealer: int | None
 
 
+def read_table_log(store: Store, table_id: str) -> list[tuple[int, int, str, dict[str, Any]]]:
+    """A table's whole event log from the store as (seq, time ms, kind, data): replays,
+    exports and checks."""
+    out = []
+    for seq, raw in store.read_log(LOG_PREFIX + table_id):
+        d = json.loads(raw)
+        out.append((seq, d["t"], d["kind"], d["data"]))
+    return out
+
+
 class LiveTable:
     def __init__(self, table_id: str, tag: str) -> None:
         self.id = table_id
@@ -269,14 +279,6 @@ class TableManager:
             key = f"{table.id}/~finished"
         self.store.put(OUTBOX, key, json.dumps(payload).encode())
 
-    def read_log(self, table_id: str) -> list[Event]:
-        """A table's whole event log from the store (replays, exports)."""
-        out = []
-        for seq, raw in self.store.read_log(LOG_PREFIX + table_id):
-            d = json.loads(raw)
-            out.append(Event(seq, d["t"], d["kind"], d["data"]))
-        return out
-
     # --- leases ----------------------------------------------------------------------------
     def _take_lease(self, table_id: str) -> None:
         value = json.dumps(
@@ -297,7 +299,7 @@ class TableManager:
                 if s is None or s.phase == FINISHED:
                     continue
 
-                def renew(raw: bytes | None, table=table) -> tuple[bytes | None, bool]:
+                def renew(raw: bytes | None, now: int = now) -> tuple[bytes | None, bool]:
                     cur = json.loads(raw) if raw else {}
                     mine = cur.get("owner") == self.settings.replica_id
                     if not mine and cur.get("expires_ms", 0) > now:

@@ -23,11 +23,22 @@ def stack(tmp_path_factory):
             p.wait_ready()
         gw_store = f"sqlite:///{tmp / 'gateway.db'}"
         extra = [
-            "--wall-addr", procs["wall"].address,
-            "--rules-addr", procs["rules"].address,
-            "--scoring-addr", procs["scoring"].address,
-            "--discard-ms", "30", "--claim-ms", "30", "--auto-play-delay-ms", "0",
-            "--seat-secret", "e2e-secret", "--max-workers", "32",
+            "--wall-addr",
+            procs["wall"].address,
+            "--rules-addr",
+            procs["rules"].address,
+            "--scoring-addr",
+            procs["scoring"].address,
+            "--discard-ms",
+            "30",
+            "--claim-ms",
+            "30",
+            "--auto-play-delay-ms",
+            "0",
+            "--seat-secret",
+            "e2e-secret",
+            "--max-workers",
+            "32",
         ]
         gw = ServiceProcess(
             "gateway", free_port(), 0, gw_store, extra, log_path=tmp / "gateway.log"
@@ -40,7 +51,17 @@ def stack(tmp_path_factory):
             free_port(),
             0,
             f"sqlite:///{tmp / 'gateway-slow.db'}",
-            [*extra[:6], "--seat-secret", "e2e-secret", "--bot-delay-ms", "0"],
+            [
+                *extra[:6],
+                "--seat-secret",
+                "e2e-secret",
+                "--bot-delay-ms",
+                "0",
+                "--discard-ms",
+                "600000",
+                "--claim-ms",
+                "600000",
+            ],
             log_path=tmp / "gateway-slow.log",
         ).start()
         procs["gateway-slow"] = slow

@@ -6,8 +6,6 @@ commitment, every action legal, 144 tiles accounted for, payments plus house zer
 
 from __future__ import annotations
 
-import json
-import sqlite3
 import threading
 import uuid
 
@@ -15,7 +13,9 @@ import pytest
 from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
 
-from services.gateway.domain.replay import export_hand, verify_hand
+from services.gateway.domain.replay import export_hand, table_header, verify_hand
+from services.gateway.tables import read_table_log
+from shared.store import open_store
 
 pytestmark = pytest.mark.integration
 
@@ -24,8 +24,10 @@ HANDS_PER_TABLE = 25
 
 
 def create(stub, max_hands: int, tag: str = "e2e"):
-    seats = [pb.SeatAssignment(player_id=f"p{uuid.uuid4().hex[:8]}", display_name=f"P{i}")
-             for i in range(4)]
+    seats = [
+        pb.SeatAssignment(player_id=f"p{uuid.uuid4().hex[:8]}", display_name=f"P{i}")
+        for i in range(4)
+    ]
     return stub.CreateTable(
         pb.CreateTableRequest(
             request_id=uuid.uuid4().hex,
@@ -81,18 +83,12 @@ def check_hiding(seat: int, events: list) -> int:
 
 
 def read_log(db, table_id: str):
-    con = sqlite3.connect(db)
+    """The table's event log from the gateway's SQLite store (the process keeps writing it)."""
+    store = open_store(f"sqlite:///{db}")
     try:
-        rows = con.execute(
-            "SELECT seq, entry FROM logs WHERE log = ? ORDER BY seq", (f"gateway-log/{table_id}",)
-        ).fetchall()
+        return read_table_log(store, table_id)
     finally:
-        con.close()
-    out = []
-    for seq, raw in rows:
-        d = json.loads(raw)
-        out.append((seq, d["t"], d["kind"], d["data"]))
-    return out
+        store.close()
 
 
 def test_two_hundred_bot_hands(stack):
@@ -113,13 +109,7 @@ def test_two_hundred_bot_hands(stack):
     for t in tables:
         log = read_log(stack["db"], t.table_id)
         assert log[-1][2] == "table_finished", "the table did not finish"
-        started = [d for _, _, k, d in log if k == "table_started"][0]
-        header = {
-            "table_id": t.table_id,
-            "ruleset": started["ruleset"],
-            "overrides": started["overrides"],
-            "stake": started["stake"],
-        }
+        header = table_header(t.table_id, log)
         hand_ids = [d["hand_id"] for _, _, k, d in log if k == "hand_started"]
         assert len(hand_ids) == HANDS_PER_TABLE
         for hid in hand_ids:

@@ -13,7 +13,7 @@ import pytest
 from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
 
-from services.gateway.domain.replay import export_hand, verify_hand
+from services.gateway.domain.replay import export_hand, table_header, verify_hand
 from tests.e2e.players import answer, legal_answer
 from tests.e2e.test_bot_hands import read_log
 
@@ -39,8 +39,9 @@ def create(stub, humans: int, max_hands: int = 1):
 
 def stream(stub, t, seat, after):
     return stub.Subscribe(
-        pb.SubscribeRequest(table_id=t.table_id, seat_token=t.seat_tokens[seat],
-                            after_sequence=after),
+        pb.SubscribeRequest(
+            table_id=t.table_id, seat_token=t.seat_tokens[seat], after_sequence=after
+        ),
         timeout=60,
     )
 
@@ -97,8 +98,21 @@ def _until(s, seq):
             return
 
 
-HOSTILE = ("garbage_tile", "flower", "wrong_seat", "other_token", "forged", "stale", "future",
-           "replay", "out_of_turn", "illegal", "empty", "bad_chow", "swap")
+HOSTILE = (
+    "garbage_tile",
+    "flower",
+    "wrong_seat",
+    "other_token",
+    "forged",
+    "stale",
+    "future",
+    "replay",
+    "out_of_turn",
+    "illegal",
+    "empty",
+    "bad_chow",
+    "swap",
+)
 
 
 def views(stub, t):
@@ -135,9 +149,13 @@ def test_fuzzed_misbehaving_client_never_changes_state_or_breaks_the_hand(stack)
             seat, prompt = rng.choice(pending)
             rid = uuid.uuid4().hex
             stub.Act(
-                pb.ActRequest(table_id=t.table_id, seat_token=t.seat_tokens[seat],
-                              request_id=rid, last_sequence=states[seat].last_sequence,
-                              action=legal_answer(prompt)),
+                pb.ActRequest(
+                    table_id=t.table_id,
+                    seat_token=t.seat_tokens[seat],
+                    request_id=rid,
+                    last_sequence=states[seat].last_sequence,
+                    action=legal_answer(prompt),
+                ),
                 timeout=5,
             )
             done_ids.append((seat, rid))
@@ -175,11 +193,15 @@ def test_fuzzed_misbehaving_client_never_changes_state_or_breaks_the_hand(stack)
             if idle:
                 req.seat_token = t.seat_tokens[rng.choice(idle)]
         elif kind == "illegal":
-            req.action.CopyFrom(rng.choice([
-                pb.Action(pong=pb.Pong()),
-                pb.Action(kong=pb.Kong(kind=common_pb2.MELD_KIND_CONCEALED_KONG, tile=5)),
-                pb.Action(declare_ready=pb.DeclareReady(discard=rng.randrange(1, 35))),
-            ]))
+            req.action.CopyFrom(
+                rng.choice(
+                    [
+                        pb.Action(pong=pb.Pong()),
+                        pb.Action(kong=pb.Kong(kind=common_pb2.MELD_KIND_CONCEALED_KONG, tile=5)),
+                        pb.Action(declare_ready=pb.DeclareReady(discard=rng.randrange(1, 35))),
+                    ]
+                )
+            )
         elif kind == "empty":
             req.action.Clear()
         elif kind == "bad_chow":
@@ -190,8 +212,10 @@ def test_fuzzed_misbehaving_client_never_changes_state_or_breaks_the_hand(stack)
             resp = stub.Act(req, timeout=5)
         except grpc.RpcError as exc:
             assert exc.code() in (
-                grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.FAILED_PRECONDITION,
-                grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.UNAUTHENTICATED,
+                grpc.StatusCode.INVALID_ARGUMENT,
+                grpc.StatusCode.FAILED_PRECONDITION,
+                grpc.StatusCode.PERMISSION_DENIED,
+                grpc.StatusCode.UNAUTHENTICATED,
                 grpc.StatusCode.ABORTED,
             ), exc
             refused += 1
@@ -203,9 +227,7 @@ def test_fuzzed_misbehaving_client_never_changes_state_or_breaks_the_hand(stack)
             accepted += 1
     log = read_log(stack["slow_db"], t.table_id)
     assert log[-1][2] == "table_finished", "the hand did not finish"
-    started = [d for _, _, k, d in log if k == "table_started"][0]
-    header = {"table_id": t.table_id, "ruleset": started["ruleset"],
-              "overrides": started["overrides"], "stake": started["stake"]}
+    header = table_header(t.table_id, log)
     for hid in [d["hand_id"] for _, _, k, d in log if k == "hand_started"]:
         verdict = verify_hand(export_hand(header, log, hid))
         assert verdict.ok, verdict.problems

@@ -130,11 +130,16 @@ def context_of(ruleset_name, overrides, stake, dealer, dice, huangfan):
     )
 
 
-def win_input_of(facts: HandFacts):
-    """The scoring domain's WinInput of a won hand's facts."""
-    ctx = context_of(
+def facts_context(facts: HandFacts):
+    """The scoring domain's HandContext of a finished hand's facts."""
+    return context_of(
         facts.ruleset_name, facts.overrides, facts.stake, facts.dealer, facts.dice, facts.huangfan
     )
+
+
+def win_input_of(facts: HandFacts):
+    """The scoring domain's WinInput of a won hand's facts."""
+    ctx = facts_context(facts)
     winners = tuple(
         scoring_domain.WinnerHand(
             seat=w.seat,
@@ -169,14 +174,7 @@ class InProcessScoring:
 
     def settle_draw(self, facts: HandFacts) -> Settlement:
         self.counter.scoring += 1
-        ctx = context_of(
-            facts.ruleset_name,
-            facts.overrides,
-            facts.stake,
-            facts.dealer,
-            facts.dice,
-            facts.huangfan,
-        )
+        ctx = facts_context(facts)
         return settlement_from_domain(scoring_domain.settle_draw(ctx))
 
     def settle_escape(self, ruleset_name, overrides, stake, seat, dealer, huangfan) -> Settlement:

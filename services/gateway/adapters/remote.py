@@ -17,7 +17,7 @@ from mahjong.rules.v1 import rules_pb2, rules_pb2_grpc
 from mahjong.scoring.v1 import scoring_pb2, scoring_pb2_grpc
 from mahjong.wall.v1 import wall_pb2, wall_pb2_grpc
 
-from services.gateway.adapters.inprocess import context_of, win_input_of
+from services.gateway.adapters.inprocess import context_of, facts_context, win_input_of
 from services.gateway.domain.ports import (
     BreakdownItem,
     CallCounter,
@@ -51,9 +51,7 @@ def call(fn: Callable[..., T], request, timeout: float, attempts: int = 3) -> T:
 
 def channel(address: str) -> grpc.Channel:
     """A channel with client-side round robin (headless Services resolve to every pod)."""
-    return grpc.insecure_channel(
-        address, options=[("grpc.lb_policy_name", "round_robin")]
-    )
+    return grpc.insecure_channel(address, options=[("grpc.lb_policy_name", "round_robin")])
 
 
 class RemoteWall:
@@ -218,10 +216,7 @@ class RemoteScoring:
 
     def settle_draw(self, facts: HandFacts) -> Settlement:
         self.counter.scoring += 1
-        ctx = context_of(
-            facts.ruleset_name, facts.overrides, facts.stake, facts.dealer, facts.dice,
-            facts.huangfan,
-        )
+        ctx = facts_context(facts)
         req = scoring_pb2.SettleDrawRequest(
             context=SC.context_to_proto(ctx, facts.ruleset_name, dict(facts.overrides))
         )

@@ -48,6 +48,17 @@ ENGINE_KINDS = frozenset(
 IGNORED_FIELDS = frozenset({"deadline_ms", "hand_id", "hand_number"})
 
 
+def table_header(table_id: str, log: Iterable[tuple[int, int, str, dict[str, Any]]]) -> dict:
+    """The header of a hand export: the table and the rules it plays (from table_started)."""
+    started = next(d for _, _, k, d in log if k == "table_started")
+    return {
+        "table_id": table_id,
+        "ruleset": started["ruleset"],
+        "overrides": started["overrides"],
+        "stake": started["stake"],
+    }
+
+
 def export_hand(
     table: dict[str, Any], events: Iterable[tuple[int, int, str, dict[str, Any]]], hand_id: str
 ) -> list[dict[str, Any]]:
@@ -182,8 +193,9 @@ def verify_hand(records: list[dict[str, Any]], *, rules=None, scoring=None) -> V
         verdict.problems.append(f"wall record: {exc}")
     started = by_kind["hand_started"]
     live, tail = _draw_queues(wall)
-    replay_wall = _ReplayWall(started, by_kind["tiles_dealt"], live, tail,
-                              by_kind.get("seed_revealed", {}))
+    replay_wall = _ReplayWall(
+        started, by_kind["tiles_dealt"], live, tail, by_kind.get("seed_revealed", {})
+    )
     produced: list[tuple[str, dict[str, Any]]] = []
     engine = HandEngine(
         HandConfig(
@@ -215,8 +227,9 @@ def verify_hand(records: list[dict[str, Any]], *, rules=None, scoring=None) -> V
                 validate_action(engine.snapshot(), d["seat"], action)
                 engine.act(d["seat"], action, auto=bool(d.get("auto")))
             except DomainError as exc:
-                verdict.problems.append(f"event {r['seq']}: illegal action by seat {d['seat']}: "
-                                        f"{exc.message}")
+                verdict.problems.append(
+                    f"event {r['seq']}: illegal action by seat {d['seat']}: {exc.message}"
+                )
                 return verdict
             verdict.actions += 1
     except DomainError as exc:

@@ -186,8 +186,9 @@ def test_create_table_rejects_malformed(gateway):
 def collect(stub, t, after, until_seq, seat=0):
     out = []
     stream = stub.Subscribe(
-        pb.SubscribeRequest(table_id=t.table_id, seat_token=t.seat_tokens[seat],
-                            after_sequence=after),
+        pb.SubscribeRequest(
+            table_id=t.table_id, seat_token=t.seat_tokens[seat], after_sequence=after
+        ),
         timeout=10,
     )
     for r in stream:
@@ -223,9 +224,10 @@ def test_resume_sees_exactly_the_missed_events(gateway):
     assert not any(e.WhichOneof("kind") == "prompt" for e in public)
     dealt = next(e for e in public if e.WhichOneof("kind") == "tiles_dealt")
     assert all(not h.tiles for h in dealt.tiles_dealt.hands)
-    assert code_of(
-        lambda: act(stub, t, discard(1), seat_token=spectator.seat_token, seat=0)
-    ) == grpc.StatusCode.PERMISSION_DENIED
+    assert (
+        code_of(lambda: act(stub, t, discard(1), seat_token=spectator.seat_token, seat=0))
+        == grpc.StatusCode.PERMISSION_DENIED
+    )
 
 
 def test_leave_pays_the_escape_penalty_and_a_bot_finishes(gateway):

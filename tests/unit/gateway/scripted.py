@@ -59,8 +59,9 @@ class Clock:
         return self.now
 
 
-def engine(wall: ScriptedWall, *, dealer: int = 0, overrides: dict | None = None,
-           huangfan: int = 0) -> tuple[HandEngine, list[tuple[str, dict]]]:
+def engine(
+    wall: ScriptedWall, *, dealer: int = 0, overrides: dict | None = None, huangfan: int = 0
+) -> tuple[HandEngine, list[tuple[str, dict]]]:
     events: list[tuple[str, dict]] = []
     overrides = overrides or {}
     eng = HandEngine(

@@ -42,7 +42,7 @@ def test_deal_prompts_the_dealer_first():
 
 
 def test_pong_beats_chow_and_the_ponger_discards_without_drawing():
-    eng, events = engine(ScriptedWall(CLAIM_HANDS, live="1s2s3s"))
+    eng, _events = engine(ScriptedWall(CLAIM_HANDS, live="1s2s3s"))
     eng.start()
     eng.act(0, Discard(t("5m")))
     assert set(eng.pending) == {1, 2} and all(p.kind == CLAIM for p in eng.pending.values())
@@ -172,7 +172,7 @@ def test_exposed_kong_takes_a_replacement_draw():
         "555m789s789s1357p",
         "12678m2468p3467z",
     ]
-    eng, events = engine(ScriptedWall(hands, live="1s", tail="9s"))
+    eng, _events = engine(ScriptedWall(hands, live="1s", tail="9s"))
     eng.start()
     eng.act(0, Discard(t("5m")))
     assert eng.pending[2].options.exposed_kong

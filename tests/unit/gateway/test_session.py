@@ -66,9 +66,16 @@ def test_missed_discard_discards_the_drawn_tile_and_two_in_a_row_start_auto_play
     assert own_turn(session, 0)  # not yet
     sched.advance(1)
     timed = [d for k, d in events if k == "timed_out"]
-    assert timed == [{"hand_id": session.hand.hand_id, "hand_number": 1, "seat": 0,
-                      "kind": "own_turn", "in_a_row": 1}]
-    discard = [d for k, d in events if k == "tile_discarded"][0]
+    assert timed == [
+        {
+            "hand_id": session.hand.hand_id,
+            "hand_number": 1,
+            "seat": 0,
+            "kind": "own_turn",
+            "in_a_row": 1,
+        }
+    ]
+    discard = next(d for k, d in events if k == "tile_discarded")
     assert discard["seat"] == 0 and discard["auto"] and discard["drawn_tile"]
     from shared import tiles as T
 
@@ -112,7 +119,7 @@ def test_leaving_a_running_hand_pays_the_penalty_and_a_bot_finishes():
     penalty = session.leave(1)
     assert penalty == 2  # 1 × stake 1 × base points 2
     assert session.huangfan == 0 and session.seats[1].left
-    escape = [d for k, d in events if k == "hand_result" and d["outcome"] == "escape"][0]
+    escape = next(d for k, d in events if k == "hand_result" and d["outcome"] == "escape")
     assert escape["escaped_seat"] == 1 and sum(escape["payments"]) + escape["house"] == 0
     assert reports[0][1]["escaped_seat"] == 1
     with pytest.raises(FailedPrecondition):
@@ -128,7 +135,7 @@ def test_leaving_a_running_hand_pays_the_penalty_and_a_bot_finishes():
 
 
 def test_four_bots_play_successive_hands_with_dealer_and_huangfan_from_scoring():
-    session, sched, events, reports = make(humans=0, max_hands=6, dealer=2)
+    session, sched, events, _reports = make(humans=0, max_hands=6, dealer=2)
     sched.drain()
     assert session.phase == FINISHED and session.hands_played == 6
     results = [d for k, d in events if k == "hand_result"]
