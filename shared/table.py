@@ -312,6 +312,9 @@ _ACTING_KINDS = (
 )
 
 
+_CLAIM_MELD = {LastActionKind.CHOW: MeldKind.CHOW, LastActionKind.PONG: MeldKind.PONG}
+
+
 def check_seat(seat: int, what: str = "seat") -> None:
     """InvalidArgument unless ``seat`` is 0-3."""
     if not isinstance(seat, int) or not 0 <= seat < NUM_SEATS:
@@ -343,11 +346,13 @@ def check_snapshot(snap: TableSnapshot) -> None:
     bad_tile = last.tile is None or not T.is_valid_kind(last.tile) or T.is_flower(last.tile)
     if last.kind is not LastActionKind.DEAL and bad_tile:
         raise InvalidArgument(f"last action {last.kind.label} needs a hand tile")
-    actor = acting_seat(snap)
-    if actor is not None and actor != snap.turn:
+    if last.seat != snap.turn:  # the seat to act, or whose tile is being claimed
         raise InvalidArgument(
-            f"last action {last.kind.label} by seat {actor} but turn is seat {snap.turn}"
+            f"last action {last.kind.label} by seat {last.seat} but turn is seat {snap.turn}"
         )
+    if last.kind is LastActionKind.DEAL and last.seat != snap.dealer:
+        raise InvalidArgument(f"the deal leaves dealer {snap.dealer} to act, not seat {last.seat}")
+    actor = acting_seat(snap)
     total = [0] * NUM_KINDS
     all_flowers: list[int] = []
     for seat, st in enumerate(snap.seats):
@@ -380,6 +385,16 @@ def check_snapshot(snap: TableSnapshot) -> None:
             raise InvalidArgument(
                 f"discard {T.format_tile(last.tile)} by seat {last.seat} would be a fifth copy"
             )
+    claimed = {LastActionKind.CHOW: MeldKind.CHOW, LastActionKind.PONG: MeldKind.PONG}.get(
+        last.kind
+    )
+    if claimed is not None and not any(
+        m.kind is claimed and last.tile in m.tiles for m in snap.seats[last.seat].melds
+    ):
+        raise InvalidArgument(
+            f"seat {last.seat} {last.kind.label}ed {T.format_tile(last.tile or 0)} but shows "
+            f"no such {last.kind.label} among its melds"
+        )
     if last.kind is LastActionKind.ADDED_KONG and not any(
         m.kind is MeldKind.ADDED_KONG and m.tiles[0] == last.tile
         for m in snap.seats[last.seat].melds

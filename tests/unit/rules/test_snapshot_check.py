@@ -82,3 +82,22 @@ def test_turn_must_match_the_acting_seat():
     s = table({1: seat("1112344667899m5m")}, ("draw", 1, "5m"))
     with pytest.raises(InvalidArgument, match="but turn is seat 2"):
         check_snapshot(replace(s, turn=2))
+
+
+def test_claimed_tile_must_be_waiting_for_its_claim(snap):
+    with pytest.raises(InvalidArgument, match="by seat 0 but turn is seat 2"):
+        check_snapshot(replace(snap, turn=2))
+
+
+def test_the_deal_leaves_the_dealer_to_act():
+    s = table({0: seat("11122233344455m")}, ("deal", 0, None))
+    bad = replace(s, dealer=1)
+    with pytest.raises(InvalidArgument, match="the deal leaves dealer 1 to act, not seat 0"):
+        check_snapshot(bad)
+
+
+def test_a_pong_must_show():
+    s = table({1: seat("1111m234p777z1s", [("pong", "999s", 0)])}, ("pong", 1, "9s"))
+    bad = replace(s, last=LastAction(LastActionKind.PONG, 1, tile("1s")))
+    with pytest.raises(InvalidArgument, match="seat 1 ponged 1s but shows no such pong"):
+        check_snapshot(bad)
