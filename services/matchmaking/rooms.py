@@ -36,6 +36,7 @@ from .tags import room_tag
 
 ROOMS = "mm_rooms"
 PLAYER_ROOM = "mm_player_room"
+ACTIVE = "mm_rooms_active"  # codes of rooms not yet playing (what ticks look at)
 SEATS = 4
 CODE_DIGITS = 6
 
@@ -170,6 +171,7 @@ def open_room(
         )
         try:
             store.create(ROOMS, code, room.to_json())
+            store.put(ACTIVE, code, b"")
             return room
         except AlreadyExists:
             store.delete(PLAYER_ROOM, owner_id)  # code taken: draw another
@@ -302,6 +304,7 @@ def leave_room(store: Store, code: str, player_id: str, now: float) -> Room:
     store.delete(PLAYER_ROOM, player_id)
     if room.state == CLOSED:
         store.delete(ROOMS, code)
+        store.delete(ACTIVE, code)
     return room
 
 
@@ -350,6 +353,7 @@ def expire_ready_timers(store: Store, code: str, now: float) -> list[str]:
         store.delete(PLAYER_ROOM, pid)
     if room.state == CLOSED:
         store.delete(ROOMS, code)
+        store.delete(ACTIVE, code)
     return sorted(late)
 
 
@@ -417,8 +421,13 @@ def finish_room(store: Store, code: str, table_id: str) -> Room | None:
 
 
 def open_room_codes(store: Store) -> list[str]:
-    return [
-        code
-        for code, rec in store.scan(ROOMS)
-        if records.load(rec.value)["state"] in (OPEN, STARTING)
-    ]
+    """Rooms whose timers or start may need a tick (open or starting)."""
+    codes = []
+    for code, _ in store.scan(ACTIVE):
+        rec = store.get(ROOMS, code)
+        state = records.load(rec.value)["state"] if rec else None
+        if state in (OPEN, STARTING):
+            codes.append(code)
+        else:
+            store.delete(ACTIVE, code)
+    return codes

@@ -366,11 +366,9 @@ class Matchmaking:
                 rooms.start_if_ready(self.store, self.allocator, code)
             except NotFound:
                 continue  # closed meanwhile
-        for tid in tournaments.list_ids(self.store):
-            t = tournaments.get(self.store, tid)
-            if t.state == tournaments.RUNNING:
-                tournaments.allocate_tables(self.store, self.allocator, tid)
-                self._advance(tid)
+        for tid in tournaments.running_ids(self.store):
+            tournaments.allocate_tables(self.store, self.allocator, tid)
+            self._advance(tid)
         self.notify()
 
 

@@ -35,6 +35,7 @@ from .seating import TABLE_SIZE, meetings, seat_round
 from .tags import tournament_tag
 
 TOURNAMENTS = "mm_tournaments"
+RUNNING_INDEX = "mm_tournaments_running"  # ids of running tournaments (what ticks look at)
 REGISTERING, RUNNING, FINISHED = "registering", "running", "finished"
 MAX_ENTRANTS = 1024
 MAX_ROUNDS = 32
@@ -148,6 +149,11 @@ def list_ids(store: Store) -> list[str]:
     return [k for k, _ in store.scan(TOURNAMENTS)]
 
 
+def running_ids(store: Store) -> list[str]:
+    """Tournaments that may have work pending (tables to create, rounds to advance)."""
+    return [k for k, _ in store.scan(RUNNING_INDEX)]
+
+
 def _mutate(store: Store, tournament_id: str, fn: Callable[[Tournament], Tournament]):
     get(store, tournament_id)
 
@@ -230,7 +236,13 @@ def start(store: Store, tournament_id: str, player_id: str) -> Tournament:
             )
         return _seat(replace(t, state=RUNNING), 1, _draw_order(t))
 
-    return _mutate(store, tournament_id, fn)
+    store.put(RUNNING_INDEX, tournament_id, b"")  # before the state, so a crash loses no work
+    try:
+        return _mutate(store, tournament_id, fn)
+    except BaseException:
+        if get(store, tournament_id).state != RUNNING:
+            store.delete(RUNNING_INDEX, tournament_id)
+        raise
 
 
 def allocate_tables(store: Store, allocator: TableAllocator, tournament_id: str) -> int:
@@ -337,7 +349,10 @@ def advance(
             return replace(cur, state=FINISHED, final_ranking=standing)
         return _seat(cur, cur.current_round + 1, [s.player_id for s in standing])
 
-    return _mutate(store, tournament_id, fn)
+    t = _mutate(store, tournament_id, fn)
+    if t.state == FINISHED:
+        store.delete(RUNNING_INDEX, tournament_id)
+    return t
 
 
 def new_id() -> str:

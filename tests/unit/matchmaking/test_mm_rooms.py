@@ -183,8 +183,10 @@ def test_full_agreed_ready_room_starts_on_a_gateway_with_bots(svc):
     mm.set_room_stake(owner, code, 4)
     mm.answer_room_stake(b, code, True)
     mm.press_start(owner, code)
+    assert rooms.open_room_codes(mm.store) == [code]
     room = mm.press_start(b, code)
     assert room.state == rooms.PLAYING
+    assert rooms.open_room_codes(mm.store) == []
     ((request, table),) = alloc.tables.values()
     assert request.ruleset == "shanghai-classic" and request.stake == 4
     assert request.max_hands == 8 and request.tag == f"room/{code}"

@@ -29,6 +29,7 @@ def test_sixteen_entrants_three_rounds_to_a_final_ranking():
     rng = random.Random(7)
     t = mm.start_tournament(creator, tid)
     assert t.state == tournaments.RUNNING and t.current_round == 1
+    assert tournaments.running_ids(mm.store) == [tid]
     assert len(alloc.tables) == 4
     house = 0
     met: set = set()
@@ -54,6 +55,7 @@ def test_sixteen_entrants_three_rounds_to_a_final_ranking():
     t = mm.tournament(tid)
     assert t.state == tournaments.FINISHED
     assert t.final_ranking == t.standings[-1]
+    assert tournaments.running_ids(mm.store) == []  # ticks no longer look at it
     chips = ledger.chips_by_player(mm.store, f"tournament/{tid}")
     assert [s.chips for s in t.final_ranking] == sorted(chips.values(), reverse=True)
     assert {s.player_id: s.chips for s in t.final_ranking} == chips
