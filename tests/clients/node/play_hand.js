@@ -2,7 +2,8 @@
 // A Node.js client of the Shanghai Mahjong gateway (cross-language check of the protos).
 //
 // It loads the same .proto files as the Python services (protos/), creates a table with one
-// player seat and three built-in bots (CreateTable), follows the seat's event stream
+// open seat and three built-in bots (CreateTable), takes the open seat (JoinSeat, which signs
+// the seat token and starts the table once no seat is open), follows the seat's event stream
 // (Subscribe), answers every prompt through Act (request id + last sequence number), and stops
 // after the first hand's result. It prints one JSON line with what it saw, and checks on the
 // way that sequence numbers only grow and that no event shows another seat's concealed tiles.
@@ -66,7 +67,7 @@ async function main() {
   const gw = loadGateway(args.protos);
   const client = new gw.GatewayService(args.gateway, grpc.credentials.createInsecure());
   const seats = [0, 1, 2, 3].map((i) => (i === args.seat
-    ? { player_id: 'node-player', display_name: 'Node.js', bot: false }
+    ? { player_id: '', display_name: '', bot: false } // open: the first JoinSeat takes it
     : { player_id: '', display_name: `bot ${i}`, bot: true }));
   const created = await unary(client, 'CreateTable', {
     request_id: crypto.randomUUID(),
@@ -78,9 +79,18 @@ async function main() {
     first_dealer: args.seat + 1,
   });
   const tableId = created.table_id;
-  const token = created.seat_tokens[args.seat];
+  const joined = await unary(client, 'JoinSeat', {
+    request_id: crypto.randomUUID(),
+    table_id: tableId,
+    player_id: 'node-player',
+    display_name: 'Node.js',
+    seat: args.seat + 1,
+    spectator: false,
+  });
+  if (joined.seat !== args.seat + 1) throw new Error(`joined seat ${joined.seat - 1}, not ${args.seat}`);
+  const token = joined.seat_token;
   const report = {
-    table_id: tableId, seat: args.seat, events: 0, actions: 0, refused: [], prompts: 0,
+    table_id: tableId, seat: joined.seat - 1, joined_at: joined.last_sequence, events: 0, actions: 0, refused: [], prompts: 0,
     kinds: {}, outcome: 0, payments: [], house: 0, winners: [], hand_id: '', commitment: '',
     seed: '', own_tiles_dealt: 0, leaks: [], sequence_ok: true, finished: false,
   };

@@ -1,5 +1,6 @@
 """Cross-language check: the Node.js client (@grpc/grpc-js + @grpc/proto-loader, loading the
-same .proto files) creates a table, joins it and plays a whole hand against the gateway's bots
+same .proto files) creates a table with an open seat, takes it with JoinSeat and plays a whole
+hand against the gateway's bots
 over the real stack (wall, rules, scoring, gateway as processes on free ports).
 
 ``npm ci`` installs the locked packages into tests/clients/node/node_modules once (it is
@@ -61,6 +62,8 @@ def test_node_client_plays_a_whole_hand_against_bots(node):
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["finished"] is True
     assert report["table_id"].startswith("t_")
+    assert report["seat"] == 0
+    assert report["kinds"]["seat_changed"] >= 1  # the join was announced
     assert report["sequence_ok"] is True
     assert report["leaks"] == []
     assert report["own_tiles_dealt"] in (13, 14)
