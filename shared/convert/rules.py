@@ -19,6 +19,7 @@ from shared.convert.common import (
     melds_from_proto,
     melds_to_proto,
     ruleset_from_ref,
+    ruleset_to_ref,
     seat_from_proto,
     seat_from_proto_optional,
     seat_to_proto,
@@ -33,7 +34,7 @@ from shared.hand import HandType
 from shared.hand.decomposition import Decomposition
 from shared.hand.input import check_flowers, counts_from_tiles
 from shared.melds import Meld
-from shared.ruleset import Ruleset
+from shared.ruleset import Ruleset, load_ruleset
 from shared.tiles import from_counts
 
 _LAST_KIND_FROM_PROTO = {int(k): k for k in TB.LastActionKind}
@@ -181,14 +182,34 @@ def snapshot_from_proto(
     return snap
 
 
+_REFS: dict[Ruleset, common_pb2.RulesetRef] = {}
+
+
+def ruleset_ref_of(ruleset: Ruleset) -> common_pb2.RulesetRef:
+    """The ``RulesetRef`` that resolves to ``ruleset``: its preset name plus every option that
+    differs from the preset, so a resolved ruleset travels without its table's original
+    reference (cached per ruleset object)."""
+    ref = _REFS.get(ruleset)
+    if ref is None:
+        preset = load_ruleset(ruleset.name).as_dict()
+        overrides = {
+            f"{section}.{option}": value
+            for section, values in ruleset.as_dict().items()
+            for option, value in values.items()
+            if preset[section][option] != value
+        }
+        if len(_REFS) > 256:
+            _REFS.clear()
+        ref = _REFS[ruleset] = ruleset_to_ref(ruleset.name, overrides)
+    return ref
+
+
 def snapshot_to_proto(
     snap: TB.TableSnapshot, ruleset_ref: common_pb2.RulesetRef | None = None
 ) -> rules_pb2.TableSnapshot:
-    """``ruleset_ref`` is the table's ``RulesetRef`` (the snapshot holds the resolved ruleset,
-    which has no reference); when None the ruleset's preset name is sent without overrides."""
-    ref = ruleset_ref if ruleset_ref is not None else common_pb2.RulesetRef(name=snap.ruleset.name)
+    """``ruleset_ref`` defaults to :func:`ruleset_ref_of` the snapshot's ruleset."""
     return rules_pb2.TableSnapshot(
-        ruleset=ref,
+        ruleset=ruleset_ref if ruleset_ref is not None else ruleset_ref_of(snap.ruleset),
         seats=[seat_state_to_proto(s) for s in snap.seats],
         dealer=seat_to_proto(snap.dealer),
         turn=seat_to_proto(snap.turn),

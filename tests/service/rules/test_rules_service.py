@@ -3,6 +3,8 @@ INVALID_ARGUMENT (or FAILED_PRECONDITION for an illegal action) naming the probl
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import grpc
 import pytest
 from google.rpc import error_details_pb2
@@ -172,6 +174,20 @@ def test_snapshot_round_trip():
         ("discard", 0, "5m"),
     )
     assert R.snapshot_from_proto(R.snapshot_to_proto(snap)) == snap
+
+
+def test_snapshot_carries_the_rulesets_overrides():
+    snap = table({1: seat("1112344667899m")}, ("discard", 0, "5m"), ruleset="shanghai-classic")
+    custom = snap.ruleset.with_overrides(
+        {"ready.require_declare_ready": False, "table.reserved_tiles": 14}
+    )
+    pb = R.snapshot_to_proto(replace(snap, ruleset=custom))
+    assert pb.ruleset.name == "shanghai-classic"
+    assert dict(pb.ruleset.options) == {
+        "ready.require_declare_ready": "false",
+        "table.reserved_tiles": "14",
+    }
+    assert R.snapshot_from_proto(pb).ruleset.as_dict() == custom.as_dict()
 
 
 # --- bad input ---------------------------------------------------------------------------------
