@@ -62,7 +62,7 @@ class WallRepository:
             check_id(request_id, "request_id")
             existing = self.store.get(REQUESTS, request_id)
             if existing is not None:
-                return self.get(existing.value.decode())
+                return self._same_request(existing.value.decode(), request_id, dealer)
         hand = HandWall.create(
             new_hand_id(),
             seed if seed is not None else shuffle.new_seed(),
@@ -78,7 +78,18 @@ class WallRepository:
                 self.store.create(REQUESTS, request_id, hand.hand_id.encode())
             except AlreadyExists:  # a concurrent retry won: answer with its hand
                 self.store.delete(NAMESPACE, hand.hand_id)
-                return self.get(self.store.get(REQUESTS, request_id).value.decode())
+                winner = self.store.get(REQUESTS, request_id).value.decode()
+                return self._same_request(winner, request_id, dealer)
+        return hand
+
+    def _same_request(self, hand_id: str, request_id: str, dealer: int) -> HandWall:
+        hand = self.get(hand_id)
+        if hand.dealer != dealer:
+            raise InvalidArgument(
+                f"request id {request_id!r} already started hand {hand_id} with dealer "
+                f"{hand.dealer}, not {dealer}",
+                field="request_id",
+            )
         return hand
 
     def get(self, hand_id: str) -> HandWall:

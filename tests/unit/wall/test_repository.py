@@ -38,6 +38,26 @@ def test_new_hand_with_a_request_id_is_idempotent(repo):
     a = repo.new_hand(2, request_id="table-7/hand-3")
     assert repo.new_hand(2, request_id="table-7/hand-3").hand_id == a.hand_id
     assert repo.new_hand(2, request_id="table-7/hand-4").hand_id != a.hand_id
+    with pytest.raises(InvalidArgument, match=r"already started hand .* with dealer 2, not 3"):
+        repo.new_hand(3, request_id="table-7/hand-3")
+
+
+def test_concurrent_new_hands_with_one_request_id_make_one_hand(repo):
+    ids: list[str] = []
+    lock = threading.Lock()
+
+    def worker():
+        hand = repo.new_hand(1, request_id="t/9")
+        with lock:
+            ids.append(hand.hand_id)
+
+    threads = [threading.Thread(target=worker) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(set(ids)) == 1
+    assert [k for k, _ in repo.store.scan(NAMESPACE)] == ids[:1]
 
 
 def test_unknown_and_malformed_hand_ids(repo):
