@@ -136,33 +136,37 @@ def critical(df: int, z: float = 3.719) -> float:
 
 
 N = 4000
-SHUFFLES = [S.shuffle_and_dice(s) for s in fixed_seeds(N, "chi")]
 
 
-def test_a_unique_tile_lands_on_every_position_uniformly():
+@pytest.fixture(scope="module")
+def shuffles() -> list[tuple[list[int], tuple[int, int]]]:
+    return [S.shuffle_and_dice(s) for s in fixed_seeds(N, "chi")]
+
+
+def test_a_unique_tile_lands_on_every_position_uniformly(shuffles):
     for flower in (34, 41):  # 1f and 8f: one copy each
-        positions = Counter(tiles.index(flower) for tiles, _ in SHUFFLES)
+        positions = Counter(tiles.index(flower) for tiles, _ in shuffles)
         observed = [positions[p] for p in range(144)]
         stat = chi_square(observed, [N / 144] * 144)
         assert stat < critical(143), (flower, stat)
 
 
-def test_every_position_holds_each_kind_in_proportion():
+def test_every_position_holds_each_kind_in_proportion(shuffles):
     """The kind at positions 0, 71 and 143: 4/144 for a suited or honor kind, 1/144 for a
     flower (42 bins)."""
     expected = [N * T.copies_of(k) / 144 for k in range(42)]
     for position in (0, 71, 143):
-        kinds = Counter(tiles[position] for tiles, _ in SHUFFLES)
+        kinds = Counter(tiles[position] for tiles, _ in shuffles)
         stat = chi_square([kinds[k] for k in range(42)], expected)
         assert stat < critical(41), (position, stat)
 
 
-def test_dice_are_uniform_and_independent():
-    pairs = Counter(dice for _, dice in SHUFFLES)
+def test_dice_are_uniform_and_independent(shuffles):
+    pairs = Counter(dice for _, dice in shuffles)
     observed = [pairs[(a, b)] for a in range(1, 7) for b in range(1, 7)]
     assert chi_square(observed, [N / 36] * 36) < critical(35)
     for i in (0, 1):
-        faces = Counter(dice[i] for _, dice in SHUFFLES)
+        faces = Counter(dice[i] for _, dice in shuffles)
         assert chi_square([faces[f] for f in range(1, 7)], [N / 6] * 6) < critical(5)
 
 
