@@ -111,7 +111,7 @@ def _search(order: Sequence[str], met: set[tuple[str, str]], budget: int) -> lis
 
 
 def seat_round(
-    order: Sequence[str], met: set[tuple[str, str]], budget: int = 50_000
+    order: Sequence[str], met: set[tuple[str, str]], budget: int = 400_000
 ) -> list[tuple[str, ...]]:
     """Tables of four for one round. ``order``: players by standing (best first); its length
     must be a multiple of four. ``met``: pairs (sorted) who have already shared a table.

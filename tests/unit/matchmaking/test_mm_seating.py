@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 from services.matchmaking.seating import meetings, repeats, seat_round
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(st.data(), st.sampled_from([16, 20, 32]))
 def test_no_two_players_meet_again_while_avoidable(data, n):
     players = [f"p{i:02d}" for i in range(n)]
