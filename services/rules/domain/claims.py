@@ -11,7 +11,7 @@ options and by validation.
 
 from __future__ import annotations
 
-from services.rules.domain.readiness import is_locked, kong_keeps_waits
+from services.rules.domain.readiness import is_locked, locked_kong_refusal
 from services.rules.domain.win_situation import (
     missed_win_refusal,
     ready_refusal,
@@ -101,13 +101,10 @@ def exposed_kong_refusal(snap: TableSnapshot, seat: int) -> str | None:
         return f"seat {seat} holds {st.concealed[tile]} of {format_tile(tile)}; a kong needs 3"
     if snap.drawable <= 0:
         return "no tile is left for the replacement draw a kong needs"
-    if is_locked(st, snap.ruleset):
-        after = list(st.concealed)
-        after[tile] = 0
-        melds = (*st.melds, Meld(MeldKind.EXPOSED_KONG, (tile,) * 4, snap.last.seat))
-        if not kong_keeps_waits(st.concealed, st.melds, after, melds, snap.ruleset):
-            return f"a kong of {format_tile(tile)} would change seat {seat}'s waits after 敲"
-    return None
+    after = list(st.concealed)
+    after[tile] = 0
+    melds = (*st.melds, Meld(MeldKind.EXPOSED_KONG, (tile,) * 4, snap.last.seat))
+    return locked_kong_refusal(seat, st, snap.ruleset, tile, st.concealed, after, melds)
 
 
 def chow_refusal(snap: TableSnapshot, seat: int, low: int) -> str | None:

@@ -12,7 +12,7 @@ from services.rules.domain.eight_flowers import has_eight_flowers
 from services.rules.domain.readiness import (
     declaration_required,
     is_locked,
-    kong_keeps_waits,
+    locked_kong_refusal,
     ready_discards,
 )
 from services.rules.domain.win_situation import win_option, win_refusal
@@ -113,15 +113,11 @@ def concealed_kong_refusal(snap: TableSnapshot, seat: int, tile: int) -> str | N
     st = snap.seats[seat]
     if st.concealed[tile] != 4:
         return f"seat {seat} holds {st.concealed[tile]} of {format_tile(tile)}, not 4"
-    if is_locked(st, snap.ruleset):
-        after = list(st.concealed)
-        after[tile] = 0
-        melds = (*st.melds, Meld(MeldKind.CONCEALED_KONG, (tile,) * 4))
-        if not kong_keeps_waits(
-            _waiting_before_draw(snap, seat), st.melds, after, melds, snap.ruleset
-        ):
-            return f"a kong of {format_tile(tile)} would change seat {seat}'s waits after 敲"
-    return None
+    after = list(st.concealed)
+    after[tile] = 0
+    melds = (*st.melds, Meld(MeldKind.CONCEALED_KONG, (tile,) * 4))
+    before = _waiting_before_draw(snap, seat)
+    return locked_kong_refusal(seat, st, snap.ruleset, tile, before, after, melds)
 
 
 def added_kong_refusal(snap: TableSnapshot, seat: int, tile: int) -> str | None:
@@ -135,18 +131,13 @@ def added_kong_refusal(snap: TableSnapshot, seat: int, tile: int) -> str | None:
         return f"seat {seat} has no pong of {format_tile(tile)} to add to"
     if not st.concealed[tile]:
         return f"seat {seat} does not hold a fourth {format_tile(tile)}"
-    if is_locked(st, snap.ruleset):
-        after = list(st.concealed)
-        after[tile] -= 1
-        melds = tuple(
-            Meld(MeldKind.ADDED_KONG, (tile,) * 4, m.from_seat) if m is pong else m
-            for m in st.melds
-        )
-        if not kong_keeps_waits(
-            _waiting_before_draw(snap, seat), st.melds, after, melds, snap.ruleset
-        ):
-            return f"a kong of {format_tile(tile)} would change seat {seat}'s waits after 敲"
-    return None
+    after = list(st.concealed)
+    after[tile] -= 1
+    melds = tuple(
+        Meld(MeldKind.ADDED_KONG, (tile,) * 4, m.from_seat) if m is pong else m for m in st.melds
+    )
+    before = _waiting_before_draw(snap, seat)
+    return locked_kong_refusal(seat, st, snap.ruleset, tile, before, after, melds)
 
 
 def self_draw_win(snap: TableSnapshot, seat: int) -> tuple[WinOption | None, str | None]:

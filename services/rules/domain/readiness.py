@@ -15,7 +15,7 @@ from shared.hand import waits
 from shared.melds import Meld
 from shared.ruleset import Ruleset
 from shared.table import SeatState
-from shared.tiles import NUM_KINDS
+from shared.tiles import NUM_KINDS, format_tile
 
 
 def declaration_required(ruleset: Ruleset) -> bool:
@@ -62,3 +62,21 @@ def kong_keeps_waits(
     """May a locked (敲) hand make this kong? Only if the waits of the waiting hand ``before``
     equal those of the waiting hand ``after`` the kong (RULES §5)."""
     return waits(before, before_melds, ruleset) == waits(after, after_melds, ruleset)
+
+
+def locked_kong_refusal(
+    seat: int,
+    state: SeatState,
+    ruleset: Ruleset,
+    tile: int,
+    before: Sequence[int],
+    after: Sequence[int],
+    after_melds: Sequence[Meld],
+) -> str | None:
+    """Why a seat locked by 敲 may not make this kong (None: it may, or it is not locked):
+    ``before`` is its waiting hand, ``after`` / ``after_melds`` the hand once the kong is made."""
+    if not is_locked(state, ruleset):
+        return None
+    if kong_keeps_waits(before, state.melds, after, after_melds, ruleset):
+        return None
+    return f"a kong of {format_tile(tile)} would change seat {seat}'s waits after 敲"
