@@ -83,6 +83,21 @@ def _improve(tables: list[list[str]], met: set[tuple[str, str]], rank: dict[str,
                     improved = True
 
 
+def _each_has_partners(remaining: Sequence[str], met: set[tuple[str, str]]) -> bool:
+    """Forward check: every unseated player still has three others it has not met."""
+    need = TABLE_SIZE - 1
+    for p in remaining:
+        free = 0
+        for q in remaining:
+            if q != p and pair(p, q) not in met:
+                free += 1
+                if free >= need:
+                    break
+        if free < need:
+            return False
+    return True
+
+
 def _search(order: Sequence[str], met: set[tuple[str, str]], budget: int) -> list[list[str]] | None:
     """Depth-first: tables with no repeat meeting, each seat to the highest-placed player that
     fits (so the result stays as Swiss as possible); None when none is found within ``budget``
@@ -95,6 +110,8 @@ def _search(order: Sequence[str], met: set[tuple[str, str]], budget: int) -> lis
             return tables
         table = tables[-1] if tables and len(tables[-1]) < TABLE_SIZE else None
         if table is None:
+            if not _each_has_partners(remaining, met):
+                return None
             return fill(remaining[1:], [*tables, [remaining[0]]])
         for i, p in enumerate(remaining):
             steps += 1
