@@ -151,9 +151,8 @@ def test_table_rpcs_never_fail_unexpectedly(stub, table, seat, action, claims):
 )
 def test_hand_rpcs_never_fail_unexpectedly(stub, ruleset, concealed, meld_pbs, flowers):
     hand = rules_pb2.Hand(concealed=concealed, melds=meld_pbs, flowers=flowers)
-    answers(
-        lambda: stub.EvaluateHand(rules_pb2.EvaluateHandRequest(ruleset=ruleset, hand=hand), None)
-    )
+    evaluate = rules_pb2.EvaluateHandRequest(ruleset=ruleset, hand=hand)
+    answers(lambda: stub.EvaluateHand(evaluate, timeout=T))
     answers(lambda: stub.GetWaits(rules_pb2.GetWaitsRequest(ruleset=ruleset, hand=hand), timeout=T))
 
 
