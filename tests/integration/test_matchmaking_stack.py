@@ -314,3 +314,59 @@ def test_sixteen_entrant_tournament_runs_to_its_final_ranking(stack):
     house = check_final(stub, persons, final, people=8, bots=8, rounds=3)
     assert house >= 0
     channel.close()
+
+
+def test_quick_match_and_a_private_room_play_on_the_gateway(stack):
+    channel, stub = stub_for(stack)
+    # Quick match: one person waits, bots fill the other seats after the configured second.
+    _, token = register(stub, "Quick")
+    ticket = stub.JoinQueue(pb.JoinQueueRequest(player_token=token), timeout=TIMEOUT).ticket
+    watch = pb.WatchAssignmentsRequest(player_token=token, ticket_id=ticket.ticket_id)
+    last = list(stub.WatchAssignments(watch, timeout=30))[-1].ticket
+    assert last.state == pb.TICKET_STATE_ASSIGNED
+    a = last.assignment
+    player = RemotePlayer(a.gateway_address, a.table_id, a.seat_token, seat=a.seat - 1)
+    try:
+        player.run(max_hands=1)
+        penalty = player.leave()
+    finally:
+        player.close()
+    assert len(player.log.hand_results) >= 1
+
+    def quick_entries():
+        entries = stub.ListLedgerEntries(
+            pb.ListLedgerEntriesRequest(player_token=token), timeout=TIMEOUT
+        )
+        hands = [e for e in entries.entries if e.tag.startswith("quick/")]
+        return (entries, hands) if len(hands) >= 1 + bool(penalty) else None
+
+    entries, hands = wait_for(quick_entries, 60, "the quick-match hand in the ledger", stack)
+    assert entries.balance == sum(e.amount for e in entries.entries)
+    if penalty:
+        assert any(e.kind == pb.LEDGER_ENTRY_KIND_ESCAPE_PENALTY for e in hands)
+
+    # A private room: the owner and three invited bots, one hand.
+    _, owner = register(stub, "Host")
+    code = stub.OpenRoom(pb.OpenRoomRequest(player_token=owner, max_hands=1)).room.code
+    for _ in range(3):
+        stub.InviteBot(pb.InviteBotRequest(player_token=owner, code=code), timeout=TIMEOUT)
+    stub.SetRoomStake(pb.SetRoomStakeRequest(player_token=owner, code=code, stake=2))
+    room = stub.PressStart(pb.PressStartRequest(player_token=owner, code=code)).room
+    assert room.state == pb.ROOM_STATE_PLAYING
+    a = room.assignment
+    player = RemotePlayer(a.gateway_address, a.table_id, a.seat_token, seat=a.seat - 1)
+    try:
+        player.run()
+    finally:
+        player.close()
+
+    def finished_room():
+        got = stub.GetRoom(pb.GetRoomRequest(player_token=owner, code=code), timeout=TIMEOUT)
+        return got.room if got.room.state == pb.ROOM_STATE_FINISHED else None
+
+    wait_for(finished_room, 60, "the room's table to finish", stack)
+    entries = stub.ListLedgerEntries(pb.ListLedgerEntriesRequest(player_token=owner)).entries
+    assert [e.tag for e in entries if e.kind != pb.LEDGER_ENTRY_KIND_GRANT] == [f"room/{code}"]
+    # The host is free to open another room.
+    stub.OpenRoom(pb.OpenRoomRequest(player_token=owner), timeout=TIMEOUT)
+    channel.close()
