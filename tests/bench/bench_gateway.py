@@ -239,7 +239,7 @@ def concurrent_tables(n: int, seconds: float) -> dict:
             "--claim-ms",
             "60000",
         ],
-        max_workers=64,
+        max_workers=n + 64,  # each Subscribe stream holds a server thread
     )
     try:
         time.sleep(0.5)

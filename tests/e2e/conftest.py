@@ -6,6 +6,7 @@ from __future__ import annotations
 import grpc
 import pytest
 from mahjong.gateway.v1 import gateway_pb2_grpc
+from mahjong.matchmaking.v1 import matchmaking_pb2_grpc
 
 from shared.supervisor import ServiceProcess, free_port
 
@@ -15,7 +16,7 @@ def stack(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("stack")
     procs: dict[str, ServiceProcess] = {}
     try:
-        for name in ("wall", "rules", "scoring"):
+        for name in ("wall", "rules", "scoring", "matchmaking"):
             procs[name] = ServiceProcess(
                 name, free_port(), 0, "memory://", log_path=tmp / f"{name}.log"
             ).start()
@@ -38,7 +39,9 @@ def stack(tmp_path_factory):
             "--seat-secret",
             "e2e-secret",
             "--max-workers",
-            "32",
+            "128",  # each Subscribe stream holds a server thread
+            "--matchmaking-addr",
+            procs["matchmaking"].address,
         ]
         gw = ServiceProcess(
             "gateway", free_port(), 0, gw_store, extra, log_path=tmp / "gateway.log"
@@ -67,7 +70,9 @@ def stack(tmp_path_factory):
         procs["gateway-slow"] = slow
         slow.wait_ready()
         slow_channel = grpc.insecure_channel(slow.address)
+        mm_channel = grpc.insecure_channel(procs["matchmaking"].address)
         yield {
+            "mm": matchmaking_pb2_grpc.MatchmakingServiceStub(mm_channel),
             "slow_stub": gateway_pb2_grpc.GatewayServiceStub(slow_channel),
             "slow_db": tmp / "gateway-slow.db",
             "procs": procs,
@@ -77,6 +82,7 @@ def stack(tmp_path_factory):
         }
         channel.close()
         slow_channel.close()
+        mm_channel.close()
     finally:
         for p in reversed(list(procs.values())):
             p.stop()

@@ -6,12 +6,17 @@ commitment, every action legal, 144 tiles accounted for, payments plus house zer
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import threading
+import time
 import uuid
 
 import pytest
 from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
+from mahjong.matchmaking.v1 import matchmaking_pb2 as mm_pb
 
 from services.gateway.domain.replay import export_hand, table_header, verify_hand
 from services.gateway.tables import read_table_log
@@ -23,11 +28,18 @@ TABLES = 8
 HANDS_PER_TABLE = 25
 
 
-def create(stub, max_hands: int, tag: str = "e2e"):
-    seats = [
-        pb.SeatAssignment(player_id=f"p{uuid.uuid4().hex[:8]}", display_name=f"P{i}")
-        for i in range(4)
-    ]
+def register(mm, n: int) -> list[tuple[str, str]]:
+    """Players registered with matchmaking: (player id, player token)."""
+    out = []
+    for i in range(n):
+        r = mm.RegisterPlayer(mm_pb.RegisterPlayerRequest(display_name=f"E2E {i}"), timeout=5)
+        out.append((r.player.player_id, r.player_token))
+    return out
+
+
+def create(stub, max_hands: int, tag: str = "e2e", players: list[str] | None = None):
+    players = players or [f"p{uuid.uuid4().hex[:8]}" for _ in range(4)]
+    seats = [pb.SeatAssignment(player_id=p, display_name=f"P{i}") for i, p in enumerate(players)]
     return stub.CreateTable(
         pb.CreateTableRequest(
             request_id=uuid.uuid4().hex,
@@ -82,6 +94,29 @@ def check_hiding(seat: int, events: list) -> int:
     return checked
 
 
+def poll_views(stub, table, seat: int, checked: list) -> None:
+    """GetTableState during play: the seat sees its own concealed tiles, never another's."""
+    while True:
+        view = stub.GetTableState(
+            pb.GetTableStateRequest(table_id=table.table_id, seat_token=table.seat_tokens[seat]),
+            timeout=5,
+        ).table
+        for s in view.seats:
+            if s.seat - 1 != seat:
+                assert not s.concealed and not s.drawn, f"seat {seat} saw seat {s.seat - 1}"
+                for m in s.melds:
+                    if m.kind == common_pb2.MELD_KIND_CONCEALED_KONG and not view.hand.finished:
+                        assert not m.tiles
+            elif view.phase == pb.TABLE_PHASE_PLAYING and not view.hand.finished:
+                assert len(s.concealed) == s.concealed_count
+        if view.HasField("prompt"):
+            assert view.prompt.seat - 1 == seat
+        checked[0] += 1
+        if view.phase == pb.TABLE_PHASE_FINISHED:
+            return
+        time.sleep(0.2)
+
+
 def read_log(db, table_id: str):
     """The table's event log from the gateway's SQLite store (the process keeps writing it)."""
     store = open_store(f"sqlite:///{db}")
@@ -93,7 +128,11 @@ def read_log(db, table_id: str):
 
 def test_two_hundred_bot_hands(stack):
     stub = stack["stub"]
-    tables = [create(stub, HANDS_PER_TABLE) for _ in range(TABLES)]
+    players = register(stack["mm"], 4 * TABLES)
+    tables = [
+        create(stub, HANDS_PER_TABLE, players=[p for p, _ in players[4 * i : 4 * i + 4]])
+        for i in range(TABLES)
+    ]
     streams: dict[tuple[str, int], list] = {}
     threads = []
     for t in tables:
@@ -103,8 +142,17 @@ def test_two_hundred_bot_hands(stack):
             th = threading.Thread(target=collect, args=(stub, t.table_id, token, buf))
             th.start()
             threads.append(th)
-    for th in threads:
+    views_checked = [0]
+    polls = [
+        threading.Thread(target=poll_views, args=(stub, t, seat, views_checked))
+        for t in tables[:1]
+        for seat in range(4)
+    ]
+    for th in polls:
+        th.start()
+    for th in threads + polls:
         th.join(150)
+    assert views_checked[0] > 20
     hands = 0
     for t in tables:
         log = read_log(stack["db"], t.table_id)
@@ -123,3 +171,53 @@ def test_two_hundred_bot_hands(stack):
             seqs = [e.sequence for e in events]
             assert seqs == sorted(set(seqs)), "sequence numbers rise strictly"
     assert hands == TABLES * HANDS_PER_TABLE
+    check_reported(stack, tables, players)
+    check_cli(stack, tables[0].table_id)
+
+
+def check_cli(stack, table_id: str) -> None:
+    """``mahjong replay export`` then ``mahjong replay verify``, as an operator would; a
+    tampered export fails."""
+    cli = [sys.executable, "-m", "shared.cli", "replay"]
+    url = f"sqlite:///{stack['db']}"
+    export = subprocess.run(
+        [*cli, "export", "--store-url", url, table_id], capture_output=True, text=True, timeout=60
+    )
+    assert export.returncode == 0, export.stderr
+    ok = subprocess.run(
+        [*cli, "verify", "-"], input=export.stdout, capture_output=True, text=True, timeout=60
+    )
+    assert ok.returncode == 0 and ok.stdout.startswith("OK"), ok.stdout + ok.stderr
+    lines = export.stdout.splitlines()
+    i = next(n for n, line in enumerate(lines) if '"kind":"tile_drawn"' in line)
+    rec = json.loads(lines[i])
+    rec["data"]["tile"] = "9m" if rec["data"]["tile"] != "9m" else "1m"
+    lines[i] = json.dumps(rec)
+    bad = subprocess.run(
+        [*cli, "verify", "-"], input="\n".join(lines), capture_output=True, text=True, timeout=60
+    )
+    assert bad.returncode == 1 and "FAILED" in bad.stdout
+
+
+def check_reported(stack, tables, players) -> None:
+    """Every settled hand reached matchmaking through the gateway's outbox (RecordHand), and
+    each player's ledger holds exactly the chips the table's events say."""
+    deadline = time.monotonic() + 20
+    store = open_store(f"sqlite:///{stack['db']}")
+    try:
+        while any(True for _ in store.scan("gateway-outbox")) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not any(True for _ in store.scan("gateway-outbox")), "reports left unsent"
+    finally:
+        store.close()
+    for i, t in enumerate(tables):
+        log = read_log(stack["db"], t.table_id)
+        chips = next(d for _, _, k, d in log if k == "table_finished")["chips"]
+        for seat in range(4):
+            _, token = players[4 * i + seat]
+            ledger = stack["mm"].ListLedgerEntries(
+                mm_pb.ListLedgerEntriesRequest(player_token=token), timeout=5
+            )
+            hands = [e for e in ledger.entries if e.tag == "e2e"]
+            assert len(hands) == HANDS_PER_TABLE
+            assert sum(e.amount for e in hands) == chips[seat]
