@@ -18,6 +18,7 @@ import time
 from collections.abc import Sequence
 from typing import TextIO
 
+import grpc
 from mahjong.gateway.v1 import gateway_pb2
 
 from services.gateway.bots import PlanningBot, SeatView, legal_actions
@@ -301,6 +302,8 @@ class TerminalPlayer(RemotePlayer):
         table = self.state()
         if not table.HasField("prompt") or table.prompt.kind != prompt.kind:
             return None
+        if self.seat is None and table.viewer:
+            self.seat = table.viewer - 1
         view = view_from_proto(table, prompt)
         self.say(render_table(table))
         drawn = prompt.tile - 1 if prompt.kind == OWN_TURN and prompt.tile else None
@@ -412,7 +415,13 @@ def register_play(subparsers) -> None:
     p.add_argument("--table", default="", help="join this table instead of creating one")
     p.add_argument("--token", default="", help="seat token for --table (else JoinSeat)")
     p.add_argument("--name", default="you", help="your player id / display name")
-    p.add_argument("--seat", type=int, default=0, choices=range(4), help="your seat (0-3)")
+    p.add_argument(
+        "--seat",
+        type=int,
+        default=None,
+        choices=range(4),
+        help="your seat, 0-3 (default: 0 at a new table, your assigned or any open seat else)",
+    )
     p.add_argument("--hands", type=int, default=0, help="hands to play (0: until you quit)")
     p.add_argument("--stake", type=int, default=1, help="chips per point (底分)")
     p.add_argument("--ruleset", default=DEFAULT_RULESET)
@@ -447,6 +456,12 @@ def run_play(
         address = args.gateway_addr or default_address("gateway")
     try:
         return _play(args, address, options, stdin, stdout)
+    except grpc.RpcError as exc:
+        code = exc.code()
+        stdout.write(f"mahjong play: {code.name if code else 'error'}: {exc.details()}\n")
+        if code == grpc.StatusCode.UNAVAILABLE:
+            stdout.write(f"is a gateway running at {address}? (make run, or play --local)\n")
+        return 1
     finally:
         if stack is not None:
             stack.stop()
@@ -474,8 +489,9 @@ def _play(args, address: str, options: dict, stdin: TextIO, stdout: TextIO) -> i
             name=args.name,
         )
     else:
+        me = args.seat if args.seat is not None else 0
         seats: list[str | None] = [None] * 4
-        seats[args.seat] = args.name
+        seats[me] = args.name
         table = create_table(
             address,
             seats,
@@ -484,12 +500,12 @@ def _play(args, address: str, options: dict, stdin: TextIO, stdout: TextIO) -> i
             ruleset=args.ruleset,
             options=options,
         )
-        stdout.write(f"table {table.table_id}: you are seat {args.seat}, three bots join you\n")
+        stdout.write(f"table {table.table_id}: you are seat {me}, three bots join you\n")
         player = TerminalPlayer(
             address,
             table.table_id,
-            table.seat_tokens[args.seat],
-            seat=args.seat,
+            table.seat_tokens[me],
+            seat=me,
             stdin=stdin,
             stdout=stdout,
             name=args.name,

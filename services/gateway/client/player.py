@@ -257,6 +257,8 @@ class RemotePlayer:
         table = self.state()
         if not table.HasField("prompt") or table.prompt.kind != prompt.kind:
             return None  # answered or expired meanwhile; a newer prompt will come
+        if self.seat is None and table.viewer:
+            self.seat = table.viewer - 1  # a token given without its seat
         view = view_from_proto(table, prompt)
         if prompt.kind == TILE_SWAP:
             action: Action | tuple[int, ...] = tuple(

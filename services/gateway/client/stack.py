@@ -68,8 +68,11 @@ class LocalStack:
                     log_path=self.workdir / f"{name}.log",
                 )
                 self.procs[name] = proc.start()
-            for proc in self.procs.values():
-                proc.wait_ready(timeout)
+            for name, proc in self.procs.items():
+                try:
+                    proc.wait_ready(timeout)
+                except (RuntimeError, TimeoutError) as exc:
+                    raise RuntimeError(f"{exc}; its log ends:\n{self.log_tail(name)}") from exc
         except BaseException:
             self.stop()
             raise

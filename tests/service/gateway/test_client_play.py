@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from services.gateway.client import create_table
 from services.gateway.client.stack import LocalStack
+from shared.supervisor import free_port
 
 pytestmark = pytest.mark.integration
 
@@ -153,3 +155,53 @@ def test_quitting_mid_hand_leaves_and_pays_the_escape_penalty(stack):
     # RULES §9: 1 × stake (5) × base_points (2)
     assert "escape penalty paid: 10 chips" in out
     assert "played 0 hands; bye" in out
+
+
+def play_through(term: Terminal, seconds: float = 240) -> int:
+    """Answer every prompt with :func:`choose` until the command ends; returns the turns."""
+    menu: list[tuple[int, str]] = []
+    turns = 0
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        line = term.next_line()
+        if line is None:
+            break
+        m = MENU.match(line)
+        if m:
+            menu.append((int(m.group(1)), m.group(2)))
+        elif line.startswith("choose "):
+            turns += 1
+            term.send(choose(menu, turns))
+            menu = []
+    return turns
+
+
+def test_a_person_joins_an_open_seat_of_an_existing_table(stack):
+    table = create_table(stack.gateway, [None, "", None, None], max_hands=1)
+    assert table.seat_tokens[1] == ""  # an open seat: no token until someone joins
+    term = Terminal(["--gateway-addr", stack.gateway, "--table", table.table_id, "--name", "eve"])
+    try:
+        turns = play_through(term)
+        assert term.proc.wait(timeout=30) == 0, term.output[-3000:]
+    finally:
+        if term.proc.poll() is None:
+            term.proc.kill()
+    out = term.output
+    assert turns > 0, out[-3000:]
+    assert "seat 1 you" in out, out[-3000:]  # JoinSeat gave the open seat 1
+    assert "=== table finished after 1 hands" in out, out[-3000:]
+
+
+def test_an_unreachable_gateway_is_reported_plainly():
+    done = subprocess.run(
+        [*PLAY, "--gateway-addr", f"127.0.0.1:{free_port()}"],
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1
+    assert "UNAVAILABLE" in done.stdout
+    assert "is a gateway running at 127.0.0.1:" in done.stdout
+    assert "Traceback" not in done.stdout + done.stderr
