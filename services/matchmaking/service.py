@@ -15,7 +15,13 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from shared.errors import FailedPrecondition, InvalidArgument, NotFound, Unauthenticated
+from shared.errors import (
+    FailedPrecondition,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    Unauthenticated,
+)
 from shared.ruleset import DEFAULT_RULESET, RulesetError, resolve_ruleset
 from shared.store.base import Store
 
@@ -274,6 +280,8 @@ class Matchmaking:
         creator = self.authenticate(token)
         tournaments.validate_settings(rounds, hands_per_round, stake)
         levels.level_for_stake(stake)
+        if not 0 <= bots <= tournaments.MAX_ENTRANTS - len(player_ids):
+            raise InvalidArgument(f"bot count {bots} out of range", field="bots")
         entrants = [self._entrant(pid, stake) for pid in player_ids]
         if len({e.player_id for e in entrants}) != len(entrants):
             raise InvalidArgument("player_ids repeat a player", field="player_ids")
@@ -313,7 +321,7 @@ class Matchmaking:
         player = self.authenticate(token)
         t = tournaments.get(self.store, tournament_id)
         if t.creator != player.player_id:
-            raise FailedPrecondition(f"only the creator may add bots to {tournament_id}")
+            raise PermissionDenied(f"only the creator {t.creator} may add bots to {tournament_id}")
         if count < 1:
             raise InvalidArgument(f"bot count {count} must be at least 1", field="count")
         tournaments.register(self.store, tournament_id, [])  # refuses a started tournament

@@ -105,6 +105,8 @@ def test_start_rules():
     creator, tokens, tid = setup(mm, humans=3, bots=2)
     with pytest.raises(PermissionDenied):
         mm.start_tournament(tokens[1], tid)
+    with pytest.raises(PermissionDenied):
+        mm.add_tournament_bots(tokens[1], tid, 3)
     with pytest.raises(FailedPrecondition) as err:
         mm.start_tournament(creator, tid)
     assert "register 3 more" in err.value.message
@@ -122,14 +124,16 @@ def test_start_rules():
 
 
 @pytest.mark.parametrize(
-    ("rounds", "hands", "stake"), [(0, 1, 1), (1, 0, 1), (1, 1, 0), (1, 1, 3), (99, 1, 1)]
+    ("rounds", "hands", "stake", "bots"),
+    [(0, 1, 1, 4), (1, 0, 1, 4), (1, 1, 0, 4), (1, 1, 3, 4), (99, 1, 1, 4), (1, 1, 1, -1)],
 )
-def test_bad_settings_create_nothing(rounds, hands, stake):
+def test_bad_settings_create_nothing(rounds, hands, stake, bots):
     mm, _, _ = make_service()
     tok = mm.register("C")[1]
     with pytest.raises(InvalidArgument):
-        mm.create_tournament(tok, "Cup", "", stake, rounds, hands, [], 4)
+        mm.create_tournament(tok, "Cup", "", stake, rounds, hands, [], bots)
     assert tournaments.list_ids(mm.store) == []
+    assert [k for k, _ in mm.store.scan("mm_players") if k.startswith("bot-")] == []
 
 
 def test_create_with_listed_players_checks_each():
