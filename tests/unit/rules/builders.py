@@ -1,11 +1,15 @@
-"""Small builders of table snapshots for the rules tests (mpsz text in, dataclasses out)."""
+"""Builders of table snapshots for the rules tests and benchmarks: from mpsz text, or random
+tables (near-complete hands, 敲 flags, 漏胡 marks, melds) from a seeded ``random.Random``."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
+from dataclasses import replace
 
+from shared.hand import waits
 from shared.hand.input import held_counts
-from shared.melds import Meld
+from shared.melds import Meld, MeldKind
 from shared.ruleset import Ruleset, load_ruleset
 from shared.table import LastAction, LastActionKind, SeatState, TableSnapshot, check_snapshot
 from shared.tiles import NUM_KINDS, parse, parse_counts
@@ -88,6 +92,105 @@ def table(
         wall_remaining=wall,
         last=LastAction(lk, by, None if t is None else tile(t)),
         first_go_around=first_go_around,
+    )
+    check_snapshot(snap)
+    return snap
+
+
+# --- random tables (property tests, benchmarks) ---------------------------------------------
+RANDOM_RULESETS = [
+    load_ruleset("shanghai-qiaoma"),
+    load_ruleset("shanghai-qiaoma").with_overrides({"ready.require_declare_ready": False}),
+    load_ruleset("shanghai-classic"),
+]
+
+
+def take(pool: list[int], k: int) -> bool:
+    if pool[k]:
+        pool[k] -= 1
+        return True
+    return False
+
+
+def near_hand(rnd: random.Random, pool: list[int], size: int) -> tuple[list[int], list[Meld]]:
+    """A hand of ``size`` tiles (14 or 13, melds counting 3): sets of one suit (sometimes with
+    honors, sometimes mixed) with a pair, some sets laid down, one tile off at random."""
+    suit = rnd.randrange(3) * 9
+    kinds = rnd.choice(
+        [list(range(suit, suit + 9)), [*range(suit, suit + 9), *range(27, 34)], list(range(34))]
+    )
+    counts = [0] * 34
+    melds: list[Meld] = []
+    tiles_left = size
+    for _ in range(40):
+        if tiles_left < 3:
+            break
+        k = rnd.choice(kinds)
+        run = k < 27 and k % 9 <= 6 and rnd.random() < 0.5
+        need = (k, k + 1, k + 2) if run else (k, k, k)
+        if all(pool[t] >= need.count(t) for t in set(need)):
+            for t in need:
+                pool[t] -= 1
+            if rnd.random() < 0.3 and len(melds) < 3:
+                kind = MeldKind.CHOW if run else MeldKind.PONG
+                melds.append(Meld(kind, tuple(need), rnd.randrange(4)))
+            else:
+                for t in need:
+                    counts[t] += 1
+            tiles_left -= 3
+    while tiles_left:
+        k = rnd.choice(kinds) if rnd.random() < 0.8 else rnd.randrange(34)
+        if take(pool, k):
+            counts[k] += 1
+            tiles_left -= 1
+    return counts, melds
+
+
+def random_table(rnd: random.Random, claim: bool) -> TableSnapshot:
+    ruleset = rnd.choice(RANDOM_RULESETS)
+    pool = [4] * 34
+    actor = rnd.randrange(4)
+    seats = []
+    for s in range(4):
+        size = 14 if (s == actor and not claim) else 13
+        counts, melds = near_hand(rnd, pool, size)
+        ready = False
+        if size == 13 and rnd.random() < 0.5:
+            ready = bool(waits(counts, melds, ruleset))
+        missed: frozenset[int] = frozenset()
+        if ready and rnd.random() < 0.3:
+            missed = frozenset(rnd.sample(waits(counts, melds, ruleset), 1))
+        flowers = tuple(range(34, 42)) if rnd.random() < 0.05 and s == actor else ()
+        seats.append(
+            SeatState(
+                concealed=tuple(counts),
+                melds=tuple(melds),
+                declared_ready=ready,
+                missed_wins=missed,
+                flowers=flowers,
+            )
+        )
+    if claim:
+        options = [k for k in range(34) if pool[k]]
+        tile = rnd.choice(options)
+        last = LastAction(LastActionKind.DISCARD, actor, tile)
+    else:
+        me = seats[actor]
+        drawn = rnd.choice([k for k in range(34) if me.concealed[k]])
+        kind = rnd.choice([LastActionKind.DRAW, LastActionKind.REPLACEMENT_DRAW])
+        last = LastAction(kind, actor, drawn)
+        before = list(me.concealed)
+        before[drawn] -= 1
+        if rnd.random() < 0.5 and waits(before, me.melds, ruleset):
+            seats[actor] = replace(me, declared_ready=True)  # 敲 before this draw: locked
+    snap = TableSnapshot(
+        ruleset=ruleset,
+        seats=tuple(seats),  # type: ignore[arg-type]
+        dealer=rnd.randrange(4),
+        turn=actor,
+        wall_remaining=rnd.choice([0, 1, 30]),
+        last=last,
+        first_go_around=rnd.random() < 0.2,
     )
     check_snapshot(snap)
     return snap
