@@ -13,6 +13,9 @@ kept. The peer cannot live in the main venv (our generated stubs are the top-lev
 Targets: both ratios ≥ 3× on uniformly random hands (the headline); figures for hands that are
 complete or one tile off, where ``is_agari`` has to do its full work, are printed beside them.
 
+Then the table decisions the gateway asks for on every turn and discard: own-turn options and
+claim options for all seats, in-process and over a loopback gRPC server.
+
 The two checks answer different questions (``is_agari`` accepts any riichi shape, ours only the
 winning hands of RULES §6), so the run also checks that the inputs are the same: our standard
 shape plus seven pairs and thirteen orphans must give exactly ``is_agari``'s answers.
@@ -24,9 +27,17 @@ import random
 import sys
 from pathlib import Path
 
+from mahjong.rules.v1 import rules_pb2, rules_pb2_grpc
+
+from services.rules.domain import claim_options, own_turn_options
+from services.rules.server import SPEC
+from shared.convert import rules as R
 from shared.hand import is_standard_shape, waits
 from shared.ruleset import load_ruleset
-from tests.bench import BENCH_VENV, bench_seconds, bench_venv, run_peer
+from shared.server import configure_logging
+from tests.bench import BENCH_VENV, bench_seconds, bench_venv, rate, run_peer
+from tests.support.grpc_server import serving
+from tests.unit.rules.builders import random_table
 
 PEER_PACKAGE = "mahjong==2.1.0"
 TARGET = 3.0
@@ -125,6 +136,29 @@ def same_inputs(sets: dict, peer: dict) -> int:
     return wrong
 
 
+# --- table decisions -------------------------------------------------------------------------
+def decisions() -> None:
+    """Own-turn and claim options per second on random tables, in-process and over gRPC."""
+    own = [random_table(random.Random(i), claim=False) for i in range(200)]
+    claims = [random_table(random.Random(i), claim=True) for i in range(200)]
+    print("table decisions on 200 random tables each (near-complete hands, 敲, 漏胡, melds)")
+    per_s, _ = rate(lambda: sum(1 for s in own if own_turn_options(s, s.turn)))
+    print(f"  {'own-turn options, in-process':<44} {per_s:>10,.0f} calls/s")
+    per_s, _ = rate(lambda: sum(1 for s in claims if claim_options(s)))
+    print(f"  {'claim options (all seats), in-process':<44} {per_s:>10,.0f} calls/s")
+    own_pb = [
+        rules_pb2.GetOwnTurnOptionsRequest(table=R.snapshot_to_proto(s), seat=s.turn + 1)
+        for s in own
+    ]
+    claim_pb = [rules_pb2.GetClaimOptionsRequest(table=R.snapshot_to_proto(s)) for s in claims]
+    with serving(SPEC) as (_server, channel):
+        stub = rules_pb2_grpc.RulesServiceStub(channel)
+        per_s, _ = rate(lambda: sum(1 for r in own_pb if stub.GetOwnTurnOptions(r, timeout=10)))
+        print(f"  {'GetOwnTurnOptions, gRPC loopback, 1 client':<44} {per_s:>10,.0f} calls/s")
+        per_s, _ = rate(lambda: sum(1 for r in claim_pb if stub.GetClaimOptions(r, timeout=10)))
+        print(f"  {'GetClaimOptions, gRPC loopback, 1 client':<44} {per_s:>10,.0f} calls/s")
+
+
 def main() -> int:
     repeat = max(3, int(bench_seconds() * 4))  # rounds per side; each round times every hand
     sets = hand_sets(random.Random(SEED))
@@ -152,6 +186,8 @@ def main() -> int:
     for name, what in (("win/random", "win check ratio"), ("waits/random", "waits ratio")):
         verdict = "met" if ratios[name] >= TARGET else "MISSED"
         print(f"{what}: {ratios[name]:.2f}× (target ≥ {TARGET:.0f}×: {verdict})")
+    configure_logging("warning")  # the server's per-call logs would drown the figures
+    decisions()
     return 1 if wrong else 0
 
 
