@@ -5,6 +5,7 @@ from __future__ import annotations
 from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
+from services.gateway.domain.hand import TileSwap
 from services.gateway.domain.session import Seat
 from services.gateway.tables import TableManager, TableSpec, check_id
 from shared.convert.common import ruleset_from_ref, seat_from_proto_optional, seat_to_proto
@@ -14,7 +15,7 @@ from shared.convert.gateway import (
     event_to_proto,
     view_to_proto,
 )
-from shared.errors import FailedPrecondition, InvalidArgument
+from shared.errors import InvalidArgument
 from shared.ruleset import DEFAULT_RULESET
 
 MAX_HANDS = 10_000
@@ -94,10 +95,8 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         seat = seat_from_proto_optional(request.seat, "seat")
         try:
             action = action_from_proto(request.action)
-        except TileSwapRequested:
-            raise FailedPrecondition(
-                "tile swap (换牌) is not offered at this table", reason="NO_TILE_SWAP"
-            ) from None
+        except TileSwapRequested as swap:
+            action = TileSwap(tuple(swap.tiles))
         seq, replayed = self.manager.act(
             request.table_id,
             request.seat_token,

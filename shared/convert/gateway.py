@@ -180,6 +180,7 @@ def options_to_proto(d: dict[str, Any]) -> pb.Options:
     for low in d.get("chows", []):
         k = T.parse(low)[0]
         o.chows.add(tiles=tiles_to_proto((k, k + 1, k + 2)))
+    o.swap_count = int(d.get("swap_count", 0))
     o.pong = bool(d.get("pong"))
     o.exposed_kong = bool(d.get("exposed_kong"))
     setattr(o, "pass", bool(d.get("pass")))
@@ -334,6 +335,16 @@ def event_to_proto(seq: int, t: int, kind: str, d: dict[str, Any]) -> pb.Event:
                 auto_play=bool(d.get("auto_play")),
                 left=bool(d.get("left")),
                 reason=d.get("reason", ""),
+            )
+        )
+    elif kind == "tiles_swapped":
+        buried = d.get("buried", "")
+        e.tiles_swapped.CopyFrom(
+            pb.TilesSwapped(
+                seat=_seat(d["seat"]),
+                buried=_tiles(buried),
+                taken=_tiles(d.get("taken", "")),
+                count=d.get("count", len(T.parse(buried))),
             )
         )
     elif kind == "timed_out":

@@ -71,6 +71,10 @@ class InProcessWall:
         event = hand.draw_replacement(seat)
         return WallDraw(event.tiles[0], hand.wall.remaining)
 
+    def swap(self, hand_id: str, seat: int, buried: list[int]) -> list[int]:
+        self.counter.wall += 1
+        return list(self.hands[hand_id].swap(seat, buried).tiles)
+
     def reveal(self, hand_id: str) -> WallReveal:
         self.counter.wall += 1
         hand = self.hands[hand_id]

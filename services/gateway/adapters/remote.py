@@ -117,6 +117,20 @@ class RemoteWall:
         )
         return WallDraw(C.tile_from_proto(resp.tile), resp.counts.remaining)
 
+    def swap(self, hand_id: str, seat: int, buried: list[int]) -> list[int]:
+        self.counter.wall += 1
+        resp = call(
+            self.stub.SwapTiles,
+            wall_pb2.SwapTilesRequest(
+                hand_id=hand_id,
+                seat=C.seat_to_proto(seat),
+                buried=C.tiles_to_proto(buried),
+                request_id=self._rid(hand_id),
+            ),
+            self.timeout,
+        )
+        return [C.tile_from_proto(t) for t in resp.taken]
+
     def reveal(self, hand_id: str) -> WallReveal:
         self.counter.wall += 1
         resp = call(self.stub.Reveal, wall_pb2.RevealRequest(hand_id=hand_id), self.timeout)

@@ -35,6 +35,8 @@ def project(kind: str, data: dict[str, Any], viewer: int | None) -> dict[str, An
             "replacements": "",
             "replacement_count": len(T.parse(data.get("replacements", ""))),
         }
+    if kind == "tiles_swapped" and data.get("seat") != viewer:
+        return {**data, "buried": "", "taken": "", "count": len(T.parse(data["buried"]))}
     if kind == "meld_declared" and data.get("seat") != viewer:
         meld = data["meld"]
         if meld.get("kind") == "concealed_kong":
@@ -53,6 +55,8 @@ def concealed_tiles_visible(kind: str, data: dict[str, Any]) -> list[int]:
         out += T.parse(data.get("tile", ""))
     elif kind == "flowers_exposed":
         out += T.parse(data.get("replacements", ""))
+    elif kind == "tiles_swapped":
+        out += T.parse(data.get("buried", "")) + T.parse(data.get("taken", ""))
     elif kind == "meld_declared" and data["meld"].get("kind") == "concealed_kong":
         out += T.parse(data["meld"].get("tiles", ""))
     return out

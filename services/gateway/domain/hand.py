@@ -65,6 +65,25 @@ NUM_SEATS = 4
 OWN_TURN = "own_turn"
 CLAIM = "claim"
 ROB_KONG = "rob_kong"
+SWAP = "tile_swap"
+
+
+@dataclass(frozen=True, slots=True)
+class SwapOptions:
+    """换牌 (option table.tile_swap): bury exactly ``count`` concealed tiles, or pass."""
+
+    seat: int
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class TileSwap:
+    """The 换牌 action: bury these tiles in the live wall and take as many from it."""
+
+    tiles: tuple[int, ...]
+
+
+Decision = Action | TileSwap
 
 Emit = Callable[[str, dict[str, Any]], int]
 
@@ -103,7 +122,7 @@ class Pending:
 
     seat: int
     kind: str  # OWN_TURN, CLAIM or ROB_KONG
-    options: OwnTurnOptions | ClaimOptions
+    options: OwnTurnOptions | ClaimOptions | SwapOptions
     deadline_ms: int
     tile: int | None = None  # the drawn tile (own turn) or the tile under claim
     from_seat: int | None = None
@@ -128,8 +147,10 @@ def _meld_json(meld: Meld) -> dict[str, Any]:
     return meld.to_json()
 
 
-def options_json(opts: OwnTurnOptions | ClaimOptions) -> dict[str, Any]:
+def options_json(opts: OwnTurnOptions | ClaimOptions | SwapOptions) -> dict[str, Any]:
     """The options a prompt carries, as JSON (tiles in mpsz)."""
+    if isinstance(opts, SwapOptions):
+        return {"swap_count": opts.count, "pass": True}
     if isinstance(opts, OwnTurnOptions):
         return {
             "discards": [T.format_tile(k) for k in opts.discards],
@@ -159,8 +180,10 @@ def prompt_json(p: Pending) -> dict[str, Any]:
     }
 
 
-def action_json(action: Action) -> dict[str, Any]:
+def action_json(action: Decision) -> dict[str, Any]:
     """An action as JSON for the event log (replay)."""
+    if isinstance(action, TileSwap):
+        return {"type": "tile_swap", "tiles": T.format_tiles(action.tiles, sort=False)}
     d: dict[str, Any] = {"type": action_name(action)}
     if isinstance(action, Discard):
         d["tile"] = T.format_tile(action.tile)
@@ -175,7 +198,7 @@ def action_json(action: Action) -> dict[str, Any]:
     return d
 
 
-def action_from_json(d: dict[str, Any]) -> Action:
+def action_from_json(d: dict[str, Any]) -> Decision:
     """Inverse of :func:`action_json`."""
     kind = d.get("type")
     one = (lambda: T.parse(d["tile"])[0]) if "tile" in d else (lambda: -1)
@@ -197,6 +220,8 @@ def action_from_json(d: dict[str, Any]) -> Action:
         return Win(bool(d.get("eight_flowers")))
     if kind == "pass":
         return Pass()
+    if kind == "tile_swap":
+        return TileSwap(tuple(T.parse(d["tiles"])))
     raise InvalidArgument(f"unknown action type {kind!r}")
 
 
@@ -341,7 +366,84 @@ class HandEngine:
                 flowers = [k for k in replacements if T.is_flower(k)]
         self.turn = cfg.dealer
         self.last = LastAction(LastActionKind.DEAL, cfg.dealer)
-        self._prompt_own_turn(cfg.dealer)
+        if self.ruleset.table.tile_swap:
+            self._open_swap_window()
+        else:
+            self._prompt_own_turn(cfg.dealer)
+
+    # --- 换牌 tile swap ------------------------------------------------------------------------
+    def _open_swap_window(self) -> None:
+        """Every seat may bury ``tile_swap_count`` tiles and take as many from the live wall
+        within ``tile_swap_seconds``; a seat that does not answer (disconnected) does not swap."""
+        count = int(self.ruleset.table.tile_swap_count)
+        deadline = self.now_ms() + int(self.ruleset.table.tile_swap_seconds) * 1000
+        order = [(self.dealer + i) % NUM_SEATS for i in range(NUM_SEATS)]
+        self.pending = {s: Pending(s, SWAP, SwapOptions(s, count), deadline) for s in order}
+        for s in order:
+            self.pending[s].sequence = self._emit_prompt(self.pending[s])
+
+    def _check_swap(self, p: Pending, action: Decision) -> None:
+        if isinstance(action, Pass):
+            return
+        if not isinstance(action, TileSwap):
+            raise FailedPrecondition(
+                f"before play only a tile swap (换牌) or pass is possible, not "
+                f"{action_name(action)}",
+                reason="ILLEGAL_ACTION",
+            )
+        opts = p.options
+        assert isinstance(opts, SwapOptions)
+        if len(action.tiles) != opts.count:
+            raise InvalidArgument(
+                f"a tile swap buries exactly {opts.count} tiles, got {len(action.tiles)}",
+                field="tile_swap.tiles",
+            )
+        held = list(self.seats[p.seat].counts)
+        for k in action.tiles:
+            if not 0 <= k < T.NUM_KINDS or held[k] == 0:
+                raise FailedPrecondition(
+                    f"seat {p.seat} does not hold {_fmt(k)} to bury", reason="ILLEGAL_ACTION"
+                )
+            held[k] -= 1
+
+    def _apply_swap(self, seat: int, action: Decision, taken: list[int] | None, auto: bool):
+        del self.pending[seat]
+        self.emit("action", seat=seat, action=action_json(action), auto=auto)
+        if isinstance(action, TileSwap) and taken is not None:
+            s = self.seats[seat]
+            for k in action.tiles:
+                s.counts[k] -= 1
+            flowers = [k for k in taken if T.is_flower(k)]
+            for k in taken:
+                if not T.is_flower(k):
+                    s.counts[k] += 1
+            self.emit(
+                "tiles_swapped",
+                seat=seat,
+                buried=T.format_tiles(action.tiles, sort=False),
+                taken=T.format_tiles(taken, sort=False),
+            )
+            while flowers:  # flowers taken in the swap are exposed and replaced (补花)
+                replacements = []
+                for _ in flowers:
+                    d = self.wall.draw_replacement(self.hand_id, seat)
+                    self.remaining = d.remaining
+                    replacements.append(d.tile)
+                s.flowers.extend(flowers)
+                for k in replacements:
+                    if not T.is_flower(k):
+                        s.counts[k] += 1
+                self.emit(
+                    "flowers_exposed",
+                    seat=seat,
+                    flowers=T.format_tiles(flowers),
+                    replacements=T.format_tiles(replacements, sort=False),
+                    draw="swap",
+                    tiles_left=self.remaining,
+                )
+                flowers = [k for k in replacements if T.is_flower(k)]
+        if not self.pending:
+            self._then(lambda: self._prompt_own_turn(self.dealer))
 
     # --- prompts ---------------------------------------------------------------------------
     def _prompt_own_turn(self, seat: int) -> None:
@@ -356,7 +458,7 @@ class HandEngine:
         return self.emit("prompt", **prompt_json(p))
 
     # --- acting ----------------------------------------------------------------------------
-    def act(self, seat: int, action: Action, *, auto: bool = False) -> None:
+    def act(self, seat: int, action: Decision, *, auto: bool = False) -> None:
         """Apply ``seat``'s action; FailedPrecondition (nothing changed) when it is not one of
         the options the seat holds now."""
         if self.finished:
@@ -367,6 +469,18 @@ class HandEngine:
                 f"seat {seat} has no decision pending now ({self._whose()})",
                 reason="NOT_YOUR_TURN",
                 seat=seat,
+            )
+        if p.kind == SWAP:
+            self._check_swap(p, action)
+            taken = None
+            if isinstance(action, TileSwap):  # the wall first: if it fails nothing changed
+                taken = self.wall.swap(self.hand_id, seat, list(action.tiles))
+            self.actions += 1
+            self._apply_swap(seat, action, taken, auto)
+            return
+        if isinstance(action, TileSwap):
+            raise FailedPrecondition(
+                "a tile swap (换牌) is only possible before play", reason="ILLEGAL_ACTION"
             )
         if p.kind == OWN_TURN:
             self._check_own_turn(p, action)
@@ -389,6 +503,8 @@ class HandEngine:
         kind = self.pending[seats[0]].kind
         if kind == OWN_TURN:
             return f"it is seat {seats[0]}'s turn"
+        if kind == SWAP:
+            return f"seats {', '.join(map(str, seats))} are deciding on a tile swap"
         return f"seats {', '.join(map(str, seats))} are deciding on a claim"
 
     @staticmethod

@@ -5,7 +5,7 @@ possible, else discard the drawn tile / pass)."""
 
 from __future__ import annotations
 
-from services.gateway.domain.hand import HandEngine, Pending
+from services.gateway.domain.hand import HandEngine, Pending, SwapOptions, TileSwap
 from services.gateway.domain.session import Policy, simple_policy
 from shared.table import Action, OwnTurnOptions
 
@@ -20,6 +20,8 @@ def bot_policy(name: str = "planner", seed: int | None = None) -> Policy:
 
     def decide(p: Pending, hand: HandEngine) -> Action:
         seat_view = SeatView.from_snapshot(hand.snapshot(), p.seat)
+        if isinstance(p.options, SwapOptions):
+            return TileSwap(tuple(bot.tile_swap(seat_view, p.options.count)))
         if isinstance(p.options, OwnTurnOptions):
             return bot.own_turn(seat_view, p.options)
         assert p.tile is not None

@@ -57,6 +57,9 @@ class WallPort(Protocol):
 
     def draw_replacement(self, hand_id: str, seat: int) -> WallDraw: ...
 
+    def swap(self, hand_id: str, seat: int, buried: list[int]) -> list[int]:
+        """换牌: bury these tiles in the live wall; the tiles taken in exchange."""
+
     def reveal(self, hand_id: str) -> WallReveal: ...
 
 

@@ -21,6 +21,7 @@ from typing import Any
 from services.gateway.domain.hand import (
     HandConfig,
     HandEngine,
+    TileSwap,
     action_from_json,
 )
 from services.gateway.domain.ports import WallDraw, WallHand, WallReveal
@@ -39,6 +40,7 @@ ENGINE_KINDS = frozenset(
         "ready_declared",
         "prompt",
         "action",
+        "tiles_swapped",
         "win_declared",
         "hand_result",
         "seed_revealed",
@@ -85,9 +87,17 @@ class Verdict:
 class _ReplayWall:
     """A wall port that hands out the recorded tiles."""
 
-    def __init__(self, started: dict, dealt: dict, live: list[int], tail: list[int], seed: dict):
+    def __init__(
+        self,
+        started: dict,
+        dealt: dict,
+        live: list[int],
+        tail: list[int],
+        seed: dict,
+        swaps: list[list[int]],
+    ):
         self.started, self.dealt, self.seed = started, dealt, seed
-        self.live, self.tail = deque(live), deque(tail)
+        self.live, self.tail, self.swaps = deque(live), deque(tail), deque(swaps)
         self.remaining = 0
 
     def new_hand(self, ruleset_name, overrides, dealer, request_id) -> WallHand:
@@ -111,11 +121,18 @@ class _ReplayWall:
     def draw_replacement(self, hand_id, seat) -> WallDraw:
         return self._take(self.tail)
 
+    def swap(self, hand_id, seat, buried) -> list[int]:
+        if not self.swaps:
+            raise DomainError("the record has no tile swap here")
+        return self.swaps.popleft()
+
     def reveal(self, hand_id) -> WallReveal:
         return WallReveal(self.seed.get("seed", ""), self.seed.get("commitment", ""))
 
 
-def wall_record(records: list[dict[str, Any]], reserved: int) -> dict[str, Any]:
+def wall_record(
+    records: list[dict[str, Any]], reserved: int, swap_count: int = 0
+) -> dict[str, Any]:
     """The wall verifier's record (services.wall.verify) of an exported hand."""
     started = next(r["data"] for r in records if r.get("kind") == "hand_started")
     seed = next((r["data"] for r in records if r.get("kind") == "seed_revealed"), {})
@@ -127,8 +144,12 @@ def wall_record(records: list[dict[str, Any]], reserved: int) -> dict[str, Any]:
             for i in range(4):
                 seat = (dealer + i) % 4
                 events.append({"kind": "deal", "seat": seat, "tiles": d["hands"][seat]})
+        elif kind == "tiles_swapped":
+            events.append(
+                {"kind": "swap", "seat": d["seat"], "buried": d["buried"], "tiles": d["taken"]}
+            )
         elif kind == "flowers_exposed":
-            if d.get("draw") == "deal":
+            if d.get("draw") in ("deal", "swap"):
                 for k in T.parse(d["replacements"]):
                     events.append(
                         {"kind": "replacement", "seat": d["seat"], "tiles": T.format_tile(k)}
@@ -145,6 +166,7 @@ def wall_record(records: list[dict[str, Any]], reserved: int) -> dict[str, Any]:
         "dealer": dealer,
         "dice": started["dice"],
         "reserved_tiles": reserved,
+        "tile_swap_count": swap_count,
         "events": events,
     }
 
@@ -181,7 +203,8 @@ def verify_hand(records: list[dict[str, Any]], *, rules=None, scoring=None) -> V
     if "hand_started" not in by_kind or "tiles_dealt" not in by_kind:
         verdict.problems.append("the record has no hand_started or tiles_dealt event")
         return verdict
-    wall = wall_record(records[1:], ruleset.table.reserved_tiles)
+    swap_count = ruleset.table.tile_swap_count if ruleset.table.tile_swap else 0
+    wall = wall_record(records[1:], ruleset.table.reserved_tiles, swap_count)
     if not wall["seed"]:
         verdict.problems.append("the seed was never revealed: the hand is not finished")
         return verdict
@@ -193,8 +216,9 @@ def verify_hand(records: list[dict[str, Any]], *, rules=None, scoring=None) -> V
         verdict.problems.append(f"wall record: {exc}")
     started = by_kind["hand_started"]
     live, tail = _draw_queues(wall)
+    swaps = [T.parse(r["data"]["taken"]) for r in events if r["kind"] == "tiles_swapped"]
     replay_wall = _ReplayWall(
-        started, by_kind["tiles_dealt"], live, tail, by_kind.get("seed_revealed", {})
+        started, by_kind["tiles_dealt"], live, tail, by_kind.get("seed_revealed", {}), swaps
     )
     produced: list[tuple[str, dict[str, Any]]] = []
     engine = HandEngine(
@@ -224,7 +248,8 @@ def verify_hand(records: list[dict[str, Any]], *, rules=None, scoring=None) -> V
             d = r["data"]
             action = action_from_json(d["action"])
             try:
-                validate_action(engine.snapshot(), d["seat"], action)
+                if not isinstance(action, TileSwap):  # 换牌 is the engine's own check
+                    validate_action(engine.snapshot(), d["seat"], action)
                 engine.act(d["seat"], action, auto=bool(d.get("auto")))
             except DomainError as exc:
                 verdict.problems.append(

@@ -25,6 +25,7 @@ from typing import Any
 from services.gateway.domain.clock import Scheduler
 from services.gateway.domain.hand import (
     OWN_TURN,
+    SWAP,
     HandConfig,
     HandEngine,
     Pending,
@@ -374,6 +375,10 @@ class TableSession:
         hand = self.hand
         assert hand is not None
         s = self.seats[seat]
+        if p.kind == SWAP:  # not swapping in time is no fault: the seat keeps its tiles
+            hand.act(seat, Pass(), auto=True)
+            self._after_engine()
+            return
         s.timeouts_in_row += 1
         self.stats.timeouts += 1
         self.emit("timed_out", {"seat": seat, "kind": p.kind, "in_a_row": s.timeouts_in_row})
@@ -533,6 +538,8 @@ def simple_policy(p: Pending, hand: HandEngine) -> Action:
     from shared.table import DeclareReady, OwnTurnOptions, Win
 
     opts = p.options
+    if p.kind == SWAP:
+        return Pass()  # keeps its tiles
     if isinstance(opts, OwnTurnOptions):
         if opts.wins:
             return Win()

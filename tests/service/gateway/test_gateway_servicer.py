@@ -252,3 +252,40 @@ def test_leave_pays_the_escape_penalty_and_a_bot_finishes(gateway):
     assert results[-1].outcome in (pb.HAND_OUTCOME_WIN, pb.HAND_OUTCOME_DRAW)
     view = state(stub, t)
     assert view.seats[0].left and view.phase == pb.TABLE_PHASE_FINISHED
+
+
+def test_tile_swap_over_the_api(gateway):
+    stub = gateway
+    seats = [
+        pb.SeatAssignment(player_id=f"s{i}-{uuid.uuid4().hex[:6]}", bot=i > 0) for i in range(4)
+    ]
+    t = stub.CreateTable(
+        pb.CreateTableRequest(
+            request_id=uuid.uuid4().hex,
+            ruleset=common_pb2.RulesetRef(
+                name="shanghai-qiaoma", options={"table.tile_swap": "true"}
+            ),
+            stake=1,
+            seats=seats,
+            max_hands=1,
+            first_dealer=common_pb2.SEAT_0,
+        ),
+        timeout=5,
+    )
+    deadline = time.monotonic() + 10
+    view = state(stub, t)
+    while not (view.HasField("prompt") and view.prompt.kind == pb.PROMPT_KIND_TILE_SWAP):
+        assert time.monotonic() < deadline, "no tile-swap prompt"
+        time.sleep(0.01)
+        view = state(stub, t)
+    assert view.prompt.options.swap_count == 5
+    held = list(view.seats[0].concealed)
+    short = pb.Action(tile_swap=pb.TileSwap(tiles=held[:4]))
+    assert code_of(lambda: act(stub, t, short)) == grpc.StatusCode.INVALID_ARGUMENT
+    act(stub, t, pb.Action(tile_swap=pb.TileSwap(tiles=held[:5])))
+    events = collect(stub, t, 0, state(stub, t).last_sequence)
+    swapped = [e.tiles_swapped for e in events if e.WhichOneof("kind") == "tiles_swapped"]
+    mine = [s for s in swapped if s.seat == common_pb2.SEAT_0]
+    assert list(mine[0].buried) == held[:5] and len(mine[0].taken) == 5
+    others = [s for s in swapped if s.seat != common_pb2.SEAT_0]
+    assert others and all(not s.buried and not s.taken and s.count == 5 for s in others)

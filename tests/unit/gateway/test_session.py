@@ -19,11 +19,13 @@ from services.gateway.domain.session import (
     TableSession,
     simple_policy,
 )
+from shared import tiles as T
 from shared.errors import FailedPrecondition
-from shared.ruleset import load_ruleset
+from shared.ruleset import resolve_ruleset
+from shared.table import Discard
 
 
-def make(humans=1, max_hands=1, dealer=0, seed=1):
+def make(humans=1, max_hands=1, dealer=0, seed=1, overrides=None):
     events: list[tuple[str, dict]] = []
     reports: list[tuple[str, dict]] = []
     sched = ManualScheduler()
@@ -31,9 +33,9 @@ def make(humans=1, max_hands=1, dealer=0, seed=1):
     session = TableSession(
         SessionConfig(
             table_id="t1",
-            ruleset=load_ruleset(),
+            ruleset=resolve_ruleset("shanghai-qiaoma", overrides or {}),
             ruleset_name="shanghai-qiaoma",
-            overrides={},
+            overrides=overrides or {},
             stake=1,
             max_hands=max_hands,
             first_dealer=dealer,
@@ -152,3 +154,70 @@ def test_four_bots_play_successive_hands_with_dealer_and_huangfan_from_scoring()
     assert chips == [s.chips for s in session.seats]
     assert events[-1][0] == "table_finished"
     assert session.hand.tiles_accounted() == 144
+
+
+def test_tile_swap_before_play_then_replays_verify():
+    """换牌 (table.tile_swap): bots bury tiles before play; every hand still verifies."""
+    from services.gateway.domain.policy import bot_policy
+    from services.gateway.domain.replay import export_hand, verify_hand
+    from shared.ruleset import resolve_ruleset
+
+    overrides = {"table.tile_swap": "true"}
+    events: list[tuple[str, dict]] = []
+    sched = ManualScheduler()
+    session = TableSession(
+        SessionConfig(
+            table_id="t-swap",
+            ruleset=resolve_ruleset("shanghai-qiaoma", overrides),
+            ruleset_name="shanghai-qiaoma",
+            overrides=overrides,
+            stake=1,
+            max_hands=3,
+            first_dealer=1,
+        ),
+        [Seat(player_id=f"b{i}", bot=True) for i in range(4)],
+        ports=Ports(InProcessWall(), InProcessRules(), InProcessScoring()),
+        scheduler=sched,
+        emit=lambda kind, data: events.append((kind, data)) or len(events),
+        report=lambda kind, data: None,
+        policy=bot_policy("planner", seed=3),
+    )
+    session.start()
+    sched.drain()
+    assert session.phase == FINISHED
+    swaps = [d for k, d in events if k == "tiles_swapped"]
+    assert len(swaps) == 12 and all(len(T.parse(d["buried"])) == 5 for d in swaps)
+    log = [(i + 1, 0, k, d) for i, (k, d) in enumerate(events)]
+    header = {
+        "table_id": "t-swap",
+        "ruleset": "shanghai-qiaoma",
+        "overrides": overrides,
+        "stake": 1,
+    }
+    for hid in [d["hand_id"] for k, d in events if k == "hand_started"]:
+        verdict = verify_hand(export_hand(header, log, hid))
+        assert verdict.ok, verdict.problems
+
+
+def test_swap_window_refuses_play_and_a_missed_swap_keeps_the_tiles():
+    from services.gateway.domain.hand import SWAP, TileSwap
+
+    session, sched, events, _ = make(humans=4, overrides={"table.tile_swap": "true"})
+    sched.run_due()
+    hand = session.hand
+    assert set(hand.pending) == {0, 1, 2, 3} and all(p.kind == SWAP for p in hand.pending.values())
+    before, n = hand.copy_state(), len(events)
+    held = T.from_counts(hand.seats[1].counts)
+    with pytest.raises(FailedPrecondition):
+        session.act(1, TileSwap((33,) * 5))
+    with pytest.raises(FailedPrecondition):
+        session.act(1, Discard(held[0]))
+    assert hand.copy_state() == before and len(events) == n
+    session.act(1, TileSwap(tuple(held[:5])))
+    swapped = next(d for k, d in events if k == "tiles_swapped")
+    assert swapped["seat"] == 1 and T.parse(swapped["buried"]) == held[:5]
+    assert sum(hand.seats[1].counts) == 13
+    sched.advance(15_000)  # tile_swap_seconds: the others keep their tiles, no timeout counted
+    assert all(s.timeouts_in_row == 0 for s in session.seats)
+    assert list(hand.pending) == [0] and hand.pending[0].kind == "own_turn"
+    assert hand.tiles_accounted() == 144
