@@ -31,7 +31,7 @@ from services.gateway.client.convert import (
     options_from_prompt,
     view_from_proto,
 )
-from services.gateway.client.player import RemotePlayer
+from services.gateway.client.player import RemotePlayer, same_prompt
 from services.gateway.client.tables import create_table
 from shared.addresses import default_address
 from shared.hand.hand_type import HandType
@@ -300,8 +300,8 @@ class TerminalPlayer(RemotePlayer):
 
     def decide(self, prompt: gateway_pb2.Prompt) -> gateway_pb2.ActResponse | None:
         table = self.state()
-        if not table.HasField("prompt") or table.prompt.kind != prompt.kind:
-            return None
+        if not same_prompt(table, prompt):
+            return None  # answered by the timer meanwhile; a newer prompt will come
         if self.seat is None and table.viewer:
             self.seat = table.viewer - 1
         view = view_from_proto(table, prompt)

@@ -63,6 +63,18 @@ class PlayerLog:
     table_finished: gateway_pb2.TableFinished | None = None
 
 
+def same_prompt(table: gateway_pb2.TableView, prompt: gateway_pb2.Prompt) -> bool:
+    """Is ``prompt`` (from the event stream) still the seat's pending decision in ``table``?"""
+    if not table.HasField("prompt"):
+        return False
+    now = table.prompt
+    return (
+        now.kind == prompt.kind
+        and now.tile == prompt.tile
+        and now.deadline_unix_ms == prompt.deadline_unix_ms
+    )
+
+
 class RemotePlayer:
     """Plays one seat of one table through a gateway.
 
@@ -255,7 +267,7 @@ class RemotePlayer:
     def decide(self, prompt: gateway_pb2.Prompt) -> gateway_pb2.ActResponse | None:
         """Answer one prompt with the policy's action, on the seat's view from GetTableState."""
         table = self.state()
-        if not table.HasField("prompt") or table.prompt.kind != prompt.kind:
+        if not same_prompt(table, prompt):
             return None  # answered or expired meanwhile; a newer prompt will come
         if self.seat is None and table.viewer:
             self.seat = table.viewer - 1  # a token given without its seat
