@@ -164,11 +164,15 @@ def waiting_count(store: Store, queue: str) -> int:
 
 
 def _set_state(store: Store, ticket_id: str, want: str, state: str, match_id: str) -> bool:
+    """Move a ticket from ``want`` to ``state`` atomically. Claiming (→ MATCHED) records
+    ``match_id``; releasing (MATCHED →) only the match's own tickets and clears it."""
+
     def fn(raw: bytes | None):
         t = Ticket.from_json(raw)
         if t.state != want or (want == MATCHED and t.match_id != match_id):
             return None, False
-        return replace(t, state=state, match_id=match_id).to_json(), True
+        new_match = match_id if state == MATCHED else ""
+        return replace(t, state=state, match_id=new_match).to_json(), True
 
     return store.update(TICKETS, ticket_id, fn)
 
@@ -178,12 +182,24 @@ def _match_id(ticket_ids: Sequence[str | None], now: float) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
+@dataclass(frozen=True, slots=True)
+class Formed:
+    """A table formed from a queue: its match id and the players' assigned tickets."""
+
+    match_id: str
+    tickets: tuple[Ticket, ...]
+    bots: int
+
+
+STALE_MATCH_SECONDS = 60.0  # a match not fully claimed by then was abandoned by a crash
+
+
 def form_tables(
     store: Store, allocator: TableAllocator, now: float, bot_fill_seconds: float
-) -> list[str]:
-    """Form every table the queues allow and create them on a gateway; returns the match ids
-    that got tables. Pending matches from an earlier (crashed or failed) pass are retried."""
-    done = [m for m in (_complete(store, allocator, k) for k, _ in store.scan(MATCHES)) if m]
+) -> list[Formed]:
+    """Form every table the queues allow and create them on a gateway. Pending matches from an
+    earlier (crashed or failed) pass are retried first."""
+    done = [f for f in (_complete(store, allocator, k, now) for k, _ in store.scan(MATCHES)) if f]
     for queue, _ in store.scan(QUEUES):
         index = list(store.scan(_QUEUE + queue))
         waiting = []
@@ -193,36 +209,45 @@ def form_tables(
                 waiting.append((t.ticket_id, t.created_at))
         for seats in plan_tables(waiting, now, bot_fill_seconds):
             match_id = _start_match(store, queue, seats, now)
-            if match_id and _complete(store, allocator, match_id):
-                done.append(match_id)
+            formed = _complete(store, allocator, match_id, now) if match_id else None
+            if formed:
+                done.append(formed)
     return done
 
 
 def _start_match(store: Store, queue: str, seats: tuple[str | None, ...], now: float):
     match_id = _match_id(seats, now)
-    store.put(MATCHES, match_id, records.dump({"queue": queue, "seats": list(seats)}))
+    body = {"queue": queue, "seats": list(seats), "created_at": now}
+    store.put(MATCHES, match_id, records.dump(body))
     claimed = []
     for tid in seats:
         if tid is None:
             continue
         if not _set_state(store, tid, WAITING, MATCHED, match_id):
             for back in claimed:  # a ticket left (or another replica took it): undo
-                _set_state(store, back, MATCHED, WAITING, "")
+                _set_state(store, back, MATCHED, WAITING, match_id)
             store.delete(MATCHES, match_id)
             return None
         claimed.append(tid)
     return match_id
 
 
-def _complete(store: Store, allocator: TableAllocator, match_id: str) -> str | None:
-    """Create the match's table and assign its tickets; None when the gateway is unavailable
-    (the match stays pending and is retried)."""
+def _complete(store: Store, allocator: TableAllocator, match_id: str, now: float):
+    """Create the match's table and assign its tickets; None while the gateway is unavailable
+    (the match stays pending and is retried) or while its tickets are still being claimed."""
     rec = store.get(MATCHES, match_id)
     if rec is None:
         return None
     match = records.load(rec.value)
-    ruleset, stake = match["queue"].rsplit("|", 1)
     tickets = [get_ticket(store, t) if t else None for t in match["seats"]]
+    if not all(t.state == MATCHED and t.match_id == match_id for t in tickets if t):
+        if now - match["created_at"] >= STALE_MATCH_SECONDS:
+            for t in tickets:  # abandoned half-way by a crash: the tickets wait again
+                if t:
+                    _set_state(store, t.ticket_id, MATCHED, WAITING, match_id)
+            store.delete(MATCHES, match_id)
+        return None
+    ruleset, stake = match["queue"].rsplit("|", 1)
     seats = tuple(
         SeatRequest(t.player_id, t.display_name)
         if t
@@ -240,6 +265,7 @@ def _complete(store: Store, allocator: TableAllocator, match_id: str) -> str | N
         table = allocator.create_table(request)
     except DomainError:
         return None
+    assigned = []
     for seat, t in enumerate(tickets):
         if t is None:
             continue
@@ -249,10 +275,12 @@ def _complete(store: Store, allocator: TableAllocator, match_id: str) -> str | N
 
         def fn(raw: bytes | None, a=assignment):
             cur = Ticket.from_json(raw)
-            return replace(cur, state=ASSIGNED, assignment=a).to_json(), None
+            if cur.state == MATCHED and cur.match_id == match_id:
+                cur = replace(cur, state=ASSIGNED, assignment=a)
+            return cur.to_json(), cur
 
-        store.update(TICKETS, t.ticket_id, fn)
+        assigned.append(store.update(TICKETS, t.ticket_id, fn))
         store.delete(_QUEUE + t.queue, _index_key(t))
         store.delete(PLAYER_TICKET, t.player_id)
     store.delete(MATCHES, match_id)
-    return match_id
+    return Formed(match_id, tuple(assigned), sum(t is None for t in tickets))

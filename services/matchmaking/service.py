@@ -15,6 +15,8 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import structlog
+
 from shared.errors import (
     FailedPrecondition,
     InvalidArgument,
@@ -25,10 +27,12 @@ from shared.errors import (
 from shared.ruleset import DEFAULT_RULESET, RulesetError, resolve_ruleset
 from shared.store.base import Store
 
-from . import ledger, levels, players, queues, room_cards, rooms, tokens, tournaments
+from . import ledger, levels, metrics, players, queues, room_cards, rooms, tokens, tournaments
 from .allocator import TableAllocator
 from .clock import Clock, system_clock
 from .tags import parse_room, parse_tournament, tournament_group
+
+log = structlog.get_logger("mahjong.matchmaking")
 
 
 @dataclass(frozen=True)
@@ -117,6 +121,10 @@ class Matchmaking:
     def record_hand(self, report: ledger.HandReport) -> bool:
         """Record a settled hand (idempotent by hand id); True when new."""
         new = ledger.record_hand(self.store, report, self.clock())
+        metrics.HANDS.labels("new" if new else "repeat").inc()
+        log.info(
+            "hand_recorded", hand=report.hand_id, table=report.table_id, tag=report.tag, new=new
+        )
         where = parse_tournament(report.tag)
         if where:
             self._advance(where.tournament_id)
@@ -134,7 +142,6 @@ class Matchmaking:
                 self.store, where.tournament_id, where.round, where.table, table_id, hands_played
             )
             self._advance(where.tournament_id)
-            tournaments.allocate_tables(self.store, self.allocator, where.tournament_id)
         elif code := parse_room(tag):
             rooms.finish_room(self.store, code, table_id)
         self.notify()
@@ -231,8 +238,8 @@ class Matchmaking:
 
     def invite_bot(self, token: str, code: str) -> rooms.Room:
         player = self.authenticate(token)
-        room = rooms.invite_bot(self.store, code, player.player_id, self.clock())
-        room = rooms.start_if_ready(self.store, self.allocator, code)
+        rooms.invite_bot(self.store, code, player.player_id, self.clock())
+        room = self._start_room(code)
         self.notify()
         return room
 
@@ -242,7 +249,7 @@ class Matchmaking:
         rooms.press_start(
             self.store, code, player.player_id, self.clock(), self._ready_seconds(room.ruleset)
         )
-        room = rooms.start_if_ready(self.store, self.allocator, code)
+        room = self._start_room(code)
         self.notify()
         return room
 
@@ -333,7 +340,9 @@ class Matchmaking:
     def start_tournament(self, token: str, tournament_id: str) -> tournaments.Tournament:
         player = self.authenticate(token)
         tournaments.start(self.store, tournament_id, player.player_id)
-        tournaments.allocate_tables(self.store, self.allocator, tournament_id)
+        created = tournaments.allocate_tables(self.store, self.allocator, tournament_id)
+        metrics.TABLES.labels("tournament").inc(created)
+        log.info("tournament_started", tournament=tournament_id, tables=created)
         self.notify()
         return tournaments.get(self.store, tournament_id)
 
@@ -359,25 +368,53 @@ class Matchmaking:
             lambda: self.tournament_chips(tournament_id),
             lambda table_id: ledger.hands_of_table(self.store, table_id),
         )
+        if len(after.standings) != len(before.standings):
+            metrics.ROUNDS.inc()
+            log.info(
+                "tournament_round_done",
+                tournament=tournament_id,
+                round=len(after.standings),
+                state=after.state,
+            )
         if after.current_round != before.current_round:
-            tournaments.allocate_tables(self.store, self.allocator, tournament_id)
+            created = tournaments.allocate_tables(self.store, self.allocator, tournament_id)
+            metrics.TABLES.labels("tournament").inc(created)
 
     # --- timers and pending work -------------------------------------------------------------
     def tick(self) -> None:
         """Form quick-match tables (bots after the wait), expire room Start timers, start full
         rooms, create pending tournament tables and advance finished rounds."""
         now = self.clock()
-        queues.form_tables(self.store, self.allocator, now, self.config.bot_fill_seconds)
+        for formed in queues.form_tables(
+            self.store, self.allocator, now, self.config.bot_fill_seconds
+        ):
+            metrics.TABLES.labels("quick").inc()
+            metrics.BOT_SEATS.inc(formed.bots)
+            for t in formed.tickets:
+                metrics.QUEUE_WAIT.labels(str(t.stake)).observe(max(now - t.created_at, 0))
+            log.info("quick_table", match=formed.match_id, bots=formed.bots)
         for code in rooms.open_room_codes(self.store):
             try:
-                rooms.expire_ready_timers(self.store, code, now)
-                rooms.start_if_ready(self.store, self.allocator, code)
+                removed = rooms.expire_ready_timers(self.store, code, now)
+                if removed:
+                    log.info("room_ready_timeout", room=code, removed=removed)
+                self._start_room(code)
             except NotFound:
                 continue  # closed meanwhile
         for tid in tournaments.running_ids(self.store):
-            tournaments.allocate_tables(self.store, self.allocator, tid)
+            metrics.TABLES.labels("tournament").inc(
+                tournaments.allocate_tables(self.store, self.allocator, tid)
+            )
             self._advance(tid)
         self.notify()
+
+    def _start_room(self, code: str) -> rooms.Room:
+        before = rooms.get_room(self.store, code).state
+        room = rooms.start_if_ready(self.store, self.allocator, code)
+        if room.state == rooms.PLAYING and before != rooms.PLAYING:
+            metrics.TABLES.labels("room").inc()
+            log.info("room_table", room=code, table=room.table_id)
+        return room
 
 
 def _ruleset_name(name: str) -> str:

@@ -118,7 +118,9 @@ def test_watch_assignments_streams_until_the_table_is_known(env):
     a = seen[-1].assignment
     ((request, table),) = alloc.tables.values()
     assert a.table_id == table.table_id and a.gateway_address == "gw.test:1"
-    assert a.seat == common_pb2.SEAT_0 and a.seat_token == table.seat_tokens[0]
+    assert a.seat in (common_pb2.SEAT_0, common_pb2.SEAT_1)  # both joined at the same instant
+    assert a.seat_token == table.seat_tokens[a.seat - 1]
+    assert request.seats[a.seat - 1].player_id == players[0][0].player_id
     assert [s.bot for s in request.seats] == [False, False, True, True]
 
 

@@ -1,6 +1,7 @@
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from prometheus_client import REGISTRY
 
 from services.matchmaking import queues
 from shared.errors import FailedPrecondition, InvalidArgument, PermissionDenied, Unauthenticated
@@ -63,7 +64,13 @@ def test_queues_are_separate_per_ruleset_and_stake():
     assert alloc.tables == {}
 
 
+def _sample(name, **labels):
+    return REGISTRY.get_sample_value(name, labels) or 0.0
+
+
 def test_bots_fill_empty_seats_after_the_configured_wait():
+    bots_before = _sample("mahjong_matchmaking_bot_seats_total")
+    waits_before = _sample("mahjong_matchmaking_queue_wait_seconds_count", stake="8")
     mm, alloc, clock = make_service(bot_fill_seconds=20)
     ps = players(mm, 2)
     tickets = [mm.join_queue(tok, "", 0) for _, tok in ps]
@@ -75,6 +82,8 @@ def test_bots_fill_empty_seats_after_the_configured_wait():
     ((request, _),) = alloc.tables.values()
     assert [s.bot for s in request.seats] == [False, False, True, True]
     assert mm.ticket(ps[1][1], tickets[1].ticket_id).state == queues.ASSIGNED
+    assert _sample("mahjong_matchmaking_bot_seats_total") == bots_before + 2
+    assert _sample("mahjong_matchmaking_queue_wait_seconds_count", stake="8") == waits_before + 2
 
 
 def test_one_queue_at_a_time():
@@ -158,3 +167,35 @@ def test_many_tickets_form_many_tables_in_arrival_order():
     seated = [s.player_id for r, _ in alloc.tables.values() for s in r.seats]
     assert set(seated) == {p.player_id for p, _ in ps[:8]}
     assert queues.waiting_count(mm.store, queues.queue_key("shanghai-qiaoma", 8)) == 2
+
+
+def test_a_claim_that_loses_a_ticket_releases_the_others():
+    mm, _, clock = make_service()
+    ps = players(mm, 4)
+    tickets = [mm.join_queue(tok, "", 0) for _, tok in ps]
+    mm.leave_queue(ps[3][1], tickets[3].ticket_id)  # left after being planned
+    seats = tuple(t.ticket_id for t in tickets)
+    assert queues._start_match(mm.store, tickets[0].queue, seats, clock()) is None
+    for (_, tok), t in zip(ps[:3], tickets[:3], strict=True):
+        got = mm.ticket(tok, t.ticket_id)
+        assert (got.state, got.match_id) == (queues.WAITING, "")
+    assert list(mm.store.scan(queues.MATCHES)) == []
+
+
+def test_a_match_abandoned_half_claimed_by_a_crash_is_released_later():
+    mm, alloc, clock = make_service()
+    ps = players(mm, 4)
+    tickets = [mm.join_queue(tok, "", 0) for _, tok in ps]
+    # A replica wrote the match and claimed one ticket, then died.
+    seats = [t.ticket_id for t in tickets]
+    body = {"queue": tickets[0].queue, "seats": seats, "created_at": clock()}
+    mm.store.put(queues.MATCHES, "m-dead", queues.records.dump(body))
+    assert queues._set_state(mm.store, seats[0], queues.WAITING, queues.MATCHED, "m-dead")
+    mm.tick()  # the three others cannot make a table yet; the dead match is not stale
+    assert alloc.tables == {}
+    clock.advance(queues.STALE_MATCH_SECONDS)
+    mm.tick()  # released, then formed normally in the same pass
+    assert len(alloc.tables) == 1
+    assert {mm.ticket(tok, t.ticket_id).state for (_, tok), t in zip(ps, tickets, strict=True)} == {
+        queues.ASSIGNED
+    }

@@ -1,0 +1,26 @@
+"""Matchmaking metrics (Prometheus): queue wait, tables created, hands recorded, rounds."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Histogram
+
+QUEUE_WAIT = Histogram(
+    "mahjong_matchmaking_queue_wait_seconds",
+    "Time from joining a quick-match queue to being seated, by stake tier.",
+    ["stake"],
+    buckets=(1, 2, 5, 10, 20, 30, 45, 60, 120, 300, 600),
+)
+TABLES = Counter(
+    "mahjong_matchmaking_tables_total",
+    "Tables created on a gateway, by kind (quick, room, tournament).",
+    ["kind"],
+)
+BOT_SEATS = Counter(
+    "mahjong_matchmaking_bot_seats_total", "Empty quick-match seats filled by bots."
+)
+HANDS = Counter(
+    "mahjong_matchmaking_hands_recorded_total",
+    "Settled hands reported by the gateway, by whether they were new or repeats.",
+    ["result"],
+)
+ROUNDS = Counter("mahjong_matchmaking_tournament_rounds_total", "Tournament rounds completed.")
