@@ -152,3 +152,30 @@ def test_a_retried_request_id_is_applied_once(stack):
     assert not first["a"].replayed and first["b"].replayed
     assert first["a"].sequence == first["b"].sequence
     assert log.table_finished is not None
+
+
+def test_a_remote_player_answers_the_tile_swap_prompt(stack):
+    table = create_table(
+        stack.gateway, ["fay", None, None, None], max_hands=1, options={"table.tile_swap": "true"}
+    )
+    player = RemotePlayer(
+        stack.gateway, table.table_id, table.seat_tokens[0], seat=0, keep_events=True
+    )
+    try:
+        log = player.run()
+    finally:
+        player.close()
+    assert log.table_finished is not None
+    assert not log.rejections, log.rejections
+    prompts = [e.prompt for e in player.events if e.WhichOneof("kind") == "prompt"]
+    assert prompts[0].kind == gateway_pb2.PROMPT_KIND_TILE_SWAP
+    dealt = next(e.tiles_dealt for e in player.events if e.WhichOneof("kind") == "tiles_dealt")
+    own = [e.tiles_swapped for e in player.events if e.WhichOneof("kind") == "tiles_swapped"]
+    mine = [s for s in own if s.seat == 1]
+    assert len(mine) == 1 and len(mine[0].buried) == prompts[0].options.swap_count
+    hand = list(dealt.hands[0].tiles)
+    for e in player.events:  # 补花 replacements come before the swap
+        if e.WhichOneof("kind") == "flowers_exposed" and e.flowers_exposed.seat == 1:
+            hand.extend(e.flowers_exposed.replacements)
+    for t in mine[0].buried:  # the planning bot buried tiles it held
+        hand.remove(t)
