@@ -14,6 +14,8 @@
 
 from __future__ import annotations
 
+import cProfile
+import pstats
 import sys
 import time
 from collections import Counter
@@ -71,6 +73,34 @@ def engine_rate(seconds: float, seed: int) -> tuple[float, float, int]:
         hands / (time.process_time() - cpu),
         hands,
     )
+
+
+OTHER = "builtins and the standard library"
+_GROUPS = (
+    ("rules domain", "services/rules/"),
+    ("hand evaluation (shared/hand)", "shared/hand/"),
+    ("tile notation (event encoding)", "shared/tiles.py"),
+    ("gateway engine", "services/gateway/domain/"),
+    ("bots", "services/gateway/bots/"),
+    ("wall domain", "services/wall/"),
+    ("scoring domain", "services/scoring/"),
+)
+
+
+def engine_profile(hands: int = 20, seed: int = 11) -> list[tuple[str, float]]:
+    """Where the engine's time goes with four random bots: own time by package, in percent."""
+    profiler = cProfile.Profile()
+    profiler.enable()
+    play_table(RandomBot(seed), hands, seed=seed)
+    profiler.disable()
+    stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
+    total = sum(v[2] for v in stats.values()) or 1.0
+    shares = dict.fromkeys([name for name, _ in _GROUPS] + [OTHER], 0.0)
+    for (filename, _, _), v in stats.items():
+        path = filename.replace("\\", "/")
+        group = next((name for name, part in _GROUPS if part in path), OTHER)
+        shares[group] += v[2]
+    return sorted(((g, 100 * t / total) for g, t in shares.items()), key=lambda x: -x[1])
 
 
 class TimedBot(PlanningBot):
@@ -153,6 +183,10 @@ def main() -> int:
             f"  ratio                 : {ratio:8.2f}× wall clock, {ratio_cpu:.2f}× CPU "
             f"(target ≥ {TARGET_RATIO:.0f}×: {verdict})"
         )
+
+    print("  where our engine's time goes (own time by package, profiled):")
+    for group, share in engine_profile():
+        print(f"    {group:<32} {share:5.1f}%")
 
     print(f"planning bot vs three random bots, {WIN_RATE_HANDS} hands")
     t = time.perf_counter()
