@@ -186,7 +186,7 @@ def main() -> int:
 
     print("  where our engine's time goes (own time by package, profiled):")
     for group, share in engine_profile():
-        print(f"    {group:<32} {share:5.1f}%")
+        print(f"    {group:<34} {share:5.1f}%")
 
     print(f"planning bot vs three random bots, {WIN_RATE_HANDS} hands")
     t = time.perf_counter()
