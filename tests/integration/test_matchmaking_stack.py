@@ -2,6 +2,8 @@
 matchmaking store a SQLite file in tmp_path, tables played on the real gateway by its built-in
 bots and by scripted players (``services.gateway.client.RemotePlayer``) for the people.
 
+One stack serves the module (tests register their own players).
+
 * Restart: players, balances, an open room and a running tournament's standings survive a
   SIGTERM + restart of the matchmaking process in the middle of the tournament, which then
   runs to its end (the gateway's outbox delivers what it could not send meanwhile).
@@ -50,6 +52,7 @@ class Stack:
             "--matchmaking-addr", f"127.0.0.1:{self.mm_port}",
             "--discard-ms", "5000", "--claim-ms", "2000", "--auto-play-delay-ms", "0",
             "--seat-secret", "stack-secret", "--max-workers", "48",
+            "--drain-seconds", "0", "--grace-seconds", "1",
         ]  # fmt: skip
         self.procs["gateway"] = ServiceProcess(
             "gateway",
@@ -68,6 +71,7 @@ class Stack:
             "--gateway-addr", f"127.0.0.1:{self.gw_port}",
             "--tick-seconds", "0.1", "--ready-seconds", "2", "--bot-fill-seconds", "1",
             "--starting-silver", str(STARTING_SILVER), "--max-workers", "48",
+            "--drain-seconds", "0", "--grace-seconds", "1",
         ]  # fmt: skip
         return ServiceProcess(
             "matchmaking",
@@ -94,9 +98,9 @@ class Stack:
         return path.read_text(errors="replace")[-3000:] if path.exists() else ""
 
 
-@pytest.fixture
-def stack(tmp_path):
-    s = Stack(tmp_path)
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory):
+    s = Stack(tmp_path_factory.mktemp("matchmaking-stack"))
     try:
         yield s.start()
     finally:
@@ -178,6 +182,7 @@ def wait_for(predicate, timeout: float, what: str, stack: Stack):
 
 def run_tournament(stub, stack, people: int, bots: int, rounds: int, hands: int, *, restart=False):
     persons = [register(stub, f"Person {i + 1}") for i in range(people)]
+    house_before = house_balance(stub)
     creator = persons[0][1]
     t = stub.CreateTournament(
         pb.CreateTournamentRequest(
@@ -231,7 +236,12 @@ def run_tournament(stub, stack, people: int, bots: int, rounds: int, hands: int,
     for th in threads:
         th.join(30)
         assert th.error is None, th.error
-    return stub, persons, final, snapshot
+    return stub, persons, final, snapshot, house_before
+
+
+def house_balance(stub) -> int:
+    got = stub.GetBalances(pb.GetBalancesRequest(player_ids=["house"]), timeout=TIMEOUT)
+    return got.balances[0].silver
 
 
 def stack_snapshot(stub, persons, tournament):
@@ -249,7 +259,7 @@ def stack_snapshot(stub, persons, tournament):
     return identities, entries, r1, accounts
 
 
-def check_final(stub, persons, final, people, bots, rounds):
+def check_final(stub, persons, final, people, bots, rounds, house_before):
     ranking = list(final.final_ranking)
     assert len(ranking) == people + bots
     assert [s.rank for s in ranking] == list(range(1, people + bots + 1))
@@ -269,7 +279,7 @@ def check_final(stub, persons, final, people, bots, rounds):
         b.player_id: b.silver
         for b in stub.GetBalances(pb.GetBalancesRequest(player_ids=ids), timeout=TIMEOUT).balances
     }
-    house = stub.GetBalances(pb.GetBalancesRequest(player_ids=["house"])).balances[0].silver
+    house = house_balance(stub) - house_before  # this tournament's escape shares
     assert sum(balances.values()) == people * STARTING_SILVER - house
     # Standings agree with the ledger: people's entries tagged with the tournament, bots'
     # balances (they start at 0 and play nothing else).
@@ -295,11 +305,11 @@ def test_restart_in_the_middle_loses_nothing(stack):
     stub.AnswerRoomStake(pb.AnswerRoomStakeRequest(player_token=guest, code=room.code, accept=True))
     room_before = stub.GetRoom(pb.GetRoomRequest(player_token=owner, code=room.code)).room
 
-    stub, persons, final, snapshot = run_tournament(
+    stub, persons, final, snapshot, house_before = run_tournament(
         stub, stack, people=4, bots=4, rounds=2, hands=1, restart=True
     )
     assert snapshot is not None
-    check_final(stub, persons, final, people=4, bots=4, rounds=2)
+    check_final(stub, persons, final, people=4, bots=4, rounds=2, house_before=house_before)
     # The room and its players came through the restart unchanged; tokens still verify.
     room_after = stub.GetRoom(pb.GetRoomRequest(player_token=owner, code=room.code)).room
     assert room_after == room_before
@@ -310,8 +320,10 @@ def test_restart_in_the_middle_loses_nothing(stack):
 
 def test_sixteen_entrant_tournament_runs_to_its_final_ranking(stack):
     channel, stub = stub_for(stack)
-    stub, persons, final, _ = run_tournament(stub, stack, people=8, bots=8, rounds=3, hands=1)
-    house = check_final(stub, persons, final, people=8, bots=8, rounds=3)
+    stub, persons, final, _, house_before = run_tournament(
+        stub, stack, people=8, bots=8, rounds=3, hands=1
+    )
+    house = check_final(stub, persons, final, people=8, bots=8, rounds=3, house_before=house_before)
     assert house >= 0
     channel.close()
 
