@@ -21,7 +21,7 @@ from typing import TextIO
 import grpc
 from mahjong.gateway.v1 import gateway_pb2
 
-from services.gateway.bots import PlanningBot, SeatView, legal_actions
+from services.gateway.bots import PlanningBot, SeatView, legal_actions, plan_of
 from services.gateway.client.convert import (
     CLAIM,
     OWN_TURN,
@@ -270,6 +270,17 @@ def render_result(result: gateway_pb2.HandResult, me: int) -> str:
     return "\n".join(lines)
 
 
+def plan_text(view: SeatView) -> str:
+    """`` — plan 清/混一色万, 2 tiles from waiting, 12 useful tiles`` (the planning bot's view)."""
+    choice = plan_of(view)
+    if choice is None:
+        return ""
+    if choice.distance < 0:
+        return f" — {choice.plan.name_zh}: complete"
+    steps = "waiting" if choice.distance == 0 else f"{choice.distance} from waiting"
+    return f" — plan {choice.plan.name_zh}, {steps}, {choice.useful} useful tiles unseen"
+
+
 # --- the person at the table ----------------------------------------------------------------------
 class Quit(Exception):
     """The person asked to leave (``q`` or end of input)."""
@@ -333,7 +344,7 @@ class TerminalPlayer(RemotePlayer):
                     if isinstance(options, ClaimOptions)
                     else self.hint_bot.own_turn(view, options)
                 )
-                self.say(f"hint: {action_label(hint, tile)}")
+                self.say(f"hint: {action_label(hint, tile)}{plan_text(view)}")
                 continue
             if choice == "t":
                 self.say(render_table(self.state()))

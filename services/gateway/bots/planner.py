@@ -23,7 +23,6 @@ from services.gateway.bots.plan import (
     PlanChoice,
     allowed_honors,
     choose_plan,
-    evaluate_hand,
     feasible_plans,
     plan_cost,
     plan_distance,
@@ -266,10 +265,6 @@ def _best_win(view: SeatView, wins: Sequence[WinOption]) -> Win:
     return Win(eight_flowers=best.hand is HandType.EIGHT_FLOWERS)
 
 
-def evaluate_view(view: SeatView) -> PlanChoice | None:
-    """The plan the bot would follow now (for displays and tests)."""
-    return (
-        evaluate_hand(view.concealed, view.melds, unseen_counts(view), allowed_honors(view.ruleset))
-        if sum(view.concealed) % 3 == 1
-        else choose_plan(view.concealed, view.melds, unseen_counts(view), view.ruleset)
-    )
+def plan_of(view: SeatView) -> PlanChoice | None:
+    """The plan the bot would follow from this view (the terminal client's hint shows it)."""
+    return choose_plan(view.concealed, view.melds, unseen_counts(view), view.ruleset)

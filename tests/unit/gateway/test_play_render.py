@@ -14,6 +14,7 @@ from services.gateway.play import (
     action_label,
     hand_lines,
     menu,
+    plan_text,
     register_play,
     render_event,
     render_result,
@@ -193,3 +194,10 @@ def test_play_command_rejects_a_bad_option():
     out = io.StringIO()
     assert run_play(args, stdin=io.StringIO(), stdout=out) == 2
     assert "SECTION.OPTION=VALUE" in out.getvalue()
+
+
+def test_the_hint_names_the_planning_bots_plan(qiaoma):
+    view = SeatView(seat=0, ruleset=qiaoma, concealed=tuple(parse_counts("123456789m11z22z")))
+    assert plan_text(view) == " — plan 清/混一色万, waiting, 4 useful tiles unseen"
+    view = SeatView(seat=0, ruleset=qiaoma, concealed=tuple(parse_counts("123456789m11z2z5p")))
+    assert "1 from waiting" in plan_text(view)
