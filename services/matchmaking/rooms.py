@@ -69,6 +69,7 @@ class Room:
     gateway_address: str = ""
     seat_tokens: tuple[str, ...] = ()
     request_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    ruleset_options: dict[str, str] = field(default_factory=dict)  # the room's house rules
 
     def member(self, player_id: str) -> Member | None:
         return next((m for m in self.members if m.player_id == player_id), None)
@@ -153,7 +154,13 @@ def _claim_player(store: Store, player_id: str, code: str) -> None:
 
 # --- opening and joining -----------------------------------------------------------------------
 def open_room(
-    store: Store, owner_id: str, owner_name: str, ruleset: str, max_hands: int, now: float
+    store: Store,
+    owner_id: str,
+    owner_name: str,
+    ruleset: str,
+    max_hands: int,
+    now: float,
+    ruleset_options: dict[str, str] | None = None,
 ) -> Room:
     """A new room with a fresh code, the owner in seat 0. The caller spends the room card."""
     if max_hands < 0:
@@ -168,6 +175,7 @@ def open_room(
             max_hands,
             now,
             members=(Member(owner_id, owner_name, joined_at=now),),
+            ruleset_options=dict(ruleset_options or {}),
         )
         try:
             store.create(ROOMS, code, room.to_json())
@@ -379,6 +387,7 @@ def start_if_ready(store: Store, allocator: TableAllocator, code: str) -> Room:
     request = TableRequest(
         request_id=f"room-{room.code}-{room.request_id}",
         ruleset=room.ruleset,
+        ruleset_options=dict(room.ruleset_options),
         stake=room.stake or 1,
         seats=tuple(SeatRequest(m.player_id, m.display_name, m.bot) for m in room.members),
         max_hands=room.max_hands,

@@ -176,22 +176,36 @@ class Matchmaking:
         return queues.owned_ticket(self.store, ticket_id, player.player_id)
 
     # --- private rooms -----------------------------------------------------------------------
-    def _ready_seconds(self, ruleset: str) -> float:
+    def _ready_seconds(self, room: rooms.Room) -> float:
         if self.config.ready_seconds is not None:
             return self.config.ready_seconds
-        return float(resolve_ruleset(ruleset).timers.ready_seconds)
+        rules = resolve_ruleset(room.ruleset, room.ruleset_options)
+        return float(rules.timers.ready_seconds)
 
-    def open_room(self, token: str, ruleset: str, max_hands: int) -> rooms.Room:
-        """Open a room (spends one 房卡); nothing is spent if the room cannot be opened."""
+    def open_room(
+        self,
+        token: str,
+        ruleset: str,
+        max_hands: int,
+        options: Mapping[str, str] | None = None,
+    ) -> rooms.Room:
+        """Open a room (spends one 房卡) with a preset and optional house rules ("section.option"
+        overrides); nothing is spent if the room cannot be opened."""
         player = self.authenticate(token)
-        name = _ruleset_name(ruleset)
+        name, options = _ruleset_choice(ruleset, options)
         if room_cards.room_cards(self.store, player.player_id) < 1:
             raise FailedPrecondition(
                 f"player {player.player_id} has no room card (房卡) to open a room",
                 reason="NO_ROOM_CARD",
             )
         room = rooms.open_room(
-            self.store, player.player_id, player.display_name, name, max_hands, self.clock()
+            self.store,
+            player.player_id,
+            player.display_name,
+            name,
+            max_hands,
+            self.clock(),
+            options,
         )
         try:
             room_cards.spend_room_card(self.store, player.player_id)
@@ -213,7 +227,7 @@ class Matchmaking:
             player.player_id,
             player.display_name,
             self.clock(),
-            self._ready_seconds(room.ruleset),
+            self._ready_seconds(room),
         )
         self.notify()
         return room
@@ -247,7 +261,7 @@ class Matchmaking:
         player = self.authenticate(token)
         room = rooms.get_room(self.store, code)
         rooms.press_start(
-            self.store, code, player.player_id, self.clock(), self._ready_seconds(room.ruleset)
+            self.store, code, player.player_id, self.clock(), self._ready_seconds(room)
         )
         room = self._start_room(code)
         self.notify()
@@ -281,6 +295,7 @@ class Matchmaking:
         hands_per_round: int,
         player_ids: list[str],
         bots: int,
+        options: Mapping[str, str] | None = None,
     ) -> tournaments.Tournament:
         """Create a tournament, registering the listed players (each checked like a
         registration) and ``bots`` bots; nothing is created if any check fails."""
@@ -289,6 +304,7 @@ class Matchmaking:
         levels.level_for_stake(stake)
         if not 0 <= bots <= tournaments.MAX_ENTRANTS - len(player_ids):
             raise InvalidArgument(f"bot count {bots} out of range", field="bots")
+        ruleset, options = _ruleset_choice(ruleset, options)
         entrants = [self._entrant(pid, stake) for pid in player_ids]
         if len({e.player_id for e in entrants}) != len(entrants):
             raise InvalidArgument("player_ids repeat a player", field="player_ids")
@@ -296,11 +312,12 @@ class Matchmaking:
             tournaments.new_id(),
             (name or "").strip(),
             creator.player_id,
-            _ruleset_name(ruleset),
+            ruleset,
             stake,
             rounds,
             hands_per_round,
             self.clock(),
+            ruleset_options=options,
         )
         tournaments.create(self.store, t)
         entrants += self._bots(bots, 0)
@@ -415,6 +432,15 @@ class Matchmaking:
             metrics.TABLES.labels("room").inc()
             log.info("room_table", room=code, table=room.table_id)
         return room
+
+
+def _ruleset_choice(name: str, options: Mapping[str, str] | None) -> tuple[str, dict[str, str]]:
+    """A preset with per-table overrides, checked (InvalidArgument names the bad option)."""
+    options = {str(k): str(v) for k, v in (options or {}).items()}
+    try:
+        return resolve_ruleset(name or DEFAULT_RULESET, options).name, options
+    except RulesetError as exc:
+        raise InvalidArgument(str(exc), field="ruleset") from None
 
 
 def _ruleset_name(name: str) -> str:

@@ -13,9 +13,10 @@ from .service import Matchmaking
 
 
 def _name(ref) -> str:
+    """A quick-match queue is a preset: house rules belong to private rooms and tournaments."""
     if ref.options:
         raise InvalidArgument(
-            "per-table ruleset options are not offered by matchmaking; name a preset",
+            "quick-match queues play presets; per-table options are for rooms and tournaments",
             field="ruleset.options",
         )
     return ref.name
@@ -90,7 +91,12 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
 
     # --- rooms -------------------------------------------------------------------------------
     def OpenRoom(self, request, context):
-        room = self.mm.open_room(request.player_token, _name(request.ruleset), request.max_hands)
+        room = self.mm.open_room(
+            request.player_token,
+            request.ruleset.name,
+            request.max_hands,
+            dict(request.ruleset.options),
+        )
         acc = self.mm.account(room.owner)
         return pb.OpenRoomResponse(
             room=conv.room_to_proto(room, room.owner), room_cards_left=acc.player.room_cards
@@ -132,12 +138,13 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
         t = self.mm.create_tournament(
             request.player_token,
             request.name,
-            _name(request.ruleset),
+            request.ruleset.name,
             request.stake,
             request.rounds,
             request.hands_per_round,
             list(request.player_ids),
             request.bots,
+            dict(request.ruleset.options),
         )
         return pb.CreateTournamentResponse(tournament=conv.tournament_to_proto(t))
 

@@ -16,7 +16,7 @@ import hashlib
 import random
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 
 from shared.errors import (
     AlreadyExists,
@@ -85,6 +85,7 @@ class Tournament:
     tables: tuple[Table, ...] = ()
     standings: tuple[tuple[Standing, ...], ...] = ()  # after each finished round
     final_ranking: tuple[Standing, ...] = ()
+    ruleset_options: dict[str, str] = field(default_factory=dict)
 
     def entrant(self, player_id: str) -> Entrant | None:
         return next((e for e in self.entrants if e.player_id == player_id), None)
@@ -259,6 +260,7 @@ def allocate_tables(store: Store, allocator: TableAllocator, tournament_id: str)
         request = TableRequest(
             request_id=f"tournament-{t.tournament_id}-r{tb.round}-t{tb.index}",
             ruleset=t.ruleset,
+            ruleset_options=dict(t.ruleset_options),
             stake=t.stake,
             seats=tuple(SeatRequest(p, names[p].display_name, names[p].bot) for p in tb.seats),
             max_hands=t.hands_per_round,

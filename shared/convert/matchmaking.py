@@ -118,6 +118,7 @@ def room_to_proto(room: rooms.Room, viewer: str = "") -> pb.Room:
             for i, m in enumerate(room.members)
         ],
         assignment=assignment_to_proto(room.assignment_for(viewer) if viewer else None),
+        ruleset_options=room.ruleset_options,
     )
 
 
@@ -159,6 +160,7 @@ def tournament_to_proto(t: tournaments.Tournament) -> pb.Tournament:
             for i, r in enumerate(t.standings)
         ],
         final_ranking=[standing_to_proto(s) for s in t.final_ranking],
+        ruleset_options=t.ruleset_options,
     )
 
 

@@ -88,6 +88,11 @@ def test_queue_errors_carry_status_and_reason(env):
     bad_rules = common_pb2.RulesetRef(name="nope")
     err = error_of(stub.JoinQueue, pb.JoinQueueRequest(player_token=t2, ruleset=bad_rules))
     assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
+    with_options = common_pb2.RulesetRef(options={"scoring.base_points": "3"})
+    err = error_of(stub.JoinQueue, pb.JoinQueueRequest(player_token=t2, ruleset=with_options))
+    assert err.code() == grpc.StatusCode.INVALID_ARGUMENT  # queues play presets
+    room = stub.OpenRoom(pb.OpenRoomRequest(player_token=t2, ruleset=with_options)).room
+    assert dict(room.ruleset_options) == {"scoring.base_points": "3"}
     err = error_of(stub.LeaveQueue, pb.LeaveQueueRequest(player_token=t2, ticket_id="tk-none"))
     assert err.code() == grpc.StatusCode.NOT_FOUND
 

@@ -202,6 +202,31 @@ def test_full_agreed_ready_room_starts_on_a_gateway_with_bots(svc):
     assert rooms.room_of_player(mm.store, b_id) is None
 
 
+def test_house_rules_are_checked_and_reach_the_gateway():
+    mm, alloc, clock = make_service(free_room_cards=2)
+    (owner,) = register(mm, "O")
+    with pytest.raises(InvalidArgument) as err:
+        mm.open_room(owner, "", 0, {"scoring.no_such_option": "1"})
+    assert "scoring.no_such_option" in err.value.message
+    with pytest.raises(InvalidArgument):
+        mm.open_room(owner, "", 0, {"scoring.base_points": "many"})
+    assert mm.authenticate(owner).room_cards == 2  # nothing spent
+    house = {"scoring.base_points": "3", "timers.ready_seconds": "5"}
+    code = mm.open_room(owner, "", 0, house).code
+    (b,) = register(mm, "B")
+    mm.join_room(b, code)
+    mm.set_room_stake(owner, code, 1)
+    mm.answer_room_stake(b, code, True)
+    mm.press_start(owner, code)
+    clock.advance(5)  # the room's own ready time (no service override here)
+    mm.tick()
+    assert len(rooms.get_room(mm.store, code).members) == 1
+    for _ in range(3):
+        mm.invite_bot(owner, code)
+    ((request, _),) = alloc.tables.values()
+    assert request.ruleset_options == house
+
+
 def test_room_start_waits_for_the_gateway(svc):
     mm, alloc, _ = svc
     (owner,) = register(mm, "O")

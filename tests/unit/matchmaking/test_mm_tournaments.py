@@ -147,6 +147,18 @@ def test_create_with_listed_players_checks_each():
     assert len(tournaments.list_ids(mm.store)) == 1
 
 
+def test_tournament_house_rules_reach_every_table():
+    mm, alloc, _ = make_service()
+    tok = mm.register("C")[1]
+    with pytest.raises(InvalidArgument):
+        mm.create_tournament(tok, "Cup", "", 1, 1, 1, [], 3, {"payment.garden": "maybe"})
+    t = mm.create_tournament(tok, "Cup", "", 1, 1, 1, [], 3, {"payment.garden": "true"})
+    mm.register_tournament(tok, t.tournament_id)
+    mm.start_tournament(tok, t.tournament_id)
+    ((request, _),) = alloc.tables.values()
+    assert request.ruleset_options == {"payment.garden": "true"}
+
+
 def test_withdraw_before_start():
     mm, _, _ = make_service()
     _creator, tokens, tid = setup(mm, humans=4, bots=0)
