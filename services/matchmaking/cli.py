@@ -63,6 +63,20 @@ def _cmd(parser: argparse.ArgumentParser, build: Callable, *args: tuple) -> None
     parser.set_defaults(func=lambda a: _call(a, lambda stub: build(stub, a)))
 
 
+def _token_and_key_calls(sub, key_arg: tuple, key: str, specs: tuple) -> None:
+    """Subcommands whose request is just the player token and one key (room code, tournament
+    id): ``(name, rpc, request type, help)`` each."""
+    for name, rpc, req, help_ in specs:
+        _cmd(
+            sub.add_parser(name, help=help_),
+            lambda s, a, rpc=rpc, req=req: getattr(s, rpc)(
+                req(player_token=a.token, **{key: getattr(a, key)}), timeout=TIMEOUT
+            ),
+            TOKEN,
+            key_arg,
+        )
+
+
 TOKEN = (("--token",), {"required": True, "help": "the player token from `players register`"})
 CODE = (("code",), {"help": "the room's six-digit code"})
 TID = (("tournament_id",), {})
@@ -156,21 +170,18 @@ def register(subparsers) -> None:
         (("--ruleset",), {"default": ""}),
         (("--max-hands",), {"type": int, "default": 0}),
     )
-    for name, rpc, req in (
-        ("join", "JoinRoom", pb.JoinRoomRequest),
-        ("show", "GetRoom", pb.GetRoomRequest),
-        ("leave", "LeaveRoom", pb.LeaveRoomRequest),
-        ("bot", "InviteBot", pb.InviteBotRequest),
-        ("start", "PressStart", pb.PressStartRequest),
-    ):
-        _cmd(
-            rs.add_parser(name, help=f"{rpc} by code"),
-            lambda s, a, rpc=rpc, req=req: getattr(s, rpc)(
-                req(player_token=a.token, code=a.code), timeout=TIMEOUT
-            ),
-            TOKEN,
-            CODE,
-        )
+    _token_and_key_calls(
+        rs,
+        CODE,
+        "code",
+        (
+            ("join", "JoinRoom", pb.JoinRoomRequest, "join a room by its code"),
+            ("show", "GetRoom", pb.GetRoomRequest, "the room (with your seat once playing)"),
+            ("leave", "LeaveRoom", pb.LeaveRoomRequest, "leave the room"),
+            ("bot", "InviteBot", pb.InviteBotRequest, "invite a bot (the owner)"),
+            ("start", "PressStart", pb.PressStartRequest, "press Start"),
+        ),
+    )
     _cmd(
         rs.add_parser("stake", help="set 底分 (the setter only)"),
         lambda s, a: s.SetRoomStake(
@@ -219,19 +230,16 @@ def register(subparsers) -> None:
         (("--players",), {"nargs": "*", "default": [], "help": "player ids to register"}),
         (("--bots",), {"type": int, "default": 0}),
     )
-    for name, rpc, req in (
-        ("join", "JoinTournament", pb.JoinTournamentRequest),
-        ("leave", "LeaveTournament", pb.LeaveTournamentRequest),
-        ("start", "StartTournament", pb.StartTournamentRequest),
-    ):
-        _cmd(
-            ts.add_parser(name, help=f"{rpc}"),
-            lambda s, a, rpc=rpc, req=req: getattr(s, rpc)(
-                req(player_token=a.token, tournament_id=a.tournament_id), timeout=TIMEOUT
-            ),
-            TOKEN,
-            TID,
-        )
+    _token_and_key_calls(
+        ts,
+        TID,
+        "tournament_id",
+        (
+            ("join", "JoinTournament", pb.JoinTournamentRequest, "register for a tournament"),
+            ("leave", "LeaveTournament", pb.LeaveTournamentRequest, "withdraw before it starts"),
+            ("start", "StartTournament", pb.StartTournamentRequest, "start it (the creator)"),
+        ),
+    )
     _cmd(
         ts.add_parser("bots", help="register bots (the creator)"),
         lambda s, a: s.AddTournamentBots(
