@@ -87,33 +87,38 @@ def choose(menu: list[tuple[int, str]], turn: int) -> str:
     return str(menu[-1][0])  # 过 pass
 
 
-def test_a_person_plays_a_whole_hand_through_stdin(stack):
-    term = Terminal(["--gateway-addr", stack.gateway, "--hands", "1", "--name", "ann"])
+def play_through(term: Terminal, extras: tuple[str, ...] = (), seconds: float = 240) -> int:
+    """Answer every prompt with :func:`choose` until the command ends; at the first prompt send
+    ``extras`` first (each makes the command ask again). Returns the prompts answered."""
     menu: list[tuple[int, str]] = []
     turns = 0
-    asked_extras = False
-    reasks = 0  # "choose" lines repeated after h / t / 99, already answered
-    deadline = time.monotonic() + 240
+    reasks = 0  # "choose" lines repeated after an extra, already answered
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        line = term.next_line()
+        if line is None:
+            break
+        m = MENU.match(line)
+        if m:
+            menu.append((int(m.group(1)), m.group(2)))
+        elif line.startswith("choose "):
+            if reasks:
+                reasks -= 1
+                continue
+            if turns == 0 and extras:
+                for extra in extras:
+                    term.send(extra)
+                reasks = len(extras)
+            turns += 1
+            term.send(choose(menu, turns))
+            menu = []
+    return turns
+
+
+def test_a_person_plays_a_whole_hand_through_stdin(stack):
+    term = Terminal(["--gateway-addr", stack.gateway, "--hands", "1", "--name", "ann"])
     try:
-        while time.monotonic() < deadline:
-            line = term.next_line()
-            if line is None:
-                break
-            m = MENU.match(line)
-            if m:
-                menu.append((int(m.group(1)), m.group(2)))
-            elif line.startswith("choose "):
-                if reasks:
-                    reasks -= 1
-                    continue
-                if not asked_extras:
-                    asked_extras = True
-                    for extra in ("h", "t", "99"):
-                        term.send(extra)
-                    reasks = 3
-                turns += 1
-                term.send(choose(menu, turns))
-                menu = []
+        turns = play_through(term, extras=("h", "t", "99"))
         assert term.proc.wait(timeout=30) == 0, term.output[-3000:]
     finally:
         if term.proc.poll() is None:
@@ -155,25 +160,6 @@ def test_quitting_mid_hand_leaves_and_pays_the_escape_penalty(stack):
     # RULES §9: 1 × stake (5) × base_points (2)
     assert "escape penalty paid: 10 chips" in out
     assert "played 0 hands; bye" in out
-
-
-def play_through(term: Terminal, seconds: float = 240) -> int:
-    """Answer every prompt with :func:`choose` until the command ends; returns the turns."""
-    menu: list[tuple[int, str]] = []
-    turns = 0
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        line = term.next_line()
-        if line is None:
-            break
-        m = MENU.match(line)
-        if m:
-            menu.append((int(m.group(1)), m.group(2)))
-        elif line.startswith("choose "):
-            turns += 1
-            term.send(choose(menu, turns))
-            menu = []
-    return turns
 
 
 def test_a_person_joins_an_open_seat_of_an_existing_table(stack):
