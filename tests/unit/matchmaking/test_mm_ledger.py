@@ -1,4 +1,6 @@
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from services.matchmaking import ledger
 from services.matchmaking.ledger import HandReport
@@ -90,3 +92,38 @@ def test_chips_by_tag_group_and_hands_per_table():
     assert ledger.chips_by_player(store, "tournament/T") == {"a": 25, "b": -5, "c": -10, "d": -10}
     assert ledger.hands_of_table(store, "t1") == 2
     assert ledger.hands_of_table(store, "t2") == 1
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(st.integers(-50, 50), min_size=3, max_size=3),
+            st.integers(0, 3),
+            st.booleans(),
+        ),
+        min_size=1,
+        max_size=12,
+    ),
+    st.randoms(use_true_random=False),
+)
+def test_any_order_of_repeated_deliveries_gives_the_sum_of_distinct_hands(hands, rnd):
+    store = MemoryStore()
+    reports = []
+    for i, (three, escaped, escape) in enumerate(hands):
+        if escape:
+            payments, house = [2, 2, 2, 2], 2
+            payments[escaped] = -8
+            reports.append(report(f"h{i}", tuple(payments), house=house, escaped_seat=escaped))
+        else:
+            reports.append(report(f"h{i}", (*three, -sum(three))))
+    deliveries = reports * 3
+    rnd.shuffle(deliveries)
+    for r in deliveries:
+        ledger.record_hand(store, r, 1.0)
+    for seat, pid in enumerate(PIDS):
+        assert ledger.balance(store, pid) == sum(r.payments[seat] for r in reports)
+        assert ledger.balance(store, pid) == sum(e.amount for e in ledger.entries(store, pid))
+    house = ledger.balance(store, ledger.HOUSE)
+    assert house == sum(r.house for r in reports)
+    assert sum(ledger.balance(store, p) for p in PIDS) == -house
