@@ -8,7 +8,12 @@
 // after the first hand's result. It prints one JSON line with what it saw, and checks on the
 // way that sequence numbers only grow and that no event shows another seat's concealed tiles.
 //
+// With --drop-after N it cuts its event stream after N events and resumes it with
+// after_sequence = the last number seen; at the end a fresh subscription from 0 must hold exactly
+// the events it received (resume_exact).
+//
 // usage: node play_hand.js --gateway 127.0.0.1:PORT [--protos ../../../protos] [--timeout 120]
+//                          [--seat 0] [--drop-after N]
 'use strict';
 
 const path = require('path');
@@ -17,9 +22,11 @@ const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
 
 function parseArgs(argv) {
-  const args = { gateway: '', protos: path.join(__dirname, '..', '..', '..', 'protos'), timeout: 120, seat: 0 };
+  const args = {
+    gateway: '', protos: path.join(__dirname, '..', '..', '..', 'protos'), timeout: 120, seat: 0, drop_after: 0,
+  };
   for (let i = 0; i < argv.length; i += 2) {
-    const key = argv[i].replace(/^--/, '');
+    const key = argv[i].replace(/^--/, '').replace(/-/g, '_');
     if (!(key in args)) throw new Error(`unknown flag --${key}`);
     args[key] = typeof args[key] === 'number' ? Number(argv[i + 1]) : argv[i + 1];
   }
@@ -96,23 +103,38 @@ async function main() {
   };
   let lastSequence = 0;
 
+  const sequences = []; // every event number received, in order
+  const subscribes = []; // after_sequence of each Subscribe
   const done = new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no hand result after ${args.timeout}s`)), args.timeout * 1000);
-    const call = client.Subscribe({ table_id: tableId, seat_token: token, after_sequence: 0 });
+    let call = null;
     let queue = Promise.resolve();
-    call.on('data', (resp) => {
-      const ev = resp.event;
-      queue = queue.then(() => onEvent(ev)).catch((err) => { clearTimeout(timer); call.cancel(); reject(err); });
-    });
-    call.on('error', (err) => {
-      if (err.code === grpc.status.CANCELLED && report.finished) return;
-      clearTimeout(timer); reject(err);
-    });
-    call.on('end', () => { clearTimeout(timer); resolve(); });
+    let dropped = false;
+    const fail = (err) => { clearTimeout(timer); if (call) call.cancel(); reject(err); };
+
+    // Subscribe from the last number seen: at the start 0, after a dropped stream the resume.
+    function subscribe() {
+      subscribes.push(lastSequence);
+      const c = client.Subscribe({ table_id: tableId, seat_token: token, after_sequence: lastSequence });
+      call = c;
+      c.on('data', (resp) => {
+        // Events of a stream already dropped are skipped: the resumed stream sends them again.
+        queue = queue.then(() => (c === call ? onEvent(resp.event) : null)).catch(fail);
+      });
+      c.on('error', (err) => {
+        if (c !== call || report.finished) return; // our own cancel
+        fail(err);
+      });
+      c.on('end', () => {
+        if (c === call && !report.finished) fail(new Error('stream ended before the table finished'));
+      });
+    }
+    subscribe();
 
     async function onEvent(ev) {
       if (ev.sequence <= lastSequence) report.sequence_ok = false;
       lastSequence = ev.sequence;
+      sequences.push(ev.sequence);
       report.events += 1;
       report.kinds[ev.kind] = (report.kinds[ev.kind] || 0) + 1;
       checkHiding(ev);
@@ -134,9 +156,31 @@ async function main() {
         clearTimeout(timer);
         call.cancel();
         resolve();
+        return;
+      }
+      if (args.drop_after > 0 && !dropped && sequences.length === args.drop_after) {
+        dropped = true; // cut the stream as a network failure would, then resume
+        const old = call;
+        call = null;
+        old.cancel();
+        subscribe();
       }
     }
   });
+
+  // After the table: a fresh subscription from the start must hold exactly the same events.
+  function replayAll() {
+    return new Promise((resolve, reject) => {
+      const seen = [];
+      const c = client.Subscribe({ table_id: tableId, seat_token: token, after_sequence: 0 });
+      c.on('data', (resp) => {
+        seen.push(resp.event.sequence);
+        if (resp.event.kind === 'table_finished') { c.cancel(); resolve(seen); }
+      });
+      c.on('error', (err) => (err.code === grpc.status.CANCELLED ? resolve(seen) : reject(err)));
+      c.on('end', () => resolve(seen));
+    });
+  }
 
   function checkHiding(ev) {
     // Another seat's concealed tiles may appear only when every hand is shown at the end.
@@ -178,6 +222,9 @@ async function main() {
   }
 
   await done;
+  const replayed = await replayAll();
+  report.subscribes = subscribes;
+  report.resume_exact = JSON.stringify(replayed) === JSON.stringify(sequences);
   client.close();
   process.stdout.write(JSON.stringify(report) + '\n');
 }

@@ -1,7 +1,7 @@
 """Cross-language check: the Node.js client (@grpc/grpc-js + @grpc/proto-loader, loading the
 same .proto files) creates a table with an open seat, takes it with JoinSeat and plays a whole
-hand against the gateway's bots
-over the real stack (wall, rules, scoring, gateway as processes on free ports).
+hand against the gateway's bots, cutting its event stream once and resuming it, over the real
+stack (wall, rules, scoring, gateway as processes on free ports).
 
 ``npm ci`` installs the locked packages into tests/clients/node/node_modules once (it is
 re-run only when package-lock.json is newer than the installed tree).
@@ -52,7 +52,16 @@ def node():
 def test_node_client_plays_a_whole_hand_against_bots(node):
     with LocalStack() as stack:
         done = subprocess.run(
-            [node, "play_hand.js", "--gateway", stack.gateway, "--protos", str(PROTOS)],
+            [
+                node,
+                "play_hand.js",
+                "--gateway",
+                stack.gateway,
+                "--protos",
+                str(PROTOS),
+                "--drop-after",
+                "30",
+            ],
             cwd=HERE,
             capture_output=True,
             text=True,
@@ -65,6 +74,11 @@ def test_node_client_plays_a_whole_hand_against_bots(node):
     assert report["seat"] == 0
     assert report["kinds"]["seat_changed"] >= 1  # the join was announced
     assert report["sequence_ok"] is True
+    # the stream was cut after 30 events and resumed from the last number seen; a fresh
+    # subscription from 0 afterwards holds exactly the events the client received
+    assert len(report["subscribes"]) == 2 and report["subscribes"][0] == 0
+    assert report["subscribes"][1] > 0
+    assert report["resume_exact"] is True
     assert report["leaks"] == []
     assert report["own_tiles_dealt"] in (13, 14)
     assert report["prompts"] > 0 and report["actions"] > 0
