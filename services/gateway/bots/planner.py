@@ -60,7 +60,7 @@ class PlanningBot:
         if options.wins:
             return _best_win(view, options.wins)
         if view.declared_ready or not options.discards:
-            return self._locked_turn(options)
+            return self._locked_turn(view, options)
         unseen = unseen_counts(view)
         if options.ready_discards:
             ready = _best_ready_discard(view, options.ready_discards, unseen)
@@ -70,12 +70,17 @@ class PlanningBot:
         kong = self._fitting_kong(view, options, unseen, choice)
         return kong if kong is not None else Discard(discard)
 
-    def _locked_turn(self, options: OwnTurnOptions) -> Action:
-        """After 敲 the rules offer only the kongs that keep the waits and the drawn tile."""
+    def _locked_turn(self, view: SeatView, options: OwnTurnOptions) -> Action:
+        """After 敲 the rules offer only the kongs that keep the waits and, as discards, the
+        drawn tile; should more be offered, keep the most live waits."""
         if options.concealed_kongs:
             return ConcealedKong(options.concealed_kongs[0])
         if options.added_kongs:
             return AddedKong(options.added_kongs[0])
+        if len(options.discards) > 1:
+            keep = _best_ready_discard(view, options.discards, unseen_counts(view))
+            if keep is not None:
+                return Discard(keep)
         return Discard(options.discards[-1])
 
     def _fitting_kong(

@@ -266,3 +266,11 @@ def test_planning_bot_always_picks_an_offered_action(tiles, rnd):
         seat=0, pong=thirteen[claim_tile] >= 2, exposed_kong=thirteen[claim_tile] == 3
     )
     assert BOT.claim(v13, copt, claim_tile) in legal_actions(copt)
+
+
+def test_a_ready_hand_offered_several_discards_keeps_its_waits(qiaoma):
+    # 敲 on 123456789m11z22z: drew 5p; should the rules offer more than the drawn tile, the bot
+    # still throws the tile that keeps the 1z/2z wait
+    v = view_of(qiaoma, "123456789m11z22z5p", declared_ready=True)
+    opts = turn(v, discards=(tile("5p"), tile("1m")))
+    assert BOT.own_turn(v, opts) == Discard(tile("5p"))
