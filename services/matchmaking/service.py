@@ -374,37 +374,43 @@ class Matchmaking:
     def tournament_chips(self, tournament_id: str) -> Mapping[str, int]:
         return ledger.chips_by_player(self.store, tournament_group(tournament_id))
 
-    def _advance(self, tournament_id: str) -> None:
+    def _advance(self, tournament_id: str) -> bool:
+        """Advance a finished round; True when something changed."""
         try:
             before = tournaments.get(self.store, tournament_id)
         except NotFound:
-            return
+            return False
         after = tournaments.advance(
             self.store,
             tournament_id,
             lambda: self.tournament_chips(tournament_id),
             lambda table_id: ledger.hands_of_table(self.store, table_id),
         )
-        if len(after.standings) != len(before.standings):
-            metrics.ROUNDS.inc()
-            log.info(
-                "tournament_round_done",
-                tournament=tournament_id,
-                round=len(after.standings),
-                state=after.state,
-            )
+        if len(after.standings) == len(before.standings):
+            return False
+        metrics.ROUNDS.inc()
+        log.info(
+            "tournament_round_done",
+            tournament=tournament_id,
+            round=len(after.standings),
+            state=after.state,
+        )
         if after.current_round != before.current_round:
             created = tournaments.allocate_tables(self.store, self.allocator, tournament_id)
             metrics.TABLES.labels("tournament").inc(created)
+        return True
 
     # --- timers and pending work -------------------------------------------------------------
-    def tick(self) -> None:
+    def tick(self) -> bool:
         """Form quick-match tables (bots after the wait), expire room Start timers, start full
-        rooms, create pending tournament tables and advance finished rounds."""
+        rooms, create pending tournament tables and advance finished rounds. Watchers are woken
+        only when something changed; returns whether it did."""
         now = self.clock()
+        changed = False
         for formed in queues.form_tables(
             self.store, self.allocator, now, self.config.bot_fill_seconds
         ):
+            changed = True
             metrics.TABLES.labels("quick").inc()
             metrics.BOT_SEATS.inc(formed.bots)
             for t in formed.tickets:
@@ -414,16 +420,20 @@ class Matchmaking:
             try:
                 removed = rooms.expire_ready_timers(self.store, code, now)
                 if removed:
+                    changed = True
                     log.info("room_ready_timeout", room=code, removed=removed)
-                self._start_room(code)
+                before = rooms.get_room(self.store, code).state
+                changed |= self._start_room(code).state != before
             except NotFound:
-                continue  # closed meanwhile
+                changed = True  # closed meanwhile
         for tid in tournaments.running_ids(self.store):
-            metrics.TABLES.labels("tournament").inc(
-                tournaments.allocate_tables(self.store, self.allocator, tid)
-            )
-            self._advance(tid)
-        self.notify()
+            created = tournaments.allocate_tables(self.store, self.allocator, tid)
+            metrics.TABLES.labels("tournament").inc(created)
+            changed |= bool(created)
+            changed |= self._advance(tid)
+        if changed:
+            self.notify()
+        return changed
 
     def _start_room(self, code: str) -> rooms.Room:
         before = rooms.get_room(self.store, code).state

@@ -75,10 +75,12 @@ def test_bots_fill_empty_seats_after_the_configured_wait():
     ps = players(mm, 2)
     tickets = [mm.join_queue(tok, "", 0) for _, tok in ps]
     clock.advance(19.9)
-    mm.tick()
-    assert alloc.tables == {}
+    version = mm.version
+    assert mm.tick() is False  # nothing happened: watchers are not woken
+    assert alloc.tables == {} and mm.version == version
     clock.advance(0.1)
-    mm.tick()
+    assert mm.tick() is True
+    assert mm.version > version
     ((request, _),) = alloc.tables.values()
     assert [s.bot for s in request.seats] == [False, False, True, True]
     assert mm.ticket(ps[1][1], tickets[1].ticket_id).state == queues.ASSIGNED
