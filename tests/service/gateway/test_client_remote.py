@@ -179,3 +179,22 @@ def test_a_remote_player_answers_the_tile_swap_prompt(stack):
             hand.extend(e.flowers_exposed.replacements)
     for t in mine[0].buried:  # the planning bot buried tiles it held
         hand.remove(t)
+
+
+def test_a_spectator_follows_a_bot_table_and_sees_only_public_facts(stack):
+    table = create_table(stack.gateway, [None, None, None, None], max_hands=1)
+    watcher = RemotePlayer.join(stack.gateway, table.table_id, spectator=True, keep_events=True)
+    try:
+        assert watcher.seat is None
+        log = watcher.run()
+    finally:
+        watcher.close()
+    assert log.table_finished is not None
+    assert log.actions == 0
+    kinds = [e.WhichOneof("kind") for e in watcher.events]
+    assert "prompt" not in kinds
+    for e in watcher.events:
+        if e.WhichOneof("kind") == "tiles_dealt":
+            assert all(not h.tiles and h.count for h in e.tiles_dealt.hands)
+        if e.WhichOneof("kind") == "tile_drawn":
+            assert e.tile_drawn.tile == 0
