@@ -112,6 +112,7 @@ class RemotePlayer:
         self.last_sequence = 0
         self.log = PlayerLog()
         self._stream: Any = None
+        self._max_hands: int | None = None
         self._stop = threading.Event()
         self._drop = threading.Event()
         self._thread: threading.Thread | None = None
