@@ -14,8 +14,10 @@ One concept per module, pure Python over :class:`shared.store.base.Store` (no gR
 * :mod:`.tags` — the opaque table tags echoed back by the gateway ("tournament/T/round/2/table/0").
 * :mod:`.queues` — quick match: a queue per (ruleset, stake tier), tables of four, bots fill
   empty seats after a wait (无须担心三缺一), one queue per player.
-* :mod:`.rooms` — private rooms (开房): codes, 底分 agreement, the Start timer.
+* :mod:`.rooms` — private rooms (开房): codes, joining and leaving, 底分 agreement, bots.
+* :mod:`.room_start` — the Start button, its 15-second timer, the table on a gateway.
 * :mod:`.seating` — Swiss seating by chips with no repeat meetings while avoidable.
 * :mod:`.tournaments` — registration, rounds over many tables, standings, final ranking.
+* :mod:`.metrics` — Prometheus metrics (queue wait, tables by kind, hands, rounds).
 * :mod:`.service` — :class:`Matchmaking`, the facade the servicer calls; ``tick`` drives timers.
 """

@@ -8,8 +8,7 @@
   ``ready_seconds`` (RULES §11: 15) and is then removed from the room. A player who joins
   after that gets the same time from joining.
 * Bots may be invited to fill seats; they accept and are ready at once.
-* With four seats taken, the stake agreed by all and every player ready, the table is created on
-  a gateway; each member then finds its seat and token in the room.
+* Start, its timer and the start of the table on a gateway are in :mod:`.room_start`.
 
 Every change is one atomic update of the room record; errors change nothing.
 """
@@ -21,7 +20,6 @@ import uuid
 from dataclasses import asdict, dataclass, field, replace
 
 from shared.errors import (
-    DomainError,
     FailedPrecondition,
     InvalidArgument,
     NotFound,
@@ -30,9 +28,7 @@ from shared.errors import (
 from shared.store.base import AlreadyExists, Store
 
 from . import records
-from .allocator import SeatRequest, TableAllocator, TableRequest
 from .queues import Assignment
-from .tags import room_tag
 
 ROOMS = "mm_rooms"
 PLAYER_ROOM = "mm_player_room"
@@ -113,7 +109,7 @@ def room_of_player(store: Store, player_id: str) -> str | None:
     return rec.value.decode() if rec else None
 
 
-def _mutate(store: Store, code: str, fn) -> Room:
+def mutate_room(store: Store, code: str, fn) -> Room:
     """Apply ``fn(room) -> room`` atomically (fn raises to refuse: nothing changes)."""
     get_room(store, code)  # NotFound with a clear message first
 
@@ -126,12 +122,12 @@ def _mutate(store: Store, code: str, fn) -> Room:
     return store.update(ROOMS, code, tx)
 
 
-def _require_open(room: Room) -> None:
+def require_open(room: Room) -> None:
     if room.state != OPEN:
         raise FailedPrecondition(f"room {room.code} is {room.state}", reason="ROOM_NOT_OPEN")
 
 
-def _require_member(room: Room, player_id: str) -> Member:
+def require_member(room: Room, player_id: str) -> Member:
     m = room.member(player_id)
     if m is None:
         raise PermissionDenied(f"player {player_id} is not in room {room.code}")
@@ -191,11 +187,11 @@ def join_room(
 ) -> Room:
     """Take the next free seat; FailedPrecondition for a full or started room."""
     room = get_room(store, code)
-    _require_open(room)
+    require_open(room)
     _claim_player(store, player_id, code)
 
     def fn(room: Room) -> Room:
-        _require_open(room)
+        require_open(room)
         if len(room.members) >= SEATS:
             raise FailedPrecondition(
                 f"room {code} is full ({SEATS} of {SEATS} seats)", reason="ROOM_FULL"
@@ -205,7 +201,7 @@ def join_room(
         return replace(room, members=(*room.members, member))
 
     try:
-        return _mutate(store, code, fn)
+        return mutate_room(store, code, fn)
     except BaseException:
         store.delete(PLAYER_ROOM, player_id)
         raise
@@ -215,8 +211,8 @@ def invite_bot(store: Store, code: str, player_id: str, now: float) -> Room:
     """The owner fills a seat with a bot (无须担心三缺一)."""
 
     def fn(room: Room) -> Room:
-        _require_open(room)
-        _require_member(room, player_id)
+        require_open(room)
+        require_member(room, player_id)
         if room.owner != player_id:
             raise PermissionDenied(f"only the room owner {room.owner} may invite bots")
         if len(room.members) >= SEATS:
@@ -227,7 +223,7 @@ def invite_bot(store: Store, code: str, player_id: str, now: float) -> Room:
         bot = Member(f"bot-{code}-{uuid.uuid4().hex[:8]}", f"Bot {n}", True, True, True, now)
         return replace(room, members=(*room.members, bot))
 
-    return _mutate(store, code, fn)
+    return mutate_room(store, code, fn)
 
 
 # --- 底分 agreement ----------------------------------------------------------------------------
@@ -237,8 +233,8 @@ def set_stake(store: Store, code: str, player_id: str, stake: int) -> Room:
         raise InvalidArgument(f"stake {stake} must be positive", field="stake")
 
     def fn(room: Room) -> Room:
-        _require_open(room)
-        _require_member(room, player_id)
+        require_open(room)
+        require_member(room, player_id)
         if room.owner != player_id:
             raise PermissionDenied(f"only {room.owner} sets 底分 in room {code}")
         if room.stake is not None:
@@ -251,22 +247,22 @@ def set_stake(store: Store, code: str, player_id: str, stake: int) -> Room:
         )
         return replace(room, stake=stake, members=members)
 
-    return _mutate(store, code, fn)
+    return mutate_room(store, code, fn)
 
 
 def respond_to_stake(store: Store, code: str, player_id: str, accept: bool, now: float) -> Room:
     """Accept the stake, or refuse it and leave the room."""
 
     def fn(room: Room) -> Room:
-        _require_open(room)
-        _require_member(room, player_id)
+        require_open(room)
+        require_member(room, player_id)
         if room.stake is None:
             raise FailedPrecondition(f"room {code} has no 底分 to accept yet", reason="NO_STAKE")
         if room.owner == player_id:
             raise FailedPrecondition("the setter does not answer its own 底分")
         return room
 
-    _mutate(store, code, fn)
+    mutate_room(store, code, fn)
     if not accept:
         return leave_room(store, code, player_id, now)
 
@@ -277,11 +273,11 @@ def respond_to_stake(store: Store, code: str, player_id: str, accept: bool, now:
         )
         return replace(room, members=members)
 
-    return _mutate(store, code, accept_fn)
+    return mutate_room(store, code, accept_fn)
 
 
 # --- leaving, Start and its timer ---------------------------------------------------------------
-def _without(room: Room, player_ids: set[str]) -> Room:
+def without_players(room: Room, player_ids: set[str]) -> Room:
     members = tuple(m for m in room.members if m.player_id not in player_ids)
     humans = [m for m in members if not m.bot]
     if not humans:
@@ -300,114 +296,20 @@ def leave_room(store: Store, code: str, player_id: str, now: float) -> Room:
     """Leave an open room (an empty room closes and its code is freed)."""
 
     def fn(room: Room) -> Room:
-        _require_member(room, player_id)
+        require_member(room, player_id)
         if room.state not in (OPEN, FINISHED):
             raise FailedPrecondition(
                 f"room {code} is {room.state}; leave the table on the gateway",
                 reason="ROOM_PLAYING",
             )
-        return _without(room, {player_id})
+        return without_players(room, {player_id})
 
-    room = _mutate(store, code, fn)
+    room = mutate_room(store, code, fn)
     store.delete(PLAYER_ROOM, player_id)
     if room.state == CLOSED:
         store.delete(ROOMS, code)
         store.delete(ACTIVE, code)
     return room
-
-
-def press_start(store: Store, code: str, player_id: str, now: float, ready_seconds: float) -> Room:
-    """Press Start. The first press starts everyone else's ready timer."""
-
-    def fn(room: Room) -> Room:
-        _require_open(room)
-        me = _require_member(room, player_id)
-        if room.stake is None:
-            raise FailedPrecondition(f"room {code} has no 底分 yet", reason="NO_STAKE")
-        if not me.accepted:
-            raise FailedPrecondition("accept 底分 before pressing Start", reason="NOT_ACCEPTED")
-        first = room.started_by_first_at is None
-        deadline = now + ready_seconds
-        members = tuple(
-            replace(m, ready=True, ready_deadline=None)
-            if m.player_id == player_id
-            else (replace(m, ready_deadline=deadline) if first and not m.ready else m)
-            for m in room.members
-        )
-        return replace(room, members=members, started_by_first_at=room.started_by_first_at or now)
-
-    return _mutate(store, code, fn)
-
-
-def expire_ready_timers(store: Store, code: str, now: float) -> list[str]:
-    """Remove the players whose ready time ran out; returns their ids."""
-    room = get_room(store, code)
-    late = {
-        m.player_id
-        for m in room.members
-        if room.state == OPEN
-        and not m.ready
-        and m.ready_deadline is not None
-        and now >= m.ready_deadline
-    }
-    if not late:
-        return []
-
-    def fn(room: Room) -> Room:
-        return _without(room, late) if room.state == OPEN else room
-
-    room = _mutate(store, code, fn)
-    for pid in late:
-        store.delete(PLAYER_ROOM, pid)
-    if room.state == CLOSED:
-        store.delete(ROOMS, code)
-        store.delete(ACTIVE, code)
-    return sorted(late)
-
-
-def ready_to_start(room: Room) -> bool:
-    return (
-        room.state == OPEN
-        and room.stake is not None
-        and len(room.members) == SEATS
-        and all(m.accepted and m.ready for m in room.members)
-    )
-
-
-def start_if_ready(store: Store, allocator: TableAllocator, code: str) -> Room:
-    """Create the table on a gateway once the room is full, agreed and ready (retried while the
-    gateway is unavailable: the room stays STARTING)."""
-
-    def begin(room: Room) -> Room:
-        return replace(room, state=STARTING) if ready_to_start(room) else room
-
-    room = _mutate(store, code, begin)
-    if room.state != STARTING:
-        return room
-    request = TableRequest(
-        request_id=f"room-{room.code}-{room.request_id}",
-        ruleset=room.ruleset,
-        ruleset_options=dict(room.ruleset_options),
-        stake=room.stake or 1,
-        seats=tuple(SeatRequest(m.player_id, m.display_name, m.bot) for m in room.members),
-        max_hands=room.max_hands,
-        tag=room_tag(room.code),
-    )
-    try:
-        table = allocator.create_table(request)
-    except DomainError:
-        return room
-
-    def playing(room: Room) -> Room:
-        return replace(
-            room,
-            state=PLAYING,
-            table_id=table.table_id,
-            gateway_address=table.gateway_address,
-            seat_tokens=tuple(table.seat_tokens),
-        )
-
-    return _mutate(store, code, playing)
 
 
 def finish_room(store: Store, code: str, table_id: str) -> Room | None:
@@ -422,7 +324,7 @@ def finish_room(store: Store, code: str, table_id: str) -> Room | None:
     def fn(room: Room) -> Room:
         return replace(room, state=FINISHED) if room.state == PLAYING else room
 
-    room = _mutate(store, code, fn)
+    room = mutate_room(store, code, fn)
     for m in room.humans():
         if room_of_player(store, m.player_id) == code:
             store.delete(PLAYER_ROOM, m.player_id)

@@ -27,7 +27,18 @@ from shared.errors import (
 from shared.ruleset import DEFAULT_RULESET, RulesetError, resolve_ruleset
 from shared.store.base import Store
 
-from . import ledger, levels, metrics, players, queues, room_cards, rooms, tokens, tournaments
+from . import (
+    ledger,
+    levels,
+    metrics,
+    players,
+    queues,
+    room_cards,
+    room_start,
+    rooms,
+    tokens,
+    tournaments,
+)
 from .allocator import TableAllocator
 from .clock import Clock, system_clock
 from .tags import parse_room, parse_tournament, tournament_group
@@ -260,7 +271,7 @@ class Matchmaking:
     def press_start(self, token: str, code: str) -> rooms.Room:
         player = self.authenticate(token)
         room = rooms.get_room(self.store, code)
-        rooms.press_start(
+        room_start.press_start(
             self.store, code, player.player_id, self.clock(), self._ready_seconds(room)
         )
         room = self._start_room(code)
@@ -418,7 +429,7 @@ class Matchmaking:
             log.info("quick_table", match=formed.match_id, bots=formed.bots)
         for code in rooms.open_room_codes(self.store):
             try:
-                removed = rooms.expire_ready_timers(self.store, code, now)
+                removed = room_start.expire_ready_timers(self.store, code, now)
                 if removed:
                     changed = True
                     log.info("room_ready_timeout", room=code, removed=removed)
@@ -437,7 +448,7 @@ class Matchmaking:
 
     def _start_room(self, code: str) -> rooms.Room:
         before = rooms.get_room(self.store, code).state
-        room = rooms.start_if_ready(self.store, self.allocator, code)
+        room = room_start.start_if_ready(self.store, self.allocator, code)
         if room.state == rooms.PLAYING and before != rooms.PLAYING:
             metrics.TABLES.labels("room").inc()
             log.info("room_table", room=code, table=room.table_id)
