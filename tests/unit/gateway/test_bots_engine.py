@@ -34,3 +34,8 @@ def test_planner_against_random_bots_wins_some_hands():
     # random bots almost never complete an allowed hand; the planner regularly does
     assert result.wins_of(0) >= 3
     assert result.wins_of(0) > max(result.wins_of(s) for s in (1, 2, 3))
+
+
+def test_planning_bots_play_the_classic_preset_legally():
+    result = play_table(PlanningBot(), 2, seed=4, ruleset="shanghai-classic", check=assert_legal)
+    assert len(result.hands) == 2
