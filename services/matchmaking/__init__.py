@@ -19,5 +19,7 @@ One concept per module, pure Python over :class:`shared.store.base.Store` (no gR
 * :mod:`.seating` — Swiss seating by chips with no repeat meetings while avoidable.
 * :mod:`.tournaments` — registration, rounds over many tables, standings, final ranking.
 * :mod:`.metrics` — Prometheus metrics (queue wait, tables by kind, hands, rounds).
-* :mod:`.service` — :class:`Matchmaking`, the facade the servicer calls; ``tick`` drives timers.
+* :mod:`.ruleset_choice` — a preset, plus house rules for rooms and tournaments, checked once.
+* :mod:`.service` — :class:`Matchmaking`, the facade the servicer calls (players, reports,
+  queues, ``tick`` driving the timers), with :mod:`.room_desk` and :mod:`.tournament_desk`.
 """

@@ -12,19 +12,15 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 import structlog
 
 from shared.errors import (
-    FailedPrecondition,
     InvalidArgument,
     NotFound,
-    PermissionDenied,
     Unauthenticated,
 )
-from shared.ruleset import DEFAULT_RULESET, RulesetError, resolve_ruleset
 from shared.store.base import Store
 
 from . import (
@@ -33,7 +29,6 @@ from . import (
     metrics,
     players,
     queues,
-    room_cards,
     room_start,
     rooms,
     tokens,
@@ -41,7 +36,10 @@ from . import (
 )
 from .allocator import TableAllocator
 from .clock import Clock, system_clock
-from .tags import parse_room, parse_tournament, tournament_group
+from .room_desk import RoomDesk
+from .ruleset_choice import ruleset_name
+from .tags import parse_room, parse_tournament
+from .tournament_desk import TournamentDesk
 
 log = structlog.get_logger("mahjong.matchmaking")
 
@@ -62,7 +60,7 @@ class Account:
     level: levels.Level
 
 
-class Matchmaking:
+class Matchmaking(RoomDesk, TournamentDesk):
     def __init__(
         self,
         store: Store,
@@ -161,7 +159,7 @@ class Matchmaking:
     def join_queue(self, token: str, ruleset: str, stake: int) -> queues.Ticket:
         """Join the (ruleset, stake tier) queue; stake 0 = the player's own level's tier."""
         player = self.authenticate(token)
-        name = _ruleset_name(ruleset)
+        name = ruleset_name(ruleset)
         silver = ledger.balance(self.store, player.player_id)
         stake = levels.check_rated_stake(silver, stake)
         ticket = queues.join(
@@ -185,231 +183,6 @@ class Matchmaking:
     def ticket(self, token: str, ticket_id: str) -> queues.Ticket:
         player = self.authenticate(token)
         return queues.owned_ticket(self.store, ticket_id, player.player_id)
-
-    # --- private rooms -----------------------------------------------------------------------
-    def _ready_seconds(self, room: rooms.Room) -> float:
-        if self.config.ready_seconds is not None:
-            return self.config.ready_seconds
-        rules = resolve_ruleset(room.ruleset, room.ruleset_options)
-        return float(rules.timers.ready_seconds)
-
-    def open_room(
-        self,
-        token: str,
-        ruleset: str,
-        max_hands: int,
-        options: Mapping[str, str] | None = None,
-    ) -> rooms.Room:
-        """Open a room (spends one 房卡) with a preset and optional house rules ("section.option"
-        overrides); nothing is spent if the room cannot be opened."""
-        player = self.authenticate(token)
-        name, options = _ruleset_choice(ruleset, options)
-        if room_cards.room_cards(self.store, player.player_id) < 1:
-            raise FailedPrecondition(
-                f"player {player.player_id} has no room card (房卡) to open a room",
-                reason="NO_ROOM_CARD",
-            )
-        room = rooms.open_room(
-            self.store,
-            player.player_id,
-            player.display_name,
-            name,
-            max_hands,
-            self.clock(),
-            options,
-        )
-        try:
-            room_cards.spend_room_card(self.store, player.player_id)
-        except BaseException:
-            rooms.leave_room(self.store, room.code, player.player_id, self.clock())
-            raise
-        self.notify()
-        return room
-
-    def room(self, token: str, code: str) -> tuple[players.Player, rooms.Room]:
-        return self.authenticate(token), rooms.get_room(self.store, code)
-
-    def join_room(self, token: str, code: str) -> rooms.Room:
-        player = self.authenticate(token)
-        room = rooms.get_room(self.store, code)
-        room = rooms.join_room(
-            self.store,
-            code,
-            player.player_id,
-            player.display_name,
-            self.clock(),
-            self._ready_seconds(room),
-        )
-        self.notify()
-        return room
-
-    def leave_room(self, token: str, code: str) -> rooms.Room:
-        player = self.authenticate(token)
-        room = rooms.leave_room(self.store, code, player.player_id, self.clock())
-        self.notify()
-        return room
-
-    def set_room_stake(self, token: str, code: str, stake: int) -> rooms.Room:
-        player = self.authenticate(token)
-        room = rooms.set_stake(self.store, code, player.player_id, stake)
-        self.notify()
-        return room
-
-    def answer_room_stake(self, token: str, code: str, accept: bool) -> rooms.Room:
-        player = self.authenticate(token)
-        room = rooms.respond_to_stake(self.store, code, player.player_id, accept, self.clock())
-        self.notify()
-        return room
-
-    def invite_bot(self, token: str, code: str) -> rooms.Room:
-        player = self.authenticate(token)
-        rooms.invite_bot(self.store, code, player.player_id, self.clock())
-        room = self._start_room(code)
-        self.notify()
-        return room
-
-    def press_start(self, token: str, code: str) -> rooms.Room:
-        player = self.authenticate(token)
-        room = rooms.get_room(self.store, code)
-        room_start.press_start(
-            self.store, code, player.player_id, self.clock(), self._ready_seconds(room)
-        )
-        room = self._start_room(code)
-        self.notify()
-        return room
-
-    # --- tournaments -------------------------------------------------------------------------
-    def _entrant(self, player_id: str, stake: int) -> tournaments.Entrant:
-        player = players.get_player(self.store, player_id)
-        if not player.bot:
-            levels.check_rated_stake(ledger.balance(self.store, player_id), stake)
-        return tournaments.Entrant(player.player_id, player.display_name, player.bot)
-
-    def _bots(self, count: int, start: int) -> list[tournaments.Entrant]:
-        if not 0 <= count <= tournaments.MAX_ENTRANTS:
-            raise InvalidArgument(f"bot count {count} out of range 0-{tournaments.MAX_ENTRANTS}")
-        out = []
-        for i in range(count):
-            bot = players.create_player(
-                self.store, f"Bot {start + i + 1}", bot=True, room_cards=0, now=self.clock()
-            )
-            out.append(tournaments.Entrant(bot.player_id, bot.display_name, True))
-        return out
-
-    def create_tournament(
-        self,
-        token: str,
-        name: str,
-        ruleset: str,
-        stake: int,
-        rounds: int,
-        hands_per_round: int,
-        player_ids: list[str],
-        bots: int,
-        options: Mapping[str, str] | None = None,
-    ) -> tournaments.Tournament:
-        """Create a tournament, registering the listed players (each checked like a
-        registration) and ``bots`` bots; nothing is created if any check fails."""
-        creator = self.authenticate(token)
-        tournaments.validate_settings(rounds, hands_per_round, stake)
-        levels.level_for_stake(stake)
-        if not 0 <= bots <= tournaments.MAX_ENTRANTS - len(player_ids):
-            raise InvalidArgument(f"bot count {bots} out of range", field="bots")
-        ruleset, options = _ruleset_choice(ruleset, options)
-        entrants = [self._entrant(pid, stake) for pid in player_ids]
-        if len({e.player_id for e in entrants}) != len(entrants):
-            raise InvalidArgument("player_ids repeat a player", field="player_ids")
-        t = tournaments.Tournament(
-            tournaments.new_id(),
-            (name or "").strip(),
-            creator.player_id,
-            ruleset,
-            stake,
-            rounds,
-            hands_per_round,
-            self.clock(),
-            ruleset_options=options,
-        )
-        tournaments.create(self.store, t)
-        entrants += self._bots(bots, 0)
-        if entrants:
-            t = tournaments.register(self.store, t.tournament_id, entrants)
-        self.notify()
-        return t
-
-    def register_tournament(self, token: str, tournament_id: str) -> tournaments.Tournament:
-        player = self.authenticate(token)
-        t = tournaments.get(self.store, tournament_id)
-        t = tournaments.register(
-            self.store, tournament_id, [self._entrant(player.player_id, t.stake)]
-        )
-        self.notify()
-        return t
-
-    def withdraw_tournament(self, token: str, tournament_id: str) -> tournaments.Tournament:
-        player = self.authenticate(token)
-        t = tournaments.withdraw(self.store, tournament_id, player.player_id)
-        self.notify()
-        return t
-
-    def add_tournament_bots(self, token: str, tournament_id: str, count: int):
-        player = self.authenticate(token)
-        t = tournaments.get(self.store, tournament_id)
-        if t.creator != player.player_id:
-            raise PermissionDenied(f"only the creator {t.creator} may add bots to {tournament_id}")
-        if count < 1:
-            raise InvalidArgument(f"bot count {count} must be at least 1", field="count")
-        tournaments.register(self.store, tournament_id, [])  # refuses a started tournament
-        bots = self._bots(count, sum(e.bot for e in t.entrants))
-        t = tournaments.register(self.store, tournament_id, bots)
-        self.notify()
-        return t
-
-    def start_tournament(self, token: str, tournament_id: str) -> tournaments.Tournament:
-        player = self.authenticate(token)
-        tournaments.start(self.store, tournament_id, player.player_id)
-        created = tournaments.allocate_tables(self.store, self.allocator, tournament_id)
-        metrics.TABLES.labels("tournament").inc(created)
-        log.info("tournament_started", tournament=tournament_id, tables=created)
-        self.notify()
-        return tournaments.get(self.store, tournament_id)
-
-    def tournament(self, tournament_id: str) -> tournaments.Tournament:
-        return tournaments.get(self.store, tournament_id)
-
-    def live_standings(self, tournament_id: str) -> tuple[tournaments.Standing, ...]:
-        """Standings now, from the ledger (mid-round included)."""
-        t = tournaments.get(self.store, tournament_id)
-        return tournaments.rank(t, self.tournament_chips(tournament_id))
-
-    def tournament_chips(self, tournament_id: str) -> Mapping[str, int]:
-        return ledger.chips_by_player(self.store, tournament_group(tournament_id))
-
-    def _advance(self, tournament_id: str) -> bool:
-        """Advance a finished round; True when something changed."""
-        try:
-            before = tournaments.get(self.store, tournament_id)
-        except NotFound:
-            return False
-        after = tournaments.advance(
-            self.store,
-            tournament_id,
-            lambda: self.tournament_chips(tournament_id),
-            lambda table_id: ledger.hands_of_table(self.store, table_id),
-        )
-        if len(after.standings) == len(before.standings):
-            return False
-        metrics.ROUNDS.inc()
-        log.info(
-            "tournament_round_done",
-            tournament=tournament_id,
-            round=len(after.standings),
-            state=after.state,
-        )
-        if after.current_round != before.current_round:
-            created = tournaments.allocate_tables(self.store, self.allocator, tournament_id)
-            metrics.TABLES.labels("tournament").inc(created)
-        return True
 
     # --- timers and pending work -------------------------------------------------------------
     def tick(self) -> bool:
@@ -445,28 +218,3 @@ class Matchmaking:
         if changed:
             self.notify()
         return changed
-
-    def _start_room(self, code: str) -> rooms.Room:
-        before = rooms.get_room(self.store, code).state
-        room = room_start.start_if_ready(self.store, self.allocator, code)
-        if room.state == rooms.PLAYING and before != rooms.PLAYING:
-            metrics.TABLES.labels("room").inc()
-            log.info("room_table", room=code, table=room.table_id)
-        return room
-
-
-def _ruleset_choice(name: str, options: Mapping[str, str] | None) -> tuple[str, dict[str, str]]:
-    """A preset with per-table overrides, checked (InvalidArgument names the bad option)."""
-    options = {str(k): str(v) for k, v in (options or {}).items()}
-    try:
-        return resolve_ruleset(name or DEFAULT_RULESET, options).name, options
-    except RulesetError as exc:
-        raise InvalidArgument(str(exc), field="ruleset") from None
-
-
-def _ruleset_name(name: str) -> str:
-    """A known preset name (empty = the default); InvalidArgument otherwise."""
-    try:
-        return resolve_ruleset(name or DEFAULT_RULESET).name
-    except RulesetError as exc:
-        raise InvalidArgument(str(exc), field="ruleset") from None

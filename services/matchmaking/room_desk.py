@@ -1,0 +1,119 @@
+"""The private-room desk of :class:`~services.matchmaking.service.Matchmaking`: each call
+authenticated by the player's token, then :mod:`.rooms` / :mod:`.room_start` (and 房卡 from
+:mod:`.room_cards`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import structlog
+
+from shared.errors import FailedPrecondition
+
+from . import metrics, players, room_cards, room_start, rooms
+from .ruleset_choice import ready_seconds, ruleset_with_options
+
+log = structlog.get_logger("mahjong.matchmaking")
+
+
+class RoomDesk:
+    """Mixed into :class:`~services.matchmaking.service.Matchmaking`, whose ``store``,
+    ``allocator``, ``clock``, ``config``, ``authenticate`` and ``notify`` it uses."""
+
+    def _ready_seconds(self, room: rooms.Room) -> float:
+        if self.config.ready_seconds is not None:
+            return self.config.ready_seconds
+        return ready_seconds(room.ruleset, room.ruleset_options)
+
+    def open_room(
+        self,
+        token: str,
+        ruleset: str,
+        max_hands: int,
+        options: Mapping[str, str] | None = None,
+    ) -> rooms.Room:
+        """Open a room (spends one 房卡) with a preset and optional house rules ("section.option"
+        overrides); nothing is spent if the room cannot be opened."""
+        player = self.authenticate(token)
+        name, options = ruleset_with_options(ruleset, options)
+        if room_cards.room_cards(self.store, player.player_id) < 1:
+            raise FailedPrecondition(
+                f"player {player.player_id} has no room card (房卡) to open a room",
+                reason="NO_ROOM_CARD",
+            )
+        room = rooms.open_room(
+            self.store,
+            player.player_id,
+            player.display_name,
+            name,
+            max_hands,
+            self.clock(),
+            options,
+        )
+        try:
+            room_cards.spend_room_card(self.store, player.player_id)
+        except BaseException:
+            rooms.leave_room(self.store, room.code, player.player_id, self.clock())
+            raise
+        self.notify()
+        return room
+
+    def room(self, token: str, code: str) -> tuple[players.Player, rooms.Room]:
+        return self.authenticate(token), rooms.get_room(self.store, code)
+
+    def join_room(self, token: str, code: str) -> rooms.Room:
+        player = self.authenticate(token)
+        room = rooms.get_room(self.store, code)
+        room = rooms.join_room(
+            self.store,
+            code,
+            player.player_id,
+            player.display_name,
+            self.clock(),
+            self._ready_seconds(room),
+        )
+        self.notify()
+        return room
+
+    def leave_room(self, token: str, code: str) -> rooms.Room:
+        player = self.authenticate(token)
+        room = rooms.leave_room(self.store, code, player.player_id, self.clock())
+        self.notify()
+        return room
+
+    def set_room_stake(self, token: str, code: str, stake: int) -> rooms.Room:
+        player = self.authenticate(token)
+        room = rooms.set_stake(self.store, code, player.player_id, stake)
+        self.notify()
+        return room
+
+    def answer_room_stake(self, token: str, code: str, accept: bool) -> rooms.Room:
+        player = self.authenticate(token)
+        room = rooms.respond_to_stake(self.store, code, player.player_id, accept, self.clock())
+        self.notify()
+        return room
+
+    def invite_bot(self, token: str, code: str) -> rooms.Room:
+        player = self.authenticate(token)
+        rooms.invite_bot(self.store, code, player.player_id, self.clock())
+        room = self._start_room(code)
+        self.notify()
+        return room
+
+    def press_start(self, token: str, code: str) -> rooms.Room:
+        player = self.authenticate(token)
+        room = rooms.get_room(self.store, code)
+        room_start.press_start(
+            self.store, code, player.player_id, self.clock(), self._ready_seconds(room)
+        )
+        room = self._start_room(code)
+        self.notify()
+        return room
+
+    def _start_room(self, code: str) -> rooms.Room:
+        before = rooms.get_room(self.store, code).state
+        room = room_start.start_if_ready(self.store, self.allocator, code)
+        if room.state == rooms.PLAYING and before != rooms.PLAYING:
+            metrics.TABLES.labels("room").inc()
+            log.info("room_table", room=code, table=room.table_id)
+        return room
