@@ -114,6 +114,14 @@ class Matchmaking(RoomDesk, TournamentDesk):
         silver = ledger.balance(self.store, player_id)
         return Account(player, silver, levels.level_for(silver))
 
+    def whereabouts(self, player_id: str) -> tuple[str, str]:
+        """The player's waiting ticket id and private room code ("" when none)."""
+        rec = self.store.get(queues.PLAYER_TICKET, player_id)
+        return (
+            rec.value.decode() if rec else "",
+            rooms.room_of_player(self.store, player_id) or "",
+        )
+
     def public_balance(self, account: str) -> int:
         """Any ledger account's balance: a player, a quick-match bot or ``house`` (its share of
         escape penalties); NotFound for an id that is no player and has no entries."""

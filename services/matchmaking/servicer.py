@@ -38,7 +38,9 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
     def GetPlayer(self, request, context):
         player = self.mm.authenticate(request.player_token)
         acc = self.mm.account(player.player_id)
-        return pb.GetPlayerResponse(player=conv.player_to_proto(acc.player, acc.silver))
+        message = conv.player_to_proto(acc.player, acc.silver)
+        message.queued_ticket_id, message.room_code = self.mm.whereabouts(player.player_id)
+        return pb.GetPlayerResponse(player=message)
 
     def GetBalances(self, request, context):
         out = []

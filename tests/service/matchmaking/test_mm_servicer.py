@@ -77,7 +77,9 @@ def test_queue_errors_carry_status_and_reason(env):
     stub, *_ = env
     _, token = register(stub, "Alice")
     join = pb.JoinQueueRequest(player_token=token)
-    stub.JoinQueue(join, timeout=TIMEOUT)
+    ticket = stub.JoinQueue(join, timeout=TIMEOUT).ticket
+    me = stub.GetPlayer(pb.GetPlayerRequest(player_token=token), timeout=TIMEOUT).player
+    assert me.queued_ticket_id == ticket.ticket_id and me.room_code == ""
     err = error_of(stub.JoinQueue, join)
     assert err.code() == grpc.StatusCode.FAILED_PRECONDITION and reason(err) == "ALREADY_QUEUED"
     _, t2 = register(stub, "Bob")
@@ -152,6 +154,8 @@ def test_private_room_over_grpc(env):
     opened = stub.OpenRoom(pb.OpenRoomRequest(player_token=owner, max_hands=4), timeout=TIMEOUT)
     code = opened.room.code
     assert opened.room_cards_left == 2 and opened.room.state == pb.ROOM_STATE_OPEN
+    me = stub.GetPlayer(pb.GetPlayerRequest(player_token=owner), timeout=TIMEOUT).player
+    assert me.room_code == code and me.room_cards == 2
     err = error_of(
         stub.JoinRoom,
         pb.JoinRoomRequest(player_token=b, code="000000" if code != "000000" else "000001"),
