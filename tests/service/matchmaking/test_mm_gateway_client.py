@@ -3,8 +3,8 @@ GatewayService on a real loopback port."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from concurrent import futures
 
 import grpc
 import pytest
@@ -14,6 +14,8 @@ from mahjong.gateway.v1 import gateway_pb2, gateway_pb2_grpc
 from services.matchmaking.allocator import SeatRequest, TableRequest
 from services.matchmaking.gateway_client import GatewayAllocator, create_table_request
 from shared.errors import Unavailable
+from shared.server import ServiceSpec
+from tests.support.grpc_server import serving
 
 REQUEST = TableRequest(
     request_id="tournament-T-r1-t0",
@@ -54,18 +56,23 @@ class ScriptedGateway(gateway_pb2_grpc.GatewayServiceServicer):
 
 @pytest.fixture
 def gateway():
-    def start(servicer):
-        server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
-        gateway_pb2_grpc.add_GatewayServiceServicer_to_server(servicer, server)
-        port = server.add_insecure_port("127.0.0.1:0")
-        server.start()
-        servers.append(server)
-        return f"127.0.0.1:{port}"
+    """Start a scripted GatewayService on a loopback port (the shared test server bootstrap)."""
+    with contextlib.ExitStack() as stack:
 
-    servers: list = []
-    yield start
-    for s in servers:
-        s.stop(0)
+        def start(servicer: ScriptedGateway) -> str:
+            spec = ServiceSpec(
+                name="gateway",
+                default_port=0,
+                default_metrics_port=0,
+                add_to_server=lambda server, _cfg: (
+                    gateway_pb2_grpc.add_GatewayServiceServicer_to_server(servicer, server)
+                ),
+                service_names=["mahjong.gateway.v1.GatewayService"],
+            )
+            server, _channel = stack.enter_context(serving(spec))
+            return server.address
+
+        yield start
 
 
 def test_request_follows_the_contract():

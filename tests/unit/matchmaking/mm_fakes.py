@@ -54,31 +54,25 @@ def settle_round(mm: Matchmaking, alloc: FakeAllocator, tournament_id: str, rng)
     for table in t.round_tables():
         request = alloc.by_table(table.table_id)
         for h in range(request.max_hands):
+            escaped, share = None, 0
             if rng.random() < 0.2:
-                escaped = rng.randrange(4)
+                escaped, share = rng.randrange(4), 1
                 payments = [1, 1, 1, 1]
                 payments[escaped] = -4
-                report = HandReport(
-                    f"{table.table_id}-h{h}",
-                    table.table_id,
-                    request.tag,
-                    tuple(table.seats),
-                    tuple(payments),
-                    1,
-                    escaped,
-                )
-                house += 1
             else:
                 winner = rng.randrange(4)
                 payments = [-rng.randrange(0, 20) if s != winner else 0 for s in range(4)]
                 payments[winner] = -sum(payments)
-                report = HandReport(
-                    f"{table.table_id}-h{h}",
-                    table.table_id,
-                    request.tag,
-                    tuple(table.seats),
-                    tuple(payments),
-                )
+            house += share
+            report = HandReport(
+                f"{table.table_id}-h{h}",
+                table.table_id,
+                request.tag,
+                tuple(table.seats),
+                tuple(payments),
+                share,
+                escaped,
+            )
             mm.record_hand(report)
         mm.table_finished(table.table_id, request.tag, request.max_hands)
     return house
