@@ -18,6 +18,7 @@ from services.matchmaking import queues
 from services.matchmaking.allocator import TableAllocation, TableRequest
 from services.matchmaking.clock import ManualClock
 from services.matchmaking.service import Matchmaking, MatchmakingConfig
+from shared.server import configure_logging
 from shared.store import open_store
 
 TICKETS = 10_000
@@ -77,6 +78,7 @@ def plan_only(tickets: int = TICKETS) -> dict[str, float]:
 def main(argv: list[str] | None = None) -> int:
     """``python -m tests.bench.bench_matchmaking [TICKETS]``; the bench runner calls main()."""
     tickets = int(argv[0]) if argv else TICKETS
+    configure_logging("warning")  # one info line per table would be measured too
     print(f"matchmaking: {tickets} queued tickets in {len(STAKES)} queues formed into tables")
     pure = plan_only(tickets)
     print(
