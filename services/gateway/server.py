@@ -57,6 +57,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--between-hands-ms", type=int, default=0, help="pause between hands")
     p.add_argument("--bot", default="planner", help="built-in bot: planner or random")
     p.add_argument("--lease-ms", type=int, default=30_000, help="table lease length")
+    p.add_argument(
+        "--replica-id",
+        default="",
+        help="this replica's lease owner id (default: host name and port, stable across restarts)",
+    )
 
 
 class _Resources:
@@ -82,8 +87,11 @@ def add_to_server(server: grpc.Server, config: Config):
         RemoteScoring(channels[2], timeout),
     )
     mm_addr = x.get("matchmaking_addr", "")
+    import socket
+
     settings = GatewaySettings(
         secret=_secret(store, x.get("seat_secret", "")),
+        replica_id=x.get("replica_id") or f"{socket.gethostname()}:{config.port}",
         address=x.get("advertise_address") or f"{config.host}:{config.port}",
         lease_ms=int(x.get("lease_ms", 30_000)),
         discard_ms=None if int(x.get("discard_ms", -1)) < 0 else int(x["discard_ms"]),

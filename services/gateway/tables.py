@@ -26,6 +26,7 @@ from typing import Any
 import structlog
 
 from services.gateway.domain.events import project
+from services.gateway.domain.restore import restore_session
 from services.gateway.domain.session import (
     FINISHED,
     PLAYING,
@@ -48,7 +49,7 @@ from shared.ruleset import Ruleset
 from shared.store import AlreadyExists, Store
 from shared.table import Action
 
-log = structlog.get_logger("mahjong.gateway")
+log_ = structlog.get_logger("mahjong.gateway")
 
 LOG_PREFIX = "gateway-log/"
 LEASES = "gateway-lease"
@@ -152,6 +153,7 @@ class TableManager:
         self.on_event = on_event
         self.tables: dict[str, LiveTable] = {}
         self._lock = threading.Lock()
+        self._recover_lock = threading.RLock()
         self._stop = threading.Event()
         self._lease_thread = threading.Thread(target=self._renew_leases, daemon=True)
         self._lease_thread.start()
@@ -225,11 +227,96 @@ class TableManager:
         ]
 
     def table(self, table_id: str) -> LiveTable:
+        """A live table; one whose owner's lease expired is taken over from its log."""
         check_id(table_id, "table_id")
         t = self.tables.get(table_id)
         if t is None:
+            t = self._recover(table_id)
+        if t is None:
             raise NotFound(f"no table {table_id!r} on this gateway", table_id=table_id)
         return t
+
+    # --- taking over a table -----------------------------------------------------------------
+    def _recover(self, table_id: str) -> LiveTable | None:
+        """Rebuild a table from its event log when its lease has expired (or is ours from an
+        earlier run): the session and any hand in progress, its subscribers' history and its
+        request ids; then it plays on here. None when there is no such table or another live
+        replica owns it."""
+        with self._recover_lock:
+            if table_id in self.tables:
+                return self.tables[table_id]
+            log = read_table_log(self.store, table_id)
+            if not log:
+                return None
+            if not self._claim_lease(table_id):
+                return None
+            started = next(d for _, _, k, d in log if k == "table_started")
+            table = LiveTable(table_id, started["tag"])
+            table.events = [Event(q, t, k, d) for q, t, k, d in log]
+            prefix = f"{table_id}/"
+            for key, rec in self.store.scan(REQUESTS, prefix):
+                seat, _, rid = key[len(prefix) :].partition("/")
+                table.requests[(int(seat), rid)] = int(rec.value)
+            sched = LockedScheduler(self.scheduler, table.lock, lambda: None, table_id)
+            with table.lock:
+                session = restore_session(
+                    table_id,
+                    log,
+                    timers={
+                        "discard_ms": self.settings.discard_ms,
+                        "claim_ms": self.settings.claim_ms,
+                        "bot_delay_ms": self.settings.bot_delay_ms,
+                        "auto_play_delay_ms": self.settings.auto_play_delay_ms,
+                        "between_hands_ms": self.settings.between_hands_ms,
+                    },
+                    ports=self.ports,
+                    scheduler=sched,
+                    emit=lambda kind, data: self._append(table, kind, data),
+                    report=lambda kind, data: self._report(table, kind, data),
+                    policy=self.policy,
+                )
+                table.session = session
+                register = getattr(self.ports.rules, "register", None)
+                if register is not None:
+                    register(
+                        session.config.ruleset,
+                        session.config.ruleset_name,
+                        session.config.overrides,
+                    )
+            self.tables[table_id] = table
+            log_.info("table_taken_over", table=table_id, events=len(log), phase=session.phase)
+            return table
+
+    def _claim_lease(self, table_id: str) -> bool:
+        now = int(time.time() * 1000)
+
+        def claim(raw: bytes | None) -> tuple[bytes | None, bool]:
+            cur = json.loads(raw) if raw else {}
+            mine = cur.get("owner") == self.settings.replica_id
+            if cur and not mine and cur.get("expires_ms", 0) > now:
+                return None, False
+            cur.update(
+                owner=self.settings.replica_id,
+                address=self.settings.address,
+                expires_ms=now + self.settings.lease_ms,
+            )
+            return json.dumps(cur).encode(), True
+
+        return self.store.update(LEASES, table_id, claim)
+
+    def _take_over_expired(self) -> None:
+        """Adopt every table whose owner stopped renewing its lease."""
+        now = int(time.time() * 1000)
+        for table_id, rec in self.store.scan(LEASES):
+            if table_id in self.tables:
+                continue
+            lease = json.loads(rec.value)
+            if lease.get("expires_ms", 0) > now and lease.get("owner") != self.settings.replica_id:
+                continue
+            try:
+                self._recover(table_id)
+            except Exception as exc:  # one broken table must not stop the others
+                log_.exception("take_over_failed", table=table_id, error=repr(exc))
 
     def _session(self, t: LiveTable) -> TableSession:
         if t.session is None:
@@ -238,15 +325,21 @@ class TableManager:
 
     # --- events ----------------------------------------------------------------------------
     def _append(self, table: LiveTable, kind: str, data: dict[str, Any]) -> int:
+        if not table.owned:  # another replica took the table over: write nothing more
+            raise FailedPrecondition(
+                f"table {table.id} is owned by another gateway replica now", reason="NOT_OWNER"
+            )
         t = int(time.time() * 1000)
         entry = json.dumps({"t": t, "kind": kind, "data": data}, separators=(",", ":"))
         seq = self.store.append(LOG_PREFIX + table.id, entry.encode())
         ev = Event(seq, t, kind, data)
         table.events.append(ev)
         if seq != len(table.events):
-            log.error("event_log_out_of_step", table=table.id, seq=seq, held=len(table.events))
+            log_.error("event_log_out_of_step", table=table.id, seq=seq, held=len(table.events))
         if self.on_event is not None:
             self.on_event(table, ev)
+        if kind == "table_finished":  # nothing left to own
+            self.store.delete(LEASES, table.id)
         table.cond.notify_all()
         return seq
 
@@ -314,7 +407,11 @@ class TableManager:
                 try:
                     table.owned = self.store.update(LEASES, table.id, renew)
                 except Exception as exc:  # the store is down: keep playing, retry later
-                    log.warning("lease_renewal_failed", table=table.id, error=repr(exc))
+                    log_.warning("lease_renewal_failed", table=table.id, error=repr(exc))
+            try:
+                self._take_over_expired()
+            except Exception as exc:
+                log_.warning("take_over_scan_failed", error=repr(exc))
 
     # --- seats -----------------------------------------------------------------------------
     def _viewer(self, table: LiveTable, token: str, seat_claim: int | None) -> int | None:

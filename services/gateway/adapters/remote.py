@@ -90,6 +90,11 @@ class RemoteWall:
             hands[C.seat_from_proto(h.seat)] = [C.tile_from_proto(t) for t in h.tiles]
         return hands, resp.counts.remaining
 
+    def resume(self, hand_id: str, calls_made: int) -> None:
+        """Another replica made ``calls_made`` draws/swaps of this hand: number on from there
+        (a draw it made but never logged is then returned again by the wall)."""
+        self._draws[hand_id] = calls_made
+
     def _rid(self, hand_id: str) -> str:
         n = self._draws.get(hand_id, 0) + 1
         self._draws[hand_id] = n

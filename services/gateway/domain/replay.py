@@ -47,6 +47,15 @@ ENGINE_KINDS = frozenset(
         "hand_drawn",
     }
 )
+
+
+def is_engine_event(kind: str, data: dict[str, Any]) -> bool:
+    """An event the hand engine emits (an escape's result is the session's, not the hand's)."""
+    if kind == "hand_result" and data.get("outcome") == "escape":
+        return False
+    return kind in ENGINE_KINDS
+
+
 IGNORED_FIELDS = frozenset({"deadline_ms", "hand_id", "hand_number"})
 
 
@@ -198,7 +207,7 @@ def verify_hand(records: list[dict[str, Any]], *, rules=None, scoring=None) -> V
     verdict = Verdict()
     header = records[0]
     ruleset = resolve_ruleset(header.get("ruleset", ""), header.get("overrides", {}))
-    events = [r for r in records[1:] if r.get("kind") in ENGINE_KINDS]
+    events = [r for r in records[1:] if is_engine_event(r.get("kind", ""), r.get("data", {}))]
     by_kind = {r["kind"]: r["data"] for r in events}
     if "hand_started" not in by_kind or "tiles_dealt" not in by_kind:
         verdict.problems.append("the record has no hand_started or tiles_dealt event")
