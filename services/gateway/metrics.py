@@ -24,7 +24,7 @@ def observe(table, event) -> None:
             DRAWS.inc()
     elif kind == "timed_out":
         TIMEOUTS.labels(d["kind"]).inc()
-    elif kind == "table_started":
+    elif kind in ("table_started", "table_taken_over"):
         ACTIVE_TABLES.inc()
     elif kind == "table_finished":
         ACTIVE_TABLES.dec()

@@ -284,6 +284,8 @@ class TableManager:
                         session.config.overrides,
                     )
             self.tables[table_id] = table
+            if self.on_event is not None and session.phase != FINISHED:
+                self.on_event(table, Event(0, 0, "table_taken_over", {}))
             log_.info("table_taken_over", table=table_id, events=len(log), phase=session.phase)
             return table
 

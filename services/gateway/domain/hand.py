@@ -62,6 +62,9 @@ from shared.table import (
 
 NUM_SEATS = 4
 
+# mpsz text of every tile kind, precomputed: events name tiles on the hot path.
+TILE_TEXT = tuple(T.format_tile(k) for k in range(T.NUM_TILE_KINDS))
+
 OWN_TURN = "own_turn"
 CLAIM = "claim"
 ROB_KONG = "rob_kong"
@@ -153,17 +156,17 @@ def options_json(opts: OwnTurnOptions | ClaimOptions | SwapOptions) -> dict[str,
         return {"swap_count": opts.count, "pass": True}
     if isinstance(opts, OwnTurnOptions):
         return {
-            "discards": [T.format_tile(k) for k in opts.discards],
-            "ready_discards": [T.format_tile(k) for k in opts.ready_discards],
-            "concealed_kongs": [T.format_tile(k) for k in opts.concealed_kongs],
-            "added_kongs": [T.format_tile(k) for k in opts.added_kongs],
+            "discards": [TILE_TEXT[k] for k in opts.discards],
+            "ready_discards": [TILE_TEXT[k] for k in opts.ready_discards],
+            "concealed_kongs": [TILE_TEXT[k] for k in opts.concealed_kongs],
+            "added_kongs": [TILE_TEXT[k] for k in opts.added_kongs],
             "win": bool(opts.wins),
         }
     return {
         "win": opts.win is not None,
         "pong": opts.pong,
         "exposed_kong": opts.exposed_kong,
-        "chows": [T.format_tile(k) for k in opts.chows],
+        "chows": [TILE_TEXT[k] for k in opts.chows],
         "pass": True,
     }
 
@@ -175,7 +178,7 @@ def prompt_json(p: Pending) -> dict[str, Any]:
         "kind": p.kind,
         "options": options_json(p.options),
         "deadline_ms": p.deadline_ms,
-        "tile": T.format_tile(p.tile) if p.tile is not None else "",
+        "tile": TILE_TEXT[p.tile] if p.tile is not None else "",
         "from_seat": p.from_seat,
     }
 
@@ -186,13 +189,13 @@ def action_json(action: Decision) -> dict[str, Any]:
         return {"type": "tile_swap", "tiles": T.format_tiles(action.tiles, sort=False)}
     d: dict[str, Any] = {"type": action_name(action)}
     if isinstance(action, Discard):
-        d["tile"] = T.format_tile(action.tile)
+        d["tile"] = TILE_TEXT[action.tile]
     elif isinstance(action, DeclareReady):
-        d["tile"] = T.format_tile(action.discard)
+        d["tile"] = TILE_TEXT[action.discard]
     elif isinstance(action, Chow):
-        d["low"] = T.format_tile(action.low)
+        d["low"] = TILE_TEXT[action.low]
     elif isinstance(action, AddedKong | ConcealedKong):
-        d["tile"] = T.format_tile(action.tile)
+        d["tile"] = TILE_TEXT[action.tile]
     elif isinstance(action, Win) and action.eight_flowers:
         d["eight_flowers"] = True
     return d
@@ -600,7 +603,7 @@ class HandEngine:
         self.emit(
             "tile_discarded",
             seat=seat,
-            tile=T.format_tile(tile),
+            tile=TILE_TEXT[tile],
             declared_ready=ready,
             auto=auto,
             drawn_tile=drawn == tile,
@@ -707,7 +710,7 @@ class HandEngine:
         self.claims_made.append((taker, discarder, self.seats[discarder].ready))
         self.first_go_around = False
         data = _meld_json(meld)
-        data["claimed"] = T.format_tile(tile)
+        data["claimed"] = TILE_TEXT[tile]
         self.emit("meld_declared", seat=taker, meld=data)
         if isinstance(action, ExposedKong):
             self._draw(taker, replacement=True)
@@ -739,7 +742,7 @@ class HandEngine:
             self.emit(
                 "flowers_exposed",
                 seat=seat,
-                flowers=T.format_tile(d.tile),
+                flowers=TILE_TEXT[d.tile],
                 replacements="",
                 draw="replacement" if replacement else "live",
                 tiles_left=self.remaining,
@@ -757,7 +760,7 @@ class HandEngine:
         self.emit(
             "tile_drawn",
             seat=seat,
-            tile=T.format_tile(d.tile),
+            tile=TILE_TEXT[d.tile],
             replacement=replacement,
             tiles_left=self.remaining,
         )
@@ -813,7 +816,7 @@ class HandEngine:
                 "win_declared",
                 seat=seat,
                 win_kind=opt.kind.label,
-                tile=T.format_tile(opt.win_tile) if opt.win_tile is not None else "",
+                tile=TILE_TEXT[opt.win_tile] if opt.win_tile is not None else "",
                 from_seat=from_seat,
                 hand=HandType(opt.hand).label,
             )
@@ -926,12 +929,12 @@ def _choose_win(wins: tuple[WinOption, ...], eight_flowers: bool) -> WinOption:
 
 
 def _fmt(k: int | None) -> str:
-    return T.format_tile(k) if k is not None else "?"
+    return TILE_TEXT[k] if k is not None else "?"
 
 
 def _fmt_opt(k: int | None) -> str:
-    return T.format_tile(k) if k is not None else ""
+    return TILE_TEXT[k] if k is not None else ""
 
 
 def _fmts(ks) -> str:
-    return " ".join(T.format_tile(k) for k in ks)
+    return " ".join(TILE_TEXT[k] for k in ks)
