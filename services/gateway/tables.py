@@ -191,18 +191,10 @@ class TableManager:
                 max_hands=spec.max_hands,
                 tag=spec.tag,
                 first_dealer=spec.first_dealer,
-                discard_ms=self.settings.discard_ms,
-                claim_ms=self.settings.claim_ms,
-                bot_delay_ms=self.settings.bot_delay_ms,
-                auto_play_delay_ms=self.settings.auto_play_delay_ms,
-                between_hands_ms=self.settings.between_hands_ms,
+                **self._timers(),
             ),
             spec.seats,
-            ports=self.ports,
-            scheduler=sched,
-            emit=lambda kind, data: self._append(table, kind, data),
-            report=lambda kind, data: self._report(table, kind, data),
-            policy=self.policy,
+            **self._wiring(table, sched),
         )
         table.session = session
         with self._lock:
@@ -213,6 +205,27 @@ class TableManager:
             # The first hand starts from the scheduler so CreateTable answers at once.
             sched.call_later(0, session.start)
         return table_id, self._seat_tokens(table_id, seats_json)
+
+    def _timers(self) -> dict[str, Any]:
+        """The session's timer settings (None = the ruleset's)."""
+        st = self.settings
+        return {
+            "discard_ms": st.discard_ms,
+            "claim_ms": st.claim_ms,
+            "bot_delay_ms": st.bot_delay_ms,
+            "auto_play_delay_ms": st.auto_play_delay_ms,
+            "between_hands_ms": st.between_hands_ms,
+        }
+
+    def _wiring(self, table: LiveTable, sched: LockedScheduler) -> dict[str, Any]:
+        """What a session of ``table`` is connected to: ports, scheduler, log, outbox, bots."""
+        return {
+            "ports": self.ports,
+            "scheduler": sched,
+            "emit": lambda kind, data: self._append(table, kind, data),
+            "report": lambda kind, data: self._report(table, kind, data),
+            "policy": self.policy,
+        }
 
     def _seats_of(self, table_id: str) -> bytes:
         rec = self.store.get("gateway-table", table_id)
@@ -262,18 +275,8 @@ class TableManager:
                 session = restore_session(
                     table_id,
                     log,
-                    timers={
-                        "discard_ms": self.settings.discard_ms,
-                        "claim_ms": self.settings.claim_ms,
-                        "bot_delay_ms": self.settings.bot_delay_ms,
-                        "auto_play_delay_ms": self.settings.auto_play_delay_ms,
-                        "between_hands_ms": self.settings.between_hands_ms,
-                    },
-                    ports=self.ports,
-                    scheduler=sched,
-                    emit=lambda kind, data: self._append(table, kind, data),
-                    report=lambda kind, data: self._report(table, kind, data),
-                    policy=self.policy,
+                    timers=self._timers(),
+                    **self._wiring(table, sched),
                 )
                 table.session = session
                 register = getattr(self.ports.rules, "register", None)
