@@ -96,11 +96,13 @@ class TableSpec:
     first_dealer: int | None
 
 
-def read_table_log(store: Store, table_id: str) -> list[tuple[int, int, str, dict[str, Any]]]:
-    """A table's whole event log from the store as (seq, time ms, kind, data): replays,
-    exports and checks."""
+def read_table_log(
+    store: Store, table_id: str, after: int = 0, limit: int | None = None
+) -> list[tuple[int, int, str, dict[str, Any]]]:
+    """A table's event log from the store as (seq, time ms, kind, data), after ``after``, at
+    most ``limit`` entries: replays, exports, checks and late subscribers."""
     out = []
-    for seq, raw in store.read_log(LOG_PREFIX + table_id):
+    for seq, raw in store.read_log(LOG_PREFIX + table_id, after, limit):
         d = json.loads(raw)
         out.append((seq, d["t"], d["kind"], d["data"]))
     return out
@@ -112,14 +114,29 @@ class LiveTable:
         self.tag = tag
         self.lock = threading.RLock()
         self.cond = threading.Condition(self.lock)
+        # The events of the current and the previous hand (older ones are read from the
+        # store): ``events[i].seq == base + i + 1``.
         self.events: list[Event] = []
+        self.base = 0
+        self.hand_starts: list[int] = []
         self.requests: dict[tuple[int, str], int] = {}
         self.session: TableSession | None = None
         self.owned = True
 
     @property
     def head(self) -> int:
-        return len(self.events)
+        return self.base + len(self.events)
+
+    def keep(self, ev: Event) -> None:
+        """Hold ``ev``; when a hand starts, drop what came before the previous hand."""
+        self.events.append(ev)
+        if ev.kind == "hand_started":
+            self.hand_starts.append(ev.seq)
+            if len(self.hand_starts) > 2:
+                cut = self.hand_starts[-2]  # first event of the previous hand
+                del self.events[: cut - 1 - self.base]
+                self.base = cut - 1
+                self.hand_starts = self.hand_starts[-2:]
 
 
 def check_id(value: str, field_name: str, *, required: bool = True) -> str:
@@ -265,7 +282,8 @@ class TableManager:
                 return None
             started = next(d for _, _, k, d in log if k == "table_started")
             table = LiveTable(table_id, started["tag"])
-            table.events = [Event(q, t, k, d) for q, t, k, d in log]
+            for q, t, k, d in log:
+                table.keep(Event(q, t, k, d))
             prefix = f"{table_id}/"
             for key, rec in self.store.scan(REQUESTS, prefix):
                 seat, _, rid = key[len(prefix) :].partition("/")
@@ -338,9 +356,9 @@ class TableManager:
         entry = json.dumps({"t": t, "kind": kind, "data": data}, separators=(",", ":"))
         seq = self.store.append(LOG_PREFIX + table.id, entry.encode())
         ev = Event(seq, t, kind, data)
-        table.events.append(ev)
-        if seq != len(table.events):
-            log_.error("event_log_out_of_step", table=table.id, seq=seq, held=len(table.events))
+        table.keep(ev)
+        if seq != table.head:
+            log_.error("event_log_out_of_step", table=table.id, seq=seq, held=table.head)
         if self.on_event is not None:
             self.on_event(table, ev)
         if kind == "table_finished":  # nothing left to own
@@ -548,13 +566,21 @@ class TableManager:
         index = after
         while active():
             with table.cond:
-                while index >= len(table.events) and active():
+                while index >= table.head and active():
                     session = table.session
                     if session is not None and session.phase == FINISHED:
                         return
                     table.cond.wait(0.25)
-                batch = table.events[index:]
-                index = len(table.events)
+                base = table.base
+                batch = table.events[index - base :] if index >= base else []
+            if index < base:  # older than what is held: from the store
+                batch = [
+                    Event(q, t, k, d)
+                    for q, t, k, d in read_table_log(self.store, table.id, index, base - index)
+                ]
+            if not batch:
+                continue
+            index = batch[-1].seq
             for ev in batch:
                 seen = project(ev.kind, ev.data, viewer)
                 if seen is not None:

@@ -292,3 +292,49 @@ def test_tile_swap_over_the_api(gateway):
     assert list(mine[0].buried) == held[:5] and len(mine[0].taken) == 5
     others = [s for s in swapped if s.seat != common_pb2.SEAT_0]
     assert others and all(not s.buried and not s.taken and s.count == 5 for s in others)
+
+
+def test_a_late_subscriber_gets_every_hand_from_the_start(gateway):
+    """Only the last two hands stay in memory; older events come from the store."""
+    stub = gateway
+    t = stub.CreateTable(
+        pb.CreateTableRequest(
+            request_id=uuid.uuid4().hex,
+            stake=1,
+            seats=[pb.SeatAssignment(bot=True)] * 4,
+            max_hands=4,
+        ),
+        timeout=5,
+    )
+    watcher = stub.JoinSeat(pb.JoinSeatRequest(table_id=t.table_id, spectator=True), timeout=5)
+    first = list(
+        stub.Subscribe(
+            pb.SubscribeRequest(table_id=t.table_id, seat_token=watcher.seat_token), timeout=60
+        )
+    )
+    assert first[-1].event.WhichOneof("kind") == "table_finished"
+    again = list(
+        stub.Subscribe(
+            pb.SubscribeRequest(table_id=t.table_id, seat_token=watcher.seat_token), timeout=60
+        )
+    )
+    assert [r.event.SerializeToString() for r in again] == [
+        r.event.SerializeToString() for r in first
+    ]
+    seqs = [r.event.sequence for r in again]
+    assert seqs == sorted(set(seqs)) and seqs[0] == 1
+    starts = [
+        r.event.hand_started.hand_number
+        for r in again
+        if r.event.WhichOneof("kind") == "hand_started"
+    ]
+    assert starts == [1, 2, 3, 4]
+    tail = list(
+        stub.Subscribe(
+            pb.SubscribeRequest(
+                table_id=t.table_id, seat_token=watcher.seat_token, after_sequence=seqs[5]
+            ),
+            timeout=60,
+        )
+    )
+    assert [r.event.sequence for r in tail] == seqs[6:]
