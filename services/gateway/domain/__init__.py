@@ -1,4 +1,12 @@
-"""The gateway's table engine, pure (no gRPC): a hand as a state machine (:mod:`.hand`), a table
-session of successive hands (:mod:`.session`), the ports to wall, rules and scoring
-(:mod:`.ports`), injectable clocks (:mod:`.clock`), what each viewer may see (:mod:`.events`),
-signed seat tokens (:mod:`.tokens`) and replays (:mod:`.replay`)."""
+"""The gateway's table engine, pure (no gRPC).
+
+* :mod:`.hand` — one hand as a state machine over the wall, rules and scoring ports
+* :mod:`.session` — a table of successive hands: seats, timers, 托管, escapes, dealer, 荒番
+* :mod:`.ports` — the ports (interfaces) and the facts passed through them
+* :mod:`.clock` — injectable clocks and schedulers (tests never sleep)
+* :mod:`.events` — what each viewer may see of an event (information hiding)
+* :mod:`.policy` — who plays bot seats, 托管 and seats whose player left
+* :mod:`.tokens` — HMAC-signed seat tokens
+* :mod:`.replay` — export and verification of finished hands
+* :mod:`.restore` — a table rebuilt from its event log (taking over an expired lease)
+"""

@@ -42,21 +42,3 @@ def project(kind: str, data: dict[str, Any], viewer: int | None) -> dict[str, An
         if meld.get("kind") == "concealed_kong":
             return {**data, "meld": {"kind": "concealed_kong", "tiles": ""}}
     return data
-
-
-def concealed_tiles_visible(kind: str, data: dict[str, Any]) -> list[int]:
-    """Every concealed or wall tile a projected event discloses, for information-hiding checks:
-    dealt and drawn tiles, replacement tiles and concealed-kong tiles."""
-    out: list[int] = []
-    if kind == "tiles_dealt":
-        for h in data["hands"]:
-            out += T.parse(h)
-    elif kind == "tile_drawn":
-        out += T.parse(data.get("tile", ""))
-    elif kind == "flowers_exposed":
-        out += T.parse(data.get("replacements", ""))
-    elif kind == "tiles_swapped":
-        out += T.parse(data.get("buried", "")) + T.parse(data.get("taken", ""))
-    elif kind == "meld_declared" and data["meld"].get("kind") == "concealed_kong":
-        out += T.parse(data["meld"].get("tiles", ""))
-    return out

@@ -9,7 +9,7 @@ rules call per decision point (never one per seat); actions are checked against 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -159,8 +159,3 @@ class CallCounter:
     @property
     def total(self) -> int:
         return self.wall + self.rules + self.scoring
-
-
-def seats_tuple(values: Sequence[int]) -> tuple[int, int, int, int]:
-    a, b, c, d = values
-    return (a, b, c, d)

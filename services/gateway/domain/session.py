@@ -33,8 +33,9 @@ from services.gateway.domain.hand import (
 )
 from services.gateway.domain.ports import RulesPort, ScoringPort, Settlement, WallPort
 from shared.errors import FailedPrecondition, InvalidArgument
+from shared.hand.hand_type import HandType
 from shared.ruleset import Ruleset
-from shared.table import Action, Pass
+from shared.table import Action, ClaimOptions, DeclareReady, OwnTurnOptions, Pass, Win
 
 NUM_SEATS = 4
 
@@ -524,8 +525,6 @@ class TableSession:
 
 
 def _hand_label(value: int) -> str:
-    from shared.hand.hand_type import HandType
-
     try:
         return HandType(value).label
     except ValueError:
@@ -535,8 +534,6 @@ def _hand_label(value: int) -> str:
 def simple_policy(p: Pending, hand: HandEngine) -> Action:
     """The built-in stand-in policy: win when offered, 敲 as soon as possible, else the default
     (discard the drawn tile, pass a claim)."""
-    from shared.table import DeclareReady, OwnTurnOptions, Win
-
     opts = p.options
     if p.kind == SWAP:
         return Pass()  # keeps its tiles
@@ -548,8 +545,6 @@ def simple_policy(p: Pending, hand: HandEngine) -> Action:
             pick = drawn if drawn in opts.ready_discards else opts.ready_discards[0]
             return DeclareReady(pick)
         return hand.default_action(p.seat)
-    if opts.win is not None:
-        from shared.table import Win as W
-
-        return W()
+    if isinstance(opts, ClaimOptions) and opts.win is not None:
+        return Win()
     return Pass()
