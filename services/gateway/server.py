@@ -43,6 +43,17 @@ def _secret(store, configured: str) -> bytes:
     return rec.value
 
 
+def _advertised(address: str, config: Config) -> str:
+    """Where clients reach this replica: the flag (a bare host or IP gets the gRPC port)."""
+    if not address:
+        return f"{config.host}:{config.port}"
+    if address.startswith("[") or address.count(":") == 1:
+        return address
+    if address.count(":") > 1:  # a bare IPv6 address
+        return f"[{address}]:{config.port}"
+    return f"{address}:{config.port}"
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     for svc in ("wall", "rules", "scoring"):
         p.add_argument(f"--{svc}-addr", default=default_address(svc), help=f"{svc} service")
@@ -92,7 +103,7 @@ def add_to_server(server: grpc.Server, config: Config):
     settings = GatewaySettings(
         secret=_secret(store, x.get("seat_secret", "")),
         replica_id=x.get("replica_id") or f"{socket.gethostname()}:{config.port}",
-        address=x.get("advertise_address") or f"{config.host}:{config.port}",
+        address=_advertised(x.get("advertise_address", ""), config),
         lease_ms=int(x.get("lease_ms", 30_000)),
         discard_ms=None if int(x.get("discard_ms", -1)) < 0 else int(x["discard_ms"]),
         claim_ms=None if int(x.get("claim_ms", -1)) < 0 else int(x["claim_ms"]),
