@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 
 import grpc
 from mahjong.gateway.v1 import gateway_pb2_grpc
@@ -24,6 +25,7 @@ from shared.server import Config, ServiceSpec, serve
 from shared.store import open_store
 
 CALLS = ("wall", "rules", "scoring", "matchmaking")
+DEFAULT_MAX_WORKERS = 512
 SECRET_NS = "gateway-config"
 
 
@@ -68,6 +70,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--between-hands-ms", type=int, default=0, help="pause between hands")
     p.add_argument("--bot", default="planner", help="built-in bot: planner or random")
     p.add_argument("--lease-ms", type=int, default=30_000, help="table lease length")
+    # Each Subscribe stream holds one server thread for its lifetime: the gateway needs many
+    # more than the bootstrap's default (the flag or MAHJONG_[GATEWAY_]MAX_WORKERS still win).
+    if not (os.environ.get("MAHJONG_GATEWAY_MAX_WORKERS") or os.environ.get("MAHJONG_MAX_WORKERS")):
+        p.set_defaults(max_workers=DEFAULT_MAX_WORKERS)
     p.add_argument(
         "--replica-id",
         default="",
