@@ -168,10 +168,12 @@ def _check_winner(w: WinInput, h: WinnerHand, r: ScoringRules) -> CheckedWinner:
                 f"{who}: 八花齐 needs all 8 flowers once each; missing {missing}",
                 field="flowers",
             )
-        if size != 13 and not (size == 14 and h.seat == ctx.dealer):
+        # 13: the eighth flower just drawn; 14: after its replacement draw (the rules offer
+        # 八花齐 on the seat's own turn, holding the replacement), or the dealer at the deal.
+        if size not in (13, 14):
             raise InvalidArgument(
-                f"{who} holds {size} tiles (a kong counts as 3); a hand between draws has 13 "
-                "(14 for the dealer at the deal)",
+                f"{who} holds {size} tiles (a kong counts as 3); 八花齐 is won holding 13, or 14 "
+                "after the replacement draw",
                 field="concealed",
             )
         check_copies(counts, h.melds, who)
