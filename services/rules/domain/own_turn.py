@@ -149,7 +149,13 @@ def self_draw_win(snap: TableSnapshot, seat: int) -> tuple[WinOption | None, str
     if hand is None:
         return None, f"seat {seat}'s hand is not an allowed winning hand"
     tile = drawn_tile(snap)
-    option = win_option(snap, seat, hand, WinKind.SELF_DRAW, tile, _waiting_before_draw(snap, seat))
+    waiting = _waiting_before_draw(snap, seat)
+    if tile is None:
+        # The dealer's initial 14 (天胡) has no drawn tile: its right-most tile stands for the
+        # winning tile, so the win is reported and settled like any other (13 tiles + 1).
+        tile = max(k for k in range(NUM_KINDS) if st.concealed[k])
+        waiting[tile] -= 1
+    option = win_option(snap, seat, hand, WinKind.SELF_DRAW, tile, waiting)
     return option, win_refusal(snap, seat, option)
 
 

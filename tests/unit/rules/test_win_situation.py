@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from services.rules.domain import claim_options, own_turn_options
 from shared.table import WinKind
-from tests.unit.rules.builders import seat, table
+from tests.unit.rules.builders import seat, table, tile
 
 FOUR_MELDS = [("pong", "111s", 2), ("pong", "333s", 2), ("pong", "555s", 2)]
 
@@ -49,7 +49,8 @@ def test_heavenly_win_for_the_classic_dealer_without_declaring():
         first_go_around=True,
     )
     (win,) = own_turn_options(snap, 0).wins
-    assert win.heavenly and not win.earthly and win.win_tile is None
+    # no tile was drawn: the right-most tile stands for the winning tile (settled as 13 + 1)
+    assert win.heavenly and not win.earthly and win.win_tile == tile("5m")
     qiaoma = table({0: seat("11122233344455m")}, ("deal", 0, None), first_go_around=True)
     assert own_turn_options(qiaoma, 0).wins == ()  # 敲麻: no 天胡, and not declared
 
