@@ -70,6 +70,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--between-hands-ms", type=int, default=0, help="pause between hands")
     p.add_argument("--bot", default="planner", help="built-in bot: planner or random")
     p.add_argument("--lease-ms", type=int, default=30_000, help="table lease length")
+    p.add_argument(
+        "--timer-workers",
+        type=int,
+        default=4,
+        help="threads running timers, bots and the service calls after actions "
+        "(fewer: lower Act latency under load; more: more bot tables in parallel)",
+    )
     # Each Subscribe stream holds one server thread for its lifetime: the gateway needs many
     # more than the bootstrap's default (the flag or MAHJONG_[GATEWAY_]MAX_WORKERS still win).
     if not (os.environ.get("MAHJONG_GATEWAY_MAX_WORKERS") or os.environ.get("MAHJONG_MAX_WORKERS")):
@@ -117,6 +124,7 @@ def add_to_server(server: grpc.Server, config: Config):
         auto_play_delay_ms=int(x.get("auto_play_delay_ms", 1000)),
         between_hands_ms=int(x.get("between_hands_ms", 0)),
         report_to_matchmaking=bool(mm_addr),
+        timer_workers=max(1, int(x.get("timer_workers", 4))),
     )
     manager = TableManager(
         store,

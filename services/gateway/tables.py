@@ -71,6 +71,7 @@ class GatewaySettings:
     auto_play_delay_ms: int = 1_000
     between_hands_ms: int = 0
     report_to_matchmaking: bool = False
+    timer_workers: int = 4  # threads running timers, bots and the steps after actions
 
 
 @dataclass
@@ -166,7 +167,7 @@ class TableManager:
         self.ports = ports
         self.settings = settings
         self.policy = policy
-        self.scheduler = scheduler or ThreadScheduler()
+        self.scheduler = scheduler or ThreadScheduler(settings.timer_workers)
         self.on_event = on_event
         self.tables: dict[str, LiveTable] = {}
         self._lock = threading.Lock()
