@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -131,7 +132,17 @@ def _build(name: str, description: str, data: Mapping[str, Mapping[str, Any]]) -
     return Ruleset(name, description, {s: Section(s, v) for s, v in data.items()})
 
 
+# A preset name as it may come from a request: a file name in RULESET_DIR, never a path.
+_PRESET_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+
+
 def _read(name: str) -> dict[str, Any]:
+    if not _PRESET_NAME.fullmatch(name):
+        shown = name if len(name) <= 40 else f"{name[:40]}… ({len(name)} characters)"
+        raise RulesetError(
+            f"ruleset name {shown!r} is not a preset name (lower-case letters, digits, '-'); "
+            f"known: {', '.join(available_rulesets())}"
+        )
     path = RULESET_DIR / f"{name}.toml"
     if not path.is_file():
         if name in LISTED_NOT_IMPLEMENTED:
