@@ -73,7 +73,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--timer-workers",
         type=int,
-        default=4,
+        default=2,
         help="threads running timers, bots and the service calls after actions "
         "(fewer: lower Act latency under load; more: more bot tables in parallel)",
     )
@@ -124,7 +124,7 @@ def add_to_server(server: grpc.Server, config: Config):
         auto_play_delay_ms=int(x.get("auto_play_delay_ms", 1000)),
         between_hands_ms=int(x.get("between_hands_ms", 0)),
         report_to_matchmaking=bool(mm_addr),
-        timer_workers=max(1, int(x.get("timer_workers", 4))),
+        timer_workers=max(1, int(x.get("timer_workers", 2))),
     )
     manager = TableManager(
         store,

@@ -71,7 +71,7 @@ class GatewaySettings:
     auto_play_delay_ms: int = 1_000
     between_hands_ms: int = 0
     report_to_matchmaking: bool = False
-    timer_workers: int = 4  # threads running timers, bots and the steps after actions
+    timer_workers: int = 2  # threads running timers, bots and the steps after actions
 
 
 @dataclass
