@@ -81,6 +81,7 @@ def test_a_restored_table_equals_the_original_and_plays_on():
     ports = Ports(InProcessWall(), InProcessRules(), InProcessScoring())
     log: list = []
     original, sched = start(ports, log)
+
     # seat 0 never acts: timeouts, then 托管; stop in the middle of the second hand.
     def discards_in_hand() -> int:
         return sum(len(s.discards) for s in original.hand.seats)
