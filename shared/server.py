@@ -188,13 +188,26 @@ def configure_logging(level: str = "info", stream: Any = None) -> None:
 
 
 # --- errors and the interceptor --------------------------------------------------------------
+# The status travels in trailing metadata, which clients refuse past 16 KiB (the call would end
+# RESOURCE_EXHAUSTED instead): a message or detail echoing a huge input is cut short.
+MAX_ERROR_TEXT = 1000
+
+
+def _bounded(text: str) -> str:
+    if len(text) <= MAX_ERROR_TEXT:
+        return text
+    return f"{text[:MAX_ERROR_TEXT]}… ({len(text)} characters)"
+
+
 def status_for(err: DomainError) -> grpc.Status:
     """A rich status (google.rpc.Status with ErrorInfo) for a domain error."""
     code = getattr(code_pb2, err.code, code_pb2.UNKNOWN)
-    info = error_details_pb2.ErrorInfo(reason=err.reason, domain=ERROR_DOMAIN, metadata=err.details)
+    metadata = {_bounded(k): _bounded(v) for k, v in err.details.items()}
+    info = error_details_pb2.ErrorInfo(reason=err.reason, domain=ERROR_DOMAIN, metadata=metadata)
     detail = any_pb2.Any()
     detail.Pack(info)
-    return rpc_status.to_status(status_pb2.Status(code=code, message=err.message, details=[detail]))
+    message = _bounded(err.message)
+    return rpc_status.to_status(status_pb2.Status(code=code, message=message, details=[detail]))
 
 
 def _split_method(full: str) -> tuple[str, str]:

@@ -1,0 +1,44 @@
+"""Matchmaking over a real loopback server: an error naming a huge input keeps its status code
+(the status message travels in trailing metadata, refused by clients past 16 KiB; before the fix
+the client saw RESOURCE_EXHAUSTED "received metadata size exceeds hard limit")."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+from google.rpc import error_details_pb2
+from grpc_status import rpc_status
+from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
+from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
+
+from services.matchmaking.clock import ManualClock
+from services.matchmaking.server import make_spec
+from tests.support.grpc_server import serving
+from tests.unit.matchmaking.mm_fakes import FakeAllocator
+
+
+@pytest.fixture
+def stub():
+    spec = make_spec(
+        allocator_factory=lambda _cfg: FakeAllocator(), clock=ManualClock(), ticking=False
+    )
+    with serving(spec) as (_server, channel):
+        yield pb_grpc.MatchmakingServiceStub(channel)
+
+
+def test_unknown_room_with_a_huge_code_is_not_found(stub):
+    token = stub.RegisterPlayer(pb.RegisterPlayerRequest(display_name="Ann"), timeout=10)
+    with pytest.raises(grpc.RpcError) as err:
+        stub.GetRoom(
+            pb.GetRoomRequest(player_token=token.player_token, code="9" * 100_000), timeout=10
+        )
+    assert err.value.code() in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INVALID_ARGUMENT)
+    info = error_details_pb2.ErrorInfo()
+    rpc_status.from_call(err.value).details[0].Unpack(info)
+    assert info.domain == "mahjong"
+
+
+def test_unknown_tournament_with_a_huge_id_is_not_found(stub):
+    with pytest.raises(grpc.RpcError) as err:
+        stub.GetStandings(pb.GetStandingsRequest(tournament_id="t" * 1_000_000), timeout=10)
+    assert err.value.code() == grpc.StatusCode.NOT_FOUND
