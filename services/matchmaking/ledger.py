@@ -32,6 +32,9 @@ GRANT = "grant"
 HAND = "hand"
 ESCAPE_PENALTY = "escape_penalty"
 HOUSE_SHARE = "house_share"
+# The largest amount one hand moves (2^53 - 1, exact in every JSON reader): far above any
+# settlement (scoring caps stakes at 10^12), low enough that balances stay 64-bit integers.
+MAX_AMOUNT = 2**53 - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +83,12 @@ def validate_report(report: HandReport) -> None:
         )
     if report.house < 0:
         raise InvalidArgument(f"house {report.house} is negative", field="house")
+    if report.house > MAX_AMOUNT:
+        raise InvalidArgument(f"house {report.house} exceeds {MAX_AMOUNT}", field="house")
+    if any(abs(p) > MAX_AMOUNT for p in report.payments):
+        raise InvalidArgument(
+            f"payments {list(report.payments)} exceed {MAX_AMOUNT} chips", field="payments"
+        )
     total = sum(report.payments) + report.house
     if total != 0:
         raise InvalidArgument(

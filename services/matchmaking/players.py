@@ -27,17 +27,16 @@ class Player:
     created_at: float
 
 
-def validate_display_name(name: str) -> str:
-    """A display name: 1-32 characters after trimming, no control characters."""
+def validate_display_name(name: str, field: str = "display_name", limit: int = MAX_NAME) -> str:
+    """A display name (of a player, or with ``field``/``limit`` of a tournament): 1-``limit``
+    characters after trimming, no control characters."""
     name = (name or "").strip()
     if not name:
-        raise InvalidArgument("display_name is empty", field="display_name")
-    if len(name) > MAX_NAME:
-        raise InvalidArgument(
-            f"display_name has {len(name)} characters; at most {MAX_NAME}", field="display_name"
-        )
+        raise InvalidArgument(f"{field} is empty", field=field)
+    if len(name) > limit:
+        raise InvalidArgument(f"{field} has {len(name)} characters; at most {limit}", field=field)
     if any(ord(c) < 32 for c in name):
-        raise InvalidArgument("display_name contains control characters", field="display_name")
+        raise InvalidArgument(f"{field} contains control characters", field=field)
     return name
 
 

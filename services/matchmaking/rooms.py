@@ -19,6 +19,7 @@ import secrets
 import uuid
 from dataclasses import asdict, dataclass, field, replace
 
+from services.scoring.domain.validate import MAX_STAKE
 from shared.errors import (
     FailedPrecondition,
     InvalidArgument,
@@ -231,6 +232,10 @@ def set_stake(store: Store, code: str, player_id: str, stake: int) -> Room:
     """The setter sets 底分; every other player must then accept or refuse it."""
     if stake <= 0:
         raise InvalidArgument(f"stake {stake} must be positive", field="stake")
+    if stake > MAX_STAKE:
+        raise InvalidArgument(
+            f"stake {stake} exceeds the largest stake scoring settles, {MAX_STAKE}", field="stake"
+        )
 
     def fn(room: Room) -> Room:
         require_open(room)

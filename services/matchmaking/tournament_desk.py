@@ -55,6 +55,11 @@ class TournamentDesk:
         creator = self.authenticate(token)
         tournaments.validate_settings(rounds, hands_per_round, stake)
         levels.level_for_stake(stake)
+        if len(player_ids) > tournaments.MAX_ENTRANTS:
+            raise InvalidArgument(
+                f"player_ids has {len(player_ids)} entries; at most {tournaments.MAX_ENTRANTS}",
+                field="player_ids",
+            )
         if not 0 <= bots <= tournaments.MAX_ENTRANTS - len(player_ids):
             raise InvalidArgument(f"bot count {bots} out of range", field="bots")
         ruleset, options = ruleset_with_options(ruleset, options)

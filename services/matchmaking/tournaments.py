@@ -28,7 +28,7 @@ from shared.errors import (
 )
 from shared.store.base import Store
 
-from . import records
+from . import players, records
 from .allocator import SeatRequest, TableAllocator, TableRequest
 from .queues import Assignment
 from .seating import TABLE_SIZE, meetings, seat_round
@@ -39,6 +39,7 @@ RUNNING_INDEX = "mm_tournaments_running"  # ids of running tournaments (what tic
 REGISTERING, RUNNING, FINISHED = "registering", "running", "finished"
 MAX_ENTRANTS = 1024
 MAX_ROUNDS = 32
+MAX_NAME = 64  # characters of a tournament's name
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,8 +134,7 @@ def validate_settings(rounds: int, hands_per_round: int, stake: int) -> None:
 
 def create(store: Store, tournament: Tournament) -> Tournament:
     validate_settings(tournament.rounds, tournament.hands_per_round, tournament.stake)
-    if not tournament.name.strip():
-        raise InvalidArgument("tournament name is empty", field="name")
+    players.validate_display_name(tournament.name, "name", MAX_NAME)
     store.create(TOURNAMENTS, tournament.tournament_id, tournament.to_json())
     return tournament
 

@@ -1,0 +1,70 @@
+"""Inputs a client can make arbitrarily large are refused with a message naming them, before
+they are stored (review findings)."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.matchmaking import ledger, tournaments
+from services.matchmaking.ledger import HandReport
+from services.scoring.domain.validate import MAX_STAKE
+from shared.errors import InvalidArgument
+from shared.store.memory import MemoryStore
+from tests.unit.matchmaking.mm_fakes import make_service
+
+PIDS = ("a", "b", "c", "d")
+BIG = 2**63 - 1
+
+
+@pytest.mark.parametrize(
+    ("payments", "house"),
+    [((BIG, BIG, -BIG, -BIG), 0), ((BIG, 0, 0, -BIG), 0), ((2**53, -(2**53), 0, 0), 0)],
+)
+def test_a_hand_amount_past_2_pow_53_is_refused_and_changes_nothing(payments, house):
+    # Before: accepted; two such hands took a balance past int64 and GetBalances went INTERNAL.
+    store = MemoryStore()
+    with pytest.raises(InvalidArgument) as err:
+        ledger.record_hand(store, HandReport("h1", "t1", "quick/m", PIDS, payments, house), 1.0)
+    assert err.value.details["field"] == "payments"
+    assert [ledger.balance(store, p) for p in PIDS] == [0, 0, 0, 0]
+    assert list(store.scan(ledger.HANDS_NS)) == []
+
+
+def test_a_house_share_past_2_pow_53_is_refused():
+    store = MemoryStore()
+    report = HandReport("h1", "t1", "quick/m", PIDS, (0, 0, 0, -(2**60)), 2**60)
+    with pytest.raises(InvalidArgument):
+        ledger.record_hand(store, report, 1.0)
+
+
+def test_a_room_stake_scoring_would_refuse_is_refused():
+    # Before: 2^63-1 was accepted as 底分; every hand of the room would then fail to settle.
+    mm, _, _ = make_service(ready_seconds=15, free_room_cards=2)
+    owner = mm.register("Owner")[1]
+    code = mm.open_room(owner, "", 0).code
+    with pytest.raises(InvalidArgument) as err:
+        mm.set_room_stake(owner, code, MAX_STAKE + 1)
+    assert "stake" in err.value.message
+    assert mm.set_room_stake(owner, code, MAX_STAKE).stake == MAX_STAKE
+
+
+def test_a_tournament_name_is_bounded_like_a_display_name():
+    mm, _, _ = make_service()
+    tok = mm.register("C")[1]
+    with pytest.raises(InvalidArgument) as err:
+        mm.create_tournament(tok, "n" * 1_000_000, "", 1, 1, 1, [], 0)
+    assert err.value.details["field"] == "name"
+    with pytest.raises(InvalidArgument):
+        mm.create_tournament(tok, "Cup\x00", "", 1, 1, 1, [], 0)
+    assert tournaments.list_ids(mm.store) == []
+    assert mm.create_tournament(tok, "  Spring Cup  ", "", 1, 1, 1, [], 0).name == "Spring Cup"
+
+
+def test_too_many_listed_players_is_named_as_such():
+    # Before: "bot count 0 out of range" for a list of 2000 player ids and no bots.
+    mm, _, _ = make_service()
+    tok = mm.register("C")[1]
+    with pytest.raises(InvalidArgument) as err:
+        mm.create_tournament(tok, "Cup", "", 1, 1, 1, ["p-x"] * 2000, 0)
+    assert err.value.details["field"] == "player_ids"
+    assert "2000" in err.value.message
