@@ -35,6 +35,7 @@ class RoomDesk:
         """Open a room (spends one 房卡) with a preset and optional house rules ("section.option"
         overrides); nothing is spent if the room cannot be opened."""
         player = self.authenticate(token)
+        self._require_not_queued(player.player_id)
         name, options = ruleset_with_options(ruleset, options)
         if room_cards.room_cards(self.store, player.player_id) < 1:
             raise FailedPrecondition(
@@ -63,6 +64,7 @@ class RoomDesk:
 
     def join_room(self, token: str, code: str) -> rooms.Room:
         player = self.authenticate(token)
+        self._require_not_queued(player.player_id)
         room = rooms.get_room(self.store, code)
         room = rooms.join_room(
             self.store,

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import structlog
 
 from shared.errors import (
+    FailedPrecondition,
     InvalidArgument,
     NotFound,
     Unauthenticated,
@@ -122,6 +123,15 @@ class Matchmaking(RoomDesk, TournamentDesk):
             rooms.room_of_player(self.store, player_id) or "",
         )
 
+    def _require_not_queued(self, player_id: str) -> None:
+        """One table at a time: a player with a waiting quick-match ticket takes no room seat."""
+        ticket_id, _ = self.whereabouts(player_id)
+        if ticket_id:
+            raise FailedPrecondition(
+                f"player {player_id} waits in a queue with ticket {ticket_id}; leave it first",
+                reason="IN_QUEUE",
+            )
+
     def public_balance(self, account: str) -> int:
         """Any ledger account's balance: a player, a quick-match bot or ``house`` (its share of
         escape penalties); NotFound for an id that is no player and has no entries."""
@@ -167,6 +177,11 @@ class Matchmaking(RoomDesk, TournamentDesk):
     def join_queue(self, token: str, ruleset: str, stake: int) -> queues.Ticket:
         """Join the (ruleset, stake tier) queue; stake 0 = the player's own level's tier."""
         player = self.authenticate(token)
+        code = rooms.room_of_player(self.store, player.player_id)
+        if code:
+            raise FailedPrecondition(
+                f"player {player.player_id} sits in room {code}; leave it first", reason="IN_ROOM"
+            )
         name = ruleset_name(ruleset)
         silver = ledger.balance(self.store, player.player_id)
         stake = levels.check_rated_stake(silver, stake)
