@@ -99,9 +99,11 @@ class WallRepository:
             raise NotFound(f"no hand {hand_id!r}", hand_id=hand_id)
         return HandWall.from_bytes(rec.value)
 
-    def _update(self, hand_id: str, op: Callable[[HandWall], R]) -> R:
+    def _update(self, hand_id: str, op: Callable[[HandWall], R], request_id: str = "") -> R:
         """Apply ``op`` to the stored hand atomically; nothing is written if it raises."""
         check_id(hand_id, "hand_id")
+        if request_id:  # kept in the hand's record: bounded like NewHand's
+            check_id(request_id, "request_id")
 
         def tx(raw: bytes | None) -> tuple[bytes | None, R]:
             if raw is None:
@@ -124,17 +126,19 @@ class WallRepository:
         return self._update(hand_id, op)
 
     def draw(self, hand_id: str, seat: int, request_id: str = "") -> tuple[WallEvent, HandWall]:
-        return self._update(hand_id, lambda h: (h.draw(seat, request_id), h))
+        return self._update(hand_id, lambda h: (h.draw(seat, request_id), h), request_id)
 
     def draw_replacement(
         self, hand_id: str, seat: int, request_id: str = ""
     ) -> tuple[WallEvent, HandWall]:
-        return self._update(hand_id, lambda h: (h.draw_replacement(seat, request_id), h))
+        return self._update(
+            hand_id, lambda h: (h.draw_replacement(seat, request_id), h), request_id
+        )
 
     def swap(
         self, hand_id: str, seat: int, buried: list[int], request_id: str = ""
     ) -> tuple[WallEvent, HandWall]:
-        return self._update(hand_id, lambda h: (h.swap(seat, buried, request_id), h))
+        return self._update(hand_id, lambda h: (h.swap(seat, buried, request_id), h), request_id)
 
     def reveal(self, hand_id: str) -> HandWall:
         def op(h: HandWall) -> HandWall:
