@@ -23,7 +23,10 @@ def signature(secret: bytes, message: str) -> str:
 
 
 def verify_signature(secret: bytes, message: str, candidate: str) -> bool:
-    """Constant-time check of a signature made by :func:`signature`."""
+    """Constant-time check of a signature made by :func:`signature`. A candidate that is not
+    ASCII (so no signature) is False, not a TypeError from ``hmac.compare_digest``."""
+    if not candidate.isascii():
+        return False
     return hmac.compare_digest(candidate, signature(secret, message))
 
 

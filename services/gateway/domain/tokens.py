@@ -1,31 +1,29 @@
-"""Seat tokens: ``st1.<table id>.<seat>.<HMAC-SHA256>``, signed with the gateway's secret.
+"""Seat tokens: ``st1.<table id>.<seat>.<signature>``, signed with the gateway's secret.
 
-A token names one table and one seat (``s`` for a spectator); it is checked on every call. A
-forged or malformed token is UNAUTHENTICATED; a valid token for another table (or another seat
-than the request names) is PERMISSION_DENIED.
+The signature is :func:`shared.signing.signature` (HMAC-SHA256, the same signer matchmaking's
+player tokens use) of ``st1|<table id>|<seat>``. A token names one table and one seat (``s``
+for a spectator); it is checked on every call. A forged or malformed token is
+UNAUTHENTICATED; a valid token for another table (or another seat than the request names) is
+PERMISSION_DENIED.
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
-
 from shared.errors import PermissionDenied, Unauthenticated
+from shared.signing import signature, verify_signature
 
 PREFIX = "st1"
 SPECTATOR = "s"
 
 
-def _mac(secret: bytes, table_id: str, seat: str) -> str:
-    digest = hmac.new(secret, f"{PREFIX}|{table_id}|{seat}".encode(), hashlib.sha256).digest()
-    return base64.urlsafe_b64encode(digest[:18]).decode().rstrip("=")
+def _message(table_id: str, seat: str) -> str:
+    return f"{PREFIX}|{table_id}|{seat}"
 
 
 def sign_seat_token(secret: bytes, table_id: str, seat: int | None) -> str:
     """The token of ``seat`` (None: a spectator) at ``table_id``."""
     who = SPECTATOR if seat is None else str(seat)
-    return f"{PREFIX}.{table_id}.{who}.{_mac(secret, table_id, who)}"
+    return f"{PREFIX}.{table_id}.{who}.{signature(secret, _message(table_id, who))}"
 
 
 def verify_seat_token(secret: bytes, token: str, table_id: str) -> int | None:
@@ -38,7 +36,7 @@ def verify_seat_token(secret: bytes, token: str, table_id: str) -> int | None:
     _, tid, who, mac = parts
     if who != SPECTATOR and who not in ("0", "1", "2", "3"):
         raise Unauthenticated("seat_token is malformed", field="seat_token")
-    if not hmac.compare_digest(mac, _mac(secret, tid, who)):
+    if not verify_signature(secret, _message(tid, who), mac):
         raise Unauthenticated("seat_token signature does not verify", field="seat_token")
     if tid != table_id:
         raise PermissionDenied(
