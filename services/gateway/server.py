@@ -16,7 +16,7 @@ from mahjong.gateway.v1 import gateway_pb2_grpc
 
 from services.gateway import metrics
 from services.gateway.adapters.remote import RemoteRules, RemoteScoring, RemoteWall, channel
-from services.gateway.domain.policy import bot_policy
+from services.gateway.bots import engine_policy, make_bot
 from services.gateway.domain.session import Ports
 from services.gateway.servicer import GatewayServicer
 from services.gateway.tables import GatewaySettings, TableManager
@@ -130,7 +130,7 @@ def add_to_server(server: grpc.Server, config: Config):
         store,
         ports,
         settings,
-        policy=bot_policy(x.get("bot", "planner")),
+        policy=engine_policy(make_bot(x.get("bot", "planner"))),
         on_event=metrics.observe,
     )
     gateway_pb2_grpc.add_GatewayServiceServicer_to_server(GatewayServicer(manager), server)

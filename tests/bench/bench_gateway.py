@@ -32,8 +32,8 @@ from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
 from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
+from services.gateway.bots import engine_policy, make_bot
 from services.gateway.domain.clock import ManualScheduler
-from services.gateway.domain.policy import bot_policy
 from services.gateway.domain.ports import CallCounter
 from services.gateway.domain.session import Ports, Seat, SessionConfig, TableSession
 from shared.ruleset import load_ruleset
@@ -61,7 +61,7 @@ def in_process(hands: int) -> tuple[float, float, int]:
         scheduler=sched,
         emit=emit,
         report=lambda kind, data: None,
-        policy=bot_policy("planner", seed=7),
+        policy=engine_policy(make_bot("planner", seed=7)),
     )
     start = time.perf_counter()
     session.start()

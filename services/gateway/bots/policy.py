@@ -1,28 +1,31 @@
-"""Bots as the table engine's policy (in-process play: bot seats, 托管, stand-ins).
+"""Bots as the table engine's policy: bot seats, 托管 (auto-play) and stand-ins for players who
+left, in the gateway and in in-process play (tests, the arena, benchmarks).
 
 The gateway's table session asks a policy ``policy(pending, hand)`` for a seat's action,
-where ``pending`` holds the seat's options (own turn or claim) and the tile under decision, and
-``hand`` can give the rules' table snapshot. :func:`engine_policy` wraps bots into such a policy;
-the bot sees only the seat's own view (:meth:`SeatView.from_snapshot`), never the wall or
-another seat's concealed tiles.
+where ``pending`` holds the seat's options (own turn, claim or 换牌 tile swap) and the tile under
+decision, and ``hand`` can give the rules' table snapshot. :func:`engine_policy` wraps bots into
+such a policy; the bot sees only the seat's own view (:meth:`SeatView.from_snapshot`), never the
+wall or another seat's concealed tiles. This is the one place bots meet the engine.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from services.gateway.bots.planner import PlanningBot
 from services.gateway.bots.view import SeatView
+from services.gateway.domain.hand import HandEngine, Pending, SwapOptions, TileSwap
+from services.gateway.domain.session import Policy
 from shared.table import Action, OwnTurnOptions
 
 
-def engine_policy(
-    bots: Mapping[int, Any] | Any | None = None,
-) -> Callable[[Any, Any], Action]:
+def engine_policy(bots: Mapping[int, Any] | Any | None = None) -> Policy:
     """A policy from one bot for every seat, or ``{seat: bot}`` (seats left out get a planning
-    bot). A bot with ``needs_view = False`` (the random bot) is not given a view at all, which
-    keeps the engine benchmark free of work a random choice does not need."""
+    bot); None: a planning bot everywhere. Build a bot by name with
+    :func:`services.gateway.bots.make_bot`. A bot with ``needs_view = False`` (the random bot) is
+    not given a view for its own turn or claims, which keeps the engine benchmark free of work a
+    random choice does not need; a tile swap always gets the view (it picks concealed tiles)."""
     default = PlanningBot()
     if bots is None:
         by_seat: dict[int, Any] = {}
@@ -32,16 +35,19 @@ def engine_policy(
     else:
         by_seat, default_bot = {}, bots
 
-    def policy(pending: Any, hand: Any) -> Action:
+    def policy(pending: Pending, hand: HandEngine) -> Action | TileSwap:  # type: ignore[return]
         bot = by_seat.get(pending.seat, default_bot)
+        options = pending.options
+        if isinstance(options, SwapOptions):
+            view = SeatView.from_snapshot(hand.snapshot(), pending.seat)
+            return TileSwap(tuple(bot.tile_swap(view, options.count)))
         view = (
             SeatView.from_snapshot(hand.snapshot(), pending.seat)
             if getattr(bot, "needs_view", True)
             else None
         )
-        options = pending.options
         if isinstance(options, OwnTurnOptions):
             return bot.own_turn(view, options)
         return bot.claim(view, options, pending.tile)
 
-    return policy
+    return policy  # type: ignore[return-value]

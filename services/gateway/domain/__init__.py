@@ -5,8 +5,7 @@
 * :mod:`.ports` — the ports (interfaces) and the facts passed through them
 * :mod:`.clock` — injectable clocks and schedulers (tests never sleep)
 * :mod:`.events` — what each viewer may see of an event (information hiding)
-* :mod:`.policy` — who plays bot seats, 托管 and seats whose player left
-* :mod:`.tokens` — HMAC-signed seat tokens
+* :mod:`.tokens` — seat tokens signed with :mod:`shared.signing`
 * :mod:`.replay` — export and verification of finished hands
 * :mod:`.restore` — a table rebuilt from its event log (taking over an expired lease)
 """

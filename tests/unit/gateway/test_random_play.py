@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
+from services.gateway.bots import engine_policy, make_bot
 from services.gateway.domain.clock import ManualScheduler
-from services.gateway.domain.policy import bot_policy
 from services.gateway.domain.replay import export_hand, verify_hand
 from services.gateway.domain.session import FINISHED, Ports, Seat, SessionConfig, TableSession
 from shared.ruleset import resolve_ruleset
@@ -45,7 +45,7 @@ def test_random_bots_keep_every_invariant(seed, swap, dealer):
         scheduler=sched,
         emit=emit,
         report=lambda kind, data: None,
-        policy=bot_policy("random", seed=seed),
+        policy=engine_policy(make_bot("random", seed=seed)),
     )
     holder["session"] = session
     session.start()

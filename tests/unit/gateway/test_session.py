@@ -158,7 +158,7 @@ def test_four_bots_play_successive_hands_with_dealer_and_huangfan_from_scoring()
 
 def test_tile_swap_before_play_then_replays_verify():
     """换牌 (table.tile_swap): bots bury tiles before play; every hand still verifies."""
-    from services.gateway.domain.policy import bot_policy
+    from services.gateway.bots import engine_policy, make_bot
     from services.gateway.domain.replay import export_hand, verify_hand
     from shared.ruleset import resolve_ruleset
 
@@ -180,7 +180,7 @@ def test_tile_swap_before_play_then_replays_verify():
         scheduler=sched,
         emit=lambda kind, data: events.append((kind, data)) or len(events),
         report=lambda kind, data: None,
-        policy=bot_policy("planner", seed=3),
+        policy=engine_policy(make_bot("planner", seed=3)),
     )
     session.start()
     sched.drain()
