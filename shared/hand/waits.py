@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from shared.hand.hand_type import classify_bytes, composition, dragons_are_honors
 from shared.hand.shape import WAITS_NO_PAIR, WAITS_WITH_PAIR
-from shared.melds import Meld
+from shared.melds import Meld, MeldKind
 from shared.ruleset import Ruleset
 
 _ONE_SUIT = {1: 0, 2: 9, 4: 18}
@@ -71,3 +71,36 @@ def _pong_pong_waits(b: bytes, held: bytearray, chow: bool) -> list[int]:
         j = b.index(2, i + 1)
         return [k for k in (i, j) if held[k] < 4]
     return []
+
+
+def discards_that_may_wait(counts: Sequence[int], melds: Sequence[Meld]) -> list[int]:
+    """The kinds whose discard from the 14 − 3 × melds hand ``counts`` may leave a hand with
+    waits, in canonical order: a quick necessary condition read off the counts, so that
+    :func:`waits` need only be asked about these (a hand far from ready gives none).
+
+    :func:`waits` finds a wait only in a hand of at most one suit (melds included; honors
+    free), or in a 碰碰胡 hand one tile short (no chow meld, no four, and one single or two
+    pairs among triplets). So a discard qualifies when it leaves at most one suit — any, when
+    the hand holds one suit at most; the lone tile of one of two suits otherwise — or leaves
+    that 碰碰胡 pattern."""
+    b = bytes(counts)
+    held = [k for k, n in enumerate(b) if n]
+    in_suit = (sum(b[0:9]), sum(b[9:18]), sum(b[18:27]))
+    meld_suits = {m.tiles[0] // 9 for m in melds if m.tiles[0] < 27}
+    suits = meld_suits.union(i for i in range(3) if in_suit[i])
+    if len(suits) <= 1:
+        return held
+    out = set()
+    if len(suits) == 2:
+        out.update(k for k in held if k < 27 and in_suit[k // 9] == 1 and k // 9 not in meld_suits)
+    if not any(m.kind is MeldKind.CHOW for m in melds):
+        ones, twos, fours = b.count(1), b.count(2), b.count(4)
+        for k in held:
+            n = b[k]
+            if fours - (n == 4):
+                continue
+            o = ones - (n == 1) + (n == 2)
+            t = twos - (n == 2) + (n == 3)
+            if (o == 1 and t == 0) or (o == 0 and t == 2):
+                out.add(k)
+    return sorted(out)

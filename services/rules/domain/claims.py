@@ -50,21 +50,29 @@ def _tile(snap: TableSnapshot) -> int:
     return snap.last.tile
 
 
-def claim_win(snap: TableSnapshot, seat: int) -> tuple[WinOption | None, str | None]:
-    """The win on the claimed tile (冲 on a discard, 抢杠 on an added kong), and why it may not
-    be declared (no 敲, 漏胡), if so."""
-    refusal = claim_refusal(snap, seat)
-    if refusal:
-        return None, refusal
+def _completing_win(snap: TableSnapshot, seat: int) -> WinOption | None:
+    """The win the claimed tile makes for ``seat`` (another seat than the one whose tile it
+    is), whether or not it may be declared; None when the tile does not complete the hand."""
     st = snap.seats[seat]
     tile = _tile(snap)
     counts = list(st.concealed)
     counts[tile] += 1
     hand = classify(counts, st.melds, snap.ruleset)
     if hand is None:
-        return None, f"{format_tile(tile)} does not complete seat {seat}'s hand"
+        return None
     kind = WinKind.ROB_KONG if snap.last.kind is LastActionKind.ADDED_KONG else WinKind.DISCARD
-    option = win_option(snap, seat, hand, kind, tile, st.concealed)
+    return win_option(snap, seat, hand, kind, tile, st.concealed)
+
+
+def claim_win(snap: TableSnapshot, seat: int) -> tuple[WinOption | None, str | None]:
+    """The win on the claimed tile (冲 on a discard, 抢杠 on an added kong), and why it may not
+    be declared (no 敲, 漏胡), if so."""
+    refusal = claim_refusal(snap, seat)
+    if refusal:
+        return None, refusal
+    option = _completing_win(snap, seat)
+    if option is None:
+        return None, f"{format_tile(_tile(snap))} does not complete seat {seat}'s hand"
     return option, win_refusal(snap, seat, option)
 
 
@@ -140,22 +148,36 @@ def chow_lows(snap: TableSnapshot, seat: int) -> tuple[int, ...]:
     tile = _tile(snap)
     if not is_suited(tile):
         return ()
-    lows = range(tile - 2, tile + 1)
-    return tuple(low for low in lows if low >= 0 and chow_refusal(snap, seat, low) is None)
+    held = snap.seats[seat].concealed
+    # chow_refusal decides; it is only asked about runs whose other two tiles are held.
+    return tuple(
+        low
+        for low in range(tile - 2, tile + 1)
+        if low >= 0
+        and all(held[k] for k in (low, low + 1, low + 2) if k != tile)
+        and chow_refusal(snap, seat, low) is None
+    )
 
 
 def seat_claim_options(snap: TableSnapshot, seat: int) -> ClaimOptions:
-    win, why = claim_win(snap, seat)
-    missed = (
-        win is not None
-        and ready_refusal(snap, seat, win) is None
-        and missed_win_refusal(snap, seat, win) is not None
-    )
+    """What ``seat`` may do with the claimed tile. Each option is decided by its rule's
+    ``*_refusal`` (as validation is), asked only when the rule's first, cheap condition holds
+    (the tile completes the hand; two or three of it held), so no refusal message is built for
+    the usual seat that can do nothing with the tile."""
+    if claim_refusal(snap, seat):
+        return ClaimOptions(seat=seat)
+    tile = _tile(snap)
+    held = snap.seats[seat].concealed[tile]
+    win, missed = _completing_win(snap, seat), False
+    if win is not None and ready_refusal(snap, seat, win) is not None:
+        win = None
+    elif win is not None and missed_win_refusal(snap, seat, win) is not None:
+        win, missed = None, True
     return ClaimOptions(
         seat=seat,
-        win=win if win is not None and why is None else None,
-        pong=pong_refusal(snap, seat) is None,
-        exposed_kong=exposed_kong_refusal(snap, seat) is None,
+        win=win,
+        pong=held >= 2 and pong_refusal(snap, seat) is None,
+        exposed_kong=held == 3 and exposed_kong_refusal(snap, seat) is None,
         chows=chow_lows(snap, seat),
         missed_win=missed,
     )

@@ -173,16 +173,27 @@ def own_turn_options(snap: TableSnapshot, seat: int) -> OwnTurnOptions:
     if refusal:
         raise FailedPrecondition(refusal, seat=seat)
     st = snap.seats[seat]
-    held = [k for k in range(NUM_KINDS) if st.concealed[k]]
-    discards = tuple(k for k in held if discard_refusal(snap, seat, k) is None)
+    counts = st.concealed
+    held = [k for k, n in enumerate(counts) if n]
+    # Every list is filtered by its rule's ``*_refusal`` (so the options are exactly what
+    # validation accepts), tried only on the kinds that pass the rule's first, cheap condition:
+    # no refusal message is built for the many kinds that plainly do not qualify.
+    drawn = drawn_tile(snap)
+    locked = is_locked(st, snap.ruleset)
+    candidates = (drawn,) if locked and drawn is not None else held  # 敲: discard as drawn
+    discards = tuple(k for k in candidates if discard_refusal(snap, seat, k) is None)
     ready = ()
     if declaration_required(snap.ruleset) and not st.declared_ready:
-        ready = ready_discards(st.concealed, st.melds, snap.ruleset)
-    concealed = tuple(k for k in held if concealed_kong_refusal(snap, seat, k) is None)
+        ready = ready_discards(counts, st.melds, snap.ruleset)
+    concealed = tuple(
+        k for k in held if counts[k] == 4 and concealed_kong_refusal(snap, seat, k) is None
+    )
     added = tuple(
         m.tiles[0]
         for m in st.melds
-        if m.kind is MeldKind.PONG and added_kong_refusal(snap, seat, m.tiles[0]) is None
+        if m.kind is MeldKind.PONG
+        and counts[m.tiles[0]]
+        and added_kong_refusal(snap, seat, m.tiles[0]) is None
     )
     wins = []
     option, why = self_draw_win(snap, seat)

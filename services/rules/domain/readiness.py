@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from shared.hand import waits
+from shared.hand.waits import discards_that_may_wait
 from shared.melds import Meld
 from shared.ruleset import Ruleset
 from shared.table import SeatState
-from shared.tiles import NUM_KINDS, format_tile
+from shared.tiles import format_tile
 
 
 def declaration_required(ruleset: Ruleset) -> bool:
@@ -43,12 +44,11 @@ def ready_discards(
     ``counts`` is the 14 − 3 × melds hand of the seat to act."""
     out = []
     trial = list(counts)
-    for k in range(NUM_KINDS):
-        if trial[k]:
-            trial[k] -= 1
-            if waits(trial, melds, ruleset):
-                out.append(k)
-            trial[k] += 1
+    for k in discards_that_may_wait(counts, melds):  # the others leave no wait
+        trial[k] -= 1
+        if waits(trial, melds, ruleset):
+            out.append(k)
+        trial[k] += 1
     return tuple(out)
 
 
