@@ -7,6 +7,14 @@ wakes the table's subscribers. The replica owns a table through a lease record
 (``gateway-lease``) it renews; requests are idempotent by request id (``gateway-request``);
 settled hands go to the matchmaking outbox (``gateway-outbox``).
 
+Idempotency: the first result of a seat's request id is kept (in memory and in the store, so a
+replica taking the table over knows it too) and given again for a repeated id — an accepted
+action's sequence number, a Leave's penalty, or a refusal (its status code, message, reason and
+details, returned as the same error): a request refused once is never evaluated again, even if
+it would be legal later. Refusals that come before the request id can be tied to a seat
+(malformed input, a bad token) or that say nothing about the request (NOT_OWNER: this replica
+no longer runs the table; the client retries where the table is now) are not kept.
+
 Request checks, in order: malformed input INVALID_ARGUMENT (before any lock), the token
 (UNAUTHENTICATED forged, PERMISSION_DENIED another table/seat), a known request id returns its
 first result, a last sequence number older than the seat's prompt ABORTED, then the action
@@ -40,6 +48,7 @@ from services.gateway.domain.tokens import sign_seat_token, verify_seat_token
 from services.gateway.runtime import LockedScheduler, ThreadScheduler
 from shared.errors import (
     Aborted,
+    DomainError,
     FailedPrecondition,
     InvalidArgument,
     NotFound,
@@ -120,7 +129,8 @@ class LiveTable:
         self.events: list[Event] = []
         self.base = 0
         self.hand_starts: list[int] = []
-        self.requests: dict[tuple[int, str], int] = {}
+        # (seat, request id) -> the first result: {"result": n} or {"refused": {...}}.
+        self.requests: dict[tuple[int, str], dict[str, Any]] = {}
         self.session: TableSession | None = None
         self.owned = True
 
@@ -138,6 +148,46 @@ class LiveTable:
                 del self.events[: cut - 1 - self.base]
                 self.base = cut - 1
                 self.hand_starts = self.hand_starts[-2:]
+
+
+def _error_classes() -> dict[str, type[DomainError]]:
+    out: dict[str, type[DomainError]] = {}
+    todo = [DomainError]
+    while todo:
+        cls = todo.pop()
+        out.setdefault(cls.code, cls)
+        todo.extend(cls.__subclasses__())
+    return out
+
+
+ERROR_CLASSES = _error_classes()
+
+
+def refusal_record(exc: DomainError) -> dict[str, Any]:
+    """A refusal as kept for its request id (JSON-able)."""
+    return {
+        "refused": {
+            "code": exc.code,
+            "message": exc.message,
+            "reason": exc.reason,
+            "details": dict(exc.details),
+        }
+    }
+
+
+def replay_result(record: dict[str, Any]) -> int:
+    """The first result of a repeated request id: its value, or its refusal raised again."""
+    refused = record.get("refused")
+    if refused is None:
+        return int(record["result"])
+    cls = ERROR_CLASSES.get(refused["code"], DomainError)
+    raise cls(refused["message"], reason=refused["reason"], **refused["details"])
+
+
+def parse_request_record(raw: bytes) -> dict[str, Any]:
+    """A stored request record; a bare number is an accepted result (the earlier format)."""
+    value = json.loads(raw)
+    return {"result": int(value)} if isinstance(value, int) else value
 
 
 def check_id(value: str, field_name: str, *, required: bool = True) -> str:
@@ -288,7 +338,7 @@ class TableManager:
             prefix = f"{table_id}/"
             for key, rec in self.store.scan(REQUESTS, prefix):
                 seat, _, rid = key[len(prefix) :].partition("/")
-                table.requests[(int(seat), rid)] = int(rec.value)
+                table.requests[(int(seat), rid)] = parse_request_record(rec.value)
             sched = LockedScheduler(self.scheduler, table.lock, lambda: None, table_id)
             with table.lock:
                 session = restore_session(
@@ -498,31 +548,44 @@ class TableManager:
                 raise PermissionDenied("a spectator cannot act", field="seat_token")
             key = (seat, request_id)
             if key in table.requests:
-                return table.requests[key], True
-            if not table.owned:
+                return replay_result(table.requests[key]), True
+            if not table.owned:  # not kept: the request was not evaluated here
                 raise FailedPrecondition(
                     "this gateway replica no longer owns the table", reason="NOT_OWNER"
                 )
-            if last_sequence > table.head:
-                raise InvalidArgument(
-                    f"last_sequence {last_sequence} is beyond the table's last event {table.head}",
-                    field="last_sequence",
-                )
-            session = self._session(table)
-            if session.phase == PLAYING and session.hand is not None:
-                p = session.hand.pending.get(seat)
-                if p is not None and last_sequence < p.sequence:
-                    raise Aborted(
-                        f"stale: the last event seen is {last_sequence} but seat {seat}'s "
-                        f"prompt is event {p.sequence}; refresh and decide again",
-                        last_sequence=last_sequence,
-                        prompt_sequence=p.sequence,
-                    )
-            session.act(seat, action)
-            seq = table.head
-            table.requests[key] = seq
-            self.store.put(REQUESTS, f"{table.id}/{seat}/{request_id}", str(seq).encode())
+            try:
+                seq = self._apply(table, seat, last_sequence, action)
+            except DomainError as exc:
+                if exc.reason != "NOT_OWNER":
+                    self._remember(table, seat, request_id, refusal_record(exc))
+                raise
+            self._remember(table, seat, request_id, {"result": seq})
             return seq, False
+
+    def _remember(self, table: LiveTable, seat: int, request_id: str, record: dict) -> None:
+        """Keep the first result of a seat's request id, here and in the store."""
+        table.requests[(seat, request_id)] = record
+        self.store.put(REQUESTS, f"{table.id}/{seat}/{request_id}", json.dumps(record).encode())
+
+    def _apply(self, table: LiveTable, seat: int, last_sequence: int, action: Action) -> int:
+        """Check an action against the table's state and apply it; the resulting sequence."""
+        if last_sequence > table.head:
+            raise InvalidArgument(
+                f"last_sequence {last_sequence} is beyond the table's last event {table.head}",
+                field="last_sequence",
+            )
+        session = self._session(table)
+        if session.phase == PLAYING and session.hand is not None:
+            p = session.hand.pending.get(seat)
+            if p is not None and last_sequence < p.sequence:
+                raise Aborted(
+                    f"stale: the last event seen is {last_sequence} but seat {seat}'s "
+                    f"prompt is event {p.sequence}; refresh and decide again",
+                    last_sequence=last_sequence,
+                    prompt_sequence=p.sequence,
+                )
+        session.act(seat, action)
+        return table.head
 
     def leave(self, table_id: str, token: str, request_id: str) -> int:
         check_id(request_id, "request_id", required=False)
@@ -531,12 +594,17 @@ class TableManager:
             seat = self._viewer(table, token, None)
             if seat is None:
                 return 0  # a spectator just goes
-            key = (seat, "leave:" + request_id)
-            if request_id and key in table.requests:
-                return table.requests[key]
-            penalty = self._session(table).leave(seat)
+            rid = "leave:" + request_id
+            if request_id and (seat, rid) in table.requests:
+                return replay_result(table.requests[(seat, rid)])
+            try:
+                penalty = self._session(table).leave(seat)
+            except DomainError as exc:
+                if request_id and exc.reason != "NOT_OWNER":
+                    self._remember(table, seat, rid, refusal_record(exc))
+                raise
             if request_id:
-                table.requests[key] = penalty
+                self._remember(table, seat, rid, {"result": penalty})
             return penalty
 
     # --- views -----------------------------------------------------------------------------
