@@ -103,17 +103,28 @@ class SeatHand:
     ready: bool = False  # 敲
     missed: set[int] = field(default_factory=set)  # 漏胡 marks
     has_drawn: bool = False
+    _state: SeatState | None = field(default=None, repr=False, compare=False)
 
     def state(self) -> SeatState:
-        return SeatState(
-            concealed=tuple(self.counts),
-            melds=tuple(self.melds),
-            flowers=tuple(self.flowers),
-            discards=tuple(self.discards),
-            declared_ready=self.ready,
-            missed_wins=frozenset(self.missed),
-            has_drawn=self.has_drawn,
-        )
+        """The rules' view of this seat, built once and kept until :meth:`changed` (a decision
+        point changes one seat, so a snapshot rebuilds one seat state, not four)."""
+        st = self._state
+        if st is None:
+            st = self._state = SeatState(
+                concealed=tuple(self.counts),
+                melds=tuple(self.melds),
+                flowers=tuple(self.flowers),
+                discards=tuple(self.discards),
+                declared_ready=self.ready,
+                missed_wins=frozenset(self.missed),
+                has_drawn=self.has_drawn,
+            )
+        return st
+
+    def changed(self) -> None:
+        """To be called after any change to the seat's tiles, melds, flowers, discards, 敲 or
+        漏胡 marks: the next :meth:`state` rebuilds."""
+        self._state = None
 
     def concealed_tiles(self) -> list[int]:
         return T.from_counts(self.counts)
@@ -262,6 +273,8 @@ class HandEngine:
         self.first_go_around = True
         self.claim_counts = [[0] * NUM_SEATS for _ in range(NUM_SEATS)]
         self.claims_made: list[tuple[int, int, bool]] = []
+        self._claim_counts_at = -1  # len(claims_made) when _claim_counts_tuple was built
+        self._claim_counts_tuple: tuple[tuple[int, ...], ...] = ()
         self.drawn: dict[int, int] = {}  # the tile each seat just drew (for 摸打 / timeouts)
         self.replacement_draw = False  # the seat to act drew from the tail (杠开)
         self.pending: dict[int, Pending] = {}
@@ -289,8 +302,16 @@ class HandEngine:
             wall_remaining=self.remaining,
             last=self.last,
             first_go_around=self.first_go_around,
-            claim_counts=tuple(tuple(r) for r in self.claim_counts),
+            claim_counts=self._claim_counts(),
         )
+
+    def _claim_counts(self) -> tuple[tuple[int, ...], ...]:
+        """``claim_counts`` as the snapshot's tuples, rebuilt only when a claim changed them."""
+        key = len(self.claims_made)
+        if self._claim_counts_at != key:
+            self._claim_counts_tuple = tuple(tuple(r) for r in self.claim_counts)
+            self._claim_counts_at = key
+        return self._claim_counts_tuple
 
     def _then(self, step: Callable[[], None]) -> None:
         """Run what follows an applied action (service calls: claim options, the next draw,
@@ -332,6 +353,7 @@ class HandEngine:
             for k in tiles:
                 if not T.is_flower(k):
                     s.counts[k] += 1
+            s.changed()
         self.drawn[cfg.dealer] = hands[cfg.dealer][-1]
         self.emit(
             "tiles_dealt",
@@ -354,6 +376,7 @@ class HandEngine:
                 for k in replacements:
                     if not T.is_flower(k):
                         self.seats[seat].counts[k] += 1
+                self.seats[seat].changed()
                 if seat == cfg.dealer and replacements:
                     last_plain = [k for k in replacements if not T.is_flower(k)]
                     if last_plain:
@@ -420,6 +443,7 @@ class HandEngine:
             for k in taken:
                 if not T.is_flower(k):
                     s.counts[k] += 1
+            s.changed()
             self.emit(
                 "tiles_swapped",
                 seat=seat,
@@ -436,6 +460,7 @@ class HandEngine:
                 for k in replacements:
                     if not T.is_flower(k):
                         s.counts[k] += 1
+                s.changed()
                 self.emit(
                     "flowers_exposed",
                     seat=seat,
@@ -579,6 +604,7 @@ class HandEngine:
         elif isinstance(action, ConcealedKong):
             s.counts[action.tile] -= 4
             s.melds.append(Meld(MeldKind.CONCEALED_KONG, (action.tile,) * 4, None))
+            s.changed()
             self.first_go_around = False
             self.drawn.pop(seat, None)
             self.emit("meld_declared", seat=seat, meld=_meld_json(s.melds[-1]))
@@ -598,6 +624,7 @@ class HandEngine:
         drawn = self.drawn.pop(seat, None)
         if ready:
             s.ready = True
+        s.changed()
         self.turn = seat
         self.last = LastAction(LastActionKind.DISCARD, seat, tile)
         self.emit(
@@ -621,6 +648,7 @@ class HandEngine:
         else:  # options said it was possible; a mismatch is a bug in the options
             raise FailedPrecondition(f"seat {seat} holds no pong of {_fmt(tile)}")
         s.counts[tile] -= 1
+        s.changed()
         self.drawn.pop(seat, None)
         self.turn = seat
         self.last = LastAction(LastActionKind.ADDED_KONG, seat, tile)
@@ -667,6 +695,7 @@ class HandEngine:
             res = self.rules.resolve_claims(self.snapshot(), dict(claims))
         for s in res.missed_wins:
             self.seats[s].missed.add(tile)
+            self.seats[s].changed()
         self.window, self.claims, self.window_options = None, {}, {}
         if res.winners:
             wins = [(s, res.win_options[s]) for s in res.winners]
@@ -686,6 +715,7 @@ class HandEngine:
             if m.kind is MeldKind.ADDED_KONG and m.tiles[0] == tile:
                 s.melds[i] = Meld(MeldKind.PONG, (tile,) * 3, m.from_seat)
                 break
+        s.changed()
         self.robbed_tile = tile
 
     def _take(self, taker: int, action: Action, discarder: int, tile: int) -> None:
@@ -706,6 +736,7 @@ class HandEngine:
             raise FailedPrecondition(f"rules resolved to {action_name(action)}, not a claim")
         s.melds.append(meld)
         s.missed.clear()  # 动牌
+        s.changed()
         self.claim_counts[taker][discarder] += 1
         self.claims_made.append((taker, discarder, self.seats[discarder].ready))
         self.first_go_around = False
@@ -739,6 +770,7 @@ class HandEngine:
             if not T.is_flower(d.tile):
                 break
             self.seats[seat].flowers.append(d.tile)
+            self.seats[seat].changed()
             self.emit(
                 "flowers_exposed",
                 seat=seat,
@@ -752,6 +784,7 @@ class HandEngine:
         s.counts[d.tile] += 1
         s.has_drawn = True
         s.missed.clear()  # 动牌
+        s.changed()
         self.drawn[seat] = d.tile
         self.turn = seat
         self.replacement_draw = replacement
