@@ -83,6 +83,9 @@ class ServiceSpec:
     service_names: Iterable[str]
     # Adds service-specific flags (their values land in Config.extra).
     add_arguments: Callable[[argparse.ArgumentParser], None] | None = None
+    # Handler threads unless --max-workers or the environment says otherwise; a service with
+    # long-lived server streams needs one thread per open stream.
+    default_max_workers: int = 16
 
 
 def _env(service: str, flag: str) -> str | None:
@@ -135,7 +138,12 @@ def parse_config(spec: ServiceSpec, argv: list[str] | None = None) -> Config:
         help="memory:// or sqlite:///path.db (default: .data/<service>.db)",
     )
     p.add_argument("--log-level", default=env_default("log_level", "info"))
-    p.add_argument("--max-workers", type=int, default=env_default("max_workers", 16, int))
+    p.add_argument(
+        "--max-workers",
+        type=int,
+        default=env_default("max_workers", spec.default_max_workers, int),
+        help="gRPC handler threads (each open server stream holds one)",
+    )
     p.add_argument("--drain-seconds", type=float, default=env_default("drain_seconds", 1.0, float))
     p.add_argument("--grace-seconds", type=float, default=env_default("grace_seconds", 5.0, float))
     own: list[str] = []
@@ -215,8 +223,19 @@ def _split_method(full: str) -> tuple[str, str]:
     return service, method
 
 
+def stream_limit(max_workers: int) -> int:
+    """How many server streams may be open at once: every handler thread but a reserve for
+    unary calls (a quarter of the threads, 2 to 8), so watchers never starve the service."""
+    return max(1, max_workers - max(2, min(8, max_workers // 4)))
+
+
 class ServerInterceptor(grpc.ServerInterceptor):
-    """Binds log context, records metrics and maps domain errors to status codes."""
+    """Binds log context, records metrics and maps domain errors to status codes. With
+    ``max_streams``, server streams past that many open at once end RESOURCE_EXHAUSTED."""
+
+    def __init__(self, max_streams: int | None = None) -> None:
+        self._max_streams = max_streams
+        self._streams = threading.BoundedSemaphore(max_streams) if max_streams else None
 
     def intercept_service(self, continuation, handler_call_details):
         handler = continuation(handler_call_details)
@@ -275,6 +294,13 @@ class ServerInterceptor(grpc.ServerInterceptor):
     def _wrap_stream(self, fn, service: str, method: str):
         def wrapper(request, context):
             start = time.perf_counter()
+            if self._streams is not None and not self._streams.acquire(blocking=False):
+                RPC_HANDLED.labels(service, method, "RESOURCE_EXHAUSTED").inc()
+                context.abort(
+                    grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    f"{self._max_streams} streams are open on this server, its limit; "
+                    "retry later or on another replica",
+                )
             structlog.contextvars.bind_contextvars(rpc=method, peer=context.peer())
             try:
                 yield from fn(request, context)
@@ -283,6 +309,8 @@ class ServerInterceptor(grpc.ServerInterceptor):
                     raise
                 self._abort(context, service, method, exc)
             finally:
+                if self._streams is not None:
+                    self._streams.release()
                 self._finish(service, method, start, context)
                 structlog.contextvars.clear_contextvars()
 
@@ -320,7 +348,7 @@ class RunningServer:
             futures.ThreadPoolExecutor(
                 max_workers=config.max_workers, thread_name_prefix=spec.name
             ),
-            interceptors=[ServerInterceptor()],
+            interceptors=[ServerInterceptor(stream_limit(config.max_workers))],
             options=[("grpc.so_reuseport", 0)],
         )
         self.health = health.HealthServicer(experimental_non_blocking=True)

@@ -23,6 +23,7 @@ from .service import Matchmaking, MatchmakingConfig
 from .servicer import MatchmakingServicer
 
 CALLS = ("gateway",)
+DEFAULT_MAX_WORKERS = 256
 SERVICE_NAME = "mahjong.matchmaking.v1.MatchmakingService"
 log = structlog.get_logger("mahjong.matchmaking")
 
@@ -133,6 +134,8 @@ def make_spec(**kwargs: Any) -> ServiceSpec:
         add_to_server=make_add_to_server(**kwargs),
         service_names=[SERVICE_NAME],
         add_arguments=add_arguments,
+        # WatchAssignments / WatchTournament hold a thread per open stream.
+        default_max_workers=DEFAULT_MAX_WORKERS,
     )
 
 
