@@ -31,6 +31,7 @@ from services.gateway.domain.ports import (
     WallReveal,
     WinnerInput,
 )
+from services.gateway.domain.readiness import ready_seats
 from services.scoring.domain.situations import is_kaibao
 from shared import tiles as T
 from shared.errors import FailedPrecondition, InvalidArgument
@@ -809,7 +810,7 @@ class HandEngine:
             dealer=self.dealer,
             dice=self.dice,
             huangfan=cfg.huangfan,
-            ready=tuple(i for i, s in enumerate(self.seats) if s.ready),
+            ready=ready_seats(self.seats, cfg.ruleset, (w.seat for w in kw.get("winners", ()))),
             claims=tuple(self.claims_made),
             first_go_around=self.first_go_around,
             **kw,
