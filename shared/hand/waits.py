@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from shared.hand.hand_type import classify_bytes, composition, dragons_are_honors
-from shared.hand.shape import WAITS_NO_PAIR, WAITS_WITH_PAIR
+from shared.hand.shape import WAITS_NO_PAIR, WAITS_WITH_PAIR, ZERO9
 from shared.melds import Meld, MeldKind
 from shared.ruleset import Ruleset
 
@@ -84,20 +84,29 @@ def discards_that_may_wait(counts: Sequence[int], melds: Sequence[Meld]) -> list
     the hand holds one suit at most; the lone tile of one of two suits otherwise — or leaves
     that 碰碰胡 pattern."""
     b = bytes(counts)
-    held = [k for k, n in enumerate(b) if n]
-    in_suit = (sum(b[0:9]), sum(b[9:18]), sum(b[18:27]))
-    meld_suits = {m.tiles[0] // 9 for m in melds if m.tiles[0] < 27}
-    suits = meld_suits.union(i for i in range(3) if in_suit[i])
-    if len(suits) <= 1:
-        return held
+    meld_suits = chow = 0
+    for m in melds:
+        k = m.tiles[0]
+        if k < 27:
+            meld_suits |= 1 << (k // 9)
+        chow = chow or m.kind is MeldKind.CHOW
+    slices = (b[0:9], b[9:18], b[18:27])
+    suits = meld_suits
+    for i, part in enumerate(slices):
+        if part != ZERO9:
+            suits |= 1 << i
+    if suits in (0, 1, 2, 4):  # one suit at most: any discard keeps it so
+        return [k for k, n in enumerate(b) if n]
     out = set()
-    if len(suits) == 2:
-        out.update(k for k in held if k < 27 and in_suit[k // 9] == 1 and k // 9 not in meld_suits)
-    if not any(m.kind is MeldKind.CHOW for m in melds):
-        ones, twos, fours = b.count(1), b.count(2), b.count(4)
-        for k in held:
-            n = b[k]
-            if fours - (n == 4):
+    if suits != 7:  # two suits: the lone tile of a suit no meld is in
+        for i, part in enumerate(slices):
+            if not meld_suits & (1 << i) and sum(part) == 1:
+                out.add(9 * i + part.index(1))
+    ones, twos, fours = b.count(1), b.count(2), b.count(4)
+    # A discard changes one kind: singles and pairs drop by one at most, fours too.
+    if ones + twos <= 3 and fours <= 1 and not chow:
+        for k, n in enumerate(b):
+            if not n or fours - (n == 4):
                 continue
             o = ones - (n == 1) + (n == 2)
             t = twos - (n == 2) + (n == 3)

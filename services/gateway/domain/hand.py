@@ -156,6 +156,7 @@ class HandConfig:
     overrides: dict[str, str]
     discard_ms: int
     claim_ms: int
+    garden_stacks: tuple[int, ...] | None = None  # 逛花园: each seat's chips before the hand
 
 
 def _meld_json(meld: Meld) -> dict[str, Any]:
@@ -540,29 +541,33 @@ class HandEngine:
     def _check_own_turn(p: Pending, action: Action) -> None:
         opts = p.options
         assert isinstance(opts, OwnTurnOptions)
-        ok = False
+        # The check first; the message is written only for an action that is refused.
         if isinstance(action, Discard):
-            ok = action.tile in opts.discards
+            if action.tile in opts.discards:
+                return
             why = f"discard {_fmt(action.tile)} is not allowed; allowed: {_fmts(opts.discards)}"
         elif isinstance(action, DeclareReady):
-            ok = action.discard in opts.ready_discards
+            if action.discard in opts.ready_discards:
+                return
             why = (
                 f"敲 with discard {_fmt(action.discard)} is not allowed; "
                 f"ready discards: {_fmts(opts.ready_discards) or 'none'}"
             )
         elif isinstance(action, ConcealedKong):
-            ok = action.tile in opts.concealed_kongs
+            if action.tile in opts.concealed_kongs:
+                return
             why = f"no concealed kong of {_fmt(action.tile)} is possible"
         elif isinstance(action, AddedKong):
-            ok = action.tile in opts.added_kongs
+            if action.tile in opts.added_kongs:
+                return
             why = f"no added kong of {_fmt(action.tile)} is possible"
         elif isinstance(action, Win):
-            ok = bool(opts.wins)
+            if opts.wins:
+                return
             why = "the hand cannot win now"
         else:
             why = f"{action_name(action)} is not an own-turn action (discard, 敲, kong or win)"
-        if not ok:
-            raise FailedPrecondition(why, reason="ILLEGAL_ACTION", action=action_name(action))
+        raise FailedPrecondition(why, reason="ILLEGAL_ACTION", action=action_name(action))
 
     @staticmethod
     def _check_claim(p: Pending, action: Action) -> None:
@@ -813,6 +818,7 @@ class HandEngine:
             ready=ready_seats(self.seats, cfg.ruleset, (w.seat for w in kw.get("winners", ()))),
             claims=tuple(self.claims_made),
             first_go_around=self.first_go_around,
+            garden_stacks=cfg.garden_stacks,
             **kw,
         )
 

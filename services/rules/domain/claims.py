@@ -19,9 +19,10 @@ from services.rules.domain.win_situation import (
     win_refusal,
 )
 from shared.errors import FailedPrecondition
-from shared.hand import classify
+from shared.hand import classify, is_winning_hand
 from shared.melds import Meld, MeldKind
 from shared.table import (
+    NUM_SEATS,
     ClaimOptions,
     LastActionKind,
     TableSnapshot,
@@ -33,6 +34,7 @@ from shared.table import (
 from shared.tiles import format_tile, format_tiles, is_suited, rank_of
 
 _CLAIMABLE = (LastActionKind.DISCARD, LastActionKind.ADDED_KONG)
+_NO_CLAIM = tuple(ClaimOptions(seat=s) for s in range(NUM_SEATS))  # immutable, shared
 
 
 def claim_refusal(snap: TableSnapshot, seat: int) -> str | None:
@@ -57,6 +59,8 @@ def _completing_win(snap: TableSnapshot, seat: int) -> WinOption | None:
     tile = _tile(snap)
     counts = list(st.concealed)
     counts[tile] += 1
+    if not is_winning_hand(counts, st.melds, snap.ruleset):  # quick scans reject most hands
+        return None
     hand = classify(counts, st.melds, snap.ruleset)
     if hand is None:
         return None
@@ -169,6 +173,9 @@ def seat_claim_options(snap: TableSnapshot, seat: int) -> ClaimOptions:
     tile = _tile(snap)
     held = snap.seats[seat].concealed[tile]
     win, missed = _completing_win(snap, seat), False
+    chows = chow_lows(snap, seat)
+    if win is None and held < 2 and not chows:
+        return _NO_CLAIM[seat]
     if win is not None and ready_refusal(snap, seat, win) is not None:
         win = None
     elif win is not None and missed_win_refusal(snap, seat, win) is not None:
@@ -178,7 +185,7 @@ def seat_claim_options(snap: TableSnapshot, seat: int) -> ClaimOptions:
         win=win,
         pong=held >= 2 and pong_refusal(snap, seat) is None,
         exposed_kong=held == 3 and exposed_kong_refusal(snap, seat) is None,
-        chows=chow_lows(snap, seat),
+        chows=chows,
         missed_win=missed,
     )
 

@@ -17,7 +17,7 @@ from services.rules.domain.readiness import (
 )
 from services.rules.domain.win_situation import win_option, win_refusal
 from shared.errors import FailedPrecondition
-from shared.hand import HandType, classify, waits
+from shared.hand import HandType, classify, is_winning_hand, waits
 from shared.melds import Meld, MeldKind
 from shared.table import (
     LastActionKind,
@@ -78,6 +78,16 @@ def discard_refusal(snap: TableSnapshot, seat: int, tile: int) -> str | None:
             f"{format_tile(drawn)}, not {format_tile(tile)}"
         )
     return None
+
+
+def allowed_discards(snap: TableSnapshot, seat: int) -> tuple[int, ...]:
+    """The kinds :func:`discard_refusal` allows, without asking it kind by kind: every kind
+    held, or after 敲 (with a drawn tile) the drawn tile only."""
+    st = snap.seats[seat]
+    drawn = drawn_tile(snap)
+    if drawn is not None and is_locked(st, snap.ruleset):
+        return (drawn,) if st.concealed[drawn] else ()
+    return tuple(k for k, n in enumerate(st.concealed) if n)
 
 
 def declare_ready_refusal(snap: TableSnapshot, seat: int, tile: int) -> str | None:
@@ -144,10 +154,21 @@ def self_draw_win(snap: TableSnapshot, seat: int) -> tuple[WinOption | None, str
     """The shape win on the seat's own turn, and why it may not be declared (if so)."""
     if not _turn_began_with_draw(snap):
         return None, f"seat {seat} did not draw this turn"
+    option = _self_draw_option(snap, seat)
+    if option is None:
+        return None, f"seat {seat}'s hand is not an allowed winning hand"
+    return option, win_refusal(snap, seat, option)
+
+
+def _self_draw_option(snap: TableSnapshot, seat: int) -> WinOption | None:
+    """The self-draw win the hand makes (whether or not it may be declared), or None; for a
+    turn that began with a draw."""
     st = snap.seats[seat]
+    if not is_winning_hand(st.concealed, st.melds, snap.ruleset):  # quick scans reject most
+        return None
     hand = classify(st.concealed, st.melds, snap.ruleset)
     if hand is None:
-        return None, f"seat {seat}'s hand is not an allowed winning hand"
+        return None
     tile = drawn_tile(snap)
     waiting = _waiting_before_draw(snap, seat)
     if tile is None:
@@ -155,8 +176,7 @@ def self_draw_win(snap: TableSnapshot, seat: int) -> tuple[WinOption | None, str
         # winning tile, so the win is reported and settled like any other (13 tiles + 1).
         tile = max(k for k in range(NUM_KINDS) if st.concealed[k])
         waiting[tile] -= 1
-    option = win_option(snap, seat, hand, WinKind.SELF_DRAW, tile, waiting)
-    return option, win_refusal(snap, seat, option)
+    return win_option(snap, seat, hand, WinKind.SELF_DRAW, tile, waiting)
 
 
 def eight_flowers_win(snap: TableSnapshot, seat: int) -> WinOption | None:
@@ -174,19 +194,15 @@ def own_turn_options(snap: TableSnapshot, seat: int) -> OwnTurnOptions:
         raise FailedPrecondition(refusal, seat=seat)
     st = snap.seats[seat]
     counts = st.concealed
-    held = [k for k, n in enumerate(counts) if n]
-    # Every list is filtered by its rule's ``*_refusal`` (so the options are exactly what
-    # validation accepts), tried only on the kinds that pass the rule's first, cheap condition:
-    # no refusal message is built for the many kinds that plainly do not qualify.
-    drawn = drawn_tile(snap)
-    locked = is_locked(st, snap.ruleset)
-    candidates = (drawn,) if locked and drawn is not None else held  # 敲: discard as drawn
-    discards = tuple(k for k in candidates if discard_refusal(snap, seat, k) is None)
+    # Kongs and wins are filtered by their rule's ``*_refusal`` (so the options are exactly
+    # what validation accepts), tried only on the kinds that pass the rule's first, cheap
+    # condition: no refusal message is built for the many kinds that plainly do not qualify.
+    discards = allowed_discards(snap, seat)
     ready = ()
     if declaration_required(snap.ruleset) and not st.declared_ready:
         ready = ready_discards(counts, st.melds, snap.ruleset)
     concealed = tuple(
-        k for k in held if counts[k] == 4 and concealed_kong_refusal(snap, seat, k) is None
+        k for k, n in enumerate(counts) if n == 4 and concealed_kong_refusal(snap, seat, k) is None
     )
     added = tuple(
         m.tiles[0]
@@ -196,8 +212,8 @@ def own_turn_options(snap: TableSnapshot, seat: int) -> OwnTurnOptions:
         and added_kong_refusal(snap, seat, m.tiles[0]) is None
     )
     wins = []
-    option, why = self_draw_win(snap, seat)
-    if option is not None and why is None:
+    option = _self_draw_option(snap, seat) if _turn_began_with_draw(snap) else None
+    if option is not None and win_refusal(snap, seat, option) is None:
         wins.append(option)
     flowers = eight_flowers_win(snap, seat)
     if flowers is not None:
