@@ -48,9 +48,22 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from shared.supervisor import run_all
+    from shared import supervisor
 
-    return run_all(store_url=args.store_url, only=args.only)
+    known = servable()
+    unknown = [n for n in args.only or () if n not in known]
+    if unknown:
+        print(
+            f"mahjong run: unknown service {', '.join(map(repr, unknown))}; "
+            f"known: {', '.join(known)}",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        return supervisor.run_all(store_url=args.store_url, only=args.only)
+    except (supervisor.StartupError, TimeoutError) as exc:
+        print(f"mahjong run: {exc} (its error is above); nothing is left running", file=sys.stderr)
+        return 1
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -338,6 +338,10 @@ def start_metrics(port: int, host: str = "127.0.0.1") -> int:
     return port
 
 
+class BindError(RuntimeError):
+    """A port the server cannot listen on; the message names it and the flag that moves it."""
+
+
 class RunningServer:
     """A started service: its bound port, health servicer and a graceful ``stop``."""
 
@@ -358,10 +362,24 @@ class RunningServer:
         reflection.enable_server_reflection(
             [*names, health.SERVICE_NAME, reflection.SERVICE_NAME], self.server
         )
-        self.port = self.server.add_insecure_port(f"{config.host}:{config.port}")
+        flag = f"MAHJONG_{spec.name.upper()}"
+        try:
+            self.port = self.server.add_insecure_port(f"{config.host}:{config.port}")
+        except RuntimeError:  # grpc raises on a port in use (older versions return 0)
+            self.port = 0
         if self.port == 0:
-            raise RuntimeError(f"could not bind {config.host}:{config.port}")
-        self.metrics_port = start_metrics(config.metrics_port, config.host)
+            raise BindError(
+                f"cannot listen on {config.host}:{config.port} (in use?); "
+                f"choose another with --port or {flag}_PORT"
+            )
+        try:
+            self.metrics_port = start_metrics(config.metrics_port, config.host)
+        except OSError as exc:
+            self.server.stop(0)
+            raise BindError(
+                f"cannot serve metrics on {config.host}:{config.metrics_port} ({exc.strerror}); "
+                f"choose another with --metrics-port or {flag}_METRICS_PORT (0 = off)"
+            ) from None
         self._names = names
         self._stopped = threading.Event()
 
@@ -413,7 +431,10 @@ def serve(spec: ServiceSpec, argv: list[str] | None = None) -> None:
     gracefully."""
     config = parse_config(spec, argv)
     configure_logging(config.log_level)
-    running = start(spec, config)
+    try:
+        running = start(spec, config)
+    except BindError as exc:
+        raise SystemExit(f"mahjong serve {spec.name}: {exc}") from None
     done = threading.Event()
 
     def on_signal(signum, _frame):

@@ -47,6 +47,10 @@ def wait_for_serving(address: str, timeout: float = 20.0, service: str = "") -> 
     raise TimeoutError(f"{address} not SERVING after {timeout}s: {last}")
 
 
+class StartupError(RuntimeError):
+    """A service process that exited before it answered SERVING."""
+
+
 @dataclass
 class ServiceProcess:
     """One service running as a child process."""
@@ -93,7 +97,7 @@ class ServiceProcess:
         deadline = time.monotonic() + timeout
         while True:
             if self.proc and self.proc.poll() is not None:
-                raise RuntimeError(f"{self.name} exited with {self.proc.returncode} at start-up")
+                raise StartupError(f"{self.name} exited with {self.proc.returncode} at start-up")
             try:
                 wait_for_serving(self.address, timeout=min(1.0, deadline - time.monotonic()))
                 return self
