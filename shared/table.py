@@ -15,6 +15,7 @@ as one set); the seat to act after a draw, after a chow/pong, or the dealer at t
 from __future__ import annotations
 
 import enum
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -227,8 +228,12 @@ CLAIM_ACTIONS = (Win, Pong, ExposedKong, Chow, Pass)
 
 def action_name(action: Action) -> str:
     """``discard``, ``declare_ready``, ``exposed_kong`` … for messages and logs."""
-    name = type(action).__name__
-    return "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_")
+    return _action_type_name(type(action))
+
+
+@functools.cache  # one name per class: the engine logs every action by name
+def _action_type_name(cls: type) -> str:
+    return "".join("_" + c.lower() if c.isupper() else c for c in cls.__name__).lstrip("_")
 
 
 # --- options ---------------------------------------------------------------------------------
@@ -299,7 +304,10 @@ class ClaimResolution:
 
 def seats_from(seat: int) -> Sequence[int]:
     """The other three seats in turn order starting at ``seat``'s 下家."""
-    return tuple((seat + i) % NUM_SEATS for i in range(1, NUM_SEATS))
+    return _SEATS_FROM[seat % NUM_SEATS]
+
+
+_SEATS_FROM = tuple(tuple((s + i) % NUM_SEATS for i in range(1, NUM_SEATS)) for s in range(4))
 
 
 # --- input checks ----------------------------------------------------------------------------

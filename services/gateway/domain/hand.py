@@ -257,6 +257,7 @@ class HandEngine:
     ) -> None:
         self.config = config
         self.ruleset = config.ruleset
+        self._reserved_tiles = int(config.ruleset.table.reserved_tiles)
         self.wall = wall
         self.rules = rules
         self.scoring = scoring
@@ -292,13 +293,14 @@ class HandEngine:
     # --- facts -----------------------------------------------------------------------------
     @property
     def drawable(self) -> int:
-        return max(0, self.remaining - self.ruleset.table.reserved_tiles)
+        return max(0, self.remaining - self._reserved_tiles)
 
     def snapshot(self) -> TableSnapshot:
         """The rules' view of this moment (shared.table)."""
+        a, b, c, d = self.seats
         return TableSnapshot(
             ruleset=self.ruleset,
-            seats=tuple(s.state() for s in self.seats),  # type: ignore[arg-type]
+            seats=(a.state(), b.state(), c.state(), d.state()),
             dealer=self.dealer,
             turn=self.turn,
             wall_remaining=self.remaining,

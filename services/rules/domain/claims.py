@@ -154,13 +154,16 @@ def chow_lows(snap: TableSnapshot, seat: int) -> tuple[int, ...]:
         return ()
     held = snap.seats[seat].concealed
     # chow_refusal decides; it is only asked about runs whose other two tiles are held.
-    return tuple(
-        low
-        for low in range(tile - 2, tile + 1)
-        if low >= 0
-        and all(held[k] for k in (low, low + 1, low + 2) if k != tile)
-        and chow_refusal(snap, seat, low) is None
-    )
+    lows = []
+    for low in range(max(tile - 2, 0), tile + 1):
+        if (
+            (low == tile or held[low])
+            and (low + 1 == tile or held[low + 1])
+            and (low + 2 == tile or held[low + 2])
+            and chow_refusal(snap, seat, low) is None
+        ):
+            lows.append(low)
+    return tuple(lows)
 
 
 def seat_claim_options(snap: TableSnapshot, seat: int) -> ClaimOptions:
@@ -198,4 +201,4 @@ def claim_options(snap: TableSnapshot) -> tuple[ClaimOptions, ...]:
         raise FailedPrecondition(
             f"nothing to claim: the last action is a {last.kind.label} by seat {last.seat}"
         )
-    return tuple(seat_claim_options(snap, s) for s in seats_from(last.seat))
+    return tuple([seat_claim_options(snap, s) for s in seats_from(last.seat)])

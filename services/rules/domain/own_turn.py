@@ -87,7 +87,7 @@ def allowed_discards(snap: TableSnapshot, seat: int) -> tuple[int, ...]:
     drawn = drawn_tile(snap)
     if drawn is not None and is_locked(st, snap.ruleset):
         return (drawn,) if st.concealed[drawn] else ()
-    return tuple(k for k, n in enumerate(st.concealed) if n)
+    return tuple([k for k, n in enumerate(st.concealed) if n])
 
 
 def declare_ready_refusal(snap: TableSnapshot, seat: int, tile: int) -> str | None:
@@ -201,9 +201,13 @@ def own_turn_options(snap: TableSnapshot, seat: int) -> OwnTurnOptions:
     ready = ()
     if declaration_required(snap.ruleset) and not st.declared_ready:
         ready = ready_discards(counts, st.melds, snap.ruleset)
-    concealed = tuple(
-        k for k, n in enumerate(counts) if n == 4 and concealed_kong_refusal(snap, seat, k) is None
-    )
+    concealed = ()
+    if 4 in counts:
+        concealed = tuple(
+            k
+            for k, n in enumerate(counts)
+            if n == 4 and concealed_kong_refusal(snap, seat, k) is None
+        )
     added = tuple(
         m.tiles[0]
         for m in st.melds
