@@ -19,6 +19,7 @@ from shared.errors import InvalidArgument
 from shared.ruleset import DEFAULT_RULESET
 
 MAX_HANDS = 10_000
+MAX_ROUNDS = 1_000
 
 
 def table_spec_from_proto(req: pb.CreateTableRequest) -> TableSpec:
@@ -31,6 +32,18 @@ def table_spec_from_proto(req: pb.CreateTableRequest) -> TableSpec:
     if not 0 <= req.max_hands <= MAX_HANDS:
         raise InvalidArgument(
             f"max_hands {req.max_hands} out of range 0-{MAX_HANDS}", field="max_hands"
+        )
+    if not 0 <= req.max_rounds <= MAX_ROUNDS:
+        raise InvalidArgument(
+            f"max_rounds {req.max_rounds} out of range 0-{MAX_ROUNDS}", field="max_rounds"
+        )
+    payment = ruleset.payment
+    if payment.garden and req.max_rounds not in (0, payment.garden_rounds):
+        raise InvalidArgument(
+            f"max_rounds {req.max_rounds} contradicts the ruleset: 逛花园 (payment.garden) lasts "
+            f"payment.garden_rounds = {payment.garden_rounds} rounds; leave max_rounds 0 or set "
+            "that option",
+            field="max_rounds",
         )
     seats = []
     players = set()
@@ -45,8 +58,10 @@ def table_spec_from_proto(req: pb.CreateTableRequest) -> TableSpec:
         seats.append(
             Seat(player_id=s.player_id, display_name=s.display_name or s.player_id, bot=s.bot)
         )
-    if all(s.bot for s in seats) and req.max_hands == 0:
-        raise InvalidArgument("a table of four bots needs max_hands > 0", field="max_hands")
+    if all(s.bot for s in seats) and not (req.max_hands or req.max_rounds or payment.garden):
+        raise InvalidArgument(
+            "a table of four bots needs max_hands > 0 or max_rounds > 0", field="max_hands"
+        )
     return TableSpec(
         request_id=req.request_id,
         ruleset=ruleset,
@@ -55,6 +70,7 @@ def table_spec_from_proto(req: pb.CreateTableRequest) -> TableSpec:
         stake=req.stake,
         seats=seats,
         max_hands=req.max_hands,
+        max_rounds=req.max_rounds,
         tag=req.tag,
         first_dealer=seat_from_proto_optional(req.first_dealer, "first_dealer"),
     )

@@ -104,6 +104,7 @@ class TableSpec:
     max_hands: int
     tag: str
     first_dealer: int | None
+    max_rounds: int = 0
 
 
 def read_table_log(
@@ -257,6 +258,7 @@ class TableManager:
                 overrides=spec.overrides,
                 stake=spec.stake,
                 max_hands=spec.max_hands,
+                max_rounds=spec.max_rounds,
                 tag=spec.tag,
                 first_dealer=spec.first_dealer,
                 **self._timers(),

@@ -215,6 +215,7 @@ def _hand_result(d: dict[str, Any]) -> pb.HandResult:
         next_dealer=_seat(d.get("next_dealer")),
         next_huangfan=d.get("next_huangfan", 0),
         escaped_seat=_seat(d.get("escaped_seat")),
+        garden_stacks=d.get("garden_stacks", []),
     )
     for w in d["winners"]:
         r.winners.add(
@@ -250,6 +251,7 @@ def event_to_proto(seq: int, t: int, kind: str, d: dict[str, Any]) -> pb.Event:
                 seats=[pb.SeatAssignment(**s) for s in d["seats"]],
                 max_hands=d["max_hands"],
                 tag=d["tag"],
+                max_rounds=d.get("max_rounds", 0),
             )
         )
     elif kind == "hand_started":
@@ -262,6 +264,7 @@ def event_to_proto(seq: int, t: int, kind: str, d: dict[str, Any]) -> pb.Event:
                 commitment=d["commitment"],
                 kaibao=d["kaibao"],
                 huangfan=d["huangfan"],
+                garden_stacks=d.get("garden_stacks", []),
             )
         )
     elif kind == "tiles_dealt":
@@ -324,7 +327,13 @@ def event_to_proto(seq: int, t: int, kind: str, d: dict[str, Any]) -> pb.Event:
         e.hand_drawn.tiles_left = d["tiles_left"]
     elif kind == "table_finished":
         e.table_finished.CopyFrom(
-            pb.TableFinished(hands_played=d["hands_played"], chips=d["chips"], reason=d["reason"])
+            pb.TableFinished(
+                hands_played=d["hands_played"],
+                chips=d["chips"],
+                reason=d["reason"],
+                rounds_played=d.get("rounds_played", 0),
+                garden_stacks=d.get("garden_stacks", []),
+            )
         )
     elif kind == "seat_changed":
         e.seat_changed.CopyFrom(
@@ -369,6 +378,9 @@ def view_to_proto(v: dict[str, Any]) -> pb.TableView:
         last_sequence=v["last_sequence"],
         viewer=_seat(v["viewer"]),
         huangfan=v["huangfan"],
+        max_rounds=v["max_rounds"],
+        rounds_played=v["rounds_played"],
+        garden=v["garden"],
     )
     for s in v["seats"]:
         sv = tv.seats.add(
@@ -381,6 +393,7 @@ def view_to_proto(v: dict[str, Any]) -> pb.TableView:
             chips=s["chips"],
             concealed_count=s.get("concealed_count", 0),
             ready=s.get("ready", False),
+            garden_stack=s.get("garden_stack", 0),
         )
         sv.concealed.extend(tiles_to_proto(s.get("concealed", [])))
         sv.melds.extend(meld_json_to_proto(m) for m in s.get("melds", []))

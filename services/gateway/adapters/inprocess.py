@@ -123,21 +123,28 @@ def settlement_from_domain(st) -> Settlement:
     )
 
 
-def context_of(ruleset_name, overrides, stake, dealer, dice, huangfan):
-    """The scoring domain's HandContext of a hand."""
+def context_of(ruleset_name, overrides, stake, dealer, dice, huangfan, garden_stacks=None):
+    """The scoring domain's HandContext of a hand (``garden_stacks``: 逛花园 chips by seat)."""
     return scoring_domain.HandContext(
         ruleset=resolve_ruleset(ruleset_name, overrides),
         stake=stake,
         dealer=dealer,
         dice=dice,
         huangfan=huangfan,
+        garden_stacks=None if garden_stacks is None else tuple(garden_stacks),
     )
 
 
 def facts_context(facts: HandFacts):
     """The scoring domain's HandContext of a finished hand's facts."""
     return context_of(
-        facts.ruleset_name, facts.overrides, facts.stake, facts.dealer, facts.dice, facts.huangfan
+        facts.ruleset_name,
+        facts.overrides,
+        facts.stake,
+        facts.dealer,
+        facts.dice,
+        facts.huangfan,
+        facts.garden_stacks,
     )
 
 
@@ -181,7 +188,9 @@ class InProcessScoring:
         ctx = facts_context(facts)
         return settlement_from_domain(scoring_domain.settle_draw(ctx))
 
-    def settle_escape(self, ruleset_name, overrides, stake, seat, dealer, huangfan) -> Settlement:
+    def settle_escape(
+        self, ruleset_name, overrides, stake, seat, dealer, huangfan, garden_stacks=None
+    ) -> Settlement:
         self.counter.scoring += 1
-        ctx = context_of(ruleset_name, overrides, stake, dealer, None, huangfan)
+        ctx = context_of(ruleset_name, overrides, stake, dealer, None, huangfan, garden_stacks)
         return settlement_from_domain(scoring_domain.settle_escape(ctx, seat))

@@ -241,9 +241,11 @@ class RemoteScoring:
         )
         return settlement_from_proto(call(self.stub.SettleDraw, req, self.timeout).settlement)
 
-    def settle_escape(self, ruleset_name, overrides, stake, seat, dealer, huangfan) -> Settlement:
+    def settle_escape(
+        self, ruleset_name, overrides, stake, seat, dealer, huangfan, garden_stacks=None
+    ) -> Settlement:
         self.counter.scoring += 1
-        ctx = context_of(ruleset_name, overrides, stake, dealer, None, huangfan)
+        ctx = context_of(ruleset_name, overrides, stake, dealer, None, huangfan, garden_stacks)
         req = scoring_pb2.SettleEscapeRequest(
             context=SC.context_to_proto(ctx, ruleset_name, dict(overrides)),
             escaped_seat=C.seat_to_proto(seat),

@@ -102,6 +102,7 @@ class HandFacts:
     ready: tuple[int, ...] = ()
     claims: tuple[tuple[int, int, bool], ...] = ()  # (claimer, from, from was ready)
     first_go_around: bool = False  # 天胡 / 地胡
+    garden_stacks: tuple[int, ...] | None = None  # 逛花园: each seat's chips before the hand
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +146,7 @@ class ScoringPort(Protocol):
         seat: int,
         dealer: int,
         huangfan: int,
+        garden_stacks: tuple[int, ...] | None = None,
     ) -> Settlement: ...
 
 

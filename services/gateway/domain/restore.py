@@ -2,8 +2,8 @@
 
 The log holds every fact and every applied action, so a table is rebuilt by reading it:
 
-* the session (seats, who joined, left or is on 托管, chips, hands played, dealer, 荒番) from
-  the table-level events and each hand's result;
+* the session (seats, who joined, left or is on 托管, chips — and so 逛花园 stacks —, hands
+  and rounds played, dealer, 荒番) from the table-level events and each hand's result;
 * a hand in progress by playing it again with the same engine: the wall hands out the recorded
   tiles, then (``ResumingWall``) goes on with the live wall service for new draws, with request
   ids numbered on from the recorded ones so a draw the dead owner made but never logged is
@@ -119,6 +119,7 @@ def restore_session(
         overrides=dict(started["overrides"]),
         stake=started["stake"],
         max_hands=started["max_hands"],
+        max_rounds=started.get("max_rounds", 0),
         tag=started["tag"],
         discard_ms=timers.get("discard_ms"),
         claim_ms=timers.get("claim_ms"),
@@ -160,6 +161,7 @@ def restore_session(
             for i, p in enumerate(result["payments"]):
                 seats[i].chips += p
             session.hands_played += 1
+            session.count_deal(session.dealer, result["next_dealer"])
             session.dealer = result["next_dealer"]
             session.huangfan = 0 if left_in_hand else result["next_huangfan"]
             hand_open, result = False, None
@@ -174,10 +176,9 @@ def restore_session(
         session.phase = WAITING
         return session
     session.phase = BETWEEN_HANDS
-    if hand_starts and config.max_hands and session.hands_played >= config.max_hands:
-        session._finish("max_hands")
-    elif session.had_humans and all(s.bot or s.left for s in seats):
-        session._finish("players_left")
+    reason = session._limit_reached() if hand_starts else ""
+    if reason or (session.had_humans and all(s.bot or s.left for s in seats)):
+        session._finish(reason or "players_left")
     else:
         scheduler.call_later(config.between_hands_ms, session._next_hand)
     return session

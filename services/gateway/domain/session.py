@@ -2,7 +2,16 @@
 
 :class:`TableSession` owns the seats (players or bots), the dealer rotation and the 荒番 counter
 (both taken from scoring's bookkeeping of each hand; the counter is reset when a player leaves),
-the chips won so far and the hand count, and runs each hand through :class:`HandEngine`.
+the chips won so far, the hand and round (圈, :mod:`services.gateway.domain.rounds`) counts, and
+runs each hand through :class:`HandEngine`. A table ends after ``max_hands`` hands or
+``max_rounds`` rounds (whichever comes first; 0 = no limit), or when its players have left.
+
+逛花园 (RULES §9, option ``payment.garden``): each seat starts with ``payment.garden_stack``
+chips, so its stack is that plus its net chips. The stacks go to scoring with every hand (and
+escape), which caps each payment at the payer's stack: a seat at 0 pays nothing more and can win
+chips back. They are shown in the views (``garden_stack``) and events (``garden_stacks`` of
+``hand_started``, before the hand, and of ``hand_result`` and ``table_finished``, after it); the
+table lasts ``payment.garden_rounds`` rounds.
 
 Timers come from the ruleset (``timers.discard_seconds``, ``claim_seconds``,
 ``auto_play_after``) through an injected :class:`~services.gateway.domain.clock.Scheduler`:
@@ -19,7 +28,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from services.gateway.domain.clock import Scheduler
@@ -32,6 +41,7 @@ from services.gateway.domain.hand import (
     prompt_json,
 )
 from services.gateway.domain.ports import RulesPort, ScoringPort, Settlement, WallPort
+from services.gateway.domain.rounds import deal_advance, rounds_completed
 from shared.errors import FailedPrecondition, InvalidArgument
 from shared.hand.hand_type import HandType
 from shared.ruleset import Ruleset
@@ -78,6 +88,7 @@ class SessionConfig:
     overrides: dict[str, str]
     stake: int
     max_hands: int = 0
+    max_rounds: int = 0  # 0: no limit in rounds (a 逛花园 ruleset plays garden_rounds)
     tag: str = ""
     first_dealer: int | None = None
     # Timers (ms); None = from the ruleset. Tests shorten them here.
@@ -146,6 +157,11 @@ class TableSession:
         )
         self.huangfan = 0
         self.hands_played = 0
+        self.deal_moved = 0  # seats the deal has moved forward since the first hand (圈)
+        payment = config.ruleset.payment
+        self.garden = bool(payment.garden)  # 逛花园
+        self.garden_start = int(payment.garden_stack) if self.garden else 0
+        self.max_rounds = config.max_rounds or (int(payment.garden_rounds) if self.garden else 0)
         self.hand: HandEngine | None = None
         self.left_during_hand = False
         self.had_humans = any(not s.bot for s in seats)
@@ -153,11 +169,45 @@ class TableSession:
         self.last_settlement: Settlement | None = None
         self.finish_reason = ""
 
+    # --- rounds and 逛花园 --------------------------------------------------------------------
+    @property
+    def rounds_played(self) -> int:
+        """Complete rounds (圈) so far (see :mod:`services.gateway.domain.rounds`)."""
+        return rounds_completed(self.deal_moved)
+
+    def count_deal(self, dealer: int, next_dealer: int) -> None:
+        """A finished hand moved the deal from ``dealer`` to ``next_dealer``."""
+        self.deal_moved += deal_advance(dealer, next_dealer)
+
+    def garden_stacks(self) -> tuple[int, ...] | None:
+        """逛花园: each seat's chips now (garden_stack + net chips); None without it."""
+        if not self.garden:
+            return None
+        return tuple(self.garden_start + s.chips for s in self.seats)
+
+    def _limit_reached(self) -> str:
+        """Why the table ends now between hands ("" = it goes on)."""
+        if self.config.max_hands and self.hands_played >= self.config.max_hands:
+            return "max_hands"
+        if self.max_rounds and self.rounds_played >= self.max_rounds:
+            return "max_rounds"
+        if self.had_humans and all(s.bot or s.left for s in self.seats):
+            return "players_left"
+        return ""
+
     # --- events ----------------------------------------------------------------------------
     def emit(self, kind: str, data: dict[str, Any]) -> int:
         hand = self.hand
         if hand is not None and not hand.finished:
             data = {"hand_id": hand.hand_id, "hand_number": hand.config.hand_number, **data}
+            stacks = self.garden_stacks()
+            if stacks is not None and kind == "hand_started":
+                data["garden_stacks"] = list(stacks)
+            elif stacks is not None and kind == "hand_result" and "garden_stacks" not in data:
+                # the engine's result: stacks after it (chips are counted once it is complete)
+                data["garden_stacks"] = [
+                    b + p for b, p in zip(stacks, data["payments"], strict=True)
+                ]
         seq = self._emit(kind, data)
         if kind == "prompt":
             self._schedule_decision(data["seat"], seq, data["deadline_ms"])
@@ -177,6 +227,7 @@ class TableSession:
                     for s in self.seats
                 ],
                 "max_hands": self.config.max_hands,
+                "max_rounds": self.max_rounds,
                 "tag": self.config.tag,
             },
         )
@@ -217,6 +268,7 @@ class TableSession:
             overrides=dict(self.config.overrides),
             discard_ms=self.discard_ms,
             claim_ms=self.claim_ms,
+            garden_stacks=self.garden_stacks(),
         )
 
     def _start_hand(self) -> None:
@@ -243,6 +295,7 @@ class TableSession:
         self.last_settlement = st
         for i, p in enumerate(st.payments):
             self.seats[i].chips += p
+        self.count_deal(hand.dealer, st.next_dealer)
         self.dealer = st.next_dealer
         self.huangfan = 0 if self.left_during_hand else st.next_huangfan
         self.hands_played += 1
@@ -262,10 +315,9 @@ class TableSession:
             },
         )
         self.phase = BETWEEN_HANDS
-        if self.config.max_hands and self.hands_played >= self.config.max_hands:
-            self._finish("max_hands")
-        elif self.had_humans and all(s.bot or s.left for s in self.seats):
-            self._finish("players_left")
+        reason = self._limit_reached()
+        if reason:
+            self._finish(reason)
         else:
             self.scheduler.call_later(self.config.between_hands_ms, self._next_hand)
 
@@ -298,14 +350,16 @@ class TableSession:
     def _finish(self, reason: str) -> None:
         self.phase = FINISHED
         self.finish_reason = reason
-        self.emit(
-            "table_finished",
-            {
-                "hands_played": self.hands_played,
-                "chips": [s.chips for s in self.seats],
-                "reason": reason,
-            },
-        )
+        data: dict[str, Any] = {
+            "hands_played": self.hands_played,
+            "chips": [s.chips for s in self.seats],
+            "reason": reason,
+            "rounds_played": self.rounds_played,
+        }
+        stacks = self.garden_stacks()
+        if stacks is not None:
+            data["garden_stacks"] = list(stacks)
+        self.emit("table_finished", data)
         self.report("finished", {"hands_played": self.hands_played})
 
     # --- decisions: players, bots, timers --------------------------------------------------
@@ -421,13 +475,18 @@ class TableSession:
                 seat,
                 self.dealer,
                 self.huangfan,
+                garden_stacks=self.garden_stacks(),
             )
             for i, p in enumerate(st.payments):
                 self.seats[i].chips += p
             penalty = -st.payments[seat]
+            stacks = self.garden_stacks()
+            if stacks is not None:  # the hand settles on the stacks left after the penalty
+                hand.config = replace(hand.config, garden_stacks=stacks)
             self.emit(
                 "hand_result",
                 {
+                    **({"garden_stacks": list(stacks)} if stacks is not None else {}),
                     "outcome": "escape",
                     "winners": [],
                     "payments": list(st.payments),
@@ -477,6 +536,8 @@ class TableSession:
                 "left": s.left,
                 "chips": s.chips,
             }
+            if self.garden:
+                d["garden_stack"] = self.garden_start + s.chips
             if hand is not None:
                 h = hand.seats[i]
                 d["concealed_count"] = sum(h.counts)
@@ -501,6 +562,9 @@ class TableSession:
             "hands_played": self.hands_played,
             "huangfan": self.huangfan,
             "dealer": self.dealer,
+            "max_rounds": self.max_rounds,
+            "rounds_played": self.rounds_played,
+            "garden": self.garden,
         }
         if hand is not None:
             pend = list(hand.pending.values())
