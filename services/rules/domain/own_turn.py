@@ -8,6 +8,8 @@ refuse, so options and validation can never disagree.
 
 from __future__ import annotations
 
+from itertools import compress
+
 from services.rules.domain.eight_flowers import has_eight_flowers
 from services.rules.domain.readiness import (
     declaration_required,
@@ -27,10 +29,11 @@ from shared.table import (
     WinOption,
     check_seat,
 )
-from shared.tiles import NUM_KINDS, format_tile
+from shared.tiles import NUM_FLOWERS, NUM_KINDS, format_tile
 
 _DRAWN = (LastActionKind.DEAL, LastActionKind.DRAW, LastActionKind.REPLACEMENT_DRAW)
 _OWN_TURN = (*_DRAWN, LastActionKind.CHOW, LastActionKind.PONG)
+_KINDS = range(NUM_KINDS)
 
 
 def turn_refusal(snap: TableSnapshot, seat: int) -> str | None:
@@ -87,7 +90,7 @@ def allowed_discards(snap: TableSnapshot, seat: int) -> tuple[int, ...]:
     drawn = drawn_tile(snap)
     if drawn is not None and is_locked(st, snap.ruleset):
         return (drawn,) if st.concealed[drawn] else ()
-    return tuple([k for k, n in enumerate(st.concealed) if n])
+    return tuple(compress(_KINDS, st.concealed))
 
 
 def declare_ready_refusal(snap: TableSnapshot, seat: int, tile: int) -> str | None:
@@ -208,25 +211,22 @@ def own_turn_options(snap: TableSnapshot, seat: int) -> OwnTurnOptions:
             for k, n in enumerate(counts)
             if n == 4 and concealed_kong_refusal(snap, seat, k) is None
         )
-    added = tuple(
-        m.tiles[0]
-        for m in st.melds
-        if m.kind is MeldKind.PONG
-        and counts[m.tiles[0]]
-        and added_kong_refusal(snap, seat, m.tiles[0]) is None
-    )
-    wins = []
-    option = _self_draw_option(snap, seat) if _turn_began_with_draw(snap) else None
-    if option is not None and win_refusal(snap, seat, option) is None:
-        wins.append(option)
-    flowers = eight_flowers_win(snap, seat)
-    if flowers is not None:
-        wins.append(flowers)
-    return OwnTurnOptions(
-        seat=seat,
-        discards=discards,
-        ready_discards=ready,
-        concealed_kongs=concealed,
-        added_kongs=added,
-        wins=tuple(wins),
-    )
+    added = ()
+    if st.melds:
+        added = tuple(
+            m.tiles[0]
+            for m in st.melds
+            if m.kind is MeldKind.PONG
+            and counts[m.tiles[0]]
+            and added_kong_refusal(snap, seat, m.tiles[0]) is None
+        )
+    wins: tuple[WinOption, ...] = ()
+    if _turn_began_with_draw(snap):
+        option = _self_draw_option(snap, seat)
+        if option is not None and win_refusal(snap, seat, option) is None:
+            wins = (option,)
+        if len(st.flowers) >= NUM_FLOWERS:  # 八花齐 needs all eight
+            flowers = eight_flowers_win(snap, seat)
+            if flowers is not None:
+                wins = (*wins, flowers)
+    return OwnTurnOptions(seat, discards, ready, concealed, added, wins)
