@@ -56,7 +56,8 @@ def _completing_win(snap: TableSnapshot, seat: int) -> WinOption | None:
     """The win the claimed tile makes for ``seat`` (another seat than the one whose tile it
     is), whether or not it may be declared; None when the tile does not complete the hand."""
     st = snap.seats[seat]
-    tile = _tile(snap)
+    tile = snap.last.tile
+    assert tile is not None
     counts = list(st.concealed)
     counts[tile] += 1
     if not is_winning_hand(counts, st.melds, snap.ruleset):  # quick scans reject most hands
@@ -173,10 +174,10 @@ def seat_claim_options(snap: TableSnapshot, seat: int) -> ClaimOptions:
     the usual seat that can do nothing with the tile."""
     if claim_refusal(snap, seat):
         return ClaimOptions(seat=seat)
-    tile = _tile(snap)
-    held = snap.seats[seat].concealed[tile]
+    last = snap.last
+    held = snap.seats[seat].concealed[last.tile]  # type: ignore[index]
     win, missed = _completing_win(snap, seat), False
-    chows = chow_lows(snap, seat)
+    chows = chow_lows(snap, seat) if seat == next_seat(last.seat) else ()  # 下家 only
     if win is None and held < 2 and not chows:
         return _NO_CLAIM[seat]
     if win is not None and ready_refusal(snap, seat, win) is not None:
