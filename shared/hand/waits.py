@@ -97,14 +97,17 @@ def discards_that_may_wait(counts: Sequence[int], melds: Sequence[Meld]) -> list
             suits |= 1 << i
     if suits in (0, 1, 2, 4):  # one suit at most: any discard keeps it so
         return [k for k, n in enumerate(b) if n]
+    ones, twos, fours = b.count(1), b.count(2), b.count(4)
+    # A discard changes one kind: singles and pairs drop by one at most, fours too.
+    pong_pong = ones + twos <= 3 and fours <= 1 and not chow
+    if suits == 7 and not pong_pong:  # the usual hand, far from ready
+        return []
     out = set()
     if suits != 7:  # two suits: the lone tile of a suit no meld is in
         for i, part in enumerate(slices):
             if not meld_suits & (1 << i) and sum(part) == 1:
                 out.add(9 * i + part.index(1))
-    ones, twos, fours = b.count(1), b.count(2), b.count(4)
-    # A discard changes one kind: singles and pairs drop by one at most, fours too.
-    if ones + twos <= 3 and fours <= 1 and not chow:
+    if pong_pong:
         for k, n in enumerate(b):
             if not n or fours - (n == 4):
                 continue

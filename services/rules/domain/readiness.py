@@ -44,9 +44,12 @@ def ready_discards(
 ) -> tuple[int, ...]:
     """Kinds whose discard leaves a non-empty wait: the discards 敲 may be declared with.
     ``counts`` is the 14 − 3 × melds hand of the seat to act."""
+    candidates = discards_that_may_wait(counts, melds)  # the others leave no wait
+    if not candidates:
+        return ()
     out = []
     trial = list(counts)
-    for k in discards_that_may_wait(counts, melds):  # the others leave no wait
+    for k in candidates:
         trial[k] -= 1
         if waits(trial, melds, ruleset):
             out.append(k)
