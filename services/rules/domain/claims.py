@@ -6,7 +6,9 @@ kong: only 抢杠, a win on the added tile; concealed kongs and kongs from a dis
 robbed, since they are never offered for claiming.
 
 As in :mod:`.own_turn`, each rule is a ``*_refusal`` function (None = legal) shared by the
-options and by validation.
+options and by validation, and the options ask a rule only when its first, cheap condition
+holds (the tile completes the hand; two or three of it held; the chow's other two held), so
+the usual seat that can do nothing with the tile costs no message formatting.
 """
 
 from __future__ import annotations

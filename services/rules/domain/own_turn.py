@@ -3,7 +3,14 @@ concealed kong, 上杠 added kong, 胡 win by self-draw (杠开 included) or 八
 
 Each rule is a ``*_refusal`` function returning None when the action is legal and otherwise the
 reason; :func:`own_turn_options` lists what they allow and :mod:`.validation` reports what they
-refuse, so options and validation can never disagree.
+refuse, so options and validation can never disagree (``tests/unit/rules/test_options_agree``).
+
+The options are computed on every own turn, so they never format a reason they do not need: a
+rule is asked only about the kinds that pass its first, cheap condition (a kong needs four held,
+a win passes :func:`shared.hand.is_winning_hand`'s scans, a 敲 discard
+:func:`shared.hand.waits.discards_that_may_wait`), and the discards, whose rule is two counts,
+are read off the hand by :func:`allowed_discards`. Messages are written only when validation
+refuses.
 """
 
 from __future__ import annotations
