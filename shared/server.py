@@ -11,12 +11,18 @@ that adds its servicers, its own flags) and calls :func:`serve`. The bootstrap p
 * domain errors (:mod:`shared.errors`) mapped to status codes with google.rpc details, and any
   other exception answered INTERNAL and logged, never crashing the process;
 * graceful shutdown on SIGTERM/SIGINT: health NOT_SERVING, a drain period, then a grace period
-  for calls in flight.
+  for calls in flight;
+* internal methods (``ServiceSpec.internal_methods``, RPCs meant only for other services of the
+  deployment, e.g. the gateway's reports to matchmaking): with an internal token configured
+  (``--internal-token`` / ``MAHJONG_INTERNAL_TOKEN``) a caller must send it in the
+  ``x-mahjong-internal-token`` metadata (:func:`internal_metadata`), else UNAUTHENTICATED; with
+  none configured they stay open and the server warns at start-up (development mode).
 """
 
 from __future__ import annotations
 
 import argparse
+import hmac
 import logging
 import os
 import signal
@@ -37,7 +43,7 @@ from grpc_reflection.v1alpha import reflection
 from grpc_status import rpc_status
 from prometheus_client import Counter, Histogram, start_http_server
 
-from shared.errors import DomainError
+from shared.errors import DomainError, Unauthenticated
 
 log = structlog.get_logger("mahjong.server")
 
@@ -54,6 +60,8 @@ RPC_LATENCY = Histogram(
 )
 
 ERROR_DOMAIN = "mahjong"
+# The metadata key that carries the internal token between services.
+INTERNAL_TOKEN_HEADER = "x-mahjong-internal-token"
 
 
 # --- configuration ---------------------------------------------------------------------------
@@ -67,6 +75,7 @@ class Config:
     max_workers: int = 16
     drain_seconds: float = 1.0
     grace_seconds: float = 5.0
+    internal_token: str = ""  # "" = internal methods unauthenticated (development mode)
     extra: dict[str, Any] = field(default_factory=dict)  # the service's own flags
 
 
@@ -86,6 +95,9 @@ class ServiceSpec:
     # Handler threads unless --max-workers or the environment says otherwise; a service with
     # long-lived server streams needs one thread per open stream.
     default_max_workers: int = 16
+    # Method names (e.g. "RecordHand") of the services above that only other services of the
+    # deployment may call: they require the internal token when one is configured.
+    internal_methods: frozenset[str] = frozenset()
 
 
 def _env(service: str, flag: str) -> str | None:
@@ -146,6 +158,12 @@ def parse_config(spec: ServiceSpec, argv: list[str] | None = None) -> Config:
     )
     p.add_argument("--drain-seconds", type=float, default=env_default("drain_seconds", 1.0, float))
     p.add_argument("--grace-seconds", type=float, default=env_default("grace_seconds", 5.0, float))
+    p.add_argument(
+        "--internal-token",
+        default=env_default("internal_token", ""),
+        help="shared secret other services send to call internal methods (prefer the "
+        "environment: MAHJONG_INTERNAL_TOKEN; empty = internal methods open, development only)",
+    )
     own: list[str] = []
     if spec.add_arguments:
         before = {a.dest for a in p._actions}
@@ -166,6 +184,7 @@ def parse_config(spec: ServiceSpec, argv: list[str] | None = None) -> Config:
         max_workers=ns.max_workers,
         drain_seconds=ns.drain_seconds,
         grace_seconds=ns.grace_seconds,
+        internal_token=ns.internal_token,
         extra={k: getattr(ns, k) for k in own},
     )
 
@@ -229,13 +248,57 @@ def stream_limit(max_workers: int) -> int:
     return max(1, max_workers - max(2, min(8, max_workers // 4)))
 
 
+def internal_metadata(token: str) -> tuple[tuple[str, str], ...]:
+    """The call metadata that authenticates a service calling another's internal methods
+    (empty without a token: development mode)."""
+    return ((INTERNAL_TOKEN_HEADER, token),) if token else ()
+
+
+def check_internal_token(expected: str, metadata: Iterable[tuple[str, Any]], method: str) -> None:
+    """Unauthenticated unless ``metadata`` carries ``expected`` (compared in constant time)."""
+    sent = next((v for k, v in metadata if k == INTERNAL_TOKEN_HEADER), "")
+    if not sent:
+        raise Unauthenticated(
+            f"{method} is internal: no {INTERNAL_TOKEN_HEADER} metadata sent (only services of "
+            "this deployment, configured with the same MAHJONG_INTERNAL_TOKEN, may call it)",
+            reason="INTERNAL_TOKEN_MISSING",
+        )
+    raw = sent if isinstance(sent, bytes) else str(sent).encode("utf-8", "surrogateescape")
+    if not hmac.compare_digest(raw, expected.encode()):
+        raise Unauthenticated(
+            f"{method} is internal: the {INTERNAL_TOKEN_HEADER} sent does not match this "
+            "server's MAHJONG_INTERNAL_TOKEN",
+            reason="INTERNAL_TOKEN_INVALID",
+        )
+
+
 class ServerInterceptor(grpc.ServerInterceptor):
     """Binds log context, records metrics and maps domain errors to status codes. With
-    ``max_streams``, server streams past that many open at once end RESOURCE_EXHAUSTED."""
+    ``max_streams``, server streams past that many open at once end RESOURCE_EXHAUSTED. With
+    ``internal_token``, the ``internal`` methods ((service, method) pairs) answer only callers
+    that send it (UNAUTHENTICATED otherwise)."""
 
-    def __init__(self, max_streams: int | None = None) -> None:
+    def __init__(
+        self,
+        max_streams: int | None = None,
+        *,
+        internal: Iterable[tuple[str, str]] = (),
+        internal_token: str = "",
+    ) -> None:
         self._max_streams = max_streams
         self._streams = threading.BoundedSemaphore(max_streams) if max_streams else None
+        self._internal = frozenset(internal) if internal_token else frozenset()
+        self._token = internal_token
+
+    def _authorize(self, service: str, method: str, context) -> None:
+        if (service, method) in self._internal:
+            try:
+                check_internal_token(self._token, context.invocation_metadata() or (), method)
+            except Unauthenticated as exc:
+                log.warning(
+                    "internal_call_refused", rpc=method, peer=context.peer(), error=exc.reason
+                )
+                raise
 
     def intercept_service(self, continuation, handler_call_details):
         handler = continuation(handler_call_details)
@@ -280,6 +343,7 @@ class ServerInterceptor(grpc.ServerInterceptor):
             start = time.perf_counter()
             structlog.contextvars.bind_contextvars(rpc=method, peer=context.peer())
             try:
+                self._authorize(service, method, context)
                 return fn(request, context)
             except Exception as exc:
                 if _is_abort(exc):
@@ -294,6 +358,11 @@ class ServerInterceptor(grpc.ServerInterceptor):
     def _wrap_stream(self, fn, service: str, method: str):
         def wrapper(request, context):
             start = time.perf_counter()
+            try:  # before taking a stream slot: unauthenticated callers never hold one
+                self._authorize(service, method, context)
+            except Unauthenticated as exc:
+                RPC_HANDLED.labels(service, method, "UNAUTHENTICATED").inc()
+                context.abort_with_status(status_for(exc))
             if self._streams is not None and not self._streams.acquire(blocking=False):
                 RPC_HANDLED.labels(service, method, "RESOURCE_EXHAUSTED").inc()
                 context.abort(
@@ -348,17 +417,23 @@ class RunningServer:
     def __init__(self, spec: ServiceSpec, config: Config) -> None:
         self.spec = spec
         self.config = config
+        names = list(spec.service_names)
         self.server = grpc.server(
             futures.ThreadPoolExecutor(
                 max_workers=config.max_workers, thread_name_prefix=spec.name
             ),
-            interceptors=[ServerInterceptor(stream_limit(config.max_workers))],
+            interceptors=[
+                ServerInterceptor(
+                    stream_limit(config.max_workers),
+                    internal=[(s, m) for s in names for m in spec.internal_methods],
+                    internal_token=config.internal_token,
+                )
+            ],
             options=[("grpc.so_reuseport", 0)],
         )
         self.health = health.HealthServicer(experimental_non_blocking=True)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         self.resource = spec.add_to_server(self.server, config)
-        names = list(spec.service_names)
         reflection.enable_server_reflection(
             [*names, health.SERVICE_NAME, reflection.SERVICE_NAME], self.server
         )
@@ -397,7 +472,17 @@ class RunningServer:
             port=self.port,
             metrics_port=self.metrics_port,
             store=self.config.store_url,
+            internal_methods_authenticated=bool(self.spec.internal_methods)
+            and bool(self.config.internal_token),
         )
+        if self.spec.internal_methods and not self.config.internal_token:
+            log.warning(
+                "internal_methods_unauthenticated",
+                service=self.spec.name,
+                methods=sorted(self.spec.internal_methods),
+                hint="development mode: anyone who reaches this port may call them; set "
+                "MAHJONG_INTERNAL_TOKEN (or --internal-token) to the same secret on every service",
+            )
         return self
 
     def stop(self, grace: float | None = None, drain: float = 0.0) -> None:
