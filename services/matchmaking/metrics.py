@@ -24,3 +24,9 @@ HANDS = Counter(
     ["result"],
 )
 ROUNDS = Counter("mahjong_matchmaking_tournament_rounds_total", "Tournament rounds completed.")
+REPORTS_REFUSED = Counter(
+    "mahjong_matchmaking_reports_refused_total",
+    "Gateway reports refused because matchmaking did not allocate that table with those seats, "
+    "by reason (TABLE_NOT_ALLOCATED, TABLE_TAG_MISMATCH, TABLE_SEATING_MISMATCH).",
+    ["reason"],
+)

@@ -25,6 +25,7 @@ from shared.errors import (
 from shared.store.base import Store
 
 from . import (
+    allocated_tables,
     ledger,
     levels,
     metrics,
@@ -70,10 +71,11 @@ class Matchmaking(RoomDesk, TournamentDesk):
         config: MatchmakingConfig | None = None,
     ) -> None:
         self.store = store
-        self.allocator = allocator
         self.clock = clock
         self.config = config or MatchmakingConfig()
         self._secret = self.config.token_secret or tokens.load_or_create_secret(store)
+        # Every table goes through the recorder: the ledger accepts reports only for these.
+        self.allocator = allocated_tables.RecordingAllocator(store, allocator, self._secret)
         self._changed = threading.Condition()
         self._version = 0
 
@@ -146,7 +148,11 @@ class Matchmaking(RoomDesk, TournamentDesk):
 
     # --- the gateway's reports ---------------------------------------------------------------
     def record_hand(self, report: ledger.HandReport) -> bool:
-        """Record a settled hand (idempotent by hand id); True when new."""
+        """Record a settled hand (idempotent by hand id); True when new. Only for a table
+        matchmaking allocated, with its tag and its players by seat (else refused, nothing
+        recorded: see :mod:`.allocated_tables`)."""
+        ledger.validate_report(report)
+        self._check_report(report.table_id, report.tag, report.player_ids)
         new = ledger.record_hand(self.store, report, self.clock())
         metrics.HANDS.labels("new" if new else "repeat").inc()
         log.info(
@@ -163,6 +169,7 @@ class Matchmaking(RoomDesk, TournamentDesk):
             raise InvalidArgument("table_id is empty", field="table_id")
         if hands_played < 0:
             raise InvalidArgument(f"hands_played {hands_played} is negative")
+        self._check_report(table_id, tag)
         where = parse_tournament(tag)
         if where:
             tournaments.table_finished(
@@ -172,6 +179,16 @@ class Matchmaking(RoomDesk, TournamentDesk):
         elif code := parse_room(tag):
             rooms.finish_room(self.store, code, table_id)
         self.notify()
+
+    def _check_report(self, table_id: str, tag: str, player_ids=None) -> None:
+        try:
+            allocated_tables.check_report(self.store, table_id, tag, player_ids)
+        except (NotFound, FailedPrecondition) as exc:
+            metrics.REPORTS_REFUSED.labels(exc.reason).inc()
+            log.error(
+                "report_refused", table=table_id, tag=tag, reason=exc.reason, error=exc.message
+            )
+            raise
 
     # --- quick match -------------------------------------------------------------------------
     def join_queue(self, token: str, ruleset: str, stake: int) -> queues.Ticket:

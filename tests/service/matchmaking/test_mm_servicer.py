@@ -186,13 +186,19 @@ def test_private_room_over_grpc(env):
 
 
 def test_record_hand_is_idempotent_and_validated(env):
-    stub, *_ = env
-    (pa, ta), (pb_, _tb), (pc, _), (pd, _) = (register(stub, n) for n in "ABCD")
-    ids = [pa.player_id, pb_.player_id, pc.player_id, pd.player_id]
+    stub, mm, alloc, _ = env
+    (pa, ta), (pb_, tb), (pc, tc), (pd, td) = (register(stub, n) for n in "ABCD")
+    for tok in (ta, tb, tc, td):  # reports are accepted only for tables matchmaking allocated
+        stub.JoinQueue(pb.JoinQueueRequest(player_token=tok), timeout=TIMEOUT)
+    mm.tick()
+    ((request, table),) = alloc.tables.values()
+    ids = [s.player_id for s in request.seats]  # by seat
+    token_of = {p.player_id: t for p, t in ((pa, ta), (pb_, tb), (pc, tc), (pd, td))}
+    assert sorted(ids) == sorted(token_of)
     req = pb.RecordHandRequest(
         hand_id="h-1",
-        table_id="t-1",
-        tag="quick/x",
+        table_id=table.table_id,
+        tag=request.tag,
         player_ids=ids,
         payments=[-8, 2, 2, 2],
         house=2,
@@ -202,12 +208,19 @@ def test_record_hand_is_idempotent_and_validated(env):
     assert stub.RecordHand(req, timeout=TIMEOUT).duplicate is True
     balances = stub.GetBalances(pb.GetBalancesRequest(player_ids=[*ids, "house"])).balances
     assert [b.silver for b in balances] == [992, 1002, 1002, 1002, 2]
-    entries = stub.ListLedgerEntries(pb.ListLedgerEntriesRequest(player_token=ta)).entries
+    seat0 = pb.ListLedgerEntriesRequest(player_token=token_of[ids[0]])
+    entries = stub.ListLedgerEntries(seat0).entries
     assert [(e.kind, e.amount) for e in entries] == [
         (pb.LEDGER_ENTRY_KIND_GRANT, 1000),
         (pb.LEDGER_ENTRY_KIND_ESCAPE_PENALTY, -8),
     ]
-    bad = pb.RecordHandRequest(hand_id="h-2", table_id="t", player_ids=ids, payments=[1, 0, 0, 0])
+    bad = pb.RecordHandRequest(
+        hand_id="h-2",
+        table_id=table.table_id,
+        tag=request.tag,
+        player_ids=ids,
+        payments=[1, 0, 0, 0],
+    )
     assert error_of(stub.RecordHand, bad).code() == grpc.StatusCode.INVALID_ARGUMENT
     changed = pb.RecordHandRequest()
     changed.CopyFrom(req)

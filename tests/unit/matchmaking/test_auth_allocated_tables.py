@@ -1,0 +1,177 @@
+"""The ledger accepts gateway reports only for tables matchmaking allocated, with exactly the
+players it seated there (and the tag): a forged or foreign report changes nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.matchmaking import allocated_tables, ledger, tournaments
+from services.matchmaking.allocator import SeatRequest, TableRequest
+from services.matchmaking.clock import ManualClock
+from services.matchmaking.ledger import HandReport
+from services.matchmaking.service import Matchmaking, MatchmakingConfig
+from shared.errors import FailedPrecondition, NotFound, Unavailable
+from shared.store.memory import MemoryStore
+from tests.unit.matchmaking.mm_fakes import FakeAllocator, make_service
+
+
+def quick_table(mm, alloc):
+    """Four registered players matched in a quick-match queue: (table id, tag, player ids)."""
+    players = [mm.register(n) for n in "ABCD"]
+    for _, tok in players:
+        mm.join_queue(tok, "", 0)
+    mm.tick()
+    ((request, table),) = alloc.tables.values()
+    return table.table_id, request.tag, tuple(s.player_id for s in request.seats)
+
+
+def balances(mm, ids):
+    return [ledger.balance(mm.store, p) for p in (*ids, ledger.HOUSE)]
+
+
+def test_a_report_for_an_allocated_table_with_its_seating_is_recorded():
+    mm, alloc, _ = make_service()
+    table_id, tag, ids = quick_table(mm, alloc)
+    assert mm.record_hand(HandReport("h1", table_id, tag, ids, (-6, 2, 2, 2))) is True
+    assert balances(mm, ids) == [994, 1002, 1002, 1002, 0]
+    mm.table_finished(table_id, tag, 1)
+
+
+def test_the_reviewed_forgery_is_refused_and_changes_nothing():
+    """'player X pays 10^9 to id a' for a table matchmaking never allocated."""
+    mm, alloc, _ = make_service()
+    _, _, ids = quick_table(mm, alloc)
+    before = balances(mm, ids)
+    forged = HandReport(
+        "h-x", "t-forged", "quick/x", (ids[0], "a", "b", "c"), (-(10**9), 10**9, 0, 0)
+    )
+    with pytest.raises(NotFound) as err:
+        mm.record_hand(forged)
+    assert err.value.reason == "TABLE_NOT_ALLOCATED" and "t-forged" in err.value.message
+    assert balances(mm, ids) == before
+    assert ledger.balance(mm.store, "a") == 0
+    assert mm.store.get(ledger.HANDS_NS, "h-x") is None  # the hand id stays unused
+
+
+@pytest.mark.parametrize(
+    "seating",
+    [
+        lambda ids: (ids[1], ids[0], ids[2], ids[3]),  # right players, wrong seats
+        lambda ids: ("attacker", ids[1], ids[2], ids[3]),  # a stranger in a seat
+    ],
+)
+def test_an_allocated_table_with_another_seating_is_refused(seating):
+    mm, alloc, _ = make_service()
+    table_id, tag, ids = quick_table(mm, alloc)
+    before = balances(mm, ids)
+    with pytest.raises(FailedPrecondition) as err:
+        mm.record_hand(HandReport("h1", table_id, tag, seating(ids), (-30, 10, 10, 10)))
+    assert err.value.reason == "TABLE_SEATING_MISMATCH"
+    assert balances(mm, ids) == before and ledger.balance(mm.store, "attacker") == 0
+    assert mm.store.get(ledger.HANDS_NS, "h1") is None
+
+
+def test_an_allocated_table_with_another_tag_is_refused():
+    mm, alloc, _ = make_service()
+    table_id, _tag, ids = quick_table(mm, alloc)
+    with pytest.raises(FailedPrecondition) as err:
+        mm.record_hand(HandReport("h1", table_id, "tournament/T/round/1/table/0", ids, (0,) * 4))
+    assert err.value.reason == "TABLE_TAG_MISMATCH"
+    with pytest.raises(FailedPrecondition):
+        mm.table_finished(table_id, "room/123456", 1)
+
+
+def test_table_finished_for_an_unknown_table_is_refused_and_advances_nothing():
+    mm, _alloc, _ = make_service()
+    tokens = [mm.register(f"H{i}")[1] for i in range(4)]
+    t = mm.create_tournament(tokens[0], "Cup", "", 2, 1, 1, [], 0)
+    for tok in tokens:
+        mm.register_tournament(tok, t.tournament_id)
+    mm.start_tournament(tokens[0], t.tournament_id)
+    tag = f"tournament/{t.tournament_id}/round/1/table/0"
+    with pytest.raises(NotFound):
+        mm.table_finished("t-forged", tag, 0)
+    (table,) = mm.tournament(t.tournament_id).round_tables()
+    assert not table.finished and mm.tournament(t.tournament_id).state == tournaments.RUNNING
+
+
+def test_room_and_tournament_tables_are_allocated_tables_too():
+    mm, alloc, _ = make_service()
+    tokens = [mm.register(f"H{i}")[1] for i in range(4)]
+    t = mm.create_tournament(tokens[0], "Cup", "", 2, 1, 1, [], 0)
+    for tok in tokens:
+        mm.register_tournament(tok, t.tournament_id)
+    mm.start_tournament(tokens[0], t.tournament_id)
+    (table,) = mm.tournament(t.tournament_id).round_tables()
+    tag = alloc.by_table(table.table_id).tag
+    mm.record_hand(HandReport("h1", table.table_id, tag, tuple(table.seats), (3, -1, -1, -1)))
+    mm.table_finished(table.table_id, tag, 1)
+    assert mm.tournament(t.tournament_id).state == tournaments.FINISHED
+
+
+def test_allocations_survive_a_restart():
+    store, alloc, clock = MemoryStore(), FakeAllocator(), ManualClock()
+    cfg = MatchmakingConfig(token_secret=b"s")
+    mm = Matchmaking(store, alloc, clock, cfg)
+    table_id, tag, ids = quick_table(mm, alloc)
+    again = Matchmaking(store, alloc, clock, cfg)
+    assert again.record_hand(HandReport("h1", table_id, tag, ids, (1, -1, 0, 0))) is True
+
+
+def test_request_ids_sent_to_the_gateway_are_sealed_and_deterministic():
+    """A guessable request id would let anyone pre-create matchmaking's table (seats and stake of
+    their choosing) or fetch its seat tokens from the gateway's idempotent CreateTable."""
+    mm, alloc, _ = make_service()
+    tokens = [mm.register(f"H{i}")[1] for i in range(4)]
+    t = mm.create_tournament(tokens[0], "Cup", "", 2, 1, 1, [], 0)
+    for tok in tokens:
+        mm.register_tournament(tok, t.tournament_id)
+    mm.start_tournament(tokens[0], t.tournament_id)
+    (request_id,) = alloc.tables
+    logical = f"tournament-{t.tournament_id}-r1-t0"
+    assert request_id.startswith(logical + "-") and len(request_id) == len(logical) + 33
+    assert request_id == allocated_tables.sealed_request_id(b"test-secret", logical)
+    assert request_id != allocated_tables.sealed_request_id(b"other-secret", logical)
+    assert len(request_id) <= 128  # the gateway's limit for ids
+
+
+def test_a_table_created_but_not_yet_recorded_is_retried_not_dropped():
+    """Matchmaking stopped after the gateway created the table and before it recorded it: the
+    gateway's report is UNAVAILABLE (retried), and accepted once the next tick records it."""
+    mm, alloc, _ = make_service()
+    inner = alloc.create_table
+    lost = []
+
+    def answer_lost(request: TableRequest):
+        table = inner(request)
+        if not lost:
+            lost.append(table)
+            raise Unavailable("answer lost")
+        return table
+
+    alloc.create_table = answer_lost
+    players = [mm.register(n) for n in "ABCD"]
+    for _, tok in players:
+        mm.join_queue(tok, "", 0)
+    mm.tick()
+    ((request, table),) = alloc.tables.values()
+    ids = tuple(s.player_id for s in request.seats)
+    report = HandReport("h1", table.table_id, request.tag, ids, (2, -2, 0, 0))
+    with pytest.raises(Unavailable) as err:
+        mm.record_hand(report)
+    assert err.value.reason == "TABLE_ALLOCATION_PENDING"
+    with pytest.raises(NotFound):  # a stranger's seating matches no pending allocation
+        mm.record_hand(HandReport("h2", table.table_id, request.tag, ("x", *ids[1:]), (0,) * 4))
+    mm.tick()
+    assert mm.record_hand(report) is True
+    assert list(mm.store.scan(allocated_tables.PENDING)) == []
+
+
+def test_recording_allocator_records_the_requested_seating():
+    store, fake = MemoryStore(), FakeAllocator()
+    rec = allocated_tables.RecordingAllocator(store, fake, b"k")
+    seats = tuple(SeatRequest(f"p{i}", f"P{i}", bot=i == 3) for i in range(4))
+    got = rec.create_table(TableRequest("quick-m1", "", 2, seats, tag="quick/m1"))
+    found = allocated_tables.find(store, got.table_id)
+    assert found.player_ids == ("p0", "p1", "p2", "p3") and found.tag == "quick/m1"
+    assert allocated_tables.find(store, "nope") is None and allocated_tables.find(store, "") is None
