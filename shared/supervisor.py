@@ -3,11 +3,17 @@
 Each service is started as ``python -m shared.cli serve NAME`` with its port, metrics port and
 store; the supervisor waits for grpc health SERVING, and on SIGINT/SIGTERM stops the children
 in reverse order with SIGTERM so each drains gracefully.
+
+Every child gets ``MAHJONG_INTERNAL_TOKEN`` in its environment — the one already set in ours, else
+a random token made once per supervising process (:func:`run_token`) — so the services started
+together authenticate each other's internal calls (shared.server ``internal_methods``) and the
+real stack never runs in the unauthenticated development mode.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -47,6 +53,21 @@ def wait_for_serving(address: str, timeout: float = 20.0, service: str = "") -> 
     raise TimeoutError(f"{address} not SERVING after {timeout}s: {last}")
 
 
+INTERNAL_TOKEN_ENV = "MAHJONG_INTERNAL_TOKEN"
+_run_token: str | None = None
+_run_token_lock = threading.Lock()
+
+
+def run_token() -> str:
+    """This process's internal token for the services it starts: ``MAHJONG_INTERNAL_TOKEN`` from
+    the environment when set, else random, made once (every child shares it)."""
+    global _run_token
+    with _run_token_lock:
+        if _run_token is None:
+            _run_token = os.environ.get(INTERNAL_TOKEN_ENV) or secrets.token_urlsafe(32)
+        return _run_token
+
+
 class StartupError(RuntimeError):
     """A service process that exited before it answered SERVING."""
 
@@ -63,6 +84,12 @@ class ServiceProcess:
     env: dict[str, str] = field(default_factory=dict)
     log_path: Path | None = None
     proc: subprocess.Popen | None = None
+    internal_token: str = ""  # "" = run_token(); MAHJONG_INTERNAL_TOKEN in ``env`` wins
+
+    def child_env(self) -> dict[str, str]:
+        """The child's environment: ours, the internal token, then ``env``."""
+        token = self.internal_token or run_token()
+        return {**os.environ, INTERNAL_TOKEN_ENV: token, **self.env}
 
     @property
     def address(self) -> str:
@@ -86,7 +113,7 @@ class ServiceProcess:
         out = open(self.log_path, "ab") if self.log_path else None  # noqa: SIM115
         self.proc = subprocess.Popen(
             cmd,
-            env={**os.environ, **self.env},
+            env=self.child_env(),
             stdout=out or None,
             stderr=out or None,
             cwd=Path(__file__).resolve().parent.parent,
@@ -143,7 +170,9 @@ def run_all(store_url: str | None = None, only: list[str] | None = None) -> int:
             extra = [
                 f for dep in wants if dep in procs for f in (f"--{dep}-addr", procs[dep].address)
             ]
-            procs[name] = ServiceProcess(name, port, mport, url, extra).start()
+            procs[name] = ServiceProcess(
+                name, port, mport, url, extra, internal_token=run_token()
+            ).start()
             procs[name].wait_ready()
             print(
                 f"{name:<12} grpc 127.0.0.1:{port}   metrics http://127.0.0.1:{mport}/metrics",

@@ -16,6 +16,7 @@ from mahjong.gateway.v1 import gateway_pb2, gateway_pb2_grpc
 
 from shared.convert.common import ruleset_to_ref, seat_to_proto
 from shared.errors import Unavailable
+from shared.server import internal_metadata
 
 from .allocator import TableAllocation, TableRequest
 
@@ -47,12 +48,20 @@ def create_table_request(request: TableRequest) -> gateway_pb2.CreateTableReques
 
 class GatewayAllocator:
     """Creates tables on the gateway at ``address`` (a host:port, or a ``dns:///`` name of a
-    headless Service, balanced round-robin)."""
+    headless Service, balanced round-robin). Calls carry the deployment's internal token (the
+    gateway may treat CreateTable as internal)."""
 
     def __init__(
-        self, address: str, *, timeout: float = 5.0, attempts: int = 3, backoff: float = 0.2
+        self,
+        address: str,
+        *,
+        timeout: float = 5.0,
+        attempts: int = 3,
+        backoff: float = 0.2,
+        internal_token: str = "",
     ) -> None:
         self.address = address
+        self._metadata = internal_metadata(internal_token)
         self.timeout = timeout
         self.attempts = attempts
         self.backoff = backoff
@@ -66,7 +75,9 @@ class GatewayAllocator:
         last: grpc.RpcError | None = None
         for attempt in range(self.attempts):
             try:
-                resp = self._stub.CreateTable(message, timeout=self.timeout)
+                resp = self._stub.CreateTable(
+                    message, timeout=self.timeout, metadata=self._metadata
+                )
             except grpc.RpcError as exc:
                 last = exc
                 if exc.code() not in _RETRYABLE:

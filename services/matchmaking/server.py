@@ -25,6 +25,7 @@ from .servicer import MatchmakingServicer
 CALLS = ("gateway",)
 DEFAULT_MAX_WORKERS = 256
 SERVICE_NAME = "mahjong.matchmaking.v1.MatchmakingService"
+INTERNAL_METHODS = frozenset({"RecordHand", "TableFinished"})
 log = structlog.get_logger("mahjong.matchmaking")
 
 
@@ -112,6 +113,7 @@ def make_add_to_server(
             allocator: Any = GatewayAllocator(
                 config.extra.get("gateway_addr") or default_address("gateway"),
                 timeout=config.extra.get("gateway_timeout", 5.0),
+                internal_token=config.internal_token,
             )
         else:
             allocator = allocator_factory(config)
@@ -136,6 +138,8 @@ def make_spec(**kwargs: Any) -> ServiceSpec:
         add_arguments=add_arguments,
         # WatchAssignments / WatchTournament hold a thread per open stream.
         default_max_workers=DEFAULT_MAX_WORKERS,
+        # The gateway's reports move silver: only services holding the internal token may send.
+        internal_methods=INTERNAL_METHODS,
     )
 
 

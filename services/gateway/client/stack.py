@@ -12,7 +12,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from shared.supervisor import ServiceProcess, free_port
+from shared.supervisor import ServiceProcess, free_port, run_token
 
 GATEWAY_STACK = ("wall", "rules", "scoring", "gateway")
 
@@ -37,6 +37,11 @@ class LocalStack:
 
     def address(self, name: str) -> str:
         return self.procs[name].address
+
+    @property
+    def internal_token(self) -> str:
+        """The token the stack's services share for internal calls (RecordHand …)."""
+        return self.env.get("MAHJONG_INTERNAL_TOKEN") or run_token()
 
     @property
     def gateway(self) -> str:

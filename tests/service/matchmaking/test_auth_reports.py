@@ -1,0 +1,109 @@
+"""RecordHand and TableFinished over a real loopback server with an internal token configured:
+only callers sending the token are heard, and only about tables matchmaking allocated."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+from google.rpc import error_details_pb2
+from grpc_status import rpc_status
+from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
+from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
+
+from services.matchmaking.clock import ManualClock
+from services.matchmaking.server import INTERNAL_METHODS, SPEC, make_spec
+from shared.server import internal_metadata
+from tests.support.grpc_server import serving
+from tests.unit.matchmaking.mm_fakes import FakeAllocator
+
+TOKEN = "internal-test-token"
+T = 10
+
+
+@pytest.fixture
+def env():
+    alloc = FakeAllocator()
+    spec = make_spec(allocator_factory=lambda _cfg: alloc, clock=ManualClock(), ticking=False)
+    with serving(spec, internal_token=TOKEN) as (server, channel):
+        yield pb_grpc.MatchmakingServiceStub(channel), server.resource.matchmaking, alloc
+
+
+def quick_table(stub, mm, alloc):
+    tokens = [
+        stub.RegisterPlayer(pb.RegisterPlayerRequest(display_name=n), timeout=T).player_token
+        for n in "ABCD"
+    ]
+    for tok in tokens:
+        stub.JoinQueue(pb.JoinQueueRequest(player_token=tok), timeout=T)
+    mm.tick()
+    ((request, table),) = alloc.tables.values()
+    return table.table_id, request.tag, [s.player_id for s in request.seats]
+
+
+def silver(stub, ids):
+    balances = stub.GetBalances(pb.GetBalancesRequest(player_ids=ids), timeout=T).balances
+    return [b.silver for b in balances]
+
+
+def refusal(call, request, metadata=()):
+    with pytest.raises(grpc.RpcError) as err:
+        call(request, timeout=T, metadata=metadata)
+    info = error_details_pb2.ErrorInfo()
+    rpc_status.from_call(err.value).details[0].Unpack(info)
+    return err.value.code(), info.reason
+
+
+def test_the_spec_marks_the_reports_internal():
+    assert SPEC.internal_methods == INTERNAL_METHODS == {"RecordHand", "TableFinished"}
+
+
+def test_reports_without_or_with_a_wrong_token_are_unauthenticated(env):
+    stub, mm, alloc = env
+    table_id, tag, ids = quick_table(stub, mm, alloc)
+    req = pb.RecordHandRequest(
+        hand_id="h1", table_id=table_id, tag=tag, player_ids=ids, payments=[-9, 3, 3, 3]
+    )
+    assert refusal(stub.RecordHand, req) == (
+        grpc.StatusCode.UNAUTHENTICATED,
+        "INTERNAL_TOKEN_MISSING",
+    )
+    wrong = (("x-mahjong-internal-token", "guess"),)
+    assert refusal(stub.RecordHand, req, wrong)[0] == grpc.StatusCode.UNAUTHENTICATED
+    fin = pb.TableFinishedRequest(table_id=table_id, tag=tag, hands_played=1)
+    assert refusal(stub.TableFinished, fin)[0] == grpc.StatusCode.UNAUTHENTICATED
+    assert silver(stub, ids) == [1000] * 4  # nothing moved
+    ok = stub.RecordHand(req, timeout=T, metadata=internal_metadata(TOKEN))
+    assert ok.duplicate is False and silver(stub, ids) == [991, 1003, 1003, 1003]
+    stub.TableFinished(fin, timeout=T, metadata=internal_metadata(TOKEN))
+
+
+def test_public_calls_need_no_internal_token(env):
+    stub, *_ = env
+    stub.ListLevels(pb.ListLevelsRequest(), timeout=T)
+
+
+def test_authenticated_reports_about_foreign_tables_are_refused(env):
+    stub, mm, alloc = env
+    table_id, tag, ids = quick_table(stub, mm, alloc)
+    md = internal_metadata(TOKEN)
+    forged = pb.RecordHandRequest(
+        hand_id="h-x", table_id="t-forged", tag=tag, player_ids=ids, payments=[-10, 10, 0, 0]
+    )
+    assert refusal(stub.RecordHand, forged, md) == (
+        grpc.StatusCode.NOT_FOUND,
+        "TABLE_NOT_ALLOCATED",
+    )
+    swapped = pb.RecordHandRequest(
+        hand_id="h-y",
+        table_id=table_id,
+        tag=tag,
+        player_ids=[ids[1], ids[0], ids[2], ids[3]],
+        payments=[-10, 10, 0, 0],
+    )
+    assert refusal(stub.RecordHand, swapped, md) == (
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "TABLE_SEATING_MISMATCH",
+    )
+    fin = pb.TableFinishedRequest(table_id="t-forged", tag=tag, hands_played=1)
+    assert refusal(stub.TableFinished, fin, md)[0] == grpc.StatusCode.NOT_FOUND
+    assert silver(stub, ids) == [1000] * 4
