@@ -139,7 +139,10 @@ def add_to_server(server: grpc.Server, config: Config):
         from services.gateway.outbox import OutboxSender
 
         mm_channel = channel(mm_addr)
-        closables += [OutboxSender(store, mm_channel, timeout=timeout).start(), mm_channel]
+        sender = OutboxSender(
+            store, mm_channel, timeout=timeout, internal_token=config.internal_token
+        )
+        closables += [sender.start(), mm_channel]
     closables.append(store)
     resources = _Resources(*closables)
     resources.manager = manager  # type: ignore[attr-defined]

@@ -25,14 +25,14 @@ class FakeMatchmaking:
         self.hands: list = []
         self.finished: list = []
 
-    def RecordHand(self, req, timeout):
+    def RecordHand(self, req, timeout, metadata=()):
         assert timeout > 0
         if self.fail:
             self.fail -= 1
             raise Down()
         self.hands.append(req)
 
-    def TableFinished(self, req, timeout):
+    def TableFinished(self, req, timeout, metadata=()):
         self.finished.append(req)
 
 
