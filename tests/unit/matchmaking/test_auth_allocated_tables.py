@@ -25,6 +25,15 @@ def quick_table(mm, alloc):
     return table.table_id, request.tag, tuple(s.player_id for s in request.seats)
 
 
+def one_table_tournament(mm):
+    """A started one-round tournament of four players: one table allocated."""
+    tokens = [mm.register(f"H{i}")[1] for i in range(4)]
+    t = mm.create_tournament(tokens[0], "Cup", "", 2, 1, 1, [], 0)
+    for tok in tokens:
+        mm.register_tournament(tok, t.tournament_id)
+    return mm.start_tournament(tokens[0], t.tournament_id)
+
+
 def balances(mm, ids):
     return [ledger.balance(mm.store, p) for p in (*ids, ledger.HOUSE)]
 
@@ -83,11 +92,7 @@ def test_an_allocated_table_with_another_tag_is_refused():
 
 def test_table_finished_for_an_unknown_table_is_refused_and_advances_nothing():
     mm, _alloc, _ = make_service()
-    tokens = [mm.register(f"H{i}")[1] for i in range(4)]
-    t = mm.create_tournament(tokens[0], "Cup", "", 2, 1, 1, [], 0)
-    for tok in tokens:
-        mm.register_tournament(tok, t.tournament_id)
-    mm.start_tournament(tokens[0], t.tournament_id)
+    t = one_table_tournament(mm)
     tag = f"tournament/{t.tournament_id}/round/1/table/0"
     with pytest.raises(NotFound):
         mm.table_finished("t-forged", tag, 0)
@@ -97,11 +102,7 @@ def test_table_finished_for_an_unknown_table_is_refused_and_advances_nothing():
 
 def test_room_and_tournament_tables_are_allocated_tables_too():
     mm, alloc, _ = make_service()
-    tokens = [mm.register(f"H{i}")[1] for i in range(4)]
-    t = mm.create_tournament(tokens[0], "Cup", "", 2, 1, 1, [], 0)
-    for tok in tokens:
-        mm.register_tournament(tok, t.tournament_id)
-    mm.start_tournament(tokens[0], t.tournament_id)
+    t = one_table_tournament(mm)
     (table,) = mm.tournament(t.tournament_id).round_tables()
     tag = alloc.by_table(table.table_id).tag
     mm.record_hand(HandReport("h1", table.table_id, tag, tuple(table.seats), (3, -1, -1, -1)))
@@ -122,11 +123,7 @@ def test_request_ids_sent_to_the_gateway_are_sealed_and_deterministic():
     """A guessable request id would let anyone pre-create matchmaking's table (seats and stake of
     their choosing) or fetch its seat tokens from the gateway's idempotent CreateTable."""
     mm, alloc, _ = make_service()
-    tokens = [mm.register(f"H{i}")[1] for i in range(4)]
-    t = mm.create_tournament(tokens[0], "Cup", "", 2, 1, 1, [], 0)
-    for tok in tokens:
-        mm.register_tournament(tok, t.tournament_id)
-    mm.start_tournament(tokens[0], t.tournament_id)
+    t = one_table_tournament(mm)
     (request_id,) = alloc.tables
     logical = f"tournament-{t.tournament_id}-r1-t0"
     assert request_id.startswith(logical + "-") and len(request_id) == len(logical) + 33
