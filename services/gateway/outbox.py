@@ -15,8 +15,9 @@ status code (:func:`classify`):
 * DROP (NOT_FOUND, FAILED_PRECONDITION, INVALID_ARGUMENT, ALREADY_EXISTS, OUT_OF_RANGE): refused
   for good — a table matchmaking did not allocate (a casual table), a seating it does not know,
   a malformed report. Resending can never succeed and would block every later report, so it is
-  moved to ``gateway-outbox-refused`` (with the code and message, for operators), logged as an
-  error and counted (``mahjong_gateway_outbox_dropped_total``); the next report goes on.
+  dropped: logged as an error with the whole report (for operators) and counted
+  (``mahjong_gateway_outbox_dropped_total``); the next report goes on. Nothing is kept in the
+  store: a gateway hosting casual tables would otherwise grow it by one record per hand.
 """
 
 from __future__ import annotations
@@ -36,7 +37,6 @@ from shared.store import Store
 
 log = structlog.get_logger("mahjong.gateway.outbox")
 
-REFUSED = "gateway-outbox-refused"
 RETRY, MISCONFIGURED, DROP = "retry", "misconfigured", "drop"
 _MISCONFIGURED = {
     grpc.StatusCode.UNAUTHENTICATED,
@@ -53,7 +53,7 @@ _PERMANENT = {
 
 OUTBOX_DROPPED = Counter(
     "mahjong_gateway_outbox_dropped_total",
-    "Reports matchmaking refused for good (not its table, malformed), set aside unsent.",
+    "Reports matchmaking refused for good (not its table, malformed), dropped and logged in full.",
     ["kind", "code"],
 )
 OUTBOX_MISCONFIGURED = Counter(
@@ -167,9 +167,8 @@ class OutboxSender:
             tag=payload.get("tag"),
             code=code.name,
             error=details,
+            report=payload,
         )
-        kept = {"code": code.name, "message": details, "payload": payload}
-        self.store.put(REFUSED, key, json.dumps(kept).encode())
         self.store.delete(OUTBOX, key)
         return True
 

@@ -1,5 +1,5 @@
 """The outbox decides per status code: a report matchmaking refuses for good (not its table,
-malformed) is set aside with an error log and a metric instead of blocking every later report
+malformed) is dropped with an error log and a metric instead of blocking every later report
 forever; UNAUTHENTICATED (a configuration error) is kept and retried, loudly and counted; the
 internal token goes with every report."""
 
@@ -9,6 +9,7 @@ import json
 
 import grpc
 import pytest
+import structlog
 
 from services.gateway import outbox as O
 from services.gateway.outbox import OutboxSender
@@ -104,20 +105,21 @@ def test_no_token_sends_no_metadata():
         grpc.StatusCode.INVALID_ARGUMENT,
     ],
 )
-def test_a_permanent_refusal_is_set_aside_and_later_reports_go_out(code):
+def test_a_permanent_refusal_is_dropped_and_later_reports_go_out(code):
     store = MemoryStore()
     for n in (1, 2, 3):
         hand(store, n)
     fake = FakeMatchmaking({"h_2": code})
     before = metric(O.OUTBOX_DROPPED, kind="hand", code=code.name)
     s = sender(store, fake)
-    assert s.flush() == 2
+    with structlog.testing.capture_logs() as logs:
+        assert s.flush() == 2
     assert fake.hands == ["h_1", "h_3"]
     assert not list(store.scan(OUTBOX))  # nothing blocks the queue any more
-    ((key, rec),) = list(store.scan(O.REFUSED))  # kept for operators, never resent
-    kept = json.loads(rec.value)
-    assert key == "t_1/h_2" and kept["code"] == code.name and kept["payload"]["hand_id"] == "h_2"
-    assert f"{code.name} for h_2" in kept["message"]
+    dropped = [r for r in logs if r["event"] == "outbox_report_dropped"]
+    assert len(dropped) == 1 and dropped[0]["log_level"] == "error"
+    assert dropped[0]["report"]["hand_id"] == "h_2" and dropped[0]["code"] == code.name
+    assert f"{code.name} for h_2" in dropped[0]["error"]
     assert metric(O.OUTBOX_DROPPED, kind="hand", code=code.name) == before + 1
     assert s.flush() == 0 and fake.hands == ["h_1", "h_3"]
 
@@ -131,7 +133,7 @@ def test_unauthenticated_is_kept_retried_and_counted():
     before = metric(O.OUTBOX_MISCONFIGURED, code="UNAUTHENTICATED")
     assert s.flush() == 0 and s.flush() == 0
     assert metric(O.OUTBOX_MISCONFIGURED, code="UNAUTHENTICATED") == before + 2
-    assert len(list(store.scan(OUTBOX))) == 2 and not list(store.scan(O.REFUSED))
+    assert len(list(store.scan(OUTBOX))) == 2
     del fake.answers["h_1"]  # the operator fixed the token
     assert s.flush() == 2 and fake.hands == ["h_1", "h_2"]
 
