@@ -200,8 +200,11 @@ def check_cli(stack, table_id: str) -> None:
 
 
 def check_reported(stack, tables, players) -> None:
-    """Every settled hand reached matchmaking through the gateway's outbox (RecordHand), and
-    each player's ledger holds exactly the chips the table's events say."""
+    """Every settled hand went through the gateway's outbox (RecordHand, with the stack's internal
+    token) and none blocks it; and since these tables were created directly on the gateway (as
+    anyone may), not allocated by matchmaking, its ledger refused them: no player's silver moved.
+    (Hands of matchmaking's own tables reaching the ledger: tests/integration/
+    test_matchmaking_stack.py.)"""
     deadline = time.monotonic() + 20
     store = open_store(f"sqlite:///{stack['db']}")
     try:
@@ -213,11 +216,11 @@ def check_reported(stack, tables, players) -> None:
     for i, t in enumerate(tables):
         log = read_log(stack["db"], t.table_id)
         chips = next(d for _, _, k, d in log if k == "table_finished")["chips"]
+        assert any(chips), "the table moved no chips: the check below would prove nothing"
         for seat in range(4):
             _, token = players[4 * i + seat]
             ledger = stack["mm"].ListLedgerEntries(
                 mm_pb.ListLedgerEntriesRequest(player_token=token), timeout=5
             )
-            hands = [e for e in ledger.entries if e.tag == "e2e"]
-            assert len(hands) == HANDS_PER_TABLE
-            assert sum(e.amount for e in hands) == chips[seat]
+            assert [e for e in ledger.entries if e.tag == "e2e"] == []
+            assert ledger.balance == 1000  # the starting grant only
