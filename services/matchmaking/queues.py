@@ -69,6 +69,11 @@ class Ticket:
         return Ticket(**data)
 
 
+def quick_bot_id(match_id: str, seat: int) -> str:
+    """The player id of the bot filling ``seat`` of a quick-match table."""
+    return f"bot-{match_id[:12]}-{seat}"
+
+
 def queue_key(ruleset: str, stake: int) -> str:
     return f"{ruleset}|{stake}"
 
@@ -251,7 +256,7 @@ def _complete(store: Store, allocator: TableAllocator, match_id: str, now: float
     seats = tuple(
         SeatRequest(t.player_id, t.display_name)
         if t
-        else SeatRequest(f"bot-{match_id[:12]}-{i}", f"Bot {i + 1}", bot=True)
+        else SeatRequest(quick_bot_id(match_id, i), f"Bot {i + 1}", bot=True)
         for i, t in enumerate(tickets)
     )
     request = TableRequest(

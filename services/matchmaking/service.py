@@ -33,6 +33,7 @@ from . import (
     queues,
     room_start,
     rooms,
+    table_backfill,
     tokens,
     tournaments,
 )
@@ -76,6 +77,7 @@ class Matchmaking(RoomDesk, TournamentDesk):
         self._secret = self.config.token_secret or tokens.load_or_create_secret(store)
         # Every table goes through the recorder: the ledger accepts reports only for these.
         self.allocator = allocated_tables.RecordingAllocator(store, allocator, self._secret)
+        table_backfill.backfill(store)  # tables of a store written before that (once)
         self._changed = threading.Condition()
         self._version = 0
 
