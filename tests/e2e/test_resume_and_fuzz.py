@@ -142,7 +142,10 @@ def test_fuzzed_misbehaving_client_never_changes_state_or_breaks_the_hand(stack)
         if states[0].phase == pb.TABLE_PHASE_FINISHED:
             break
         pending = [(s, v.prompt) for s, v in enumerate(states) if v.HasField("prompt")]
-        if not pending:
+        # The four views are read one by one: a step still running after the last accepted
+        # action (claim options, the next draw) may land between two reads. Read again until
+        # they show one moment, or ``before`` below is no snapshot of the table.
+        if not pending or len({v.last_sequence for v in states}) > 1:
             time.sleep(0.01)
             continue
         if rng.random() < 0.35:  # a legal move keeps the hand going
