@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from collections import deque
 from collections.abc import Callable
 from typing import Protocol
 
@@ -44,32 +45,58 @@ class ManualScheduler:
         self._now = start_ms
         self._heap: list[tuple[int, int, _Entry]] = []
         self._order = itertools.count()
+        # Callbacks due now (delay 0), in call order: a queue instead of the heap (the engine
+        # defers a step or a bot's turn twice a decision). Running order is unchanged: every
+        # heap entry due now was scheduled before the clock reached now, so before any of
+        # these, and runs first; the clock never moves while this queue holds anything.
+        self._now_queue: deque[_Entry] = deque()
 
     def now_ms(self) -> int:
         return self._now
 
     def call_later(self, delay_ms: int, fn: Callable[[], None]) -> _Entry:
         entry = _Entry(fn)
-        heapq.heappush(self._heap, (self._now + max(0, int(delay_ms)), next(self._order), entry))
+        delay = int(delay_ms)
+        if delay <= 0:
+            self._now_queue.append(entry)
+        else:
+            heapq.heappush(self._heap, (self._now + delay, next(self._order), entry))
         return entry
 
     @property
     def pending(self) -> int:
-        return sum(1 for _, _, e in self._heap if not e.cancelled)
+        return sum(1 for _, _, e in self._heap if not e.cancelled) + sum(
+            1 for e in self._now_queue if not e.cancelled
+        )
 
     def next_due_ms(self) -> int | None:
+        queue = self._now_queue
+        while queue and queue[0].cancelled:
+            queue.popleft()
+        if queue:
+            return self._now
         while self._heap and self._heap[0][2].cancelled:
             heapq.heappop(self._heap)
         return self._heap[0][0] if self._heap else None
 
     def run_due(self) -> int:
         ran = 0
-        while self._heap and self._heap[0][0] <= self._now:
-            _, _, entry = heapq.heappop(self._heap)
+        heap, queue, pop, popleft = (
+            self._heap,
+            self._now_queue,
+            heapq.heappop,
+            self._now_queue.popleft,
+        )
+        while True:
+            if heap and heap[0][0] <= self._now:
+                entry = pop(heap)[2]
+            elif queue:
+                entry = popleft()
+            else:
+                return ran
             if not entry.cancelled:
                 entry.fn()
                 ran += 1
-        return ran
 
     def advance(self, ms: int) -> int:
         """Move the clock ``ms`` forward, running callbacks in time order as they fall due."""
