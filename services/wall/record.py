@@ -172,14 +172,25 @@ class HandWall:
         return self._draw(REPLACEMENT, seat, request_id)
 
     def _draw(self, kind: str, seat: int, request_id: str) -> WallEvent:
-        self._check_seat(seat)
-        again = self.replayed(request_id, kind, seat)
-        if again is not None:
-            return again
-        self._check_open()
-        self._check_dealt()
-        tile, _ = self.wall.draw_live() if kind == DRAW else self.wall.draw_replacement()
-        return self._record(kind, seat, (tile,), rid=request_id)
+        # The checks' conditions are tested here first: a draw is the hot path, and the
+        # checks themselves (which write the messages) run only when one fails.
+        if not 0 <= seat < SEATS:
+            self._check_seat(seat)
+        if request_id:
+            again = self.replayed(request_id, kind, seat)
+            if again is not None:
+                return again
+        if self.revealed:
+            self._check_open()
+        events = self.events
+        if not events:
+            self._check_dealt()
+        tile = (self.wall.draw_live() if kind == DRAW else self.wall.draw_replacement())[0]
+        event = WallEvent(len(events) + 1, kind, seat, (tile,))
+        events.append(event)
+        if request_id:
+            self.request_ids[request_id] = event.sequence
+        return event
 
     def received(self, seat: int) -> list[int]:
         """Every tile the wall gave ``seat`` minus what it buried in a swap (a multiset)."""

@@ -117,12 +117,16 @@ class Wall:
 
     # --- draws -----------------------------------------------------------------------------
     def _take_from(self, ks: range) -> int:
+        taken, start = self.taken, self.start
         for k in ks:
-            stack = self.stack_at(k)
-            for p in (2 * stack, 2 * stack + 1):  # top first
-                if not self.taken[p]:
-                    self.taken[p] = 1
-                    return p
+            p = 2 * ((start + k) % STACKS)  # the stack's top (stack_at inlined: once a draw)
+            if not taken[p]:
+                taken[p] = 1
+                return p
+            p += 1
+            if not taken[p]:
+                taken[p] = 1
+                return p
         raise AssertionError("no standing tile although the counts say otherwise")
 
     def _check_drawable(self, what: str) -> None:
@@ -135,7 +139,8 @@ class Wall:
 
     def draw_live(self) -> tuple[int, int]:
         """摸牌: the next tile from the front; returns ``(tile, position)``."""
-        self._check_drawable("live draw")
+        if self.remaining <= self.reserved:
+            self._check_drawable("live draw")
         # The first live_drawn positions in live order are gone, so start the scan there.
         p = self._take_from(range(self.live_drawn // 2, STACKS))
         self.live_drawn += 1
@@ -143,7 +148,8 @@ class Wall:
 
     def draw_replacement(self) -> tuple[int, int]:
         """补张: the next tile from the tail (top, then bottom, then the stack before)."""
-        self._check_drawable("replacement draw")
+        if self.remaining <= self.reserved:
+            self._check_drawable("replacement draw")
         p = self._take_from(range(STACKS - 1 - self.replacements_drawn // 2, -1, -1))
         self.replacements_drawn += 1
         return self.tiles[p], p

@@ -200,14 +200,16 @@ class TableSession:
         hand = self.hand
         if hand is not None and not hand.finished:
             data = {"hand_id": hand.hand_id, "hand_number": hand.config.hand_number, **data}
-            stacks = self.garden_stacks()
-            if stacks is not None and kind == "hand_started":
-                data["garden_stacks"] = list(stacks)
-            elif stacks is not None and kind == "hand_result" and "garden_stacks" not in data:
-                # the engine's result: stacks after it (chips are counted once it is complete)
-                data["garden_stacks"] = [
-                    b + p for b, p in zip(stacks, data["payments"], strict=True)
-                ]
+            if self.garden and (kind == "hand_started" or kind == "hand_result"):
+                stacks = self.garden_stacks()
+                assert stacks is not None
+                if kind == "hand_started":
+                    data["garden_stacks"] = list(stacks)
+                elif "garden_stacks" not in data:
+                    # the engine's result: stacks after it (chips are counted once it is done)
+                    data["garden_stacks"] = [
+                        b + p for b, p in zip(stacks, data["payments"], strict=True)
+                    ]
         seq = self._emit(kind, data)
         if kind == "prompt":
             self._schedule_decision(data["seat"], seq, data["deadline_ms"])
