@@ -493,7 +493,7 @@ class HandEngine:
         p.sequence = self._emit_prompt(p)
 
     def _emit_prompt(self, p: Pending) -> int:
-        return self.emit("prompt", **prompt_json(p))
+        return self._emit("prompt", prompt_json(p))
 
     # --- acting ----------------------------------------------------------------------------
     def act(self, seat: int, action: Decision, *, auto: bool = False) -> None:
@@ -525,7 +525,7 @@ class HandEngine:
         else:
             self._check_claim(p, action)
         self.actions += 1
-        self.emit("action", seat=seat, action=action_json(action), auto=auto)
+        self._emit("action", {"seat": seat, "action": action_json(action), "auto": auto})
         if p.kind == OWN_TURN:
             self._apply_own_turn(seat, p, action, auto)
         else:
@@ -641,13 +641,15 @@ class HandEngine:
         s.changed()
         self.turn = seat
         self.last = LastAction(LastActionKind.DISCARD, seat, tile)
-        self.emit(
+        self._emit(
             "tile_discarded",
-            seat=seat,
-            tile=TILE_TEXT[tile],
-            declared_ready=ready,
-            auto=auto,
-            drawn_tile=drawn == tile,
+            {
+                "seat": seat,
+                "tile": TILE_TEXT[tile],
+                "declared_ready": ready,
+                "auto": auto,
+                "drawn_tile": drawn == tile,
+            },
         )
         if ready:
             self.emit("ready_declared", seat=seat)
@@ -804,12 +806,14 @@ class HandEngine:
         self.replacement_draw = replacement
         kind = LastActionKind.REPLACEMENT_DRAW if replacement else LastActionKind.DRAW
         self.last = LastAction(kind, seat, d.tile)
-        self.emit(
+        self._emit(
             "tile_drawn",
-            seat=seat,
-            tile=TILE_TEXT[d.tile],
-            replacement=replacement,
-            tiles_left=self.remaining,
+            {
+                "seat": seat,
+                "tile": TILE_TEXT[d.tile],
+                "replacement": replacement,
+                "tiles_left": self.remaining,
+            },
         )
         self._prompt_own_turn(seat)
 
