@@ -16,12 +16,14 @@ that adds its servicers, its own flags) and calls :func:`serve`. The bootstrap p
   deployment, e.g. the gateway's reports to matchmaking): with an internal token configured
   (``--internal-token`` / ``MAHJONG_INTERNAL_TOKEN``) a caller must send it in the
   ``x-mahjong-internal-token`` metadata (:func:`internal_metadata`), else UNAUTHENTICATED; with
-  none configured they stay open and the server warns at start-up (development mode).
+  none configured they stay open and the server warns at start-up (development mode). Any
+  handler may ask whether its caller is such a service with :func:`from_internal_caller`.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextvars
 import hmac
 import logging
 import os
@@ -272,6 +274,27 @@ def check_internal_token(expected: str, metadata: Iterable[tuple[str, Any]], met
         )
 
 
+# The internal token of the server whose handler runs in this thread ("" = none configured),
+# set by the interceptor around every call: what from_internal_caller checks against.
+_SERVING_TOKEN: contextvars.ContextVar[str] = contextvars.ContextVar("internal_token", default="")
+
+
+def from_internal_caller(context) -> bool:
+    """Whether the call ``context`` belongs to came from a service of this deployment: it sent
+    the serving server's internal token (checked as for internal methods). For methods open to
+    everyone that still act differently for the deployment's own services (the gateway reports
+    only tables matchmaking created). Without a token configured (development mode) every
+    caller counts as internal, as internal methods are open then."""
+    token = _SERVING_TOKEN.get()
+    if not token:
+        return True
+    try:
+        check_internal_token(token, context.invocation_metadata() or (), "")
+    except Unauthenticated:
+        return False
+    return True
+
+
 class ServerInterceptor(grpc.ServerInterceptor):
     """Binds log context, records metrics and maps domain errors to status codes. With
     ``max_streams``, server streams past that many open at once end RESOURCE_EXHAUSTED. With
@@ -342,6 +365,7 @@ class ServerInterceptor(grpc.ServerInterceptor):
         def wrapper(request, context):
             start = time.perf_counter()
             structlog.contextvars.bind_contextvars(rpc=method, peer=context.peer())
+            serving = _SERVING_TOKEN.set(self._token)
             try:
                 self._authorize(service, method, context)
                 return fn(request, context)
@@ -350,6 +374,7 @@ class ServerInterceptor(grpc.ServerInterceptor):
                     raise
                 self._abort(context, service, method, exc)
             finally:
+                _SERVING_TOKEN.reset(serving)
                 self._finish(service, method, start, context)
                 structlog.contextvars.clear_contextvars()
 
@@ -371,6 +396,7 @@ class ServerInterceptor(grpc.ServerInterceptor):
                     "retry later or on another replica",
                 )
             structlog.contextvars.bind_contextvars(rpc=method, peer=context.peer())
+            serving = _SERVING_TOKEN.set(self._token)
             try:
                 yield from fn(request, context)
             except Exception as exc:
@@ -378,6 +404,7 @@ class ServerInterceptor(grpc.ServerInterceptor):
                     raise
                 self._abort(context, service, method, exc)
             finally:
+                _SERVING_TOKEN.reset(serving)
                 if self._streams is not None:
                     self._streams.release()
                 self._finish(service, method, start, context)

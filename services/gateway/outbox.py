@@ -13,11 +13,12 @@ status code (:func:`classify`):
   wrong, which an operator must fix; kept and retried like RETRY, but logged as an error and
   counted (``mahjong_gateway_outbox_misconfigured_total``) on every attempt.
 * DROP (NOT_FOUND, FAILED_PRECONDITION, INVALID_ARGUMENT, ALREADY_EXISTS, OUT_OF_RANGE): refused
-  for good — a table matchmaking did not allocate (a casual table), a seating it does not know,
-  a malformed report. Resending can never succeed and would block every later report, so it is
-  dropped: logged as an error with the whole report (for operators) and counted
+  for good — a table matchmaking did not allocate, a seating it does not know, a malformed
+  report. Resending can never succeed and would block every later report, so it is dropped:
+  logged as an error with the whole report (for operators) and counted
   (``mahjong_gateway_outbox_dropped_total``); the next report goes on. Nothing is kept in the
-  store: a gateway hosting casual tables would otherwise grow it by one record per hand.
+  store. Casual tables (created without the internal token: ``mahjong play``, tests, clients)
+  never reach the outbox (``TableSpec.report_hands``), so a drop means something is wrong.
 """
 
 from __future__ import annotations

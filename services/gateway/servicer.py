@@ -17,12 +17,13 @@ from shared.convert.gateway import (
 )
 from shared.errors import InvalidArgument
 from shared.ruleset import DEFAULT_RULESET
+from shared.server import from_internal_caller
 
 MAX_HANDS = 10_000
 MAX_ROUNDS = 1_000
 
 
-def table_spec_from_proto(req: pb.CreateTableRequest) -> TableSpec:
+def table_spec_from_proto(req: pb.CreateTableRequest, *, report_hands: bool = True) -> TableSpec:
     check_id(req.request_id, "request_id", required=False)
     ruleset = ruleset_from_ref(req.ruleset if req.HasField("ruleset") else None)
     if req.stake <= 0:
@@ -73,6 +74,7 @@ def table_spec_from_proto(req: pb.CreateTableRequest) -> TableSpec:
         max_rounds=req.max_rounds,
         tag=req.tag,
         first_dealer=seat_from_proto_optional(req.first_dealer, "first_dealer"),
+        report_hands=report_hands,
     )
 
 
@@ -81,7 +83,9 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         self.manager = manager
 
     def CreateTable(self, request, context):
-        table_id, tokens = self.manager.create_table(table_spec_from_proto(request))
+        # Only matchmaking's tables (CreateTable with the internal token) go to its ledger.
+        spec = table_spec_from_proto(request, report_hands=from_internal_caller(context))
+        table_id, tokens = self.manager.create_table(spec)
         return pb.CreateTableResponse(
             table_id=table_id, seat_tokens=tokens, gateway_address=self.manager.settings.address
         )

@@ -65,6 +65,9 @@ LEASES = "gateway-lease"
 REQUESTS = "gateway-request"
 CREATES = "gateway-create"
 OUTBOX = "gateway-outbox"
+# table id -> b"1" / b"0": whether the table's hands go to matchmaking's ledger (absent: a table
+# from before this record existed, reported as all tables were then).
+REPORTED = "gateway-reported"
 MAX_ID = 128
 
 
@@ -105,6 +108,9 @@ class TableSpec:
     tag: str
     first_dealer: int | None
     max_rounds: int = 0
+    # Report its hands to matchmaking's ledger: only tables a service of the deployment created
+    # (matchmaking's), never casual ones (``mahjong play``, tests, clients), which it refuses.
+    report_hands: bool = True
 
 
 def read_table_log(
@@ -120,9 +126,10 @@ def read_table_log(
 
 
 class LiveTable:
-    def __init__(self, table_id: str, tag: str) -> None:
+    def __init__(self, table_id: str, tag: str, report_hands: bool = True) -> None:
         self.id = table_id
         self.tag = tag
+        self.report_hands = report_hands
         self.lock = threading.RLock()
         self.cond = threading.Condition(self.lock)
         # The events of the current and the previous hand (older ones are read from the
@@ -247,7 +254,8 @@ class TableManager:
             register(spec.ruleset, spec.ruleset_name, spec.overrides)
         seats_json = [{"player_id": s.player_id, "bot": s.bot} for s in spec.seats]
         self.store.put("gateway-table", table_id, json.dumps(seats_json).encode())
-        table = LiveTable(table_id, spec.tag)
+        self.store.put(REPORTED, table_id, b"1" if spec.report_hands else b"0")
+        table = LiveTable(table_id, spec.tag, spec.report_hands)
         lock = table.lock
         sched = LockedScheduler(self.scheduler, lock, lambda: None, table_id)
         session = TableSession(
@@ -334,7 +342,8 @@ class TableManager:
             if not self._claim_lease(table_id):
                 return None
             started = next(d for _, _, k, d in log if k == "table_started")
-            table = LiveTable(table_id, started["tag"])
+            reported = self.store.get(REPORTED, table_id)
+            table = LiveTable(table_id, started["tag"], reported is None or reported.value == b"1")
             for q, t, k, d in log:
                 table.keep(Event(q, t, k, d))
             prefix = f"{table_id}/"
@@ -420,7 +429,7 @@ class TableManager:
         return seq
 
     def _report(self, table: LiveTable, kind: str, data: dict[str, Any]) -> None:
-        if not self.settings.report_to_matchmaking:
+        if not (self.settings.report_to_matchmaking and table.report_hands):
             return
         session = table.session
         players = (
