@@ -141,8 +141,8 @@ def render_table(table: gateway_pb2.TableView, now_ms: int | None = None) -> str
     me = table.viewer - 1
     dealer = hand.dealer - 1
     lines = [
-        f"=== hand {hand.hand_number} · dealer {_seat_name(table, dealer)} · dice "
-        f"{hand.dice.first}+{hand.dice.second}{' 开宝' if hand.kaibao else ''} · 荒番 "
+        f"=== hand {hand.hand_number}{rounds_text(table)} · dealer {_seat_name(table, dealer)} "
+        f"· dice {hand.dice.first}+{hand.dice.second}{' 开宝' if hand.kaibao else ''} · 荒番 "
         f"{hand.huangfan} · tiles left {hand.tiles_left} ==="
     ]
     for s in table.seats:
@@ -158,7 +158,8 @@ def render_table(table: gateway_pb2.TableView, now_ms: int | None = None) -> str
         who = "you" if i == me else (s.display_name or s.player_id or f"seat {i}")
         lines.append(
             f"[{wind}] seat {i} {who}{' (bot)' if s.bot else ''}"
-            f"{' ' + ' '.join(tags) if tags else ''} · chips {s.chips:+d} · "
+            f"{' ' + ' '.join(tags) if tags else ''} · chips {s.chips:+d}"
+            f"{garden_stack_text(s.garden_stack) if table.garden else ''} · "
             f"{s.concealed_count} in hand"
         )
         melds = [meld_text(meld_from_view(m)) for m in s.melds]
@@ -171,6 +172,23 @@ def render_table(table: gateway_pb2.TableView, now_ms: int | None = None) -> str
         left = (hand.deadline_unix_ms - (now_ms or int(time.time() * 1000))) / 1000
         lines.append(f"timer: {max(0.0, left):.0f}s left")
     return "\n".join(lines)
+
+
+def rounds_text(table: gateway_pb2.TableView) -> str:
+    """`` · round 2 of 4 (1 played)`` on a table limited in rounds (圈; a 逛花园 table always
+    is), ``""`` otherwise."""
+    if not table.max_rounds:
+        return ""
+    if table.rounds_played >= table.max_rounds:
+        return f" · rounds {table.rounds_played} of {table.max_rounds} played"
+    return (
+        f" · round {table.rounds_played + 1} of {table.max_rounds} ({table.rounds_played} played)"
+    )
+
+
+def garden_stack_text(stack: int) -> str:
+    """A seat's 逛花园 (garden) chip stack: at 0 it pays nothing more and can only win back."""
+    return f" · 逛花园 stack {stack}{' (empty: pays nothing more)' if stack <= 0 else ''}"
 
 
 def _seat_name(table: gateway_pb2.TableView, seat: int) -> str:
@@ -235,7 +253,12 @@ def render_event(event: gateway_pb2.Event, me: int) -> str | None:
         return f"wall seed revealed: {ev.seed[:16]}… (its SHA-256 is the commitment)"
     if kind == "table_finished":
         chips = ", ".join(f"seat {i} {c:+d}" for i, c in enumerate(ev.chips))
-        return f"=== table finished after {ev.hands_played} hands ({ev.reason}): {chips} ==="
+        rounds = f", {ev.rounds_played} rounds" if ev.rounds_played else ""
+        stacks = ", ".join(f"seat {i} {c}" for i, c in enumerate(ev.garden_stacks))
+        return (
+            f"=== table finished after {ev.hands_played} hands{rounds} ({ev.reason}): {chips}"
+            f"{'; 逛花园 stacks: ' + stacks if stacks else ''} ==="
+        )
     return None
 
 
@@ -259,6 +282,11 @@ def render_result(result: gateway_pb2.HandResult, me: int) -> str:
         f"seat {i}{'(you)' if i == me else ''} {p:+d}" for i, p in enumerate(result.payments)
     )
     lines.append(f"payments: {pays}  house {result.house}")
+    if result.garden_stacks:
+        stacks = "  ".join(
+            f"seat {i}{'(you)' if i == me else ''} {c}" for i, c in enumerate(result.garden_stacks)
+        )
+        lines.append(f"逛花园 stacks: {stacks}")
     for r in result.revealed:
         melds = " ".join(meld_text(meld_from_view(m)) for m in r.melds)
         lines.append(
@@ -434,6 +462,12 @@ def register_play(subparsers) -> None:
         help="your seat, 0-3 (default: 0 at a new table, your assigned or any open seat else)",
     )
     p.add_argument("--hands", type=int, default=0, help="hands to play (0: until you quit)")
+    p.add_argument(
+        "--rounds",
+        type=int,
+        default=0,
+        help="rounds (圈) to play at a new table (0: no limit; a 逛花园 ruleset sets its own)",
+    )
     p.add_argument("--stake", type=int, default=1, help="chips per point (底分)")
     p.add_argument("--ruleset", default=DEFAULT_RULESET)
     p.add_argument(
@@ -508,6 +542,7 @@ def _play(args, address: str, options: dict, stdin: TextIO, stdout: TextIO) -> i
             seats,
             stake=args.stake,
             max_hands=args.hands,
+            max_rounds=args.rounds,
             ruleset=args.ruleset,
             options=options,
         )

@@ -18,6 +18,7 @@ def create_table(
     *,
     stake: int = 1,
     max_hands: int = 0,
+    max_rounds: int = 0,
     ruleset: str = DEFAULT_RULESET,
     options: Mapping[str, str] | None = None,
     tag: str = "",
@@ -26,7 +27,9 @@ def create_table(
     timeout: float = 10.0,
 ) -> gateway_pb2.CreateTableResponse:
     """A new table. ``seats`` has four entries: a player id, ``""`` for an open seat, or None
-    for a built-in bot. Returns the table id and the players' seat tokens by seat."""
+    for a built-in bot; ``max_hands`` / ``max_rounds`` (圈) end the table, 0 = no limit (a 逛花园
+    ruleset plays its own payment.garden_rounds). Returns the table id and the players' seat
+    tokens by seat."""
     if len(seats) != 4:
         raise ValueError(f"a table has 4 seats, got {len(seats)}")
     channel = grpc.insecure_channel(target) if isinstance(target, str) else target
@@ -46,6 +49,7 @@ def create_table(
                     for i, p in enumerate(seats)
                 ],
                 max_hands=max_hands,
+                max_rounds=max_rounds,
                 tag=tag,
                 first_dealer=0 if first_dealer is None else first_dealer + 1,
             ),
