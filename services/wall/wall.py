@@ -139,8 +139,8 @@ class Wall:
 
     def draw_live(self) -> tuple[int, int]:
         """摸牌: the next tile from the front; returns ``(tile, position)``."""
-        if self.remaining <= self.reserved:
-            self._check_drawable("live draw")
+        if T.WALL_SIZE - self.live_drawn - self.replacements_drawn <= self.reserved:
+            self._check_drawable("live draw")  # raises: nothing drawable
         # The first live_drawn positions in live order are gone, so start the scan there.
         p = self._take_from(range(self.live_drawn // 2, STACKS))
         self.live_drawn += 1
@@ -148,8 +148,8 @@ class Wall:
 
     def draw_replacement(self) -> tuple[int, int]:
         """补张: the next tile from the tail (top, then bottom, then the stack before)."""
-        if self.remaining <= self.reserved:
-            self._check_drawable("replacement draw")
+        if T.WALL_SIZE - self.live_drawn - self.replacements_drawn <= self.reserved:
+            self._check_drawable("replacement draw")  # raises: nothing drawable
         p = self._take_from(range(STACKS - 1 - self.replacements_drawn // 2, -1, -1))
         self.replacements_drawn += 1
         return self.tiles[p], p

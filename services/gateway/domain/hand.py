@@ -90,6 +90,10 @@ class TileSwap:
 
 Decision = Action | TileSwap
 
+# isinstance() tuples built once (``A | B`` in a call builds a union object every time).
+_DISCARD_ACTIONS = (Discard, DeclareReady)
+_KONG_ON_TILE = (AddedKong, ConcealedKong)
+
 Emit = Callable[[str, dict[str, Any]], int]
 
 
@@ -208,7 +212,7 @@ def action_json(action: Decision) -> dict[str, Any]:
         d["tile"] = TILE_TEXT[action.discard]
     elif isinstance(action, Chow):
         d["low"] = TILE_TEXT[action.low]
-    elif isinstance(action, AddedKong | ConcealedKong):
+    elif isinstance(action, _KONG_ON_TILE):
         d["tile"] = TILE_TEXT[action.tile]
     elif isinstance(action, Win) and action.eight_flowers:
         d["eight_flowers"] = True
@@ -612,7 +616,7 @@ class HandEngine:
     def _apply_own_turn(self, seat: int, p: Pending, action: Action, auto: bool) -> None:
         s = self.seats[seat]
         self.pending = {}
-        if isinstance(action, Discard | DeclareReady):
+        if isinstance(action, _DISCARD_ACTIONS):
             tile = action.tile if isinstance(action, Discard) else action.discard
             self._discard(seat, tile, isinstance(action, DeclareReady), auto)
         elif isinstance(action, ConcealedKong):
@@ -638,7 +642,7 @@ class HandEngine:
         drawn = self.drawn.pop(seat, None)
         if ready:
             s.ready = True
-        s.changed()
+        s._state = None  # changed(), inlined on the per-turn path
         self.turn = seat
         self.last = LastAction(LastActionKind.DISCARD, seat, tile)
         self._emit(
@@ -775,7 +779,7 @@ class HandEngine:
         if seat == self.dealer and not replacement:
             self.first_go_around = False  # the dealer's second turn begins
         while True:
-            if self.drawable <= 0:
+            if self.remaining <= self._reserved_tiles:  # nothing drawable
                 self._finish_drawn_hand()
                 return
             if replacement:
@@ -783,7 +787,7 @@ class HandEngine:
             else:
                 d = self.wall.draw(self.hand_id, seat)
             self.remaining = d.remaining
-            if not T.is_flower(d.tile):
+            if d.tile < T.FLOWER_BASE:  # not a flower (the wall holds valid kinds only)
                 break
             self.seats[seat].flowers.append(d.tile)
             self.seats[seat].changed()
@@ -800,7 +804,7 @@ class HandEngine:
         s.counts[d.tile] += 1
         s.has_drawn = True
         s.missed.clear()  # 动牌
-        s.changed()
+        s._state = None  # changed(), inlined on the per-turn path
         self.drawn[seat] = d.tile
         self.turn = seat
         self.replacement_draw = replacement
