@@ -200,11 +200,10 @@ def check_cli(stack, table_id: str) -> None:
 
 
 def check_reported(stack, tables, players) -> None:
-    """Every settled hand went through the gateway's outbox (RecordHand, with the stack's internal
-    token) and none blocks it; and since these tables were created directly on the gateway (as
-    anyone may), not allocated by matchmaking, its ledger refused them: no player's silver moved.
-    (Hands of matchmaking's own tables reaching the ledger: tests/integration/
-    test_matchmaking_stack.py.)"""
+    """These tables were created directly on the gateway (as anyone may) without the stack's
+    internal token, so they are casual: the gateway's outbox ends empty (their hands are never
+    reported) and no player's silver moved in matchmaking's ledger. (Hands of matchmaking's own
+    tables reaching the ledger: tests/integration/test_matchmaking_stack.py.)"""
     deadline = time.monotonic() + 20
     store = open_store(f"sqlite:///{stack['db']}")
     try:
