@@ -17,7 +17,7 @@ from __future__ import annotations
 import enum
 import functools
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import MISSING, dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 
 from shared import tiles as T
 from shared.errors import InvalidArgument
@@ -44,31 +44,6 @@ def next_seat(seat: int) -> int:
 def previous_seat(seat: int) -> int:
     """The 上家 of ``seat``: the seat whose discards ``seat`` may chow."""
     return (seat - 1) % NUM_SEATS
-
-
-def _fast_init(cls: type) -> type:
-    """Give a frozen slots dataclass an ``__init__`` that stores each field through its slot
-    descriptor instead of ``object.__setattr__(self, "name", value)``: same signature, defaults
-    and immutability, about 40% cheaper. Snapshots, seat states and options are built at every
-    decision point of every hand (the bots benchmark builds tens of thousands a second)."""
-    params, body, env = [], [], {}
-    for i, f in enumerate(fields(cls)):
-        if f.default_factory is not MISSING or not f.init:  # type: ignore[misc]
-            raise TypeError(f"{cls.__name__}.{f.name}: only plain fields are supported")
-        if f.default is MISSING:
-            params.append(f.name)
-        else:
-            env[f"_d{i}"] = f.default
-            params.append(f"{f.name}=_d{i}")
-        env[f"_s{i}"] = getattr(cls, f.name).__set__
-        body.append(f"    _s{i}(self, {f.name})")
-    src = f"def __init__(self, {', '.join(params)}):\n" + "\n".join(body or ["    pass"]) + "\n"
-    exec(src, env)  # generated from the class's own field names, as dataclasses does
-    init = env["__init__"]
-    init.__qualname__ = f"{cls.__qualname__}.__init__"
-    init.__module__ = cls.__module__
-    cls.__init__ = init  # type: ignore[misc]
-    return cls
 
 
 class WinKind(enum.IntEnum):
@@ -101,7 +76,6 @@ class LastActionKind(enum.IntEnum):
         return self.name.lower()
 
 
-@_fast_init
 @dataclass(frozen=True, slots=True)
 class LastAction:
     kind: LastActionKind
@@ -109,7 +83,6 @@ class LastAction:
     tile: int | None = None  # the drawn, discarded, added or claimed tile
 
 
-@_fast_init
 @dataclass(frozen=True, slots=True)
 class SeatState:
     """One seat as the rules see it.
@@ -147,7 +120,6 @@ class SeatState:
         return replace(self, missed_wins=frozenset())
 
 
-@_fast_init
 @dataclass(frozen=True, slots=True)
 class TableSnapshot:
     """Everything the rules need to judge an action at one moment of a hand.
@@ -189,13 +161,11 @@ def counts_of(tiles: Iterable[int]) -> tuple[int, ...]:
 
 
 # --- actions ---------------------------------------------------------------------------------
-@_fast_init
 @dataclass(frozen=True, slots=True)
 class Discard:
     tile: int
 
 
-@_fast_init
 @dataclass(frozen=True, slots=True)
 class DeclareReady:
     """敲: declare ready together with this discard (RULES §5)."""
@@ -203,7 +173,6 @@ class DeclareReady:
     discard: int
 
 
-@_fast_init
 @dataclass(frozen=True, slots=True)
 class Chow:
     """吃 the discard into the run starting at ``low`` (e.g. low=2m for 234m)."""
@@ -215,19 +184,16 @@ class Chow:
         return (self.low, self.low + 1, self.low + 2)
 
 
-@_fast_init
 @dataclass(frozen=True, slots=True)
 class Pong:
     pass
 
 
-@_fast_init
 @dataclass(frozen=True, slots=True)
 class ExposedKong:
     """明杠 from a discard."""
 
 
-@_fast_init
 @dataclass(frozen=True, slots=True)
 class AddedKong:
     """上杠/蓄杠: add ``tile`` to the seat's own pong of it."""
@@ -235,7 +201,6 @@ class AddedKong:
     tile: int
 
 
-@_fast_init
 @dataclass(frozen=True, slots=True)
 class ConcealedKong:
     """暗杠 of four ``tile`` held."""
@@ -243,7 +208,6 @@ class ConcealedKong:
     tile: int
 
 
-@_fast_init
 @dataclass(frozen=True, slots=True)
 class Win:
     """胡. ``eight_flowers`` picks the 八花齐 win when the seat holds all eight flowers."""
@@ -251,7 +215,6 @@ class Win:
     eight_flowers: bool = False
 
 
-@_fast_init
 @dataclass(frozen=True, slots=True)
 class Pass:
     """Decline a claim (or a robbing win)."""
@@ -274,7 +237,6 @@ def _action_type_name(cls: type) -> str:
 
 
 # --- options ---------------------------------------------------------------------------------
-@_fast_init
 @dataclass(frozen=True, slots=True)
 class WinOption:
     """A win the seat may declare now, with what scoring needs to know about it."""
@@ -289,7 +251,6 @@ class WinOption:
     earthly: bool = False  # 地胡
 
 
-@_fast_init
 @dataclass(frozen=True, slots=True)
 class OwnTurnOptions:
     """What the seat to act may do (RULES §4-5). ``ready_discards`` are the discards that may be
@@ -308,7 +269,6 @@ class OwnTurnOptions:
         return bool(self.wins)
 
 
-@_fast_init
 @dataclass(frozen=True, slots=True)
 class ClaimOptions:
     """What one other seat may do with the last discard (or robbing an added kong).
