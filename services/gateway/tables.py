@@ -53,6 +53,7 @@ from shared.errors import (
     InvalidArgument,
     NotFound,
     PermissionDenied,
+    Unavailable,
 )
 from shared.ruleset import Ruleset
 from shared.store import AlreadyExists, Store
@@ -236,25 +237,26 @@ class TableManager:
 
     # --- tables ----------------------------------------------------------------------------
     def create_table(self, spec: TableSpec) -> tuple[str, list[str]]:
-        if spec.request_id:
-            rec = self.store.get(CREATES, spec.request_id)
-            if rec is not None:
-                table_id = rec.value.decode()
-                return table_id, self._seat_tokens(table_id, json.loads(self._seats_of(table_id)))
+        if spec.request_id and self.store.get(CREATES, spec.request_id) is not None:
+            return self._created_for(spec.request_id)
         table_id = "t_" + secrets.token_hex(8)
+        # The seats are stored before the request id is claimed: a retry of the same request
+        # that arrives while this call is still starting the table then finds them and answers
+        # with the seat tokens (before, it found no seats and answered with none).
+        seats_json = [{"player_id": s.player_id, "bot": s.bot} for s in spec.seats]
+        self.store.put("gateway-table", table_id, json.dumps(seats_json).encode())
+        self.store.put(REPORTED, table_id, b"1" if spec.report_hands else b"0")
         if spec.request_id:
             try:
                 self.store.create(CREATES, spec.request_id, table_id.encode())
-            except AlreadyExists:
-                table_id = self.store.get(CREATES, spec.request_id).value.decode()  # type: ignore[union-attr]
-                return table_id, self._seat_tokens(table_id, json.loads(self._seats_of(table_id)))
+            except AlreadyExists:  # a concurrent call with the same request id won
+                self.store.delete("gateway-table", table_id)
+                self.store.delete(REPORTED, table_id)
+                return self._created_for(spec.request_id)
         self._take_lease(table_id)
         register = getattr(self.ports.rules, "register", None)
         if register is not None:
             register(spec.ruleset, spec.ruleset_name, spec.overrides)
-        seats_json = [{"player_id": s.player_id, "bot": s.bot} for s in spec.seats]
-        self.store.put("gateway-table", table_id, json.dumps(seats_json).encode())
-        self.store.put(REPORTED, table_id, b"1" if spec.report_hands else b"0")
         table = LiveTable(table_id, spec.tag, spec.report_hands)
         lock = table.lock
         sched = LockedScheduler(self.scheduler, lock, lambda: None, table_id)
@@ -308,6 +310,18 @@ class TableManager:
     def _seats_of(self, table_id: str) -> bytes:
         rec = self.store.get("gateway-table", table_id)
         return rec.value if rec else b"[]"
+
+    def _created_for(self, request_id: str) -> tuple[str, list[str]]:
+        """The table an earlier CreateTable with ``request_id`` made, and its seat tokens."""
+        table_id = self.store.get(CREATES, request_id).value.decode()  # type: ignore[union-attr]
+        seats = self.store.get("gateway-table", table_id)
+        if seats is None:  # a start cut short before its seats were stored
+            raise Unavailable(
+                f"table {table_id} for request_id {request_id!r} is not ready; retry",
+                reason="TABLE_STARTING",
+                request_id=request_id,
+            )
+        return table_id, self._seat_tokens(table_id, json.loads(seats.value))
 
     def _seat_tokens(self, table_id: str, seats: list[dict[str, Any]]) -> list[str]:
         return [

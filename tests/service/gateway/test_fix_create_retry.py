@@ -1,0 +1,84 @@
+"""A CreateTable retried while the first call is still starting the table gets the same table
+and its seat tokens. (Matchmaking retries CreateTable on a deadline; the retry used to find the
+request id claimed but the seats not yet stored, and answered with no seat tokens at all, so a
+tournament player was sent an empty token.)"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
+from services.gateway.bots import engine_policy, make_bot
+from services.gateway.domain.session import Ports, Seat
+from services.gateway.tables import CREATES, GatewaySettings, TableManager, TableSpec
+from shared.errors import Unavailable
+from shared.ruleset import load_ruleset
+from shared.store.memory import MemoryStore
+
+
+class RetryOnClaimStore(MemoryStore):
+    """Runs ``on_claim`` once, right after a CreateTable request id is claimed: a retry of the
+    same request arriving at the worst moment."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.on_claim = None
+
+    def create(self, namespace, key, value):
+        rec = super().create(namespace, key, value)
+        if namespace == CREATES and self.on_claim is not None:
+            hook, self.on_claim = self.on_claim, None
+            hook()
+        return rec
+
+
+def _spec() -> TableSpec:
+    return TableSpec(
+        request_id="tournament-T-r1-t0",
+        ruleset=load_ruleset(),
+        ruleset_name="shanghai-qiaoma",
+        overrides={},
+        stake=1,
+        seats=[Seat(player_id="p0"), Seat(player_id="p1"), Seat("b2", bot=True),
+               Seat("b3", bot=True)],
+        max_hands=1,
+        tag="tournament/T/round/1",
+        first_dealer=0,
+        report_hands=False,
+    )  # fmt: skip
+
+
+def _manager(store) -> TableManager:
+    ports = Ports(InProcessWall(), InProcessRules(), InProcessScoring())
+    return TableManager(
+        store,
+        ports,
+        GatewaySettings(secret=b"s", replica_id="gw", bot_delay_ms=60_000),
+        policy=engine_policy(make_bot("random", seed=1)),
+    )
+
+
+def test_a_retry_during_creation_gets_the_seat_tokens():
+    store = RetryOnClaimStore()
+    manager = _manager(store)
+    retried = []
+    store.on_claim = lambda: retried.append(manager.create_table(_spec()))
+    try:
+        table_id, tokens = manager.create_table(_spec())
+        assert tokens[0] and tokens[1] and tokens[2:] == ["", ""]
+        assert retried == [(table_id, tokens)]
+    finally:
+        manager.close()
+
+
+def test_a_claimed_request_id_without_seats_answers_unavailable():
+    store = MemoryStore()
+    store.create(CREATES, "req-1", b"t_0123456789abcdef")
+    manager = _manager(store)
+    try:
+        with pytest.raises(Unavailable, match="retry"):
+            manager.create_table(replace(_spec(), request_id="req-1"))
+    finally:
+        manager.close()
