@@ -386,13 +386,15 @@ class TableManager:
             log_.info("table_taken_over", table=table_id, events=len(log), phase=session.phase)
             return table
 
-    def _claim_lease(self, table_id: str) -> bool:
-        now = int(time.time() * 1000)
+    def _claim_lease(self, table_id: str, now: int | None = None) -> bool:
+        """Take or renew this replica's lease on a table; False while another replica's lease
+        is still running. One atomic store update, so two replicas never both own a table."""
+        now = int(time.time() * 1000) if now is None else now
 
         def claim(raw: bytes | None) -> tuple[bytes | None, bool]:
             cur = json.loads(raw) if raw else {}
             mine = cur.get("owner") == self.settings.replica_id
-            if cur and not mine and cur.get("expires_ms", 0) > now:
+            if not mine and cur.get("expires_ms", 0) > now:
                 return None, False
             cur.update(
                 owner=self.settings.replica_id,
@@ -490,21 +492,8 @@ class TableManager:
                 s = table.session
                 if s is None or s.phase == FINISHED:
                     continue
-
-                def renew(raw: bytes | None, now: int = now) -> tuple[bytes | None, bool]:
-                    cur = json.loads(raw) if raw else {}
-                    mine = cur.get("owner") == self.settings.replica_id
-                    if not mine and cur.get("expires_ms", 0) > now:
-                        return None, False
-                    cur.update(
-                        owner=self.settings.replica_id,
-                        address=self.settings.address,
-                        expires_ms=now + self.settings.lease_ms,
-                    )
-                    return json.dumps(cur).encode(), True
-
                 try:
-                    table.owned = self.store.update(LEASES, table.id, renew)
+                    table.owned = self._claim_lease(table.id, now)
                 except Exception as exc:  # the store is down: keep playing, retry later
                     log_.warning("lease_renewal_failed", table=table.id, error=repr(exc))
             try:
