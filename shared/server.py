@@ -23,6 +23,7 @@ that adds its servicers, its own flags) and calls :func:`serve`. The bootstrap p
 from __future__ import annotations
 
 import argparse
+import contextlib
 import contextvars
 import hmac
 import logging
@@ -361,22 +362,28 @@ class ServerInterceptor(grpc.ServerInterceptor):
         log.exception("rpc_failed", error=repr(exc))
         context.abort(grpc.StatusCode.INTERNAL, f"internal error in {service}/{method}")
 
+    @contextlib.contextmanager
+    def _call_scope(self, service: str, method: str, context, start: float):
+        """What every call runs inside: log context and serving token bound, any exception
+        turned into a status (:meth:`_abort`), metrics recorded and context cleared at the end."""
+        structlog.contextvars.bind_contextvars(rpc=method, peer=context.peer())
+        serving = _SERVING_TOKEN.set(self._token)
+        try:
+            yield
+        except Exception as exc:
+            if _is_abort(exc):
+                raise
+            self._abort(context, service, method, exc)
+        finally:
+            _SERVING_TOKEN.reset(serving)
+            self._finish(service, method, start, context)
+            structlog.contextvars.clear_contextvars()
+
     def _wrap_unary(self, fn, service: str, method: str):
         def wrapper(request, context):
-            start = time.perf_counter()
-            structlog.contextvars.bind_contextvars(rpc=method, peer=context.peer())
-            serving = _SERVING_TOKEN.set(self._token)
-            try:
+            with self._call_scope(service, method, context, time.perf_counter()):
                 self._authorize(service, method, context)
                 return fn(request, context)
-            except Exception as exc:
-                if _is_abort(exc):
-                    raise
-                self._abort(context, service, method, exc)
-            finally:
-                _SERVING_TOKEN.reset(serving)
-                self._finish(service, method, start, context)
-                structlog.contextvars.clear_contextvars()
 
         return wrapper
 
@@ -395,20 +402,12 @@ class ServerInterceptor(grpc.ServerInterceptor):
                     f"{self._max_streams} streams are open on this server, its limit; "
                     "retry later or on another replica",
                 )
-            structlog.contextvars.bind_contextvars(rpc=method, peer=context.peer())
-            serving = _SERVING_TOKEN.set(self._token)
             try:
-                yield from fn(request, context)
-            except Exception as exc:
-                if _is_abort(exc):
-                    raise
-                self._abort(context, service, method, exc)
+                with self._call_scope(service, method, context, start):
+                    yield from fn(request, context)
             finally:
-                _SERVING_TOKEN.reset(serving)
                 if self._streams is not None:
                     self._streams.release()
-                self._finish(service, method, start, context)
-                structlog.contextvars.clear_contextvars()
 
         return wrapper
 
