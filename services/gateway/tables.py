@@ -254,9 +254,6 @@ class TableManager:
                 self.store.delete(REPORTED, table_id)
                 return self._created_for(spec.request_id)
         self._take_lease(table_id)
-        register = getattr(self.ports.rules, "register", None)
-        if register is not None:
-            register(spec.ruleset, spec.ruleset_name, spec.overrides)
         table = LiveTable(table_id, spec.tag, spec.report_hands)
         lock = table.lock
         sched = LockedScheduler(self.scheduler, lock, lambda: None, table_id)
@@ -373,13 +370,6 @@ class TableManager:
                     **self._wiring(table, sched),
                 )
                 table.session = session
-                register = getattr(self.ports.rules, "register", None)
-                if register is not None:
-                    register(
-                        session.config.ruleset,
-                        session.config.ruleset_name,
-                        session.config.overrides,
-                    )
             self.tables[table_id] = table
             if self.on_event is not None and session.phase != FINISHED:
                 self.on_event(table, Event(0, 0, "table_taken_over", {}))

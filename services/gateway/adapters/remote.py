@@ -148,18 +148,11 @@ class RemoteRules:
         self.stub = rules_pb2_grpc.RulesServiceStub(ch)
         self.timeout = timeout
         self.counter = counter or CallCounter()
-        self.refs: dict[int, object] = {}
 
-    def ref_for(self, snapshot: TableSnapshot):
-        held = self.refs.get(id(snapshot.ruleset))
-        return held[1] if held is not None and held[0] is snapshot.ruleset else None
-
-    def register(self, ruleset, ruleset_name: str, overrides: Mapping[str, str]) -> None:
-        """Remember a table's RulesetRef (a snapshot carries only the resolved ruleset)."""
-        self.refs[id(ruleset)] = (ruleset, C.ruleset_to_ref(ruleset_name, dict(overrides)))
-
-    def _snap(self, snapshot: TableSnapshot):
-        return RC.snapshot_to_proto(snapshot, self.ref_for(snapshot))
+    @staticmethod
+    def _snap(snapshot: TableSnapshot):
+        # The RulesetRef is derived from the snapshot's ruleset (ruleset_ref_of, cached).
+        return RC.snapshot_to_proto(snapshot)
 
     def own_turn_options(self, snapshot: TableSnapshot, seat: int) -> OwnTurnOptions:
         self.counter.rules += 1
