@@ -189,9 +189,12 @@ def options_json(opts: OwnTurnOptions | ClaimOptions | SwapOptions) -> dict[str,
     }
 
 
-def prompt_json(p: Pending) -> dict[str, Any]:
-    """A pending decision as the prompt event carries it."""
+def prompt_json(p: Pending, hand_id: str = "", hand_number: int = 0) -> dict[str, Any]:
+    """A pending decision as the prompt event carries it (with the hand's id and number when
+    they are given: the event's head)."""
+    head = {"hand_id": hand_id, "hand_number": hand_number} if hand_id else {}
     return {
+        **head,
         "seat": p.seat,
         "kind": p.kind,
         "options": options_json(p.options),
@@ -294,6 +297,7 @@ class HandEngine:
         self.outcome = ""  # "win" or "draw"
         self.robbed_tile: int | None = None
         self.actions = 0
+        self._number = config.hand_number
 
     # --- facts -----------------------------------------------------------------------------
     @property
@@ -336,7 +340,9 @@ class HandEngine:
             self.defer(step)
 
     def emit(self, event: str, /, **data: Any) -> int:
-        return self._emit(event, data)
+        """Emit one fact of this hand: its data begins with the hand's id and number (the
+        per-turn events build the same head in their own dict displays, one dict each)."""
+        return self._emit(event, {"hand_id": self.hand_id, "hand_number": self._number, **data})
 
     # --- start -----------------------------------------------------------------------------
     def start(self) -> None:
@@ -497,7 +503,7 @@ class HandEngine:
         p.sequence = self._emit_prompt(p)
 
     def _emit_prompt(self, p: Pending) -> int:
-        return self._emit("prompt", prompt_json(p))
+        return self._emit("prompt", prompt_json(p, self.hand_id, self._number))
 
     # --- acting ----------------------------------------------------------------------------
     def act(self, seat: int, action: Decision, *, auto: bool = False) -> None:
@@ -529,7 +535,16 @@ class HandEngine:
         else:
             self._check_claim(p, action)
         self.actions += 1
-        self._emit("action", {"seat": seat, "action": action_json(action), "auto": auto})
+        self._emit(
+            "action",
+            {
+                "hand_id": self.hand_id,
+                "hand_number": self._number,
+                "seat": seat,
+                "action": action_json(action),
+                "auto": auto,
+            },
+        )
         if p.kind == OWN_TURN:
             self._apply_own_turn(seat, p, action, auto)
         else:
@@ -648,6 +663,8 @@ class HandEngine:
         self._emit(
             "tile_discarded",
             {
+                "hand_id": self.hand_id,
+                "hand_number": self._number,
                 "seat": seat,
                 "tile": TILE_TEXT[tile],
                 "declared_ready": ready,
@@ -813,6 +830,8 @@ class HandEngine:
         self._emit(
             "tile_drawn",
             {
+                "hand_id": self.hand_id,
+                "hand_number": self._number,
                 "seat": seat,
                 "tile": TILE_TEXT[d.tile],
                 "replacement": replacement,

@@ -203,7 +203,7 @@ def _resume_hand(session: TableSession, entries: list[LogEntry], left_in_hand: b
     def emit(kind: str, data: dict[str, Any]) -> int:
         if recorded:
             return recorded.popleft()
-        return session.emit(kind, data)  # a step the dead owner never finished
+        return session.engine_emit(kind, data)  # a step the dead owner never finished
 
     session.phase = PLAYING
     session.dealer = started["dealer"]
@@ -227,7 +227,7 @@ def _resume_hand(session: TableSession, entries: list[LogEntry], left_in_hand: b
         if r["kind"] == "action":
             d = r["data"]
             hand.act(d["seat"], action_from_json(d["action"]), auto=bool(d.get("auto")))
-    hand._emit = session.emit
+    hand._emit = session.engine_emit
     hand.defer = session._defer
     for p in hand.pending.values():  # timers of prompts already in the log
         if p.sequence <= last_recorded:

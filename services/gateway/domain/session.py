@@ -200,19 +200,25 @@ class TableSession:
 
     # --- events ----------------------------------------------------------------------------
     def emit(self, kind: str, data: dict[str, Any]) -> int:
+        """Emit a fact of the table; while a hand runs it carries the hand's id and number."""
         hand = self.hand
         if hand is not None and not hand.finished:
             data = {"hand_id": hand.hand_id, "hand_number": hand.config.hand_number, **data}
-            if self.garden and (kind == "hand_started" or kind == "hand_result"):
-                stacks = self.garden_stacks()
-                assert stacks is not None
-                if kind == "hand_started":
-                    data["garden_stacks"] = list(stacks)
-                elif "garden_stacks" not in data:
-                    # the engine's result: stacks after it (chips are counted once it is done)
-                    data["garden_stacks"] = [
-                        b + p for b, p in zip(stacks, data["payments"], strict=True)
-                    ]
+        return self._emit(kind, data)
+
+    def engine_emit(self, kind: str, data: dict[str, Any]) -> int:
+        """Emit a fact of the running hand (the engine's events carry the hand's id and number
+        already); a prompt schedules the seat's decision (bot, 托管 or timer)."""
+        if self.garden and (kind == "hand_started" or kind == "hand_result"):
+            stacks = self.garden_stacks()
+            assert stacks is not None
+            if kind == "hand_started":
+                data["garden_stacks"] = list(stacks)
+            elif "garden_stacks" not in data:
+                # the engine's result: stacks after it (chips are counted once it is done)
+                data["garden_stacks"] = [
+                    b + p for b, p in zip(stacks, data["payments"], strict=True)
+                ]
         seq = self._emit(kind, data)
         if kind == "prompt":
             self._schedule_decision(data["seat"], seq, data["deadline_ms"])
@@ -284,7 +290,7 @@ class TableSession:
             wall=self.ports.wall,
             rules=self.ports.rules,
             scoring=self.ports.scoring,
-            emit=self.emit,
+            emit=self.engine_emit,
             now_ms=self.scheduler.now_ms,
             defer=self._defer,
         )
@@ -410,7 +416,11 @@ class TableSession:
     def _schedule_decision(self, seat: int, seq: int, deadline_ms: int) -> None:
         s = self.seats[seat]
         if s.bot or s.left:
-            self.scheduler.call_later(self.config.bot_delay_ms, lambda: self._bot(seat, seq))
+            steps = self._bot_steps
+            if steps is not None and self.config.bot_delay_ms <= 0:
+                steps.append(lambda: self._bot_decides(seat, seq))  # see _bot
+            else:
+                self.scheduler.call_later(self.config.bot_delay_ms, lambda: self._bot(seat, seq))
         elif s.auto_play:
             self.scheduler.call_later(self.config.auto_play_delay_ms, lambda: self._bot(seat, seq))
         else:
@@ -425,25 +435,31 @@ class TableSession:
         return p if p is not None and p.sequence == seq else None
 
     def _bot(self, seat: int, seq: int) -> None:
-        """A bot (or 托管, or a stand-in for a player who left) decides."""
+        """Scheduler callback: a bot (or 托管, or a stand-in for a player who left) decides.
+        The engine steps its action leads to run right after it in this callback (see
+        :meth:`_defer`), and so do the decisions of bot seats those steps prompt when bots take
+        no time to think (``bot_delay_ms`` 0): a table of bots then plays on without a
+        scheduler round trip per decision, in the order the scheduler would have run them."""
+        steps: list[Callable[[], None]] = [lambda: self._bot_decides(seat, seq)]
+        self._bot_steps = steps
+        try:
+            for step in steps:  # grows while it runs
+                step()
+        finally:
+            self._bot_steps = None
+
+    def _bot_decides(self, seat: int, seq: int) -> None:
         p = self._current(seat, seq)
         if p is None or not self.seats[seat].played_by_bot:
             return
         hand = self.hand
         assert hand is not None
-        steps: list[Callable[[], None]] = []
-        self._bot_steps = steps
         try:
-            try:
-                action = self.policy(p, hand)
-                hand.act(seat, action, auto=True)
-            except FailedPrecondition:
-                hand.act(seat, hand.default_action(seat), auto=True)
-        finally:
-            self._bot_steps = None
+            action = self.policy(p, hand)
+            hand.act(seat, action, auto=True)
+        except FailedPrecondition:
+            hand.act(seat, hand.default_action(seat), auto=True)
         self._after_engine()
-        for step in steps:
-            step()
 
     def _timeout(self, seat: int, seq: int) -> None:
         p = self._current(seat, seq)
