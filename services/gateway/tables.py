@@ -83,6 +83,9 @@ class GatewaySettings:
     bot_delay_ms: int = 0
     auto_play_delay_ms: int = 1_000
     between_hands_ms: int = 0
+    # How long a table with open seats waits for them before it ends (0 = forever); a
+    # CreateTable may set its own (TableSpec.seat_wait_ms).
+    seat_wait_ms: int = 120_000
     report_to_matchmaking: bool = False
     timer_workers: int = 2  # threads running timers, bots and the steps after actions
 
@@ -112,6 +115,8 @@ class TableSpec:
     # Report its hands to matchmaking's ledger: only tables a service of the deployment created
     # (matchmaking's), never casual ones (``mahjong play``, tests, clients), which it refuses.
     report_hands: bool = True
+    # How long the table waits for its open seats (0 = forever); None = the gateway's setting.
+    seat_wait_ms: int | None = None
 
 
 def read_table_log(
@@ -268,6 +273,9 @@ class TableManager:
                 max_rounds=spec.max_rounds,
                 tag=spec.tag,
                 first_dealer=spec.first_dealer,
+                seat_wait_ms=(
+                    self.settings.seat_wait_ms if spec.seat_wait_ms is None else spec.seat_wait_ms
+                ),
                 **self._timers(),
             ),
             spec.seats,
