@@ -68,6 +68,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bot-delay-ms", type=int, default=0, help="how long bots think")
     p.add_argument("--auto-play-delay-ms", type=int, default=1000, help="托管 delay")
     p.add_argument("--between-hands-ms", type=int, default=0, help="pause between hands")
+    p.add_argument(
+        "--seat-wait-seconds",
+        type=float,
+        default=120.0,
+        help="how long a table with open seats waits for players before it ends unplayed "
+        "(0: forever; CreateTable may set its own)",
+    )
     p.add_argument("--bot", default="planner", help="built-in bot: planner or random")
     p.add_argument("--lease-ms", type=int, default=30_000, help="table lease length")
     p.add_argument(
@@ -123,6 +130,7 @@ def add_to_server(server: grpc.Server, config: Config):
         bot_delay_ms=int(x.get("bot_delay_ms", 0)),
         auto_play_delay_ms=int(x.get("auto_play_delay_ms", 1000)),
         between_hands_ms=int(x.get("between_hands_ms", 0)),
+        seat_wait_ms=max(0, round(float(x.get("seat_wait_seconds", 120.0)) * 1000)),
         report_to_matchmaking=bool(mm_addr),
         timer_workers=max(1, int(x.get("timer_workers", 2))),
     )

@@ -21,6 +21,7 @@ from shared.server import from_internal_caller
 
 MAX_HANDS = 10_000
 MAX_ROUNDS = 1_000
+MAX_SEAT_WAIT_SECONDS = 86_400
 
 
 def table_spec_from_proto(req: pb.CreateTableRequest, *, report_hands: bool = True) -> TableSpec:
@@ -45,6 +46,12 @@ def table_spec_from_proto(req: pb.CreateTableRequest, *, report_hands: bool = Tr
             f"payment.garden_rounds = {payment.garden_rounds} rounds; leave max_rounds 0 or set "
             "that option",
             field="max_rounds",
+        )
+    if not -1 <= req.seat_wait_seconds <= MAX_SEAT_WAIT_SECONDS:
+        raise InvalidArgument(
+            f"seat_wait_seconds {req.seat_wait_seconds} out of range: 0 (the gateway's "
+            f"default), 1-{MAX_SEAT_WAIT_SECONDS}, or -1 (wait forever)",
+            field="seat_wait_seconds",
         )
     seats = []
     players = set()
@@ -75,7 +82,15 @@ def table_spec_from_proto(req: pb.CreateTableRequest, *, report_hands: bool = Tr
         tag=req.tag,
         first_dealer=seat_from_proto_optional(req.first_dealer, "first_dealer"),
         report_hands=report_hands,
+        seat_wait_ms=_seat_wait_ms(req.seat_wait_seconds),
     )
+
+
+def _seat_wait_ms(seconds: int) -> int | None:
+    """CreateTableRequest.seat_wait_seconds as TableSpec.seat_wait_ms (None = the default)."""
+    if seconds == 0:
+        return None
+    return 0 if seconds < 0 else seconds * 1000
 
 
 class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):

@@ -7,6 +7,12 @@ wakes the table's subscribers. The replica owns a table through a lease record
 (``gateway-lease``) it renews; requests are idempotent by request id (``gateway-request``);
 settled hands go to the matchmaking outbox (``gateway-outbox``).
 
+CreateTable is idempotent by request id (``gateway-create``: request id -> the table id and a
+fingerprint of the request, :func:`spec_fingerprint`). A retry of the same request returns the
+same table and seat tokens; the same request id with a different request (other seats, ruleset,
+stake, limits, tag, ...) is refused with FAILED_PRECONDITION ``REQUEST_ID_REUSED`` and creates
+nothing. Records from before the fingerprint (a bare table id) still answer any retry.
+
 Idempotency: the first result of a seat's request id is kept (in memory and in the store, so a
 replica taking the table over knows it too) and given again for a repeated id — an accepted
 action's sequence number, a Leave's penalty, or a refusal (its status code, message, reason and
@@ -23,6 +29,7 @@ against the options held (FAILED_PRECONDITION). A refused request changes nothin
 
 from __future__ import annotations
 
+import hashlib
 import json
 import secrets
 import threading
@@ -83,6 +90,9 @@ class GatewaySettings:
     bot_delay_ms: int = 0
     auto_play_delay_ms: int = 1_000
     between_hands_ms: int = 0
+    # How long a table with open seats waits for them before it ends (0 = forever); a
+    # CreateTable may set its own (TableSpec.seat_wait_ms).
+    seat_wait_ms: int = 120_000
     report_to_matchmaking: bool = False
     timer_workers: int = 2  # threads running timers, bots and the steps after actions
 
@@ -112,6 +122,41 @@ class TableSpec:
     # Report its hands to matchmaking's ledger: only tables a service of the deployment created
     # (matchmaking's), never casual ones (``mahjong play``, tests, clients), which it refuses.
     report_hands: bool = True
+    # How long the table waits for its open seats (0 = forever); None = the gateway's setting.
+    seat_wait_ms: int | None = None
+
+
+def spec_fingerprint(spec: TableSpec) -> str:
+    """SHA-256 (hex) of the canonical form of what a CreateTable asks for: every field that
+    defines the table, as sorted JSON. The request id is the key, not part of it; who calls
+    (``report_hands``, from the caller's token) is not part of the request either."""
+    canonical = {
+        "ruleset": spec.ruleset_name,
+        "overrides": dict(sorted(spec.overrides.items())),
+        "stake": spec.stake,
+        "seats": [[s.player_id, s.display_name, s.bot] for s in spec.seats],
+        "max_hands": spec.max_hands,
+        "max_rounds": spec.max_rounds,
+        "tag": spec.tag,
+        "first_dealer": spec.first_dealer,
+        "seat_wait_ms": spec.seat_wait_ms,
+    }
+    raw = json.dumps(canonical, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+def create_record(table_id: str, fingerprint: str) -> bytes:
+    """The ``gateway-create`` record of a request id."""
+    return json.dumps({"table_id": table_id, "fingerprint": fingerprint}).encode()
+
+
+def parse_create_record(raw: bytes) -> tuple[str, str | None]:
+    """(table id, request fingerprint) of a ``gateway-create`` record; the earlier format, a
+    bare table id, has no fingerprint (None: any retry gets the table)."""
+    if raw.startswith(b"{"):
+        d = json.loads(raw)
+        return d["table_id"], d.get("fingerprint")
+    return raw.decode(), None
 
 
 def read_table_log(
@@ -237,8 +282,9 @@ class TableManager:
 
     # --- tables ----------------------------------------------------------------------------
     def create_table(self, spec: TableSpec) -> tuple[str, list[str]]:
+        fingerprint = spec_fingerprint(spec)
         if spec.request_id and self.store.get(CREATES, spec.request_id) is not None:
-            return self._created_for(spec.request_id)
+            return self._created_for(spec.request_id, fingerprint)
         table_id = "t_" + secrets.token_hex(8)
         # The seats are stored before the request id is claimed: a retry of the same request
         # that arrives while this call is still starting the table then finds them and answers
@@ -248,11 +294,11 @@ class TableManager:
         self.store.put(REPORTED, table_id, b"1" if spec.report_hands else b"0")
         if spec.request_id:
             try:
-                self.store.create(CREATES, spec.request_id, table_id.encode())
+                self.store.create(CREATES, spec.request_id, create_record(table_id, fingerprint))
             except AlreadyExists:  # a concurrent call with the same request id won
                 self.store.delete("gateway-table", table_id)
                 self.store.delete(REPORTED, table_id)
-                return self._created_for(spec.request_id)
+                return self._created_for(spec.request_id, fingerprint)
         self._take_lease(table_id)
         table = LiveTable(table_id, spec.tag, spec.report_hands)
         lock = table.lock
@@ -268,6 +314,9 @@ class TableManager:
                 max_rounds=spec.max_rounds,
                 tag=spec.tag,
                 first_dealer=spec.first_dealer,
+                seat_wait_ms=(
+                    self.settings.seat_wait_ms if spec.seat_wait_ms is None else spec.seat_wait_ms
+                ),
                 **self._timers(),
             ),
             spec.seats,
@@ -308,9 +357,26 @@ class TableManager:
         rec = self.store.get("gateway-table", table_id)
         return rec.value if rec else b"[]"
 
-    def _created_for(self, request_id: str) -> tuple[str, list[str]]:
-        """The table an earlier CreateTable with ``request_id`` made, and its seat tokens."""
-        table_id = self.store.get(CREATES, request_id).value.decode()  # type: ignore[union-attr]
+    def _created_for(self, request_id: str, fingerprint: str) -> tuple[str, list[str]]:
+        """The table an earlier CreateTable with ``request_id`` made, and its seat tokens —
+        if that request was this one (same ``fingerprint``)."""
+        rec = self.store.get(CREATES, request_id)
+        assert rec is not None
+        table_id, first = parse_create_record(rec.value)
+        if first is not None and first != fingerprint:
+            # FAILED_PRECONDITION, not INVALID_ARGUMENT: the request is well formed (with a
+            # new request id it would succeed); what it conflicts with is the server's state,
+            # the id already bound to another request. Not ALREADY_EXISTS either: that would
+            # say the table asked for exists, while the one that does is a different table.
+            # The table id is not named: a request id is no credential for that table.
+            raise FailedPrecondition(
+                f"request_id {request_id!r} was already used by a different CreateTable "
+                "request (seats, ruleset, stake, limits, tag, first dealer or seat wait "
+                "differ); a retry must repeat the request exactly, a new table needs a new "
+                "request id",
+                reason="REQUEST_ID_REUSED",
+                field="request_id",
+            )
         seats = self.store.get("gateway-table", table_id)
         if seats is None:  # a start cut short before its seats were stored
             raise Unavailable(

@@ -252,6 +252,7 @@ def event_to_proto(seq: int, t: int, kind: str, d: dict[str, Any]) -> pb.Event:
                 max_hands=d["max_hands"],
                 tag=d["tag"],
                 max_rounds=d.get("max_rounds", 0),
+                seat_deadline_unix_ms=d.get("seat_deadline_ms", 0),
             )
         )
     elif kind == "hand_started":
@@ -381,6 +382,7 @@ def view_to_proto(v: dict[str, Any]) -> pb.TableView:
         max_rounds=v["max_rounds"],
         rounds_played=v["rounds_played"],
         garden=v["garden"],
+        seat_deadline_unix_ms=v.get("seat_deadline_ms", 0),
     )
     for s in v["seats"]:
         sv = tv.seats.add(

@@ -9,7 +9,9 @@ The log holds every fact and every applied action, so a table is rebuilt by read
   ids numbered on from the recorded ones so a draw the dead owner made but never logged is
   returned again, not lost; rules and scoring are the live ports; every recorded action is
   applied in order; events already in the log are not written again (their recorded sequence
-  numbers are reused), anything beyond the log (a step the dead owner never finished) is.
+  numbers are reused), anything beyond the log (a step the dead owner never finished) is;
+* a table still waiting for open seats keeps the deadline its ``table_started`` announced
+  (absolute, so the wait is not extended by the takeover; already passed: it ends at once).
 """
 
 from __future__ import annotations
@@ -167,6 +169,7 @@ def restore_session(
             hand_open, result = False, None
         elif k == "table_finished":
             session.phase = FINISHED
+            session.finish_reason = d.get("reason", "")
     if session.phase == FINISHED:
         return session
     if hand_open:
@@ -174,6 +177,8 @@ def restore_session(
         return session
     if any(s.open for s in seats):
         session.phase = WAITING
+        session.seat_deadline_ms = int(started.get("seat_deadline_ms", 0))
+        session.resume_seat_wait()
         return session
     session.phase = BETWEEN_HANDS
     reason = session._limit_reached() if hand_starts else ""

@@ -6,6 +6,12 @@ the chips won so far, the hand and round (圈, :mod:`services.gateway.domain.rou
 runs each hand through :class:`HandEngine`. A table ends after ``max_hands`` hands or
 ``max_rounds`` rounds (whichever comes first; 0 = no limit), or when its players have left.
 
+Open seats (空座: no player assigned, not a bot; anyone may join them) are waited for at most
+``seat_wait_ms`` (0 = forever): the deadline is fixed when the table starts, published as
+``seat_deadline_ms`` in ``table_started`` and in the view while the table waits, and a seat
+still open when it passes ends the table before any hand (``table_finished`` with reason
+``seats_not_filled``, reported like any finished table); the seat can no longer be joined.
+
 逛花园 (RULES §9, option ``payment.garden``): each seat starts with ``payment.garden_stack``
 chips, so its stack is that plus its net chips. The stacks go to scoring with every hand (and
 escape), which caps each payment at the payer's stack: a seat at 0 pays nothing more and can win
@@ -31,7 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from services.gateway.domain.clock import Scheduler
+from services.gateway.domain.clock import Scheduler, Timer
 from services.gateway.domain.hand import (
     OWN_TURN,
     SWAP,
@@ -97,6 +103,8 @@ class SessionConfig:
     bot_delay_ms: int = 0  # how long a bot "thinks"
     auto_play_delay_ms: int = 0  # how long 托管 waits before acting
     between_hands_ms: int = 0
+    # How long the table waits for its open seats before it ends (0 = forever).
+    seat_wait_ms: int = 0
 
 
 @dataclass
@@ -168,6 +176,9 @@ class TableSession:
         self.stats = Stats()
         self.last_settlement: Settlement | None = None
         self.finish_reason = ""
+        # Unix ms by which the open seats must be taken (0 = no deadline); see start().
+        self.seat_deadline_ms = 0
+        self._seat_timer: Timer | None = None
         # While a bot acts (:meth:`_bot`): the engine steps its action deferred, run as soon as
         # it returns instead of through the scheduler (see :meth:`_defer`).
         self._bot_steps: list[Callable[[], None]] | None = None
@@ -226,31 +237,57 @@ class TableSession:
 
     # --- life cycle ------------------------------------------------------------------------
     def start(self) -> None:
-        """Announce the table; start the first hand once no seat is open."""
-        self.emit(
-            "table_started",
-            {
-                "ruleset": self.config.ruleset_name,
-                "overrides": self.config.overrides,
-                "stake": self.config.stake,
-                "seats": [
-                    {"player_id": s.player_id, "display_name": s.display_name, "bot": s.bot}
-                    for s in self.seats
-                ],
-                "max_hands": self.config.max_hands,
-                "max_rounds": self.max_rounds,
-                "tag": self.config.tag,
-            },
-        )
+        """Announce the table; start the first hand once no seat is open. With open seats and
+        a ``seat_wait_ms``, the deadline for taking them is fixed now and announced."""
+        if self.config.seat_wait_ms > 0 and any(s.open for s in self.seats):
+            self.seat_deadline_ms = self.scheduler.now_ms() + self.config.seat_wait_ms
+        data: dict[str, Any] = {
+            "ruleset": self.config.ruleset_name,
+            "overrides": self.config.overrides,
+            "stake": self.config.stake,
+            "seats": [
+                {"player_id": s.player_id, "display_name": s.display_name, "bot": s.bot}
+                for s in self.seats
+            ],
+            "max_hands": self.config.max_hands,
+            "max_rounds": self.max_rounds,
+            "tag": self.config.tag,
+        }
+        if self.seat_deadline_ms:
+            data["seat_deadline_ms"] = self.seat_deadline_ms
+        self.emit("table_started", data)
+        self.resume_seat_wait()
         self._maybe_begin()
+
+    def resume_seat_wait(self) -> None:
+        """Arm the timer of the open seats' deadline (at start, or on a table restored from its
+        log while it still waits: the same absolute deadline, at once if it has passed)."""
+        if self.seat_deadline_ms and self.phase == WAITING and self._seat_timer is None:
+            delay = max(0, self.seat_deadline_ms - self.scheduler.now_ms())
+            self._seat_timer = self.scheduler.call_later(delay, self._seat_wait_over)
+
+    def _seat_wait_over(self) -> None:
+        self._seat_timer = None
+        if self.phase == WAITING and any(s.open for s in self.seats):
+            self._finish("seats_not_filled")
 
     def _maybe_begin(self) -> None:
         if self.phase == WAITING and not any(s.open for s in self.seats):
+            if self._seat_timer is not None:
+                self._seat_timer.cancel()
+                self._seat_timer = None
             self.phase = BETWEEN_HANDS
             self._start_hand()
 
     def join(self, seat: int, player_id: str, display_name: str) -> None:
         s = self.seats[seat]
+        if self.phase == FINISHED and s.open:
+            why = f" ({self.finish_reason})" if self.finish_reason else ""
+            raise FailedPrecondition(
+                f"the table has finished{why}: seat {seat} can no longer be taken",
+                reason="TABLE_FINISHED",
+                finish_reason=self.finish_reason,
+            )
         if s.bot:
             raise FailedPrecondition(f"seat {seat} is a bot seat", reason="SEAT_TAKEN")
         if s.player_id and s.player_id != player_id:
@@ -603,6 +640,8 @@ class TableSession:
             "max_rounds": self.max_rounds,
             "rounds_played": self.rounds_played,
             "garden": self.garden,
+            # while the table waits for open seats: when it gives up on them (0 = never)
+            "seat_deadline_ms": self.seat_deadline_ms if self.phase == WAITING else 0,
         }
         if hand is not None:
             pend = list(hand.pending.values())

@@ -42,11 +42,9 @@ def gateway():
         yield gateway_pb2_grpc.GatewayServiceStub(channel)
 
 
-def new_table(stub, humans=1, request_id=None, max_hands=1):
-    seats = [
-        pb.SeatAssignment(player_id=f"p{i}-{uuid.uuid4().hex[:6]}", bot=i >= humans)
-        for i in range(4)
-    ]
+def new_table(stub, humans=1, request_id=None, max_hands=1, players=None):
+    players = players or uuid.uuid4().hex[:6]  # the same players: the same request
+    seats = [pb.SeatAssignment(player_id=f"p{i}-{players}", bot=i >= humans) for i in range(4)]
     return stub.CreateTable(
         pb.CreateTableRequest(
             request_id=request_id or uuid.uuid4().hex,
@@ -156,9 +154,9 @@ def test_repeated_request_id_applies_once(gateway):
 
 
 def test_create_table_is_idempotent(gateway):
-    rid = uuid.uuid4().hex
-    a = new_table(gateway, request_id=rid)
-    b = new_table(gateway, request_id=rid)
+    rid, players = uuid.uuid4().hex, uuid.uuid4().hex[:6]
+    a = new_table(gateway, request_id=rid, players=players)
+    b = new_table(gateway, request_id=rid, players=players)  # a retry repeats the request
     assert a.table_id == b.table_id and list(a.seat_tokens) == list(b.seat_tokens)
     assert a.seat_tokens[0] and not a.seat_tokens[1]  # bot seats get no token
 

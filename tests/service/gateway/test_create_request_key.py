@@ -1,0 +1,172 @@
+"""CreateTable's request id is bound to its request (over a real loopback gateway, and on the
+table manager for the store's edge cases): an identical retry returns the same table and seat
+tokens; the same id with a different request is FAILED_PRECONDITION ``REQUEST_ID_REUSED`` and
+creates nothing; ids recorded before the fingerprint existed still answer retries."""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+
+import grpc
+import pytest
+from mahjong.common.v1 import common_pb2
+from mahjong.gateway.v1 import gateway_pb2 as pb
+from mahjong.gateway.v1 import gateway_pb2_grpc
+
+from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
+from services.gateway.bots import engine_policy, make_bot
+from services.gateway.domain.session import Ports
+from services.gateway.server import SPEC as GATEWAY
+from services.gateway.servicer import table_spec_from_proto
+from services.gateway.tables import CREATES, GatewaySettings, TableManager
+from services.rules.server import SPEC as RULES
+from services.scoring.server import SPEC as SCORING
+from services.wall.server import SPEC as WALL
+from shared.errors import FailedPrecondition
+from shared.store.memory import MemoryStore
+from tests.support.grpc_server import serving
+from tests.support.probes import rpc_error
+
+
+@pytest.fixture(scope="module")
+def gateway():
+    with contextlib.ExitStack() as stack:
+        addrs = {}
+        for name, spec in (("wall", WALL), ("rules", RULES), ("scoring", SCORING)):
+            server, _ = stack.enter_context(serving(spec))
+            addrs[f"{name}_addr"] = server.address
+        _, channel = stack.enter_context(
+            serving(
+                GATEWAY,
+                extra={
+                    **addrs,
+                    "seat_secret": "test-secret",
+                    "discard_ms": 60_000,
+                    "claim_ms": 60_000,
+                },
+            )
+        )
+        yield gateway_pb2_grpc.GatewayServiceStub(channel)
+
+
+def request(open_seat=True, **kw) -> pb.CreateTableRequest:
+    seats = [pb.SeatAssignment(player_id=f"p0-{uuid.uuid4().hex[:6]}")]
+    seats.append(pb.SeatAssignment() if open_seat else pb.SeatAssignment(player_id="p1"))
+    seats += [pb.SeatAssignment(player_id=f"b{i}", bot=True) for i in (2, 3)]
+    fields = {
+        "request_id": uuid.uuid4().hex,
+        "ruleset": common_pb2.RulesetRef(name="shanghai-qiaoma"),
+        "stake": 2,
+        "seats": seats,
+        "max_hands": 1,
+        "first_dealer": common_pb2.SEAT_0,
+    }
+    fields.update(kw)
+    return pb.CreateTableRequest(**fields)
+
+
+# --- CreateTable's request id bound to the request ---------------------------------------------
+def test_an_identical_retry_returns_the_same_table_and_tokens(gateway):
+    req = request(open_seat=False)
+    a = gateway.CreateTable(req, timeout=5)
+    b = gateway.CreateTable(req, timeout=5)
+    assert a.table_id == b.table_id and list(a.seat_tokens) == list(b.seat_tokens)
+    # the ruleset's name left empty is the default ruleset: the same request
+    same = pb.CreateTableRequest()
+    same.CopyFrom(req)
+    same.ruleset.name = ""
+    assert gateway.CreateTable(same, timeout=5).table_id == a.table_id
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda r: setattr(r, "stake", 3),
+        lambda r: setattr(r.seats[1], "player_id", "someone-else"),
+        lambda r: setattr(r.seats[2], "bot", False),
+        lambda r: r.ruleset.options.update({"timers.discard_seconds": "30"}),
+        lambda r: setattr(r, "max_hands", 2),
+        lambda r: setattr(r, "max_rounds", 1),
+        lambda r: setattr(r, "tag", "other"),
+        lambda r: setattr(r, "first_dealer", common_pb2.SEAT_1),
+        lambda r: setattr(r, "seat_wait_seconds", 30),
+    ],
+    ids=[
+        "stake",
+        "seat-player",
+        "seat-bot",
+        "ruleset-option",
+        "max-hands",
+        "max-rounds",
+        "tag",
+        "first-dealer",
+        "seat-wait",
+    ],
+)
+def test_the_same_request_id_with_a_different_request_is_refused(gateway, change):
+    req = request(open_seat=False)
+    first = gateway.CreateTable(req, timeout=5)
+    other = pb.CreateTableRequest()
+    other.CopyFrom(req)
+    change(other)
+    code, message, info = rpc_error(lambda: gateway.CreateTable(other, timeout=5))
+    assert code == grpc.StatusCode.FAILED_PRECONDITION
+    assert info.reason == "REQUEST_ID_REUSED" and info.metadata["field"] == "request_id"
+    assert first.table_id not in message  # a request id is no credential for the table
+    # nothing was created or rebound: the first request still gets its table
+    assert gateway.CreateTable(req, timeout=5).table_id == first.table_id
+
+
+def _manager(store) -> TableManager:
+    return TableManager(
+        store,
+        Ports(InProcessWall(), InProcessRules(), InProcessScoring()),
+        GatewaySettings(secret=b"s", replica_id="gw", bot_delay_ms=60_000),
+        policy=engine_policy(make_bot("random", seed=1)),
+    )
+
+
+def test_a_request_id_recorded_without_a_fingerprint_still_answers_retries():
+    """Records written before the fingerprint hold the bare table id."""
+    store = MemoryStore()
+    manager = _manager(store)
+    try:
+        req = request(open_seat=False, request_id="old-1")
+        table_id, tokens = manager.create_table(table_spec_from_proto(req))
+        store.put(CREATES, "old-1", table_id.encode())  # as an older gateway wrote it
+        assert manager.create_table(table_spec_from_proto(req)) == (table_id, tokens)
+        changed = request(open_seat=False, request_id="old-1", stake=9)
+        assert manager.create_table(table_spec_from_proto(changed))[0] == table_id
+    finally:
+        manager.close()
+
+
+def test_a_concurrent_create_with_the_same_id_but_another_request_is_refused():
+    """The request id is claimed together with the fingerprint, so a call that loses the race
+    to claim it compares its request with the winner's."""
+
+    class RaceStore(MemoryStore):
+        before_claim = None
+
+        def create(self, namespace, key, value):
+            hook, self.before_claim = self.before_claim, None
+            if namespace == CREATES and hook is not None:
+                hook()  # the other call claims the id between this one's look and its claim
+            return super().create(namespace, key, value)
+
+    store = RaceStore()
+    manager = _manager(store)
+    try:
+        a = table_spec_from_proto(request(open_seat=False, request_id="race"))
+        b = table_spec_from_proto(request(open_seat=False, request_id="race", stake=5))
+        won = []
+        store.before_claim = lambda: won.append(manager.create_table(a))
+        with pytest.raises(FailedPrecondition) as err:
+            manager.create_table(b)
+        assert err.value.reason == "REQUEST_ID_REUSED"
+        assert len(won) == 1 and manager.create_table(a) == won[0]
+        assert list(manager.tables) == [won[0][0]]
+        assert [k for k, _ in store.scan("gateway-table")] == [won[0][0]]  # b's undone
+    finally:
+        manager.close()
