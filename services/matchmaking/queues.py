@@ -1,8 +1,10 @@
 """Quick match (快速开始): a queue per (ruleset, stake tier); four tickets make a table.
 
 When fewer than four wait and the oldest has waited ``bot_fill_seconds``, bots fill the empty
-seats (无须担心三缺一). A player holds at most one ticket at a time and may leave its queue
-until it is matched.
+seats (无须担心三缺一). A player holds at most one ticket at a time, and none while it sits in
+a private room, and may leave its queue until it is matched. A waiting ticket holds the player's
+presence (:mod:`.presence`): claimed atomically before the ticket is written, released once the
+ticket is cancelled or assigned.
 
 Forming a table is crash-safe and safe between replicas: a *match* record listing the seats is
 written first, each ticket is claimed atomically (waiting → matched), the gateway table is
@@ -17,14 +19,13 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 
 from shared.errors import DomainError, FailedPrecondition, NotFound, PermissionDenied
-from shared.store.base import AlreadyExists, Store
+from shared.store.base import Store
 
-from . import records
+from . import presence, records
 from .allocator import SeatRequest, TableAllocator, TableRequest
 from .tags import quick_tag
 
 TICKETS = "mm_tickets"
-PLAYER_TICKET = "mm_player_ticket"
 QUEUES = "mm_queues"
 MATCHES = "mm_matches"
 _QUEUE = "mm_queue/"
@@ -117,31 +118,65 @@ def owned_ticket(store: Store, ticket_id: str, player_id: str) -> Ticket:
 
 
 def join(
-    store: Store, ticket_id: str, player_id: str, name: str, ruleset: str, stake: int, now: float
+    store: Store,
+    ticket_id: str,
+    player_id: str,
+    name: str,
+    ruleset: str,
+    stake: int,
+    now: float,
+    holds: presence.Holds | None = None,
 ) -> Ticket:
     """Put a player in the (ruleset, stake) queue; FailedPrecondition if it already holds a
-    ticket. The caller has checked the stake against the player's level."""
+    ticket (``ALREADY_QUEUED``) or sits in a room (``IN_ROOM``). The player's presence is claimed
+    first, atomically (:mod:`.presence`; ``holds`` tells a crash's leftover from a live one).
+    The caller has checked the stake against the player's level."""
     ticket = Ticket(ticket_id, player_id, name, ruleset, stake, now)
-    try:
-        store.create(PLAYER_TICKET, player_id, ticket_id.encode())
-    except AlreadyExists:
-        rec = store.get(PLAYER_TICKET, player_id)
-        held = get_ticket(store, rec.value.decode()) if rec else None
-        where = f" {held.queue} with ticket {held.ticket_id}" if held else ""
-        raise FailedPrecondition(
-            f"player {player_id} is already in queue{where}; leave it first",
-            reason="ALREADY_QUEUED",
-            ticket_id=held.ticket_id if held else "",
-        ) from None
+    held = presence.claim(store, player_id, presence.QUEUE, ticket_id, now, holds)
+    if held is not None:
+        raise refusal(store, held, presence.QUEUE)
     try:
         store.create(TICKETS, ticket_id, ticket.to_json())
         store.put(QUEUES, ticket.queue, b"")
         store.put(_QUEUE + ticket.queue, _index_key(ticket), ticket_id.encode())
     except BaseException:
         store.delete(TICKETS, ticket_id)
-        store.delete(PLAYER_TICKET, player_id)
+        presence.release(store, player_id, presence.QUEUE, ticket_id)
         raise
     return ticket
+
+
+def refusal(store: Store, held: presence.Presence, wanted: str) -> FailedPrecondition:
+    """The error for a player whose ``held`` presence keeps it out of a queue (``wanted`` QUEUE:
+    ``ALREADY_QUEUED`` or ``IN_ROOM``) or, held by a ticket, out of a room (``IN_QUEUE``; the
+    room-against-room cases are :func:`services.matchmaking.rooms.refusal`)."""
+    pid = held.player_id
+    if held.kind == presence.ROOM:
+        return FailedPrecondition(
+            f"player {pid} sits in room {held.ref}; leave it first", reason="IN_ROOM"
+        )
+    if wanted == presence.ROOM:
+        return FailedPrecondition(
+            f"player {pid} waits in a queue with ticket {held.ref}; leave it first",
+            reason="IN_QUEUE",
+        )
+    rec = store.get(TICKETS, held.ref)
+    where = f" {Ticket.from_json(rec.value).queue}" if rec else ""
+    return FailedPrecondition(
+        f"player {pid} is already in queue{where} with ticket {held.ref}; leave it first",
+        reason="ALREADY_QUEUED",
+        ticket_id=held.ref,
+    )
+
+
+def holds(store: Store, held: presence.Presence) -> bool:
+    """Whether the ticket a queue presence names still holds its player (waiting or being
+    matched; an assigned or cancelled ticket frees it)."""
+    rec = store.get(TICKETS, held.ref)
+    if rec is None:
+        return False
+    t = Ticket.from_json(rec.value)
+    return t.player_id == held.player_id and t.state in (WAITING, MATCHED)
 
 
 def leave(store: Store, ticket_id: str, player_id: str) -> Ticket:
@@ -160,7 +195,7 @@ def leave(store: Store, ticket_id: str, player_id: str) -> Ticket:
 
     ticket = store.update(TICKETS, ticket_id, fn)
     store.delete(_QUEUE + ticket.queue, _index_key(ticket))
-    store.delete(PLAYER_TICKET, player_id)
+    presence.release(store, player_id, presence.QUEUE, ticket_id)
     return ticket
 
 
@@ -286,6 +321,6 @@ def _complete(store: Store, allocator: TableAllocator, match_id: str, now: float
 
         assigned.append(store.update(TICKETS, t.ticket_id, fn))
         store.delete(_QUEUE + t.queue, _index_key(t))
-        store.delete(PLAYER_TICKET, t.player_id)
+        presence.release(store, t.player_id, presence.QUEUE, t.ticket_id)
     store.delete(MATCHES, match_id)
     return Formed(match_id, tuple(assigned), sum(t is None for t in tickets))

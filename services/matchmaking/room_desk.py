@@ -18,7 +18,9 @@ log = structlog.get_logger("mahjong.matchmaking")
 
 class RoomDesk:
     """Mixed into :class:`~services.matchmaking.service.Matchmaking`, whose ``store``,
-    ``allocator``, ``clock``, ``config``, ``authenticate`` and ``notify`` it uses."""
+    ``allocator``, ``clock``, ``config``, ``authenticate``, ``notify`` and ``_holds`` it uses.
+    Opening or joining a room claims the player's presence atomically (:mod:`.presence`): a
+    player waiting in a queue or sitting in another room is refused, nothing spent."""
 
     def _ready_seconds(self, room: rooms.Room) -> float:
         if self.config.ready_seconds is not None:
@@ -35,7 +37,6 @@ class RoomDesk:
         """Open a room (spends one 房卡) with a preset and optional house rules ("section.option"
         overrides); nothing is spent if the room cannot be opened."""
         player = self.authenticate(token)
-        self._require_not_queued(player.player_id)
         name, options = ruleset_with_options(ruleset, options)
         if room_cards.room_cards(self.store, player.player_id) < 1:
             raise FailedPrecondition(
@@ -50,6 +51,7 @@ class RoomDesk:
             max_hands,
             self.clock(),
             options,
+            self._holds,
         )
         try:
             room_cards.spend_room_card(self.store, player.player_id)
@@ -64,7 +66,6 @@ class RoomDesk:
 
     def join_room(self, token: str, code: str) -> rooms.Room:
         player = self.authenticate(token)
-        self._require_not_queued(player.player_id)
         room = rooms.get_room(self.store, code)
         room = rooms.join_room(
             self.store,
@@ -73,6 +74,7 @@ class RoomDesk:
             player.display_name,
             self.clock(),
             self._ready_seconds(room),
+            self._holds,
         )
         self.notify()
         return room

@@ -15,12 +15,12 @@ from dataclasses import replace
 from shared.errors import DomainError, FailedPrecondition
 from shared.store.base import Store
 
+from . import presence
 from .allocator import SeatRequest, TableAllocator, TableRequest
 from .rooms import (
     ACTIVE,
     CLOSED,
     OPEN,
-    PLAYER_ROOM,
     PLAYING,
     ROOMS,
     SEATS,
@@ -77,7 +77,7 @@ def expire_ready_timers(store: Store, code: str, now: float) -> list[str]:
 
     room = mutate_room(store, code, fn)
     for pid in late:
-        store.delete(PLAYER_ROOM, pid)
+        presence.release(store, pid, presence.ROOM, code)
     if room.state == CLOSED:
         store.delete(ROOMS, code)
         store.delete(ACTIVE, code)

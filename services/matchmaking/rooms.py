@@ -10,7 +10,9 @@
 * Bots may be invited to fill seats; they accept and are ready at once.
 * Start, its timer and the start of the table on a gateway are in :mod:`.room_start`.
 
-Every change is one atomic update of the room record; errors change nothing.
+Every change is one atomic update of the room record; errors change nothing. A seat also takes
+the player's presence (:mod:`.presence`), claimed atomically before the seat and released after
+leaving, so a player in a room is in no queue and no other room, even between replicas.
 """
 
 from __future__ import annotations
@@ -28,11 +30,10 @@ from shared.errors import (
 )
 from shared.store.base import AlreadyExists, Store
 
-from . import records
+from . import presence, queues, records
 from .queues import Assignment
 
 ROOMS = "mm_rooms"
-PLAYER_ROOM = "mm_player_room"
 ACTIVE = "mm_rooms_active"  # codes of rooms not yet playing (what ticks look at)
 SEATS = 4
 CODE_DIGITS = 6
@@ -106,8 +107,19 @@ def get_room(store: Store, code: str) -> Room:
 
 
 def room_of_player(store: Store, player_id: str) -> str | None:
-    rec = store.get(PLAYER_ROOM, player_id)
-    return rec.value.decode() if rec else None
+    """The code of the room the player's presence names, if any."""
+    held = presence.current(store, player_id)
+    return held.ref if held and held.kind == presence.ROOM else None
+
+
+def holds(store: Store, held: presence.Presence) -> bool:
+    """Whether the room a room presence names still seats its player (open, starting or
+    playing; a finished, closed or missing room, or one without the player, frees it)."""
+    rec = store.get(ROOMS, held.ref)
+    if rec is None:
+        return False
+    room = Room.from_json(rec.value)
+    return room.state in (OPEN, STARTING, PLAYING) and room.member(held.player_id) is not None
 
 
 def mutate_room(store: Store, code: str, fn) -> Room:
@@ -135,18 +147,31 @@ def require_member(room: Room, player_id: str) -> Member:
     return m
 
 
-def _claim_player(store: Store, player_id: str, code: str) -> None:
-    try:
-        store.create(PLAYER_ROOM, player_id, code.encode())
-    except AlreadyExists:
-        other = room_of_player(store, player_id)
-        if other == code:
-            raise FailedPrecondition(
-                f"player {player_id} is already in room {code}", reason="ALREADY_IN_ROOM"
-            ) from None
-        raise FailedPrecondition(
-            f"player {player_id} is in room {other}; leave it first", reason="IN_ANOTHER_ROOM"
-        ) from None
+def refusal(store: Store, held: presence.Presence, code: str) -> FailedPrecondition:
+    """The error for a player kept out of room ``code`` by its ``held`` presence: ``IN_QUEUE``,
+    ``ALREADY_IN_ROOM`` or ``IN_ANOTHER_ROOM``."""
+    pid = held.player_id
+    if held.kind == presence.QUEUE:
+        return queues.refusal(store, held, presence.ROOM)
+    if held.ref == code:
+        return FailedPrecondition(
+            f"player {pid} is already in room {code}", reason="ALREADY_IN_ROOM"
+        )
+    return FailedPrecondition(
+        f"player {pid} is in room {held.ref}; leave it first", reason="IN_ANOTHER_ROOM"
+    )
+
+
+def _claim_player(
+    store: Store, player_id: str, code: str, now: float, holds: presence.Holds | None
+) -> None:
+    held = presence.claim(store, player_id, presence.ROOM, code, now, holds)
+    if held is not None:
+        raise refusal(store, held, code)
+
+
+def _release_player(store: Store, player_id: str, code: str) -> None:
+    presence.release(store, player_id, presence.ROOM, code)
 
 
 # --- opening and joining -----------------------------------------------------------------------
@@ -158,13 +183,16 @@ def open_room(
     max_hands: int,
     now: float,
     ruleset_options: dict[str, str] | None = None,
+    holds: presence.Holds | None = None,
 ) -> Room:
-    """A new room with a fresh code, the owner in seat 0. The caller spends the room card."""
+    """A new room with a fresh code, the owner in seat 0. The caller spends the room card.
+    The owner's presence is claimed first, atomically (FailedPrecondition ``IN_QUEUE`` /
+    ``IN_ANOTHER_ROOM`` when something holds it; ``holds`` as in :func:`.presence.claim`)."""
     if max_hands < 0:
         raise InvalidArgument(f"max_hands {max_hands} is negative", field="max_hands")
     for _ in range(50):
         code = f"{secrets.randbelow(10**CODE_DIGITS):0{CODE_DIGITS}d}"
-        _claim_player(store, owner_id, code)
+        _claim_player(store, owner_id, code, now, holds)
         room = Room(
             code,
             owner_id,
@@ -179,24 +207,37 @@ def open_room(
             store.put(ACTIVE, code, b"")
             return room
         except AlreadyExists:
-            store.delete(PLAYER_ROOM, owner_id)  # code taken: draw another
+            _release_player(store, owner_id, code)  # code taken: draw another
+        except BaseException:
+            _release_player(store, owner_id, code)
+            raise
     raise FailedPrecondition("no free room code; try again", reason="NO_CODE")
 
 
-def join_room(
-    store: Store, code: str, player_id: str, name: str, now: float, ready_seconds: float
-) -> Room:
-    """Take the next free seat; FailedPrecondition for a full or started room."""
-    room = get_room(store, code)
+def _require_seat(room: Room) -> None:
     require_open(room)
-    _claim_player(store, player_id, code)
+    if len(room.members) >= SEATS:
+        raise FailedPrecondition(
+            f"room {room.code} is full ({SEATS} of {SEATS} seats)", reason="ROOM_FULL"
+        )
+
+
+def join_room(
+    store: Store,
+    code: str,
+    player_id: str,
+    name: str,
+    now: float,
+    ready_seconds: float,
+    holds: presence.Holds | None = None,
+) -> Room:
+    """Take the next free seat; FailedPrecondition for a full or started room, or when the
+    player's presence (claimed first, atomically) is held by a ticket or another room."""
+    _require_seat(get_room(store, code))  # the usual refusals write nothing
+    _claim_player(store, player_id, code, now, holds)
 
     def fn(room: Room) -> Room:
-        require_open(room)
-        if len(room.members) >= SEATS:
-            raise FailedPrecondition(
-                f"room {code} is full ({SEATS} of {SEATS} seats)", reason="ROOM_FULL"
-            )
+        _require_seat(room)
         deadline = now + ready_seconds if room.started_by_first_at is not None else None
         member = Member(player_id, name, joined_at=now, ready_deadline=deadline)
         return replace(room, members=(*room.members, member))
@@ -204,7 +245,7 @@ def join_room(
     try:
         return mutate_room(store, code, fn)
     except BaseException:
-        store.delete(PLAYER_ROOM, player_id)
+        _release_player(store, player_id, code)
         raise
 
 
@@ -310,7 +351,7 @@ def leave_room(store: Store, code: str, player_id: str, now: float) -> Room:
         return without_players(room, {player_id})
 
     room = mutate_room(store, code, fn)
-    store.delete(PLAYER_ROOM, player_id)
+    _release_player(store, player_id, code)
     if room.state == CLOSED:
         store.delete(ROOMS, code)
         store.delete(ACTIVE, code)
@@ -331,8 +372,7 @@ def finish_room(store: Store, code: str, table_id: str) -> Room | None:
 
     room = mutate_room(store, code, fn)
     for m in room.humans():
-        if room_of_player(store, m.player_id) == code:
-            store.delete(PLAYER_ROOM, m.player_id)
+        _release_player(store, m.player_id, code)
     return room
 
 

@@ -30,6 +30,7 @@ from . import (
     levels,
     metrics,
     players,
+    presence,
     queues,
     room_start,
     rooms,
@@ -78,6 +79,7 @@ class Matchmaking(RoomDesk, TournamentDesk):
         # Every table goes through the recorder: the ledger accepts reports only for these.
         self.allocator = allocated_tables.RecordingAllocator(store, allocator, self._secret)
         table_backfill.backfill(store)  # tables of a store written before that (once)
+        presence.migrate_legacy(store, clock())  # the player indexes of an earlier version
         self._changed = threading.Condition()
         self._version = 0
 
@@ -121,20 +123,17 @@ class Matchmaking(RoomDesk, TournamentDesk):
 
     def whereabouts(self, player_id: str) -> tuple[str, str]:
         """The player's waiting ticket id and private room code ("" when none)."""
-        rec = self.store.get(queues.PLAYER_TICKET, player_id)
-        return (
-            rec.value.decode() if rec else "",
-            rooms.room_of_player(self.store, player_id) or "",
-        )
+        held = presence.current(self.store, player_id)
+        if held is None or not self._holds(held):
+            return "", ""
+        return (held.ref, "") if held.kind == presence.QUEUE else ("", held.ref)
 
-    def _require_not_queued(self, player_id: str) -> None:
-        """One table at a time: a player with a waiting quick-match ticket takes no room seat."""
-        ticket_id, _ = self.whereabouts(player_id)
-        if ticket_id:
-            raise FailedPrecondition(
-                f"player {player_id} waits in a queue with ticket {ticket_id}; leave it first",
-                reason="IN_QUEUE",
-            )
+    def _holds(self, held: presence.Presence) -> bool:
+        """Whether the ticket or room a presence names still holds its player (what lets a
+        claim take over the leftover of a crash, :mod:`.presence`)."""
+        if held.kind == presence.QUEUE:
+            return queues.holds(self.store, held)
+        return rooms.holds(self.store, held)
 
     def public_balance(self, account: str) -> int:
         """Any ledger account's balance: a player, a quick-match bot or ``house`` (its share of
@@ -196,11 +195,6 @@ class Matchmaking(RoomDesk, TournamentDesk):
     def join_queue(self, token: str, ruleset: str, stake: int) -> queues.Ticket:
         """Join the (ruleset, stake tier) queue; stake 0 = the player's own level's tier."""
         player = self.authenticate(token)
-        code = rooms.room_of_player(self.store, player.player_id)
-        if code:
-            raise FailedPrecondition(
-                f"player {player.player_id} sits in room {code}; leave it first", reason="IN_ROOM"
-            )
         name = ruleset_name(ruleset)
         silver = ledger.balance(self.store, player.player_id)
         stake = levels.check_rated_stake(silver, stake)
@@ -212,6 +206,7 @@ class Matchmaking(RoomDesk, TournamentDesk):
             name,
             stake,
             self.clock(),
+            self._holds,
         )
         self.notify()
         return ticket

@@ -7,7 +7,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from services.matchmaking import rooms
+from services.matchmaking import presence, rooms
 from shared.errors import DomainError
 from tests.unit.matchmaking.mm_fakes import make_service
 
@@ -15,10 +15,11 @@ PLAYERS = 6
 
 
 def snapshot(store) -> dict:
-    return {
-        ns: [(k, r.value) for k, r in store.scan(ns)]
-        for ns in (rooms.ROOMS, rooms.PLAYER_ROOM, "mm_players")
-    }
+    state = {ns: [(k, r.value) for k, r in store.scan(ns)] for ns in (rooms.ROOMS, "mm_players")}
+    state["presence"] = [
+        held for k, _ in store.scan(presence.PRESENCE) if (held := presence.current(store, k))
+    ]
+    return state
 
 
 class Rooms(RuleBasedStateMachine):
@@ -116,7 +117,11 @@ class Rooms(RuleBasedStateMachine):
     @invariant()
     def rooms_and_index_agree(self):
         store = self.mm.store
-        index = {k: r.value.decode() for k, r in store.scan(rooms.PLAYER_ROOM)}
+        index = {
+            k: held.ref
+            for k, _ in store.scan(presence.PRESENCE)
+            if (held := presence.current(store, k)) and held.kind == presence.ROOM
+        }
         for code, rec in store.scan(rooms.ROOMS):
             room = rooms.Room.from_json(rec.value)
             assert len(room.members) <= rooms.SEATS

@@ -1,0 +1,149 @@
+"""The presence record (one per player: the ticket or room that holds it), on both store
+backends: claims exclude each other, releases clear only their own claim, a crash's leftover
+stops blocking after CLAIM_SECONDS (a live one never does), and the player indexes of an
+earlier version are carried over."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.matchmaking import presence, queues, rooms
+from services.matchmaking.clock import ManualClock
+from services.matchmaking.service import Matchmaking, MatchmakingConfig
+from shared.errors import FailedPrecondition
+from shared.store import open_store
+from tests.unit.matchmaking.mm_fakes import FakeAllocator
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def store(request, tmp_path):
+    s = open_store("memory://" if request.param == "memory" else f"sqlite:///{tmp_path}/mm.db")
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def clock():
+    return ManualClock()
+
+
+def service(store, clock) -> Matchmaking:
+    cfg = MatchmakingConfig(token_secret=b"test-secret", free_room_cards=3)
+    return Matchmaking(store, FakeAllocator(), clock, cfg)
+
+
+def test_claim_excludes_and_release_clears_only_its_own_claim(store):
+    assert presence.current(store, "p") is None
+    assert presence.claim(store, "p", presence.QUEUE, "tk-1", 0.0) is None
+    held = presence.claim(store, "p", presence.ROOM, "123456", 1.0)
+    assert held == presence.Presence("p", presence.QUEUE, "tk-1", 0.0)
+    assert not presence.release(store, "p", presence.QUEUE, "tk-2")  # not its claim
+    assert not presence.release(store, "p", presence.ROOM, "tk-1")
+    assert presence.current(store, "p") == held
+    assert presence.release(store, "p", presence.QUEUE, "tk-1")
+    assert not presence.release(store, "p", presence.QUEUE, "tk-1")  # twice: no-op
+    assert presence.current(store, "p") is None
+    assert presence.claim(store, "p", presence.ROOM, "123456", 2.0) is None
+    assert presence.current(store, "p").kind == presence.ROOM
+    # A release never deletes, so the version only rises (no ABA for a compare).
+    assert store.get(presence.PRESENCE, "p").version == 3
+
+
+def test_a_stale_claim_is_taken_over_only_after_claim_seconds_and_only_if_not_held(store):
+    def dead(_):
+        return False
+
+    presence.claim(store, "p", presence.QUEUE, "tk-ghost", 100.0)
+    young = 100.0 + presence.CLAIM_SECONDS - 1
+    assert presence.claim(store, "p", presence.ROOM, "000001", young, dead).ref == "tk-ghost"
+    old = 100.0 + presence.CLAIM_SECONDS
+    assert presence.claim(store, "p", presence.ROOM, "000001", old, lambda h: True) is not None
+    assert presence.claim(store, "p", presence.ROOM, "000001", old) is not None  # no holds
+    assert presence.claim(store, "p", presence.ROOM, "000001", old, dead) is None
+    assert presence.current(store, "p") == presence.Presence("p", presence.ROOM, "000001", old)
+
+
+def test_a_crash_between_claim_and_ticket_locks_the_player_out_only_for_claim_seconds(store, clock):
+    mm = service(store, clock)
+    owner, token = mm.register("Owner")[1], mm.register("P")[1]
+    pid = mm.authenticate(token).player_id
+    code = mm.open_room(owner, "", 0).code
+    # JoinQueue claimed the presence, then the process died before the ticket was written.
+    presence.claim(store, pid, presence.QUEUE, "tk-never-written", clock())
+    with pytest.raises(FailedPrecondition) as err:
+        mm.join_room(token, code)
+    assert err.value.reason == "IN_QUEUE" and "tk-never-written" in err.value.message
+    assert mm.whereabouts(pid) == ("", "")  # no ticket holds it
+    clock.advance(presence.CLAIM_SECONDS)
+    assert len(mm.join_room(token, code).members) == 2
+    assert mm.whereabouts(pid) == ("", code)
+
+
+def test_a_crash_between_claim_and_room_seat_or_after_assignment_frees_the_player(store, clock):
+    mm = service(store, clock)
+    tokens = [mm.register(f"P{i}")[1] for i in range(4)]
+    pids = [mm.authenticate(t).player_id for t in tokens]
+    owner = mm.register("Owner")[1]
+    code = mm.open_room(owner, "", 0).code
+    # JoinRoom claimed the presence and died before taking the seat.
+    presence.claim(store, pids[0], presence.ROOM, code, clock())
+    with pytest.raises(FailedPrecondition) as err:
+        mm.join_queue(tokens[0], "", 0)
+    assert err.value.reason == "IN_ROOM" and code in err.value.message
+    clock.advance(presence.CLAIM_SECONDS)
+    first = mm.join_queue(tokens[0], "", 0)
+    # The table is formed and the tickets assigned, then a crash before the presence release.
+    tickets = [first] + [mm.join_queue(t, "", 0) for t in tokens[1:]]
+    mm.tick()
+    for p, t in zip(pids, tickets, strict=True):
+        assert queues.get_ticket(store, t.ticket_id).state == queues.ASSIGNED
+        presence.claim(store, p, presence.QUEUE, t.ticket_id, clock() - presence.CLAIM_SECONDS)
+    assert len(mm.join_room(tokens[1], code).members) == 2  # assigned: free at once
+    assert mm.join_queue(tokens[2], "", 0).state == queues.WAITING
+
+
+def test_a_live_seat_or_ticket_keeps_its_player_however_long_it_waits(store, clock):
+    mm = service(store, clock)
+    waiting, seated = mm.register("Waiting")[1], mm.register("Seated")[1]
+    ticket = mm.join_queue(waiting, "", 0)
+    code = mm.open_room(seated, "", 0).code
+    clock.advance(10 * presence.CLAIM_SECONDS)
+    with pytest.raises(FailedPrecondition) as err:
+        mm.open_room(waiting, "", 0)
+    assert err.value.reason == "IN_QUEUE" and ticket.ticket_id in err.value.message
+    with pytest.raises(FailedPrecondition) as err:
+        mm.join_queue(waiting, "", 0)
+    assert err.value.reason == "ALREADY_QUEUED" and ticket.queue in err.value.message
+    with pytest.raises(FailedPrecondition) as err:
+        mm.join_queue(seated, "", 0)
+    assert err.value.reason == "IN_ROOM" and code in err.value.message
+    with pytest.raises(FailedPrecondition) as err:
+        mm.join_room(seated, code)
+    assert err.value.reason == "ALREADY_IN_ROOM"
+    with pytest.raises(FailedPrecondition) as err:
+        mm.open_room(seated, "", 0)
+    assert err.value.reason == "IN_ANOTHER_ROOM" and code in err.value.message
+    assert mm.account(mm.authenticate(seated).player_id).player.room_cards == 2  # one room
+
+
+def test_the_player_indexes_of_an_earlier_version_are_carried_over(store, clock):
+    old = service(store, clock)
+    queued, seated = old.register("Queued")[1], old.register("Seated")[1]
+    ticket = old.join_queue(queued, "", 0)
+    code = old.open_room(seated, "", 0).code
+    qid, sid = old.authenticate(queued).player_id, old.authenticate(seated).player_id
+    # What the earlier version wrote instead of presence records.
+    for pid, kind, ref in ((qid, presence.QUEUE, ticket.ticket_id), (sid, presence.ROOM, code)):
+        presence.release(store, pid, kind, ref)
+        store.create(presence.LEGACY[kind], pid, ref.encode())
+    mm = service(store, clock)  # a restart with this version
+    assert [list(store.scan(ns)) for ns in presence.LEGACY.values()] == [[], []]
+    assert mm.whereabouts(qid) == (ticket.ticket_id, "")
+    assert mm.whereabouts(sid) == ("", code)
+    with pytest.raises(FailedPrecondition) as err:
+        mm.join_room(queued, code)
+    assert err.value.reason == "IN_QUEUE"
+    mm.leave_queue(queued, ticket.ticket_id)
+    mm.leave_room(seated, code)
+    assert presence.current(store, qid) is None and rooms.room_of_player(store, sid) is None
+    assert presence.migrate_legacy(store, clock()) == 0
