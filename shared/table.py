@@ -1,8 +1,12 @@
 """The table snapshot the rules decide on: seats, last action, actions and options (RULES §4-7).
 
-Pure, immutable dataclasses with no I/O and no gRPC. The gateway keeps (or builds) its live table
-in these types, the rules domain (``services/rules/domain``) decides on them and
-``shared/convert/rules.py`` converts them to and from protobuf.
+Pure, immutable values with no I/O and no gRPC. The ones built at every decision point (the
+snapshot, its seat states and last action, the options and wins) are named tuples: immutable,
+and several times cheaper to build than frozen dataclasses (which set each field through
+``object.__setattr__``); change one with ``_replace``. Actions stay frozen dataclasses, so that
+``Pong() != Pass()``. The gateway keeps (or builds) its live table in these types, the rules
+domain (``services/rules/domain``) decides on them and ``shared/convert/rules.py`` converts them
+to and from protobuf.
 
 Tiles are kinds (:mod:`shared.tiles`); a seat's concealed hand is a 34-count tuple. A snapshot
 holds only what the rules need and nothing secret beyond the concealed hands: no wall order.
@@ -17,7 +21,8 @@ from __future__ import annotations
 import enum
 import functools
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from shared import tiles as T
 from shared.errors import InvalidArgument
@@ -76,15 +81,13 @@ class LastActionKind(enum.IntEnum):
         return self.name.lower()
 
 
-@dataclass(frozen=True, slots=True)
-class LastAction:
+class LastAction(NamedTuple):
     kind: LastActionKind
     seat: int
     tile: int | None = None  # the drawn, discarded, added or claimed tile
 
 
-@dataclass(frozen=True, slots=True)
-class SeatState:
+class SeatState(NamedTuple):
     """One seat as the rules see it.
 
     ``missed_wins`` are the 漏胡 marks (RULES §7): tile kinds this seat may not win on until it
@@ -111,17 +114,16 @@ class SeatState:
 
     def with_missed_win(self, tile: int) -> SeatState:
         """漏胡: this seat passed a win on ``tile``; it may not win on that kind until it moves."""
-        return replace(self, missed_wins=self.missed_wins | {tile})
+        return self._replace(missed_wins=self.missed_wins | {tile})
 
     def moved(self) -> SeatState:
         """动牌: the seat drew, chowed, ponged or konged, which clears its 漏胡 marks."""
         if not self.missed_wins:
             return self
-        return replace(self, missed_wins=frozenset())
+        return self._replace(missed_wins=frozenset())
 
 
-@dataclass(frozen=True, slots=True)
-class TableSnapshot:
+class TableSnapshot(NamedTuple):
     """Everything the rules need to judge an action at one moment of a hand.
 
     ``claim_counts[a][b]`` is how many times seat ``a`` has chowed, ponged or kong-claimed from
@@ -145,7 +147,7 @@ class TableSnapshot:
     def with_seat(self, seat: int, state: SeatState) -> TableSnapshot:
         seats = list(self.seats)
         seats[seat] = state
-        return replace(self, seats=tuple(seats))  # type: ignore[arg-type]
+        return self._replace(seats=tuple(seats))  # type: ignore[arg-type]
 
     @property
     def drawable(self) -> int:
@@ -237,8 +239,7 @@ def _action_type_name(cls: type) -> str:
 
 
 # --- options ---------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class WinOption:
+class WinOption(NamedTuple):
     """A win the seat may declare now, with what scoring needs to know about it."""
 
     hand: HandType
@@ -251,8 +252,7 @@ class WinOption:
     earthly: bool = False  # 地胡
 
 
-@dataclass(frozen=True, slots=True)
-class OwnTurnOptions:
+class OwnTurnOptions(NamedTuple):
     """What the seat to act may do (RULES §4-5). ``ready_discards`` are the discards that may be
     made with 敲 (declaring ready); empty when the seat is ready already or the ruleset has no 敲.
     ``wins`` holds a shape win and/or the 八花齐 win."""
@@ -269,8 +269,7 @@ class OwnTurnOptions:
         return bool(self.wins)
 
 
-@dataclass(frozen=True, slots=True)
-class ClaimOptions:
+class ClaimOptions(NamedTuple):
     """What one other seat may do with the last discard (or robbing an added kong).
 
     ``chows`` are the lows of every run the seat may make (only the discarder's 下家).

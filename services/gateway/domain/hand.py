@@ -19,7 +19,7 @@ the options the engine already holds, so no extra rules call is needed to valida
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from services.gateway.domain.ports import (
@@ -980,7 +980,7 @@ class HandEngine:
     def copy_state(self) -> dict[str, Any]:
         """A comparable picture of the whole state (tests: a rejected action changes nothing)."""
         return {
-            "seats": [replace(s.state()) for s in self.seats],
+            "seats": [s.state() for s in self.seats],
             "claimed": [s.claimed for s in self.seats],
             "pending": {k: (v.kind, v.sequence) for k, v in self.pending.items()},
             "claims": dict(self.claims),

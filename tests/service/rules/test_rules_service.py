@@ -3,8 +3,6 @@ INVALID_ARGUMENT (or FAILED_PRECONDITION for an illegal action) naming the probl
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import grpc
 import pytest
 from google.rpc import error_details_pb2
@@ -181,7 +179,7 @@ def test_snapshot_carries_the_rulesets_overrides():
     custom = snap.ruleset.with_overrides(
         {"ready.require_declare_ready": False, "table.reserved_tiles": 14}
     )
-    pb = R.snapshot_to_proto(replace(snap, ruleset=custom))
+    pb = R.snapshot_to_proto(snap._replace(ruleset=custom))
     assert pb.ruleset.name == "shanghai-classic"
     assert dict(pb.ruleset.options) == {
         "ready.require_declare_ready": "false",

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import replace
 
 from shared.hand import waits
 from shared.hand.input import held_counts
@@ -182,7 +181,7 @@ def random_table(rnd: random.Random, claim: bool) -> TableSnapshot:
         before = list(me.concealed)
         before[drawn] -= 1
         if rnd.random() < 0.5 and waits(before, me.melds, ruleset):
-            seats[actor] = replace(me, declared_ready=True)  # 敲 before this draw: locked
+            seats[actor] = me._replace(declared_ready=True)  # 敲 before this draw: locked
     snap = TableSnapshot(
         ruleset=ruleset,
         seats=tuple(seats),  # type: ignore[arg-type]

@@ -45,10 +45,8 @@ def test_no_kong_when_the_wall_is_empty():
 
 
 def test_reserved_tiles_count_as_empty():
-    from dataclasses import replace
-
     snap = table({1: seat("1111m234p777z1s", [("pong", "999s", 0)])}, ("draw", 1, "1s"), wall=4)
-    reserved = replace(snap, ruleset=snap.ruleset.with_overrides({"table.reserved_tiles": 4}))
+    reserved = snap._replace(ruleset=snap.ruleset.with_overrides({"table.reserved_tiles": 4}))
     assert own_turn_options(snap, 1).concealed_kongs == (tile("1m"),)
     assert own_turn_options(reserved, 1).concealed_kongs == ()
 

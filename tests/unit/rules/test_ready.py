@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
 from services.rules.domain import claim_options, own_turn_options, validate_action
@@ -69,7 +67,7 @@ def test_complete_hand_without_declaring_cannot_win():
 def test_without_the_declare_ready_option_no_declaration_is_needed_or_offered():
     snap = table({0: seat("111z234567789p55z")}, ("draw", 0, "5z"), ruleset="shanghai-qiaoma")
     free = snap.ruleset.with_overrides(NO_DECLARATION)
-    snap = replace(snap, ruleset=free)
+    snap = snap._replace(ruleset=free)
     o = own_turn_options(snap, 0)
     assert [w.hand.label for w in o.wins] == ["half_flush"]
     assert o.ready_discards == ()

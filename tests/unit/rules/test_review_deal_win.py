@@ -5,8 +5,6 @@ deal when 敲 is not required) names its winning tile like every other shape win
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from services.rules.domain import own_turn_options
 from services.scoring.domain import HandContext, WinInput, WinKind, WinnerHand, settle_win
 from shared.hand import HandType, classify, waits
@@ -58,6 +56,6 @@ def test_heavenly_win_can_be_settled_as_the_engine_reports_it():
 
 def test_a_win_at_the_deal_without_ready_names_its_tile_too():
     rs = load_ruleset("shanghai-qiaoma").with_overrides({"ready.require_declare_ready": False})
-    snap = replace(_deal(rs), first_go_around=False)
+    snap = _deal(rs)._replace(first_go_around=False)
     win = _only_shape_win(snap)
     assert win.win_tile is not None and snap.seats[0].concealed[win.win_tile] > 0

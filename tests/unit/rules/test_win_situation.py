@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from services.rules.domain import claim_options, own_turn_options
 from shared.table import WinKind
 from tests.unit.rules.builders import seat, table, tile
@@ -29,8 +27,8 @@ def test_big_hanging_with_a_concealed_kong_follows_the_option():
     melds = [*FOUR_MELDS, ("concealed_kong", "7777s", None)]
     snap = table({3: seat("9s", melds, ready=True)}, ("discard", 0, "9s"))
     assert claim_win(snap, 3).big_hanging  # scoring.big_hanging_concealed_kong default
-    strict = replace(
-        snap, ruleset=snap.ruleset.with_overrides({"scoring.big_hanging_concealed_kong": False})
+    strict = snap._replace(
+        ruleset=snap.ruleset.with_overrides({"scoring.big_hanging_concealed_kong": False})
     )
     assert not claim_win(strict, 3).big_hanging
 
