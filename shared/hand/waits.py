@@ -91,12 +91,16 @@ def discards_that_may_wait(counts: Sequence[int], melds: Sequence[Meld]) -> list
             meld_suits |= 1 << (k // 9)
         chow = chow or m.kind is MeldKind.CHOW
     slices = (b[0:9], b[9:18], b[18:27])
-    suits = meld_suits
-    for i, part in enumerate(slices):
-        if part != ZERO9:
-            suits |= 1 << i
-    if suits in (0, 1, 2, 4):  # one suit at most: any discard keeps it so
+    suits = (
+        meld_suits
+        | (slices[0] != ZERO9)
+        | ((slices[1] != ZERO9) << 1)
+        | ((slices[2] != ZERO9) << 2)
+    )
+    if suits == 0 or suits == 1 or suits == 2 or suits == 4:  # any discard keeps one suit
         return [k for k, n in enumerate(b) if n]
+    if suits == 7 and (chow or b.count(1) > 3):  # the usual hand, far from ready (below)
+        return []
     ones, twos, fours = b.count(1), b.count(2), b.count(4)
     # A discard changes one kind: singles and pairs drop by one at most, fours too.
     pong_pong = ones + twos <= 3 and fours <= 1 and not chow

@@ -13,6 +13,8 @@ the usual seat that can do nothing with the tile costs no message formatting.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from services.rules.domain.readiness import is_locked, locked_kong_refusal
 from services.rules.domain.win_situation import (
     missed_win_refusal,
@@ -27,6 +29,7 @@ from shared.table import (
     NUM_SEATS,
     ClaimOptions,
     LastActionKind,
+    SeatState,
     TableSnapshot,
     WinKind,
     WinOption,
@@ -36,6 +39,12 @@ from shared.table import (
 from shared.tiles import format_tile, format_tiles, is_suited, rank_of
 
 _CLAIMABLE = (LastActionKind.DISCARD, LastActionKind.ADDED_KONG)
+_HONOR_BASE = 27
+# The lows of the runs (in one suit) a suited tile can be part of.
+_RUN_LOWS = tuple(
+    tuple(low for low in range(k - 2, k + 1) if low >= 9 * (k // 9) and low % 9 <= 6)
+    for k in range(_HONOR_BASE)
+)
 _NO_CLAIM = tuple(ClaimOptions(seat=s) for s in range(NUM_SEATS))  # immutable, shared
 
 
@@ -57,9 +66,12 @@ def _tile(snap: TableSnapshot) -> int:
 def _completing_win(snap: TableSnapshot, seat: int) -> WinOption | None:
     """The win the claimed tile makes for ``seat`` (another seat than the one whose tile it
     is), whether or not it may be declared; None when the tile does not complete the hand."""
-    st = snap.seats[seat]
     tile = snap.last.tile
     assert tile is not None
+    return _win_on(snap, seat, snap.seats[seat], tile)
+
+
+def _win_on(snap: TableSnapshot, seat: int, st: SeatState, tile: int) -> WinOption | None:
     counts = list(st.concealed)
     counts[tile] += 1
     if not is_winning_hand(counts, st.melds, snap.ruleset):  # quick scans reject most hands
@@ -150,15 +162,20 @@ def chow_refusal(snap: TableSnapshot, seat: int, low: int) -> str | None:
 
 def chow_lows(snap: TableSnapshot, seat: int) -> tuple[int, ...]:
     """Every run the seat may chow the discard into, by its lowest tile."""
-    if snap.last.kind is not LastActionKind.DISCARD or seat != next_seat(snap.last.seat):
+    last = snap.last
+    if last.kind is not LastActionKind.DISCARD or seat != next_seat(last.seat):
         return ()
-    tile = _tile(snap)
-    if not is_suited(tile):
+    assert last.tile is not None
+    return _chow_lows(snap, seat, snap.seats[seat].concealed, last.tile)
+
+
+def _chow_lows(snap: TableSnapshot, seat: int, held: Sequence[int], tile: int) -> tuple[int, ...]:
+    """:func:`chow_lows` for the discarder's 下家 on a discard: chow_refusal decides, asked only
+    about runs in the tile's suit whose other two tiles are held."""
+    if tile >= _HONOR_BASE:  # honors cannot chow
         return ()
-    held = snap.seats[seat].concealed
-    # chow_refusal decides; it is only asked about runs whose other two tiles are held.
     lows = []
-    for low in range(max(tile - 2, 0), tile + 1):
+    for low in _RUN_LOWS[tile]:
         if (
             (low == tile or held[low])
             and (low + 1 == tile or held[low + 1])
@@ -170,16 +187,24 @@ def chow_lows(snap: TableSnapshot, seat: int) -> tuple[int, ...]:
 
 
 def seat_claim_options(snap: TableSnapshot, seat: int) -> ClaimOptions:
-    """What ``seat`` may do with the claimed tile. Each option is decided by its rule's
-    ``*_refusal`` (as validation is), asked only when the rule's first, cheap condition holds
-    (the tile completes the hand; two or three of it held), so no refusal message is built for
-    the usual seat that can do nothing with the tile."""
+    """What ``seat`` may do with the claimed tile."""
     if claim_refusal(snap, seat):
         return ClaimOptions(seat=seat)
     last = snap.last
-    held = snap.seats[seat].concealed[last.tile]  # type: ignore[index]
-    win, missed = _completing_win(snap, seat), False
-    chows = chow_lows(snap, seat) if seat == next_seat(last.seat) else ()  # 下家 only
+    assert last.tile is not None
+    chower = next_seat(last.seat) if last.kind is LastActionKind.DISCARD else -1
+    return _seat_options(snap, seat, last.tile, seat == chower)
+
+
+def _seat_options(snap: TableSnapshot, seat: int, tile: int, may_chow: bool) -> ClaimOptions:
+    """Each option is decided by its rule's ``*_refusal`` (as validation is), asked only when
+    the rule's first, cheap condition holds (the tile completes the hand; two or three of it
+    held; the chow's other two held), so no refusal message is built for the usual seat that
+    can do nothing with the tile. ``may_chow``: the seat is the discarder's 下家 on a discard."""
+    st = snap.seats[seat]
+    held = st.concealed[tile]
+    win, missed = _win_on(snap, seat, st, tile), False
+    chows = _chow_lows(snap, seat, st.concealed, tile) if may_chow else ()
     if win is None and held < 2 and not chows:
         return _NO_CLAIM[seat]
     if win is not None and ready_refusal(snap, seat, win) is not None:
@@ -204,4 +229,12 @@ def claim_options(snap: TableSnapshot) -> tuple[ClaimOptions, ...]:
         raise FailedPrecondition(
             f"nothing to claim: the last action is a {last.kind.label} by seat {last.seat}"
         )
-    return tuple([seat_claim_options(snap, s) for s in seats_from(last.seat)])
+    tile = last.tile
+    assert tile is not None
+    first, second, third = seats_from(last.seat)  # the discarder's 下家 first: it may chow
+    on_discard = last.kind is LastActionKind.DISCARD
+    return (
+        _seat_options(snap, first, tile, on_discard),
+        _seat_options(snap, second, tile, False),
+        _seat_options(snap, third, tile, False),
+    )
