@@ -124,13 +124,13 @@ class _ReplayWall:
         self.remaining -= 1
         return WallDraw(q.popleft(), self.remaining)
 
-    def draw(self, hand_id, seat) -> WallDraw:
+    def draw(self, hand_id, seat, number=0) -> WallDraw:
         return self._take(self.live)
 
-    def draw_replacement(self, hand_id, seat) -> WallDraw:
+    def draw_replacement(self, hand_id, seat, number=0) -> WallDraw:
         return self._take(self.tail)
 
-    def swap(self, hand_id, seat, buried) -> list[int]:
+    def swap(self, hand_id, seat, buried, number=0) -> list[int]:
         if not self.swaps:
             raise DomainError("the record has no tile swap here")
         return self.swaps.popleft()
