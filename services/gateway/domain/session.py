@@ -546,21 +546,27 @@ class TableSession:
             raise FailedPrecondition(f"seat {seat} is a bot seat", reason="BOT_SEAT")
         if s.left:
             raise FailedPrecondition(f"seat {seat} already left", reason="SEAT_LEFT")
-        s.left = True
-        self.huangfan = 0
         penalty = 0
         hand = self.hand
-        if self.phase == PLAYING and hand is not None and not hand.finished:
-            self.left_during_hand = True
-            st = self.ports.scoring.settle_escape(
+        in_hand = self.phase == PLAYING and hand is not None and not hand.finished
+        # Scoring first: if it fails the Leave fails with nothing changed, and can be retried.
+        st = (
+            self.ports.scoring.settle_escape(
                 self.config.ruleset_name,
                 self.config.overrides,
                 self.config.stake,
                 seat,
                 self.dealer,
-                self.huangfan,
+                0,  # the leave resets the 荒番 counter
                 garden_stacks=self.garden_stacks(),
             )
+            if in_hand
+            else None
+        )
+        s.left = True
+        self.huangfan = 0
+        if st is not None and hand is not None:
+            self.left_during_hand = True
             for i, p in enumerate(st.payments):
                 self.seats[i].chips += p
             penalty = -st.payments[seat]

@@ -277,3 +277,56 @@ def test_a_stalled_table_keeps_retrying_every_stalled_interval():
     sched.drain()
     assert session.phase == FINISHED
     assert session.hand is not None and session.hand.tiles_accounted() == T.WALL_SIZE
+
+
+class EscapeScoring(InProcessScoring):
+    down = False
+
+    def settle_escape(self, *args, **kwargs):
+        if self.down:
+            raise Unavailable("scoring down")
+        return super().settle_escape(*args, **kwargs)
+
+
+def two_humans(scoring: InProcessScoring, huangfan: int = 0):
+    events: list[tuple[str, dict]] = []
+    sched = ManualScheduler()
+    session = TableSession(
+        SessionConfig(
+            "t-leave",
+            resolve_ruleset("shanghai-qiaoma", {}),
+            "shanghai-qiaoma",
+            {},
+            1,
+            max_hands=2,
+            first_dealer=0,
+            discard_ms=1_000,
+            claim_ms=500,
+        ),
+        [Seat(player_id="p0"), Seat(player_id="p1"), Seat(bot=True), Seat(bot=True)],
+        ports=Ports(Wall(Faults(), 3), InProcessRules(), scoring),
+        scheduler=sched,
+        emit=lambda k, d: events.append((k, d)) or len(events),
+        report=lambda kind, data: None,
+        policy=greedy,
+    )
+    session.huangfan = huangfan
+    session.start()
+    sched.run_due()
+    return session, sched, events
+
+
+def test_a_leave_whose_escape_settlement_fails_changes_nothing_and_can_be_retried():
+    scoring = EscapeScoring()
+    session, _, events = two_humans(scoring)
+    before = (len(events), [s.chips for s in session.seats], session.huangfan)
+    scoring.down = True
+    with pytest.raises(Unavailable):
+        session.leave(0)
+    assert not session.seats[0].left
+    assert (len(events), [s.chips for s in session.seats], session.huangfan) == before
+    scoring.down = False
+    penalty = session.leave(0)  # the retry is the leave, not SEAT_LEFT
+    assert penalty > 0 and session.seats[0].left
+    kinds = [k for k, _ in events[before[0] :]]
+    assert kinds[:2] == ["hand_result", "seat_changed"]
