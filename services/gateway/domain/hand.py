@@ -312,6 +312,9 @@ class HandEngine:
         # Wall calls that hand out tiles (draws, replacement draws, swaps) applied so far: the
         # next one is number wall_calls + 1, the same when it is retried (its request id).
         self.wall_calls = 0
+        # 荒番 counter reset by a player leaving during the hand (RULES §10): the result's
+        # next_huangfan is then 0, whatever scoring's bookkeeping gives.
+        self.huangfan_reset = False
         self._step = STEP_NONE  # see STEP_*; the step's arguments:
         self._step_seat = 0
         self._step_replacement = False
@@ -993,7 +996,7 @@ class HandEngine:
             ],
             revealed=[self._reveal(s) for s in shown],
             next_dealer=st.next_dealer,
-            next_huangfan=st.next_huangfan,
+            next_huangfan=0 if self.huangfan_reset else st.next_huangfan,
             robbed_tile=_fmt_opt(self.robbed_tile),
         )
         self.emit("seed_revealed", seed=rv.seed, commitment=rv.commitment or self.commitment)

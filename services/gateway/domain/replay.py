@@ -249,6 +249,10 @@ def verify_hand(records: list[dict[str, Any]], *, rules=None, scoring=None) -> V
         emit=lambda kind, data: produced.append((kind, data)) or len(produced),
         now_ms=lambda: 0,
     )
+    # A player who left during the hand reset the 荒番 counter: the result says so.
+    engine.huangfan_reset = any(
+        r.get("kind") == "seat_changed" and r.get("data", {}).get("left") for r in records[1:]
+    )
     try:
         engine.start()
         for r in events:

@@ -232,6 +232,7 @@ def _resume_hand(session: TableSession, entries: list[LogEntry], left_in_hand: b
         now_ms=session.scheduler.now_ms,
     )
     session.hand = hand
+    hand.huangfan_reset = left_in_hand
     hand.start()
     for r in engine_events:
         if r["kind"] == "action":

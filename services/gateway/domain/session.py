@@ -567,6 +567,7 @@ class TableSession:
         self.huangfan = 0
         if st is not None and hand is not None:
             self.left_during_hand = True
+            hand.huangfan_reset = True  # the hand's result tells the reset counter
             for i, p in enumerate(st.payments):
                 self.seats[i].chips += p
             penalty = -st.payments[seat]

@@ -330,3 +330,19 @@ def test_a_leave_whose_escape_settlement_fails_changes_nothing_and_can_be_retrie
     assert penalty > 0 and session.seats[0].left
     kinds = [k for k, _ in events[before[0] :]]
     assert kinds[:2] == ["hand_result", "seat_changed"]
+
+
+def test_the_result_of_a_hand_a_player_left_tells_the_reset_huangfan():
+    """The 荒番 counter is reset by the leave: the hand's result says next_huangfan 0 (what the
+    next hand starts with), and the hand's replay, which sees the leave, verifies."""
+    session, sched, events = two_humans(InProcessScoring(), huangfan=2)
+    session.leave(0)
+    sched.drain()
+    results = [d for k, d in events if k == "hand_result" and d["outcome"] != "escape"]
+    starts = [d for k, d in events if k == "hand_started"]
+    assert results[0]["next_huangfan"] == 0
+    assert starts[0]["huangfan"] == 2 and starts[1]["huangfan"] == 0
+    log = [(i + 1, 0, k, d) for i, (k, d) in enumerate(events)]
+    first = starts[0]["hand_id"]
+    verdict = verify_hand(export_hand(table_header("t-leave", log), log, first))
+    assert verdict.ok, verdict.problems
