@@ -11,6 +11,12 @@ DRAWS = Counter("mahjong_gateway_drawn_hands_total", "Drawn hands (流局).")
 TIMEOUTS = Counter("mahjong_gateway_timeouts_total", "Decisions missed by the timer.", ["kind"])
 ACTIVE_TABLES = Gauge("mahjong_gateway_active_tables", "Tables running on this replica.")
 ACTIONS = Counter("mahjong_gateway_actions_total", "Actions applied, by who acted.", ["by"])
+STEP_FAILURES = Counter(
+    "mahjong_gateway_step_failures_total",
+    "Engine steps (draw, options, claims, scoring, reveal) whose service call failed; each is "
+    "retried, stalled = the retries with short backoff are used up and the table waits longer.",
+    ["stalled"],
+)
 
 
 def observe(table, event) -> None:

@@ -40,11 +40,13 @@ from typing import Any
 
 import structlog
 
+from services.gateway import metrics
 from services.gateway.domain.events import project
 from services.gateway.domain.restore import restore_session
 from services.gateway.domain.session import (
     FINISHED,
     PLAYING,
+    RETRY_ATTEMPTS,
     Policy,
     Ports,
     Seat,
@@ -69,6 +71,18 @@ from shared.table import Action
 log_ = structlog.get_logger("mahjong.gateway")
 
 LOG_PREFIX = "gateway-log/"
+
+
+def step_failed(table_id: str, attempt: int, exc: Exception) -> None:
+    """A table's engine step failed (a service call): it is retried; logged and counted, as an
+    error once the table is stalled (its retries with short backoff used up)."""
+    stalled = attempt >= RETRY_ATTEMPTS
+    metrics.STEP_FAILURES.labels("true" if stalled else "false").inc()
+    (log_.error if stalled else log_.warning)(
+        "engine_step_failed", table=table_id, attempt=attempt, stalled=stalled, error=repr(exc)
+    )
+
+
 LEASES = "gateway-lease"
 REQUESTS = "gateway-request"
 CREATES = "gateway-create"
@@ -351,6 +365,7 @@ class TableManager:
             "emit": lambda kind, data: self._append(table, kind, data),
             "report": lambda kind, data: self._report(table, kind, data),
             "policy": self.policy,
+            "on_step_failed": lambda attempt, exc: step_failed(table.id, attempt, exc),
         }
 
     def _seats_of(self, table_id: str) -> bytes:

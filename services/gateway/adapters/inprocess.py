@@ -59,19 +59,20 @@ class InProcessWall:
         hand = self.hands[hand_id]
         return hand.deal(), hand.wall.remaining
 
-    def draw(self, hand_id: str, seat: int) -> WallDraw:
+    # ``number`` is not needed here: an in-process call's answer cannot be lost.
+    def draw(self, hand_id: str, seat: int, number: int = 0) -> WallDraw:
         self.counter.wall += 1
         hand = self.hands[hand_id]
         event = hand.draw(seat)
         return WallDraw(event.tiles[0], hand.wall.remaining)
 
-    def draw_replacement(self, hand_id: str, seat: int) -> WallDraw:
+    def draw_replacement(self, hand_id: str, seat: int, number: int = 0) -> WallDraw:
         self.counter.wall += 1
         hand = self.hands[hand_id]
         event = hand.draw_replacement(seat)
         return WallDraw(event.tiles[0], hand.wall.remaining)
 
-    def swap(self, hand_id: str, seat: int, buried: list[int]) -> list[int]:
+    def swap(self, hand_id: str, seat: int, buried: list[int], number: int = 0) -> list[int]:
         self.counter.wall += 1
         return list(self.hands[hand_id].swap(seat, buried).tiles)
 

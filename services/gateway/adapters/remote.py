@@ -1,7 +1,8 @@
 """gRPC adapters: the engine's ports answered by the wall, rules and scoring services.
 
 Every call carries a deadline (``timeout``) and is retried a few times on UNAVAILABLE or
-DEADLINE_EXCEEDED; wall draws carry a request id so a retried draw returns the same tile. Hop
+DEADLINE_EXCEEDED; wall draws carry a request id (the hand id and the draw's number, which
+the engine keeps) so a retried draw, here or by the engine, returns the same tile. Hop
 budget: one wall call per draw, one rules call per decision point (claim options of every seat
 in one call), and the engine checks actions against options it already holds.
 """
@@ -59,7 +60,6 @@ class RemoteWall:
         self.stub = wall_pb2_grpc.WallServiceStub(ch)
         self.timeout = timeout
         self.counter = counter or CallCounter()
-        self._draws: dict[str, int] = {}
 
     def new_hand(
         self, ruleset_name: str, overrides: Mapping[str, str], dealer: int, request_id: str
@@ -74,7 +74,6 @@ class RemoteWall:
             ),
             self.timeout,
         )
-        self._draws[resp.hand_id] = 0
         return WallHand(
             resp.hand_id,
             (resp.dice.first, resp.dice.second),
@@ -90,39 +89,29 @@ class RemoteWall:
             hands[C.seat_from_proto(h.seat)] = [C.tile_from_proto(t) for t in h.tiles]
         return hands, resp.counts.remaining
 
-    def resume(self, hand_id: str, calls_made: int) -> None:
-        """Another replica made ``calls_made`` draws/swaps of this hand: number on from there
-        (a draw it made but never logged is then returned again by the wall)."""
-        self._draws[hand_id] = calls_made
-
-    def _rid(self, hand_id: str) -> str:
-        n = self._draws.get(hand_id, 0) + 1
-        self._draws[hand_id] = n
-        return f"{hand_id}/d{n}"
-
-    def draw(self, hand_id: str, seat: int) -> WallDraw:
+    def draw(self, hand_id: str, seat: int, number: int) -> WallDraw:
         self.counter.wall += 1
         resp = call(
             self.stub.Draw,
             wall_pb2.DrawRequest(
-                hand_id=hand_id, seat=C.seat_to_proto(seat), request_id=self._rid(hand_id)
+                hand_id=hand_id, seat=C.seat_to_proto(seat), request_id=f"{hand_id}/d{number}"
             ),
             self.timeout,
         )
         return WallDraw(C.tile_from_proto(resp.tile), resp.counts.remaining)
 
-    def draw_replacement(self, hand_id: str, seat: int) -> WallDraw:
+    def draw_replacement(self, hand_id: str, seat: int, number: int) -> WallDraw:
         self.counter.wall += 1
         resp = call(
             self.stub.DrawReplacement,
             wall_pb2.DrawReplacementRequest(
-                hand_id=hand_id, seat=C.seat_to_proto(seat), request_id=self._rid(hand_id)
+                hand_id=hand_id, seat=C.seat_to_proto(seat), request_id=f"{hand_id}/d{number}"
             ),
             self.timeout,
         )
         return WallDraw(C.tile_from_proto(resp.tile), resp.counts.remaining)
 
-    def swap(self, hand_id: str, seat: int, buried: list[int]) -> list[int]:
+    def swap(self, hand_id: str, seat: int, buried: list[int], number: int) -> list[int]:
         self.counter.wall += 1
         resp = call(
             self.stub.SwapTiles,
@@ -130,7 +119,7 @@ class RemoteWall:
                 hand_id=hand_id,
                 seat=C.seat_to_proto(seat),
                 buried=C.tiles_to_proto(buried),
-                request_id=self._rid(hand_id),
+                request_id=f"{hand_id}/d{number}",
             ),
             self.timeout,
         )
@@ -139,7 +128,6 @@ class RemoteWall:
     def reveal(self, hand_id: str) -> WallReveal:
         self.counter.wall += 1
         resp = call(self.stub.Reveal, wall_pb2.RevealRequest(hand_id=hand_id), self.timeout)
-        self._draws.pop(hand_id, None)
         return WallReveal(resp.seed.hex(), resp.commitment.hex())
 
 

@@ -72,6 +72,17 @@ CLAIM = "claim"
 ROB_KONG = "rob_kong"
 SWAP = "tile_swap"
 
+# The engine's next step: what it does on its own, without waiting for a decision
+# (HandEngine.resume). It is recorded before every service call, once the state that call follows
+# is complete, so a call that fails is retried from that call on the state it left: no tile is
+# drawn, no meld made and no event emitted twice.
+STEP_NONE = 0  # a decision is pending, or the hand is over
+STEP_WINDOW = 1  # open the claim (or 抢杠) window on the last discard (or added kong)
+STEP_RESOLVE = 2  # resolve the claims of the window
+STEP_DRAW = 3  # draw for _step_seat (from the tail when _step_replacement)
+STEP_PROMPT = 4  # ask rules for _step_seat's own-turn options and prompt it
+STEP_WIN = 5  # settle the win(s) _step_wins (from _step_from) and end the hand
+
 
 @dataclass(frozen=True, slots=True)
 class SwapOptions:
@@ -298,6 +309,18 @@ class HandEngine:
         self.robbed_tile: int | None = None
         self.actions = 0
         self._number = config.hand_number
+        # Wall calls that hand out tiles (draws, replacement draws, swaps) applied so far: the
+        # next one is number wall_calls + 1, the same when it is retried (its request id).
+        self.wall_calls = 0
+        # 荒番 counter reset by a player leaving during the hand (RULES §10): the result's
+        # next_huangfan is then 0, whatever scoring's bookkeeping gives.
+        self.huangfan_reset = False
+        self._step = STEP_NONE  # see STEP_*; the step's arguments:
+        self._step_seat = 0
+        self._step_replacement = False
+        self._step_wins: list[tuple[int, WinOption]] = []
+        self._step_from: int | None = None
+        self._resume = self.resume  # bound once: deferred on every turn
 
     # --- facts -----------------------------------------------------------------------------
     @property
@@ -331,13 +354,29 @@ class HandEngine:
             self._claim_counts_at = key
         return self._claim_counts_tuple
 
-    def _then(self, step: Callable[[], None]) -> None:
-        """Run what follows an applied action (service calls: claim options, the next draw,
-        scoring) now, or later through ``defer`` so the action is acknowledged at once."""
+    def _then(self) -> None:
+        """Run the recorded next step (service calls: claim options, the next draw, scoring)
+        now, or later through ``defer`` so the action is acknowledged at once."""
         if self.defer is None:
-            step()
+            self.resume()
         else:
-            self.defer(step)
+            self.defer(self._resume)
+
+    def resume(self) -> None:
+        """Run the recorded next step (see ``STEP_*``): what follows an applied action, and the
+        retry of a step whose service call failed, which goes on from that call. Nothing when
+        a decision is pending or the hand is over."""
+        step = self._step
+        if step == STEP_WINDOW:
+            self._open_window()
+        elif step == STEP_DRAW:
+            self._draw(self._step_seat, replacement=self._step_replacement)
+        elif step == STEP_PROMPT:
+            self._prompt_own_turn(self._step_seat)
+        elif step == STEP_RESOLVE:
+            self._resolve_window()
+        elif step == STEP_WIN:
+            self._finish_win(self._step_wins, self._step_from)
 
     def emit(self, event: str, /, **data: Any) -> int:
         """Emit one fact of this hand: its data begins with the hand's id and number (the
@@ -389,7 +428,8 @@ class HandEngine:
                     if self.drawable <= 0:
                         self._finish_drawn_hand()
                         return
-                    d = self.wall.draw_replacement(self.hand_id, seat)
+                    d = self.wall.draw_replacement(self.hand_id, seat, self.wall_calls + 1)
+                    self.wall_calls += 1
                     self.remaining = d.remaining
                     replacements.append(d.tile)
                 self.seats[seat].flowers.extend(flowers)
@@ -473,7 +513,8 @@ class HandEngine:
             while flowers:  # flowers taken in the swap are exposed and replaced (补花)
                 replacements = []
                 for _ in flowers:
-                    d = self.wall.draw_replacement(self.hand_id, seat)
+                    d = self.wall.draw_replacement(self.hand_id, seat, self.wall_calls + 1)
+                    self.wall_calls += 1
                     self.remaining = d.remaining
                     replacements.append(d.tile)
                 s.flowers.extend(flowers)
@@ -491,15 +532,18 @@ class HandEngine:
                 )
                 flowers = [k for k in replacements if T.is_flower(k)]
         if not self.pending:
-            self._then(lambda: self._prompt_own_turn(self.dealer))
+            self._step, self._step_seat = STEP_PROMPT, self.dealer
+            self._then()
 
     # --- prompts ---------------------------------------------------------------------------
     def _prompt_own_turn(self, seat: int) -> None:
+        self._step, self._step_seat = STEP_PROMPT, seat
         opts = self.rules.own_turn_options(self.snapshot(), seat)
         p = Pending(
             seat, OWN_TURN, opts, self.now_ms() + self.config.discard_ms, self.drawn.get(seat)
         )
         self.pending = {seat: p}
+        self._step = STEP_NONE
         p.sequence = self._emit_prompt(p)
 
     def _emit_prompt(self, p: Pending) -> int:
@@ -522,7 +566,9 @@ class HandEngine:
             self._check_swap(p, action)
             taken = None
             if isinstance(action, TileSwap):  # the wall first: if it fails nothing changed
-                taken = self.wall.swap(self.hand_id, seat, list(action.tiles))
+                n = self.wall_calls + 1
+                taken = self.wall.swap(self.hand_id, seat, list(action.tiles), n)
+                self.wall_calls = n
             self.actions += 1
             self._apply_swap(seat, action, taken, auto)
             return
@@ -551,7 +597,8 @@ class HandEngine:
             del self.pending[seat]
             self.claims[seat] = action
             if not self.pending:
-                self._then(self._resolve_window)
+                self._step = STEP_RESOLVE
+                self._then()
 
     def _whose(self) -> str:
         if not self.pending:
@@ -641,14 +688,16 @@ class HandEngine:
             self.first_go_around = False
             self.drawn.pop(seat, None)
             self.emit("meld_declared", seat=seat, meld=_meld_json(s.melds[-1]))
-            self._then(lambda: self._draw(seat, replacement=True))
+            self._step, self._step_seat, self._step_replacement = STEP_DRAW, seat, True
+            self._then()
         elif isinstance(action, AddedKong):
             self._added_kong(seat, action.tile)
         elif isinstance(action, Win):
             opts = p.options
             assert isinstance(opts, OwnTurnOptions)
             win = _choose_win(opts.wins, action.eight_flowers)
-            self._then(lambda: self._finish_win([(seat, win)], None))
+            self._step, self._step_wins, self._step_from = STEP_WIN, [(seat, win)], None
+            self._then()
 
     def _discard(self, seat: int, tile: int, ready: bool, auto: bool) -> None:
         s = self.seats[seat]
@@ -674,7 +723,8 @@ class HandEngine:
         )
         if ready:
             self.emit("ready_declared", seat=seat)
-        self._then(lambda: self._open_window(CLAIM, seat, tile))
+        self._step = STEP_WINDOW
+        self._then()
 
     def _added_kong(self, seat: int, tile: int) -> None:
         s = self.seats[seat]
@@ -690,10 +740,15 @@ class HandEngine:
         self.turn = seat
         self.last = LastAction(LastActionKind.ADDED_KONG, seat, tile)
         self.emit("meld_declared", seat=seat, meld=_meld_json(s.melds[i]))
-        self._then(lambda: self._open_window(ROB_KONG, seat, tile))
+        self._step = STEP_WINDOW
+        self._then()
 
-    def _open_window(self, kind: str, seat: int, tile: int) -> None:
-        """One rules call for every other seat's options; prompt those that have any."""
+    def _open_window(self) -> None:
+        """The window on the last discard (or added kong: 抢杠 only): one rules call for every
+        other seat's options; prompt those that have any."""
+        last = self.last
+        seat, tile = last.seat, last.tile
+        kind = ROB_KONG if last.kind is LastActionKind.ADDED_KONG else CLAIM
         options = self.rules.claim_options(self.snapshot())
         if kind == ROB_KONG:
             active = {s: o for s, o in options.items() if o.win is not None and s != seat}
@@ -707,6 +762,7 @@ class HandEngine:
         self.window_options = active
         deadline = self.now_ms() + self.config.claim_ms
         self.pending = {s: Pending(s, kind, o, deadline, tile, seat) for s, o in active.items()}
+        self._step = STEP_NONE
         for s in sorted(self.pending, key=lambda x: (x - seat) % NUM_SEATS):
             p = self.pending[s]
             p.sequence = self._emit_prompt(p)
@@ -796,13 +852,16 @@ class HandEngine:
         if seat == self.dealer and not replacement:
             self.first_go_around = False  # the dealer's second turn begins
         while True:
+            self._step, self._step_seat, self._step_replacement = STEP_DRAW, seat, replacement
             if self.remaining <= self._reserved_tiles:  # nothing drawable
                 self._finish_drawn_hand()
                 return
+            n = self.wall_calls + 1
             if replacement:
-                d = self.wall.draw_replacement(self.hand_id, seat)
+                d = self.wall.draw_replacement(self.hand_id, seat, n)
             else:
-                d = self.wall.draw(self.hand_id, seat)
+                d = self.wall.draw(self.hand_id, seat, n)
+            self.wall_calls = n
             self.remaining = d.remaining
             if d.tile < T.FLOWER_BASE:  # not a flower (the wall holds valid kinds only)
                 break
@@ -860,6 +919,7 @@ class HandEngine:
     def _finish_win(self, wins: list[tuple[int, WinOption]], from_seat: int | None) -> None:
         """Settle a win. Service calls (scoring, the wall's reveal) come before any event, so a
         failed call can be retried without repeating facts."""
+        self._step, self._step_wins, self._step_from = STEP_WIN, wins, from_seat
         win_kind = wins[0][1].kind
         winners = []
         for seat, opt in wins:
@@ -936,11 +996,12 @@ class HandEngine:
             ],
             revealed=[self._reveal(s) for s in shown],
             next_dealer=st.next_dealer,
-            next_huangfan=st.next_huangfan,
+            next_huangfan=0 if self.huangfan_reset else st.next_huangfan,
             robbed_tile=_fmt_opt(self.robbed_tile),
         )
         self.emit("seed_revealed", seed=rv.seed, commitment=rv.commitment or self.commitment)
         self.finished = True
+        self._step = STEP_NONE
 
     def _reveal(self, seat: int) -> dict[str, Any]:
         s = self.seats[seat]

@@ -53,11 +53,14 @@ class WallPort(Protocol):
     def deal(self, hand_id: str) -> tuple[list[list[int]], int]:
         """The four starting hands (flowers included, in wall order) and tiles remaining."""
 
-    def draw(self, hand_id: str, seat: int) -> WallDraw: ...
+    # ``number``: the call's place among the hand's draws, replacement draws and swaps (1, 2,
+    # ...), counted by the engine from its own state. A call retried after a failure has the same
+    # number, so the wall answers it again (its request id) instead of handing out another tile.
+    def draw(self, hand_id: str, seat: int, number: int) -> WallDraw: ...
 
-    def draw_replacement(self, hand_id: str, seat: int) -> WallDraw: ...
+    def draw_replacement(self, hand_id: str, seat: int, number: int) -> WallDraw: ...
 
-    def swap(self, hand_id: str, seat: int, buried: list[int]) -> list[int]:
+    def swap(self, hand_id: str, seat: int, buried: list[int], number: int) -> list[int]:
         """换牌: bury these tiles in the live wall; the tiles taken in exchange."""
 
     def reveal(self, hand_id: str) -> WallReveal: ...

@@ -124,13 +124,13 @@ class _ReplayWall:
         self.remaining -= 1
         return WallDraw(q.popleft(), self.remaining)
 
-    def draw(self, hand_id, seat) -> WallDraw:
+    def draw(self, hand_id, seat, number=0) -> WallDraw:
         return self._take(self.live)
 
-    def draw_replacement(self, hand_id, seat) -> WallDraw:
+    def draw_replacement(self, hand_id, seat, number=0) -> WallDraw:
         return self._take(self.tail)
 
-    def swap(self, hand_id, seat, buried) -> list[int]:
+    def swap(self, hand_id, seat, buried, number=0) -> list[int]:
         if not self.swaps:
             raise DomainError("the record has no tile swap here")
         return self.swaps.popleft()
@@ -248,6 +248,10 @@ def verify_hand(records: list[dict[str, Any]], *, rules=None, scoring=None) -> V
         scoring=scoring or InProcessScoring(),
         emit=lambda kind, data: produced.append((kind, data)) or len(produced),
         now_ms=lambda: 0,
+    )
+    # A player who left during the hand reset the 荒番 counter: the result says so.
+    engine.huangfan_reset = any(
+        r.get("kind") == "seat_changed" and r.get("data", {}).get("left") for r in records[1:]
     )
     try:
         engine.start()

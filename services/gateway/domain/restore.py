@@ -5,11 +5,12 @@ The log holds every fact and every applied action, so a table is rebuilt by read
 * the session (seats, who joined, left or is on 托管, chips — and so 逛花园 stacks —, hands
   and rounds played, dealer, 荒番) from the table-level events and each hand's result;
 * a hand in progress by playing it again with the same engine: the wall hands out the recorded
-  tiles, then (``ResumingWall``) goes on with the live wall service for new draws, with request
-  ids numbered on from the recorded ones so a draw the dead owner made but never logged is
-  returned again, not lost; rules and scoring are the live ports; every recorded action is
-  applied in order; events already in the log are not written again (their recorded sequence
-  numbers are reused), anything beyond the log (a step the dead owner never finished) is;
+  tiles, then (``ResumingWall``) goes on with the live wall service for new draws, numbered on
+  from the recorded ones by the engine (their request ids) so a draw the dead owner made but
+  never logged is returned again, not lost; rules and scoring are the live ports; every
+  recorded action is applied in order; events already in the log are not written again (their
+  recorded sequence numbers are reused), anything beyond the log (a step the dead owner never
+  finished) is;
 * a table still waiting for open seats keeps the deadline its ``table_started`` announced
   (absolute, so the wait is not extended by the takeover; already passed: it ends at once).
 """
@@ -56,11 +57,7 @@ class ResumingWall:
                 self.tail.extend(T.parse(e["tiles"]))
             elif e["kind"] == "swap":
                 self.swaps.append(T.parse(e["tiles"]))
-        self.calls_recorded = len(self.live) + len(self.tail) + len(self.swaps)
         self.remaining = dealt["tiles_left"]
-        resume = getattr(live_wall, "resume", None)
-        if resume is not None:  # number request ids on from the recorded calls
-            resume(started["hand_id"], self.calls_recorded)
 
     def new_hand(self, ruleset_name, overrides, dealer, request_id) -> WallHand:
         s = self.started
@@ -69,22 +66,22 @@ class ResumingWall:
     def deal(self, hand_id):
         return [T.parse(h) for h in self.dealt["hands"]], self.remaining
 
-    def draw(self, hand_id, seat) -> WallDraw:
+    def draw(self, hand_id, seat, number) -> WallDraw:
         if self.live:
             self.remaining -= 1
             return WallDraw(self.live.popleft(), self.remaining)
-        return self.live_wall.draw(hand_id, seat)
+        return self.live_wall.draw(hand_id, seat, number)
 
-    def draw_replacement(self, hand_id, seat) -> WallDraw:
+    def draw_replacement(self, hand_id, seat, number) -> WallDraw:
         if self.tail:
             self.remaining -= 1
             return WallDraw(self.tail.popleft(), self.remaining)
-        return self.live_wall.draw_replacement(hand_id, seat)
+        return self.live_wall.draw_replacement(hand_id, seat, number)
 
-    def swap(self, hand_id, seat, buried) -> list[int]:
+    def swap(self, hand_id, seat, buried, number) -> list[int]:
         if self.swaps:
             return self.swaps.popleft()
-        return self.live_wall.swap(hand_id, seat, buried)
+        return self.live_wall.swap(hand_id, seat, buried, number)
 
     def reveal(self, hand_id) -> WallReveal:
         return self.live_wall.reveal(hand_id)
@@ -100,6 +97,7 @@ def restore_session(
     emit: Callable[[str, dict[str, Any]], int],
     report: Callable[[str, dict[str, Any]], None],
     policy,
+    on_step_failed: Callable[[int, Exception], None] | None = None,
 ) -> TableSession:
     """The session of a logged table, ready to go on (timers scheduled, next step queued)."""
     started = next(d for _, _, k, d in log if k == "table_started")
@@ -130,7 +128,14 @@ def restore_session(
         between_hands_ms=timers.get("between_hands_ms") or 0,
     )
     session = TableSession(
-        config, seats, ports=ports, scheduler=scheduler, emit=emit, report=report, policy=policy
+        config,
+        seats,
+        ports=ports,
+        scheduler=scheduler,
+        emit=emit,
+        report=report,
+        policy=policy,
+        on_step_failed=on_step_failed,
     )
     hand_open = False
     left_in_hand = False
@@ -227,6 +232,7 @@ def _resume_hand(session: TableSession, entries: list[LogEntry], left_in_hand: b
         now_ms=session.scheduler.now_ms,
     )
     session.hand = hand
+    hand.huangfan_reset = left_in_hand
     hand.start()
     for r in engine_events:
         if r["kind"] == "action":

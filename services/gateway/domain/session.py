@@ -60,8 +60,11 @@ NUM_SEATS = 4
 # bots, 托管 and stand-ins for players who left use one.
 Policy = Callable[[Pending, HandEngine], Action]
 
+# An engine step whose service call fails is retried after RETRY_BACKOFF_MS × attempt, and once
+# RETRY_ATTEMPTS have failed (the table is stalled) every RETRY_STALLED_MS until it goes through.
 RETRY_ATTEMPTS = 5
 RETRY_BACKOFF_MS = 500
+RETRY_STALLED_MS = 5_000
 
 WAITING, PLAYING, BETWEEN_HANDS, FINISHED = "waiting", "playing", "between_hands", "finished"
 
@@ -138,6 +141,7 @@ class TableSession:
         report: Callable[[str, dict[str, Any]], None],
         policy: Policy,
         rng: random.Random | None = None,
+        on_step_failed: Callable[[int, Exception], None] | None = None,
     ) -> None:
         if len(seats) != NUM_SEATS:
             raise InvalidArgument(f"a table has 4 seats, not {len(seats)}", field="seats")
@@ -149,6 +153,8 @@ class TableSession:
         self.report = report
         self.policy = policy
         self.rng = rng or random.Random()
+        # Told of every failed engine step (the attempt, the error): the server logs and counts.
+        self.on_step_failed = on_step_failed
         timers = config.ruleset.timers
         self.discard_ms = (
             config.discard_ms if config.discard_ms is not None else timers.discard_seconds * 1000
@@ -369,23 +375,26 @@ class TableSession:
         else:
             self.scheduler.call_later(self.config.between_hands_ms, self._next_hand)
 
-    def _defer(self, step: Callable[[], None], attempt: int = 1) -> None:
+    def _defer(self, step: Callable[[], None]) -> None:
         """Run an engine step after the current call returns (an action is acknowledged as
-        soon as it is applied and logged; claim options, draws and scoring follow). A step
-        that fails (a service unavailable) changed nothing and is retried with backoff."""
+        soon as it is applied and logged; claim options, draws and scoring follow). The step is
+        the engine's ``resume``, which goes on from the last point it recorded, so a step that
+        fails (a service unavailable) is retried from the call that failed: after
+        RETRY_BACKOFF_MS × attempt, then every RETRY_STALLED_MS once RETRY_ATTEMPTS have
+        failed, for as long as it fails (a table never gives up on its hand silently: each
+        failure goes to ``on_step_failed``)."""
         hand = self.hand
 
-        def run() -> None:
+        def run(attempt: int = 1) -> None:
             if self.hand is not hand or self.phase != PLAYING:
                 return
             try:
                 step()
-            except Exception:
-                if attempt >= RETRY_ATTEMPTS:
-                    raise
-                self.scheduler.call_later(
-                    RETRY_BACKOFF_MS * attempt, lambda: self._defer(step, attempt + 1)
-                )
+            except Exception as exc:
+                if self.on_step_failed is not None:
+                    self.on_step_failed(attempt, exc)
+                delay = RETRY_BACKOFF_MS * attempt if attempt < RETRY_ATTEMPTS else RETRY_STALLED_MS
+                self.scheduler.call_later(delay, lambda: run(attempt + 1))
                 return
             self._after_engine()
 
@@ -537,21 +546,28 @@ class TableSession:
             raise FailedPrecondition(f"seat {seat} is a bot seat", reason="BOT_SEAT")
         if s.left:
             raise FailedPrecondition(f"seat {seat} already left", reason="SEAT_LEFT")
-        s.left = True
-        self.huangfan = 0
         penalty = 0
         hand = self.hand
-        if self.phase == PLAYING and hand is not None and not hand.finished:
-            self.left_during_hand = True
-            st = self.ports.scoring.settle_escape(
+        in_hand = self.phase == PLAYING and hand is not None and not hand.finished
+        # Scoring first: if it fails the Leave fails with nothing changed, and can be retried.
+        st = (
+            self.ports.scoring.settle_escape(
                 self.config.ruleset_name,
                 self.config.overrides,
                 self.config.stake,
                 seat,
                 self.dealer,
-                self.huangfan,
+                0,  # the leave resets the 荒番 counter
                 garden_stacks=self.garden_stacks(),
             )
+            if in_hand
+            else None
+        )
+        s.left = True
+        self.huangfan = 0
+        if st is not None and hand is not None:
+            self.left_during_hand = True
+            hand.huangfan_reset = True  # the hand's result tells the reset counter
             for i, p in enumerate(st.payments):
                 self.seats[i].chips += p
             penalty = -st.payments[seat]

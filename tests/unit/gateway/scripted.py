@@ -40,10 +40,10 @@ class ScriptedWall:
         tile = q.popleft()
         return WallDraw(tile, self.remaining)
 
-    def draw(self, hand_id, seat) -> WallDraw:
+    def draw(self, hand_id, seat, number=0) -> WallDraw:
         return self._take(self.live)
 
-    def draw_replacement(self, hand_id, seat) -> WallDraw:
+    def draw_replacement(self, hand_id, seat, number=0) -> WallDraw:
         return self._take(self.tail)
 
     def reveal(self, hand_id) -> WallReveal:

@@ -1,0 +1,348 @@
+"""Engine steps survive a failed service call: the step is retried from the call that failed,
+on the state it left, for as long as it fails. A hand whose wall draw, replacement draw, rules
+call (own-turn options, claim options, claim resolution), scoring settlement or wall reveal
+fails once or many times — a request lost, or for the wall an answer lost after it handed out
+the tile — plays out exactly as the same hand without failures: the same events (none twice,
+no tile skipped), 144 tiles accounted for, and its replay verifies. In-process ports with
+injected failures; the wall is the wall domain with request ids, as the wall service is."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
+from services.gateway.domain.clock import ManualScheduler
+from services.gateway.domain.hand import HandEngine, Pending
+from services.gateway.domain.ports import WallDraw, WallHand
+from services.gateway.domain.replay import export_hand, table_header, verify_hand
+from services.gateway.domain.session import (
+    FINISHED,
+    RETRY_ATTEMPTS,
+    RETRY_STALLED_MS,
+    Ports,
+    Seat,
+    SessionConfig,
+    TableSession,
+)
+from services.wall.record import HandWall
+from shared import tiles as T
+from shared.errors import Unavailable
+from shared.ruleset import resolve_ruleset
+from shared.table import (
+    Action,
+    ClaimOptions,
+    ConcealedKong,
+    ExposedKong,
+    OwnTurnOptions,
+    Pass,
+    Pong,
+    Win,
+)
+
+
+class Faults:
+    """Which call fails: the ``at``-th call of ``target`` once play has begun, ``times`` times
+    in a row; ``lost``: the call is made, then its answer is lost."""
+
+    def __init__(self, target: str = "", at: int = 0, times: int = 0, lost: bool = False):
+        self.target, self.at, self.times, self.lost = target, at, times, lost
+        self.armed = False
+        self.calls = 0  # calls of target while armed (retries included)
+        self.failed = 0
+
+    def call(self, name: str, fn, *args):
+        if not self.armed or name != self.target:
+            return fn(*args)
+        self.calls += 1
+        if self.calls >= self.at and self.failed < self.times:
+            self.failed += 1
+            if self.lost:
+                fn(*args)
+            raise Unavailable(f"{name} down")
+        return fn(*args)
+
+
+class Wall(InProcessWall):
+    """The wall domain, a fixed seed per hand, request ids as the wall service makes them."""
+
+    def __init__(self, faults: Faults, seed: int) -> None:
+        super().__init__()
+        self.faults, self.seed = faults, seed
+
+    def new_hand(self, ruleset_name, overrides, dealer, request_id) -> WallHand:
+        ruleset = resolve_ruleset(ruleset_name, overrides)
+        seed = hashlib.sha256(f"{self.seed}/{request_id}".encode()).digest()
+        hand = HandWall.create(
+            "h_" + seed.hex()[:16], seed, dealer, reserved=ruleset.table.reserved_tiles
+        )
+        self.hands[hand.hand_id] = hand
+        return WallHand(hand.hand_id, tuple(hand.dice), hand.commitment.hex(), 144)
+
+    def _draw(self, hand_id, seat, number, replacement):
+        hand = self.hands[hand_id]
+        rid = f"{hand_id}/d{number}"
+        ev = hand.draw_replacement(seat, rid) if replacement else hand.draw(seat, rid)
+        return WallDraw(ev.tiles[0], hand.wall.remaining)
+
+    def draw(self, hand_id, seat, number=0):
+        return self.faults.call("draw", self._draw, hand_id, seat, number, False)
+
+    def draw_replacement(self, hand_id, seat, number=0):
+        return self.faults.call("draw_replacement", self._draw, hand_id, seat, number, True)
+
+    def reveal(self, hand_id):
+        return self.faults.call("reveal", super().reveal, hand_id)
+
+
+class Rules(InProcessRules):
+    def __init__(self, faults: Faults) -> None:
+        super().__init__()
+        self.faults = faults
+
+    def own_turn_options(self, snapshot, seat):
+        return self.faults.call("own_turn_options", super().own_turn_options, snapshot, seat)
+
+    def claim_options(self, snapshot):
+        return self.faults.call("claim_options", super().claim_options, snapshot)
+
+    def resolve_claims(self, snapshot, claims):
+        return self.faults.call("resolve_claims", super().resolve_claims, snapshot, claims)
+
+
+class Scoring(InProcessScoring):
+    def __init__(self, faults: Faults) -> None:
+        super().__init__()
+        self.faults = faults
+
+    def settle_win(self, facts):
+        return self.faults.call("settle", super().settle_win, facts)
+
+    def settle_draw(self, facts):
+        return self.faults.call("settle", super().settle_draw, facts)
+
+
+def greedy(p: Pending, hand: HandEngine) -> Action:
+    """Wins, kongs and pongs whenever it may (claims, replacement draws and resolutions)."""
+    opts = p.options
+    if isinstance(opts, OwnTurnOptions):
+        if opts.wins:
+            return Win()
+        if opts.concealed_kongs:
+            return ConcealedKong(opts.concealed_kongs[0])
+        return hand.default_action(p.seat)
+    assert isinstance(opts, ClaimOptions)
+    if opts.win is not None:
+        return Win()
+    if opts.exposed_kong:
+        return ExposedKong()
+    if opts.pong:
+        return Pong()
+    return Pass()
+
+
+def table(seed: int, faults: Faults, *, humans: int = 0):
+    """A table of bots (and ``humans`` players who never act: their timers run out) playing
+    one hand with the failures of ``faults``, started: the session, its scheduler, its events
+    and the attempt of each failure seen."""
+    events: list[tuple[str, dict]] = []
+    failures: list[int] = []
+    sched = ManualScheduler()
+
+    def emit(kind, data):
+        events.append((kind, data))
+        if kind == "tile_discarded":
+            faults.armed = True
+        return len(events)
+
+    session = TableSession(
+        SessionConfig(
+            "t-resume",
+            resolve_ruleset("shanghai-qiaoma", {}),
+            "shanghai-qiaoma",
+            {},
+            1,
+            max_hands=1,
+            first_dealer=seed % 4,
+            discard_ms=1_000,
+            claim_ms=500,
+        ),
+        [Seat(player_id=f"p{i}") if i < humans else Seat(bot=True) for i in range(4)],
+        ports=Ports(Wall(faults, seed), Rules(faults), Scoring(faults)),
+        scheduler=sched,
+        emit=emit,
+        report=lambda kind, data: None,
+        policy=greedy,
+        on_step_failed=lambda attempt, exc: failures.append(attempt),
+    )
+    session.start()
+    return session, sched, events, failures
+
+
+def play(seed: int, faults: Faults, *, humans: int = 0):
+    """The hand of :func:`table` played out: the session, its events and failures seen."""
+    session, sched, events, failures = table(seed, faults, humans=humans)
+    sched.drain()
+    return session, events, failures
+
+
+def comparable(events):
+    def strip(d):
+        return {k: v for k, v in d.items() if k != "deadline_ms"}
+
+    return [(k, strip(d)) for k, d in events]
+
+
+TARGETS = [
+    "draw",
+    "draw_replacement",
+    "own_turn_options",
+    "claim_options",
+    "resolve_claims",
+    "settle",
+    "reveal",
+]
+
+
+def scenario(target: str) -> tuple[int, int]:
+    """A seed whose hand makes ``target`` calls in play, and a call in the middle of them."""
+    for seed in range(40):
+        count = Faults(target)
+        play(seed, count)
+        if count.calls:
+            return seed, max(1, count.calls // 2)
+    raise AssertionError(f"no hand of the first 40 seeds calls {target} in play")
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("times", [1, RETRY_ATTEMPTS + 2])
+def test_a_failed_call_is_retried_from_that_call(target, times):
+    seed, at = scenario(target)
+    _, expected, _ = play(seed, Faults())
+    faults = Faults(target, at, times)
+    session, events, failures = play(seed, faults)
+    assert faults.failed == times
+    assert failures == list(range(1, times + 1))
+    assert session.phase == FINISHED
+    hand = session.hand
+    assert hand is not None and hand.finished
+    assert hand.tiles_accounted() == T.WALL_SIZE
+    assert comparable(events) == comparable(expected)  # nothing twice, nothing skipped
+    log = [(i + 1, 0, k, d) for i, (k, d) in enumerate(events)]
+    verdict = verify_hand(export_hand(table_header("t-resume", log), log, hand.hand_id))
+    assert verdict.ok, verdict.problems
+
+
+@pytest.mark.parametrize("target", ["draw", "draw_replacement"])
+def test_a_draw_whose_answer_was_lost_gets_the_same_tile_again(target):
+    """The wall handed the tile out and the answer was lost: the retry has the same number
+    (request id), so the wall answers it again; no tile of the wall is skipped."""
+    seed, at = scenario(target)
+    _, expected, _ = play(seed, Faults())
+    faults = Faults(target, at, 2, lost=True)
+    session, events, _ = play(seed, faults)
+    assert faults.failed == 2
+    assert comparable(events) == comparable(expected)
+    hand = session.hand
+    assert hand is not None and hand.tiles_accounted() == T.WALL_SIZE
+
+
+def test_failures_with_a_player_waiting_on_timers():
+    """A human seat's own-turn options fail: the prompt comes once the call goes through, its
+    timer then plays the seat, and the hand ends as it would have."""
+    seed, at = scenario("own_turn_options")
+    _, expected, _ = play(seed, Faults(), humans=1)
+    faults = Faults("own_turn_options", at, 3)
+    session, events, _ = play(seed, faults, humans=1)
+    assert faults.failed == 3
+    assert session.phase == FINISHED
+    assert comparable(events) == comparable(expected)
+
+
+def test_a_stalled_table_keeps_retrying_every_stalled_interval():
+    """After RETRY_ATTEMPTS failures the step is retried every RETRY_STALLED_MS, not dropped;
+    it goes on as soon as the service answers."""
+    seed, at = scenario("claim_options")
+    faults = Faults("claim_options", at, 10**9)
+    session, sched, _, failures = table(seed, faults)
+    sched.run_due()
+    for _ in range(RETRY_ATTEMPTS + 3):
+        sched.advance(RETRY_STALLED_MS)
+    n = len(failures)
+    assert n >= RETRY_ATTEMPTS + 3
+    sched.advance(RETRY_STALLED_MS)
+    assert len(failures) == n + 1  # one more attempt per stalled interval
+    faults.times = 0  # the service is back
+    sched.drain()
+    assert session.phase == FINISHED
+    assert session.hand is not None and session.hand.tiles_accounted() == T.WALL_SIZE
+
+
+class EscapeScoring(InProcessScoring):
+    down = False
+
+    def settle_escape(self, *args, **kwargs):
+        if self.down:
+            raise Unavailable("scoring down")
+        return super().settle_escape(*args, **kwargs)
+
+
+def two_humans(scoring: InProcessScoring, huangfan: int = 0):
+    events: list[tuple[str, dict]] = []
+    sched = ManualScheduler()
+    session = TableSession(
+        SessionConfig(
+            "t-leave",
+            resolve_ruleset("shanghai-qiaoma", {}),
+            "shanghai-qiaoma",
+            {},
+            1,
+            max_hands=2,
+            first_dealer=0,
+            discard_ms=1_000,
+            claim_ms=500,
+        ),
+        [Seat(player_id="p0"), Seat(player_id="p1"), Seat(bot=True), Seat(bot=True)],
+        ports=Ports(Wall(Faults(), 3), InProcessRules(), scoring),
+        scheduler=sched,
+        emit=lambda k, d: events.append((k, d)) or len(events),
+        report=lambda kind, data: None,
+        policy=greedy,
+    )
+    session.huangfan = huangfan
+    session.start()
+    sched.run_due()
+    return session, sched, events
+
+
+def test_a_leave_whose_escape_settlement_fails_changes_nothing_and_can_be_retried():
+    scoring = EscapeScoring()
+    session, _, events = two_humans(scoring)
+    before = (len(events), [s.chips for s in session.seats], session.huangfan)
+    scoring.down = True
+    with pytest.raises(Unavailable):
+        session.leave(0)
+    assert not session.seats[0].left
+    assert (len(events), [s.chips for s in session.seats], session.huangfan) == before
+    scoring.down = False
+    penalty = session.leave(0)  # the retry is the leave, not SEAT_LEFT
+    assert penalty > 0 and session.seats[0].left
+    kinds = [k for k, _ in events[before[0] :]]
+    assert kinds[:2] == ["hand_result", "seat_changed"]
+
+
+def test_the_result_of_a_hand_a_player_left_tells_the_reset_huangfan():
+    """The 荒番 counter is reset by the leave: the hand's result says next_huangfan 0 (what the
+    next hand starts with), and the hand's replay, which sees the leave, verifies."""
+    session, sched, events = two_humans(InProcessScoring(), huangfan=2)
+    session.leave(0)
+    sched.drain()
+    results = [d for k, d in events if k == "hand_result" and d["outcome"] != "escape"]
+    starts = [d for k, d in events if k == "hand_started"]
+    assert results[0]["next_huangfan"] == 0
+    assert starts[0]["huangfan"] == 2 and starts[1]["huangfan"] == 0
+    log = [(i + 1, 0, k, d) for i, (k, d) in enumerate(events)]
+    first = starts[0]["hand_id"]
+    verdict = verify_hand(export_hand(table_header("t-leave", log), log, first))
+    assert verdict.ok, verdict.problems
