@@ -11,10 +11,6 @@ import pytest
 from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
 
-from tests.service.gateway import test_gateway_servicer as base
-
-gateway = base.gateway  # the module's servers (wall, rules, scoring, gateway)
-
 
 def bot_table(stub, options, **kw):
     return stub.CreateTable(

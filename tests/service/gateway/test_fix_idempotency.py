@@ -12,10 +12,7 @@ from mahjong.gateway.v1 import gateway_pb2 as pb
 
 from services.gateway.tables import parse_request_record, refusal_record, replay_result
 from shared.errors import Aborted, FailedPrecondition
-from tests.service.gateway import test_gateway_servicer as base
 from tests.service.gateway.test_gateway_servicer import act, discard, new_table, state, wait_prompt
-
-gateway = base.gateway  # the module's servers (wall, rules, scoring, gateway)
 
 
 def refusal(fn) -> tuple[grpc.StatusCode, str]:

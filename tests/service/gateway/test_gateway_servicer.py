@@ -3,7 +3,6 @@ every error code, idempotency by request id, stale sequence numbers, resume and 
 
 from __future__ import annotations
 
-import contextlib
 import time
 import uuid
 
@@ -11,35 +10,6 @@ import grpc
 import pytest
 from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
-from mahjong.gateway.v1 import gateway_pb2_grpc
-
-from services.gateway.server import SPEC as GATEWAY
-from services.rules.server import SPEC as RULES
-from services.scoring.server import SPEC as SCORING
-from services.wall.server import SPEC as WALL
-from tests.support.grpc_server import serving
-
-
-@pytest.fixture(scope="module")
-def gateway():
-    with contextlib.ExitStack() as stack:
-        addrs = {}
-        for name, spec in (("wall", WALL), ("rules", RULES), ("scoring", SCORING)):
-            server, _ = stack.enter_context(serving(spec))
-            addrs[f"{name}_addr"] = server.address
-        _, channel = stack.enter_context(
-            serving(
-                GATEWAY,
-                extra={
-                    **addrs,
-                    "seat_secret": "test-secret",
-                    "discard_ms": 60_000,
-                    "claim_ms": 60_000,
-                    "auto_play_delay_ms": 0,
-                },
-            )
-        )
-        yield gateway_pb2_grpc.GatewayServiceStub(channel)
 
 
 def new_table(stub, humans=1, request_id=None, max_hands=1, players=None):

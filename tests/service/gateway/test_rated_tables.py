@@ -12,15 +12,10 @@ import uuid
 import pytest
 from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
-from mahjong.gateway.v1 import gateway_pb2_grpc
 
-from services.gateway.server import SPEC as GATEWAY
 from services.gateway.tables import OUTBOX, read_table_log
-from services.rules.server import SPEC as RULES
-from services.scoring.server import SPEC as SCORING
-from services.wall.server import SPEC as WALL
 from shared.server import internal_metadata
-from tests.support.grpc_server import serving
+from tests.support.stacks import inprocess_gateway
 
 TOKEN = "deployment-token"
 
@@ -28,19 +23,8 @@ TOKEN = "deployment-token"
 @contextlib.contextmanager
 def _gateway(internal_token: str):
     """A gateway reporting to an address nobody answers: reports stay in its outbox to be read."""
-    with contextlib.ExitStack() as stack:
-        addrs = {}
-        for name, spec in (("wall", WALL), ("rules", RULES), ("scoring", SCORING)):
-            server, _ = stack.enter_context(serving(spec))
-            addrs[f"{name}_addr"] = server.address
-        server, channel = stack.enter_context(
-            serving(
-                GATEWAY,
-                internal_token=internal_token,
-                extra={**addrs, "seat_secret": "s", "matchmaking_addr": "127.0.0.1:1"},
-            )
-        )
-        yield gateway_pb2_grpc.GatewayServiceStub(channel), server.resource.manager.store
+    with inprocess_gateway(internal_token, seat_secret="s", matchmaking_addr="127.0.0.1:1") as gw:
+        yield gw.stub, gw.store
 
 
 @pytest.fixture(scope="module")
