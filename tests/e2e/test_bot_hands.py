@@ -21,6 +21,7 @@ from mahjong.matchmaking.v1 import matchmaking_pb2 as mm_pb
 from services.gateway.domain.replay import export_hand, table_header, verify_hand
 from services.gateway.tables import read_table_log
 from shared.store import open_store
+from tests.support.tables import request_table
 
 pytestmark = pytest.mark.integration
 
@@ -40,17 +41,7 @@ def register(mm, n: int) -> list[tuple[str, str]]:
 def create(stub, max_hands: int, tag: str = "e2e", players: list[str] | None = None):
     players = players or [f"p{uuid.uuid4().hex[:8]}" for _ in range(4)]
     seats = [pb.SeatAssignment(player_id=p, display_name=f"P{i}") for i, p in enumerate(players)]
-    return stub.CreateTable(
-        pb.CreateTableRequest(
-            request_id=uuid.uuid4().hex,
-            ruleset=common_pb2.RulesetRef(name="shanghai-qiaoma"),
-            stake=1,
-            seats=seats,
-            max_hands=max_hands,
-            tag=tag,
-        ),
-        timeout=5,
-    )
+    return request_table(stub, seats, max_hands=max_hands, tag=tag)
 
 
 def collect(stub, table_id: str, token: str, out: list, timeout: float = 110):

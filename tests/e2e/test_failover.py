@@ -6,7 +6,6 @@ table to its end; every hand of the log (written by both replicas) verifies."""
 from __future__ import annotations
 
 import time
-import uuid
 
 import grpc
 import pytest
@@ -18,6 +17,7 @@ from services.gateway.domain.replay import export_hand, table_header, verify_han
 from shared.supervisor import ServiceProcess, free_port
 from tests.e2e.players import answer
 from tests.e2e.test_bot_hands import read_log
+from tests.support.tables import request_table
 
 pytestmark = pytest.mark.integration
 
@@ -60,16 +60,11 @@ def test_another_replica_takes_the_table_over_and_the_player_plays_on(stack):
     try:
         ch = grpc.insecure_channel(a.address)
         stub = gateway_pb2_grpc.GatewayServiceStub(ch)
-        t = stub.CreateTable(
-            pb.CreateTableRequest(
-                request_id=uuid.uuid4().hex,
-                ruleset=common_pb2.RulesetRef(name="shanghai-qiaoma"),
-                stake=1,
-                seats=[pb.SeatAssignment(player_id="fo-0"), *[pb.SeatAssignment(bot=True)] * 3],
-                max_hands=2,
-                first_dealer=common_pb2.SEAT_1,
-            ),
-            timeout=5,
+        t = request_table(
+            stub,
+            [pb.SeatAssignment(player_id="fo-0"), *[pb.SeatAssignment(bot=True)] * 3],
+            max_hands=2,
+            first_dealer=common_pb2.SEAT_1,
         )
         token = t.seat_tokens[0]
         seen = []

@@ -16,24 +16,14 @@ from mahjong.gateway.v1 import gateway_pb2 as pb
 from services.gateway.domain.replay import export_hand, table_header, verify_hand
 from tests.e2e.players import answer, legal_answer
 from tests.e2e.test_bot_hands import read_log
+from tests.support.tables import mixed_seats, request_table
 
 pytestmark = pytest.mark.integration
 
 
 def create(stub, humans: int, max_hands: int = 1):
-    return stub.CreateTable(
-        pb.CreateTableRequest(
-            request_id=uuid.uuid4().hex,
-            ruleset=common_pb2.RulesetRef(name="shanghai-qiaoma"),
-            stake=1,
-            seats=[
-                pb.SeatAssignment(player_id=f"h{i}-{uuid.uuid4().hex[:6]}", bot=i >= humans)
-                for i in range(4)
-            ],
-            max_hands=max_hands,
-            first_dealer=common_pb2.SEAT_0,
-        ),
-        timeout=5,
+    return request_table(
+        stub, mixed_seats(humans, "h"), max_hands=max_hands, first_dealer=common_pb2.SEAT_0
     )
 
 

@@ -4,26 +4,16 @@ limit its rounds with CreateTableRequest.max_rounds."""
 
 from __future__ import annotations
 
-import uuid
-
 import grpc
 import pytest
 from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
 
+from tests.support.tables import bot_seats, request_table
+
 
 def bot_table(stub, options, **kw):
-    return stub.CreateTable(
-        pb.CreateTableRequest(
-            request_id=uuid.uuid4().hex,
-            ruleset=common_pb2.RulesetRef(name="shanghai-qiaoma", options=options),
-            stake=1,
-            seats=[pb.SeatAssignment(player_id=f"b{i}", bot=True) for i in range(4)],
-            first_dealer=common_pb2.SEAT_0,
-            **kw,
-        ),
-        timeout=5,
-    )
+    return request_table(stub, bot_seats(), options=options, first_dealer=common_pb2.SEAT_0, **kw)
 
 
 def all_events(stub, table_id):

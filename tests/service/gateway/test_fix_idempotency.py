@@ -12,7 +12,8 @@ from mahjong.gateway.v1 import gateway_pb2 as pb
 
 from services.gateway.tables import parse_request_record, refusal_record, replay_result
 from shared.errors import Aborted, FailedPrecondition
-from tests.service.gateway.test_gateway_servicer import act, discard, new_table, state, wait_prompt
+from tests.service.gateway.test_gateway_servicer import new_table
+from tests.support.tables import act, discard, state, wait_prompt
 
 
 def refusal(fn) -> tuple[grpc.StatusCode, str]:

@@ -11,54 +11,17 @@ import pytest
 from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
 
+from tests.support.tables import act, discard, mixed_seats, request_table, state, wait_prompt
+
 
 def new_table(stub, humans=1, request_id=None, max_hands=1, players=None):
-    players = players or uuid.uuid4().hex[:6]  # the same players: the same request
-    seats = [pb.SeatAssignment(player_id=f"p{i}-{players}", bot=i >= humans) for i in range(4)]
-    return stub.CreateTable(
-        pb.CreateTableRequest(
-            request_id=request_id or uuid.uuid4().hex,
-            ruleset=common_pb2.RulesetRef(name="shanghai-qiaoma"),
-            stake=2,
-            seats=seats,
-            max_hands=max_hands,
-            first_dealer=common_pb2.SEAT_0,
-        ),
-        timeout=5,
-    )
-
-
-def state(stub, t, seat=0):
-    return stub.GetTableState(
-        pb.GetTableStateRequest(table_id=t.table_id, seat_token=t.seat_tokens[seat]), timeout=5
-    ).table
-
-
-def wait_prompt(stub, t, seat=0, timeout=10.0):
-    """The seat's next own turn; claims offered to it on the way are passed."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        view = state(stub, t, seat)
-        if view.HasField("prompt") and view.prompt.kind == pb.PROMPT_KIND_OWN_TURN:
-            return view
-        if view.HasField("prompt") and view.prompt.kind == pb.PROMPT_KIND_CLAIM:
-            act(stub, t, pb.Action(**{"pass": pb.Pass()}), last=view.last_sequence)
-        time.sleep(0.01)
-    raise AssertionError("no own-turn prompt")
-
-
-def act(stub, t, action, *, last=None, rid=None, seat_token=None, seat=0, table_id=None):
-    view = state(stub, t)
-    return stub.Act(
-        pb.ActRequest(
-            table_id=table_id or t.table_id,
-            seat_token=seat_token if seat_token is not None else t.seat_tokens[0],
-            request_id=uuid.uuid4().hex if rid is None else rid,
-            last_sequence=view.last_sequence if last is None else last,
-            action=action,
-            seat=seat,
-        ),
-        timeout=5,
+    return request_table(
+        stub,
+        mixed_seats(humans, "p", players),  # the same players: the same request
+        stake=2,
+        request_id=request_id,
+        max_hands=max_hands,
+        first_dealer=common_pb2.SEAT_0,
     )
 
 
@@ -66,10 +29,6 @@ def code_of(fn) -> grpc.StatusCode:
     with pytest.raises(grpc.RpcError) as err:
         fn()
     return err.value.code()
-
-
-def discard(tile):
-    return pb.Action(discard=pb.Discard(tile=tile))
 
 
 def test_error_codes_change_nothing(gateway):
@@ -227,21 +186,12 @@ def test_leave_pays_the_escape_penalty_and_a_bot_finishes(gateway):
 
 def test_tile_swap_over_the_api(gateway):
     stub = gateway
-    seats = [
-        pb.SeatAssignment(player_id=f"s{i}-{uuid.uuid4().hex[:6]}", bot=i > 0) for i in range(4)
-    ]
-    t = stub.CreateTable(
-        pb.CreateTableRequest(
-            request_id=uuid.uuid4().hex,
-            ruleset=common_pb2.RulesetRef(
-                name="shanghai-qiaoma", options={"table.tile_swap": "true"}
-            ),
-            stake=1,
-            seats=seats,
-            max_hands=1,
-            first_dealer=common_pb2.SEAT_0,
-        ),
-        timeout=5,
+    t = request_table(
+        stub,
+        mixed_seats(1, "s"),
+        options={"table.tile_swap": "true"},
+        max_hands=1,
+        first_dealer=common_pb2.SEAT_0,
     )
     deadline = time.monotonic() + 10
     view = state(stub, t)
@@ -265,15 +215,7 @@ def test_tile_swap_over_the_api(gateway):
 def test_a_late_subscriber_gets_every_hand_from_the_start(gateway):
     """Only the last two hands stay in memory; older events come from the store."""
     stub = gateway
-    t = stub.CreateTable(
-        pb.CreateTableRequest(
-            request_id=uuid.uuid4().hex,
-            stake=1,
-            seats=[pb.SeatAssignment(bot=True)] * 4,
-            max_hands=4,
-        ),
-        timeout=5,
-    )
+    t = request_table(stub, [pb.SeatAssignment(bot=True)] * 4, ruleset=None, max_hands=4)
     watcher = stub.JoinSeat(pb.JoinSeatRequest(table_id=t.table_id, spectator=True), timeout=5)
     first = list(
         stub.Subscribe(

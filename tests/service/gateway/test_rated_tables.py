@@ -7,15 +7,14 @@ from __future__ import annotations
 
 import contextlib
 import time
-import uuid
 
 import pytest
 from mahjong.common.v1 import common_pb2
-from mahjong.gateway.v1 import gateway_pb2 as pb
 
 from services.gateway.tables import OUTBOX, read_table_log
 from shared.server import internal_metadata
 from tests.support.stacks import inprocess_gateway
+from tests.support.tables import bot_seats, request_table
 
 TOKEN = "deployment-token"
 
@@ -34,19 +33,13 @@ def secured():
 
 
 def _bot_table(stub, metadata=None) -> str:
-    seats = [pb.SeatAssignment(player_id=f"b{i}", bot=True) for i in range(4)]
-    return stub.CreateTable(
-        pb.CreateTableRequest(
-            request_id=uuid.uuid4().hex,
-            ruleset=common_pb2.RulesetRef(name="shanghai-qiaoma"),
-            stake=1,
-            seats=seats,
-            max_hands=1,
-            tag="quick/test",
-            first_dealer=common_pb2.SEAT_0,
-        ),
-        timeout=5,
+    return request_table(
+        stub,
+        bot_seats(),
         metadata=metadata,
+        max_hands=1,
+        tag="quick/test",
+        first_dealer=common_pb2.SEAT_0,
     ).table_id
 
 
