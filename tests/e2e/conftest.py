@@ -1,5 +1,6 @@
-"""The real stack for end-to-end tests: wall, rules, scoring and gateway as processes on free
-loopback ports (shared.supervisor.ServiceProcess)."""
+"""The real stack for end-to-end tests: wall, rules, scoring, matchmaking and gateway as
+processes on free loopback ports (tests.support.stacks), and a second gateway with slow
+timers on the same backends."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import pytest
 from mahjong.gateway.v1 import gateway_pb2_grpc
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc
 
-from shared.supervisor import ServiceProcess, free_port
+from shared.supervisor import ServiceProcess
+from tests.support.stacks import backend_flags, service_process, start_services
 
 
 @pytest.fixture(scope="module")
@@ -16,20 +18,12 @@ def stack(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("stack")
     procs: dict[str, ServiceProcess] = {}
     try:
-        for name in ("wall", "rules", "scoring", "matchmaking"):
-            procs[name] = ServiceProcess(
-                name, free_port(), 0, "memory://", log_path=tmp / f"{name}.log"
-            ).start()
+        start_services(procs, tmp, ("wall", "rules", "scoring", "matchmaking"))
         for p in procs.values():
             p.wait_ready()
         gw_store = f"sqlite:///{tmp / 'gateway.db'}"
         extra = [
-            "--wall-addr",
-            procs["wall"].address,
-            "--rules-addr",
-            procs["rules"].address,
-            "--scoring-addr",
-            procs["scoring"].address,
+            *backend_flags(procs),
             "--discard-ms",
             "30",
             "--claim-ms",
@@ -43,19 +37,16 @@ def stack(tmp_path_factory):
             "--matchmaking-addr",
             procs["matchmaking"].address,
         ]
-        gw = ServiceProcess(
-            "gateway", free_port(), 0, gw_store, extra, log_path=tmp / "gateway.log"
-        ).start()
+        gw = service_process("gateway", tmp, store_url=gw_store, extra=extra).start()
         procs["gateway"] = gw
         gw.wait_ready()
         channel = grpc.insecure_channel(gw.address)
-        slow = ServiceProcess(
+        slow = service_process(
             "gateway",
-            free_port(),
-            0,
-            f"sqlite:///{tmp / 'gateway-slow.db'}",
-            [
-                *extra[:6],
+            tmp,
+            store_url=f"sqlite:///{tmp / 'gateway-slow.db'}",
+            extra=[
+                *backend_flags(procs),
                 "--seat-secret",
                 "e2e-secret",
                 "--bot-delay-ms",
@@ -65,7 +56,7 @@ def stack(tmp_path_factory):
                 "--claim-ms",
                 "600000",
             ],
-            log_path=tmp / "gateway-slow.log",
+            log_name="gateway-slow",
         ).start()
         procs["gateway-slow"] = slow
         slow.wait_ready()

@@ -14,9 +14,9 @@ from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
 from services.gateway.domain.replay import export_hand, table_header, verify_hand
-from shared.supervisor import ServiceProcess, free_port
 from tests.e2e.players import answer
 from tests.e2e.test_bot_hands import read_log
+from tests.support.stacks import backend_flags, service_process
 from tests.support.tables import request_table
 
 pytestmark = pytest.mark.integration
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.integration
 def gateway(stack, db, name):
     procs = stack["procs"]
     flags = [
-        *(f for n in ("wall", "rules", "scoring") for f in (f"--{n}-addr", procs[n].address)),
+        *backend_flags(procs),
         "--seat-secret",
         "e2e-secret",
         "--lease-ms",
@@ -40,13 +40,8 @@ def gateway(stack, db, name):
         "20",
     ]
     return (
-        ServiceProcess(
-            "gateway",
-            free_port(),
-            0,
-            f"sqlite:///{db}",
-            flags,
-            log_path=stack["tmp"] / f"{name}.log",
+        service_process(
+            "gateway", stack["tmp"], store_url=f"sqlite:///{db}", extra=flags, log_name=name
         )
         .start()
         .wait_ready()

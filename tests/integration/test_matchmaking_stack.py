@@ -26,6 +26,7 @@ from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
 from services.gateway.client import RemotePlayer
 from shared.supervisor import ServiceProcess, free_port
+from tests.support.stacks import backend_flags, service_process, start_services
 
 pytestmark = pytest.mark.integration
 
@@ -42,25 +43,21 @@ class Stack:
         self.mm_port, self.gw_port = free_port(), free_port()
 
     def start(self) -> Stack:
-        for name in ("wall", "rules", "scoring"):
-            self.procs[name] = ServiceProcess(
-                name, free_port(), 0, "memory://", log_path=self.tmp / f"{name}.log"
-            ).start()
+        start_services(self.procs, self.tmp)
         self.procs["matchmaking"] = self._matchmaking().start()
         gw_args = [
-            *(f for n in ("wall", "rules", "scoring") for f in (f"--{n}-addr", self.address(n))),
+            *backend_flags(self.procs),
             "--matchmaking-addr", f"127.0.0.1:{self.mm_port}",
             "--discard-ms", "5000", "--claim-ms", "2000", "--auto-play-delay-ms", "0",
             "--seat-secret", "stack-secret", "--max-workers", "48",
             "--drain-seconds", "0", "--grace-seconds", "1",
         ]  # fmt: skip
-        self.procs["gateway"] = ServiceProcess(
+        self.procs["gateway"] = service_process(
             "gateway",
-            self.gw_port,
-            0,
-            f"sqlite:///{self.tmp / 'gateway.db'}",
-            gw_args,
-            log_path=self.tmp / "gateway.log",
+            self.tmp,
+            store_url=f"sqlite:///{self.tmp / 'gateway.db'}",
+            extra=gw_args,
+            port=self.gw_port,
         ).start()
         for p in self.procs.values():
             p.wait_ready(60)
@@ -73,13 +70,12 @@ class Stack:
             "--starting-silver", str(STARTING_SILVER), "--max-workers", "48",
             "--drain-seconds", "0", "--grace-seconds", "1",
         ]  # fmt: skip
-        return ServiceProcess(
+        return service_process(
             "matchmaking",
-            self.mm_port,
-            0,
-            f"sqlite:///{self.tmp / 'matchmaking.db'}",
-            args,
-            log_path=self.tmp / "matchmaking.log",
+            self.tmp,
+            store_url=f"sqlite:///{self.tmp / 'matchmaking.db'}",
+            extra=args,
+            port=self.mm_port,
         )
 
     def restart_matchmaking(self) -> None:

@@ -12,18 +12,16 @@ from services.rules.server import SERVICE_NAME
 from shared import tiles as T
 from shared.convert import rules as R
 from shared.melds import Meld
-from shared.supervisor import ServiceProcess, free_port
 from tests.conftest import load_vectors
 from tests.support.probes import fetch_metrics, health_status, metric_value
+from tests.support.stacks import service_process
 
 pytestmark = pytest.mark.integration
 TIMEOUT = 10
 
 
 def test_judges_vectors_counts_rejections_and_stops_cleanly(tmp_path):
-    proc = ServiceProcess(
-        "rules", free_port(), free_port(), "memory://", log_path=tmp_path / "rules.log"
-    )
+    proc = service_process("rules", tmp_path, metrics=True)
     proc.start().wait_ready(timeout=30)
     try:
         with grpc.insecure_channel(proc.address) as channel:

@@ -10,18 +10,16 @@ from mahjong.scoring.v1 import scoring_pb2_grpc
 
 from services.scoring.vector_format import win_input
 from shared.convert import scoring as S
-from shared.supervisor import ServiceProcess, free_port
 from tests.conftest import load_vectors
 from tests.support.probes import fetch_metrics, health_status, metric_value
+from tests.support.stacks import service_process
 
 pytestmark = pytest.mark.integration
 TIMEOUT = 10
 
 
 def test_settles_counts_rejections_and_stops_cleanly(tmp_path):
-    proc = ServiceProcess(
-        "scoring", free_port(), free_port(), "memory://", log_path=tmp_path / "scoring.log"
-    )
+    proc = service_process("scoring", tmp_path, metrics=True)
     proc.start().wait_ready(timeout=30)
     try:
         with grpc.insecure_channel(proc.address) as channel:

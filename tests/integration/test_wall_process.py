@@ -14,21 +14,22 @@ from mahjong.wall.v1 import wall_pb2, wall_pb2_grpc
 
 from shared import tiles as T
 from shared.convert import common as C
-from shared.supervisor import ServiceProcess, free_port
+from shared.supervisor import ServiceProcess
 from tests.support.probes import fetch_metrics, health_status, metric_value
+from tests.support.stacks import service_process
 
 pytestmark = pytest.mark.integration
 TIMEOUT = 10
 
 
 def start_wall(tmp_path, name="wall", store=None, extra=()) -> ServiceProcess:
-    proc = ServiceProcess(
+    proc = service_process(
         "wall",
-        free_port(),
-        free_port(),
-        store or f"sqlite:///{tmp_path}/wall.db",
-        list(extra),
-        log_path=tmp_path / f"{name}.log",
+        tmp_path,
+        store_url=store or f"sqlite:///{tmp_path}/wall.db",
+        extra=extra,
+        metrics=True,
+        log_name=name,
     )
     return proc.start().wait_ready(timeout=30)
 

@@ -5,8 +5,9 @@ either served in-process on loopback ports (servicer tests) or as real processes
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import grpc
 from mahjong.gateway.v1 import gateway_pb2_grpc
@@ -16,6 +17,7 @@ from services.rules.server import SPEC as RULES
 from services.scoring.server import SPEC as SCORING
 from services.wall.server import SPEC as WALL
 from shared.server import RunningServer
+from shared.supervisor import ServiceProcess, addr_flags, free_port
 from tests.support.grpc_server import serving
 
 BACKENDS = ("wall", "rules", "scoring")  # the services the gateway calls
@@ -49,3 +51,41 @@ def inprocess_gateway(internal_token: str = "", **gateway_extra) -> Iterator[InP
             serving(GATEWAY, internal_token=internal_token, extra={**addrs, **gateway_extra})
         )
         yield InProcessGateway(server, channel, gateway_pb2_grpc.GatewayServiceStub(channel))
+
+
+def service_process(
+    name: str,
+    log_dir: Path,
+    *,
+    store_url: str = "memory://",
+    extra: Iterable[str] = (),
+    port: int = 0,
+    metrics: bool = False,
+    log_name: str | None = None,
+) -> ServiceProcess:
+    """Service ``name`` as a child process (not started yet) on ``port`` or a free loopback
+    port, with /metrics on another free port when ``metrics`` (else none), logging to
+    ``log_dir/<log_name or name>.log``; ``extra`` are more ``mahjong serve`` flags."""
+    return ServiceProcess(
+        name,
+        port or free_port(),
+        free_port() if metrics else 0,
+        store_url,
+        list(extra),
+        log_path=log_dir / f"{log_name or name}.log",
+    )
+
+
+def start_services(
+    procs: dict[str, ServiceProcess], log_dir: Path, names: Iterable[str] = BACKENDS
+) -> None:
+    """Start each of ``names`` as a process with a memory store, added to ``procs`` as it
+    starts (so the caller's clean-up stops whatever did start); nobody waits for them yet."""
+    for name in names:
+        procs[name] = service_process(name, log_dir).start()
+
+
+def backend_flags(procs: dict[str, ServiceProcess]) -> list[str]:
+    """``--wall-addr … --rules-addr … --scoring-addr …``: where a gateway process finds the
+    backends in ``procs``."""
+    return addr_flags({name: procs[name] for name in BACKENDS})
