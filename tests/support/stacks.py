@@ -13,12 +13,15 @@ import grpc
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
 from services.gateway.server import SPEC as GATEWAY
+from services.matchmaking.clock import ManualClock
+from services.matchmaking.server import make_spec as make_matchmaking_spec
 from services.rules.server import SPEC as RULES
 from services.scoring.server import SPEC as SCORING
 from services.wall.server import SPEC as WALL
-from shared.server import RunningServer
+from shared.server import RunningServer, ServiceSpec
 from shared.supervisor import ServiceProcess, addr_flags, free_port
 from tests.support.grpc_server import serving
+from tests.unit.matchmaking.mm_fakes import FakeAllocator
 
 BACKENDS = ("wall", "rules", "scoring")  # the services the gateway calls
 
@@ -51,6 +54,18 @@ def inprocess_gateway(internal_token: str = "", **gateway_extra) -> Iterator[InP
             serving(GATEWAY, internal_token=internal_token, extra={**addrs, **gateway_extra})
         )
         yield InProcessGateway(server, channel, gateway_pb2_grpc.GatewayServiceStub(channel))
+
+
+def matchmaking_spec(allocator=None, clock=None) -> ServiceSpec:
+    """Matchmaking for servicer tests (``serving(matchmaking_spec())``): tables go to
+    ``allocator`` (a new FakeAllocator unless given), time is ``clock`` (a ManualClock unless
+    given) and nothing ticks in the background: a test calls ``tick()`` itself."""
+    allocator = allocator if allocator is not None else FakeAllocator()
+    return make_matchmaking_spec(
+        allocator_factory=lambda _cfg: allocator,
+        clock=clock if clock is not None else ManualClock(),
+        ticking=False,
+    )
 
 
 def service_process(

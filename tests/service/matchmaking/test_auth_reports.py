@@ -10,10 +10,10 @@ from grpc_status import rpc_status
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
-from services.matchmaking.clock import ManualClock
-from services.matchmaking.server import INTERNAL_METHODS, SPEC, make_spec
+from services.matchmaking.server import INTERNAL_METHODS, SPEC
 from shared.server import internal_metadata
 from tests.support.grpc_server import serving
+from tests.support.stacks import matchmaking_spec
 from tests.unit.matchmaking.mm_fakes import FakeAllocator
 
 TOKEN = "internal-test-token"
@@ -23,7 +23,7 @@ T = 10
 @pytest.fixture
 def env():
     alloc = FakeAllocator()
-    spec = make_spec(allocator_factory=lambda _cfg: alloc, clock=ManualClock(), ticking=False)
+    spec = matchmaking_spec(alloc)
     with serving(spec, internal_token=TOKEN) as (server, channel):
         yield pb_grpc.MatchmakingServiceStub(channel), server.resource.matchmaking, alloc
 

@@ -8,19 +8,14 @@ import json
 
 import pytest
 
-from services.matchmaking.clock import ManualClock
-from services.matchmaking.server import make_spec
 from shared.cli import main
 from tests.support.grpc_server import serving
-from tests.unit.matchmaking.mm_fakes import FakeAllocator
+from tests.support.stacks import matchmaking_spec
 
 
 @pytest.fixture
 def run():
-    spec = make_spec(
-        allocator_factory=lambda _c: FakeAllocator(), clock=ManualClock(), ticking=False
-    )
-    with serving(spec) as (server, _channel):
+    with serving(matchmaking_spec()) as (server, _channel):
 
         def call(*args: str) -> tuple[int, list[dict], str]:
             out, err = io.StringIO(), io.StringIO()

@@ -14,8 +14,8 @@ from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
 from services.matchmaking.clock import ManualClock
-from services.matchmaking.server import make_spec
 from tests.support.grpc_server import serving
+from tests.support.stacks import matchmaking_spec
 from tests.unit.matchmaking.mm_fakes import FakeAllocator, settle_round
 
 TIMEOUT = 10
@@ -25,7 +25,7 @@ TIMEOUT = 10
 def env():
     alloc = FakeAllocator()
     clock = ManualClock()
-    spec = make_spec(allocator_factory=lambda _cfg: alloc, clock=clock, ticking=False)
+    spec = matchmaking_spec(alloc, clock)
     extra = {"ready_seconds": 15.0, "bot_fill_seconds": 30.0, "starting_silver": 1000}
     with serving(spec, extra=extra) as (server, channel):
         stub = pb_grpc.MatchmakingServiceStub(channel)

@@ -11,18 +11,13 @@ from grpc_status import rpc_status
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
-from services.matchmaking.clock import ManualClock
-from services.matchmaking.server import make_spec
 from tests.support.grpc_server import serving
-from tests.unit.matchmaking.mm_fakes import FakeAllocator
+from tests.support.stacks import matchmaking_spec
 
 
 @pytest.fixture
 def stub():
-    spec = make_spec(
-        allocator_factory=lambda _cfg: FakeAllocator(), clock=ManualClock(), ticking=False
-    )
-    with serving(spec) as (_server, channel):
+    with serving(matchmaking_spec()) as (_server, channel):
         yield pb_grpc.MatchmakingServiceStub(channel)
 
 

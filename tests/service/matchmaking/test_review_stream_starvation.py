@@ -12,21 +12,17 @@ import pytest
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
-from services.matchmaking.clock import ManualClock
-from services.matchmaking.server import SPEC, make_spec
+from services.matchmaking.server import SPEC
 from shared.server import parse_config
 from tests.support.grpc_server import serving
-from tests.unit.matchmaking.mm_fakes import FakeAllocator
+from tests.support.stacks import matchmaking_spec
 
 WORKERS = 8
 
 
 @pytest.fixture
 def stub():
-    spec = make_spec(
-        allocator_factory=lambda _cfg: FakeAllocator(), clock=ManualClock(), ticking=False
-    )
-    with serving(spec, max_workers=WORKERS) as (_server, channel):
+    with serving(matchmaking_spec(), max_workers=WORKERS) as (_server, channel):
         yield pb_grpc.MatchmakingServiceStub(channel)
 
 
