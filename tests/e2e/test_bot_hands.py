@@ -21,7 +21,7 @@ from mahjong.matchmaking.v1 import matchmaking_pb2 as mm_pb
 from services.gateway.domain.replay import export_hand, table_header, verify_hand
 from services.gateway.tables import read_table_log
 from shared.store import open_store
-from tests.support.tables import request_table
+from tests.support.tables import request_table, state
 
 pytestmark = pytest.mark.integration
 
@@ -88,10 +88,7 @@ def check_hiding(seat: int, events: list) -> int:
 def poll_views(stub, table, seat: int, checked: list) -> None:
     """GetTableState during play: the seat sees its own concealed tiles, never another's."""
     while True:
-        view = stub.GetTableState(
-            pb.GetTableStateRequest(table_id=table.table_id, seat_token=table.seat_tokens[seat]),
-            timeout=5,
-        ).table
+        view = state(stub, table, seat)
         for s in view.seats:
             if s.seat - 1 != seat:
                 assert not s.concealed and not s.drawn, f"seat {seat} saw seat {s.seat - 1}"

@@ -16,7 +16,7 @@ from mahjong.gateway.v1 import gateway_pb2 as pb
 from services.gateway.domain.replay import export_hand, table_header, verify_hand
 from tests.e2e.players import answer, legal_answer
 from tests.e2e.test_bot_hands import read_log
-from tests.support.tables import mixed_seats, request_table
+from tests.support.tables import mixed_seats, request_table, state
 
 pytestmark = pytest.mark.integration
 
@@ -37,9 +37,7 @@ def stream(stub, t, seat, after):
 
 
 def head(stub, t, seat=0) -> int:
-    return stub.GetTableState(
-        pb.GetTableStateRequest(table_id=t.table_id, seat_token=t.seat_tokens[seat]), timeout=5
-    ).table.last_sequence
+    return state(stub, t, seat).last_sequence
 
 
 def test_disconnect_then_resume_sees_exactly_the_missed_events(stack):
@@ -106,12 +104,7 @@ HOSTILE = (
 
 
 def views(stub, t):
-    return [
-        stub.GetTableState(
-            pb.GetTableStateRequest(table_id=t.table_id, seat_token=t.seat_tokens[s]), timeout=5
-        ).table.SerializeToString()
-        for s in range(4)
-    ]
+    return [state(stub, t, s).SerializeToString() for s in range(4)]
 
 
 def test_fuzzed_misbehaving_client_never_changes_state_or_breaks_the_hand(stack):
@@ -122,13 +115,7 @@ def test_fuzzed_misbehaving_client_never_changes_state_or_breaks_the_hand(stack)
     done_ids: list[tuple[int, str]] = []
     refused = accepted = 0
     for _ in range(3000):
-        states = [
-            stub.GetTableState(
-                pb.GetTableStateRequest(table_id=t.table_id, seat_token=t.seat_tokens[s]),
-                timeout=5,
-            ).table
-            for s in range(4)
-        ]
+        states = [state(stub, t, s) for s in range(4)]
         if states[0].phase == pb.TABLE_PHASE_FINISHED:
             break
         pending = [(s, v.prompt) for s, v in enumerate(states) if v.HasField("prompt")]
