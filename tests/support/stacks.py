@@ -1,6 +1,8 @@
-"""Gateway stacks for tests: the gateway with the services it calls (wall, rules, scoring),
-either served in-process on loopback ports (servicer tests) or as real processes
-(``shared.supervisor.ServiceProcess``, integration and end-to-end tests)."""
+"""Stacks for tests: the gateway with the services it calls (wall, rules, scoring), either
+served in-process on loopback ports (servicer tests) or as real processes
+(``shared.supervisor.ServiceProcess``, integration and end-to-end tests); the gateway's
+TableManager wired to in-process adapters without gRPC; matchmaking served with a fake
+allocator and a manual clock."""
 
 from __future__ import annotations
 
@@ -12,7 +14,11 @@ from pathlib import Path
 import grpc
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
+from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
+from services.gateway.bots import engine_policy, make_bot
+from services.gateway.domain.session import Ports
 from services.gateway.server import SPEC as GATEWAY
+from services.gateway.tables import GatewaySettings, TableManager
 from services.matchmaking.clock import ManualClock
 from services.matchmaking.server import make_spec as make_matchmaking_spec
 from services.rules.server import SPEC as RULES
@@ -54,6 +60,23 @@ def inprocess_gateway(internal_token: str = "", **gateway_extra) -> Iterator[InP
             serving(GATEWAY, internal_token=internal_token, extra={**addrs, **gateway_extra})
         )
         yield InProcessGateway(server, channel, gateway_pb2_grpc.GatewayServiceStub(channel))
+
+
+def inprocess_ports() -> Ports:
+    """The gateway's ports to wall, rules and scoring as in-process adapters (no gRPC)."""
+    return Ports(InProcessWall(), InProcessRules(), InProcessScoring())
+
+
+def table_manager(store, ports: Ports, *, seed: int, **settings) -> TableManager:
+    """A gateway's TableManager on ``store`` and ``ports`` whose bots play at random (seeded
+    ``seed``); ``settings`` are GatewaySettings fields (``replica_id``, ``bot_delay_ms`` …)
+    besides the seat secret."""
+    return TableManager(
+        store,
+        ports,
+        GatewaySettings(secret=b"s", **settings),
+        policy=engine_policy(make_bot("random", seed=seed)),
+    )
 
 
 def matchmaking_spec(allocator=None, clock=None) -> ServiceSpec:

@@ -9,13 +9,12 @@ from dataclasses import replace
 
 import pytest
 
-from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
-from services.gateway.bots import engine_policy, make_bot
-from services.gateway.domain.session import Ports, Seat
-from services.gateway.tables import CREATES, GatewaySettings, TableManager, TableSpec
+from services.gateway.domain.session import Seat
+from services.gateway.tables import CREATES, TableManager, TableSpec
 from shared.errors import Unavailable
 from shared.ruleset import load_ruleset
 from shared.store.memory import MemoryStore
+from tests.support.stacks import inprocess_ports, table_manager
 
 
 class RetryOnClaimStore(MemoryStore):
@@ -51,13 +50,7 @@ def _spec() -> TableSpec:
 
 
 def _manager(store) -> TableManager:
-    ports = Ports(InProcessWall(), InProcessRules(), InProcessScoring())
-    return TableManager(
-        store,
-        ports,
-        GatewaySettings(secret=b"s", replica_id="gw", bot_delay_ms=60_000),
-        policy=engine_policy(make_bot("random", seed=1)),
-    )
+    return table_manager(store, inprocess_ports(), seed=1, replica_id="gw", bot_delay_ms=60_000)
 
 
 def test_a_retry_during_creation_gets_the_seat_tokens():

@@ -8,26 +8,21 @@ import time
 
 import pytest
 
-from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
-from services.gateway.bots import engine_policy, make_bot
-from services.gateway.domain.session import Ports, Seat
+from services.gateway.domain.session import Seat
 from services.gateway.tables import (
     OUTBOX,
-    GatewaySettings,
     TableManager,
     TableSpec,
     read_table_log,
 )
 from shared.ruleset import load_ruleset
 from shared.store.memory import MemoryStore
+from tests.support.stacks import inprocess_ports, table_manager
 
 
 def _manager(store, ports, replica: str, **settings) -> TableManager:
-    return TableManager(
-        store,
-        ports,
-        GatewaySettings(secret=b"s", replica_id=replica, report_to_matchmaking=True, **settings),
-        policy=engine_policy(make_bot("random", seed=3)),
+    return table_manager(
+        store, ports, seed=3, replica_id=replica, report_to_matchmaking=True, **settings
     )
 
 
@@ -58,7 +53,7 @@ def _wait_for(store, table_id: str, kind: str) -> None:
 @pytest.mark.parametrize("report_hands", [True, False], ids=["matchmaking", "casual"])
 def test_a_taken_over_table_keeps_whether_it_reports(report_hands):
     store = MemoryStore()
-    ports = Ports(InProcessWall(), InProcessRules(), InProcessScoring())
+    ports = inprocess_ports()
     # The first replica deals, then its bots think for a minute and its lease lapses at once.
     first = _manager(store, ports, "gw-a", lease_ms=0, bot_delay_ms=60_000)
     table_id, _ = first.create_table(_spec(report_hands))
