@@ -54,6 +54,17 @@ def request_table(stub, seats, *, metadata=None, **request) -> pb.CreateTableRes
     return stub.CreateTable(table_request(seats, **request), timeout=5, metadata=metadata)
 
 
+def open_seat_request(open_seat: bool = True, **fields) -> pb.CreateTableRequest:
+    """A person at seat 0, seat 1 open (or, with ``open_seat=False``, the player ``p1``) and
+    bots at seats 2 and 3: stake 2, one hand, seat 0 deals; ``fields`` replace any of these
+    or set others (``request_id``, ``seat_wait_seconds`` …)."""
+    seats = [pb.SeatAssignment(player_id=f"p0-{uuid.uuid4().hex[:6]}")]
+    seats.append(pb.SeatAssignment() if open_seat else pb.SeatAssignment(player_id="p1"))
+    seats += [pb.SeatAssignment(player_id=f"b{i}", bot=True) for i in (2, 3)]
+    defaults = {"stake": 2, "max_hands": 1, "first_dealer": common_pb2.SEAT_0}
+    return table_request(seats, **{**defaults, **fields})
+
+
 def state(stub, t, seat=0):
     """Seat ``seat``'s view of table ``t`` (a CreateTableResponse) from GetTableState."""
     return stub.GetTableState(

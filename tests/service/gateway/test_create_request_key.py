@@ -5,70 +5,29 @@ creates nothing; ids recorded before the fingerprint existed still answer retrie
 
 from __future__ import annotations
 
-import contextlib
-import uuid
-
 import grpc
 import pytest
 from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
-from mahjong.gateway.v1 import gateway_pb2_grpc
 
-from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
-from services.gateway.bots import engine_policy, make_bot
-from services.gateway.domain.session import Ports
-from services.gateway.server import SPEC as GATEWAY
 from services.gateway.servicer import table_spec_from_proto
-from services.gateway.tables import CREATES, GatewaySettings, TableManager
-from services.rules.server import SPEC as RULES
-from services.scoring.server import SPEC as SCORING
-from services.wall.server import SPEC as WALL
+from services.gateway.tables import CREATES, TableManager
 from shared.errors import FailedPrecondition
 from shared.store.memory import MemoryStore
-from tests.support.grpc_server import serving
 from tests.support.probes import rpc_error
+from tests.support.stacks import inprocess_gateway, inprocess_ports, table_manager
+from tests.support.tables import open_seat_request
 
 
 @pytest.fixture(scope="module")
 def gateway():
-    with contextlib.ExitStack() as stack:
-        addrs = {}
-        for name, spec in (("wall", WALL), ("rules", RULES), ("scoring", SCORING)):
-            server, _ = stack.enter_context(serving(spec))
-            addrs[f"{name}_addr"] = server.address
-        _, channel = stack.enter_context(
-            serving(
-                GATEWAY,
-                extra={
-                    **addrs,
-                    "seat_secret": "test-secret",
-                    "discard_ms": 60_000,
-                    "claim_ms": 60_000,
-                },
-            )
-        )
-        yield gateway_pb2_grpc.GatewayServiceStub(channel)
-
-
-def request(open_seat=True, **kw) -> pb.CreateTableRequest:
-    seats = [pb.SeatAssignment(player_id=f"p0-{uuid.uuid4().hex[:6]}")]
-    seats.append(pb.SeatAssignment() if open_seat else pb.SeatAssignment(player_id="p1"))
-    seats += [pb.SeatAssignment(player_id=f"b{i}", bot=True) for i in (2, 3)]
-    fields = {
-        "request_id": uuid.uuid4().hex,
-        "ruleset": common_pb2.RulesetRef(name="shanghai-qiaoma"),
-        "stake": 2,
-        "seats": seats,
-        "max_hands": 1,
-        "first_dealer": common_pb2.SEAT_0,
-    }
-    fields.update(kw)
-    return pb.CreateTableRequest(**fields)
+    with inprocess_gateway(seat_secret="test-secret", discard_ms=60_000, claim_ms=60_000) as gw:
+        yield gw.stub
 
 
 # --- CreateTable's request id bound to the request ---------------------------------------------
 def test_an_identical_retry_returns_the_same_table_and_tokens(gateway):
-    req = request(open_seat=False)
+    req = open_seat_request(open_seat=False)
     a = gateway.CreateTable(req, timeout=5)
     b = gateway.CreateTable(req, timeout=5)
     assert a.table_id == b.table_id and list(a.seat_tokens) == list(b.seat_tokens)
@@ -105,7 +64,7 @@ def test_an_identical_retry_returns_the_same_table_and_tokens(gateway):
     ],
 )
 def test_the_same_request_id_with_a_different_request_is_refused(gateway, change):
-    req = request(open_seat=False)
+    req = open_seat_request(open_seat=False)
     first = gateway.CreateTable(req, timeout=5)
     other = pb.CreateTableRequest()
     other.CopyFrom(req)
@@ -119,12 +78,7 @@ def test_the_same_request_id_with_a_different_request_is_refused(gateway, change
 
 
 def _manager(store) -> TableManager:
-    return TableManager(
-        store,
-        Ports(InProcessWall(), InProcessRules(), InProcessScoring()),
-        GatewaySettings(secret=b"s", replica_id="gw", bot_delay_ms=60_000),
-        policy=engine_policy(make_bot("random", seed=1)),
-    )
+    return table_manager(store, inprocess_ports(), seed=1, replica_id="gw", bot_delay_ms=60_000)
 
 
 def test_a_request_id_recorded_without_a_fingerprint_still_answers_retries():
@@ -132,11 +86,11 @@ def test_a_request_id_recorded_without_a_fingerprint_still_answers_retries():
     store = MemoryStore()
     manager = _manager(store)
     try:
-        req = request(open_seat=False, request_id="old-1")
+        req = open_seat_request(open_seat=False, request_id="old-1")
         table_id, tokens = manager.create_table(table_spec_from_proto(req))
         store.put(CREATES, "old-1", table_id.encode())  # as an older gateway wrote it
         assert manager.create_table(table_spec_from_proto(req)) == (table_id, tokens)
-        changed = request(open_seat=False, request_id="old-1", stake=9)
+        changed = open_seat_request(open_seat=False, request_id="old-1", stake=9)
         assert manager.create_table(table_spec_from_proto(changed))[0] == table_id
     finally:
         manager.close()
@@ -158,8 +112,8 @@ def test_a_concurrent_create_with_the_same_id_but_another_request_is_refused():
     store = RaceStore()
     manager = _manager(store)
     try:
-        a = table_spec_from_proto(request(open_seat=False, request_id="race"))
-        b = table_spec_from_proto(request(open_seat=False, request_id="race", stake=5))
+        a = table_spec_from_proto(open_seat_request(open_seat=False, request_id="race"))
+        b = table_spec_from_proto(open_seat_request(open_seat=False, request_id="race", stake=5))
         won = []
         store.before_claim = lambda: won.append(manager.create_table(a))
         with pytest.raises(FailedPrecondition) as err:

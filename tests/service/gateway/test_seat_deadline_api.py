@@ -5,60 +5,27 @@ JoinSeat is FAILED_PRECONDITION naming the reason."""
 
 from __future__ import annotations
 
-import contextlib
 import time
-import uuid
 
 import grpc
 import pytest
 from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
-from mahjong.gateway.v1 import gateway_pb2_grpc
 
-from services.gateway.server import SPEC as GATEWAY
-from services.rules.server import SPEC as RULES
-from services.scoring.server import SPEC as SCORING
-from services.wall.server import SPEC as WALL
-from tests.support.grpc_server import serving
 from tests.support.probes import rpc_error
+from tests.support.stacks import inprocess_gateway
+from tests.support.tables import open_seat_request
 
 
 @pytest.fixture(scope="module")
 def gateway():
-    with contextlib.ExitStack() as stack:
-        addrs = {}
-        for name, spec in (("wall", WALL), ("rules", RULES), ("scoring", SCORING)):
-            server, _ = stack.enter_context(serving(spec))
-            addrs[f"{name}_addr"] = server.address
-        _, channel = stack.enter_context(
-            serving(
-                GATEWAY,
-                extra={
-                    **addrs,
-                    "seat_secret": "test-secret",
-                    "discard_ms": 60_000,
-                    "claim_ms": 60_000,
-                    "seat_wait_seconds": 600,  # the default here; tables below set their own
-                },
-            )
-        )
-        yield gateway_pb2_grpc.GatewayServiceStub(channel)
-
-
-def request(open_seat=True, **kw) -> pb.CreateTableRequest:
-    seats = [pb.SeatAssignment(player_id=f"p0-{uuid.uuid4().hex[:6]}")]
-    seats.append(pb.SeatAssignment() if open_seat else pb.SeatAssignment(player_id="p1"))
-    seats += [pb.SeatAssignment(player_id=f"b{i}", bot=True) for i in (2, 3)]
-    fields = {
-        "request_id": uuid.uuid4().hex,
-        "ruleset": common_pb2.RulesetRef(name="shanghai-qiaoma"),
-        "stake": 2,
-        "seats": seats,
-        "max_hands": 1,
-        "first_dealer": common_pb2.SEAT_0,
-    }
-    fields.update(kw)
-    return pb.CreateTableRequest(**fields)
+    with inprocess_gateway(
+        seat_secret="test-secret",
+        discard_ms=60_000,
+        claim_ms=60_000,
+        seat_wait_seconds=600,  # the default here; tables below set their own
+    ) as gw:
+        yield gw.stub
 
 
 def spectate(stub, table_id):
@@ -83,7 +50,7 @@ def events(stub, table_id, token):
 
 # --- open seats and their deadline -------------------------------------------------------------
 def test_join_after_the_seat_deadline_is_refused(gateway):
-    t = gateway.CreateTable(request(seat_wait_seconds=1), timeout=5)
+    t = gateway.CreateTable(open_seat_request(seat_wait_seconds=1), timeout=5)
     watcher = spectate(gateway, t.table_id).seat_token
     waiting = view(gateway, t.table_id, watcher)
     assert waiting.phase == pb.TABLE_PHASE_WAITING
@@ -113,7 +80,7 @@ def test_join_after_the_seat_deadline_is_refused(gateway):
 
 
 def test_seats_joined_in_time_start_the_hand(gateway):
-    t = gateway.CreateTable(request(seat_wait_seconds=60), timeout=5)
+    t = gateway.CreateTable(open_seat_request(seat_wait_seconds=60), timeout=5)
     joined = gateway.JoinSeat(
         pb.JoinSeatRequest(table_id=t.table_id, player_id="p1", seat=common_pb2.SEAT_1), timeout=5
     )
@@ -125,13 +92,16 @@ def test_seats_joined_in_time_start_the_hand(gateway):
 
 
 def test_the_seat_wait_is_validated_and_defaults_to_the_gateway_setting(gateway):
-    code, _, info = rpc_error(lambda: gateway.CreateTable(request(seat_wait_seconds=-2), timeout=5))
+    code, _, info = rpc_error(
+        lambda: gateway.CreateTable(open_seat_request(seat_wait_seconds=-2), timeout=5)
+    )
     assert code == grpc.StatusCode.INVALID_ARGUMENT and info.metadata["field"] == (
         "seat_wait_seconds"
     )
-    t = gateway.CreateTable(request(), timeout=5)  # 0: the gateway's --seat-wait-seconds (600)
+    # 0: the gateway's --seat-wait-seconds (600)
+    t = gateway.CreateTable(open_seat_request(), timeout=5)
     v = view(gateway, t.table_id, spectate(gateway, t.table_id).seat_token)
     assert 590_000 < v.seat_deadline_unix_ms - time.time() * 1000 <= 600_000
-    forever = gateway.CreateTable(request(seat_wait_seconds=-1), timeout=5)
+    forever = gateway.CreateTable(open_seat_request(seat_wait_seconds=-1), timeout=5)
     v = view(gateway, forever.table_id, spectate(gateway, forever.table_id).seat_token)
     assert v.phase == pb.TABLE_PHASE_WAITING and v.seat_deadline_unix_ms == 0
