@@ -8,6 +8,7 @@ the bot tests use it.
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -60,13 +61,12 @@ def play_table(
             check(pending, action)
         return action
 
-    counter = [0]
+    sequence = itertools.count(1).__next__
 
     def emit(kind: str, data: dict[str, Any]) -> int:
-        counter[0] += 1
         if kind == "hand_result":
             result.hands.append(data)
-        return counter[0]
+        return sequence()
 
     session = TableSession(
         SessionConfig(

@@ -35,19 +35,22 @@ def engine_policy(bots: Mapping[int, Any] | Any | None = None) -> Policy:
     else:
         by_seat, default_bot = {}, bots
 
+    # Each seat's bot and whether it needs a view, looked up once per decision.
+    seats = tuple(
+        (bot, getattr(bot, "needs_view", True))
+        for bot in (by_seat.get(seat, default_bot) for seat in range(4))
+    )
+
     def policy(pending: Pending, hand: HandEngine) -> Action | TileSwap:  # type: ignore[return]
-        bot = by_seat.get(pending.seat, default_bot)
+        bot, needs_view = seats[pending.seat]
         options = pending.options
+        if isinstance(options, OwnTurnOptions):
+            view = SeatView.from_snapshot(hand.snapshot(), pending.seat) if needs_view else None
+            return bot.own_turn(view, options)
         if isinstance(options, SwapOptions):
             view = SeatView.from_snapshot(hand.snapshot(), pending.seat)
             return TileSwap(tuple(bot.tile_swap(view, options.count)))
-        view = (
-            SeatView.from_snapshot(hand.snapshot(), pending.seat)
-            if getattr(bot, "needs_view", True)
-            else None
-        )
-        if isinstance(options, OwnTurnOptions):
-            return bot.own_turn(view, options)
+        view = SeatView.from_snapshot(hand.snapshot(), pending.seat) if needs_view else None
         return bot.claim(view, options, pending.tile)
 
     return policy  # type: ignore[return-value]

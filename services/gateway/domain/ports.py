@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from shared.melds import Meld
 from shared.table import (
@@ -33,8 +33,7 @@ class WallHand:
     remaining: int
 
 
-@dataclass(frozen=True, slots=True)
-class WallDraw:
+class WallDraw(NamedTuple):  # one per draw: a named tuple is the cheapest immutable value
     tile: int
     remaining: int  # tiles still standing after the draw
 
