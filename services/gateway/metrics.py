@@ -1,5 +1,5 @@
 """Game metrics of the gateway (Prometheus), derived from the events tables emit: hands, wins
-by hand type, drawn hands, timeouts, active tables, actions."""
+by hand type, drawn hands, timeouts, active tables, actions; and the tables held in memory."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ WINS = Counter("mahjong_gateway_wins_total", "Winning hands, by hand type.", ["h
 DRAWS = Counter("mahjong_gateway_drawn_hands_total", "Drawn hands (流局).")
 TIMEOUTS = Counter("mahjong_gateway_timeouts_total", "Decisions missed by the timer.", ["kind"])
 ACTIVE_TABLES = Gauge("mahjong_gateway_active_tables", "Tables running on this replica.")
+# Running tables plus finished ones not yet evicted (--finished-table-ttl-seconds).
+TABLES_HELD = Gauge("mahjong_gateway_tables_in_memory", "Tables held in memory by this replica.")
 ACTIONS = Counter("mahjong_gateway_actions_total", "Actions applied, by who acted.", ["by"])
 STEP_FAILURES = Counter(
     "mahjong_gateway_step_failures_total",
@@ -32,7 +34,7 @@ def observe(table, event) -> None:
         TIMEOUTS.labels(d["kind"]).inc()
     elif kind in ("table_started", "table_taken_over"):
         ACTIVE_TABLES.inc()
-    elif kind == "table_finished":
+    elif kind in ("table_finished", "table_lost"):  # lost: another replica runs it now
         ACTIVE_TABLES.dec()
     elif kind == "action":
         ACTIONS.labels("auto" if d.get("auto") else "player").inc()

@@ -78,6 +78,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bot", default="planner", help="built-in bot: planner or random")
     p.add_argument("--lease-ms", type=int, default=30_000, help="table lease length")
     p.add_argument(
+        "--finished-table-ttl-seconds",
+        type=float,
+        default=300.0,
+        help="how long a finished table stays in memory (later looks read its log)",
+    )
+    p.add_argument(
         "--timer-workers",
         type=int,
         default=2,
@@ -133,6 +139,9 @@ def add_to_server(server: grpc.Server, config: Config):
         seat_wait_ms=max(0, round(float(x.get("seat_wait_seconds", 120.0)) * 1000)),
         report_to_matchmaking=bool(mm_addr),
         timer_workers=max(1, int(x.get("timer_workers", 2))),
+        finished_table_ttl_ms=max(
+            0, round(float(x.get("finished_table_ttl_seconds", 300.0)) * 1000)
+        ),
     )
     manager = TableManager(
         store,
@@ -141,6 +150,7 @@ def add_to_server(server: grpc.Server, config: Config):
         policy=engine_policy(make_bot(x.get("bot", "planner"))),
         on_event=metrics.observe,
     )
+    metrics.TABLES_HELD.set_function(lambda: len(manager.tables))
     gateway_pb2_grpc.add_GatewayServiceServicer_to_server(GatewayServicer(manager), server)
     closables = [manager, *channels]
     if mm_addr:

@@ -19,7 +19,34 @@ action's sequence number, a Leave's penalty, or a refusal (its status code, mess
 details, returned as the same error): a request refused once is never evaluated again, even if
 it would be legal later. Refusals that come before the request id can be tied to a seat
 (malformed input, a bad token) or that say nothing about the request (NOT_OWNER: this replica
-no longer runs the table; the client retries where the table is now) are not kept.
+no longer runs the table; the client retries where the table is now; TABLE_FINISHED: nothing
+can happen at a finished table any more) are not kept.
+
+How long request ids are kept: as long as a client may retry, not forever. Each record notes the
+table's last sequence number when it was made (``at``); when a hand starts, the records made
+before the previous hand started are dropped, here and in the store — so the ids of the current
+and the previous hand are always known (the same two hands whose events are held in memory), and
+a table holds at most two hands' worth of them. A retry of a forgotten id (a hand and more
+later) is evaluated again: its ``last_sequence`` is older than any prompt of the seat now, so it
+is refused (ABORTED, or FAILED_PRECONDITION without a prompt) and applies nothing. When the table
+finishes, its records in the store are deleted (the ones in memory answer retries until the
+table leaves memory); after that every Act is TABLE_FINISHED.
+
+Finished tables leave memory: ``--finished-table-ttl-seconds`` (GatewaySettings
+``finished_table_ttl_ms``, default 300 s) after ``table_finished`` the table is dropped from
+:attr:`TableManager.tables`. A later Subscribe, GetTableState or JoinSeat loads it
+again, read-only, from its log (:meth:`TableManager._recover`: no lease is taken, nothing is
+scheduled or written) and drops it again after the same time. Such a view has the table's final
+seats, chips and counters but no ``hand`` (the last hand is in the log: ``hand_result``,
+``seed_revealed``). The log, the seats (``gateway-table``), ``gateway-create`` and
+``gateway-reported`` stay: replay export and CreateTable retries need them.
+
+Losing a table: a replica whose lease renewal finds another replica's lease running (it was
+paused or cut off longer than the lease) stops serving that table at once: the table leaves
+memory, its Subscribe streams end UNAVAILABLE with reason NOT_OWNER after the events already
+held, and Act and every later call for it answer UNAVAILABLE NOT_OWNER — with the new owner's
+address (``owner_address``, from the lease record) in the error's details when it has one — so
+the client reconnects there and resumes from its last sequence number.
 
 Request checks, in order: malformed input INVALID_ARGUMENT (before any lock), the token
 (UNAUTHENTICATED forged, PERMISSION_DENIED another table/seat), a known request id returns its
@@ -109,6 +136,8 @@ class GatewaySettings:
     seat_wait_ms: int = 120_000
     report_to_matchmaking: bool = False
     timer_workers: int = 2  # threads running timers, bots and the steps after actions
+    # How long a finished table stays in memory (later looks read its log from the store).
+    finished_table_ttl_ms: int = 300_000
 
 
 @dataclass
@@ -416,22 +445,48 @@ class TableManager:
         if t is None:
             t = self._recover(table_id)
         if t is None:
+            lease = self._lease(table_id)
+            if lease and lease.get("owner") != self.settings.replica_id:
+                raise self._not_owner(table_id, lease)
             raise NotFound(f"no table {table_id!r} on this gateway", table_id=table_id)
         return t
+
+    def _lease(self, table_id: str) -> dict[str, Any] | None:
+        rec = self.store.get(LEASES, table_id)
+        return json.loads(rec.value) if rec else None
+
+    def _not_owner(self, table_id: str, lease: dict[str, Any] | None = None) -> Unavailable:
+        """UNAVAILABLE NOT_OWNER: another replica runs the table now; its address (from the
+        lease record, when it advertises one) is in the details, to reconnect there."""
+        lease = self._lease(table_id) if lease is None else lease
+        where = (lease or {}).get("address", "")
+        details = {"table_id": table_id}
+        if where:
+            details["owner_address"] = where
+        return Unavailable(
+            f"gateway replica {self.settings.replica_id} does not run table {table_id} (any "
+            f"more); {'reconnect to ' + where if where else 'retry through the load balancer'}",
+            reason="NOT_OWNER",
+            **details,
+        )
 
     # --- taking over a table -----------------------------------------------------------------
     def _recover(self, table_id: str) -> LiveTable | None:
         """Rebuild a table from its event log when its lease has expired (or is ours from an
         earlier run): the session and any hand in progress, its subscribers' history and its
-        request ids; then it plays on here. None when there is no such table or another live
-        replica owns it."""
+        request ids; then it plays on here. A finished table is loaded read-only: no lease,
+        nothing scheduled, dropped again from memory after ``finished_table_ttl_ms``. None when
+        there is no such table or another live replica owns it."""
         with self._recover_lock:
             if table_id in self.tables:
                 return self.tables[table_id]
             log = read_table_log(self.store, table_id)
             if not log:
                 return None
-            if not self._claim_lease(table_id):
+            finished = any(k == "table_finished" for _, _, k, _ in log)
+            if finished:  # nothing to own; a lease left by a race with its end goes
+                self.store.delete(LEASES, table_id)
+            elif not self._claim_lease(table_id):
                 return None
             started = next(d for _, _, k, d in log if k == "table_started")
             reported = self.store.get(REPORTED, table_id)
@@ -439,9 +494,12 @@ class TableManager:
             for q, t, k, d in log:
                 table.keep(Event(q, t, k, d))
             prefix = f"{table_id}/"
-            for key, rec in self.store.scan(REQUESTS, prefix):
+            for key, rec in [] if finished else self.store.scan(REQUESTS, prefix):
                 seat, _, rid = key[len(prefix) :].partition("/")
-                table.requests[(int(seat), rid)] = parse_request_record(rec.value)
+                record = parse_request_record(rec.value)
+                record.setdefault("at", table.head)  # earlier records: kept one more hand
+                table.requests[(int(seat), rid)] = record
+            self._prune_requests(table)
             sched = LockedScheduler(self.scheduler, table.lock, lambda: None, table_id)
             with table.lock:
                 session = restore_session(
@@ -452,7 +510,9 @@ class TableManager:
                 )
                 table.session = session
             self.tables[table_id] = table
-            if self.on_event is not None and session.phase != FINISHED:
+            if session.phase == FINISHED:
+                self._evict_later(table)
+            elif self.on_event is not None:
                 self.on_event(table, Event(0, 0, "table_taken_over", {}))
             log_.info("table_taken_over", table=table_id, events=len(log), phase=session.phase)
             return table
@@ -498,9 +558,7 @@ class TableManager:
     # --- events ----------------------------------------------------------------------------
     def _append(self, table: LiveTable, kind: str, data: dict[str, Any]) -> int:
         if not table.owned:  # another replica took the table over: write nothing more
-            raise FailedPrecondition(
-                f"table {table.id} is owned by another gateway replica now", reason="NOT_OWNER"
-            )
+            raise self._not_owner(table.id)
         t = int(time.time() * 1000)
         entry = json.dumps({"t": t, "kind": kind, "data": data}, separators=(",", ":"))
         seq = self.store.append(LOG_PREFIX + table.id, entry.encode())
@@ -510,10 +568,28 @@ class TableManager:
             log_.error("event_log_out_of_step", table=table.id, seq=seq, held=table.head)
         if self.on_event is not None:
             self.on_event(table, ev)
-        if kind == "table_finished":  # nothing left to own
+        if kind == "hand_started":
+            self._prune_requests(table)
+        elif kind == "table_finished":  # nothing left to own or to retry
             self.store.delete(LEASES, table.id)
+            for key, _ in list(self.store.scan(REQUESTS, f"{table.id}/")):
+                self.store.delete(REQUESTS, key)
+            self._evict_later(table)
         table.cond.notify_all()
         return seq
+
+    def _evict_later(self, table: LiveTable) -> None:
+        """Drop a finished table from memory after ``finished_table_ttl_ms``."""
+        self.scheduler.call_later(
+            self.settings.finished_table_ttl_ms, lambda: self._forget(table, "finished")
+        )
+
+    def _forget(self, table: LiveTable, why: str) -> None:
+        """Drop ``table`` from memory (if it is still the one held for its id)."""
+        with self._recover_lock, self._lock:
+            if self.tables.get(table.id) is table:
+                del self.tables[table.id]
+                log_.info("table_evicted", table=table.id, why=why)
 
     def _report(self, table: LiveTable, kind: str, data: dict[str, Any]) -> None:
         if not (self.settings.report_to_matchmaking and table.report_hands):
@@ -564,13 +640,31 @@ class TableManager:
                 if s is None or s.phase == FINISHED:
                     continue
                 try:
-                    table.owned = self._claim_lease(table.id, now)
+                    owned = self._claim_lease(table.id, now)
+                    if owned and s.phase == FINISHED:  # it finished meanwhile: no lease
+                        self.store.delete(LEASES, table.id)
                 except Exception as exc:  # the store is down: keep playing, retry later
                     log_.warning("lease_renewal_failed", table=table.id, error=repr(exc))
+                    continue
+                if not owned:
+                    self._lost(table)
             try:
                 self._take_over_expired()
             except Exception as exc:
                 log_.warning("take_over_scan_failed", error=repr(exc))
+
+    def _lost(self, table: LiveTable) -> None:
+        """Another replica holds the table's lease now (this one was paused or cut off longer
+        than the lease): stop serving it. Its streams end NOT_OWNER, later calls find it
+        gone from memory and answer NOT_OWNER with the new owner's address; its session is
+        never written to again (if the lease comes back, the table is rebuilt from the log)."""
+        self._forget(table, "lease_lost")
+        log_.warning("table_lost", table=table.id, lease=self._lease(table.id))
+        if self.on_event is not None:
+            self.on_event(table, Event(0, 0, "table_lost", {}))
+        with table.cond:
+            table.owned = False
+            table.cond.notify_all()
 
     # --- seats -----------------------------------------------------------------------------
     def _viewer(self, table: LiveTable, token: str, seat_claim: int | None) -> int | None:
@@ -635,9 +729,8 @@ class TableManager:
             if key in table.requests:
                 return replay_result(table.requests[key]), True
             if not table.owned:  # not kept: the request was not evaluated here
-                raise FailedPrecondition(
-                    "this gateway replica no longer owns the table", reason="NOT_OWNER"
-                )
+                raise self._not_owner(table.id)
+            self._refuse_if_finished(table)  # not kept: nothing is remembered of a finished table
             try:
                 seq = self._apply(table, seat, last_sequence, action)
             except DomainError as exc:
@@ -648,9 +741,31 @@ class TableManager:
             return seq, False
 
     def _remember(self, table: LiveTable, seat: int, request_id: str, record: dict) -> None:
-        """Keep the first result of a seat's request id, here and in the store."""
+        """Keep the first result of a seat's request id, here and in the store, noting when
+        (``at``: the table's last sequence number) for :meth:`_prune_requests`."""
+        record["at"] = table.head
         table.requests[(seat, request_id)] = record
         self.store.put(REQUESTS, f"{table.id}/{seat}/{request_id}", json.dumps(record).encode())
+
+    def _prune_requests(self, table: LiveTable) -> None:
+        """Forget the request ids made before the previous hand started (module docstring)."""
+        if len(table.hand_starts) < 2:
+            return
+        cut = table.hand_starts[-2]
+        old = [key for key, rec in table.requests.items() if rec["at"] < cut]
+        for seat, rid in old:
+            del table.requests[(seat, rid)]
+            self.store.delete(REQUESTS, f"{table.id}/{seat}/{rid}")
+
+    def _refuse_if_finished(self, table: LiveTable) -> None:
+        session = self._session(table)
+        if session.phase == FINISHED:
+            why = f" ({session.finish_reason})" if session.finish_reason else ""
+            raise FailedPrecondition(
+                f"table {table.id} has finished{why}",
+                reason="TABLE_FINISHED",
+                finish_reason=session.finish_reason,
+            )
 
     def _apply(self, table: LiveTable, seat: int, last_sequence: int, action: Action) -> int:
         """Check an action against the table's state and apply it; the resulting sequence."""
@@ -682,6 +797,10 @@ class TableManager:
             rid = "leave:" + request_id
             if request_id and (seat, rid) in table.requests:
                 return replay_result(table.requests[(seat, rid)])
+            if not table.owned:
+                raise self._not_owner(table.id)
+            if self._session(table).phase == FINISHED:
+                return 0  # the table is over: nothing to pay and nothing to write
             try:
                 penalty = self._session(table).leave(seat)
             except DomainError as exc:
@@ -724,6 +843,8 @@ class TableManager:
                     session = table.session
                     if session is not None and session.phase == FINISHED:
                         return
+                    if not table.owned:  # every event held was sent: go to the new owner
+                        raise self._not_owner(table.id)
                     table.cond.wait(0.25)
                 base = table.base
                 batch = table.events[index - base :] if index >= base else []

@@ -1,0 +1,294 @@
+"""What a gateway replica holds over a table's life: a finished table leaves memory after
+``finished_table_ttl_ms`` and is then served read-only from its log (no lease, nothing written);
+request ids are kept for the current and the previous hand only, and none once the table has
+finished; a replica that loses a table's lease to another ends its streams UNAVAILABLE
+NOT_OWNER, naming the new owner, and stops counting the table as active."""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+import uuid
+
+import pytest
+
+from services.gateway import metrics
+from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
+from services.gateway.bots import engine_policy, make_bot
+from services.gateway.domain.session import FINISHED, Ports, Seat
+from services.gateway.domain.tokens import sign_seat_token
+from services.gateway.tables import (
+    LEASES,
+    LOG_PREFIX,
+    REQUESTS,
+    GatewaySettings,
+    TableManager,
+    TableSpec,
+    read_table_log,
+)
+from shared import tiles as T
+from shared.errors import DomainError, FailedPrecondition, Unavailable
+from shared.ruleset import load_ruleset
+from shared.store.memory import MemoryStore
+from shared.table import Discard, Pass
+
+SECRET = b"s"
+
+
+def _ports() -> Ports:
+    return Ports(InProcessWall(), InProcessRules(), InProcessScoring())
+
+
+def _manager(store, replica="gw-a", ports=None, on_event=None, **settings) -> TableManager:
+    return TableManager(
+        store,
+        ports or _ports(),
+        GatewaySettings(secret=SECRET, replica_id=replica, **settings),
+        policy=engine_policy(make_bot("random", seed=5)),
+        on_event=on_event,
+    )
+
+
+SLOW = {"discard_ms": 60_000, "claim_ms": 60_000}  # humans' timers that never run out here
+
+
+def _spec(humans: int = 0, max_hands: int = 1) -> TableSpec:
+    seats = [Seat(player_id=f"p{i}", display_name=f"p{i}") for i in range(humans)]
+    seats += [Seat(player_id=f"b{i}", bot=True) for i in range(humans, 4)]
+    return TableSpec(
+        request_id="",
+        ruleset=load_ruleset(),
+        ruleset_name="shanghai-qiaoma",
+        overrides={},
+        stake=1,
+        seats=seats,
+        max_hands=max_hands,
+        tag="",
+        first_dealer=0,
+    )
+
+
+def _until(cond, what: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _finished(store, table_id: str) -> bool:
+    return any(k == "table_finished" for _, _, k, _ in read_table_log(store, table_id))
+
+
+def _spectator(table_id: str) -> str:
+    return sign_seat_token(SECRET, table_id, None)
+
+
+# --- finished tables leave memory ----------------------------------------------------------
+
+
+def test_finished_tables_leave_memory_and_are_then_served_read_only_from_the_log():
+    store = MemoryStore()
+    m = _manager(store, finished_table_ttl_ms=0)
+    try:
+        ids = [m.create_table(_spec())[0] for _ in range(6)]
+        _until(lambda: all(_finished(store, t) for t in ids), "the tables to finish")
+        _until(lambda: not m.tables, "the finished tables to leave memory")
+
+        t = ids[0]
+        log = read_table_log(store, t)
+        end = log[-1][3]
+        assert log[-1][2] == "table_finished"
+        # GetTableState: the final seats and chips, from the log.
+        view = m.view(t, _spectator(t), None)
+        assert view["phase"] == FINISHED
+        assert [s["chips"] for s in view["seats"]] == end["chips"]
+        assert view["hands_played"] == end["hands_played"] == 1
+        assert view["last_sequence"] == len(log)
+        # Subscribe from the start: every event a spectator may see, then the stream ends.
+        got = [ev.seq for ev, _ in m.subscribe(t, _spectator(t), 0, lambda: True)]
+        assert got and got[-1] == len(log) and got == sorted(got)
+        assert [ev.kind for ev, _ in m.subscribe(t, _spectator(t), len(log) - 1, lambda: True)] == [
+            "table_finished"
+        ]
+        # Read-only: no lease taken, nothing written, nothing remembered for an Act.
+        with pytest.raises(FailedPrecondition) as refused:
+            m.act(t, sign_seat_token(SECRET, t, 0), 0, "r1", len(log), Pass())
+        assert refused.value.reason == "TABLE_FINISHED"
+        assert m.leave(t, sign_seat_token(SECRET, t, 1), "") == 0
+        assert store.get(LEASES, t) is None
+        assert list(store.scan(REQUESTS, f"{t}/")) == []
+        assert len(store.read_log(LOG_PREFIX + t)) == len(log)
+        # ... and it leaves memory again.
+        _until(lambda: not m.tables, "the reloaded table to leave memory again")
+    finally:
+        m.close()
+
+
+def test_another_replica_serves_a_finished_table_without_taking_it():
+    store = MemoryStore()
+    first = _manager(store, "gw-a", finished_table_ttl_ms=60_000)
+    second = _manager(store, "gw-b", finished_table_ttl_ms=60_000)
+    try:
+        t, _ = first.create_table(_spec())
+        _until(lambda: _finished(store, t), "the table to finish")
+        assert t in first.tables  # kept for the time-to-live
+        view = second.view(t, _spectator(t), None)
+        assert view["phase"] == FINISHED
+        assert store.get(LEASES, t) is None
+        assert len(store.read_log(LOG_PREFIX + t)) == view["last_sequence"]
+    finally:
+        first.close()
+        second.close()
+
+
+# --- request ids -----------------------------------------------------------------------------
+
+
+def _play_seat_zero(
+    m: TableManager, store, table_id: str, until_hand: int = 0
+) -> tuple[dict[int, int], int]:
+    """Play seat 0 through Act (first discard offered, pass every claim) until the table
+    finishes (or hand ``until_hand`` starts); returns the requests accepted per hand number and
+    the most request records the store held for the table at any time."""
+    token = sign_seat_token(SECRET, table_id, 0)
+    per_hand: dict[int, int] = {}
+    most = 0
+    deadline = time.monotonic() + 120
+    while m.tables[table_id].session.phase != FINISHED:
+        assert time.monotonic() < deadline, "the table did not finish"
+        view = m.view(table_id, token, 0)
+        prompt = view.get("prompt")
+        if prompt is None:
+            time.sleep(0.002)
+            continue
+        discards = prompt["options"].get("discards")
+        action = Discard(T.parse(discards[0])[0]) if discards else Pass()
+        try:
+            m.act(table_id, token, 0, uuid.uuid4().hex, view["last_sequence"], action)
+        except DomainError:
+            continue  # the prompt moved on meanwhile (a claim window closed): refused
+        n = view["hand"]["hand_number"]
+        if n == until_hand:
+            break
+        per_hand[n] = per_hand.get(n, 0) + 1
+        most = max(most, len(list(store.scan(REQUESTS, f"{table_id}/"))))
+    return per_hand, most
+
+
+def test_request_ids_are_kept_for_two_hands_and_dropped_when_the_table_finishes():
+    store = MemoryStore()
+    m = _manager(store, finished_table_ttl_ms=60_000, **SLOW)
+    try:
+        t, _ = m.create_table(_spec(humans=1, max_hands=5))
+        per_hand, most = _play_seat_zero(m, store, t)
+        assert len(per_hand) == 5
+        two_hands = max(per_hand.get(n - 1, 0) + per_hand[n] for n in per_hand)
+        # Requests refused after being sent (claim windows closing) are kept too: some slack.
+        assert most <= two_hands + 4 < sum(per_hand.values()), (per_hand, most)
+        table = m.tables[t]
+        assert 0 < len(table.requests) <= two_hands + 4  # in memory until the table goes
+        assert list(store.scan(REQUESTS, f"{t}/")) == []  # none in the store once finished
+    finally:
+        m.close()
+
+
+def test_a_taken_over_table_forgets_request_ids_older_than_the_previous_hand():
+    store = MemoryStore()
+    ports = _ports()
+    first = _manager(store, "gw-a", ports=ports, lease_ms=0, **SLOW)
+    try:
+        t, _ = first.create_table(_spec(humans=1, max_hands=5))
+        _play_seat_zero(first, store, t, until_hand=3)
+    finally:
+        first.close()
+    # Records left in the store from the first hand (as by a replica that died before pruning),
+    # from the last one, and one of the earlier format (no ``at``): a replica taking the table
+    # over keeps the last two and deletes the first.
+    starts = [q for q, _, k, _ in read_table_log(store, t) if k == "hand_started"]
+    assert len(starts) == 3
+    store.put(REQUESTS, f"{t}/0/old", b'{"result": 5, "at": %d}' % starts[0])
+    store.put(REQUESTS, f"{t}/0/new", b'{"result": 9, "at": %d}' % starts[-1])
+    store.put(REQUESTS, f"{t}/0/bare", b"7")
+    second = _manager(store, "gw-b", ports=ports, **SLOW)
+    try:
+        kept = second.table(t).requests
+        assert (0, "new") in kept and (0, "bare") in kept and (0, "old") not in kept
+        assert store.get(REQUESTS, f"{t}/0/old") is None
+        assert all(rec["at"] >= starts[-2] for rec in kept.values())
+    finally:
+        second.close()
+
+
+# --- losing the lease ------------------------------------------------------------------------
+
+
+def _gauge(g) -> float:
+    return g._value.get()
+
+
+def test_a_replica_that_lost_the_lease_ends_its_streams_with_not_owner():
+    store = MemoryStore()
+    ports = _ports()
+    # The first replica's lease lapses at once (as if the process were paused), the seat it
+    # prompts first is a human that does not answer: nothing happens on the table meanwhile.
+    first = _manager(
+        store, "gw-a", ports, metrics.observe, address="10.0.0.1:50054", lease_ms=0, **SLOW
+    )
+    active_before = _gauge(metrics.ACTIVE_TABLES)
+    second = None
+    try:
+        t, tokens = first.create_table(_spec(humans=1))
+        token = tokens[0]
+        _until(lambda: first.view(t, token, 0).get("prompt") is not None, "seat 0's prompt")
+        assert _gauge(metrics.ACTIVE_TABLES) == active_before + 1
+        head = first.tables[t].head
+
+        out: queue.Queue = queue.Queue()
+        stop = threading.Event()
+
+        def follow() -> None:
+            try:
+                for ev, _ in first.subscribe(t, token, 0, lambda: not stop.is_set()):
+                    out.put(ev.seq)
+                out.put("ended")
+            except DomainError as exc:
+                out.put(exc)
+
+        threading.Thread(target=follow, daemon=True).start()
+        second = _manager(store, "gw-b", ports=ports, address="10.0.0.2:50054", **SLOW)
+        assert second.table(t).owned  # taken over from the log
+
+        got = []
+        deadline = time.monotonic() + 10
+        while True:
+            item = out.get(timeout=max(0.01, deadline - time.monotonic()))
+            if not isinstance(item, int):
+                break
+            got.append(item)
+        stop.set()
+        assert got == list(range(1, head + 1))  # every event held, then the end
+        assert isinstance(item, Unavailable), item
+        assert item.reason == "NOT_OWNER"
+        assert item.details["owner_address"] == "10.0.0.2:50054"
+        # The lost table left the first replica, which answers every call NOT_OWNER.
+        assert t not in first.tables
+        assert _gauge(metrics.ACTIVE_TABLES) == active_before
+        for call in (
+            lambda: first.view(t, token, 0),
+            lambda: list(first.subscribe(t, token, 0, lambda: True)),
+            lambda: first.act(t, token, 0, "r1", head, Pass()),
+        ):
+            with pytest.raises(Unavailable) as err:
+                call()
+            assert err.value.reason == "NOT_OWNER"
+            assert err.value.details["owner_address"] == "10.0.0.2:50054"
+        # The new owner serves the same events to a reconnecting subscriber.
+        resumed = second.subscribe(t, token, head - 1, lambda: True)
+        assert next(resumed)[0].seq == head
+    finally:
+        first.close()
+        if second is not None:
+            second.close()
