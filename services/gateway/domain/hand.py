@@ -362,6 +362,7 @@ class HandEngine:
             commitment=self.commitment,
             kaibao=self.kaibao,
             huangfan=cfg.huangfan,
+            **({} if cfg.garden_stacks is None else {"garden_stacks": list(cfg.garden_stacks)}),
         )
         hands, self.remaining = self.wall.deal(self.hand_id)
         if len(hands) != NUM_SEATS:
@@ -913,8 +914,14 @@ class HandEngine:
         st = self.settlement
         assert st is not None
         win_of = dict(wins)
+        stacks = self.config.garden_stacks  # 逛花园: the stacks after this hand
         self.emit(
             "hand_result",
+            **(
+                {}
+                if stacks is None
+                else {"garden_stacks": [b + p for b, p in zip(stacks, st.payments, strict=True)]}
+            ),
             outcome=outcome,
             winners=[
                 {

@@ -219,17 +219,8 @@ class TableSession:
 
     def engine_emit(self, kind: str, data: dict[str, Any]) -> int:
         """Emit a fact of the running hand (the engine's events carry the hand's id and number
-        already); a prompt schedules the seat's decision (bot, 托管 or timer)."""
-        if self.garden and (kind == "hand_started" or kind == "hand_result"):
-            stacks = self.garden_stacks()
-            assert stacks is not None
-            if kind == "hand_started":
-                data["garden_stacks"] = list(stacks)
-            elif "garden_stacks" not in data:
-                # the engine's result: stacks after it (chips are counted once it is done)
-                data["garden_stacks"] = [
-                    b + p for b, p in zip(stacks, data["payments"], strict=True)
-                ]
+        already, 逛花园 stacks included: HandConfig.garden_stacks); a prompt schedules the seat's
+        decision (bot, 托管 or timer)."""
         seq = self._emit(kind, data)
         if kind == "prompt":
             self._schedule_decision(data["seat"], seq, data["deadline_ms"])
