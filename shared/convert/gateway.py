@@ -266,6 +266,7 @@ def event_to_proto(seq: int, t: int, kind: str, d: dict[str, Any]) -> pb.Event:
                 kaibao=d["kaibao"],
                 huangfan=d["huangfan"],
                 garden_stacks=d.get("garden_stacks", []),
+                huangfan_dice=d.get("huangfan_dice", 0),
             )
         )
     elif kind == "tiles_dealt":

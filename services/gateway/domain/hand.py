@@ -32,7 +32,7 @@ from services.gateway.domain.ports import (
     WinnerInput,
 )
 from services.gateway.domain.readiness import ready_seats
-from services.scoring.domain.situations import is_kaibao
+from services.scoring.domain.situations import dice_huangfan_bonus, is_kaibao
 from shared import tiles as T
 from shared.errors import FailedPrecondition, InvalidArgument
 from shared.hand.hand_type import HandType
@@ -278,6 +278,7 @@ class HandEngine:
         self.dice: tuple[int, int] = (0, 0)
         self.commitment = ""
         self.kaibao = False
+        self.huangfan = config.huangfan  # 荒番 of this hand: the counter, plus the dice's
         self.remaining = 0
         self.turn = config.dealer
         self.last = LastAction(LastActionKind.DEAL, config.dealer)
@@ -353,6 +354,10 @@ class HandEngine:
         )
         self.hand_id, self.dice, self.commitment = wh.hand_id, wh.dice, wh.commitment
         self.kaibao = bool(self.ruleset.scoring.kaibao) and is_kaibao(wh.dice)
+        # 骰子荒番 (scoring.dice_huangfan, RULES §10): the dice add to the counter for this hand;
+        # the event shows the 荒番 the hand is played under and, apart, what the dice added.
+        dice_bonus = dice_huangfan_bonus(wh.dice) if self.ruleset.scoring.dice_huangfan else 0
+        self.huangfan = cfg.huangfan + dice_bonus
         self.emit(
             "hand_started",
             hand_id=self.hand_id,
@@ -361,7 +366,8 @@ class HandEngine:
             dice=list(self.dice),
             commitment=self.commitment,
             kaibao=self.kaibao,
-            huangfan=cfg.huangfan,
+            huangfan=self.huangfan,
+            **({"huangfan_dice": dice_bonus} if self.ruleset.scoring.dice_huangfan else {}),
             **({} if cfg.garden_stacks is None else {"garden_stacks": list(cfg.garden_stacks)}),
         )
         hands, self.remaining = self.wall.deal(self.hand_id)

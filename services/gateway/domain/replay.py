@@ -243,7 +243,7 @@ def verify_hand(records: list[dict[str, Any]], *, rules=None, scoring=None) -> V
             table_id=header.get("table_id", ""),
             hand_number=started["hand_number"],
             dealer=started["dealer"],
-            huangfan=started["huangfan"],
+            huangfan=started["huangfan"] - started.get("huangfan_dice", 0),
             stake=int(header.get("stake", 1)),
             ruleset=ruleset,
             ruleset_name=header.get("ruleset", ""),

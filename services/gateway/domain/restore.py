@@ -216,7 +216,7 @@ def _resume_hand(session: TableSession, entries: list[LogEntry], left_in_hand: b
     cfg = replace(
         session._hand_config(),
         hand_number=started["hand_number"],
-        huangfan=started["huangfan"],
+        huangfan=started["huangfan"] - started.get("huangfan_dice", 0),  # the counter
     )
     hand = HandEngine(
         cfg,

@@ -643,7 +643,7 @@ class TableSession:
                 "dice": list(hand.dice),
                 "commitment": hand.commitment,
                 "kaibao": hand.kaibao,
-                "huangfan": hand.config.huangfan,
+                "huangfan": hand.huangfan,
                 "tiles_left": hand.remaining,
                 "to_act": pend[0].seat if pend and pend[0].kind == OWN_TURN else None,
                 "deadline_ms": max((p.deadline_ms for p in pend), default=0),
