@@ -105,7 +105,7 @@ def action_from_proto(action: pb.Action) -> Action:
             field="action.kong.kind",
         )
     if which == "win":
-        return Win()
+        return Win(eight_flowers=action.win.eight_flowers)
     if which == "pass":
         return Pass()
     tiles = [
@@ -144,7 +144,7 @@ def action_to_proto(action: Action) -> pb.Action:
             kong=pb.Kong(kind=common_pb2.MELD_KIND_CONCEALED_KONG, tile=tile_to_proto(action.tile))
         )
     if isinstance(action, Win):
-        return pb.Action(win=pb.Win())
+        return pb.Action(win=pb.Win(eight_flowers=action.eight_flowers))
     return pb.Action(**{"pass": pb.Pass()})
 
 
@@ -172,7 +172,13 @@ def meld_json_to_proto(d: dict[str, Any]) -> common_pb2.Meld:
 
 
 def options_to_proto(d: dict[str, Any]) -> pb.Options:
-    o = pb.Options(win=bool(d.get("win")))
+    win = bool(d.get("win"))
+    o = pb.Options(
+        win=win,
+        win_eight_flowers=bool(d.get("win_eight_flowers")),
+        # a prompt's JSON names the winning hand apart only when 八花齐 is offered too
+        win_shape=bool(d.get("win_shape", win and not d.get("win_eight_flowers"))),
+    )
     o.discards.extend(_tile(t) for t in d.get("discards", []))
     o.ready_discards.extend(_tile(t) for t in d.get("ready_discards", []))
     o.concealed_kongs.extend(_tile(t) for t in d.get("concealed_kongs", []))

@@ -173,13 +173,19 @@ def options_json(opts: OwnTurnOptions | ClaimOptions | SwapOptions) -> dict[str,
     if isinstance(opts, SwapOptions):
         return {"swap_count": opts.count, "pass": True}
     if isinstance(opts, OwnTurnOptions):
-        return {
+        d = {
             "discards": list(map(_tile_text, opts.discards)),
             "ready_discards": list(map(_tile_text, opts.ready_discards)),
             "concealed_kongs": list(map(_tile_text, opts.concealed_kongs)),
             "added_kongs": list(map(_tile_text, opts.added_kongs)),
             "win": bool(opts.wins),
         }
+        wins = opts.wins
+        if wins and any(w.hand == HandType.EIGHT_FLOWERS for w in wins):
+            # 八花齐 is offered: say so, and whether a winning hand is too (Win.eight_flowers)
+            d["win_eight_flowers"] = True
+            d["win_shape"] = any(w.hand != HandType.EIGHT_FLOWERS for w in wins)
+        return d
     return {
         "win": opts.win is not None,
         "pong": opts.pong,
@@ -596,9 +602,14 @@ class HandEngine:
                 return
             why = f"no added kong of {_fmt(action.tile)} is possible"
         elif isinstance(action, Win):
-            if opts.wins:
+            if action.eight_flowers:
+                if any(w.hand == HandType.EIGHT_FLOWERS for w in opts.wins):
+                    return
+                why = "八花齐 is not possible now: it needs all eight flowers, on the own turn"
+            elif opts.wins:
                 return
-            why = "the hand cannot win now"
+            else:
+                why = "the hand cannot win now"
         else:
             why = f"{action_name(action)} is not an own-turn action (discard, 敲, kong or win)"
         raise FailedPrecondition(why, reason="ILLEGAL_ACTION", action=action_name(action))
@@ -610,6 +621,11 @@ class HandEngine:
         if isinstance(action, Pass):
             return
         if isinstance(action, Win):
+            if action.eight_flowers:
+                raise FailedPrecondition(
+                    "八花齐 is declared on the seat's own turn, not on a claim",
+                    reason="ILLEGAL_ACTION",
+                )
             if opts.win is None:
                 raise FailedPrecondition(
                     f"{_fmt(p.tile)} does not win for seat {p.seat}"
