@@ -47,6 +47,7 @@ from services.gateway.domain.session import (
     PLAYING,
     Policy,
     Ports,
+    ResumePlay,
     Seat,
     SessionConfig,
     TableSession,
@@ -645,6 +646,9 @@ class TableManager:
                 field="last_sequence",
             )
         session = self._session(table)
+        if isinstance(action, ResumePlay):  # ends 托管: no decision on a prompt, never stale
+            session.act(seat, action)
+            return table.head
         if session.phase == PLAYING and session.hand is not None:
             p = session.hand.pending.get(seat)
             if p is not None and last_sequence < p.sequence:

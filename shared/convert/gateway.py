@@ -57,6 +57,13 @@ PHASES = {
 }
 
 
+class ResumeRequested(Exception):
+    """An Action carrying ``resume`` (end 托管): not a hand action; the caller applies it."""
+
+    def __init__(self) -> None:
+        super().__init__("resume")
+
+
 class TileSwapRequested(Exception):
     """An Action carrying a tile swap (换牌); the caller decides whether it is offered."""
 
@@ -68,7 +75,8 @@ class TileSwapRequested(Exception):
 # --- actions ---------------------------------------------------------------------------------
 def action_from_proto(action: pb.Action) -> Action:
     """Validate an ``Action`` (InvalidArgument naming the field) and return the domain action.
-    A tile swap raises :class:`TileSwapRequested` with its tiles."""
+    A tile swap raises :class:`TileSwapRequested` with its tiles, a resume
+    :class:`ResumeRequested`."""
     which = action.WhichOneof("kind")
     if which is None:
         raise InvalidArgument(
@@ -108,6 +116,8 @@ def action_from_proto(action: pb.Action) -> Action:
         return Win(eight_flowers=action.win.eight_flowers)
     if which == "pass":
         return Pass()
+    if which == "resume":
+        raise ResumeRequested()
     tiles = [
         _hand_tile(v, f"action.tile_swap.tiles[{i}]") for i, v in enumerate(action.tile_swap.tiles)
     ]
@@ -352,6 +362,7 @@ def event_to_proto(seq: int, t: int, kind: str, d: dict[str, Any]) -> pb.Event:
                 auto_play=bool(d.get("auto_play")),
                 left=bool(d.get("left")),
                 reason=d.get("reason", ""),
+                deadline_unix_ms=int(d.get("deadline_ms", 0)),
             )
         )
     elif kind == "tiles_swapped":

@@ -268,6 +268,7 @@ class HandEngine:
         emit: Emit,
         now_ms: Callable[[], int],
         defer: Callable[[Callable[[], None]], None] | None = None,
+        timer_ms: Callable[[int, int], int] | None = None,
     ) -> None:
         self.config = config
         self.ruleset = config.ruleset
@@ -278,6 +279,9 @@ class HandEngine:
         self._emit = emit
         self.now_ms = now_ms
         self.defer = defer
+        # The seat's effective timer: (seat, the ruleset's ms) -> ms until its decision is due
+        # (a seat on 托管 is answered sooner); None = the ruleset's timers for every seat.
+        self.timer_ms = timer_ms
         self.dealer = config.dealer
         self.seats = [SeatHand() for _ in range(NUM_SEATS)]
         self.hand_id = ""
@@ -509,9 +513,10 @@ class HandEngine:
     # --- prompts ---------------------------------------------------------------------------
     def _prompt_own_turn(self, seat: int) -> None:
         opts = self.rules.own_turn_options(self.snapshot(), seat)
-        p = Pending(
-            seat, OWN_TURN, opts, self.now_ms() + self.config.discard_ms, self.drawn.get(seat)
-        )
+        ms = self.config.discard_ms
+        if self.timer_ms is not None:
+            ms = self.timer_ms(seat, ms)
+        p = Pending(seat, OWN_TURN, opts, self.now_ms() + ms, self.drawn.get(seat))
         self.pending = {seat: p}
         p.sequence = self._emit_prompt(p)
 
@@ -728,8 +733,14 @@ class HandEngine:
         self.window = kind
         self.claims = {}
         self.window_options = active
-        deadline = self.now_ms() + self.config.claim_ms
-        self.pending = {s: Pending(s, kind, o, deadline, tile, seat) for s, o in active.items()}
+        now, ms, timer = self.now_ms(), self.config.claim_ms, self.timer_ms
+        if timer is None:
+            deadline = now + ms
+            self.pending = {s: Pending(s, kind, o, deadline, tile, seat) for s, o in active.items()}
+        else:
+            self.pending = {
+                s: Pending(s, kind, o, now + timer(s, ms), tile, seat) for s, o in active.items()
+            }
         for s in sorted(self.pending, key=lambda x: (x - seat) % NUM_SEATS):
             p = self.pending[s]
             p.sequence = self._emit_prompt(p)

@@ -225,6 +225,7 @@ def _resume_hand(session: TableSession, entries: list[LogEntry], left_in_hand: b
         scoring=session.ports.scoring,
         emit=emit,
         now_ms=session.scheduler.now_ms,
+        timer_ms=session._timer_ms,
     )
     session.hand = hand
     hand.start()

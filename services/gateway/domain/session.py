@@ -60,6 +60,12 @@ NUM_SEATS = 4
 # bots, 托管 and stand-ins for players who left use one.
 Policy = Callable[[Pending, HandEngine], Action]
 
+
+@dataclass(frozen=True, slots=True)
+class ResumePlay:
+    """A player's request to end 托管 (auto-play) now (:meth:`TableSession.resume`)."""
+
+
 RETRY_ATTEMPTS = 5
 RETRY_BACKOFF_MS = 500
 
@@ -321,6 +327,7 @@ class TableSession:
             emit=self.engine_emit,
             now_ms=self.scheduler.now_ms,
             defer=self._defer,
+            timer_ms=self._timer_ms,
         )
         self.hand.start()
         self._after_engine()
@@ -412,8 +419,12 @@ class TableSession:
         self.report("finished", {"hands_played": self.hands_played})
 
     # --- decisions: players, bots, timers --------------------------------------------------
-    def act(self, seat: int, action: Action) -> None:
-        """A player's own action (not a bot's): applied, then 托管 ends for the seat."""
+    def act(self, seat: int, action: Action | ResumePlay) -> None:
+        """A player's own action (not a bot's): applied, then 托管 ends for the seat.
+        :class:`ResumePlay` ends 托管 without acting (:meth:`resume`)."""
+        if isinstance(action, ResumePlay):
+            self.resume(seat)
+            return
         hand = self._running_hand()
         s = self.seats[seat]
         if s.left:
@@ -433,6 +444,47 @@ class TableSession:
                 },
             )
         self._after_engine()
+
+    def resume(self, seat: int) -> None:
+        """The player ends 托管 (auto-play) now, between hands or with no decision of its own
+        pending too. A decision pending (the bot would answer it soon) gets the seat's normal
+        timer from now, and the ``seat_changed`` event carries its new deadline."""
+        s = self.seats[seat]
+        if s.left:
+            raise FailedPrecondition(f"seat {seat} left the table", reason="SEAT_LEFT")
+        if not s.auto_play:
+            raise FailedPrecondition(
+                f"seat {seat} is not on 托管 (auto-play): nothing to resume",
+                reason="NOT_AUTO_PLAY",
+            )
+        s.auto_play = False
+        s.timeouts_in_row = 0
+        data: dict[str, Any] = {
+            "seat": seat,
+            "player_id": s.player_id,
+            "bot": False,
+            "auto_play": False,
+            "reason": "auto_play_off",
+        }
+        hand = self.hand
+        p = hand.pending.get(seat) if hand is not None and self.phase == PLAYING else None
+        if p is not None:
+            now = self.scheduler.now_ms()
+            if p.kind != SWAP:  # 换牌's window keeps its deadline, the same for every seat
+                ms = self.discard_ms if p.kind == OWN_TURN else self.claim_ms
+                p.deadline_ms = now + ms
+            data["deadline_ms"] = p.deadline_ms
+            seq = p.sequence
+            self.scheduler.call_later(max(0, p.deadline_ms - now), lambda: self._timeout(seat, seq))
+        self.emit("seat_changed", data)
+
+    def _timer_ms(self, seat: int, ms: int) -> int:
+        """The engine's per-seat timer (HandEngine.timer_ms): a seat on 托管 is answered by the
+        bot after ``auto_play_delay_ms``, so its prompt's deadline says so."""
+        s = self.seats[seat]
+        if s.auto_play and not (s.bot or s.left):
+            return self.config.auto_play_delay_ms
+        return ms
 
     def _running_hand(self) -> HandEngine:
         if self.phase != PLAYING or self.hand is None or self.hand.finished:
