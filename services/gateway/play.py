@@ -362,10 +362,26 @@ class TerminalPlayer(RemotePlayer):
             ROB_KONG: f"seat {prompt.from_seat - 1} adds a kong with {shown}: rob it?",
         }.get(prompt.kind, "decide")
         self.say(f">> {title} — {self._time_left(prompt)}")
+        if self._on_auto_play(table):
+            self.say("   托管: the bot answers for you; type r (resume) to play yourself again")
         for i, a in enumerate(actions, 1):
             self.say(f"  {i:>2}) {action_label(a, tile)}")
         while True:
-            choice = self._ask(f"choose 1-{len(actions)} (or a tile, h hint, t table, q quit):")
+            choice = self._ask(
+                f"choose 1-{len(actions)} (or a tile, h hint, t table, r resume, q quit):"
+            )
+            if choice in ("r", "resume"):
+                if self.resume():
+                    now = self.state()  # the decision keeps its place, with a new deadline
+                    if not (
+                        now.HasField("prompt")
+                        and now.prompt.kind == prompt.kind
+                        and now.prompt.tile == prompt.tile
+                    ):
+                        self.say("the bot answered this one already; the next one is yours")
+                        return None
+                    prompt = now.prompt
+                continue
             if choice == "h":
                 hint = (
                     self.hint_bot.claim(view, options, tile)
@@ -386,6 +402,20 @@ class TerminalPlayer(RemotePlayer):
                 r = self.log.rejections[-1]
                 self.say(f"refused ({r.code.name}): {r.message}")
             return resp
+
+    def resume(self) -> bool:
+        """End 托管 (auto-play): Act with ``resume``; what happened is said either way."""
+        resp = self.act(gateway_pb2.Action(resume=gateway_pb2.Resume()))
+        if resp is None:
+            r = self.log.rejections[-1]
+            self.say(f"refused ({r.code.name}): {r.message}")
+            return False
+        self.say("托管 off: you play again — " + self._time_left(self.state().prompt))
+        return True
+
+    def _on_auto_play(self, table: gateway_pb2.TableView) -> bool:
+        me = table.viewer - 1
+        return 0 <= me < len(table.seats) and table.seats[me].auto_play
 
     def _ask_swap(
         self, view: SeatView, prompt: gateway_pb2.Prompt

@@ -6,10 +6,11 @@ from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
 from services.gateway.domain.hand import TileSwap
-from services.gateway.domain.session import Seat
+from services.gateway.domain.session import ResumePlay, Seat
 from services.gateway.tables import TableManager, TableSpec, check_id
 from shared.convert.common import ruleset_from_ref, seat_from_proto_optional, seat_to_proto
 from shared.convert.gateway import (
+    ResumeRequested,
     TileSwapRequested,
     action_from_proto,
     event_to_proto,
@@ -132,6 +133,8 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
             action = action_from_proto(request.action)
         except TileSwapRequested as swap:
             action = TileSwap(tuple(swap.tiles))
+        except ResumeRequested:
+            action = ResumePlay()
         seq, replayed = self.manager.act(
             request.table_id,
             request.seat_token,

@@ -76,6 +76,7 @@ from services.gateway.domain.session import (
     RETRY_ATTEMPTS,
     Policy,
     Ports,
+    ResumePlay,
     Seat,
     SessionConfig,
     TableSession,
@@ -775,6 +776,9 @@ class TableManager:
                 field="last_sequence",
             )
         session = self._session(table)
+        if isinstance(action, ResumePlay):  # ends 托管: no decision on a prompt, never stale
+            session.act(seat, action)
+            return table.head
         if session.phase == PLAYING and session.hand is not None:
             p = session.hand.pending.get(seat)
             if p is not None and last_sequence < p.sequence:

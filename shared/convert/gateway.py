@@ -57,6 +57,13 @@ PHASES = {
 }
 
 
+class ResumeRequested(Exception):
+    """An Action carrying ``resume`` (end 托管): not a hand action; the caller applies it."""
+
+    def __init__(self) -> None:
+        super().__init__("resume")
+
+
 class TileSwapRequested(Exception):
     """An Action carrying a tile swap (换牌); the caller decides whether it is offered."""
 
@@ -68,7 +75,8 @@ class TileSwapRequested(Exception):
 # --- actions ---------------------------------------------------------------------------------
 def action_from_proto(action: pb.Action) -> Action:
     """Validate an ``Action`` (InvalidArgument naming the field) and return the domain action.
-    A tile swap raises :class:`TileSwapRequested` with its tiles."""
+    A tile swap raises :class:`TileSwapRequested` with its tiles, a resume
+    :class:`ResumeRequested`."""
     which = action.WhichOneof("kind")
     if which is None:
         raise InvalidArgument(
@@ -105,9 +113,11 @@ def action_from_proto(action: pb.Action) -> Action:
             field="action.kong.kind",
         )
     if which == "win":
-        return Win()
+        return Win(eight_flowers=action.win.eight_flowers)
     if which == "pass":
         return Pass()
+    if which == "resume":
+        raise ResumeRequested()
     tiles = [
         _hand_tile(v, f"action.tile_swap.tiles[{i}]") for i, v in enumerate(action.tile_swap.tiles)
     ]
@@ -144,7 +154,7 @@ def action_to_proto(action: Action) -> pb.Action:
             kong=pb.Kong(kind=common_pb2.MELD_KIND_CONCEALED_KONG, tile=tile_to_proto(action.tile))
         )
     if isinstance(action, Win):
-        return pb.Action(win=pb.Win())
+        return pb.Action(win=pb.Win(eight_flowers=action.eight_flowers))
     return pb.Action(**{"pass": pb.Pass()})
 
 
@@ -172,7 +182,13 @@ def meld_json_to_proto(d: dict[str, Any]) -> common_pb2.Meld:
 
 
 def options_to_proto(d: dict[str, Any]) -> pb.Options:
-    o = pb.Options(win=bool(d.get("win")))
+    win = bool(d.get("win"))
+    o = pb.Options(
+        win=win,
+        win_eight_flowers=bool(d.get("win_eight_flowers")),
+        # a prompt's JSON names the winning hand apart only when 八花齐 is offered too
+        win_shape=bool(d.get("win_shape", win and not d.get("win_eight_flowers"))),
+    )
     o.discards.extend(_tile(t) for t in d.get("discards", []))
     o.ready_discards.extend(_tile(t) for t in d.get("ready_discards", []))
     o.concealed_kongs.extend(_tile(t) for t in d.get("concealed_kongs", []))
@@ -266,6 +282,7 @@ def event_to_proto(seq: int, t: int, kind: str, d: dict[str, Any]) -> pb.Event:
                 kaibao=d["kaibao"],
                 huangfan=d["huangfan"],
                 garden_stacks=d.get("garden_stacks", []),
+                huangfan_dice=d.get("huangfan_dice", 0),
             )
         )
     elif kind == "tiles_dealt":
@@ -345,6 +362,7 @@ def event_to_proto(seq: int, t: int, kind: str, d: dict[str, Any]) -> pb.Event:
                 auto_play=bool(d.get("auto_play")),
                 left=bool(d.get("left")),
                 reason=d.get("reason", ""),
+                deadline_unix_ms=int(d.get("deadline_ms", 0)),
             )
         )
     elif kind == "tiles_swapped":

@@ -102,6 +102,23 @@ def _win_option(view: SeatView, kind: WinKind, tile: int | None) -> WinOption:
     return WinOption(hand or HandType.PONG_PONG, kind, tile)
 
 
+def _own_turn_wins(
+    o: gateway_pb2.Options, view: SeatView, tile: int | None
+) -> tuple[WinOption, ...]:
+    """The wins an own-turn prompt offers: the winning hand and/or 八花齐 when the server names
+    them apart (Options.win_shape, win_eight_flowers), else the one ``win`` says."""
+    if not o.win:
+        return ()
+    if not o.win_eight_flowers:
+        return (_win_option(view, WinKind.SELF_DRAW, tile),)
+    flowers = WinOption(HandType.EIGHT_FLOWERS, WinKind.EIGHT_FLOWERS)
+    if not o.win_shape:
+        return (flowers,)
+    counts = list(view.concealed)
+    hand = classify(counts, view.melds, view.ruleset) if sum(counts) % 3 == 2 else None
+    return (WinOption(hand or HandType.PONG_PONG, WinKind.SELF_DRAW, tile), flowers)
+
+
 def options_from_prompt(
     prompt: gateway_pb2.Prompt, view: SeatView
 ) -> OwnTurnOptions | ClaimOptions:
@@ -115,7 +132,7 @@ def options_from_prompt(
             ready_discards=tuple(tiles_from_proto(o.ready_discards, "options.ready_discards")),
             concealed_kongs=tuple(tiles_from_proto(o.concealed_kongs, "options.concealed_kongs")),
             added_kongs=tuple(tiles_from_proto(o.added_kongs, "options.added_kongs")),
-            wins=(_win_option(view, WinKind.SELF_DRAW, tile),) if o.win else (),
+            wins=_own_turn_wins(o, view, tile),
         )
     if prompt.kind in (CLAIM, ROB_KONG):
         kind = WinKind.ROB_KONG if prompt.kind == ROB_KONG else WinKind.DISCARD

@@ -32,7 +32,7 @@ from services.gateway.domain.ports import (
     WinnerInput,
 )
 from services.gateway.domain.readiness import ready_seats
-from services.scoring.domain.situations import is_kaibao
+from services.scoring.domain.situations import dice_huangfan_bonus, is_kaibao
 from shared import tiles as T
 from shared.errors import FailedPrecondition, InvalidArgument
 from shared.hand.hand_type import HandType
@@ -184,13 +184,19 @@ def options_json(opts: OwnTurnOptions | ClaimOptions | SwapOptions) -> dict[str,
     if isinstance(opts, SwapOptions):
         return {"swap_count": opts.count, "pass": True}
     if isinstance(opts, OwnTurnOptions):
-        return {
+        d = {
             "discards": list(map(_tile_text, opts.discards)),
             "ready_discards": list(map(_tile_text, opts.ready_discards)),
             "concealed_kongs": list(map(_tile_text, opts.concealed_kongs)),
             "added_kongs": list(map(_tile_text, opts.added_kongs)),
             "win": bool(opts.wins),
         }
+        wins = opts.wins
+        if wins and any(w.hand == HandType.EIGHT_FLOWERS for w in wins):
+            # 八花齐 is offered: say so, and whether a winning hand is too (Win.eight_flowers)
+            d["win_eight_flowers"] = True
+            d["win_shape"] = any(w.hand != HandType.EIGHT_FLOWERS for w in wins)
+        return d
     return {
         "win": opts.win is not None,
         "pong": opts.pong,
@@ -273,6 +279,7 @@ class HandEngine:
         emit: Emit,
         now_ms: Callable[[], int],
         defer: Callable[[Callable[[], None]], None] | None = None,
+        timer_ms: Callable[[int, int], int] | None = None,
     ) -> None:
         self.config = config
         self.ruleset = config.ruleset
@@ -283,12 +290,16 @@ class HandEngine:
         self._emit = emit
         self.now_ms = now_ms
         self.defer = defer
+        # The seat's effective timer: (seat, the ruleset's ms) -> ms until its decision is due
+        # (a seat on 托管 is answered sooner); None = the ruleset's timers for every seat.
+        self.timer_ms = timer_ms
         self.dealer = config.dealer
         self.seats = [SeatHand() for _ in range(NUM_SEATS)]
         self.hand_id = ""
         self.dice: tuple[int, int] = (0, 0)
         self.commitment = ""
         self.kaibao = False
+        self.huangfan = config.huangfan  # 荒番 of this hand: the counter, plus the dice's
         self.remaining = 0
         self.turn = config.dealer
         self.last = LastAction(LastActionKind.DEAL, config.dealer)
@@ -392,6 +403,10 @@ class HandEngine:
         )
         self.hand_id, self.dice, self.commitment = wh.hand_id, wh.dice, wh.commitment
         self.kaibao = bool(self.ruleset.scoring.kaibao) and is_kaibao(wh.dice)
+        # 骰子荒番 (scoring.dice_huangfan, RULES §10): the dice add to the counter for this hand;
+        # the event shows the 荒番 the hand is played under and, apart, what the dice added.
+        dice_bonus = dice_huangfan_bonus(wh.dice) if self.ruleset.scoring.dice_huangfan else 0
+        self.huangfan = cfg.huangfan + dice_bonus
         self.emit(
             "hand_started",
             hand_id=self.hand_id,
@@ -400,7 +415,9 @@ class HandEngine:
             dice=list(self.dice),
             commitment=self.commitment,
             kaibao=self.kaibao,
-            huangfan=cfg.huangfan,
+            huangfan=self.huangfan,
+            **({"huangfan_dice": dice_bonus} if self.ruleset.scoring.dice_huangfan else {}),
+            **({} if cfg.garden_stacks is None else {"garden_stacks": list(cfg.garden_stacks)}),
         )
         hands, self.remaining = self.wall.deal(self.hand_id)
         if len(hands) != NUM_SEATS:
@@ -539,9 +556,10 @@ class HandEngine:
     def _prompt_own_turn(self, seat: int) -> None:
         self._step, self._step_seat = STEP_PROMPT, seat
         opts = self.rules.own_turn_options(self.snapshot(), seat)
-        p = Pending(
-            seat, OWN_TURN, opts, self.now_ms() + self.config.discard_ms, self.drawn.get(seat)
-        )
+        ms = self.config.discard_ms
+        if self.timer_ms is not None:
+            ms = self.timer_ms(seat, ms)
+        p = Pending(seat, OWN_TURN, opts, self.now_ms() + ms, self.drawn.get(seat))
         self.pending = {seat: p}
         self._step = STEP_NONE
         p.sequence = self._emit_prompt(p)
@@ -636,9 +654,14 @@ class HandEngine:
                 return
             why = f"no added kong of {_fmt(action.tile)} is possible"
         elif isinstance(action, Win):
-            if opts.wins:
+            if action.eight_flowers:
+                if any(w.hand == HandType.EIGHT_FLOWERS for w in opts.wins):
+                    return
+                why = "八花齐 is not possible now: it needs all eight flowers, on the own turn"
+            elif opts.wins:
                 return
-            why = "the hand cannot win now"
+            else:
+                why = "the hand cannot win now"
         else:
             why = f"{action_name(action)} is not an own-turn action (discard, 敲, kong or win)"
         raise FailedPrecondition(why, reason="ILLEGAL_ACTION", action=action_name(action))
@@ -650,6 +673,11 @@ class HandEngine:
         if isinstance(action, Pass):
             return
         if isinstance(action, Win):
+            if action.eight_flowers:
+                raise FailedPrecondition(
+                    "八花齐 is declared on the seat's own turn, not on a claim",
+                    reason="ILLEGAL_ACTION",
+                )
             if opts.win is None:
                 raise FailedPrecondition(
                     f"{_fmt(p.tile)} does not win for seat {p.seat}"
@@ -760,8 +788,14 @@ class HandEngine:
         self.window = kind
         self.claims = {}
         self.window_options = active
-        deadline = self.now_ms() + self.config.claim_ms
-        self.pending = {s: Pending(s, kind, o, deadline, tile, seat) for s, o in active.items()}
+        now, ms, timer = self.now_ms(), self.config.claim_ms, self.timer_ms
+        if timer is None:
+            deadline = now + ms
+            self.pending = {s: Pending(s, kind, o, deadline, tile, seat) for s, o in active.items()}
+        else:
+            self.pending = {
+                s: Pending(s, kind, o, now + timer(s, ms), tile, seat) for s, o in active.items()
+            }
         self._step = STEP_NONE
         for s in sorted(self.pending, key=lambda x: (x - seat) % NUM_SEATS):
             p = self.pending[s]
@@ -973,8 +1007,14 @@ class HandEngine:
         st = self.settlement
         assert st is not None
         win_of = dict(wins)
+        stacks = self.config.garden_stacks  # 逛花园: the stacks after this hand
         self.emit(
             "hand_result",
+            **(
+                {}
+                if stacks is None
+                else {"garden_stacks": [b + p for b, p in zip(stacks, st.payments, strict=True)]}
+            ),
             outcome=outcome,
             winners=[
                 {

@@ -14,8 +14,8 @@ and every applied action: the log is the gateway's private record). ``verify_han
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from services.gateway.domain.hand import (
@@ -198,6 +198,12 @@ def _strip(d: Any) -> Any:
     return d
 
 
+def _why(exc: Exception) -> str:
+    if isinstance(exc, DomainError):
+        return exc.message
+    return f"{type(exc).__name__}: {exc}"
+
+
 def verify_hand(records: list[dict[str, Any]], *, rules=None, scoring=None) -> Verdict:
     """Check an exported hand (see the module docstring)."""
     from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring
@@ -230,24 +236,28 @@ def verify_hand(records: list[dict[str, Any]], *, rules=None, scoring=None) -> V
         started, by_kind["tiles_dealt"], live, tail, by_kind.get("seed_revealed", {}), swaps
     )
     produced: list[tuple[str, dict[str, Any]]] = []
+    steps: deque[Callable[[], None]] = deque()  # what follows each action (service calls)
+    stacks = started.get("garden_stacks")
     engine = HandEngine(
         HandConfig(
             table_id=header.get("table_id", ""),
             hand_number=started["hand_number"],
             dealer=started["dealer"],
-            huangfan=started["huangfan"],
+            huangfan=started["huangfan"] - started.get("huangfan_dice", 0),
             stake=int(header.get("stake", 1)),
             ruleset=ruleset,
             ruleset_name=header.get("ruleset", ""),
             overrides=dict(header.get("overrides", {})),
             discard_ms=0,
             claim_ms=0,
+            garden_stacks=tuple(stacks) if stacks is not None else None,
         ),
         wall=replay_wall,
         rules=rules or InProcessRules(),
         scoring=scoring or InProcessScoring(),
         emit=lambda kind, data: produced.append((kind, data)) or len(produced),
         now_ms=lambda: 0,
+        defer=steps.append,
     )
     # A player who left during the hand reset the 荒番 counter: the result says so.
     engine.huangfan_reset = any(
@@ -255,24 +265,39 @@ def verify_hand(records: list[dict[str, Any]], *, rules=None, scoring=None) -> V
     )
     try:
         engine.start()
-        for r in events:
-            if r["kind"] != "action":
-                continue
-            d = r["data"]
-            action = action_from_json(d["action"])
-            try:
-                if not isinstance(action, TileSwap):  # 换牌 is the engine's own check
-                    validate_action(engine.snapshot(), d["seat"], action)
-                engine.act(d["seat"], action, auto=bool(d.get("auto")))
-            except DomainError as exc:
-                verdict.problems.append(
-                    f"event {r['seq']}: illegal action by seat {d['seat']}: {exc.message}"
-                )
-                return verdict
-            verdict.actions += 1
-    except DomainError as exc:
-        verdict.problems.append(f"replay failed: {exc.message}")
+    except Exception as exc:  # a service of the replay (wall record, rules, scoring) failed
+        verdict.problems.append(f"replay failed at the start of the hand: {_why(exc)}")
         return verdict
+    for r in records[1:]:
+        d = r.get("data", {})
+        if r.get("kind") == "hand_result" and d.get("outcome") == "escape":
+            # A player left: the session settled the escape and the hand goes on with the
+            # stacks left after the penalty (TableSession.leave).
+            if d.get("garden_stacks") is not None:
+                engine.config = replace(engine.config, garden_stacks=tuple(d["garden_stacks"]))
+            continue
+        if r.get("kind") != "action":
+            continue
+        action = action_from_json(d["action"])
+        try:
+            if not isinstance(action, TileSwap):  # 换牌 is the engine's own check
+                validate_action(engine.snapshot(), d["seat"], action)
+            engine.act(d["seat"], action, auto=bool(d.get("auto")))
+        except DomainError as exc:
+            verdict.problems.append(
+                f"event {r['seq']}: illegal action by seat {d['seat']}: {exc.message}"
+            )
+            return verdict
+        verdict.actions += 1
+        try:  # the action was legal; what follows it is the services' work
+            while steps:
+                steps.popleft()()
+        except Exception as exc:
+            verdict.problems.append(
+                f"event {r['seq']}: replay failed after seat {d['seat']}'s "
+                f"{d['action'].get('type', 'action')} (a legal action): {_why(exc)}"
+            )
+            return verdict
     recorded = [(r["kind"], _strip(r["data"])) for r in events]
     replayed = [(k, _strip(d)) for k, d in produced]
     if recorded != replayed:

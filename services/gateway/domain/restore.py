@@ -221,7 +221,7 @@ def _resume_hand(session: TableSession, entries: list[LogEntry], left_in_hand: b
     cfg = replace(
         session._hand_config(),
         hand_number=started["hand_number"],
-        huangfan=started["huangfan"],
+        huangfan=started["huangfan"] - started.get("huangfan_dice", 0),  # the counter
     )
     hand = HandEngine(
         cfg,
@@ -230,6 +230,7 @@ def _resume_hand(session: TableSession, entries: list[LogEntry], left_in_hand: b
         scoring=session.ports.scoring,
         emit=emit,
         now_ms=session.scheduler.now_ms,
+        timer_ms=session._timer_ms,
     )
     session.hand = hand
     hand.huangfan_reset = left_in_hand

@@ -60,6 +60,12 @@ NUM_SEATS = 4
 # bots, 托管 and stand-ins for players who left use one.
 Policy = Callable[[Pending, HandEngine], Action]
 
+
+@dataclass(frozen=True, slots=True)
+class ResumePlay:
+    """A player's request to end 托管 (auto-play) now (:meth:`TableSession.resume`)."""
+
+
 # An engine step whose service call fails is retried after RETRY_BACKOFF_MS × attempt, and once
 # RETRY_ATTEMPTS have failed (the table is stalled) every RETRY_STALLED_MS until it goes through.
 RETRY_ATTEMPTS = 5
@@ -225,17 +231,8 @@ class TableSession:
 
     def engine_emit(self, kind: str, data: dict[str, Any]) -> int:
         """Emit a fact of the running hand (the engine's events carry the hand's id and number
-        already); a prompt schedules the seat's decision (bot, 托管 or timer)."""
-        if self.garden and (kind == "hand_started" or kind == "hand_result"):
-            stacks = self.garden_stacks()
-            assert stacks is not None
-            if kind == "hand_started":
-                data["garden_stacks"] = list(stacks)
-            elif "garden_stacks" not in data:
-                # the engine's result: stacks after it (chips are counted once it is done)
-                data["garden_stacks"] = [
-                    b + p for b, p in zip(stacks, data["payments"], strict=True)
-                ]
+        already, 逛花园 stacks included: HandConfig.garden_stacks); a prompt schedules the seat's
+        decision (bot, 托管 or timer)."""
         seq = self._emit(kind, data)
         if kind == "prompt":
             self._schedule_decision(data["seat"], seq, data["deadline_ms"])
@@ -336,6 +333,7 @@ class TableSession:
             emit=self.engine_emit,
             now_ms=self.scheduler.now_ms,
             defer=self._defer,
+            timer_ms=self._timer_ms,
         )
         self.hand.start()
         self._after_engine()
@@ -430,8 +428,12 @@ class TableSession:
         self.report("finished", {"hands_played": self.hands_played})
 
     # --- decisions: players, bots, timers --------------------------------------------------
-    def act(self, seat: int, action: Action) -> None:
-        """A player's own action (not a bot's): applied, then 托管 ends for the seat."""
+    def act(self, seat: int, action: Action | ResumePlay) -> None:
+        """A player's own action (not a bot's): applied, then 托管 ends for the seat.
+        :class:`ResumePlay` ends 托管 without acting (:meth:`resume`)."""
+        if isinstance(action, ResumePlay):
+            self.resume(seat)
+            return
         hand = self._running_hand()
         s = self.seats[seat]
         if s.left:
@@ -451,6 +453,47 @@ class TableSession:
                 },
             )
         self._after_engine()
+
+    def resume(self, seat: int) -> None:
+        """The player ends 托管 (auto-play) now, between hands or with no decision of its own
+        pending too. A decision pending (the bot would answer it soon) gets the seat's normal
+        timer from now, and the ``seat_changed`` event carries its new deadline."""
+        s = self.seats[seat]
+        if s.left:
+            raise FailedPrecondition(f"seat {seat} left the table", reason="SEAT_LEFT")
+        if not s.auto_play:
+            raise FailedPrecondition(
+                f"seat {seat} is not on 托管 (auto-play): nothing to resume",
+                reason="NOT_AUTO_PLAY",
+            )
+        s.auto_play = False
+        s.timeouts_in_row = 0
+        data: dict[str, Any] = {
+            "seat": seat,
+            "player_id": s.player_id,
+            "bot": False,
+            "auto_play": False,
+            "reason": "auto_play_off",
+        }
+        hand = self.hand
+        p = hand.pending.get(seat) if hand is not None and self.phase == PLAYING else None
+        if p is not None:
+            now = self.scheduler.now_ms()
+            if p.kind != SWAP:  # 换牌's window keeps its deadline, the same for every seat
+                ms = self.discard_ms if p.kind == OWN_TURN else self.claim_ms
+                p.deadline_ms = now + ms
+            data["deadline_ms"] = p.deadline_ms
+            seq = p.sequence
+            self.scheduler.call_later(max(0, p.deadline_ms - now), lambda: self._timeout(seat, seq))
+        self.emit("seat_changed", data)
+
+    def _timer_ms(self, seat: int, ms: int) -> int:
+        """The engine's per-seat timer (HandEngine.timer_ms): a seat on 托管 is answered by the
+        bot after ``auto_play_delay_ms``, so its prompt's deadline says so."""
+        s = self.seats[seat]
+        if s.auto_play and not (s.bot or s.left):
+            return self.config.auto_play_delay_ms
+        return ms
 
     def _running_hand(self) -> HandEngine:
         if self.phase != PLAYING or self.hand is None or self.hand.finished:
@@ -668,7 +711,7 @@ class TableSession:
                 "dice": list(hand.dice),
                 "commitment": hand.commitment,
                 "kaibao": hand.kaibao,
-                "huangfan": hand.config.huangfan,
+                "huangfan": hand.huangfan,
                 "tiles_left": hand.remaining,
                 "to_act": pend[0].seat if pend and pend[0].kind == OWN_TURN else None,
                 "deadline_ms": max((p.deadline_ms for p in pend), default=0),
