@@ -55,7 +55,15 @@ def in_process(hands: int) -> tuple[float, float, int]:
 
     sched = ManualScheduler()
     session = TableSession(
-        SessionConfig("bench", load_ruleset(), "shanghai-qiaoma", {}, 1, max_hands=hands),
+        SessionConfig(
+            "bench",
+            load_ruleset(),
+            "shanghai-qiaoma",
+            {},
+            1,
+            max_hands=hands,
+            chain_bot_decisions=True,
+        ),
         [Seat(bot=True) for _ in range(4)],
         ports=Ports(InProcessWall(counter), InProcessRules(counter), InProcessScoring(counter)),
         scheduler=sched,

@@ -76,6 +76,7 @@ def play_table(
             overrides={},
             stake=1,
             max_hands=hands,
+            chain_bot_decisions=True,  # the arena has its scheduler to itself
         ),
         [Seat(player_id=f"bot{i}", display_name=f"bot {i}", bot=True) for i in range(4)],
         ports=Ports(InProcessWall(), InProcessRules(), InProcessScoring()),

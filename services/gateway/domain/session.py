@@ -114,6 +114,11 @@ class SessionConfig:
     between_hands_ms: int = 0
     # How long the table waits for its open seats before it ends (0 = forever).
     seat_wait_ms: int = 0
+    # A bot's decision prompted while another bot's turn runs is made in the same scheduler
+    # callback (with bot_delay_ms 0): for in-process play that has the scheduler to itself
+    # (the arena, benchmarks). Off in the gateway, whose table callbacks share worker threads:
+    # there a table of bots yields after every decision.
+    chain_bot_decisions: bool = False
 
 
 @dataclass
@@ -505,11 +510,11 @@ class TableSession:
     def _schedule_decision(self, seat: int, seq: int, deadline_ms: int) -> None:
         s = self.seats[seat]
         if s.bot or s.left:
-            steps = self._bot_steps
-            if steps is not None and self.config.bot_delay_ms <= 0:
+            steps, delay = self._bot_steps, self.config.bot_delay_ms
+            if steps is not None and delay <= 0 and self.config.chain_bot_decisions:
                 steps.append(lambda: self._bot_decides(seat, seq))  # see _bot
             else:
-                self.scheduler.call_later(self.config.bot_delay_ms, lambda: self._bot(seat, seq))
+                self.scheduler.call_later(delay, lambda: self._bot(seat, seq))
         elif s.auto_play:
             self.scheduler.call_later(self.config.auto_play_delay_ms, lambda: self._bot(seat, seq))
         else:
@@ -526,9 +531,9 @@ class TableSession:
     def _bot(self, seat: int, seq: int) -> None:
         """Scheduler callback: a bot (or 托管, or a stand-in for a player who left) decides.
         The engine steps its action leads to run right after it in this callback (see
-        :meth:`_defer`), and so do the decisions of bot seats those steps prompt when bots take
-        no time to think (``bot_delay_ms`` 0): a table of bots then plays on without a
-        scheduler round trip per decision, in the order the scheduler would have run them."""
+        :meth:`_defer`), and with ``chain_bot_decisions`` so do the decisions of bot seats those
+        steps prompt: a table of bots then plays on without a scheduler round trip per
+        decision, in the order the scheduler would have run them."""
         steps: list[Callable[[], None]] = [lambda: self._bot_decides(seat, seq)]
         self._bot_steps = steps
         try:
