@@ -280,15 +280,17 @@ def check_internal_token(expected: str, metadata: Iterable[tuple[str, Any]], met
 _SERVING_TOKEN: contextvars.ContextVar[str] = contextvars.ContextVar("internal_token", default="")
 
 
-def from_internal_caller(context) -> bool:
+def from_internal_caller(context, *, strict: bool = False) -> bool:
     """Whether the call ``context`` belongs to came from a service of this deployment: it sent
     the serving server's internal token (checked as for internal methods). For methods open to
     everyone that still act differently for the deployment's own services (the gateway reports
     only tables matchmaking created). Without a token configured (development mode) every
-    caller counts as internal, as internal methods are open then."""
+    caller counts as internal, as internal methods are open then — unless ``strict``: for a
+    privilege that must never be open to anyone (handing out another player's seat token),
+    only a caller proving a configured token counts."""
     token = _SERVING_TOKEN.get()
     if not token:
-        return True
+        return not strict
     try:
         check_internal_token(token, context.invocation_metadata() or (), "")
     except Unauthenticated:

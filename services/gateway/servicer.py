@@ -110,7 +110,14 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         check_id(request.request_id, "request_id", required=False)
         seat = seat_from_proto_optional(request.seat, "seat")
         got, token, last = self.manager.join(
-            request.table_id, request.player_id, request.display_name, seat, request.spectator
+            request.table_id,
+            request.player_id,
+            request.display_name,
+            seat,
+            request.spectator,
+            seat_token=request.seat_token,
+            # never open in development mode: player ids are public, a token is not
+            internal=from_internal_caller(context, strict=True),
         )
         return pb.JoinSeatResponse(
             table_id=request.table_id,

@@ -679,8 +679,20 @@ class TableManager:
         return seat
 
     def join(
-        self, table_id: str, player_id: str, display_name: str, seat: int | None, spectator: bool
+        self,
+        table_id: str,
+        player_id: str,
+        display_name: str,
+        seat: int | None,
+        spectator: bool,
+        *,
+        seat_token: str = "",
+        internal: bool = False,
     ) -> tuple[int | None, str, int]:
+        """A seat's token (or a spectator's). An open seat goes to the first caller. Player ids
+        are public (table_started, the views), so a seat already assigned to ``player_id`` is
+        given only to a caller proving it holds it — its ``seat_token`` (a reconnect) — or to a
+        service of the deployment (``internal``); anyone else is PERMISSION_DENIED."""
         table = self.table(table_id)
         if spectator:
             return None, sign_seat_token(self.settings.secret, table.id, None), table.head
@@ -691,6 +703,8 @@ class TableManager:
             mine = [i for i, s in enumerate(seats) if s.player_id == player_id and not s.bot]
             if mine:
                 chosen = mine[0]
+                if not internal:
+                    self._check_rejoin(table, chosen, seat_token)
                 if seat is not None and seat != chosen:
                     raise PermissionDenied(
                         f"player {player_id!r} sits in seat {chosen}, not seat {seat}"
@@ -706,6 +720,24 @@ class TableManager:
                 chosen = free[0]
             session.join(chosen, player_id, display_name)
             return chosen, sign_seat_token(self.settings.secret, table.id, chosen), table.head
+
+    def _check_rejoin(self, table: LiveTable, seat: int, token: str) -> None:
+        """JoinSeat of a seat already assigned: only with that seat's own token."""
+        if not token:
+            raise PermissionDenied(
+                f"seat {seat} is already assigned to this player: use the seat token given "
+                "when the table was created (CreateTableResponse.seat_tokens) or by the first "
+                "JoinSeat, and pass it as seat_token to join again",
+                field="seat_token",
+            )
+        held = verify_seat_token(self.settings.secret, token, table.id)
+        if held != seat:
+            who = "a spectator" if held is None else f"seat {held}"
+            raise PermissionDenied(
+                f"seat_token is for {who}, not seat {seat}: use the token given for seat {seat} "
+                "when the table was created",
+                field="seat_token",
+            )
 
     # --- acting ----------------------------------------------------------------------------
     def act(

@@ -129,9 +129,11 @@ class RemotePlayer:
         display_name: str = "",
         seat: int | None = None,
         spectator: bool = False,
+        seat_token: str = "",
         **kwargs: Any,
     ) -> RemotePlayer:
-        """Take a seat with JoinSeat (idempotent by a fresh request id) and return its player."""
+        """Take a seat with JoinSeat (idempotent by a fresh request id) and return its player.
+        Rejoining a seat already assigned to ``player_id`` needs its ``seat_token``."""
         channel = grpc.insecure_channel(target) if isinstance(target, str) else target
         stub = gateway_pb2_grpc.GatewayServiceStub(channel)
         resp = stub.JoinSeat(
@@ -142,6 +144,7 @@ class RemotePlayer:
                 display_name=display_name or player_id,
                 seat=0 if seat is None else seat + 1,
                 spectator=spectator,
+                seat_token=seat_token,
             ),
             timeout=kwargs.get("timeout", 10.0),
         )

@@ -1,0 +1,164 @@
+"""JoinSeat never hands a seat assigned to a player to someone else (review finding F1).
+
+Player ids are public (``table_started.seats``, every view's ``SeatView.player_id``): a
+JoinSeat naming one proves nothing. The token of an assigned seat goes only to a caller
+presenting it (a reconnect) or to a service of the deployment (the internal token); open seats
+are still first come, first served. Over a real loopback gateway."""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+
+import grpc
+import pytest
+from mahjong.common.v1 import common_pb2
+from mahjong.gateway.v1 import gateway_pb2 as pb
+from mahjong.gateway.v1 import gateway_pb2_grpc
+
+from services.gateway.server import SPEC as GATEWAY
+from services.rules.server import SPEC as RULES
+from services.scoring.server import SPEC as SCORING
+from services.wall.server import SPEC as WALL
+from shared.server import internal_metadata
+from tests.support.grpc_server import serving
+
+TOKEN = "internal-test-token"
+
+
+@contextlib.contextmanager
+def _gateway(internal_token: str):
+    with contextlib.ExitStack() as stack:
+        addrs = {}
+        for name, spec in (("wall", WALL), ("rules", RULES), ("scoring", SCORING)):
+            server, _ = stack.enter_context(serving(spec))
+            addrs[f"{name}_addr"] = server.address
+        _, channel = stack.enter_context(
+            serving(
+                GATEWAY,
+                internal_token=internal_token,
+                extra={
+                    **addrs,
+                    "seat_secret": "theft-secret",
+                    "discard_ms": 60_000,
+                    "claim_ms": 60_000,
+                },
+            )
+        )
+        yield gateway_pb2_grpc.GatewayServiceStub(channel)
+
+
+@pytest.fixture(scope="module")
+def open_gateway():
+    """Development mode: no internal token configured."""
+    with _gateway("") as stub:
+        yield stub
+
+
+@pytest.fixture(scope="module")
+def secured_gateway():
+    with _gateway(TOKEN) as stub:
+        yield stub
+
+
+def create(stub, open_seat: int | None = None):
+    seats = [
+        pb.SeatAssignment(
+            player_id="" if i == open_seat else f"p{i}-{uuid.uuid4().hex[:6]}", bot=i >= 2
+        )
+        for i in range(4)
+    ]
+    return stub.CreateTable(
+        pb.CreateTableRequest(
+            request_id=uuid.uuid4().hex,
+            ruleset=common_pb2.RulesetRef(name="shanghai-qiaoma"),
+            stake=1,
+            seats=seats,
+            max_hands=1,
+            first_dealer=common_pb2.SEAT_0,
+        ),
+        timeout=5,
+    )
+
+
+def join(stub, table_id, player_id="", seat_token="", spectator=False, metadata=None):
+    return stub.JoinSeat(
+        pb.JoinSeatRequest(
+            request_id=uuid.uuid4().hex,
+            table_id=table_id,
+            player_id=player_id,
+            seat_token=seat_token,
+            spectator=spectator,
+        ),
+        timeout=5,
+        metadata=metadata,
+    )
+
+
+def state(stub, table_id, token):
+    return stub.GetTableState(
+        pb.GetTableStateRequest(table_id=table_id, seat_token=token), timeout=5
+    ).table
+
+
+def refused(call) -> grpc.RpcError:
+    with pytest.raises(grpc.RpcError) as info:
+        call()
+    return info.value
+
+
+@pytest.mark.parametrize("fixture", ["open_gateway", "secured_gateway"])
+def test_a_spectator_cannot_take_a_players_seat_by_its_public_id(fixture, request):
+    stub = request.getfixturevalue(fixture)
+    t = create(stub)
+    spectator = join(stub, t.table_id, spectator=True).seat_token
+    victim = state(stub, t.table_id, spectator).seats[0].player_id
+    assert victim  # public: that is the point
+    before = state(stub, t.table_id, t.seat_tokens[0])
+    err = refused(lambda: join(stub, t.table_id, player_id=victim))
+    assert err.code() == grpc.StatusCode.PERMISSION_DENIED
+    assert "seat token" in err.details() and "created" in err.details()
+    assert t.seat_tokens[0] not in err.details()
+    for wrong in (spectator, t.seat_tokens[1]):  # a token, but not that seat's
+        err = refused(lambda wrong=wrong: join(stub, t.table_id, victim, seat_token=wrong))
+        assert err.code() == grpc.StatusCode.PERMISSION_DENIED
+    other = create(stub)
+    err = refused(lambda: join(stub, t.table_id, victim, seat_token=other.seat_tokens[0]))
+    assert err.code() == grpc.StatusCode.PERMISSION_DENIED
+    forged = t.seat_tokens[0][:-4] + "AAAA"
+    err = refused(lambda: join(stub, t.table_id, victim, seat_token=forged))
+    assert err.code() == grpc.StatusCode.UNAUTHENTICATED
+    # Nothing changed: no Leave happened in the victim's name, no seat moved.
+    after = state(stub, t.table_id, t.seat_tokens[0])
+    assert [(s.player_id, s.left) for s in after.seats] == [
+        (s.player_id, s.left) for s in before.seats
+    ]
+    assert not after.seats[0].left
+
+
+def test_the_seats_own_token_rejoins_it(open_gateway):
+    t = create(open_gateway)
+    victim = state(open_gateway, t.table_id, t.seat_tokens[0]).seats[0].player_id
+    again = join(open_gateway, t.table_id, victim, seat_token=t.seat_tokens[0])
+    assert again.seat == common_pb2.SEAT_0 and again.seat_token == t.seat_tokens[0]
+
+
+def test_an_open_seat_is_first_come_then_needs_its_token(open_gateway):
+    t = create(open_gateway, open_seat=1)
+    first = join(open_gateway, t.table_id, player_id="late")
+    assert first.seat == common_pb2.SEAT_1
+    # Now assigned to "late": the same public id alone no longer gets it.
+    err = refused(lambda: join(open_gateway, t.table_id, player_id="late"))
+    assert err.code() == grpc.StatusCode.PERMISSION_DENIED
+    again = join(open_gateway, t.table_id, "late", seat_token=first.seat_token)
+    assert again.seat == common_pb2.SEAT_1 and again.seat_token == first.seat_token
+
+
+def test_only_a_service_with_the_internal_token_gets_an_assigned_seat(secured_gateway):
+    t = create(secured_gateway)
+    victim = state(secured_gateway, t.table_id, t.seat_tokens[0]).seats[0].player_id
+    wrong = (("x-mahjong-internal-token", "guess"),)
+    err = refused(lambda: join(secured_gateway, t.table_id, victim, metadata=wrong))
+    assert err.code() == grpc.StatusCode.PERMISSION_DENIED
+    ok = join(secured_gateway, t.table_id, victim, metadata=internal_metadata(TOKEN))
+    assert ok.seat == common_pb2.SEAT_0 and ok.seat_token == t.seat_tokens[0]
