@@ -576,7 +576,7 @@ class HandEngine:
         p = self.pending.get(seat)
         if p is None:
             raise FailedPrecondition(
-                f"seat {seat} has no decision pending now ({self._whose()})",
+                f"seat {seat} has no decision pending now{self._whose()}",
                 reason="NOT_YOUR_TURN",
                 seat=seat,
             )
@@ -619,15 +619,11 @@ class HandEngine:
                 self._then()
 
     def _whose(self) -> str:
-        if not self.pending:
-            return "no decision is pending"
-        seats = sorted(self.pending)
-        kind = self.pending[seats[0]].kind
-        if kind == OWN_TURN:
-            return f"it is seat {seats[0]}'s turn"
-        if kind == SWAP:
-            return f"seats {', '.join(map(str, seats))} are deciding on a tile swap"
-        return f"seats {', '.join(map(str, seats))} are deciding on a claim"
+        """What a seat with no decision pending may be told about the others': whose turn it
+        is (public), nothing else. Who is prompted on a claim, a 抢杠 or a tile swap is secret
+        (it would tell what they can claim or win on), and so is whether a window is open."""
+        own = [p.seat for p in self.pending.values() if p.kind == OWN_TURN]
+        return f" (it is seat {own[0]}'s turn)" if own else ""
 
     @staticmethod
     def _check_own_turn(p: Pending, action: Action) -> None:

@@ -152,6 +152,10 @@ def restore_session(
                 left_in_hand = left_in_hand or hand_open
             elif reason in ("auto_play_on", "auto_play_off"):
                 s.auto_play = reason == "auto_play_on"
+                if s.auto_play and d.get("private"):  # not announced to the others yet
+                    session.auto_play_hidden.add(d["seat"])
+                else:
+                    session.auto_play_hidden.discard(d["seat"])
         elif k == "timed_out":
             seats[d["seat"]].timeouts_in_row = d["in_a_row"]
         elif k == "action" and not d.get("auto"):

@@ -39,7 +39,9 @@ from typing import Any
 
 from services.gateway.domain.clock import Scheduler, Timer
 from services.gateway.domain.hand import (
+    CLAIM,
     OWN_TURN,
+    ROB_KONG,
     SWAP,
     HandConfig,
     HandEngine,
@@ -199,6 +201,9 @@ class TableSession:
         # While a bot acts (:meth:`_bot`): the engine steps its action deferred, run as soon as
         # it returns instead of through the scheduler (see :meth:`_defer`).
         self._bot_steps: list[Callable[[], None]] | None = None
+        # Seats put on 托管 by a missed claim or 抢杠, not yet announced to the others (see
+        # :meth:`_timeout`): told at the seat's next own turn.
+        self.auto_play_hidden: set[int] = set()
 
     # --- rounds and 逛花园 --------------------------------------------------------------------
     @property
@@ -240,7 +245,11 @@ class TableSession:
         decision (bot, 托管 or timer)."""
         seq = self._emit(kind, data)
         if kind == "prompt":
-            self._schedule_decision(data["seat"], seq, data["deadline_ms"])
+            seat = data["seat"]
+            if data["kind"] == OWN_TURN and seat in self.auto_play_hidden:
+                self.auto_play_hidden.discard(seat)
+                self.emit("seat_changed", self._auto_play_change(seat, True))
+            self._schedule_decision(seat, seq, data["deadline_ms"])
         return seq
 
     # --- life cycle ------------------------------------------------------------------------
@@ -447,16 +456,10 @@ class TableSession:
         s.timeouts_in_row = 0
         if s.auto_play:
             s.auto_play = False
-            self.emit(
-                "seat_changed",
-                {
-                    "seat": seat,
-                    "player_id": s.player_id,
-                    "bot": False,
-                    "auto_play": False,
-                    "reason": "auto_play_off",
-                },
-            )
+            # a 托管 the others were never told about ends unannounced too
+            hidden = seat in self.auto_play_hidden
+            self.auto_play_hidden.discard(seat)
+            self.emit("seat_changed", self._auto_play_change(seat, False, private=hidden))
         self._after_engine()
 
     def resume(self, seat: int) -> None:
@@ -480,6 +483,9 @@ class TableSession:
             "auto_play": False,
             "reason": "auto_play_off",
         }
+        if seat in self.auto_play_hidden:  # never announced to the others: ends unannounced
+            self.auto_play_hidden.discard(seat)
+            data["private"] = True
         hand = self.hand
         p = hand.pending.get(seat) if hand is not None and self.phase == PLAYING else None
         if p is not None:
@@ -488,6 +494,8 @@ class TableSession:
                 ms = self.discard_ms if p.kind == OWN_TURN else self.claim_ms
                 p.deadline_ms = now + ms
             data["deadline_ms"] = p.deadline_ms
+            if p.kind in (CLAIM, ROB_KONG):  # the others must not learn a claim is pending
+                data["deadline_private"] = True
             seq = p.sequence
             self.scheduler.call_later(max(0, p.deadline_ms - now), lambda: self._timeout(seat, seq))
         self.emit("seat_changed", data)
@@ -499,6 +507,19 @@ class TableSession:
         if s.auto_play and not (s.bot or s.left):
             return self.config.auto_play_delay_ms
         return ms
+
+    def _auto_play_change(self, seat: int, on: bool, *, private: bool = False) -> dict[str, Any]:
+        """The ``seat_changed`` of 托管 starting or ending; ``private``: for the seat only."""
+        data: dict[str, Any] = {
+            "seat": seat,
+            "player_id": self.seats[seat].player_id,
+            "bot": False,
+            "auto_play": on,
+            "reason": "auto_play_on" if on else "auto_play_off",
+        }
+        if private:
+            data["private"] = True
+        return data
 
     def _running_hand(self) -> HandEngine:
         if self.phase != PLAYING or self.hand is None or self.hand.finished:
@@ -568,19 +589,17 @@ class TableSession:
             return
         s.timeouts_in_row += 1
         self.stats.timeouts += 1
+        # A missed claim or 抢杠 tells that the seat could claim or win: its timed_out goes to
+        # the seat only (events.project), and so does the 托管 it starts, announced to the
+        # others at the seat's next own turn (engine_emit), when 托管 plays in the open. A
+        # missed own turn is public, and so is the 托管 it starts.
+        secret = p.kind in (CLAIM, ROB_KONG)
         self.emit("timed_out", {"seat": seat, "kind": p.kind, "in_a_row": s.timeouts_in_row})
         if s.timeouts_in_row >= self.auto_play_after and not s.auto_play:
             s.auto_play = True
-            self.emit(
-                "seat_changed",
-                {
-                    "seat": seat,
-                    "player_id": s.player_id,
-                    "bot": False,
-                    "auto_play": True,
-                    "reason": "auto_play_on",
-                },
-            )
+            if secret:
+                self.auto_play_hidden.add(seat)
+            self.emit("seat_changed", self._auto_play_change(seat, True, private=secret))
         hand.act(seat, hand.default_action(seat), auto=True)
         self._after_engine()
 
@@ -671,7 +690,8 @@ class TableSession:
                 "player_id": s.player_id,
                 "display_name": s.display_name,
                 "bot": s.bot or s.left,
-                "auto_play": s.auto_play,
+                # a 托管 started by a missed claim is the seat's own until announced
+                "auto_play": s.auto_play and (viewer == i or i not in self.auto_play_hidden),
                 "left": s.left,
                 "chips": s.chips,
             }
@@ -708,7 +728,11 @@ class TableSession:
             "seat_deadline_ms": self.seat_deadline_ms if self.phase == WAITING else 0,
         }
         if hand is not None:
-            pend = list(hand.pending.values())
+            # Whose turn it is and its deadline are public; a claim, 抢杠 or swap deadline only
+            # to the seat prompted (the others must not learn that a claim window is open).
+            turn = next((p for p in hand.pending.values() if p.kind == OWN_TURN), None)
+            own = hand.pending.get(viewer) if viewer is not None else None
+            shown = turn if turn is not None else own
             view["hand"] = {
                 "hand_id": hand.hand_id,
                 "hand_number": hand.config.hand_number,
@@ -718,13 +742,12 @@ class TableSession:
                 "kaibao": hand.kaibao,
                 "huangfan": hand.huangfan,
                 "tiles_left": hand.remaining,
-                "to_act": pend[0].seat if pend and pend[0].kind == OWN_TURN else None,
-                "deadline_ms": max((p.deadline_ms for p in pend), default=0),
+                "to_act": turn.seat if turn is not None else None,
+                "deadline_ms": shown.deadline_ms if shown is not None else 0,
                 "last_discard": hand.last.tile if hand.last.kind.name == "DISCARD" else None,
                 "last_discard_seat": hand.last.seat if hand.last.kind.name == "DISCARD" else None,
                 "finished": hand.finished,
             }
-            own = hand.pending.get(viewer) if viewer is not None else None
             view["prompt"] = prompt_json(own) if own is not None else None
         return view
 
