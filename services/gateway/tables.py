@@ -50,7 +50,9 @@ the client reconnects there and resumes from its last sequence number.
 
 Request checks, in order: malformed input INVALID_ARGUMENT (before any lock), the token
 (UNAUTHENTICATED forged, PERMISSION_DENIED another table/seat), a known request id returns its
-first result, a last sequence number older than the seat's prompt ABORTED, then the action
+first result, a last sequence number older than the seat's pending prompt ABORTED — or, with
+no prompt pending, older than the seat's latest decision (its last prompt or the action that
+answered it, e.g. the timer's: a late answer is stale, not out of turn) — then the action
 against the options held (FAILED_PRECONDITION). A refused request changes nothing.
 """
 
@@ -231,6 +233,11 @@ class LiveTable:
         self.requests: dict[tuple[int, str], dict[str, Any]] = {}
         self.session: TableSession | None = None
         self.owned = True
+        # seat -> the sequence of its latest decision event: its latest prompt, or the action
+        # that answered it (the seat's own, the timer's or 托管's). A request whose last
+        # sequence is older was decided on a stale state: ABORTED, even once the prompt is
+        # gone (a late answer after the timer decided for the seat).
+        self.last_decision: dict[int, int] = {}
 
     @property
     def head(self) -> int:
@@ -239,6 +246,8 @@ class LiveTable:
     def keep(self, ev: Event) -> None:
         """Hold ``ev``; when a hand starts, drop what came before the previous hand."""
         self.events.append(ev)
+        if ev.kind == "prompt" or ev.kind == "action":
+            self.last_decision[ev.data["seat"]] = ev.seq
         if ev.kind == "hand_started":
             self.hand_starts.append(ev.seq)
             if len(self.hand_starts) > 2:
@@ -811,15 +820,25 @@ class TableManager:
         if isinstance(action, ResumePlay):  # ends 托管: no decision on a prompt, never stale
             session.act(seat, action)
             return table.head
+        p = None
         if session.phase == PLAYING and session.hand is not None:
             p = session.hand.pending.get(seat)
-            if p is not None and last_sequence < p.sequence:
-                raise Aborted(
-                    f"stale: the last event seen is {last_sequence} but seat {seat}'s "
-                    f"prompt is event {p.sequence}; refresh and decide again",
-                    last_sequence=last_sequence,
-                    prompt_sequence=p.sequence,
-                )
+        if p is not None and last_sequence < p.sequence:
+            raise Aborted(
+                f"stale: the last event seen is {last_sequence} but seat {seat}'s "
+                f"prompt is event {p.sequence}; refresh and decide again",
+                last_sequence=last_sequence,
+                prompt_sequence=p.sequence,
+            )
+        decided = table.last_decision.get(seat, 0)
+        if p is None and last_sequence < decided:
+            # e.g. a late answer: the timer already decided the prompt it answers
+            raise Aborted(
+                f"stale: the last event seen is {last_sequence} but seat {seat}'s last "
+                f"decision was made at event {decided}; refresh (no decision is pending)",
+                last_sequence=last_sequence,
+                decision_sequence=decided,
+            )
         session.act(seat, action)
         return table.head
 
