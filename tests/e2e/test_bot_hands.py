@@ -7,12 +7,14 @@ commitment, every action legal, 144 tiles accounted for, payments plus house zer
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import threading
 import time
 import uuid
 
+import grpc
 import pytest
 from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
@@ -90,10 +92,69 @@ def check_hiding(seat: int, events: list) -> int:
     return checked
 
 
+SECRET_KINDS = ("claim", "rob_kong")
+
+
+def check_claims_hidden(seat: int, events: list, log: list) -> int:
+    """No message to ``seat`` tells that another seat was prompted on a claim or 抢杠: no
+    timed_out of another seat's missed claim, no 托管 it started (the event right after it in
+    the table's log), no count of missed decisions of another seat. Returns how many of the
+    other seats' missed claims were withheld (from the log, which holds everything)."""
+    missed = {q: d for q, _, k, d in log if k == "timed_out" and d["kind"] in SECRET_KINDS}
+    received = {e.sequence for e in events}
+    for e in events:
+        kind = e.WhichOneof("kind")
+        if kind == "timed_out" and e.timed_out.seat - 1 != seat:
+            assert e.timed_out.kind == pb.PROMPT_KIND_OWN_TURN, (
+                f"seat {seat} told of seat {e.timed_out.seat - 1}'s missed claim"
+            )
+            assert e.timed_out.in_a_row == 0, "another seat's count of missed decisions"
+        elif kind == "seat_changed" and e.sequence - 1 in missed:
+            assert missed[e.sequence - 1]["seat"] == seat, (
+                f"seat {seat} told of 托管 started by another seat's missed claim"
+            )
+    others = [q for q, d in missed.items() if d["seat"] != seat]
+    assert not received & set(others)
+    return len(others)
+
+
+def check_refusal(seat: int, message: str) -> None:
+    """A refused action's message names no other seat but the one whose turn it is."""
+    assert "claim" not in message and "deciding" not in message, message
+    for m in re.finditer(r"seats? (\d)('s turn)?", message):
+        assert int(m[1]) == seat or m[2], f"seat {seat} was told about seat {m[1]}: {message}"
+
+
 def poll_views(stub, table, seat: int, checked: list) -> None:
-    """GetTableState during play: the seat sees its own concealed tiles, never another's."""
+    """GetTableState during play: the seat sees its own concealed tiles, never another's, and
+    a deadline only for a decision that is its own or public (an own turn). A pass sent while
+    the view shows no prompt is refused (never applied: it is stale if a prompt came since)
+    without a word about who else decides."""
     while True:
         view = state(stub, table, seat)
+        playing = view.phase == pb.TABLE_PHASE_PLAYING and not view.hand.finished
+        if playing and not view.HasField("prompt"):
+            assert view.hand.to_act or not view.hand.deadline_unix_ms, (
+                f"seat {seat} sees a deadline of a claim window it is not in"
+            )
+            try:
+                stub.Act(
+                    pb.ActRequest(
+                        table_id=table.table_id,
+                        seat_token=table.seat_tokens[seat],
+                        request_id=uuid.uuid4().hex,
+                        last_sequence=view.last_sequence,
+                        action=pb.Action(**{"pass": pb.Pass()}),
+                    ),
+                    timeout=5,
+                )
+                raise AssertionError(f"seat {seat}'s pass without a prompt was accepted")
+            except grpc.RpcError as exc:
+                assert exc.code() in (
+                    grpc.StatusCode.FAILED_PRECONDITION,
+                    grpc.StatusCode.ABORTED,
+                ), exc
+                check_refusal(seat, exc.details())
         for s in view.seats:
             if s.seat - 1 != seat:
                 assert not s.concealed and not s.drawn, f"seat {seat} saw seat {s.seat - 1}"
@@ -146,7 +207,7 @@ def test_two_hundred_bot_hands(stack):
     for th in threads + polls:
         th.join(PLAY_SECONDS + 30)
     assert views_checked[0] > 20
-    hands = 0
+    hands = withheld = 0
     for t in tables:
         log = read_log(stack["db"], t.table_id)
         assert log[-1][2] == "table_finished", "the table did not finish"
@@ -161,9 +222,11 @@ def test_two_hundred_bot_hands(stack):
             events = streams[(t.table_id, seat)]
             assert events[-1].WhichOneof("kind") == "table_finished"
             assert check_hiding(seat, events) > 0
+            withheld += check_claims_hidden(seat, events, log)
             seqs = [e.sequence for e in events]
             assert seqs == sorted(set(seqs)), "sequence numbers rise strictly"
     assert hands == TABLES * HANDS_PER_TABLE
+    assert withheld > 0, "no claim timed out: the claim hiding check proved nothing"
     check_reported(stack, tables, players)
     check_cli(stack, tables[0].table_id)
 

@@ -100,6 +100,16 @@ HOSTILE = (
     "empty",
     "bad_chow",
     "swap",
+    # JoinSeat and Leave: seats' player ids are public (every view shows them), tokens are not
+    "join_by_player_id",
+    "join_with_other_seats_token",
+    "join_with_spectator_token",
+    "join_with_other_tables_token",
+    "join_forged",
+    "rejoin_own_token",
+    "leave_other_table",
+    "leave_forged",
+    "leave_spectator",
 )
 
 
@@ -107,11 +117,36 @@ def views(stub, t):
     return [state(stub, t, s).SerializeToString() for s in range(4)]
 
 
+def seat_call(stub, t, other, spectator: str, states, seat: int, kind: str):
+    """A hostile (or harmless) JoinSeat or Leave about ``seat``, as a call to make."""
+    player = states[seat].seats[seat].player_id  # public
+    token = {
+        "join_by_player_id": "",
+        "join_with_other_seats_token": t.seat_tokens[(seat + 1) % 4],
+        "join_with_spectator_token": spectator,
+        "join_with_other_tables_token": other.seat_tokens[seat],
+        "join_forged": t.seat_tokens[seat][:-3] + "abc",
+        "rejoin_own_token": t.seat_tokens[seat],
+        "leave_other_table": other.seat_tokens[seat],
+        "leave_forged": t.seat_tokens[seat][:-3] + "abc",
+        "leave_spectator": spectator,
+    }[kind]
+    if kind.startswith("leave"):
+        req = pb.LeaveRequest(table_id=t.table_id, seat_token=token, request_id=uuid.uuid4().hex)
+        return lambda: stub.Leave(req, timeout=5)
+    join = pb.JoinSeatRequest(
+        table_id=t.table_id, request_id=uuid.uuid4().hex, player_id=player, seat_token=token
+    )
+    return lambda: stub.JoinSeat(join, timeout=5)
+
+
 def test_fuzzed_misbehaving_client_never_changes_state_or_breaks_the_hand(stack):
     stub = stack["slow_stub"]
     rng = random.Random(5)
     t = create(stub, humans=4)
     other = create(stub, humans=4)
+    join = pb.JoinSeatRequest(table_id=t.table_id, spectator=True)
+    spectator = stub.JoinSeat(join, timeout=5).seat_token
     done_ids: list[tuple[int, str]] = []
     refused = accepted = 0
     for _ in range(3000):
@@ -144,6 +179,22 @@ def test_fuzzed_misbehaving_client_never_changes_state_or_breaks_the_hand(stack)
         before = [v.SerializeToString() for v in states]
         kind = rng.choice(HOSTILE)
         seat = rng.randrange(4)
+        if kind.startswith(("join", "rejoin", "leave")):
+            try:
+                got = seat_call(stub, t, other, spectator, states, seat, kind)()
+            except grpc.RpcError as exc:
+                assert kind not in ("rejoin_own_token", "leave_spectator"), exc
+                assert exc.code() in (
+                    grpc.StatusCode.PERMISSION_DENIED,
+                    grpc.StatusCode.UNAUTHENTICATED,
+                ), exc
+                refused += 1
+            else:  # the seat's own token rejoins it; a spectator leaving just goes
+                assert kind in ("rejoin_own_token", "leave_spectator"), kind
+                if kind == "rejoin_own_token":
+                    assert got.seat_token == t.seat_tokens[seat]
+            assert views(stub, t) == before, f"a {kind} call changed the table"
+            continue
         req = pb.ActRequest(
             table_id=t.table_id,
             seat_token=t.seat_tokens[seat],
