@@ -4,7 +4,6 @@ applied (issue 5: a stale sequence number is ABORTED), not FAILED_PRECONDITION o
 
 from __future__ import annotations
 
-import contextlib
 import time
 import uuid
 
@@ -12,13 +11,8 @@ import grpc
 import pytest
 from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
-from mahjong.gateway.v1 import gateway_pb2_grpc
 
-from services.gateway.server import SPEC as GATEWAY
-from services.rules.server import SPEC as RULES
-from services.scoring.server import SPEC as SCORING
-from services.wall.server import SPEC as WALL
-from tests.support.grpc_server import serving
+from tests.support.stacks import inprocess_gateway
 
 DISCARD_MS = 300
 BOT_DELAY_MS = 3_000  # nothing else happens to seat 0 for a while after its timeout
@@ -26,24 +20,13 @@ BOT_DELAY_MS = 3_000  # nothing else happens to seat 0 for a while after its tim
 
 @pytest.fixture(scope="module")
 def gateway():
-    with contextlib.ExitStack() as stack:
-        addrs = {}
-        for name, spec in (("wall", WALL), ("rules", RULES), ("scoring", SCORING)):
-            server, _ = stack.enter_context(serving(spec))
-            addrs[f"{name}_addr"] = server.address
-        _, channel = stack.enter_context(
-            serving(
-                GATEWAY,
-                extra={
-                    **addrs,
-                    "seat_secret": "late-secret",
-                    "discard_ms": DISCARD_MS,
-                    "claim_ms": 60_000,
-                    "bot_delay_ms": BOT_DELAY_MS,
-                },
-            )
-        )
-        yield gateway_pb2_grpc.GatewayServiceStub(channel)
+    with inprocess_gateway(
+        seat_secret="late-secret",
+        discard_ms=DISCARD_MS,
+        claim_ms=60_000,
+        bot_delay_ms=BOT_DELAY_MS,
+    ) as gw:
+        yield gw.stub
 
 
 def view(stub, t):

@@ -14,38 +14,22 @@ import grpc
 import pytest
 from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
-from mahjong.gateway.v1 import gateway_pb2_grpc
 
-from services.gateway.server import SPEC as GATEWAY
-from services.rules.server import SPEC as RULES
-from services.scoring.server import SPEC as SCORING
-from services.wall.server import SPEC as WALL
 from shared.server import internal_metadata
-from tests.support.grpc_server import serving
+from tests.support.stacks import inprocess_gateway
 
 TOKEN = "internal-test-token"
 
 
 @contextlib.contextmanager
 def _gateway(internal_token: str):
-    with contextlib.ExitStack() as stack:
-        addrs = {}
-        for name, spec in (("wall", WALL), ("rules", RULES), ("scoring", SCORING)):
-            server, _ = stack.enter_context(serving(spec))
-            addrs[f"{name}_addr"] = server.address
-        _, channel = stack.enter_context(
-            serving(
-                GATEWAY,
-                internal_token=internal_token,
-                extra={
-                    **addrs,
-                    "seat_secret": "theft-secret",
-                    "discard_ms": 60_000,
-                    "claim_ms": 60_000,
-                },
-            )
-        )
-        yield gateway_pb2_grpc.GatewayServiceStub(channel)
+    with inprocess_gateway(
+        internal_token,
+        seat_secret="theft-secret",
+        discard_ms=60_000,
+        claim_ms=60_000,
+    ) as gw:
+        yield gw.stub
 
 
 @pytest.fixture(scope="module")
