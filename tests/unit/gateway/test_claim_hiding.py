@@ -256,3 +256,34 @@ def test_acting_ends_an_unannounced_auto_play_without_telling_the_others():
                 )
             sched.advance(1)
     raise AssertionError("no seat got a second claim before its own turn in 60 hands")
+
+
+def test_resuming_while_a_claim_is_pending_tells_the_new_deadline_to_the_seat_only():
+    session, _, log, _ = find_window()
+    seat = sorted(session.hand.pending)[0]
+    session.seats[seat].auto_play = True  # on 托管, announced (an own-turn timeout)
+    n = len(log)
+    session.resume(seat)
+    (change,) = [d for _, _, k, d in log[n:] if k == "seat_changed"]
+    assert change["reason"] == "auto_play_off" and change["deadline_ms"] > 0
+    assert project("seat_changed", change, seat)["deadline_ms"] == change["deadline_ms"]
+    for viewer in [None, *range(4)]:
+        if viewer != seat:
+            shown = project("seat_changed", change, viewer)
+            assert shown["reason"] == "auto_play_off"
+            assert "deadline_ms" not in shown and "deadline_private" not in shown
+
+
+def test_resuming_an_unannounced_auto_play_tells_nobody_else():
+    session, sched, log, _ = find_window(not_next)
+    seat = not_next(session)[0]
+    missed_claim_starts_auto_play(session, sched, seat)
+    assert seat in session.auto_play_hidden  # the next turn is another seat's
+    n = len(log)
+    session.resume(seat)
+    (change,) = [d for _, _, k, d in log[n:] if k == "seat_changed"]
+    assert change["reason"] == "auto_play_off" and change["private"]
+    assert seat not in session.auto_play_hidden
+    assert [project("seat_changed", change, v) is None for v in (None, *range(4))] == [
+        v != seat for v in (None, *range(4))
+    ]
