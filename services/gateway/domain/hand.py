@@ -106,6 +106,7 @@ _DISCARD_ACTIONS = (Discard, DeclareReady)
 _KONG_ON_TILE = (AddedKong, ConcealedKong)
 
 Emit = Callable[[str, dict[str, Any]], int]
+_NO_MARKS: frozenset[int] = frozenset()
 
 
 @dataclass
@@ -133,7 +134,7 @@ class SeatHand:
                 tuple(self.flowers),
                 tuple(self.discards),
                 self.ready,
-                frozenset(self.missed),
+                frozenset(self.missed) if self.missed else _NO_MARKS,
                 self.has_drawn,
             )
         return st
@@ -306,8 +307,8 @@ class HandEngine:
         self.first_go_around = True
         self.claim_counts = [[0] * NUM_SEATS for _ in range(NUM_SEATS)]
         self.claims_made: list[tuple[int, int, bool]] = []
-        self._claim_counts_at = -1  # len(claims_made) when _claim_counts_tuple was built
-        self._claim_counts_tuple: tuple[tuple[int, ...], ...] = ()
+        # claim_counts as the snapshot's tuples, rebuilt when a claim changes them
+        self._claim_counts_tuple = tuple(map(tuple, self.claim_counts))
         self.drawn: dict[int, int] = {}  # the tile each seat just drew (for 摸打 / timeouts)
         self.replacement_draw = False  # the seat to act drew from the tail (杠开)
         self.pending: dict[int, Pending] = {}
@@ -354,16 +355,8 @@ class HandEngine:
             self.remaining,
             self.last,
             self.first_go_around,
-            self._claim_counts(),
+            self._claim_counts_tuple,
         )
-
-    def _claim_counts(self) -> tuple[tuple[int, ...], ...]:
-        """``claim_counts`` as the snapshot's tuples, rebuilt only when a claim changed them."""
-        key = len(self.claims_made)
-        if self._claim_counts_at != key:
-            self._claim_counts_tuple = tuple(tuple(r) for r in self.claim_counts)
-            self._claim_counts_at = key
-        return self._claim_counts_tuple
 
     def _then(self) -> None:
         """Run the recorded next step (service calls: claim options, the next draw, scoring)
@@ -861,6 +854,7 @@ class HandEngine:
         s.missed.clear()  # 动牌
         s.changed()
         self.claim_counts[taker][discarder] += 1
+        self._claim_counts_tuple = tuple(map(tuple, self.claim_counts))
         self.claims_made.append((taker, discarder, self.seats[discarder].ready))
         self.first_go_around = False
         data = _meld_json(meld)
