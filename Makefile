@@ -10,17 +10,37 @@ GEN_STAMP := $(GEN)/.stamp
 SITE     = $(shell $(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 PYTEST_ARGS ?=
 
-.PHONY: install proto run test lint bench clean
+# The compiled hot path: the modules pyproject.toml lists under [tool.mahjong] compiled, built
+# in place by setup.py (mypyc) whenever one of them changes. MAHJONG_PURE_PYTHON=1 runs every
+# module as Python instead (`make pure` removes the built extensions).
+COMPILED := $(shell $(PYTHON) -c 'import glob, tomllib; c = tomllib.load(open("pyproject.toml", "rb"))["tool"]["mahjong"]["compiled"]; print(*sorted({p for g in c for p in glob.glob(g)}))')
+COMPILE_STAMP := $(VENV)/.compiled
 
-install: $(STAMP) $(GEN_STAMP)
+.PHONY: install proto run test lint bench clean pure
+
+ifdef MAHJONG_PURE_PYTHON
+install: $(STAMP) $(GEN_STAMP) pure
+else
+install: $(STAMP) $(GEN_STAMP) $(COMPILE_STAMP)
+endif
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
-# Packages, then the project itself (editable, with the `mahjong` console script).
+# Packages, then the project itself (editable, with the `mahjong` console script); its
+# extensions are built by the next rule, with the venv's mypyc.
 $(STAMP): pyproject.toml | $(PY)
-	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev]'
+	MAHJONG_PURE_PYTHON=1 $(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $@
+
+$(COMPILE_STAMP): $(COMPILED) setup.py pyproject.toml $(STAMP)
+	$(PY) setup.py --quiet build_ext --inplace
+	find shared services -name '*.so' -exec touch {} +  # built from the sources as they are now
+	touch $@
+
+pure:
+	find shared services -name '*.so' -delete
+	rm -f $(COMPILE_STAMP)
 
 # Generated stubs live in gen/ (never edited, not in git), on the venv's path through a .pth.
 proto: $(GEN_STAMP)
@@ -46,5 +66,5 @@ lint: install
 bench: install
 	$(PY) -m tests.bench
 
-clean:
-	rm -rf $(VENV) $(GEN) .venv-bench .pytest_cache .ruff_cache
+clean: pure
+	rm -rf $(VENV) $(GEN) .venv-bench .pytest_cache .ruff_cache build

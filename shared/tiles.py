@@ -92,7 +92,7 @@ def is_flower(k: int) -> bool:
     return FLOWER_BASE <= k < NUM_TILE_KINDS
 
 
-def is_valid_kind(k: int) -> bool:
+def is_valid_kind(k: object) -> bool:
     return isinstance(k, int) and 0 <= k < NUM_TILE_KINDS
 
 

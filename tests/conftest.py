@@ -8,8 +8,19 @@ from pathlib import Path
 import pytest
 
 from shared.ruleset import load_ruleset
+from tests.support.compiled import stale_extensions
 
 VECTORS = Path(__file__).parent / "vectors"
+
+
+def pytest_sessionstart(session):
+    stale = stale_extensions()
+    if stale:
+        pytest.exit(
+            "compiled modules are older than their source (Python would run the old code): "
+            f"{', '.join(stale)}; `make install` rebuilds them, `make pure` removes them",
+            returncode=2,
+        )
 
 
 def load_vectors(name: str) -> list[dict]:

@@ -212,17 +212,17 @@ def own_turn_options(snap: TableSnapshot, seat: int) -> OwnTurnOptions:
     # what validation accepts), tried only on the kinds that pass the rule's first, cheap
     # condition: no refusal message is built for the many kinds that plainly do not qualify.
     discards = allowed_discards(snap, seat)
-    ready = ()
+    ready: tuple[int, ...] = ()
     if declaring and not st.declared_ready:
         ready = ready_discards(counts, st.melds, ruleset)
-    concealed = ()
+    concealed: tuple[int, ...] = ()
     if 4 in counts:
         concealed = tuple(
             k
             for k, n in enumerate(counts)
             if n == 4 and concealed_kong_refusal(snap, seat, k) is None
         )
-    added = ()
+    added: tuple[int, ...] = ()
     if st.melds:
         added = tuple(
             m.tiles[0]

@@ -50,7 +50,7 @@ def resolve_claims(snap: TableSnapshot, claims: Mapping[int, Action]) -> ClaimRe
         )
     for kinds in ((Pong, ExposedKong), (Chow,)):
         for s in order:
-            action = claims.get(s)
-            if isinstance(action, kinds):
-                return ClaimResolution(tile=tile, taker=s, action=action, missed_wins=passed)
+            claim = claims.get(s)
+            if isinstance(claim, kinds):
+                return ClaimResolution(tile=tile, taker=s, action=claim, missed_wins=passed)
     return ClaimResolution(tile=tile, missed_wins=passed)

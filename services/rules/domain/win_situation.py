@@ -102,8 +102,9 @@ def ready_refusal(snap: TableSnapshot, seat: int, option: WinOption) -> str | No
 def missed_win_refusal(snap: TableSnapshot, seat: int, option: WinOption) -> str | None:
     """Why a 漏胡 mark stops ``seat`` winning on someone else's tile (discard or added kong)."""
     tile = option.win_tile
-    blockable = option.kind in (WinKind.DISCARD, WinKind.ROB_KONG) and tile is not None
-    if blockable and is_blocked(snap.seats[seat], tile):
+    if tile is None or option.kind not in (WinKind.DISCARD, WinKind.ROB_KONG):
+        return None
+    if is_blocked(snap.seats[seat], tile):
         return (
             f"seat {seat} passed a win on {format_tile(tile)} (漏胡) and may not win on it "
             "until it draws, chows, pongs or kongs"

@@ -1,0 +1,38 @@
+"""Build hook: the engine's hot path compiled to C extensions with mypyc.
+
+The modules listed in pyproject.toml (``[tool.mahjong] compiled``: tile notation, hand
+evaluation, the rules domain and the gateway's hand engine) are pure, type-annotated Python;
+mypyc turns each into an extension module built next to its source, which Python then imports
+instead of the .py. The sources stay the truth: with ``MAHJONG_PURE_PYTHON=1`` nothing is
+compiled and the same modules run as Python. Everything else about the package is in
+pyproject.toml.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from glob import glob
+from pathlib import Path
+
+from setuptools import setup
+
+
+def compiled_modules() -> list[str]:
+    """The source files pyproject.toml names for compiling, in a stable order."""
+    config = tomllib.loads(Path(__file__).with_name("pyproject.toml").read_text())
+    patterns = config["tool"]["mahjong"]["compiled"]
+    return sorted({path for pattern in patterns for path in glob(pattern)})
+
+
+ext_modules = []
+if not os.environ.get("MAHJONG_PURE_PYTHON"):
+    from mypyc.build import mypycify
+
+    ext_modules = mypycify(
+        ["--ignore-missing-imports", "--follow-imports=silent", *compiled_modules()],
+        group_name="shared._compiled",  # the runtime library, inside the shared package
+        opt_level="3",
+    )
+
+setup(ext_modules=ext_modules)
