@@ -82,6 +82,9 @@ STEP_RESOLVE = 2  # resolve the claims of the window
 STEP_DRAW = 3  # draw for _step_seat (from the tail when _step_replacement)
 STEP_PROMPT = 4  # ask rules for _step_seat's own-turn options and prompt it
 STEP_WIN = 5  # settle the win(s) _step_wins (from _step_from) and end the hand
+STEP_NEW_HAND = 6  # ask the wall for the hand (NewHand) and announce it
+STEP_DEAL = 7  # ask the wall for the deal and show it
+STEP_DEAL_FLOWERS = 8  # 补花 after the deal, from seat _deal_turn (in dealer order) on
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,6 +336,10 @@ class HandEngine:
         self._step_wins: list[tuple[int, WinOption]] = []
         self._step_from: int | None = None
         self._resume = self.resume  # bound once: deferred on every turn
+        # 补花 after the deal: each seat's flowers still to replace, and whose turn it is (the
+        # count of seats done, in dealer order)
+        self._deal_flowers: list[list[int]] = []
+        self._deal_turn = 0
 
     # --- facts -----------------------------------------------------------------------------
     @property
@@ -381,6 +388,12 @@ class HandEngine:
             self._resolve_window()
         elif step == STEP_WIN:
             self._finish_win(self._step_wins, self._step_from)
+        elif step == STEP_NEW_HAND:
+            self._new_hand()
+        elif step == STEP_DEAL:
+            self._deal()
+        elif step == STEP_DEAL_FLOWERS:
+            self._replace_deal_flowers()
 
     def emit(self, event: str, /, **data: Any) -> int:
         """Emit one fact of this hand: its data begins with the hand's id and number (the
@@ -389,7 +402,14 @@ class HandEngine:
 
     # --- start -----------------------------------------------------------------------------
     def start(self) -> None:
-        """NewHand, deal, 补花 in dealer order, then the dealer's first decision."""
+        """NewHand, deal, 补花 in dealer order, then the dealer's first decision. As on every
+        step, a service call comes before the state it leads to, so a failed call leaves its
+        step recorded (STEP_NEW_HAND, STEP_DEAL, STEP_DEAL_FLOWERS) and :meth:`resume` goes on
+        from it (the wall answers a repeated NewHand, Deal or numbered draw as before)."""
+        self._step = STEP_NEW_HAND
+        self._new_hand()
+
+    def _new_hand(self) -> None:
         cfg = self.config
         wh = self.wall.new_hand(
             cfg.ruleset_name, cfg.overrides, cfg.dealer, f"{cfg.table_id}/{cfg.hand_number}"
@@ -400,6 +420,7 @@ class HandEngine:
         # the event shows the 荒番 the hand is played under and, apart, what the dice added.
         dice_bonus = dice_huangfan_bonus(wh.dice) if self.ruleset.scoring.dice_huangfan else 0
         self.huangfan = cfg.huangfan + dice_bonus
+        self._step = STEP_DEAL
         self.emit(
             "hand_started",
             hand_id=self.hand_id,
@@ -412,57 +433,79 @@ class HandEngine:
             **({"huangfan_dice": dice_bonus} if self.ruleset.scoring.dice_huangfan else {}),
             **({} if cfg.garden_stacks is None else {"garden_stacks": list(cfg.garden_stacks)}),
         )
-        hands, self.remaining = self.wall.deal(self.hand_id)
+        self._deal()
+
+    def _deal(self) -> None:
+        cfg = self.config
+        hands, remaining = self.wall.deal(self.hand_id)
         if len(hands) != NUM_SEATS:
             raise ValueError(f"wall dealt {len(hands)} hands, not 4")
-        pending_flowers: list[list[int]] = []
+        self.remaining = remaining
+        self._deal_flowers = []
         for seat, tiles in enumerate(hands):
             s = self.seats[seat]
-            pending_flowers.append([k for k in tiles if T.is_flower(k)])
+            self._deal_flowers.append([k for k in tiles if T.is_flower(k)])
             for k in tiles:
                 if not T.is_flower(k):
                     s.counts[k] += 1
             s.changed()
         self.drawn[cfg.dealer] = hands[cfg.dealer][-1]
+        self._deal_turn = 0
+        self._step = STEP_DEAL_FLOWERS
         self.emit(
             "tiles_dealt",
             hands=[T.format_tiles(h, sort=False) for h in hands],
             tiles_left=self.remaining,
         )
-        for i in range(NUM_SEATS):  # 补花 in dealer order
-            seat = (cfg.dealer + i) % NUM_SEATS
-            flowers = pending_flowers[seat]
+        self._replace_deal_flowers()
+
+    def _replace_deal_flowers(self) -> None:
+        """补花 in dealer order: each seat's flowers are exposed and replaced from the tail, in
+        rounds (a replacement that is a flower is replaced in the next). A round's draws are
+        applied together once they all succeeded; one that fails leaves the round to be drawn
+        again with the same numbers, which the wall answers with the same tiles."""
+        cfg = self.config
+        while self._deal_turn < NUM_SEATS:
+            seat = (cfg.dealer + self._deal_turn) % NUM_SEATS
+            flowers = self._deal_flowers[seat]
             while flowers:
                 replacements: list[int] = []
+                number, remaining = self.wall_calls, self.remaining
                 for _ in flowers:
-                    if self.drawable <= 0:
+                    if remaining <= self._reserved_tiles:  # nothing drawable
+                        self.wall_calls, self.remaining = number, remaining
                         self._finish_drawn_hand()
                         return
-                    d = self.wall.draw_replacement(self.hand_id, seat, self.wall_calls + 1)
-                    self.wall_calls += 1
-                    self.remaining = d.remaining
+                    number += 1
+                    d = self.wall.draw_replacement(self.hand_id, seat, number)
+                    remaining = d.remaining
                     replacements.append(d.tile)
-                self.seats[seat].flowers.extend(flowers)
+                self.wall_calls, self.remaining = number, remaining
+                s = self.seats[seat]
+                s.flowers.extend(flowers)
                 for k in replacements:
                     if not T.is_flower(k):
-                        self.seats[seat].counts[k] += 1
-                self.seats[seat].changed()
-                if seat == cfg.dealer and replacements:
+                        s.counts[k] += 1
+                s.changed()
+                if seat == cfg.dealer:
                     last_plain = [k for k in replacements if not T.is_flower(k)]
                     if last_plain:
                         self.drawn[seat] = last_plain[-1]
+                exposed = flowers
+                flowers = self._deal_flowers[seat] = [k for k in replacements if T.is_flower(k)]
                 self.emit(
                     "flowers_exposed",
                     seat=seat,
-                    flowers=T.format_tiles(flowers),
+                    flowers=T.format_tiles(exposed),
                     replacements=T.format_tiles(replacements, sort=False),
                     draw="deal",
                     tiles_left=self.remaining,
                 )
-                flowers = [k for k in replacements if T.is_flower(k)]
+            self._deal_turn += 1
         self.turn = cfg.dealer
         self.last = LastAction(LastActionKind.DEAL, cfg.dealer)
         if self.ruleset.table.tile_swap:
+            self._step = STEP_NONE
             self._open_swap_window()
         else:
             self._prompt_own_turn(cfg.dealer)

@@ -349,7 +349,14 @@ class TableSession:
             defer=self._defer,
             timer_ms=self._timer_ms,
         )
-        self.hand.start()
+        hand = self.hand
+        try:
+            hand.start()
+        except Exception as exc:  # a service call failed: go on from it later (see _defer)
+            if self.on_step_failed is not None:
+                self.on_step_failed(1, exc)
+            self._defer(hand.resume, attempt=2, delay_ms=RETRY_BACKOFF_MS)
+            return
         self._after_engine()
 
     def _after_engine(self) -> None:
@@ -387,17 +394,18 @@ class TableSession:
         else:
             self.scheduler.call_later(self.config.between_hands_ms, self._next_hand)
 
-    def _defer(self, step: Callable[[], None]) -> None:
+    def _defer(self, step: Callable[[], None], *, attempt: int = 1, delay_ms: int = 0) -> None:
         """Run an engine step after the current call returns (an action is acknowledged as
         soon as it is applied and logged; claim options, draws and scoring follow). The step is
         the engine's ``resume``, which goes on from the last point it recorded, so a step that
         fails (a service unavailable) is retried from the call that failed: after
         RETRY_BACKOFF_MS × attempt, then every RETRY_STALLED_MS once RETRY_ATTEMPTS have
         failed, for as long as it fails (a table never gives up on its hand silently: each
-        failure goes to ``on_step_failed``)."""
+        failure goes to ``on_step_failed``). ``attempt`` and ``delay_ms``: a retry of a step
+        that already failed (the hand's start)."""
         hand = self.hand
 
-        def run(attempt: int = 1) -> None:
+        def run(attempt: int = attempt) -> None:
             if self.hand is not hand or self.phase != PLAYING:
                 return
             try:
@@ -411,7 +419,7 @@ class TableSession:
             self._after_engine()
 
         steps = self._bot_steps
-        if steps is not None:
+        if steps is not None and not delay_ms:
             # A bot's action (a scheduler callback itself): nobody waits for an acknowledgement,
             # so the step runs right after it, which is when the scheduler would have run it —
             # nothing else of this table can be due in between: every other decision of the
@@ -420,7 +428,7 @@ class TableSession:
             # per turn.
             steps.append(run)
         else:
-            self.scheduler.call_later(0, run)
+            self.scheduler.call_later(delay_ms, run)
 
     def _next_hand(self) -> None:
         if self.phase == BETWEEN_HANDS:

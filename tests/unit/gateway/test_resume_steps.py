@@ -46,9 +46,16 @@ class Faults:
     """Which call fails: the ``at``-th call of ``target`` once play has begun, ``times`` times
     in a row; ``lost``: the call is made, then its answer is lost."""
 
-    def __init__(self, target: str = "", at: int = 0, times: int = 0, lost: bool = False):
+    def __init__(
+        self,
+        target: str = "",
+        at: int = 0,
+        times: int = 0,
+        lost: bool = False,
+        from_start: bool = False,
+    ):
         self.target, self.at, self.times, self.lost = target, at, times, lost
-        self.armed = False
+        self.armed = from_start  # else from the first discard on
         self.calls = 0  # calls of target while armed (retries included)
         self.failed = 0
 
@@ -72,6 +79,11 @@ class Wall(InProcessWall):
         self.faults, self.seed = faults, seed
 
     def new_hand(self, ruleset_name, overrides, dealer, request_id) -> WallHand:
+        return self.faults.call(
+            "new_hand", self._new_hand, ruleset_name, overrides, dealer, request_id
+        )
+
+    def _new_hand(self, ruleset_name, overrides, dealer, request_id) -> WallHand:
         ruleset = resolve_ruleset(ruleset_name, overrides)
         seed = hashlib.sha256(f"{self.seed}/{request_id}".encode()).digest()
         hand = HandWall.create(
@@ -85,6 +97,9 @@ class Wall(InProcessWall):
         rid = f"{hand_id}/d{number}"
         ev = hand.draw_replacement(seat, rid) if replacement else hand.draw(seat, rid)
         return WallDraw(ev.tiles[0], hand.wall.remaining)
+
+    def deal(self, hand_id):
+        return self.faults.call("deal", super().deal, hand_id)
 
     def draw(self, hand_id, seat, number=0):
         return self.faults.call("draw", self._draw, hand_id, seat, number, False)
@@ -345,4 +360,36 @@ def test_the_result_of_a_hand_a_player_left_tells_the_reset_huangfan():
     log = [(i + 1, 0, k, d) for i, (k, d) in enumerate(events)]
     first = starts[0]["hand_id"]
     verdict = verify_hand(export_hand(table_header("t-leave", log), log, first))
+    assert verdict.ok, verdict.problems
+
+
+def flowers_at_the_deal() -> int:
+    """A seed whose deal holds flowers (replaced from the tail before play)."""
+    for seed in range(40):
+        _, events, _ = play(seed, Faults())
+        if any(k == "flowers_exposed" and d["draw"] == "deal" for k, d in events):
+            return seed
+    raise AssertionError("no deal of the first 40 seeds holds a flower")
+
+
+@pytest.mark.parametrize("target", ["new_hand", "deal", "draw_replacement"])
+@pytest.mark.parametrize("times", [1, RETRY_ATTEMPTS + 2])
+@pytest.mark.parametrize("lost", [False, True])
+def test_a_failed_call_at_the_start_of_a_hand_is_retried_from_that_call(target, times, lost):
+    """NewHand, the deal and the 补花 draws after it fail (or their answers are lost): the hand
+    starts once the wall answers, from the call that failed: the same events, nothing twice,
+    no tile skipped, and the table plays on."""
+    seed = flowers_at_the_deal()
+    _, expected, _ = play(seed, Faults())
+    faults = Faults(target, 1, times, lost=lost, from_start=True)
+    session, events, failures = play(seed, faults)
+    assert faults.failed == times
+    assert failures == list(range(1, times + 1))
+    assert session.phase == FINISHED
+    hand = session.hand
+    assert hand is not None and hand.finished
+    assert hand.tiles_accounted() == T.WALL_SIZE
+    assert comparable(events) == comparable(expected)
+    log = [(i + 1, 0, k, d) for i, (k, d) in enumerate(events)]
+    verdict = verify_hand(export_hand(table_header("t-resume", log), log, hand.hand_id))
     assert verdict.ok, verdict.problems
