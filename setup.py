@@ -1,11 +1,11 @@
 """Build hook: the engine's hot path compiled to C extensions with mypyc.
 
 The modules listed in pyproject.toml (``[tool.mahjong] compiled``: tile notation, hand
-evaluation, the rules domain and the gateway's hand engine) are pure, type-annotated Python;
-mypyc turns each into an extension module built next to its source, which Python then imports
-instead of the .py. The sources stay the truth: with ``MAHJONG_PURE_PYTHON=1`` nothing is
-compiled and the same modules run as Python. Everything else about the package is in
-pyproject.toml.
+evaluation, the rules domain, the gateway's hand engine, table session, clock and bot policy)
+are pure, type-annotated Python; mypyc turns each into an extension module built next to its
+source, which Python then imports instead of the .py. The sources stay the truth: with
+``MAHJONG_PURE_PYTHON=1`` nothing is compiled and the same modules run as Python. Everything
+else about the package is in pyproject.toml.
 """
 
 from __future__ import annotations

@@ -52,7 +52,7 @@ class InProcessWall:
         if len(self.hands) >= self.keep:  # keep memory bounded in long benchmark runs
             self.hands.pop(next(iter(self.hands)))
         self.hands[hand.hand_id] = hand
-        return WallHand(hand.hand_id, tuple(hand.dice), hand.commitment.hex(), hand.wall.remaining)
+        return WallHand(hand.hand_id, hand.dice, hand.commitment.hex(), hand.wall.remaining)
 
     def deal(self, hand_id: str) -> tuple[list[list[int]], int]:
         self.counter.wall += 1

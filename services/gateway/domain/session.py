@@ -681,8 +681,10 @@ class TableSession:
             {"seat": seat, "player_id": s.player_id, "bot": True, "left": True, "reason": "left"},
         )
         if hand is not None and not hand.finished and seat in hand.pending:
-            p = hand.pending[seat]
-            self.scheduler.call_later(self.config.bot_delay_ms, lambda: self._bot(seat, p.sequence))
+            owed = hand.pending[seat]
+            self.scheduler.call_later(
+                self.config.bot_delay_ms, lambda: self._bot(seat, owed.sequence)
+            )
         if self.phase in (BETWEEN_HANDS, WAITING) and all(x.bot or x.left for x in self.seats):
             self._finish("players_left")
         return penalty
