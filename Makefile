@@ -11,9 +11,11 @@ SITE     = $(shell $(PY) -c 'import sysconfig; print(sysconfig.get_paths()["pure
 PYTEST_ARGS ?=
 
 # The compiled hot path: the modules pyproject.toml lists under [tool.mahjong] compiled, built
-# in place by setup.py (mypyc) whenever one of them changes. MAHJONG_PURE_PYTHON=1 runs every
-# module as Python instead (`make pure` removes the built extensions).
-COMPILED := $(shell $(PYTHON) -c 'import glob, tomllib; c = tomllib.load(open("pyproject.toml", "rb"))["tool"]["mahjong"]["compiled"]; print(*sorted({p for g in c for p in glob.glob(g)}))')
+# in place by setup.py (mypyc). They are rebuilt whenever any module under shared/ or services/
+# changes, not only their own sources: mypyc builds in what it knows of the modules they import
+# (a named tuple's fields are read by position, say). MAHJONG_PURE_PYTHON=1 runs every module as
+# Python instead (`make pure` removes the built extensions).
+SOURCES := $(shell find shared services -name '*.py')
 COMPILE_STAMP := $(VENV)/.compiled
 
 .PHONY: install proto run test lint bench clean pure
@@ -33,7 +35,8 @@ $(STAMP): pyproject.toml | $(PY)
 	MAHJONG_PURE_PYTHON=1 $(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $@
 
-$(COMPILE_STAMP): $(COMPILED) setup.py pyproject.toml $(STAMP)
+$(COMPILE_STAMP): $(SOURCES) setup.py pyproject.toml $(STAMP)
+	find shared services -name '*.so' -delete  # a module no longer listed runs as Python again
 	$(PY) setup.py --quiet build_ext --inplace
 	find shared services -name '*.so' -exec touch {} +  # built from the sources as they are now
 	touch $@

@@ -14,17 +14,29 @@ from tests.support.compiled import stale_extensions
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def test_a_source_edited_after_its_extension_was_built_is_stale(tmp_path):
+def test_a_source_edited_after_the_extensions_were_built_is_stale(tmp_path):
+    """Its own source, or any other module (mypyc builds in what it knew of the imports)."""
     pkg = tmp_path / "shared" / "hand"
     pkg.mkdir(parents=True)
     (pkg / "waits.py").write_text("x = 1\n")
-    ext = pkg / "waits.cpython-311-x86_64-linux-gnu.so"
-    ext.write_bytes(b"")
+    (tmp_path / "shared" / "table.py").write_text("y = 1\n")
+    (pkg / "waits.cpython-311-x86_64-linux-gnu.so").write_bytes(b"")
     (tmp_path / "shared" / "_compiled__mypyc.cpython-311-x86_64-linux-gnu.so").write_bytes(b"")
+    earlier = time.time() - 10
+    for source in (pkg / "waits.py", tmp_path / "shared" / "table.py"):
+        os.utime(source, (earlier, earlier))
     assert stale_extensions(tmp_path) == []
     later = time.time() + 10
+    os.utime(tmp_path / "shared" / "table.py", (later, later))
+    assert stale_extensions(tmp_path) == ["shared/table.py"]
     os.utime(pkg / "waits.py", (later, later))
-    assert stale_extensions(tmp_path) == ["shared/hand/waits.py"]
+    assert stale_extensions(tmp_path) == ["shared/hand/waits.py", "shared/table.py"]
+
+
+def test_no_extensions_nothing_stale(tmp_path):
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "tiles.py").write_text("x = 1\n")
+    assert stale_extensions(tmp_path) == []
 
 
 @pytest.mark.skipif(
@@ -37,6 +49,9 @@ def test_a_source_edited_after_its_extension_was_built_is_stale(tmp_path):
         "shared.hand.waits",
         "services.rules.domain.claims",
         "services.gateway.domain.hand",
+        "services.gateway.domain.session",
+        "services.gateway.domain.clock",
+        "services.gateway.bots.policy",
     ],
 )
 def test_the_hot_path_runs_compiled(module):
