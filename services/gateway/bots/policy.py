@@ -35,7 +35,7 @@ def engine_policy(bots: Mapping[int, Any] | Any | None = None) -> Policy:
     else:
         by_seat, default_bot = {}, bots
 
-    # Each seat's bot and whether it needs a view, looked up once per decision.
+    # Each seat's bot and whether it needs a view, looked up once here, not per decision.
     seats = tuple(
         (bot, getattr(bot, "needs_view", True))
         for bot in (by_seat.get(seat, default_bot) for seat in range(4))

@@ -75,6 +75,7 @@ RETRY_BACKOFF_MS = 500
 RETRY_STALLED_MS = 5_000
 
 WAITING, PLAYING, BETWEEN_HANDS, FINISHED = "waiting", "playing", "between_hands", "finished"
+DETACHED = "detached"  # another replica runs the table now: this session does nothing more
 
 
 @dataclass
@@ -430,6 +431,12 @@ class TableSession:
         else:
             self.scheduler.call_later(delay_ms, run)
 
+    def detach(self) -> None:
+        """Another replica took the table over: this session stops where it is. Its timers,
+        deferred steps and retries find the phase changed and do nothing (no service call, no
+        event); the table lives on from its log elsewhere."""
+        self.phase = DETACHED
+
     def _next_hand(self) -> None:
         if self.phase == BETWEEN_HANDS:
             self._start_hand()
@@ -623,7 +630,10 @@ class TableSession:
             raise FailedPrecondition(f"seat {seat} already left", reason="SEAT_LEFT")
         penalty = 0
         hand = self.hand
+        # A hand whose start is still being retried (the wall unavailable) has dealt nothing:
+        # leaving then is leaving between hands.
         in_hand = self.phase == PLAYING and hand is not None and not hand.finished
+        in_hand = in_hand and bool(hand.hand_id)  # type: ignore[union-attr]
         # Scoring first: if it fails the Leave fails with nothing changed, and can be retried.
         st = (
             self.ports.scoring.settle_escape(

@@ -393,3 +393,29 @@ def test_a_failed_call_at_the_start_of_a_hand_is_retried_from_that_call(target, 
     log = [(i + 1, 0, k, d) for i, (k, d) in enumerate(events)]
     verdict = verify_hand(export_hand(table_header("t-resume", log), log, hand.hand_id))
     assert verdict.ok, verdict.problems
+
+
+def test_a_detached_session_stops_retrying():
+    """Another replica took the table over: a step that keeps failing is not tried again here
+    (no service call, no event), as nothing else of the session runs."""
+    seed, at = scenario("own_turn_options")
+    faults = Faults("own_turn_options", at, 1_000)
+    session, sched, events, failures = table(seed, faults)
+    sched.advance(60_000)
+    assert failures, "the step is being retried"
+    calls, seen = faults.calls, len(events)
+    session.detach()
+    sched.advance(10 * 60_000)
+    assert faults.calls == calls and len(events) == seen
+
+
+def test_leaving_while_the_start_of_a_hand_is_retried_is_no_escape():
+    """The wall is down at the start of a hand: nothing is dealt yet, so a player who leaves
+    pays no escape penalty and reports no hand (its id would be empty)."""
+    seed = flowers_at_the_deal()
+    faults = Faults("new_hand", 1, 1_000, from_start=True)
+    session, sched, events, _ = table(seed, faults, humans=1)
+    sched.advance(5_000)
+    assert session.hand is not None and not session.hand.hand_id
+    assert session.leave(0) == 0
+    assert not any(k == "hand_result" for k, _ in events)
