@@ -118,6 +118,7 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
             seat_token=request.seat_token,
             # never open in development mode: player ids are public, a token is not
             internal=from_internal_caller(context, strict=True),
+            request_id=request.request_id,
         )
         return pb.JoinSeatResponse(
             table_id=request.table_id,

@@ -116,6 +116,9 @@ def step_failed(table_id: str, attempt: int, exc: Exception) -> None:
 LEASES = "gateway-lease"
 REQUESTS = "gateway-request"
 CREATES = "gateway-create"
+# "<table id>/<player id>" -> the request id of the JoinSeat that gave the player its open seat:
+# a retry of that request (its answer lost) gets the seat's token again without holding it.
+JOINS = "gateway-join"
 OUTBOX = "gateway-outbox"
 # table id -> b"1" / b"0": whether the table's hands go to matchmaking's ledger (absent: a table
 # from before this record existed, reported as all tables were then).
@@ -701,11 +704,13 @@ class TableManager:
         *,
         seat_token: str = "",
         internal: bool = False,
+        request_id: str = "",
     ) -> tuple[int | None, str, int]:
         """A seat's token (or a spectator's). An open seat goes to the first caller. Player ids
         are public (table_started, the views), so a seat already assigned to ``player_id`` is
-        given only to a caller proving it holds it — its ``seat_token`` (a reconnect) — or to a
-        service of the deployment (``internal``); anyone else is PERMISSION_DENIED."""
+        given only to a caller proving it holds it — its ``seat_token`` (a reconnect), or the
+        ``request_id`` of the JoinSeat that took the open seat (a retry whose answer was lost)
+        — or to a service of the deployment (``internal``); anyone else is PERMISSION_DENIED."""
         table = self.table(table_id)
         if spectator:
             return None, sign_seat_token(self.settings.secret, table.id, None), table.head
@@ -716,7 +721,7 @@ class TableManager:
             mine = [i for i, s in enumerate(seats) if s.player_id == player_id and not s.bot]
             if mine:
                 chosen = mine[0]
-                if not internal:
+                if not internal and not self._retried_join(table, player_id, request_id):
                     self._check_rejoin(table, chosen, seat_token)
                 if seat is not None and seat != chosen:
                     raise PermissionDenied(
@@ -732,7 +737,16 @@ class TableManager:
                     raise FailedPrecondition("no open seat at this table", reason="TABLE_FULL")
                 chosen = free[0]
             session.join(chosen, player_id, display_name)
+            if request_id and not mine:  # took an open seat: a retry of this request may too
+                self.store.put(JOINS, f"{table.id}/{player_id}", request_id.encode())
             return chosen, sign_seat_token(self.settings.secret, table.id, chosen), table.head
+
+    def _retried_join(self, table: LiveTable, player_id: str, request_id: str) -> bool:
+        """Is this the JoinSeat that gave ``player_id`` its open seat, sent again?"""
+        if not request_id:
+            return False
+        rec = self.store.get(JOINS, f"{table.id}/{player_id}")
+        return rec is not None and secrets.compare_digest(rec.value, request_id.encode())
 
     def _check_rejoin(self, table: LiveTable, seat: int, token: str) -> None:
         """JoinSeat of a seat already assigned: only with that seat's own token."""

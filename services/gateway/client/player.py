@@ -132,22 +132,30 @@ class RemotePlayer:
         seat_token: str = "",
         **kwargs: Any,
     ) -> RemotePlayer:
-        """Take a seat with JoinSeat (idempotent by a fresh request id) and return its player.
-        Rejoining a seat already assigned to ``player_id`` needs its ``seat_token``."""
+        """Take a seat with JoinSeat and return its player. A transport error is retried (for
+        ``reconnect_for`` seconds) with the same request id, which the gateway answers with the
+        seat it gave that request even when the first answer was lost. Rejoining a seat already
+        assigned to ``player_id`` needs its ``seat_token``."""
         channel = grpc.insecure_channel(target) if isinstance(target, str) else target
         stub = gateway_pb2_grpc.GatewayServiceStub(channel)
-        resp = stub.JoinSeat(
-            gateway_pb2.JoinSeatRequest(
-                request_id=str(uuid.uuid4()),
-                table_id=table_id,
-                player_id=player_id,
-                display_name=display_name or player_id,
-                seat=0 if seat is None else seat + 1,
-                spectator=spectator,
-                seat_token=seat_token,
-            ),
-            timeout=kwargs.get("timeout", 10.0),
+        req = gateway_pb2.JoinSeatRequest(
+            request_id=str(uuid.uuid4()),
+            table_id=table_id,
+            player_id=player_id,
+            display_name=display_name or player_id,
+            seat=0 if seat is None else seat + 1,
+            spectator=spectator,
+            seat_token=seat_token,
         )
+        deadline = time.monotonic() + kwargs.get("reconnect_for", 15.0)
+        while True:
+            try:
+                resp = stub.JoinSeat(req, timeout=kwargs.get("timeout", 10.0))
+                break
+            except grpc.RpcError as exc:
+                if exc.code() not in _TRANSIENT or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.1)
         player = cls(
             channel, table_id, resp.seat_token, seat=resp.seat - 1 if resp.seat else None, **kwargs
         )

@@ -65,10 +65,12 @@ def create(stub, open_seat: int | None = None):
     )
 
 
-def join(stub, table_id, player_id="", seat_token="", spectator=False, metadata=None):
+def join(
+    stub, table_id, player_id="", seat_token="", spectator=False, metadata=None, request_id=""
+):
     return stub.JoinSeat(
         pb.JoinSeatRequest(
-            request_id=uuid.uuid4().hex,
+            request_id=request_id or uuid.uuid4().hex,
             table_id=table_id,
             player_id=player_id,
             seat_token=seat_token,
@@ -146,3 +148,15 @@ def test_only_a_service_with_the_internal_token_gets_an_assigned_seat(secured_ga
     assert err.code() == grpc.StatusCode.PERMISSION_DENIED
     ok = join(secured_gateway, t.table_id, victim, metadata=internal_metadata(TOKEN))
     assert ok.seat == common_pb2.SEAT_0 and ok.seat_token == t.seat_tokens[0]
+
+
+def test_a_retried_join_of_an_open_seat_gets_its_token_again(open_gateway):
+    """The answer to the JoinSeat that took an open seat was lost: the same request again (same
+    request id, no token yet) gets the seat's token; another request id alone still does not."""
+    t = create(open_gateway, open_seat=1)
+    first = join(open_gateway, t.table_id, player_id="lost", request_id="join-lost-1")
+    again = join(open_gateway, t.table_id, player_id="lost", request_id="join-lost-1")
+    assert again.seat == first.seat == common_pb2.SEAT_1
+    assert again.seat_token == first.seat_token
+    err = refused(lambda: join(open_gateway, t.table_id, "lost", request_id="join-lost-2"))
+    assert err.code() == grpc.StatusCode.PERMISSION_DENIED
