@@ -545,14 +545,22 @@ class HandEngine:
                 )
             held[k] -= 1
 
-    def _apply_swap(self, seat: int, action: Decision, taken: list[int] | None, auto: bool):
+    def _apply_swap(
+        self,
+        seat: int,
+        action: Decision,
+        taken: list[int] | None,
+        rounds: list[tuple[list[int], list[int], int]],
+        auto: bool,
+    ) -> None:
+        """Apply a seat's 换牌 answer: the swap's tiles, then each 补花 round (the flowers
+        exposed, their replacements, the tiles left after it), all drawn already."""
         del self.pending[seat]
         self.emit("action", seat=seat, action=action_json(action), auto=auto)
         if isinstance(action, TileSwap) and taken is not None:
             s = self.seats[seat]
             for k in action.tiles:
                 s.counts[k] -= 1
-            flowers = [k for k in taken if T.is_flower(k)]
             for k in taken:
                 if not T.is_flower(k):
                     s.counts[k] += 1
@@ -563,18 +571,13 @@ class HandEngine:
                 buried=T.format_tiles(action.tiles, sort=False),
                 taken=T.format_tiles(taken, sort=False),
             )
-            while flowers:  # flowers taken in the swap are exposed and replaced (补花)
-                replacements = []
-                for _ in flowers:
-                    d = self.wall.draw_replacement(self.hand_id, seat, self.wall_calls + 1)
-                    self.wall_calls += 1
-                    self.remaining = d.remaining
-                    replacements.append(d.tile)
+            for flowers, replacements, remaining in rounds:
                 s.flowers.extend(flowers)
                 for k in replacements:
                     if not T.is_flower(k):
                         s.counts[k] += 1
                 s.changed()
+                self.remaining = remaining
                 self.emit(
                     "flowers_exposed",
                     seat=seat,
@@ -583,7 +586,6 @@ class HandEngine:
                     draw="swap",
                     tiles_left=self.remaining,
                 )
-                flowers = [k for k in replacements if T.is_flower(k)]
         if not self.pending:
             self._step, self._step_seat = STEP_PROMPT, self.dealer
             self._then()
@@ -618,13 +620,27 @@ class HandEngine:
             )
         if p.kind == SWAP:
             self._check_swap(p, action)
-            taken = None
-            if isinstance(action, TileSwap):  # the wall first: if it fails nothing changed
-                n = self.wall_calls + 1
-                taken = self.wall.swap(self.hand_id, seat, list(action.tiles), n)
-                self.wall_calls = n
+            taken: list[int] | None = None
+            rounds: list[tuple[list[int], list[int], int]] = []
+            number = self.wall_calls
+            if isinstance(action, TileSwap):
+                # Every wall call first (the swap, then 补花 of the flowers it gave, in rounds):
+                # if one fails nothing has changed, and the request sent again makes the same
+                # numbered calls, which the wall answers with the same tiles.
+                number += 1
+                taken = self.wall.swap(self.hand_id, seat, list(action.tiles), number)
+                flowers = [k for k in taken if T.is_flower(k)]
+                while flowers:
+                    replacements: list[int] = []
+                    for _ in flowers:
+                        number += 1
+                        d = self.wall.draw_replacement(self.hand_id, seat, number)
+                        replacements.append(d.tile)
+                    rounds.append((flowers, replacements, d.remaining))
+                    flowers = [k for k in replacements if T.is_flower(k)]
+            self.wall_calls = number
             self.actions += 1
-            self._apply_swap(seat, action, taken, auto)
+            self._apply_swap(seat, action, taken, rounds, auto)
             return
         if isinstance(action, TileSwap):
             raise FailedPrecondition(
