@@ -14,7 +14,6 @@ from pathlib import Path
 import grpc
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
-from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
 from services.gateway.bots import engine_policy, make_bot
 from services.gateway.domain.session import Ports
 from services.gateway.server import SPEC as GATEWAY
@@ -27,6 +26,7 @@ from services.wall.server import SPEC as WALL
 from shared.server import RunningServer, ServiceSpec
 from shared.supervisor import ServiceProcess, addr_flags, free_port
 from tests.support.grpc_server import serving
+from tests.support.sessions import inprocess_ports  # noqa: F401 (re-exported)
 from tests.unit.matchmaking.mm_fakes import FakeAllocator
 
 BACKENDS = ("wall", "rules", "scoring")  # the services the gateway calls
@@ -60,11 +60,6 @@ def inprocess_gateway(internal_token: str = "", **gateway_extra) -> Iterator[InP
             serving(GATEWAY, internal_token=internal_token, extra={**addrs, **gateway_extra})
         )
         yield InProcessGateway(server, channel, gateway_pb2_grpc.GatewayServiceStub(channel))
-
-
-def inprocess_ports() -> Ports:
-    """The gateway's ports to wall, rules and scoring as in-process adapters (no gRPC)."""
-    return Ports(InProcessWall(), InProcessRules(), InProcessScoring())
 
 
 def table_manager(store, ports: Ports, *, seed: int, **settings) -> TableManager:
