@@ -8,12 +8,9 @@ injected failures; the wall is the wall domain with request ids, as the wall ser
 
 from __future__ import annotations
 
-import hashlib
-
 import pytest
 
-from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
-from services.gateway.domain.clock import ManualScheduler
+from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring
 from services.gateway.domain.hand import HandEngine, Pending
 from services.gateway.domain.ports import WallDraw, WallHand
 from services.gateway.domain.replay import export_hand, table_header, verify_hand
@@ -23,13 +20,9 @@ from services.gateway.domain.session import (
     RETRY_STALLED_MS,
     Ports,
     Seat,
-    SessionConfig,
-    TableSession,
 )
-from services.wall.record import HandWall
 from shared import tiles as T
 from shared.errors import Unavailable
-from shared.ruleset import resolve_ruleset
 from shared.table import (
     Action,
     ClaimOptions,
@@ -40,6 +33,7 @@ from shared.table import (
     Pong,
     Win,
 )
+from tests.support.sessions import SeededWall, local_table, session_config
 
 
 class Faults:
@@ -71,26 +65,17 @@ class Faults:
         return fn(*args)
 
 
-class Wall(InProcessWall):
+class Wall(SeededWall):
     """The wall domain, a fixed seed per hand, request ids as the wall service makes them."""
 
     def __init__(self, faults: Faults, seed: int) -> None:
-        super().__init__()
-        self.faults, self.seed = faults, seed
+        super().__init__(seed)
+        self.faults = faults
 
     def new_hand(self, ruleset_name, overrides, dealer, request_id) -> WallHand:
         return self.faults.call(
-            "new_hand", self._new_hand, ruleset_name, overrides, dealer, request_id
+            "new_hand", super().new_hand, ruleset_name, overrides, dealer, request_id
         )
-
-    def _new_hand(self, ruleset_name, overrides, dealer, request_id) -> WallHand:
-        ruleset = resolve_ruleset(ruleset_name, overrides)
-        seed = hashlib.sha256(f"{self.seed}/{request_id}".encode()).digest()
-        hand = HandWall.create(
-            "h_" + seed.hex()[:16], seed, dealer, reserved=ruleset.table.reserved_tiles
-        )
-        self.hands[hand.hand_id] = hand
-        return WallHand(hand.hand_id, tuple(hand.dice), hand.commitment.hex(), 144)
 
     def _draw(self, hand_id, seat, number, replacement):
         hand = self.hands[hand_id]
@@ -161,38 +146,24 @@ def table(seed: int, faults: Faults, *, humans: int = 0):
     """A table of bots (and ``humans`` players who never act: their timers run out) playing
     one hand with the failures of ``faults``, started: the session, its scheduler, its events
     and the attempt of each failure seen."""
-    events: list[tuple[str, dict]] = []
     failures: list[int] = []
-    sched = ManualScheduler()
 
-    def emit(kind, data):
-        events.append((kind, data))
+    def arm(kind, data):
         if kind == "tile_discarded":
             faults.armed = True
-        return len(events)
 
-    session = TableSession(
-        SessionConfig(
-            "t-resume",
-            resolve_ruleset("shanghai-qiaoma", {}),
-            "shanghai-qiaoma",
-            {},
-            1,
-            max_hands=1,
-            first_dealer=seed % 4,
-            discard_ms=1_000,
-            claim_ms=500,
+    t = local_table(
+        session_config(
+            "t-resume", max_hands=1, first_dealer=seed % 4, discard_ms=1_000, claim_ms=500
         ),
         [Seat(player_id=f"p{i}") if i < humans else Seat(bot=True) for i in range(4)],
         ports=Ports(Wall(faults, seed), Rules(faults), Scoring(faults)),
-        scheduler=sched,
-        emit=emit,
-        report=lambda kind, data: None,
         policy=greedy,
+        on_event=arm,
         on_step_failed=lambda attempt, exc: failures.append(attempt),
     )
-    session.start()
-    return session, sched, events, failures
+    t.session.start()
+    return t.session, t.scheduler, t.events, failures
 
 
 def play(seed: int, faults: Faults, *, humans: int = 0):
@@ -304,31 +275,16 @@ class EscapeScoring(InProcessScoring):
 
 
 def two_humans(scoring: InProcessScoring, huangfan: int = 0):
-    events: list[tuple[str, dict]] = []
-    sched = ManualScheduler()
-    session = TableSession(
-        SessionConfig(
-            "t-leave",
-            resolve_ruleset("shanghai-qiaoma", {}),
-            "shanghai-qiaoma",
-            {},
-            1,
-            max_hands=2,
-            first_dealer=0,
-            discard_ms=1_000,
-            claim_ms=500,
-        ),
+    t = local_table(
+        session_config("t-leave", max_hands=2, first_dealer=0, discard_ms=1_000, claim_ms=500),
         [Seat(player_id="p0"), Seat(player_id="p1"), Seat(bot=True), Seat(bot=True)],
         ports=Ports(Wall(Faults(), 3), InProcessRules(), scoring),
-        scheduler=sched,
-        emit=lambda k, d: events.append((k, d)) or len(events),
-        report=lambda kind, data: None,
         policy=greedy,
     )
-    session.huangfan = huangfan
-    session.start()
-    sched.run_due()
-    return session, sched, events
+    t.session.huangfan = huangfan
+    t.session.start()
+    t.scheduler.run_due()
+    return t.session, t.scheduler, t.events
 
 
 def test_a_leave_whose_escape_settlement_fails_changes_nothing_and_can_be_retried():
