@@ -15,18 +15,19 @@ import grpc
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
 from services.gateway.bots import engine_policy, make_bot
-from services.gateway.domain.session import Ports
+from services.gateway.domain.session import Ports, Seat
 from services.gateway.server import SPEC as GATEWAY
-from services.gateway.tables import GatewaySettings, TableManager
+from services.gateway.tables import GatewaySettings, TableManager, TableSpec
 from services.matchmaking.clock import ManualClock
 from services.matchmaking.server import make_spec as make_matchmaking_spec
 from services.rules.server import SPEC as RULES
 from services.scoring.server import SPEC as SCORING
 from services.wall.server import SPEC as WALL
+from shared.ruleset import load_ruleset
 from shared.server import RunningServer, ServiceSpec
 from shared.supervisor import ServiceProcess, addr_flags, free_port
+from tests.support import sessions
 from tests.support.grpc_server import serving
-from tests.support.sessions import inprocess_ports  # noqa: F401 (re-exported)
 from tests.unit.matchmaking.mm_fakes import FakeAllocator
 
 BACKENDS = ("wall", "rules", "scoring")  # the services the gateway calls
@@ -62,16 +63,39 @@ def inprocess_gateway(internal_token: str = "", **gateway_extra) -> Iterator[InP
         yield InProcessGateway(server, channel, gateway_pb2_grpc.GatewayServiceStub(channel))
 
 
-def table_manager(store, ports: Ports, *, seed: int, **settings) -> TableManager:
+SEAT_SECRET = b"s"  # the seat secret of table_manager's managers (to sign seat tokens)
+
+
+def table_manager(store, ports: Ports, *, seed: int, on_event=None, **settings) -> TableManager:
     """A gateway's TableManager on ``store`` and ``ports`` whose bots play at random (seeded
-    ``seed``); ``settings`` are GatewaySettings fields (``replica_id``, ``bot_delay_ms`` …)
-    besides the seat secret."""
+    ``seed``), telling ``on_event`` of each event; ``settings`` are GatewaySettings fields
+    (``replica_id``, ``bot_delay_ms`` …) besides the seat secret, SEAT_SECRET."""
     return TableManager(
         store,
         ports,
-        GatewaySettings(secret=b"s", **settings),
+        GatewaySettings(secret=SEAT_SECRET, **settings),
         policy=engine_policy(make_bot("random", seed=seed)),
+        on_event=on_event,
     )
+
+
+def table_spec(seats: list[Seat] | None = None, **fields) -> TableSpec:
+    """A TableSpec (a CreateTable as the TableManager takes it) for ``seats`` (four bots
+    ``b0`` … ``b3`` unless given): shanghai-qiaoma, stake 1, one hand, seat 0 deals, no request
+    id and no tag; ``fields`` replace any of these or set others (``report_hands`` …)."""
+    defaults = {
+        "request_id": "",
+        "ruleset": load_ruleset(sessions.RULESET),
+        "ruleset_name": sessions.RULESET,
+        "overrides": {},
+        "stake": 1,
+        "max_hands": 1,
+        "tag": "",
+        "first_dealer": 0,
+    }
+    if seats is None:
+        seats = sessions.seats()
+    return TableSpec(seats=seats, **{**defaults, **fields})
 
 
 def matchmaking_spec(allocator=None, clock=None) -> ServiceSpec:
