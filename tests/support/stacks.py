@@ -48,15 +48,25 @@ class InProcessGateway:
 
 
 @contextlib.contextmanager
-def inprocess_gateway(internal_token: str = "", **gateway_extra) -> Iterator[InProcessGateway]:
-    """Wall, rules and scoring served in-process on loopback ports, then a gateway calling them
-    with the service flags ``gateway_extra`` (``seat_secret=…``, ``discard_ms=…``); every
-    server stops when the block ends."""
+def inprocess_backends() -> Iterator[dict[str, str]]:
+    """Wall, rules and scoring served in-process on loopback ports, for gateways to call:
+    yields their addresses as gateway flags (``wall_addr``, ``rules_addr``, ``scoring_addr``);
+    they stop when the block ends."""
     with contextlib.ExitStack() as stack:
         addrs = {}
         for name, spec in (("wall", WALL), ("rules", RULES), ("scoring", SCORING)):
             server, _ = stack.enter_context(serving(spec))
             addrs[f"{name}_addr"] = server.address
+        yield addrs
+
+
+@contextlib.contextmanager
+def inprocess_gateway(internal_token: str = "", **gateway_extra) -> Iterator[InProcessGateway]:
+    """Wall, rules and scoring served in-process on loopback ports, then a gateway calling them
+    with the service flags ``gateway_extra`` (``seat_secret=…``, ``discard_ms=…``); every
+    server stops when the block ends."""
+    with contextlib.ExitStack() as stack:
+        addrs = stack.enter_context(inprocess_backends())
         server, channel = stack.enter_context(
             serving(GATEWAY, internal_token=internal_token, extra={**addrs, **gateway_extra})
         )

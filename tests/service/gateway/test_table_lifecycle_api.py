@@ -18,21 +18,15 @@ from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
 from services.gateway.server import SPEC as GATEWAY
-from services.rules.server import SPEC as RULES
-from services.scoring.server import SPEC as SCORING
-from services.wall.server import SPEC as WALL
 from tests.support.grpc_server import serving
 from tests.support.probes import rpc_error
+from tests.support.stacks import inprocess_backends
 from tests.support.tables import bot_seats, mixed_seats, request_table
 
 
 @pytest.fixture(scope="module")
 def backends():
-    with contextlib.ExitStack() as stack:
-        addrs = {}
-        for name, spec in (("wall", WALL), ("rules", RULES), ("scoring", SCORING)):
-            server, _ = stack.enter_context(serving(spec))
-            addrs[f"{name}_addr"] = server.address
+    with inprocess_backends() as addrs:
         yield addrs
 
 
