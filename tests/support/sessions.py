@@ -73,6 +73,12 @@ class LocalTable:
     events: list[tuple[str, dict]]
     reports: list[tuple[str, dict]]
 
+    def play_out(self) -> int:
+        """Start the session and run every callback its scheduler has, jumping the clock,
+        until none is left; returns how many ran."""
+        self.session.start()
+        return self.scheduler.drain()
+
     def log(self) -> list[tuple[int, int, str, dict]]:
         """The events as a table's log keeps them: (sequence, 0, kind, data)."""
         return [(i + 1, 0, k, d) for i, (k, d) in enumerate(self.events)]

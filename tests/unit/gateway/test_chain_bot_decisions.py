@@ -24,8 +24,7 @@ def play(chain: bool, hands: int = 6) -> tuple[list[tuple[str, dict]], int]:
         policy=engine_policy({s: RandomBot(100 + s) for s in range(4)}),
         rng=random.Random(7),  # the first dealer
     )
-    table.session.start()
-    callbacks = table.scheduler.drain()
+    callbacks = table.play_out()
     assert table.session.hands_played == hands
     return table.events, callbacks
 

@@ -26,9 +26,8 @@ def test_hand_started_shows_the_dice_huangfan(monkeypatch):
         seats(),
         policy=engine_policy(make_bot("planner", seed=5)),
     )
+    table.play_out()
     session, events = table.session, table.events
-    session.start()
-    table.scheduler.drain()
     assert session.phase == FINISHED
     started = [d for k, d in events if k == "hand_started"]
     results = [d for k, d in events if k == "hand_result"]

@@ -22,8 +22,7 @@ def play(policy, overrides, hands=2):
         policy=policy,
         rng=random.Random(5),
     )
-    table.session.start()
-    table.scheduler.drain()
+    table.play_out()
     return table.session, table.events
 
 

@@ -146,9 +146,8 @@ def test_tile_swap_before_play_then_replays_verify():
         seats(),
         policy=engine_policy(make_bot("planner", seed=3)),
     )
+    table.play_out()
     session, events = table.session, table.events
-    session.start()
-    table.scheduler.drain()
     assert session.phase == FINISHED
     swaps = [d for k, d in events if k == "tiles_swapped"]
     assert len(swaps) == 12 and all(len(T.parse(d["buried"])) == 5 for d in swaps)
