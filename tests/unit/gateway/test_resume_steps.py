@@ -201,12 +201,11 @@ def scenario(target: str) -> tuple[int, int]:
     raise AssertionError(f"no hand of the first 40 seeds calls {target} in play")
 
 
-@pytest.mark.parametrize("target", TARGETS)
-@pytest.mark.parametrize("times", [1, RETRY_ATTEMPTS + 2])
-def test_a_failed_call_is_retried_from_that_call(target, times):
-    seed, at = scenario(target)
+def assert_played_as_without_failures(seed: int, faults: Faults, times: int) -> None:
+    """The hand of ``seed`` played with ``faults`` saw ``times`` failures, each retried
+    (attempts 1, 2, …), and ended as it does without them: the same events, every tile
+    accounted for, a replay that verifies."""
     _, expected, _ = play(seed, Faults())
-    faults = Faults(target, at, times)
     session, events, failures = play(seed, faults)
     assert faults.failed == times
     assert failures == list(range(1, times + 1))
@@ -218,6 +217,13 @@ def test_a_failed_call_is_retried_from_that_call(target, times):
     log = [(i + 1, 0, k, d) for i, (k, d) in enumerate(events)]
     verdict = verify_hand(export_hand(table_header("t-resume", log), log, hand.hand_id))
     assert verdict.ok, verdict.problems
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("times", [1, RETRY_ATTEMPTS + 2])
+def test_a_failed_call_is_retried_from_that_call(target, times):
+    seed, at = scenario(target)
+    assert_played_as_without_failures(seed, Faults(target, at, times), times)
 
 
 @pytest.mark.parametrize("target", ["draw", "draw_replacement"])
@@ -336,19 +342,8 @@ def test_a_failed_call_at_the_start_of_a_hand_is_retried_from_that_call(target, 
     starts once the wall answers, from the call that failed: the same events, nothing twice,
     no tile skipped, and the table plays on."""
     seed = flowers_at_the_deal()
-    _, expected, _ = play(seed, Faults())
     faults = Faults(target, 1, times, lost=lost, from_start=True)
-    session, events, failures = play(seed, faults)
-    assert faults.failed == times
-    assert failures == list(range(1, times + 1))
-    assert session.phase == FINISHED
-    hand = session.hand
-    assert hand is not None and hand.finished
-    assert hand.tiles_accounted() == T.WALL_SIZE
-    assert comparable(events) == comparable(expected)
-    log = [(i + 1, 0, k, d) for i, (k, d) in enumerate(events)]
-    verdict = verify_hand(export_hand(table_header("t-resume", log), log, hand.hand_id))
-    assert verdict.ok, verdict.problems
+    assert_played_as_without_failures(seed, faults, times)
 
 
 def test_a_detached_session_stops_retrying():
