@@ -14,18 +14,19 @@ from pathlib import Path
 import grpc
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
-from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
 from services.gateway.bots import engine_policy, make_bot
-from services.gateway.domain.session import Ports
+from services.gateway.domain.session import Ports, Seat
 from services.gateway.server import SPEC as GATEWAY
-from services.gateway.tables import GatewaySettings, TableManager
+from services.gateway.tables import GatewaySettings, TableManager, TableSpec
 from services.matchmaking.clock import ManualClock
 from services.matchmaking.server import make_spec as make_matchmaking_spec
 from services.rules.server import SPEC as RULES
 from services.scoring.server import SPEC as SCORING
 from services.wall.server import SPEC as WALL
+from shared.ruleset import load_ruleset
 from shared.server import RunningServer, ServiceSpec
 from shared.supervisor import ServiceProcess, addr_flags, free_port
+from tests.support import sessions
 from tests.support.grpc_server import serving
 from tests.unit.matchmaking.mm_fakes import FakeAllocator
 
@@ -47,36 +48,64 @@ class InProcessGateway:
 
 
 @contextlib.contextmanager
-def inprocess_gateway(internal_token: str = "", **gateway_extra) -> Iterator[InProcessGateway]:
-    """Wall, rules and scoring served in-process on loopback ports, then a gateway calling them
-    with the service flags ``gateway_extra`` (``seat_secret=…``, ``discard_ms=…``); every
-    server stops when the block ends."""
+def inprocess_backends() -> Iterator[dict[str, str]]:
+    """Wall, rules and scoring served in-process on loopback ports, for gateways to call:
+    yields their addresses as gateway flags (``wall_addr``, ``rules_addr``, ``scoring_addr``);
+    they stop when the block ends."""
     with contextlib.ExitStack() as stack:
         addrs = {}
         for name, spec in (("wall", WALL), ("rules", RULES), ("scoring", SCORING)):
             server, _ = stack.enter_context(serving(spec))
             addrs[f"{name}_addr"] = server.address
+        yield addrs
+
+
+@contextlib.contextmanager
+def inprocess_gateway(internal_token: str = "", **gateway_extra) -> Iterator[InProcessGateway]:
+    """Wall, rules and scoring served in-process on loopback ports, then a gateway calling them
+    with the service flags ``gateway_extra`` (``seat_secret=…``, ``discard_ms=…``); every
+    server stops when the block ends."""
+    with contextlib.ExitStack() as stack:
+        addrs = stack.enter_context(inprocess_backends())
         server, channel = stack.enter_context(
             serving(GATEWAY, internal_token=internal_token, extra={**addrs, **gateway_extra})
         )
         yield InProcessGateway(server, channel, gateway_pb2_grpc.GatewayServiceStub(channel))
 
 
-def inprocess_ports() -> Ports:
-    """The gateway's ports to wall, rules and scoring as in-process adapters (no gRPC)."""
-    return Ports(InProcessWall(), InProcessRules(), InProcessScoring())
+SEAT_SECRET = b"s"  # the seat secret of table_manager's managers (to sign seat tokens)
 
 
-def table_manager(store, ports: Ports, *, seed: int, **settings) -> TableManager:
+def table_manager(store, ports: Ports, *, seed: int, on_event=None, **settings) -> TableManager:
     """A gateway's TableManager on ``store`` and ``ports`` whose bots play at random (seeded
-    ``seed``); ``settings`` are GatewaySettings fields (``replica_id``, ``bot_delay_ms`` …)
-    besides the seat secret."""
+    ``seed``), telling ``on_event`` of each event; ``settings`` are GatewaySettings fields
+    (``replica_id``, ``bot_delay_ms`` …) besides the seat secret, SEAT_SECRET."""
     return TableManager(
         store,
         ports,
-        GatewaySettings(secret=b"s", **settings),
+        GatewaySettings(secret=SEAT_SECRET, **settings),
         policy=engine_policy(make_bot("random", seed=seed)),
+        on_event=on_event,
     )
+
+
+def table_spec(seats: list[Seat] | None = None, **fields) -> TableSpec:
+    """A TableSpec (a CreateTable as the TableManager takes it) for ``seats`` (four bots
+    ``b0`` … ``b3`` unless given): shanghai-qiaoma, stake 1, one hand, seat 0 deals, no request
+    id and no tag; ``fields`` replace any of these or set others (``report_hands`` …)."""
+    defaults = {
+        "request_id": "",
+        "ruleset": load_ruleset(sessions.RULESET),
+        "ruleset_name": sessions.RULESET,
+        "overrides": {},
+        "stake": 1,
+        "max_hands": 1,
+        "tag": "",
+        "first_dealer": 0,
+    }
+    if seats is None:
+        seats = sessions.seats()
+    return TableSpec(seats=seats, **{**defaults, **fields})
 
 
 def matchmaking_spec(allocator=None, clock=None) -> ServiceSpec:

@@ -15,7 +15,8 @@ from services.gateway.tables import CREATES, TableManager
 from shared.errors import FailedPrecondition
 from shared.store.memory import MemoryStore
 from tests.support.probes import rpc_error
-from tests.support.stacks import inprocess_gateway, inprocess_ports, table_manager
+from tests.support.sessions import inprocess_ports
+from tests.support.stacks import inprocess_gateway, table_manager
 from tests.support.tables import open_seat_request
 
 

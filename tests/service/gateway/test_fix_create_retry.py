@@ -12,9 +12,9 @@ import pytest
 from services.gateway.domain.session import Seat
 from services.gateway.tables import CREATES, TableManager, TableSpec
 from shared.errors import Unavailable
-from shared.ruleset import load_ruleset
 from shared.store.memory import MemoryStore
-from tests.support.stacks import inprocess_ports, table_manager
+from tests.support.sessions import inprocess_ports
+from tests.support.stacks import table_manager, table_spec
 
 
 class RetryOnClaimStore(MemoryStore):
@@ -34,19 +34,12 @@ class RetryOnClaimStore(MemoryStore):
 
 
 def _spec() -> TableSpec:
-    return TableSpec(
+    return table_spec(
+        [Seat(player_id="p0"), Seat(player_id="p1"), Seat("b2", bot=True), Seat("b3", bot=True)],
         request_id="tournament-T-r1-t0",
-        ruleset=load_ruleset(),
-        ruleset_name="shanghai-qiaoma",
-        overrides={},
-        stake=1,
-        seats=[Seat(player_id="p0"), Seat(player_id="p1"), Seat("b2", bot=True),
-               Seat("b3", bot=True)],
-        max_hands=1,
         tag="tournament/T/round/1",
-        first_dealer=0,
         report_hands=False,
-    )  # fmt: skip
+    )
 
 
 def _manager(store) -> TableManager:

@@ -8,16 +8,10 @@ import time
 
 import pytest
 
-from services.gateway.domain.session import Seat
-from services.gateway.tables import (
-    OUTBOX,
-    TableManager,
-    TableSpec,
-    read_table_log,
-)
-from shared.ruleset import load_ruleset
+from services.gateway.tables import OUTBOX, TableManager, TableSpec, read_table_log
 from shared.store.memory import MemoryStore
-from tests.support.stacks import inprocess_ports, table_manager
+from tests.support.sessions import inprocess_ports
+from tests.support.stacks import table_manager, table_spec
 
 
 def _manager(store, ports, replica: str, **settings) -> TableManager:
@@ -27,18 +21,7 @@ def _manager(store, ports, replica: str, **settings) -> TableManager:
 
 
 def _spec(report_hands: bool) -> TableSpec:
-    return TableSpec(
-        request_id="",
-        ruleset=load_ruleset(),
-        ruleset_name="shanghai-qiaoma",
-        overrides={},
-        stake=1,
-        seats=[Seat(player_id=f"b{i}", bot=True) for i in range(4)],
-        max_hands=1,
-        tag="quick/test",
-        first_dealer=0,
-        report_hands=report_hands,
-    )
+    return table_spec(tag="quick/test", report_hands=report_hands)
 
 
 def _wait_for(store, table_id: str, kind: str) -> None:

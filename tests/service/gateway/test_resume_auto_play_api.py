@@ -3,7 +3,6 @@ an Act with ``resume`` ends 托管 at once, without waiting for a prompt."""
 
 from __future__ import annotations
 
-import contextlib
 import io
 import time
 import uuid
@@ -12,38 +11,22 @@ import grpc
 import pytest
 from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
-from mahjong.gateway.v1 import gateway_pb2_grpc
 
 from services.gateway.play import Quit, TerminalPlayer
-from services.gateway.server import SPEC as GATEWAY
-from services.rules.server import SPEC as RULES
-from services.scoring.server import SPEC as SCORING
-from services.wall.server import SPEC as WALL
-from tests.support.grpc_server import serving
+from tests.support.stacks import inprocess_gateway
 
 AUTO_PLAY_DELAY_MS = 30_000  # the bot thinks long for a 托管 seat, so the test sees it waiting
 
 
 @pytest.fixture(scope="module")
 def gateway():
-    with contextlib.ExitStack() as stack:
-        addrs = {}
-        for name, spec in (("wall", WALL), ("rules", RULES), ("scoring", SCORING)):
-            server, _ = stack.enter_context(serving(spec))
-            addrs[f"{name}_addr"] = server.address
-        _, channel = stack.enter_context(
-            serving(
-                GATEWAY,
-                extra={
-                    **addrs,
-                    "seat_secret": "test-secret",
-                    "discard_ms": 600,  # two missed turns in a row put seat 0 on 托管 quickly
-                    "claim_ms": 600,
-                    "auto_play_delay_ms": AUTO_PLAY_DELAY_MS,
-                },
-            )
-        )
-        yield gateway_pb2_grpc.GatewayServiceStub(channel), channel
+    with inprocess_gateway(
+        seat_secret="test-secret",
+        discard_ms=600,  # two missed turns in a row put seat 0 on 托管 quickly
+        claim_ms=600,
+        auto_play_delay_ms=AUTO_PLAY_DELAY_MS,
+    ) as gw:
+        yield gw.stub, gw.channel
 
 
 def resume(stub, t, token=None):

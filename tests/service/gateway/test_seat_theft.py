@@ -17,6 +17,7 @@ from mahjong.gateway.v1 import gateway_pb2 as pb
 
 from shared.server import internal_metadata
 from tests.support.stacks import inprocess_gateway
+from tests.support.tables import mixed_seats, request_table
 
 TOKEN = "internal-test-token"
 
@@ -46,23 +47,11 @@ def secured_gateway():
 
 
 def create(stub, open_seat: int | None = None):
-    seats = [
-        pb.SeatAssignment(
-            player_id="" if i == open_seat else f"p{i}-{uuid.uuid4().hex[:6]}", bot=i >= 2
-        )
-        for i in range(4)
-    ]
-    return stub.CreateTable(
-        pb.CreateTableRequest(
-            request_id=uuid.uuid4().hex,
-            ruleset=common_pb2.RulesetRef(name="shanghai-qiaoma"),
-            stake=1,
-            seats=seats,
-            max_hands=1,
-            first_dealer=common_pb2.SEAT_0,
-        ),
-        timeout=5,
-    )
+    """Two people (``p0-…``, ``p1-…``) and two bots, one hand; seat ``open_seat`` is open."""
+    seats = mixed_seats(2, "p")
+    if open_seat is not None:
+        seats[open_seat].player_id = ""
+    return request_table(stub, seats, max_hands=1, first_dealer=common_pb2.SEAT_0)
 
 
 def join(

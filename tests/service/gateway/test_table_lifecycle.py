@@ -14,39 +14,32 @@ import uuid
 import pytest
 
 from services.gateway import metrics
-from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
-from services.gateway.bots import engine_policy, make_bot
-from services.gateway.domain.session import FINISHED, Ports, Seat
+from services.gateway.domain.session import FINISHED, Seat
 from services.gateway.domain.tokens import sign_seat_token
 from services.gateway.tables import (
     LEASES,
     LOG_PREFIX,
     REQUESTS,
-    GatewaySettings,
     TableManager,
     TableSpec,
     read_table_log,
 )
 from shared import tiles as T
 from shared.errors import DomainError, FailedPrecondition, Unavailable
-from shared.ruleset import load_ruleset
 from shared.store.memory import MemoryStore
 from shared.table import Discard, Pass
-
-SECRET = b"s"
-
-
-def _ports() -> Ports:
-    return Ports(InProcessWall(), InProcessRules(), InProcessScoring())
+from tests.support.sessions import inprocess_ports
+from tests.support.stacks import SEAT_SECRET, table_manager, table_spec
 
 
 def _manager(store, replica="gw-a", ports=None, on_event=None, **settings) -> TableManager:
-    return TableManager(
+    return table_manager(
         store,
-        ports or _ports(),
-        GatewaySettings(secret=SECRET, replica_id=replica, **settings),
-        policy=engine_policy(make_bot("random", seed=5)),
+        ports or inprocess_ports(),
+        seed=5,
+        replica_id=replica,
         on_event=on_event,
+        **settings,
     )
 
 
@@ -56,17 +49,7 @@ SLOW = {"discard_ms": 60_000, "claim_ms": 60_000}  # humans' timers that never r
 def _spec(humans: int = 0, max_hands: int = 1) -> TableSpec:
     seats = [Seat(player_id=f"p{i}", display_name=f"p{i}") for i in range(humans)]
     seats += [Seat(player_id=f"b{i}", bot=True) for i in range(humans, 4)]
-    return TableSpec(
-        request_id="",
-        ruleset=load_ruleset(),
-        ruleset_name="shanghai-qiaoma",
-        overrides={},
-        stake=1,
-        seats=seats,
-        max_hands=max_hands,
-        tag="",
-        first_dealer=0,
-    )
+    return table_spec(seats, max_hands=max_hands)
 
 
 def _until(cond, what: str, timeout: float = 30.0) -> None:
@@ -83,7 +66,7 @@ def _finished(store, table_id: str) -> bool:
 
 
 def _spectator(table_id: str) -> str:
-    return sign_seat_token(SECRET, table_id, None)
+    return sign_seat_token(SEAT_SECRET, table_id, None)
 
 
 # --- finished tables leave memory ----------------------------------------------------------
@@ -115,9 +98,9 @@ def test_finished_tables_leave_memory_and_are_then_served_read_only_from_the_log
         ]
         # Read-only: no lease taken, nothing written, nothing remembered for an Act.
         with pytest.raises(FailedPrecondition) as refused:
-            m.act(t, sign_seat_token(SECRET, t, 0), 0, "r1", len(log), Pass())
+            m.act(t, sign_seat_token(SEAT_SECRET, t, 0), 0, "r1", len(log), Pass())
         assert refused.value.reason == "TABLE_FINISHED"
-        assert m.leave(t, sign_seat_token(SECRET, t, 1), "") == 0
+        assert m.leave(t, sign_seat_token(SEAT_SECRET, t, 1), "") == 0
         assert store.get(LEASES, t) is None
         assert list(store.scan(REQUESTS, f"{t}/")) == []
         assert len(store.read_log(LOG_PREFIX + t)) == len(log)
@@ -153,7 +136,7 @@ def _play_seat_zero(
     """Play seat 0 through Act (first discard offered, pass every claim) until the table
     finishes (or hand ``until_hand`` starts); returns the requests accepted per hand number and
     the most request records the store held for the table at any time."""
-    token = sign_seat_token(SECRET, table_id, 0)
+    token = sign_seat_token(SEAT_SECRET, table_id, 0)
     per_hand: dict[int, int] = {}
     most = 0
     deadline = time.monotonic() + 120
@@ -197,7 +180,7 @@ def test_request_ids_are_kept_for_two_hands_and_dropped_when_the_table_finishes(
 
 def test_a_taken_over_table_forgets_request_ids_older_than_the_previous_hand():
     store = MemoryStore()
-    ports = _ports()
+    ports = inprocess_ports()
     first = _manager(store, "gw-a", ports=ports, lease_ms=0, **SLOW)
     try:
         t, _ = first.create_table(_spec(humans=1, max_hands=5))
@@ -231,7 +214,7 @@ def _gauge(g) -> float:
 
 def test_a_replica_that_lost_the_lease_ends_its_streams_with_not_owner():
     store = MemoryStore()
-    ports = _ports()
+    ports = inprocess_ports()
     # The first replica's lease lapses at once (as if the process were paused), the seat it
     # prompts first is a human that does not answer: nothing happens on the table meanwhile.
     first = _manager(

@@ -18,20 +18,15 @@ from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
 from services.gateway.server import SPEC as GATEWAY
-from services.rules.server import SPEC as RULES
-from services.scoring.server import SPEC as SCORING
-from services.wall.server import SPEC as WALL
 from tests.support.grpc_server import serving
 from tests.support.probes import rpc_error
+from tests.support.stacks import inprocess_backends
+from tests.support.tables import bot_seats, mixed_seats, request_table
 
 
 @pytest.fixture(scope="module")
 def backends():
-    with contextlib.ExitStack() as stack:
-        addrs = {}
-        for name, spec in (("wall", WALL), ("rules", RULES), ("scoring", SCORING)):
-            server, _ = stack.enter_context(serving(spec))
-            addrs[f"{name}_addr"] = server.address
+    with inprocess_backends() as addrs:
         yield addrs
 
 
@@ -53,19 +48,9 @@ def _gateway(stack, backends, store_url, **extra):
 
 
 def _create(stub, humans: int) -> pb.CreateTableResponse:
-    seats = [pb.SeatAssignment(player_id=f"p{i}-{uuid.uuid4().hex[:6]}") for i in range(humans)]
-    seats += [pb.SeatAssignment(player_id=f"b{i}", bot=True) for i in range(humans, 4)]
-    return stub.CreateTable(
-        pb.CreateTableRequest(
-            request_id=uuid.uuid4().hex,
-            ruleset=common_pb2.RulesetRef(name="shanghai-qiaoma"),
-            stake=1,
-            seats=seats,
-            max_hands=1,
-            first_dealer=common_pb2.SEAT_0,
-        ),
-        timeout=5,
-    )
+    """``humans`` people (``p0-…`` …), then bots (``b{seat}``), one hand, seat 0 deals."""
+    seats = mixed_seats(humans, "p")[:humans] + bot_seats()[humans:]
+    return request_table(stub, seats, max_hands=1, first_dealer=common_pb2.SEAT_0)
 
 
 def _spectate(stub, table_id: str) -> str:

@@ -4,14 +4,12 @@ apart, the value scoring settles with; replays still verify."""
 
 from __future__ import annotations
 
-from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
 from services.gateway.bots import engine_policy, make_bot
-from services.gateway.domain.clock import ManualScheduler
 from services.gateway.domain.replay import export_hand, verify_hand
-from services.gateway.domain.session import FINISHED, Ports, Seat, SessionConfig, TableSession
+from services.gateway.domain.session import FINISHED
 from services.wall import shuffle
 from shared.convert.gateway import event_to_proto
-from shared.ruleset import resolve_ruleset
+from tests.support.sessions import local_table, seats, session_config
 
 # Seeds whose dice are (1,1): +2, (2,1): +1, (5,2): +0 (services.wall.shuffle).
 SEEDS = {43: 2, 2: 1, 0: 0}
@@ -21,27 +19,15 @@ def test_hand_started_shows_the_dice_huangfan(monkeypatch):
     order = [43, 2, 0, 43]
     seeds = iter(order)
     monkeypatch.setattr(shuffle, "new_seed", lambda: next(seeds).to_bytes(32, "big"))
-    events: list[tuple[str, dict]] = []
-    sched = ManualScheduler()
-    session = TableSession(
-        SessionConfig(
-            table_id="t-classic",
-            ruleset=resolve_ruleset("shanghai-classic", {}),
-            ruleset_name="shanghai-classic",
-            overrides={},
-            stake=1,
-            max_hands=len(order),
-            first_dealer=0,
+    table = local_table(
+        session_config(
+            "t-classic", ruleset="shanghai-classic", max_hands=len(order), first_dealer=0
         ),
-        [Seat(player_id=f"b{i}", bot=True) for i in range(4)],
-        ports=Ports(InProcessWall(), InProcessRules(), InProcessScoring()),
-        scheduler=sched,
-        emit=lambda kind, data: events.append((kind, data)) or len(events),
-        report=lambda kind, data: None,
+        seats(),
         policy=engine_policy(make_bot("planner", seed=5)),
     )
-    session.start()
-    sched.drain()
+    table.play_out()
+    session, events = table.session, table.events
     assert session.phase == FINISHED
     started = [d for k, d in events if k == "hand_started"]
     results = [d for k, d in events if k == "hand_result"]
@@ -60,7 +46,7 @@ def test_hand_started_shows_the_dice_huangfan(monkeypatch):
     assert session.seat_view(0)["hand"]["huangfan"] == started[-1]["huangfan"]
     e = event_to_proto(1, 0, "hand_started", started[0])
     assert e.hand_started.huangfan == 2 and e.hand_started.huangfan_dice == 2
-    log = [(i + 1, 0, k, d) for i, (k, d) in enumerate(events)]
+    log = table.log()
     header = {"table_id": "t-classic", "ruleset": "shanghai-classic", "overrides": {}, "stake": 1}
     for d in started:
         verdict = verify_hand(export_hand(header, log, d["hand_id"]))

@@ -8,39 +8,22 @@ import random
 
 import pytest
 
-from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
 from services.gateway.bots import RandomBot, engine_policy, make_bot
-from services.gateway.domain.clock import ManualScheduler
 from services.gateway.domain.hand import TileSwap
-from services.gateway.domain.session import FINISHED, Ports, Seat, SessionConfig, TableSession
+from services.gateway.domain.session import FINISHED
 from shared import tiles as T
-from shared.ruleset import resolve_ruleset
+from tests.support.sessions import local_table, seats, session_config
 
 
 def play(policy, overrides, hands=2):
-    events: list[tuple[str, dict]] = []
-    sched = ManualScheduler()
-    session = TableSession(
-        SessionConfig(
-            table_id="t-pol",
-            ruleset=resolve_ruleset("shanghai-qiaoma", overrides),
-            ruleset_name="shanghai-qiaoma",
-            overrides=overrides,
-            stake=1,
-            max_hands=hands,
-            first_dealer=0,
-        ),
-        [Seat(player_id=f"b{i}", bot=True) for i in range(4)],
-        ports=Ports(InProcessWall(), InProcessRules(), InProcessScoring()),
-        scheduler=sched,
-        emit=lambda kind, data: events.append((kind, data)) or len(events),
-        report=lambda kind, data: None,
+    table = local_table(
+        session_config("t-pol", overrides, max_hands=hands, first_dealer=0),
+        seats(),
         policy=policy,
         rng=random.Random(5),
     )
-    session.start()
-    sched.drain()
-    return session, events
+    table.play_out()
+    return table.session, table.events
 
 
 @pytest.mark.parametrize("bot", ["planner", "random"])

@@ -4,48 +4,30 @@ reported as such, never as an illegal action."""
 
 from __future__ import annotations
 
-from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
+from services.gateway.adapters.inprocess import InProcessScoring
 from services.gateway.bots import engine_policy, make_bot
-from services.gateway.domain.clock import ManualScheduler
 from services.gateway.domain.replay import export_hand, verify_hand
-from services.gateway.domain.session import (
-    FINISHED,
-    PLAYING,
-    Ports,
-    Seat,
-    SessionConfig,
-    TableSession,
-)
+from services.gateway.domain.session import FINISHED, PLAYING
 from shared.errors import Unavailable
-from shared.ruleset import resolve_ruleset
-
-RULESET = "shanghai-qiaoma"
+from tests.support.sessions import RULESET, local_table, seats, session_config
 
 
 def play(overrides, *, humans=0, max_hands=3, leave_at=None):
     """A table of planning bots (and ``humans`` players who never act); seat 0 leaves at its
     ``leave_at``-th decision. Returns the session and the log as the store keeps it."""
-    events: list[tuple[str, dict]] = []
-    sched = ManualScheduler()
-    session = TableSession(
-        SessionConfig(
-            table_id="t-garden",
-            ruleset=resolve_ruleset(RULESET, overrides),
-            ruleset_name=RULESET,
-            overrides=overrides,
-            stake=1,
+    table = local_table(
+        session_config(
+            "t-garden",
+            overrides,
             max_hands=max_hands,
             first_dealer=0,
             discard_ms=1_000,
             claim_ms=500,
         ),
-        [Seat(player_id=f"p{i}", bot=i >= humans) for i in range(4)],
-        ports=Ports(InProcessWall(), InProcessRules(), InProcessScoring()),
-        scheduler=sched,
-        emit=lambda kind, data: events.append((kind, data)) or len(events),
-        report=lambda kind, data: None,
+        seats(humans, prefix="p"),
         policy=engine_policy(make_bot("planner", seed=3)),
     )
+    session, sched = table.session, table.scheduler
     session.start()
     if leave_at is not None:
         seen = 0
@@ -58,7 +40,7 @@ def play(overrides, *, humans=0, max_hands=3, leave_at=None):
             sched.advance(100)
     sched.drain()
     assert session.phase == FINISHED
-    return session, [(i + 1, 0, k, d) for i, (k, d) in enumerate(events)]
+    return session, table.log()
 
 
 def header(overrides):

@@ -8,12 +8,9 @@ injected failures; the wall is the wall domain with request ids, as the wall ser
 
 from __future__ import annotations
 
-import hashlib
-
 import pytest
 
-from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
-from services.gateway.domain.clock import ManualScheduler
+from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring
 from services.gateway.domain.hand import HandEngine, Pending
 from services.gateway.domain.ports import WallDraw, WallHand
 from services.gateway.domain.replay import export_hand, table_header, verify_hand
@@ -23,13 +20,9 @@ from services.gateway.domain.session import (
     RETRY_STALLED_MS,
     Ports,
     Seat,
-    SessionConfig,
-    TableSession,
 )
-from services.wall.record import HandWall
 from shared import tiles as T
 from shared.errors import Unavailable
-from shared.ruleset import resolve_ruleset
 from shared.table import (
     Action,
     ClaimOptions,
@@ -40,6 +33,7 @@ from shared.table import (
     Pong,
     Win,
 )
+from tests.support.sessions import SeededWall, local_table, session_config
 
 
 class Faults:
@@ -71,26 +65,17 @@ class Faults:
         return fn(*args)
 
 
-class Wall(InProcessWall):
+class Wall(SeededWall):
     """The wall domain, a fixed seed per hand, request ids as the wall service makes them."""
 
     def __init__(self, faults: Faults, seed: int) -> None:
-        super().__init__()
-        self.faults, self.seed = faults, seed
+        super().__init__(seed)
+        self.faults = faults
 
     def new_hand(self, ruleset_name, overrides, dealer, request_id) -> WallHand:
         return self.faults.call(
-            "new_hand", self._new_hand, ruleset_name, overrides, dealer, request_id
+            "new_hand", super().new_hand, ruleset_name, overrides, dealer, request_id
         )
-
-    def _new_hand(self, ruleset_name, overrides, dealer, request_id) -> WallHand:
-        ruleset = resolve_ruleset(ruleset_name, overrides)
-        seed = hashlib.sha256(f"{self.seed}/{request_id}".encode()).digest()
-        hand = HandWall.create(
-            "h_" + seed.hex()[:16], seed, dealer, reserved=ruleset.table.reserved_tiles
-        )
-        self.hands[hand.hand_id] = hand
-        return WallHand(hand.hand_id, tuple(hand.dice), hand.commitment.hex(), 144)
 
     def _draw(self, hand_id, seat, number, replacement):
         hand = self.hands[hand_id]
@@ -161,38 +146,24 @@ def table(seed: int, faults: Faults, *, humans: int = 0):
     """A table of bots (and ``humans`` players who never act: their timers run out) playing
     one hand with the failures of ``faults``, started: the session, its scheduler, its events
     and the attempt of each failure seen."""
-    events: list[tuple[str, dict]] = []
     failures: list[int] = []
-    sched = ManualScheduler()
 
-    def emit(kind, data):
-        events.append((kind, data))
+    def arm(kind, data):
         if kind == "tile_discarded":
             faults.armed = True
-        return len(events)
 
-    session = TableSession(
-        SessionConfig(
-            "t-resume",
-            resolve_ruleset("shanghai-qiaoma", {}),
-            "shanghai-qiaoma",
-            {},
-            1,
-            max_hands=1,
-            first_dealer=seed % 4,
-            discard_ms=1_000,
-            claim_ms=500,
+    t = local_table(
+        session_config(
+            "t-resume", max_hands=1, first_dealer=seed % 4, discard_ms=1_000, claim_ms=500
         ),
         [Seat(player_id=f"p{i}") if i < humans else Seat(bot=True) for i in range(4)],
         ports=Ports(Wall(faults, seed), Rules(faults), Scoring(faults)),
-        scheduler=sched,
-        emit=emit,
-        report=lambda kind, data: None,
         policy=greedy,
+        on_event=arm,
         on_step_failed=lambda attempt, exc: failures.append(attempt),
     )
-    session.start()
-    return session, sched, events, failures
+    t.session.start()
+    return t.session, t.scheduler, t.events, failures
 
 
 def play(seed: int, faults: Faults, *, humans: int = 0):
@@ -230,12 +201,11 @@ def scenario(target: str) -> tuple[int, int]:
     raise AssertionError(f"no hand of the first 40 seeds calls {target} in play")
 
 
-@pytest.mark.parametrize("target", TARGETS)
-@pytest.mark.parametrize("times", [1, RETRY_ATTEMPTS + 2])
-def test_a_failed_call_is_retried_from_that_call(target, times):
-    seed, at = scenario(target)
+def assert_played_as_without_failures(seed: int, faults: Faults, times: int) -> None:
+    """The hand of ``seed`` played with ``faults`` saw ``times`` failures, each retried
+    (attempts 1, 2, …), and ended as it does without them: the same events, every tile
+    accounted for, a replay that verifies."""
     _, expected, _ = play(seed, Faults())
-    faults = Faults(target, at, times)
     session, events, failures = play(seed, faults)
     assert faults.failed == times
     assert failures == list(range(1, times + 1))
@@ -247,6 +217,13 @@ def test_a_failed_call_is_retried_from_that_call(target, times):
     log = [(i + 1, 0, k, d) for i, (k, d) in enumerate(events)]
     verdict = verify_hand(export_hand(table_header("t-resume", log), log, hand.hand_id))
     assert verdict.ok, verdict.problems
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("times", [1, RETRY_ATTEMPTS + 2])
+def test_a_failed_call_is_retried_from_that_call(target, times):
+    seed, at = scenario(target)
+    assert_played_as_without_failures(seed, Faults(target, at, times), times)
 
 
 @pytest.mark.parametrize("target", ["draw", "draw_replacement"])
@@ -304,31 +281,16 @@ class EscapeScoring(InProcessScoring):
 
 
 def two_humans(scoring: InProcessScoring, huangfan: int = 0):
-    events: list[tuple[str, dict]] = []
-    sched = ManualScheduler()
-    session = TableSession(
-        SessionConfig(
-            "t-leave",
-            resolve_ruleset("shanghai-qiaoma", {}),
-            "shanghai-qiaoma",
-            {},
-            1,
-            max_hands=2,
-            first_dealer=0,
-            discard_ms=1_000,
-            claim_ms=500,
-        ),
+    t = local_table(
+        session_config("t-leave", max_hands=2, first_dealer=0, discard_ms=1_000, claim_ms=500),
         [Seat(player_id="p0"), Seat(player_id="p1"), Seat(bot=True), Seat(bot=True)],
         ports=Ports(Wall(Faults(), 3), InProcessRules(), scoring),
-        scheduler=sched,
-        emit=lambda k, d: events.append((k, d)) or len(events),
-        report=lambda kind, data: None,
         policy=greedy,
     )
-    session.huangfan = huangfan
-    session.start()
-    sched.run_due()
-    return session, sched, events
+    t.session.huangfan = huangfan
+    t.session.start()
+    t.scheduler.run_due()
+    return t.session, t.scheduler, t.events
 
 
 def test_a_leave_whose_escape_settlement_fails_changes_nothing_and_can_be_retried():
@@ -380,19 +342,8 @@ def test_a_failed_call_at_the_start_of_a_hand_is_retried_from_that_call(target, 
     starts once the wall answers, from the call that failed: the same events, nothing twice,
     no tile skipped, and the table plays on."""
     seed = flowers_at_the_deal()
-    _, expected, _ = play(seed, Faults())
     faults = Faults(target, 1, times, lost=lost, from_start=True)
-    session, events, failures = play(seed, faults)
-    assert faults.failed == times
-    assert failures == list(range(1, times + 1))
-    assert session.phase == FINISHED
-    hand = session.hand
-    assert hand is not None and hand.finished
-    assert hand.tiles_accounted() == T.WALL_SIZE
-    assert comparable(events) == comparable(expected)
-    log = [(i + 1, 0, k, d) for i, (k, d) in enumerate(events)]
-    verdict = verify_hand(export_hand(table_header("t-resume", log), log, hand.hand_id))
-    assert verdict.ok, verdict.problems
+    assert_played_as_without_failures(seed, faults, times)
 
 
 def test_a_detached_session_stops_retrying():

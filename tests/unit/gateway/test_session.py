@@ -7,51 +7,30 @@ import random
 
 import pytest
 
-from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
-from services.gateway.domain.clock import ManualScheduler
 from services.gateway.domain.hand import OWN_TURN
-from services.gateway.domain.session import (
-    FINISHED,
-    PLAYING,
-    Ports,
-    Seat,
-    SessionConfig,
-    TableSession,
-    simple_policy,
-)
+from services.gateway.domain.session import FINISHED, PLAYING, simple_policy
 from shared import tiles as T
 from shared.errors import FailedPrecondition
-from shared.ruleset import resolve_ruleset
 from shared.table import Discard
+from tests.support.sessions import local_table, seats, session_config
 
 
 def make(humans=1, max_hands=1, dealer=0, seed=1, overrides=None):
-    events: list[tuple[str, dict]] = []
-    reports: list[tuple[str, dict]] = []
-    sched = ManualScheduler()
-    seats = [Seat(player_id=f"p{i}", bot=i >= humans) for i in range(4)]
-    session = TableSession(
-        SessionConfig(
-            table_id="t1",
-            ruleset=resolve_ruleset("shanghai-qiaoma", overrides or {}),
-            ruleset_name="shanghai-qiaoma",
-            overrides=overrides or {},
-            stake=1,
+    table = local_table(
+        session_config(
+            "t1",
+            overrides,
             max_hands=max_hands,
             first_dealer=dealer,
             discard_ms=1_000,
             claim_ms=500,
         ),
-        seats,
-        ports=Ports(InProcessWall(), InProcessRules(), InProcessScoring()),
-        scheduler=sched,
-        emit=lambda kind, data: events.append((kind, data)) or len(events),
-        report=lambda kind, data: reports.append((kind, data)),
+        seats(humans, prefix="p"),
         policy=simple_policy,
         rng=random.Random(seed),
     )
-    session.start()
-    return session, sched, events, reports
+    table.session.start()
+    return table.session, table.scheduler, table.events, table.reports
 
 
 def own_turn(session, seat):
@@ -160,34 +139,19 @@ def test_tile_swap_before_play_then_replays_verify():
     """换牌 (table.tile_swap): bots bury tiles before play; every hand still verifies."""
     from services.gateway.bots import engine_policy, make_bot
     from services.gateway.domain.replay import export_hand, verify_hand
-    from shared.ruleset import resolve_ruleset
 
     overrides = {"table.tile_swap": "true"}
-    events: list[tuple[str, dict]] = []
-    sched = ManualScheduler()
-    session = TableSession(
-        SessionConfig(
-            table_id="t-swap",
-            ruleset=resolve_ruleset("shanghai-qiaoma", overrides),
-            ruleset_name="shanghai-qiaoma",
-            overrides=overrides,
-            stake=1,
-            max_hands=3,
-            first_dealer=1,
-        ),
-        [Seat(player_id=f"b{i}", bot=True) for i in range(4)],
-        ports=Ports(InProcessWall(), InProcessRules(), InProcessScoring()),
-        scheduler=sched,
-        emit=lambda kind, data: events.append((kind, data)) or len(events),
-        report=lambda kind, data: None,
+    table = local_table(
+        session_config("t-swap", overrides, max_hands=3, first_dealer=1),
+        seats(),
         policy=engine_policy(make_bot("planner", seed=3)),
     )
-    session.start()
-    sched.drain()
+    table.play_out()
+    session, events = table.session, table.events
     assert session.phase == FINISHED
     swaps = [d for k, d in events if k == "tiles_swapped"]
     assert len(swaps) == 12 and all(len(T.parse(d["buried"])) == 5 for d in swaps)
-    log = [(i + 1, 0, k, d) for i, (k, d) in enumerate(events)]
+    log = table.log()
     header = {
         "table_id": "t-swap",
         "ruleset": "shanghai-qiaoma",

@@ -1,0 +1,120 @@
+"""Table sessions for unit tests, in-process: a TableSession on a ManualScheduler (time moves
+only when the test says so), the gateway's ports as in-process adapters, and what the session
+emitted and reported kept in lists; a wall whose hands are seeded from their request ids."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
+from services.gateway.domain.clock import ManualScheduler
+from services.gateway.domain.ports import WallHand
+from services.gateway.domain.session import Ports, Seat, SessionConfig, TableSession
+from services.wall.record import HandWall
+from shared.ruleset import resolve_ruleset
+
+RULESET = "shanghai-qiaoma"
+
+
+class SeededWall(InProcessWall):
+    """The wall domain whose hand is seeded with SHA-256 of ``{seed}/{request_id}``: the same
+    seed and request ids deal the same hands, run after run."""
+
+    def __init__(self, seed: str | int) -> None:
+        super().__init__()
+        self.seed = seed
+
+    def new_hand(self, ruleset_name, overrides, dealer, request_id) -> WallHand:
+        ruleset = resolve_ruleset(ruleset_name, overrides)
+        seed = hashlib.sha256(f"{self.seed}/{request_id}".encode()).digest()
+        hand = HandWall.create(
+            "h_" + seed.hex()[:16], seed, dealer, reserved=ruleset.table.reserved_tiles
+        )
+        self.hands[hand.hand_id] = hand
+        return WallHand(hand.hand_id, tuple(hand.dice), hand.commitment.hex(), 144)
+
+
+def session_config(
+    table_id: str, overrides: dict[str, str] | None = None, *, ruleset: str = RULESET, **fields
+) -> SessionConfig:
+    """A SessionConfig for ``ruleset`` with ``overrides``, stake 1; ``fields`` are its other
+    fields (``max_hands``, ``first_dealer``, ``discard_ms`` …)."""
+    overrides = overrides if overrides is not None else {}
+    return SessionConfig(
+        table_id=table_id,
+        ruleset=resolve_ruleset(ruleset, overrides),
+        ruleset_name=ruleset,
+        overrides=overrides,
+        stake=1,
+        **fields,
+    )
+
+
+def seats(humans: int = 0, prefix: str = "b") -> list[Seat]:
+    """Four seats with the player ids ``{prefix}0`` … ``{prefix}3``, the first ``humans`` for
+    people and the rest for bots."""
+    return [Seat(player_id=f"{prefix}{i}", bot=i >= humans) for i in range(4)]
+
+
+def inprocess_ports() -> Ports:
+    """The gateway's ports to wall, rules and scoring as in-process adapters."""
+    return Ports(InProcessWall(), InProcessRules(), InProcessScoring())
+
+
+@dataclass
+class LocalTable:
+    """A session with its scheduler and what it emitted and reported, in order."""
+
+    session: TableSession
+    scheduler: ManualScheduler
+    events: list[tuple[str, dict]]
+    reports: list[tuple[str, dict]]
+
+    def play_out(self) -> int:
+        """Start the session and run every callback its scheduler has, jumping the clock,
+        until none is left; returns how many ran."""
+        self.session.start()
+        return self.scheduler.drain()
+
+    def log(self) -> list[tuple[int, int, str, dict]]:
+        """The events as a table's log keeps them: (sequence, 0, kind, data)."""
+        return [(i + 1, 0, k, d) for i, (k, d) in enumerate(self.events)]
+
+
+def local_table(
+    config: SessionConfig,
+    seats: list[Seat],
+    *,
+    policy,
+    ports: Ports | None = None,
+    rng: random.Random | None = None,
+    on_event: Callable[[str, dict], None] | None = None,
+    on_step_failed: Callable[[int, Exception], None] | None = None,
+) -> LocalTable:
+    """A TableSession (not started) on a new ManualScheduler and ``ports`` (in-process
+    adapters unless given); each event it emits is kept, then passed to ``on_event``."""
+    scheduler = ManualScheduler()
+    events: list[tuple[str, dict]] = []
+    reports: list[tuple[str, dict]] = []
+
+    def emit(kind: str, data: dict) -> int:
+        events.append((kind, data))
+        if on_event is not None:
+            on_event(kind, data)
+        return len(events)
+
+    session = TableSession(
+        config,
+        seats,
+        ports=ports if ports is not None else inprocess_ports(),
+        scheduler=scheduler,
+        emit=emit,
+        report=lambda kind, data: reports.append((kind, data)),
+        policy=policy,
+        rng=rng,
+        on_step_failed=on_step_failed,
+    )
+    return LocalTable(session, scheduler, events, reports)
