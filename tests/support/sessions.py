@@ -31,10 +31,19 @@ class SeededWall(InProcessWall):
         ruleset = resolve_ruleset(ruleset_name, overrides)
         seed = hashlib.sha256(f"{self.seed}/{request_id}".encode()).digest()
         hand = HandWall.create(
-            "h_" + seed.hex()[:16], seed, dealer, reserved=ruleset.table.reserved_tiles
+            "h_" + seed.hex()[:16],
+            seed,
+            dealer,
+            reserved=ruleset.table.reserved_tiles,
+            swap_count=ruleset.table.tile_swap_count if ruleset.table.tile_swap else 0,
         )
         self.hands[hand.hand_id] = hand
         return WallHand(hand.hand_id, tuple(hand.dice), hand.commitment.hex(), 144)
+
+    def swap(self, hand_id, seat, buried, number=0):
+        """换牌 with a request id from its number, as the wall service is called: the same
+        numbered call again gets the same tiles."""
+        return list(self.hands[hand_id].swap(seat, buried, f"{hand_id}/d{number}").tiles)
 
 
 def session_config(

@@ -4,11 +4,7 @@ sent again makes the same numbered calls, which the wall answers with the same t
 
 from __future__ import annotations
 
-import hashlib
-
 from services.gateway.domain.hand import SWAP, HandConfig, HandEngine, TileSwap
-from services.gateway.domain.ports import WallHand
-from services.wall.record import HandWall
 from shared import tiles as T
 from shared.errors import Unavailable
 from shared.ruleset import resolve_ruleset
@@ -18,27 +14,10 @@ OVERRIDES = {"table.tile_swap": "true"}
 
 
 class SwapWall(Wall):
-    """The seeded wall of test_resume_steps with 换牌 allowed, swaps numbered as draws are."""
-
-    def _new_hand(self, ruleset_name, overrides, dealer, request_id) -> WallHand:
-        ruleset = resolve_ruleset(ruleset_name, overrides)
-        seed = hashlib.sha256(f"{self.seed}/{request_id}".encode()).digest()
-        hand = HandWall.create(
-            "h_" + seed.hex()[:16],
-            seed,
-            dealer,
-            reserved=ruleset.table.reserved_tiles,
-            swap_count=ruleset.table.tile_swap_count,
-        )
-        self.hands[hand.hand_id] = hand
-        return WallHand(hand.hand_id, tuple(hand.dice), hand.commitment.hex(), 144)
+    """The seeded wall of test_resume_steps, its swaps failing as ``faults`` say too."""
 
     def swap(self, hand_id, seat, buried, number=0):
-        def swap():
-            ev = self.hands[hand_id].swap(seat, buried, f"{hand_id}/d{number}")
-            return list(ev.tiles)
-
-        return self.faults.call("swap", swap)
+        return self.faults.call("swap", super().swap, hand_id, seat, buried, number)
 
 
 def engine(seed: int, faults: Faults) -> tuple[HandEngine, list]:
