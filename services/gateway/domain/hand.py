@@ -460,47 +460,24 @@ class HandEngine:
         self._replace_deal_flowers()
 
     def _replace_deal_flowers(self) -> None:
-        """补花 in dealer order: each seat's flowers are exposed and replaced from the tail, in
-        rounds (a replacement that is a flower is replaced in the next). A round's draws are
-        applied together once they all succeeded; one that fails leaves the round to be drawn
-        again with the same numbers, which the wall answers with the same tiles."""
+        """补花 in dealer order, seat by seat (see :meth:`_replacement_rounds`): a seat's
+        replacements are applied once they were all drawn, so a failed draw leaves the seat to
+        be replaced again with the same numbers, which the wall answers with the same tiles."""
         cfg = self.config
         while self._deal_turn < NUM_SEATS:
             seat = (cfg.dealer + self._deal_turn) % NUM_SEATS
-            flowers = self._deal_flowers[seat]
-            while flowers:
-                replacements: list[int] = []
-                number, remaining = self.wall_calls, self.remaining
-                for _ in flowers:
-                    if remaining <= self._reserved_tiles:  # nothing drawable
-                        self.wall_calls, self.remaining = number, remaining
-                        self._finish_drawn_hand()
-                        return
-                    number += 1
-                    d = self.wall.draw_replacement(self.hand_id, seat, number)
-                    remaining = d.remaining
-                    replacements.append(d.tile)
-                self.wall_calls, self.remaining = number, remaining
-                s = self.seats[seat]
-                s.flowers.extend(flowers)
-                for k in replacements:
-                    if not T.is_flower(k):
-                        s.counts[k] += 1
-                s.changed()
-                if seat == cfg.dealer:
-                    last_plain = [k for k in replacements if not T.is_flower(k)]
-                    if last_plain:
-                        self.drawn[seat] = last_plain[-1]
-                exposed = flowers
-                flowers = self._deal_flowers[seat] = [k for k in replacements if T.is_flower(k)]
-                self.emit(
-                    "flowers_exposed",
-                    seat=seat,
-                    flowers=T.format_tiles(exposed),
-                    replacements=T.format_tiles(replacements, sort=False),
-                    draw="deal",
-                    tiles_left=self.remaining,
-                )
+            rounds, number, ran_out = self._replacement_rounds(seat, self._deal_flowers[seat])
+            self.wall_calls = number
+            self._expose_flowers(seat, rounds, "deal")
+            if ran_out is not None:
+                self.remaining = ran_out
+                self._finish_drawn_hand()
+                return
+            if seat == cfg.dealer:
+                plain = [k for _, got, _ in rounds for k in got if not T.is_flower(k)]
+                if plain:
+                    self.drawn[seat] = plain[-1]
+            self._deal_flowers[seat] = []
             self._deal_turn += 1
         self.turn = cfg.dealer
         self.last = LastAction(LastActionKind.DEAL, cfg.dealer)
@@ -509,6 +486,53 @@ class HandEngine:
             self._open_swap_window()
         else:
             self._prompt_own_turn(cfg.dealer)
+
+    def _replacement_rounds(
+        self, seat: int, flowers: list[int], number: int | None = None
+    ) -> tuple[list[tuple[list[int], list[int], int]], int, int | None]:
+        """补花 for the ``flowers`` ``seat`` shows: replacement draws from the tail, numbered on
+        from ``number`` (default: the wall calls made so far), in rounds (a replacement that is
+        a flower is replaced in the next). Nothing changes here; the caller applies the rounds
+        (:meth:`_expose_flowers`) once all were drawn. Returns the rounds (the flowers, their
+        replacements, the tiles left after them), the last number, and, when the drawable tiles
+        ran out before every flower was replaced, the tiles left then (else None)."""
+        number = self.wall_calls if number is None else number
+        remaining = self.remaining
+        rounds: list[tuple[list[int], list[int], int]] = []
+        while flowers:
+            replacements: list[int] = []
+            for _ in flowers:
+                if remaining <= self._reserved_tiles:  # nothing drawable
+                    return rounds, number, remaining
+                number += 1
+                d = self.wall.draw_replacement(self.hand_id, seat, number)
+                remaining = d.remaining
+                replacements.append(d.tile)
+            rounds.append((flowers, replacements, remaining))
+            flowers = [k for k in replacements if T.is_flower(k)]
+        return rounds, number, None
+
+    def _expose_flowers(
+        self, seat: int, rounds: list[tuple[list[int], list[int], int]], draw: str
+    ) -> None:
+        """Apply 补花 rounds drawn by :meth:`_replacement_rounds`: each round's flowers are
+        shown, its replacements that are not flowers join the hand."""
+        s = self.seats[seat]
+        for flowers, replacements, remaining in rounds:
+            s.flowers.extend(flowers)
+            for k in replacements:
+                if not T.is_flower(k):
+                    s.counts[k] += 1
+            s.changed()
+            self.remaining = remaining
+            self.emit(
+                "flowers_exposed",
+                seat=seat,
+                flowers=T.format_tiles(flowers),
+                replacements=T.format_tiles(replacements, sort=False),
+                draw=draw,
+                tiles_left=self.remaining,
+            )
 
     # --- 换牌 tile swap ------------------------------------------------------------------------
     def _open_swap_window(self) -> None:
@@ -571,21 +595,7 @@ class HandEngine:
                 buried=T.format_tiles(action.tiles, sort=False),
                 taken=T.format_tiles(taken, sort=False),
             )
-            for flowers, replacements, remaining in rounds:
-                s.flowers.extend(flowers)
-                for k in replacements:
-                    if not T.is_flower(k):
-                        s.counts[k] += 1
-                s.changed()
-                self.remaining = remaining
-                self.emit(
-                    "flowers_exposed",
-                    seat=seat,
-                    flowers=T.format_tiles(flowers),
-                    replacements=T.format_tiles(replacements, sort=False),
-                    draw="swap",
-                    tiles_left=self.remaining,
-                )
+            self._expose_flowers(seat, rounds, "swap")
         if not self.pending:
             self._step, self._step_seat = STEP_PROMPT, self.dealer
             self._then()
@@ -594,13 +604,16 @@ class HandEngine:
     def _prompt_own_turn(self, seat: int) -> None:
         self._step, self._step_seat = STEP_PROMPT, seat
         opts = self.rules.own_turn_options(self.snapshot(), seat)
-        ms = self.config.discard_ms
-        if self.timer_ms is not None:
-            ms = self.timer_ms(seat, ms)
-        p = Pending(seat, OWN_TURN, opts, self.now_ms() + ms, self.drawn.get(seat))
+        due = self._due(seat, self.config.discard_ms)
+        p = Pending(seat, OWN_TURN, opts, due, self.drawn.get(seat))
         self.pending = {seat: p}
         self._step = STEP_NONE
         p.sequence = self._emit_prompt(p)
+
+    def _due(self, seat: int, ms: int) -> int:
+        """When ``seat``'s decision is due, on a timer of ``ms`` (its effective timer, if set)."""
+        timer = self.timer_ms
+        return self.now_ms() + (ms if timer is None else timer(seat, ms))
 
     def _emit_prompt(self, p: Pending) -> int:
         return self._emit("prompt", prompt_json(p, self.hand_id, self._number))
@@ -624,20 +637,18 @@ class HandEngine:
             rounds: list[tuple[list[int], list[int], int]] = []
             number = self.wall_calls
             if isinstance(action, TileSwap):
-                # Every wall call first (the swap, then 补花 of the flowers it gave, in rounds):
-                # if one fails nothing has changed, and the request sent again makes the same
-                # numbered calls, which the wall answers with the same tiles.
+                # Every wall call first (the swap, then 补花 of the flowers it gave): if one
+                # fails nothing has changed, and the request sent again makes the same numbered
+                # calls, which the wall answers with the same tiles.
                 number += 1
                 taken = self.wall.swap(self.hand_id, seat, list(action.tiles), number)
                 flowers = [k for k in taken if T.is_flower(k)]
-                while flowers:
-                    replacements: list[int] = []
-                    for _ in flowers:
-                        number += 1
-                        d = self.wall.draw_replacement(self.hand_id, seat, number)
-                        replacements.append(d.tile)
-                    rounds.append((flowers, replacements, d.remaining))
-                    flowers = [k for k in replacements if T.is_flower(k)]
+                rounds, number, ran_out = self._replacement_rounds(seat, flowers, number)
+                if ran_out is not None:
+                    raise FailedPrecondition(
+                        "no tile is left to replace the flowers this swap would take",
+                        reason="WALL_EXHAUSTED",
+                    )
             self.wall_calls = number
             self.actions += 1
             self._apply_swap(seat, action, taken, rounds, auto)
@@ -836,14 +847,10 @@ class HandEngine:
         self.window = kind
         self.claims = {}
         self.window_options = active
-        now, ms, timer = self.now_ms(), self.config.claim_ms, self.timer_ms
-        if timer is None:
-            deadline = now + ms
-            self.pending = {s: Pending(s, kind, o, deadline, tile, seat) for s, o in active.items()}
-        else:
-            self.pending = {
-                s: Pending(s, kind, o, now + timer(s, ms), tile, seat) for s, o in active.items()
-            }
+        ms = self.config.claim_ms
+        self.pending = {
+            s: Pending(s, kind, o, self._due(s, ms), tile, seat) for s, o in active.items()
+        }
         self._step = STEP_NONE
         for s in sorted(self.pending, key=lambda x: (x - seat) % NUM_SEATS):
             p = self.pending[s]
