@@ -97,7 +97,7 @@ def discards_that_may_wait(counts: Sequence[int], melds: Sequence[Meld]) -> list
         | ((slices[1] != ZERO9) << 1)
         | ((slices[2] != ZERO9) << 2)
     )
-    if suits == 0 or suits == 1 or suits == 2 or suits == 4:  # any discard keeps one suit
+    if suits in (0, 1, 2, 4):  # one suit at most: any discard keeps it so
         return [k for k, n in enumerate(b) if n]
     if suits == 7 and (chow or b.count(1) > 3):  # the usual hand, far from ready (below)
         return []

@@ -94,10 +94,9 @@ def allowed_discards(snap: TableSnapshot, seat: int) -> tuple[int, ...]:
     """The kinds :func:`discard_refusal` allows, without asking it kind by kind: every kind
     held, or after 敲 (with a drawn tile) the drawn tile only."""
     st = snap.seats[seat]
-    if st.declared_ready and is_locked(st, snap.ruleset):
-        drawn = drawn_tile(snap)
-        if drawn is not None:
-            return (drawn,) if st.concealed[drawn] else ()
+    drawn = drawn_tile(snap)
+    if drawn is not None and is_locked(st, snap.ruleset):
+        return (drawn,) if st.concealed[drawn] else ()
     return tuple(compress(_KINDS, st.concealed))
 
 
@@ -200,21 +199,18 @@ def eight_flowers_win(snap: TableSnapshot, seat: int) -> WinOption | None:
 def own_turn_options(snap: TableSnapshot, seat: int) -> OwnTurnOptions:
     """Everything ``seat`` may do now. FailedPrecondition when it is not the seat's own turn."""
     check_seat(seat)
-    last = snap.last
-    kind = last.kind
-    if kind not in _OWN_TURN or last.seat != seat:
-        raise FailedPrecondition(turn_refusal(snap, seat) or "not this seat's turn", seat=seat)
+    refusal = turn_refusal(snap, seat)
+    if refusal:
+        raise FailedPrecondition(refusal, seat=seat)
     st = snap.seats[seat]
     counts = st.concealed
-    ruleset = snap.ruleset
-    declaring = declaration_required(ruleset)
     # Kongs and wins are filtered by their rule's ``*_refusal`` (so the options are exactly
     # what validation accepts), tried only on the kinds that pass the rule's first, cheap
     # condition: no refusal message is built for the many kinds that plainly do not qualify.
     discards = allowed_discards(snap, seat)
     ready: tuple[int, ...] = ()
-    if declaring and not st.declared_ready:
-        ready = ready_discards(counts, st.melds, ruleset)
+    if declaration_required(snap.ruleset) and not st.declared_ready:
+        ready = ready_discards(counts, st.melds, snap.ruleset)
     concealed: tuple[int, ...] = ()
     if 4 in counts:
         concealed = tuple(
@@ -232,7 +228,7 @@ def own_turn_options(snap: TableSnapshot, seat: int) -> OwnTurnOptions:
             and added_kong_refusal(snap, seat, m.tiles[0]) is None
         )
     wins: tuple[WinOption, ...] = ()
-    if kind in _DRAWN:  # a turn that began with a draw (or the deal) may win
+    if _turn_began_with_draw(snap):
         option = _self_draw_option(snap, seat)
         if option is not None and win_refusal(snap, seat, option) is None:
             wins = (option,)
