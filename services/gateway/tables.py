@@ -671,17 +671,15 @@ class TableManager:
         than the lease): stop serving it. Its streams end NOT_OWNER, later calls find it
         gone from memory and answer NOT_OWNER with the new owner's address; its session is
         never written to again (if the lease comes back, the table is rebuilt from the log)."""
-        with table.lock:  # first: nothing of this replica's may be appended from here on
+        with table.cond:  # first: nothing of this replica's may be appended from here on
             table.owned = False
             if table.session is not None:
                 table.session.detach()
+            table.cond.notify_all()  # its streams end
         self._forget(table, "lease_lost")
         log_.warning("table_lost", table=table.id, lease=self._lease(table.id))
         if self.on_event is not None:
             self.on_event(table, Event(0, 0, "table_lost", {}))
-        with table.cond:
-            table.owned = False
-            table.cond.notify_all()
 
     # --- seats -----------------------------------------------------------------------------
     def _viewer(self, table: LiveTable, token: str, seat_claim: int | None) -> int | None:
