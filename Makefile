@@ -64,6 +64,7 @@ test: install
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 	cd protos && ../$(BIN)/buf lint
 
 bench: install

@@ -1,6 +1,6 @@
 """Run services as real processes: ``mahjong run`` and the integration tests use this.
 
-Each service is started as ``python -m shared.cli serve NAME`` with its port, metrics port and
+Each service is started as ``python -m services.cli serve NAME`` with its port, metrics port and
 store; the supervisor waits for grpc health SERVING, and on SIGINT/SIGTERM stops the children
 in reverse order with SIGTERM so each drains gracefully.
 
@@ -27,6 +27,10 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from shared.addresses import DEFAULT_PORTS, SERVICE_ORDER
+
+# The module a service process runs (``python -m ENTRY_MODULE serve NAME``): the ``mahjong``
+# command, which finds the services (shared/ never imports them).
+ENTRY_MODULE = "services.cli"
 
 
 def free_port() -> int:
@@ -99,7 +103,7 @@ class ServiceProcess:
         cmd = [
             sys.executable,
             "-m",
-            "shared.cli",
+            ENTRY_MODULE,
             "serve",
             self.name,
             "--port",
@@ -151,11 +155,11 @@ def addr_flags(procs: dict[str, ServiceProcess]) -> list[str]:
     return flags
 
 
-def run_all(store_url: str | None = None, only: list[str] | None = None) -> int:
-    """``mahjong run``: every service on its default port until Ctrl-C / SIGTERM."""
-    from shared.cli import servable
-
-    available = servable()
+def run_all(
+    available: dict[str, object], store_url: str | None = None, only: list[str] | None = None
+) -> int:
+    """``mahjong run``: every service of ``available`` (name -> its server module, which names
+    the services it ``CALLS``) on its default port until Ctrl-C / SIGTERM."""
     names = [n for n in SERVICE_ORDER if n in available and (not only or n in only)]
     Path(".data").mkdir(exist_ok=True)
     procs: dict[str, ServiceProcess] = {}

@@ -5,7 +5,7 @@ snapshot, its seat states and last action, the options and wins) are named tuple
 and several times cheaper to build than frozen dataclasses (which set each field through
 ``object.__setattr__``); change one with ``_replace``. Actions stay frozen dataclasses, so that
 ``Pong() != Pass()``. The gateway keeps (or builds) its live table in these types, the rules
-domain (``services/rules/domain``) decides on them and ``shared/convert/rules.py`` converts them
+domain (``services/rules/domain``) decides on them and ``services/rules/convert.py`` converts them
 to and from protobuf.
 
 Tiles are kinds (:mod:`shared.tiles`); a seat's concealed hand is a 34-count tuple. A snapshot
@@ -39,6 +39,9 @@ from shared.ruleset import Ruleset
 from shared.tiles import NUM_KINDS
 
 NUM_SEATS = 4
+# Chips per point (底分), far above the highest level's base (65536, RULES §11), low enough that
+# every amount (at most 勒子 × points × shares × stake) stays a 64-bit protobuf integer.
+MAX_STAKE = 10**12
 
 
 def next_seat(seat: int) -> int:
@@ -223,6 +226,25 @@ class Pass:
 
 
 Action = Discard | DeclareReady | Chow | Pong | ExposedKong | AddedKong | ConcealedKong | Win | Pass
+
+
+@dataclass(frozen=True, slots=True)
+class TileSwap:
+    """换牌 (option ``table.tile_swap``): bury these tiles in the live wall and take as many from
+    it, once, after the deal and before the first draw of play."""
+
+    tiles: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ResumePlay:
+    """End 托管 (auto-play) now: not a decision on a prompt; the table applies it at once."""
+
+
+# What a seat may send during a hand: a hand action or a tile swap.
+Decision = Action | TileSwap
+# What a client may send: a decision, or ending 托管.
+SeatRequest = Decision | ResumePlay
 
 OWN_TURN_ACTIONS = (Discard, DeclareReady, ConcealedKong, AddedKong, Win)
 CLAIM_ACTIONS = (Win, Pong, ExposedKong, Chow, Pass)

@@ -15,8 +15,10 @@ import argparse
 import json
 import sys
 
-from services.gateway.domain.replay import export_hand, table_header, verify_hand
+from services.gateway.domain.events.kinds import SeedRevealed
+from services.gateway.domain.replay import export_hand, table_header
 from services.gateway.tables import read_table_log
+from services.gateway.verify import verify_hand
 from shared.store import open_store
 
 
@@ -49,7 +51,7 @@ def _export(args: argparse.Namespace) -> int:
     if not log:
         print(f"replay export: no table {args.table_id!r} in {args.store_url}", file=sys.stderr)
         return 2
-    finished = [d["hand_id"] for _, _, k, d in log if k == "seed_revealed"]
+    finished = [e.event.hand_id for e in log if isinstance(e.event, SeedRevealed)]
     hand_id = args.hand_id or (finished[-1] if finished else "")
     if not hand_id or hand_id not in finished:
         print(

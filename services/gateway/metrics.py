@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Gauge
 
+from services.gateway.domain.events import kinds as K
+from services.gateway.domain.events.log import LoggedEvent
+
 HANDS = Counter("mahjong_gateway_hands_total", "Hands finished, by outcome.", ["outcome"])
 WINS = Counter("mahjong_gateway_wins_total", "Winning hands, by hand type.", ["hand"])
 DRAWS = Counter("mahjong_gateway_drawn_hands_total", "Drawn hands (流局).")
@@ -15,26 +18,39 @@ TABLES_HELD = Gauge("mahjong_gateway_tables_in_memory", "Tables held in memory b
 ACTIONS = Counter("mahjong_gateway_actions_total", "Actions applied, by who acted.", ["by"])
 STEP_FAILURES = Counter(
     "mahjong_gateway_step_failures_total",
-    "Engine steps (draw, options, claims, scoring, reveal) whose service call failed; each is "
-    "retried, stalled = the retries with short backoff are used up and the table waits longer.",
+    "Engine steps (draw, options, claims, scoring, reveal) whose service call failed for a "
+    "transient reason; each is retried, stalled = the retries with short backoff are used up "
+    "and the table waits longer.",
     ["stalled"],
 )
 
 
-def observe(table, event) -> None:
-    """The TableManager's on_event hook."""
-    kind, d = event.kind, event.data
-    if kind == "hand_result":
-        HANDS.labels(d["outcome"]).inc()
-        for w in d["winners"]:
-            WINS.labels(w["hand"]).inc()
-        if d["outcome"] == "draw":
+TABLES_HALTED = Counter(
+    "mahjong_gateway_tables_halted_total",
+    "Tables whose engine stopped on an error no retry mends (a bug); their logs are kept.",
+)
+
+
+def observe(table, logged: LoggedEvent | None, what: str) -> None:
+    """The TableManager's on_event hook: an event appended, or a table taken over or lost."""
+    if logged is None:
+        if what == "taken_over":
+            ACTIVE_TABLES.inc()
+        elif what == "lost":  # another replica runs it now
+            ACTIVE_TABLES.dec()
+        return
+    ev = logged.event
+    if isinstance(ev, K.HandResult):
+        HANDS.labels(ev.outcome).inc()
+        for w in ev.winners:
+            WINS.labels(w.hand).inc()
+        if ev.outcome == "draw":
             DRAWS.inc()
-    elif kind == "timed_out":
-        TIMEOUTS.labels(d["kind"]).inc()
-    elif kind in ("table_started", "table_taken_over"):
+    elif isinstance(ev, K.TimedOut):
+        TIMEOUTS.labels(ev.kind).inc()
+    elif isinstance(ev, K.TableStarted):
         ACTIVE_TABLES.inc()
-    elif kind in ("table_finished", "table_lost"):  # lost: another replica runs it now
+    elif isinstance(ev, K.TableFinished | K.TableHalted):
         ACTIVE_TABLES.dec()
-    elif kind == "action":
-        ACTIONS.labels("auto" if d.get("auto") else "player").inc()
+    elif isinstance(ev, K.ActionTaken):
+        ACTIONS.labels("auto" if ev.auto else "player").inc()

@@ -56,37 +56,48 @@ def _advertised(address: str, config: Config) -> str:
     return f"{address}:{config.port}"
 
 
+# Each setting's default is the GatewaySettings field's (one place): the flags show them.
+_D = GatewaySettings(secret=b"")
+RPC_TIMEOUT_S = 2.0  # deadline of every call to wall, rules and scoring
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     for svc in ("wall", "rules", "scoring"):
         p.add_argument(f"--{svc}-addr", default=default_address(svc), help=f"{svc} service")
     p.add_argument("--matchmaking-addr", default="", help="report settled hands (empty: don't)")
     p.add_argument("--seat-secret", default="", help="HMAC secret for seat tokens")
     p.add_argument("--advertise-address", default="", help="address returned by CreateTable")
-    p.add_argument("--rpc-timeout", type=float, default=2.0, help="deadline of outgoing calls (s)")
+    p.add_argument(
+        "--rpc-timeout", type=float, default=RPC_TIMEOUT_S, help="deadline of outgoing calls (s)"
+    )
     p.add_argument("--discard-ms", type=int, default=-1, help="discard timer (-1: ruleset)")
     p.add_argument("--claim-ms", type=int, default=-1, help="claim timer (-1: ruleset)")
-    p.add_argument("--bot-delay-ms", type=int, default=0, help="how long bots think")
-    p.add_argument("--auto-play-delay-ms", type=int, default=1000, help="托管 delay")
-    p.add_argument("--between-hands-ms", type=int, default=0, help="pause between hands")
+    p.add_argument("--bot-delay-ms", type=int, default=_D.bot_delay_ms, help="how long bots think")
+    p.add_argument(
+        "--auto-play-delay-ms", type=int, default=_D.auto_play_delay_ms, help="托管 delay"
+    )
+    p.add_argument(
+        "--between-hands-ms", type=int, default=_D.between_hands_ms, help="pause between hands"
+    )
     p.add_argument(
         "--seat-wait-seconds",
         type=float,
-        default=120.0,
+        default=_D.seat_wait_ms / 1000,
         help="how long a table with open seats waits for players before it ends unplayed "
         "(0: forever; CreateTable may set its own)",
     )
     p.add_argument("--bot", default="planner", help="built-in bot: planner or random")
-    p.add_argument("--lease-ms", type=int, default=30_000, help="table lease length")
+    p.add_argument("--lease-ms", type=int, default=_D.lease_ms, help="table lease length")
     p.add_argument(
         "--finished-table-ttl-seconds",
         type=float,
-        default=300.0,
+        default=_D.finished_table_ttl_ms / 1000,
         help="how long a finished table stays in memory (later looks read its log)",
     )
     p.add_argument(
         "--timer-workers",
         type=int,
-        default=2,
+        default=_D.timer_workers,
         help="threads running timers, bots and the service calls after actions "
         "(fewer: lower Act latency under load; more: more bot tables in parallel)",
     )
@@ -112,7 +123,7 @@ class _Resources:
 
 def add_to_server(server: grpc.Server, config: Config):
     x = config.extra
-    timeout = float(x.get("rpc_timeout", 2.0))
+    timeout = float(x.get("rpc_timeout", RPC_TIMEOUT_S))
     store = open_store(config.store_url)
     channels = [
         channel(x.get(f"{svc}_addr") or default_address(svc))
@@ -130,17 +141,22 @@ def add_to_server(server: grpc.Server, config: Config):
         secret=_secret(store, x.get("seat_secret", "")),
         replica_id=x.get("replica_id") or f"{socket.gethostname()}:{config.port}",
         address=_advertised(x.get("advertise_address", ""), config),
-        lease_ms=int(x.get("lease_ms", 30_000)),
+        lease_ms=int(x.get("lease_ms", _D.lease_ms)),
         discard_ms=None if int(x.get("discard_ms", -1)) < 0 else int(x["discard_ms"]),
         claim_ms=None if int(x.get("claim_ms", -1)) < 0 else int(x["claim_ms"]),
-        bot_delay_ms=int(x.get("bot_delay_ms", 0)),
-        auto_play_delay_ms=int(x.get("auto_play_delay_ms", 1000)),
-        between_hands_ms=int(x.get("between_hands_ms", 0)),
-        seat_wait_ms=max(0, round(float(x.get("seat_wait_seconds", 120.0)) * 1000)),
+        bot_delay_ms=int(x.get("bot_delay_ms", _D.bot_delay_ms)),
+        auto_play_delay_ms=int(x.get("auto_play_delay_ms", _D.auto_play_delay_ms)),
+        between_hands_ms=int(x.get("between_hands_ms", _D.between_hands_ms)),
+        seat_wait_ms=max(
+            0, round(float(x.get("seat_wait_seconds", _D.seat_wait_ms / 1000)) * 1000)
+        ),
         report_to_matchmaking=bool(mm_addr),
-        timer_workers=max(1, int(x.get("timer_workers", 2))),
+        timer_workers=max(1, int(x.get("timer_workers", _D.timer_workers))),
         finished_table_ttl_ms=max(
-            0, round(float(x.get("finished_table_ttl_seconds", 300.0)) * 1000)
+            0,
+            round(
+                float(x.get("finished_table_ttl_seconds", _D.finished_table_ttl_ms / 1000)) * 1000
+            ),
         ),
     )
     manager = TableManager(

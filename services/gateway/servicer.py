@@ -1,21 +1,17 @@
-"""GatewayService: a thin translation between protobuf and the table manager (tables.py)."""
+"""GatewayService: a thin translation between protobuf and the table manager
+(:mod:`services.gateway.tables`)."""
 
 from __future__ import annotations
 
 from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
-from services.gateway.domain.hand import TileSwap
-from services.gateway.domain.session import ResumePlay, Seat
+from services.gateway.convert.actions import action_from_proto
+from services.gateway.convert.events import event_to_proto
+from services.gateway.convert.views import view_to_proto
+from services.gateway.domain.session import Seat
 from services.gateway.tables import TableManager, TableSpec, check_id
 from shared.convert.common import ruleset_from_ref, seat_from_proto_optional, seat_to_proto
-from shared.convert.gateway import (
-    ResumeRequested,
-    TileSwapRequested,
-    action_from_proto,
-    event_to_proto,
-    view_to_proto,
-)
 from shared.errors import InvalidArgument
 from shared.ruleset import DEFAULT_RULESET
 from shared.server import from_internal_caller
@@ -128,21 +124,16 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         )
 
     def Subscribe(self, request, context):
-        for ev, seen in self.manager.subscribe(
+        for logged, seen in self.manager.subscribe(
             request.table_id, request.seat_token, request.after_sequence, context.is_active
         ):
-            yield pb.SubscribeResponse(event=event_to_proto(ev.seq, ev.t, ev.kind, seen))
+            yield pb.SubscribeResponse(event=event_to_proto(logged, seen))
 
     def Act(self, request, context):
         if not request.HasField("action"):
             raise InvalidArgument("action is not set", field="action")
         seat = seat_from_proto_optional(request.seat, "seat")
-        try:
-            action = action_from_proto(request.action)
-        except TileSwapRequested as swap:
-            action = TileSwap(tuple(swap.tiles))
-        except ResumeRequested:
-            action = ResumePlay()
+        action = action_from_proto(request.action)
         seq, replayed = self.manager.act(
             request.table_id,
             request.seat_token,

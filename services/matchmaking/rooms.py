@@ -21,7 +21,6 @@ import secrets
 import uuid
 from dataclasses import asdict, dataclass, field, replace
 
-from services.scoring.domain.validate import MAX_STAKE
 from shared.errors import (
     FailedPrecondition,
     InvalidArgument,
@@ -29,6 +28,7 @@ from shared.errors import (
     PermissionDenied,
 )
 from shared.store.base import AlreadyExists, Store
+from shared.table import MAX_STAKE
 
 from . import presence, queues, records
 from .queues import Assignment

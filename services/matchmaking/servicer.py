@@ -5,7 +5,7 @@ from __future__ import annotations
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
-from shared.convert import matchmaking as conv
+from services.matchmaking import convert as conv
 from shared.errors import InvalidArgument
 
 from . import levels, queues, tournaments

@@ -1,13 +1,13 @@
 """RulesService over gRPC: protobuf ↔ domain translation only. The rules live in
-:mod:`services.rules.domain`; conversion and input checks in :mod:`shared.convert.rules`."""
+:mod:`services.rules.domain`; conversion and input checks in :mod:`services.rules.convert`."""
 
 from __future__ import annotations
 
 from mahjong.rules.v1 import rules_pb2, rules_pb2_grpc
 
+from services.rules import convert as R
 from services.rules import domain
 from shared.convert import common as C
-from shared.convert import rules as R
 
 
 def _ruleset(request):

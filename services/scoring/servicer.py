@@ -1,13 +1,13 @@
 """ScoringService over gRPC: protobuf ↔ domain translation only. The rules live in
-:mod:`services.scoring.domain`; conversion and field checks in :mod:`shared.convert.scoring`;
+:mod:`services.scoring.domain`; conversion and field checks in :mod:`services.scoring.convert`;
 domain errors become status codes in the server bootstrap's interceptor."""
 
 from __future__ import annotations
 
 from mahjong.scoring.v1 import scoring_pb2, scoring_pb2_grpc
 
+from services.scoring import convert as S
 from services.scoring import domain
-from shared.convert import scoring as S
 
 
 class ScoringServicer(scoring_pb2_grpc.ScoringServiceServicer):

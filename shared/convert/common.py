@@ -17,8 +17,7 @@ from shared.errors import InvalidArgument
 from shared.hand.hand_type import HandType
 from shared.melds import Meld, MeldError, MeldKind
 from shared.ruleset import Ruleset, RulesetError, resolve_ruleset
-
-NUM_SEATS = 4
+from shared.table import NUM_SEATS
 
 # Win kinds (RULES.md §6) by the labels the vectors and the CLI use; the value is the proto enum.
 WIN_KINDS: dict[str, int] = {

@@ -64,7 +64,11 @@ def rlcard_rate(seconds: float, seed: int) -> tuple[float, float, int] | None:
 
 def engine_build() -> str:
     """How the engine's hot path runs here: compiled (setup.py, mypyc) or as Python."""
-    hot = ("shared.hand.waits", "services.rules.domain.claims", "services.gateway.domain.hand")
+    hot = (
+        "shared.hand.waits",
+        "services.rules.domain.claims",
+        "services.gateway.domain.hand.engine",
+    )
     compiled = [m for m in hot if (importlib.import_module(m).__file__ or "").endswith(".so")]
     if len(compiled) == len(hot):
         return "compiled with mypyc (the hot path setup.py builds)"
@@ -171,11 +175,11 @@ def win_rate(total: int) -> dict:
         stats["hands"] += len(res.hands)
         stats["draws"] += res.draws
         for hand in res.hands:
-            for w in hand["winners"]:
-                if w["seat"] == seat:
+            for w in hand.winners:
+                if w.seat == seat:
                     stats["planner_wins"] += 1
-                    hand_types[w["hand"]] += 1
-                    win_kinds[w["win_kind"]] += 1
+                    hand_types[w.hand] += 1
+                    win_kinds[w.win_kind] += 1
                 else:
                     stats["random_wins"] += 1
         planner_chips += res.chips[seat]

@@ -29,9 +29,9 @@ from pathlib import Path
 
 from mahjong.rules.v1 import rules_pb2, rules_pb2_grpc
 
+from services.rules import convert as R
 from services.rules.domain import claim_options, own_turn_options
 from services.rules.server import SPEC
-from shared.convert import rules as R
 from shared.hand import is_standard_shape, waits
 from shared.ruleset import load_ruleset
 from shared.server import configure_logging

@@ -19,11 +19,11 @@ import textwrap
 import grpc
 from mahjong.scoring.v1 import scoring_pb2_grpc
 
+from services.scoring import convert as S
 from services.scoring.domain import settle_win
 from services.scoring.server import SPEC
 from services.scoring.vector_format import win_input
 from shared import tiles as T
-from shared.convert import scoring as S
 from tests.bench import bench_seconds, bench_venv, concurrent_rate, rate, run_peer
 from tests.conftest import load_vectors
 from tests.support.grpc_server import serving

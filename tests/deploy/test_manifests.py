@@ -16,7 +16,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from shared.cli import servable
+from services.cli import servable
 
 ROOT = Path(__file__).resolve().parents[2]
 K8S = ROOT / "deploy" / "k8s"

@@ -20,9 +20,11 @@ from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2 as mm_pb
 
-from services.gateway.domain.replay import export_hand, table_header, verify_hand
+from services.gateway.domain.replay import export_hand, table_header
 from services.gateway.tables import read_table_log
+from services.gateway.verify import verify_hand
 from shared.store import open_store
+from tests.support.events import json_log
 from tests.support.tables import request_table, state
 
 pytestmark = pytest.mark.integration
@@ -100,7 +102,9 @@ def check_claims_hidden(seat: int, events: list, log: list) -> int:
     timed_out of another seat's missed claim, no 托管 it started (the event right after it in
     the table's log), no count of missed decisions of another seat. Returns how many of the
     other seats' missed claims were withheld (from the log, which holds everything)."""
-    missed = {q: d for q, _, k, d in log if k == "timed_out" and d["kind"] in SECRET_KINDS}
+    missed = {
+        q: d for q, _, k, d in json_log(log) if k == "timed_out" and d["kind"] in SECRET_KINDS
+    }
     received = {e.sequence for e in events}
     for e in events:
         kind = e.WhichOneof("kind")
@@ -210,9 +214,9 @@ def test_two_hundred_bot_hands(stack):
     hands = withheld = 0
     for t in tables:
         log = read_log(stack["db"], t.table_id)
-        assert log[-1][2] == "table_finished", "the table did not finish"
+        assert log[-1].kind == "table_finished", "the table did not finish"
         header = table_header(t.table_id, log)
-        hand_ids = [d["hand_id"] for _, _, k, d in log if k == "hand_started"]
+        hand_ids = [d["hand_id"] for _, _, k, d in json_log(log) if k == "hand_started"]
         assert len(hand_ids) == HANDS_PER_TABLE
         for hid in hand_ids:
             verdict = verify_hand(export_hand(header, log, hid))
@@ -234,7 +238,7 @@ def test_two_hundred_bot_hands(stack):
 def check_cli(stack, table_id: str) -> None:
     """``mahjong replay export`` then ``mahjong replay verify``, as an operator would; a
     tampered export fails."""
-    cli = [sys.executable, "-m", "shared.cli", "replay"]
+    cli = [sys.executable, "-m", "services.cli", "replay"]
     url = f"sqlite:///{stack['db']}"
     export = subprocess.run(
         [*cli, "export", "--store-url", url, table_id], capture_output=True, text=True, timeout=60
@@ -270,7 +274,7 @@ def check_reported(stack, tables, players) -> None:
         store.close()
     for i, t in enumerate(tables):
         log = read_log(stack["db"], t.table_id)
-        chips = next(d for _, _, k, d in log if k == "table_finished")["chips"]
+        chips = next(d for _, _, k, d in json_log(log) if k == "table_finished")["chips"]
         assert any(chips), "the table moved no chips: the check below would prove nothing"
         for seat in range(4):
             _, token = players[4 * i + seat]

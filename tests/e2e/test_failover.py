@@ -13,9 +13,11 @@ from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
-from services.gateway.domain.replay import export_hand, table_header, verify_hand
+from services.gateway.domain.replay import export_hand, table_header
+from services.gateway.verify import verify_hand
 from tests.e2e.players import answer
 from tests.e2e.test_bot_hands import read_log
+from tests.support.events import json_log
 from tests.support.stacks import backend_flags, service_process
 from tests.support.tables import request_table
 
@@ -106,10 +108,10 @@ def test_another_replica_takes_the_table_over_and_the_player_plays_on(stack):
         assert got[0].sequence == last + 1 or all(e.sequence > last for e in got)
         assert [e.sequence for e in got] == sorted({e.sequence for e in got})
         log = read_log(db, t.table_id)
-        assert [q for q, *_ in log] == list(range(1, len(log) + 1))
+        assert [e.seq for e in log] == list(range(1, len(log) + 1))
         assert log[: len(log_at_death)] == log_at_death, "the taken-over log was rewritten"
         header = table_header(t.table_id, log)
-        hands = [d["hand_id"] for _, _, k, d in log if k == "hand_started"]
+        hands = [d["hand_id"] for _, _, k, d in json_log(log) if k == "hand_started"]
         assert len(hands) == 2
         for hid in hands:
             verdict = verify_hand(export_hand(header, log, hid))

@@ -13,9 +13,11 @@ import pytest
 from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
 
-from services.gateway.domain.replay import export_hand, table_header, verify_hand
+from services.gateway.domain.replay import export_hand, table_header
+from services.gateway.verify import verify_hand
 from tests.e2e.players import answer, legal_answer
 from tests.e2e.test_bot_hands import read_log
+from tests.support.events import json_log
 from tests.support.tables import mixed_seats, request_table, state
 
 pytestmark = pytest.mark.integration
@@ -257,9 +259,9 @@ def test_fuzzed_misbehaving_client_never_changes_state_or_breaks_the_hand(stack)
         else:  # a random discard that happened to be legal for the seat to act
             accepted += 1
     log = read_log(stack["slow_db"], t.table_id)
-    assert log[-1][2] == "table_finished", "the hand did not finish"
+    assert log[-1].kind == "table_finished", "the hand did not finish"
     header = table_header(t.table_id, log)
-    for hid in [d["hand_id"] for _, _, k, d in log if k == "hand_started"]:
+    for hid in [d["hand_id"] for _, _, k, d in json_log(log) if k == "hand_started"]:
         verdict = verify_hand(export_hand(header, log, hid))
         assert verdict.ok, verdict.problems
     assert refused > 100 and accepted > 10

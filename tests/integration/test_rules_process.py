@@ -8,9 +8,9 @@ import grpc
 import pytest
 from mahjong.rules.v1 import rules_pb2, rules_pb2_grpc
 
+from services.rules import convert as R
 from services.rules.server import SERVICE_NAME
 from shared import tiles as T
-from shared.convert import rules as R
 from shared.melds import Meld
 from tests.conftest import load_vectors
 from tests.support.probes import fetch_metrics, health_status, metric_value

@@ -8,8 +8,8 @@ import grpc
 import pytest
 from mahjong.scoring.v1 import scoring_pb2_grpc
 
+from services.scoring import convert as S
 from services.scoring.vector_format import win_input
-from shared.convert import scoring as S
 from tests.conftest import load_vectors
 from tests.support.probes import fetch_metrics, health_status, metric_value
 from tests.support.stacks import service_process

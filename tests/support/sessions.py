@@ -11,6 +11,9 @@ from dataclasses import dataclass
 
 from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
 from services.gateway.domain.clock import ManualScheduler
+from services.gateway.domain.events import codec
+from services.gateway.domain.events.kinds import TableEvent
+from services.gateway.domain.events.log import LoggedEvent
 from services.gateway.domain.ports import WallHand
 from services.gateway.domain.session import Ports, Seat, SessionConfig, TableSession
 from services.wall.record import HandWall
@@ -79,8 +82,9 @@ class LocalTable:
 
     session: TableSession
     scheduler: ManualScheduler
-    events: list[tuple[str, dict]]
+    events: list[tuple[str, dict]]  # (kind, data) as the log's records hold them
     reports: list[tuple[str, dict]]
+    typed: list[TableEvent]  # the same events as emitted
 
     def play_out(self) -> int:
         """Start the session and run every callback its scheduler has, jumping the clock,
@@ -88,9 +92,16 @@ class LocalTable:
         self.session.start()
         return self.scheduler.drain()
 
-    def log(self) -> list[tuple[int, int, str, dict]]:
-        """The events as a table's log keeps them: (sequence, 0, kind, data)."""
-        return [(i + 1, 0, k, d) for i, (k, d) in enumerate(self.events)]
+    def log(self) -> list[LoggedEvent]:
+        """The events as a table's log keeps them (sequence numbers from 1, time 0)."""
+        return [LoggedEvent(i + 1, 0, ev) for i, ev in enumerate(self.typed)]
+
+
+def reraise(exc: Exception) -> None:
+    """A test session's ``on_halted``: an error inside an engine callback (an assertion of the
+    test's own, a bug) fails the test with its own message instead of halting the table
+    quietly."""
+    raise exc
 
 
 def local_table(
@@ -102,14 +113,19 @@ def local_table(
     rng: random.Random | None = None,
     on_event: Callable[[str, dict], None] | None = None,
     on_step_failed: Callable[[int, Exception], None] | None = None,
+    on_halted: Callable[[Exception], None] | None = None,
 ) -> LocalTable:
     """A TableSession (not started) on a new ManualScheduler and ``ports`` (in-process
-    adapters unless given); each event it emits is kept, then passed to ``on_event``."""
+    adapters unless given); each event it emits is kept, then passed to ``on_event``. An error
+    that would halt the table is raised to the test (``on_halted``: :func:`reraise`)."""
     scheduler = ManualScheduler()
     events: list[tuple[str, dict]] = []
+    typed: list[TableEvent] = []
     reports: list[tuple[str, dict]] = []
 
-    def emit(kind: str, data: dict) -> int:
+    def emit(event: TableEvent) -> int:
+        typed.append(event)
+        kind, data = event.KIND, codec.to_json(event)
         events.append((kind, data))
         if on_event is not None:
             on_event(kind, data)
@@ -125,5 +141,6 @@ def local_table(
         policy=policy,
         rng=rng,
         on_step_failed=on_step_failed,
+        on_halted=on_halted or reraise,
     )
-    return LocalTable(session, scheduler, events, reports)
+    return LocalTable(session, scheduler, events, reports, typed)

@@ -29,24 +29,42 @@ from services.gateway.domain.ports import (
     WallReveal,
     WinnerResult,
 )
+from services.rules import convert as RC
+from services.scoring import convert as SC
 from shared.convert import common as C
-from shared.convert import rules as RC
-from shared.convert import scoring as SC
+from shared.errors import ResourceExhausted, Unavailable
 from shared.table import Action, ClaimOptions, ClaimResolution, OwnTurnOptions, TableSnapshot
 
 T = TypeVar("T")
 RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+# Transport failures the engine retries (services.gateway.domain.ports.is_transient).
+TRANSIENT = (*RETRYABLE, grpc.StatusCode.RESOURCE_EXHAUSTED)
 
 
 def call(fn: Callable[..., T], request, timeout: float, attempts: int = 3) -> T:
-    """One unary call with a deadline, retried on UNAVAILABLE / DEADLINE_EXCEEDED."""
+    """One unary call with a deadline, retried on UNAVAILABLE / DEADLINE_EXCEEDED. A transport
+    failure that outlasts the retries is raised as Unavailable (ResourceExhausted when the
+    service is overloaded), which the engine retries later; any other error as it came."""
     for attempt in range(attempts):
         try:
             return fn(request, timeout=timeout)
         except grpc.RpcError as exc:
-            if attempt + 1 == attempts or exc.code() not in RETRYABLE:
-                raise
-            time.sleep(0.05 * (attempt + 1))
+            code = exc.code()
+            if attempt + 1 < attempts and code in RETRYABLE:
+                time.sleep(0.05 * (attempt + 1))
+                continue
+            if code in TRANSIENT:
+                method = getattr(fn, "_method", b"")
+                name = method.decode() if isinstance(method, bytes) else str(method)
+                cls = (
+                    ResourceExhausted if code == grpc.StatusCode.RESOURCE_EXHAUSTED else Unavailable
+                )
+                raise cls(
+                    f"{name or 'service call'} failed: {code.name} {exc.details()}",
+                    reason="SERVICE_UNAVAILABLE",
+                    grpc_code=code.name,
+                ) from exc
+            raise
     raise AssertionError("unreachable")
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
 from services.gateway.bots.policy import engine_policy
 from services.gateway.domain.clock import ManualScheduler
+from services.gateway.domain.events.kinds import HandResult, TableEvent
 from services.gateway.domain.session import Ports, Seat, SessionConfig, TableSession
 from shared.ruleset import DEFAULT_RULESET, load_ruleset
 from shared.table import Action
@@ -26,16 +27,16 @@ from shared.table import Action
 class ArenaResult:
     """What a table of bots did: one settled result per hand, in order."""
 
-    hands: list[dict[str, Any]] = field(default_factory=list)
+    hands: list[HandResult] = field(default_factory=list)
     decisions: int = 0
     chips: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
 
     def wins_of(self, seat: int) -> int:
-        return sum(1 for h in self.hands if any(w["seat"] == seat for w in h["winners"]))
+        return sum(1 for h in self.hands if any(w.seat == seat for w in h.winners))
 
     @property
     def draws(self) -> int:
-        return sum(1 for h in self.hands if h["outcome"] == "draw")
+        return sum(1 for h in self.hands if h.outcome == "draw")
 
 
 def play_table(
@@ -63,9 +64,9 @@ def play_table(
 
     sequence = itertools.count(1).__next__
 
-    def emit(kind: str, data: dict[str, Any]) -> int:
-        if kind == "hand_result":
-            result.hands.append(data)
+    def emit(event: TableEvent) -> int:
+        if isinstance(event, HandResult):
+            result.hands.append(event)
         return sequence()
 
     session = TableSession(

@@ -15,9 +15,9 @@ from typing import Any
 
 from services.gateway.bots.planner import PlanningBot
 from services.gateway.bots.view import SeatView
-from services.gateway.domain.hand import HandEngine, Pending, SwapOptions, TileSwap
+from services.gateway.domain.hand import HandEngine, Pending, SwapOptions
 from services.gateway.domain.session import Policy
-from shared.table import Action, OwnTurnOptions
+from shared.table import Action, OwnTurnOptions, TileSwap
 
 
 def engine_policy(bots: Mapping[int, Any] | Any | None = None) -> Policy:

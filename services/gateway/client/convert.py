@@ -18,6 +18,7 @@ from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2
 
 from services.gateway.bots.view import SeatView
+from services.gateway.convert.actions import action_to_proto as domain_action_to_proto
 from shared.convert.common import (
     meld_from_proto,
     ruleset_from_ref,
@@ -26,7 +27,6 @@ from shared.convert.common import (
     tiles_from_proto,
     tiles_to_proto,
 )
-from shared.convert.gateway import action_to_proto as domain_action_to_proto
 from shared.hand.hand_type import HandType, classify
 from shared.melds import Meld, MeldKind
 from shared.table import (
@@ -149,8 +149,9 @@ def options_from_prompt(
 
 
 def action_to_proto(action: Action | Sequence[int]) -> gateway_pb2.Action:
-    """A domain action as ``gateway.v1.Action`` (:func:`shared.convert.gateway.action_to_proto`);
-    a tuple of tiles is a 换牌 (the tiles to bury)."""
+    """A domain action as ``gateway.v1.Action``
+    (:func:`services.gateway.convert.actions.action_to_proto`); a tuple of tiles is a 换牌 (the
+    tiles to bury)."""
     if isinstance(action, tuple | list):
         return gateway_pb2.Action(tile_swap=gateway_pb2.TileSwap(tiles=tiles_to_proto(action)))
     return domain_action_to_proto(action)

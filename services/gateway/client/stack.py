@@ -2,7 +2,7 @@
 
 ``mahjong play --local`` uses it so a person can play without ``make run``; the client tests
 (terminal, Node.js) use it to play against the real services. Each service runs as
-``python -m shared.cli serve NAME`` (:class:`shared.supervisor.ServiceProcess`) with its own
+``python -m services.cli serve NAME`` (:class:`shared.supervisor.ServiceProcess`) with its own
 SQLite store in a temporary directory and ``--<dep>-addr`` flags for the services it calls.
 """
 
@@ -48,7 +48,7 @@ class LocalStack:
         return self.address("gateway")
 
     def start(self, timeout: float = 60.0) -> LocalStack:
-        from shared.cli import servable
+        from services.cli import servable
 
         available = servable()
         missing = [n for n in self.services if n not in available]

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
 
+from shared.errors import ResourceExhausted, Unavailable
 from shared.melds import Meld
 from shared.table import (
     Action,
@@ -150,6 +151,13 @@ class ScoringPort(Protocol):
         huangfan: int,
         garden_stacks: tuple[int, ...] | None = None,
     ) -> Settlement: ...
+
+
+def is_transient(exc: Exception) -> bool:
+    """Is ``exc`` a failure that a retry may mend: another service unavailable, out of time
+    or overloaded (the adapters raise these as Unavailable or ResourceExhausted)? Anything
+    else — a refusal, a bug — is not, and retrying it would only hide it."""
+    return isinstance(exc, Unavailable | ResourceExhausted)
 
 
 @dataclass

@@ -1,7 +1,9 @@
 """Replays of finished hands: export as JSON lines, and verification.
 
 ``export_hand`` picks one hand's events out of a table's log (complete, with every seat's tiles
-and every applied action: the log is the gateway's private record). ``verify_hand`` checks it:
+and every applied action: the log is the gateway's private record) as JSON lines, each event in
+its log record's format (:mod:`services.gateway.domain.events.codec`, with its schema version).
+``verify_hand`` checks an export, of any version this project has written:
 
 1. the wall commitment holds: the revealed seed hashes to the published commitment and every
    tile dealt and drawn is the tile that seed puts there (services.wall.verify);
@@ -18,68 +20,93 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from services.gateway.domain.hand import (
-    HandConfig,
-    HandEngine,
-    TileSwap,
-    action_from_json,
-)
-from services.gateway.domain.ports import WallDraw, WallHand, WallReveal
+from services.gateway.domain.events import codec
+from services.gateway.domain.events import kinds as K
+from services.gateway.domain.events.log import LoggedEvent
+from services.gateway.domain.hand import HandConfig, HandEngine
+from services.gateway.domain.ports import RulesPort, ScoringPort, WallDraw, WallHand, WallReveal
 from shared import tiles as T
 from shared.errors import DomainError
 from shared.ruleset import resolve_ruleset
+from shared.table import NUM_SEATS, TileSwap
 
+# The events the hand engine emits (an escape's result is the session's, not the hand's).
 ENGINE_KINDS = frozenset(
     {
-        "hand_started",
-        "tiles_dealt",
-        "flowers_exposed",
-        "tile_drawn",
-        "tile_discarded",
-        "meld_declared",
-        "ready_declared",
-        "prompt",
-        "action",
-        "tiles_swapped",
-        "win_declared",
-        "hand_result",
-        "seed_revealed",
-        "hand_drawn",
+        K.HandStarted,
+        K.TilesDealt,
+        K.FlowersExposed,
+        K.TileDrawn,
+        K.TileDiscarded,
+        K.MeldDeclared,
+        K.ReadyDeclared,
+        K.Prompt,
+        K.ActionTaken,
+        K.TilesSwapped,
+        K.WinDeclared,
+        K.HandResult,
+        K.SeedRevealed,
+        K.HandDrawn,
     }
 )
 
 
-def is_engine_event(kind: str, data: dict[str, Any]) -> bool:
+def is_engine_event(ev: K.TableEvent) -> bool:
     """An event the hand engine emits (an escape's result is the session's, not the hand's)."""
-    if kind == "hand_result" and data.get("outcome") == "escape":
+    if isinstance(ev, K.HandResult) and ev.outcome == "escape":
         return False
-    return kind in ENGINE_KINDS
+    return type(ev) in ENGINE_KINDS
 
 
-IGNORED_FIELDS = frozenset({"deadline_ms", "hand_id", "hand_number"})
+def _comparable(ev: K.TableEvent) -> K.TableEvent:
+    """An event without what a replay cannot reproduce: deadlines (the clock) and the hand's
+    id and number (the header's)."""
+    if isinstance(ev, K.Prompt):
+        return ev.replace(deadline_ms=0, hand_id="", hand_number=0)
+    return ev.replace(hand_id="", hand_number=0)
 
 
-def table_header(table_id: str, log: Iterable[tuple[int, int, str, dict[str, Any]]]) -> dict:
+def table_header(table_id: str, log: Iterable[LoggedEvent]) -> dict[str, Any]:
     """The header of a hand export: the table and the rules it plays (from table_started)."""
-    started = next(d for _, _, k, d in log if k == "table_started")
+    started = next(e.event for e in log if isinstance(e.event, K.TableStarted))
+    assert isinstance(started, K.TableStarted)
     return {
         "table_id": table_id,
-        "ruleset": started["ruleset"],
-        "overrides": started["overrides"],
-        "stake": started["stake"],
+        "ruleset": started.ruleset,
+        "overrides": dict(started.overrides),
+        "stake": started.stake,
     }
 
 
 def export_hand(
-    table: dict[str, Any], events: Iterable[tuple[int, int, str, dict[str, Any]]], hand_id: str
+    table: dict[str, Any], events: Iterable[LoggedEvent], hand_id: str
 ) -> list[dict[str, Any]]:
     """JSON-lines records of one hand: a header with the table's rules, then its events."""
-    header = {"type": "hand", "hand_id": hand_id, **table}
-    out = [header]
-    for seq, t, kind, data in events:
-        if data.get("hand_id") == hand_id:
-            out.append({"seq": seq, "t": t, "kind": kind, "data": data})
+    out: list[dict[str, Any]] = [{"type": "hand", "hand_id": hand_id, **table}]
+    for e in events:
+        if getattr(e.event, "hand_id", "") == hand_id:
+            out.append(
+                {
+                    "v": codec.SCHEMA_VERSION,
+                    "seq": e.seq,
+                    "t": e.t,
+                    "kind": e.event.KIND,
+                    "data": codec.to_json(e.event),
+                }
+            )
     return out
+
+
+def read_export(records: list[dict[str, Any]]) -> list[LoggedEvent]:
+    """The events of an export (after its header), of any schema version written."""
+    return [
+        LoggedEvent(
+            int(r.get("seq", 0)),
+            int(r.get("t", 0)),
+            codec.from_json(r["kind"], r.get("data", {}), int(r.get("v", 1))),
+        )
+        for r in records[1:]
+    ]
 
 
 @dataclass
@@ -93,32 +120,34 @@ class Verdict:
         return not self.problems
 
 
-class _ReplayWall:
-    """A wall port that hands out the recorded tiles."""
+class RecordedWall:
+    """A wall port that hands out a hand's recorded tiles: the deal, then the live draws,
+    replacement draws and 换牌 tiles in the order the log holds them."""
 
-    def __init__(
-        self,
-        started: dict,
-        dealt: dict,
-        live: list[int],
-        tail: list[int],
-        seed: dict,
-        swaps: list[list[int]],
-    ):
-        self.started, self.dealt, self.seed = started, dealt, seed
-        self.live, self.tail, self.swaps = deque(live), deque(tail), deque(swaps)
-        self.remaining = 0
+    def __init__(self, started: K.HandStarted, dealt: K.TilesDealt, wall: dict[str, Any]):
+        self.started, self.dealt = started, dealt
+        self.live: deque[int] = deque()
+        self.tail: deque[int] = deque()
+        self.swaps: deque[list[int]] = deque()
+        for e in wall["events"]:
+            if e["kind"] == "draw":
+                self.live.extend(T.parse(e["tiles"]))
+            elif e["kind"] == "replacement":
+                self.tail.extend(T.parse(e["tiles"]))
+            elif e["kind"] == "swap":
+                self.swaps.append(T.parse(e["tiles"]))
+        self.seed = wall["seed"]
+        self.remaining = dealt.tiles_left
 
     def new_hand(self, ruleset_name, overrides, dealer, request_id) -> WallHand:
         s = self.started
-        return WallHand(s["hand_id"], tuple(s["dice"]), s["commitment"], 144)
+        return WallHand(s.hand_id, s.dice, s.commitment, T.WALL_SIZE)
 
     def deal(self, hand_id):
-        hands = [T.parse(h) for h in self.dealt["hands"]]
-        self.remaining = self.dealt["tiles_left"]
-        return hands, self.remaining
+        self.remaining = self.dealt.tiles_left
+        return [list(h) for h in self.dealt.hands], self.remaining
 
-    def _take(self, q: deque) -> WallDraw:
+    def _take(self, q: deque[int]) -> WallDraw:
         if not q:
             raise DomainError("the record has no more tiles for this draw")
         self.remaining -= 1
@@ -136,66 +165,50 @@ class _ReplayWall:
         return self.swaps.popleft()
 
     def reveal(self, hand_id) -> WallReveal:
-        return WallReveal(self.seed.get("seed", ""), self.seed.get("commitment", ""))
+        return WallReveal(self.seed, self.started.commitment)
 
 
-def wall_record(
-    records: list[dict[str, Any]], reserved: int, swap_count: int = 0
-) -> dict[str, Any]:
-    """The wall verifier's record (services.wall.verify) of an exported hand."""
-    started = next(r["data"] for r in records if r.get("kind") == "hand_started")
-    seed = next((r["data"] for r in records if r.get("kind") == "seed_revealed"), {})
-    events: list[dict[str, Any]] = []
-    dealer = started["dealer"]
-    for r in records:
-        kind, d = r.get("kind"), r.get("data", {})
-        if kind == "tiles_dealt":
-            for i in range(4):
-                seat = (dealer + i) % 4
-                events.append({"kind": "deal", "seat": seat, "tiles": d["hands"][seat]})
-        elif kind == "tiles_swapped":
-            events.append(
-                {"kind": "swap", "seat": d["seat"], "buried": d["buried"], "tiles": d["taken"]}
+def wall_record(events: list[K.TableEvent], reserved: int, swap_count: int = 0) -> dict[str, Any]:
+    """The wall verifier's record (services.wall.verify) of a hand's events."""
+    started = next(e for e in events if isinstance(e, K.HandStarted))
+    assert isinstance(started, K.HandStarted)
+    seed = next((e.seed for e in events if isinstance(e, K.SeedRevealed)), "")
+    out: list[dict[str, Any]] = []
+    dealer = started.dealer
+    fmt = T.format_tiles
+    for e in events:
+        if isinstance(e, K.TilesDealt):
+            for i in range(NUM_SEATS):
+                seat = (dealer + i) % NUM_SEATS
+                out.append({"kind": "deal", "seat": seat, "tiles": fmt(e.hands[seat], sort=False)})
+        elif isinstance(e, K.TilesSwapped):
+            out.append(
+                {
+                    "kind": "swap",
+                    "seat": e.seat,
+                    "buried": fmt(e.buried, sort=False),
+                    "tiles": fmt(e.taken, sort=False),
+                }
             )
-        elif kind == "flowers_exposed":
-            if d.get("draw") in ("deal", "swap"):
-                for k in T.parse(d["replacements"]):
-                    events.append(
-                        {"kind": "replacement", "seat": d["seat"], "tiles": T.format_tile(k)}
-                    )
+        elif isinstance(e, K.FlowersExposed):
+            if e.draw in ("deal", "swap"):
+                for k in e.replacements:
+                    out.append({"kind": "replacement", "seat": e.seat, "tiles": T.format_tile(k)})
             else:
-                kind_w = "replacement" if d["draw"] == "replacement" else "draw"
-                events.append({"kind": kind_w, "seat": d["seat"], "tiles": d["flowers"]})
-        elif kind == "tile_drawn":
-            kind_w = "replacement" if d["replacement"] else "draw"
-            events.append({"kind": kind_w, "seat": d["seat"], "tiles": d["tile"]})
+                kind_w = "replacement" if e.draw == "replacement" else "draw"
+                out.append({"kind": kind_w, "seat": e.seat, "tiles": fmt(e.flowers, sort=False)})
+        elif isinstance(e, K.TileDrawn) and e.tile is not None:
+            kind_w = "replacement" if e.replacement else "draw"
+            out.append({"kind": kind_w, "seat": e.seat, "tiles": T.format_tile(e.tile)})
     return {
-        "seed": seed.get("seed", ""),
-        "commitment": started["commitment"],
+        "seed": seed,
+        "commitment": started.commitment,
         "dealer": dealer,
-        "dice": started["dice"],
+        "dice": list(started.dice),
         "reserved_tiles": reserved,
         "tile_swap_count": swap_count,
-        "events": events,
+        "events": out,
     }
-
-
-def _draw_queues(wall: dict[str, Any]) -> tuple[list[int], list[int]]:
-    live, tail = [], []
-    for e in wall["events"]:
-        if e["kind"] == "draw":
-            live += T.parse(e["tiles"])
-        elif e["kind"] == "replacement":
-            tail += T.parse(e["tiles"])
-    return live, tail
-
-
-def _strip(d: Any) -> Any:
-    if isinstance(d, dict):
-        return {k: _strip(v) for k, v in d.items() if k not in IGNORED_FIELDS}
-    if isinstance(d, list):
-        return [_strip(v) for v in d]
-    return d
 
 
 def _why(exc: Exception) -> str:
@@ -204,22 +217,31 @@ def _why(exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def verify_hand(records: list[dict[str, Any]], *, rules=None, scoring=None) -> Verdict:
-    """Check an exported hand (see the module docstring)."""
-    from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring
+def verify_hand(
+    records: list[dict[str, Any]], *, rules: RulesPort, scoring: ScoringPort
+) -> Verdict:
+    """Check an exported hand (see the module docstring) against ``rules`` and ``scoring``
+    (:func:`services.gateway.verify.verify_hand` gives the in-process domain packages)."""
     from services.rules.domain import validate_action
     from services.wall.verify import RecordError, verify_record
 
     verdict = Verdict()
     header = records[0]
+    try:
+        logged = read_export(records)
+    except (codec.RecordError, KeyError, TypeError, ValueError) as exc:
+        verdict.problems.append(f"unreadable record: {exc}")
+        return verdict
     ruleset = resolve_ruleset(header.get("ruleset", ""), header.get("overrides", {}))
-    events = [r for r in records[1:] if is_engine_event(r.get("kind", ""), r.get("data", {}))]
-    by_kind = {r["kind"]: r["data"] for r in events}
-    if "hand_started" not in by_kind or "tiles_dealt" not in by_kind:
+    everything = [e.event for e in logged]
+    events = [e for e in logged if is_engine_event(e.event)]
+    started = next((e.event for e in events if isinstance(e.event, K.HandStarted)), None)
+    dealt = next((e.event for e in events if isinstance(e.event, K.TilesDealt)), None)
+    if not isinstance(started, K.HandStarted) or not isinstance(dealt, K.TilesDealt):
         verdict.problems.append("the record has no hand_started or tiles_dealt event")
         return verdict
     swap_count = ruleset.table.tile_swap_count if ruleset.table.tile_swap else 0
-    wall = wall_record(records[1:], ruleset.table.reserved_tiles, swap_count)
+    wall = wall_record(everything, ruleset.table.reserved_tiles, swap_count)
     if not wall["seed"]:
         verdict.problems.append("the seed was never revealed: the hand is not finished")
         return verdict
@@ -229,63 +251,59 @@ def verify_hand(records: list[dict[str, Any]], *, rules=None, scoring=None) -> V
         verdict.problems += [f"wall: {p}" for p in w.problems]
     except RecordError as exc:
         verdict.problems.append(f"wall record: {exc}")
-    started = by_kind["hand_started"]
-    live, tail = _draw_queues(wall)
-    swaps = [T.parse(r["data"]["taken"]) for r in events if r["kind"] == "tiles_swapped"]
-    replay_wall = _ReplayWall(
-        started, by_kind["tiles_dealt"], live, tail, by_kind.get("seed_revealed", {}), swaps
-    )
-    produced: list[tuple[str, dict[str, Any]]] = []
+    produced: list[K.TableEvent] = []
     steps: deque[Callable[[], None]] = deque()  # what follows each action (service calls)
-    stacks = started.get("garden_stacks")
+
+    def emit(ev: K.TableEvent) -> int:
+        produced.append(ev)
+        return len(produced)
+
     engine = HandEngine(
         HandConfig(
             table_id=header.get("table_id", ""),
-            hand_number=started["hand_number"],
-            dealer=started["dealer"],
-            huangfan=started["huangfan"] - started.get("huangfan_dice", 0),
+            hand_number=started.hand_number,
+            dealer=started.dealer,
+            huangfan=started.huangfan - (started.huangfan_dice or 0),
             stake=int(header.get("stake", 1)),
             ruleset=ruleset,
             ruleset_name=header.get("ruleset", ""),
             overrides=dict(header.get("overrides", {})),
             discard_ms=0,
             claim_ms=0,
-            garden_stacks=tuple(stacks) if stacks is not None else None,
+            garden_stacks=started.garden_stacks,
         ),
-        wall=replay_wall,
-        rules=rules or InProcessRules(),
-        scoring=scoring or InProcessScoring(),
-        emit=lambda kind, data: produced.append((kind, data)) or len(produced),
+        wall=RecordedWall(started, dealt, wall),
+        rules=rules,
+        scoring=scoring,
+        emit=emit,
         now_ms=lambda: 0,
         defer=steps.append,
     )
     # A player who left during the hand reset the 荒番 counter: the result says so.
-    engine.huangfan_reset = any(
-        r.get("kind") == "seat_changed" and r.get("data", {}).get("left") for r in records[1:]
-    )
+    engine.huangfan_reset = any(isinstance(e, K.SeatChanged) and e.left for e in everything)
     try:
         engine.start()
     except Exception as exc:  # a service of the replay (wall record, rules, scoring) failed
         verdict.problems.append(f"replay failed at the start of the hand: {_why(exc)}")
         return verdict
-    for r in records[1:]:
-        d = r.get("data", {})
-        if r.get("kind") == "hand_result" and d.get("outcome") == "escape":
+    for entry in logged:
+        ev = entry.event
+        if isinstance(ev, K.HandResult) and ev.outcome == "escape":
             # A player left: the session settled the escape and the hand goes on with the
-            # stacks left after the penalty (TableSession.leave).
-            if d.get("garden_stacks") is not None:
-                engine.config = replace(engine.config, garden_stacks=tuple(d["garden_stacks"]))
+            # stacks left after the penalty (escape.leave).
+            if ev.garden_stacks is not None:
+                engine.config = replace(engine.config, garden_stacks=ev.garden_stacks)
             continue
-        if r.get("kind") != "action":
+        if not isinstance(ev, K.ActionTaken):
             continue
-        action = action_from_json(d["action"])
+        action = ev.action
         try:
             if not isinstance(action, TileSwap):  # 换牌 is the engine's own check
-                validate_action(engine.snapshot(), d["seat"], action)
-            engine.act(d["seat"], action, auto=bool(d.get("auto")))
+                validate_action(engine.snapshot(), ev.seat, action)
+            engine.act(ev.seat, action, auto=ev.auto)
         except DomainError as exc:
             verdict.problems.append(
-                f"event {r['seq']}: illegal action by seat {d['seat']}: {exc.message}"
+                f"event {entry.seq}: illegal action by seat {ev.seat}: {exc.message}"
             )
             return verdict
         verdict.actions += 1
@@ -294,16 +312,19 @@ def verify_hand(records: list[dict[str, Any]], *, rules=None, scoring=None) -> V
                 steps.popleft()()
         except Exception as exc:
             verdict.problems.append(
-                f"event {r['seq']}: replay failed after seat {d['seat']}'s "
-                f"{d['action'].get('type', 'action')} (a legal action): {_why(exc)}"
+                f"event {entry.seq}: replay failed after seat {ev.seat}'s "
+                f"{codec.action_to_json(action)['type']} (a legal action): {_why(exc)}"
             )
             return verdict
-    recorded = [(r["kind"], _strip(r["data"])) for r in events]
-    replayed = [(k, _strip(d)) for k, d in produced]
+    recorded = [_comparable(e.event) for e in events]
+    replayed = [_comparable(e) for e in produced]
     if recorded != replayed:
         for i, (a, b) in enumerate(zip(recorded, replayed, strict=False)):
             if a != b:
-                verdict.problems.append(f"event {i}: recorded {a} but the replay gives {b}")
+                verdict.problems.append(
+                    f"event {i}: recorded {a.KIND} {codec.to_json(a)} but the replay gives "
+                    f"{b.KIND} {codec.to_json(b)}"
+                )
                 break
         else:
             verdict.problems.append(

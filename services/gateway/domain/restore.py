@@ -20,65 +20,46 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
 
-from services.gateway.domain.hand import HandEngine, action_from_json
-from services.gateway.domain.ports import WallDraw, WallHand, WallReveal
-from services.gateway.domain.replay import is_engine_event, wall_record
+from services.gateway.domain.events import kinds as K
+from services.gateway.domain.events.log import LoggedEvent
+from services.gateway.domain.hand import OWN_TURN, HandEngine
+from services.gateway.domain.ports import WallDraw, WallReveal
+from services.gateway.domain.replay import RecordedWall, is_engine_event, wall_record
 from services.gateway.domain.session import (
     BETWEEN_HANDS,
     FINISHED,
+    HALTED,
     PLAYING,
     WAITING,
     Ports,
     Seat,
     SessionConfig,
     TableSession,
+    decisions,
 )
-from shared import tiles as T
+from services.gateway.domain.session.table import Emit, Report
 from shared.ruleset import resolve_ruleset
 
-LogEntry = tuple[int, int, str, dict[str, Any]]
 
+class ResumingWall(RecordedWall):
+    """Recorded tiles first, then the live wall (numbered on by the engine)."""
 
-class ResumingWall:
-    """Recorded tiles first, then the live wall."""
-
-    def __init__(self, live_wall, started: dict, dealt: dict, record: dict) -> None:
+    def __init__(self, live_wall, started: K.HandStarted, dealt: K.TilesDealt, record) -> None:
+        super().__init__(started, dealt, record)
         self.live_wall = live_wall
-        self.started, self.dealt = started, dealt
-        self.live: deque[int] = deque()
-        self.tail: deque[int] = deque()
-        self.swaps: deque[list[int]] = deque()
-        for e in record["events"]:
-            if e["kind"] == "draw":
-                self.live.extend(T.parse(e["tiles"]))
-            elif e["kind"] == "replacement":
-                self.tail.extend(T.parse(e["tiles"]))
-            elif e["kind"] == "swap":
-                self.swaps.append(T.parse(e["tiles"]))
-        self.remaining = dealt["tiles_left"]
 
-    def new_hand(self, ruleset_name, overrides, dealer, request_id) -> WallHand:
-        s = self.started
-        return WallHand(s["hand_id"], tuple(s["dice"]), s["commitment"], 144)
-
-    def deal(self, hand_id):
-        return [T.parse(h) for h in self.dealt["hands"]], self.remaining
-
-    def draw(self, hand_id, seat, number) -> WallDraw:
+    def draw(self, hand_id, seat, number=0) -> WallDraw:
         if self.live:
-            self.remaining -= 1
-            return WallDraw(self.live.popleft(), self.remaining)
+            return self._take(self.live)
         return self.live_wall.draw(hand_id, seat, number)
 
-    def draw_replacement(self, hand_id, seat, number) -> WallDraw:
+    def draw_replacement(self, hand_id, seat, number=0) -> WallDraw:
         if self.tail:
-            self.remaining -= 1
-            return WallDraw(self.tail.popleft(), self.remaining)
+            return self._take(self.tail)
         return self.live_wall.draw_replacement(hand_id, seat, number)
 
-    def swap(self, hand_id, seat, buried, number) -> list[int]:
+    def swap(self, hand_id, seat, buried, number=0) -> list[int]:
         if self.swaps:
             return self.swaps.popleft()
         return self.live_wall.swap(hand_id, seat, buried, number)
@@ -89,38 +70,40 @@ class ResumingWall:
 
 def restore_session(
     table_id: str,
-    log: list[LogEntry],
+    log: list[LoggedEvent],
     *,
     timers: dict[str, int | None],
     ports: Ports,
     scheduler,
-    emit: Callable[[str, dict[str, Any]], int],
-    report: Callable[[str, dict[str, Any]], None],
+    emit: Emit,
+    report: Report,
     policy,
     on_step_failed: Callable[[int, Exception], None] | None = None,
+    on_halted: Callable[[Exception], None] | None = None,
 ) -> TableSession:
     """The session of a logged table, ready to go on (timers scheduled, next step queued)."""
-    started = next(d for _, _, k, d in log if k == "table_started")
-    ruleset = resolve_ruleset(started["ruleset"], started["overrides"])
+    started = next(e.event for e in log if isinstance(e.event, K.TableStarted))
+    assert isinstance(started, K.TableStarted)
+    ruleset = resolve_ruleset(started.ruleset, started.overrides)
     seats = [
         Seat(
-            player_id=s["player_id"],
-            display_name=s.get("display_name", ""),
-            bot=s["bot"],
-            joined=bool(s["player_id"]) or s["bot"],
+            player_id=s.player_id,
+            display_name=s.display_name,
+            bot=s.bot,
+            joined=bool(s.player_id) or s.bot,
         )
-        for s in started["seats"]
+        for s in started.seats
     ]
-    hand_starts = [i for i, (_, _, k, _) in enumerate(log) if k == "hand_started"]
+    hand_starts = [i for i, e in enumerate(log) if isinstance(e.event, K.HandStarted)]
     config = SessionConfig(
         table_id=table_id,
         ruleset=ruleset,
-        ruleset_name=started["ruleset"],
-        overrides=dict(started["overrides"]),
-        stake=started["stake"],
-        max_hands=started["max_hands"],
-        max_rounds=started.get("max_rounds", 0),
-        tag=started["tag"],
+        ruleset_name=started.ruleset,
+        overrides=dict(started.overrides),
+        stake=started.stake,
+        max_hands=started.max_hands,
+        max_rounds=started.max_rounds,
+        tag=started.tag,
         discard_ms=timers.get("discard_ms"),
         claim_ms=timers.get("claim_ms"),
         bot_delay_ms=timers.get("bot_delay_ms") or 0,
@@ -136,96 +119,100 @@ def restore_session(
         report=report,
         policy=policy,
         on_step_failed=on_step_failed,
+        on_halted=on_halted,
     )
     hand_open = False
     left_in_hand = False
-    result: dict[str, Any] | None = None
-    for _, _, k, d in log:
-        if k == "seat_changed":
-            s = seats[d["seat"]]
-            reason = d.get("reason")
-            if reason == "joined":
-                s.player_id, s.joined = d.get("player_id", s.player_id), True
-            elif reason == "left":
+    result: K.HandResult | None = None
+    for entry in log:
+        ev = entry.event
+        if isinstance(ev, K.SeatChanged):
+            s = seats[ev.seat]
+            if ev.reason == "joined":
+                s.player_id, s.joined = ev.player_id or s.player_id, True
+            elif ev.reason == "left":
                 s.left = True
                 session.huangfan = 0
                 left_in_hand = left_in_hand or hand_open
-            elif reason in ("auto_play_on", "auto_play_off"):
-                s.auto_play = reason == "auto_play_on"
-                if s.auto_play and d.get("private"):  # not announced to the others yet
-                    session.auto_play_hidden.add(d["seat"])
+            elif ev.reason in ("auto_play_on", "auto_play_off"):
+                s.auto_play = ev.reason == "auto_play_on"
+                if s.auto_play and ev.private:  # not announced to the others yet
+                    session.auto_play_hidden.add(ev.seat)
                 else:
-                    session.auto_play_hidden.discard(d["seat"])
-        elif k == "timed_out":
-            seats[d["seat"]].timeouts_in_row = d["in_a_row"]
-        elif k == "action" and not d.get("auto"):
-            seats[d["seat"]].timeouts_in_row = 0
-        elif k == "hand_started":
+                    session.auto_play_hidden.discard(ev.seat)
+        elif isinstance(ev, K.TimedOut):
+            seats[ev.seat].timeouts_in_row = ev.in_a_row
+        elif isinstance(ev, K.ActionTaken) and not ev.auto:
+            seats[ev.seat].timeouts_in_row = 0
+        elif isinstance(ev, K.HandStarted):
             hand_open, left_in_hand = True, False
-            session.dealer = d["dealer"]
-        elif k == "hand_result" and d["outcome"] == "escape":
-            for i, p in enumerate(d["payments"]):
+            session.dealer = ev.dealer
+        elif isinstance(ev, K.HandResult) and ev.outcome == "escape":
+            for i, p in enumerate(ev.payments):
                 seats[i].chips += p
-        elif k == "hand_result":
-            result = d  # counted once the hand is complete in the log (seed revealed)
-        elif k == "seed_revealed" and result is not None:
-            for i, p in enumerate(result["payments"]):
+        elif isinstance(ev, K.HandResult):
+            result = ev  # counted once the hand is complete in the log (seed revealed)
+        elif isinstance(ev, K.SeedRevealed) and result is not None:
+            for i, p in enumerate(result.payments):
                 seats[i].chips += p
             session.hands_played += 1
-            session.count_deal(session.dealer, result["next_dealer"])
-            session.dealer = result["next_dealer"]
-            session.huangfan = 0 if left_in_hand else result["next_huangfan"]
+            session.count_deal(session.dealer, result.next_dealer)
+            session.dealer = result.next_dealer
+            session.huangfan = 0 if left_in_hand else result.next_huangfan
             hand_open, result = False, None
-        elif k == "table_finished":
+        elif isinstance(ev, K.TableFinished):
             session.phase = FINISHED
-            session.finish_reason = d.get("reason", "")
-    if session.phase == FINISHED:
+            session.finish_reason = ev.reason
+        elif isinstance(ev, K.TableHalted):  # stays stopped until an operator looks
+            session.phase = HALTED
+            session.finish_reason = "halted"
+    if session.phase in (FINISHED, HALTED):
         return session
     if hand_open:
         _resume_hand(session, log[hand_starts[-1] :], left_in_hand)
         return session
     if any(s.open for s in seats):
         session.phase = WAITING
-        session.seat_deadline_ms = int(started.get("seat_deadline_ms", 0))
+        session.seat_deadline_ms = started.seat_deadline_ms
         session.resume_seat_wait()
         return session
     session.phase = BETWEEN_HANDS
-    reason = session._limit_reached() if hand_starts else ""
+    reason = session.limit_reached() if hand_starts else ""
     if reason or (session.had_humans and all(s.bot or s.left for s in seats)):
-        session._finish(reason or "players_left")
+        session.finish(reason or "players_left")
     else:
-        scheduler.call_later(config.between_hands_ms, session._next_hand)
+        scheduler.call_later(config.between_hands_ms, session.next_hand)
     return session
 
 
-def _resume_hand(session: TableSession, entries: list[LogEntry], left_in_hand: bool) -> None:
-    records = [{"seq": q, "t": t, "kind": k, "data": d} for q, t, k, d in entries]
-    engine_events = [r for r in records if is_engine_event(r["kind"], r["data"])]
-    by_kind = {r["kind"]: r["data"] for r in engine_events}
-    started = by_kind["hand_started"]
+def _resume_hand(session: TableSession, entries: list[LoggedEvent], left_in_hand: bool) -> None:
+    engine_events = [e for e in entries if is_engine_event(e.event)]
+    started = engine_events[0].event
+    dealt = next(e.event for e in engine_events if isinstance(e.event, K.TilesDealt))
+    assert isinstance(started, K.HandStarted) and isinstance(dealt, K.TilesDealt)
     ruleset = session.config.ruleset
     swap_count = ruleset.table.tile_swap_count if ruleset.table.tile_swap else 0
     wall = ResumingWall(
         session.ports.wall,
         started,
-        by_kind["tiles_dealt"],
-        wall_record(records, ruleset.table.reserved_tiles, swap_count),
+        dealt,
+        wall_record([e.event for e in entries], ruleset.table.reserved_tiles, swap_count),
     )
-    recorded = deque(r["seq"] for r in engine_events)
-    last_recorded = engine_events[-1]["seq"]
+    recorded = deque(e.seq for e in engine_events)
+    last_recorded = engine_events[-1].seq
 
-    def emit(kind: str, data: dict[str, Any]) -> int:
+    def emit(ev: K.TableEvent) -> int:
         if recorded:
             return recorded.popleft()
-        return session.engine_emit(kind, data)  # a step the dead owner never finished
+        return session.engine_emit(ev)  # a step the dead owner never finished
 
     session.phase = PLAYING
-    session.dealer = started["dealer"]
+    session.dealer = started.dealer
     session.left_during_hand = left_in_hand
     cfg = replace(
-        session._hand_config(),
-        hand_number=started["hand_number"],
-        huangfan=started["huangfan"] - started.get("huangfan_dice", 0),  # the counter
+        session.hand_config(),
+        hand_number=started.hand_number,
+        huangfan=started.huangfan - (started.huangfan_dice or 0),  # the counter
     )
     hand = HandEngine(
         cfg,
@@ -234,23 +221,23 @@ def _resume_hand(session: TableSession, entries: list[LogEntry], left_in_hand: b
         scoring=session.ports.scoring,
         emit=emit,
         now_ms=session.scheduler.now_ms,
-        timer_ms=session._timer_ms,
+        timer_ms=session.timer_ms,
     )
     session.hand = hand
     hand.huangfan_reset = left_in_hand
     hand.start()
-    for r in engine_events:
-        if r["kind"] == "action":
-            d = r["data"]
-            hand.act(d["seat"], action_from_json(d["action"]), auto=bool(d.get("auto")))
+    for e in engine_events:
+        if isinstance(e.event, K.ActionTaken):
+            hand.act(e.event.seat, e.event.action, auto=e.event.auto)
     hand._emit = session.engine_emit
-    hand.defer = session._defer
+    hand.defer = session.defer
     for p in hand.pending.values():  # timers of prompts already in the log
         if p.sequence <= last_recorded:
-            session._schedule_decision(
+            decisions.schedule_decision(
+                session,
                 p.seat,
                 p.sequence,
                 session.scheduler.now_ms()
-                + (session.discard_ms if p.kind == "own_turn" else session.claim_ms),
+                + (session.discard_ms if p.kind == OWN_TURN else session.claim_ms),
             )
-    session._after_engine()
+    session.after_engine()

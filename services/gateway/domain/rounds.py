@@ -21,7 +21,7 @@ hand whose result completes the N-th round.
 
 from __future__ import annotations
 
-NUM_SEATS = 4
+from shared.table import NUM_SEATS
 
 
 def deal_advance(dealer: int, next_dealer: int) -> int:

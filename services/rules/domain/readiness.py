@@ -9,21 +9,15 @@ offered): any complete allowed hand may win, and "ready" means "waits on at leas
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 
 from shared.hand import waits
 from shared.hand.waits import discards_that_may_wait
 from shared.melds import Meld
+from shared.readiness import declaration_required
 from shared.ruleset import Ruleset
 from shared.table import SeatState
 from shared.tiles import format_tile
-
-
-@functools.lru_cache(maxsize=256)  # rulesets are immutable; every option list asks this
-def declaration_required(ruleset: Ruleset) -> bool:
-    """Does this ruleset use 敲 at all (``ready.require_declare_ready``)?"""
-    return bool(ruleset.ready.require_declare_ready)
 
 
 def is_locked(seat: SeatState, ruleset: Ruleset) -> bool:

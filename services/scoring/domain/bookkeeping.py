@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from services.scoring.domain.breakdown import Item, Unit, item
 from services.scoring.domain.rules import ScoringRules
-from services.scoring.domain.situations import dice_huangfan_bonus
+from shared.dice import dice_huangfan_bonus
 
 
 def huangfan_this_hand(

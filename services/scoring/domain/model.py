@@ -18,8 +18,6 @@ from shared.hand import HandType
 from shared.melds import Meld
 from shared.ruleset import Ruleset
 
-NUM_SEATS = 4
-
 
 class WinKind(enum.Enum):
     """How a hand was won (RULES §6); the values are the labels of the vectors and the CLI."""

@@ -29,11 +29,11 @@ from services.scoring.domain.situations import (
     is_big_hanging,
     is_earthly_win,
     is_heavenly_win,
-    is_kaibao,
     is_menqing,
 )
 from services.scoring.domain.validate import check_context, check_seat, check_win
 from services.scoring.domain.value import Situations, hand_value
+from shared.dice import is_kaibao
 
 
 def settle_win(w: WinInput) -> Settlement:

@@ -23,11 +23,9 @@ from shared.errors import InvalidArgument
 from shared.hand import HandType, classify
 from shared.hand.input import check_copies, check_flowers, check_melds, counts_from_tiles
 from shared.melds import MeldKind
+from shared.table import MAX_STAKE
 
 ALL_FLOWERS = frozenset(range(T.FLOWER_BASE, T.NUM_TILE_KINDS))
-# Chips per point, far above the highest level's base (65536, RULES §11), low enough that every
-# amount (at most 勒子 × points × shares × stake) stays a 64-bit protobuf integer.
-MAX_STAKE = 10**12
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from services.gateway.client.convert import (
     options_from_prompt,
     view_from_proto,
 )
-from shared.convert.gateway import action_from_proto
+from services.gateway.convert.actions import action_from_proto
 from shared.hand.hand_type import HandType
 from shared.melds import MeldKind
 from shared.table import (

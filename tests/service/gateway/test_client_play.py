@@ -20,7 +20,7 @@ from shared.supervisor import free_port
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[3]
-PLAY = [sys.executable, "-m", "shared.cli", "play"]  # `mahjong play`
+PLAY = [sys.executable, "-m", "services.cli", "play"]  # `mahjong play`
 
 
 @pytest.fixture(scope="module")

@@ -82,21 +82,6 @@ def _manager(store) -> TableManager:
     return table_manager(store, inprocess_ports(), seed=1, replica_id="gw", bot_delay_ms=60_000)
 
 
-def test_a_request_id_recorded_without_a_fingerprint_still_answers_retries():
-    """Records written before the fingerprint hold the bare table id."""
-    store = MemoryStore()
-    manager = _manager(store)
-    try:
-        req = open_seat_request(open_seat=False, request_id="old-1")
-        table_id, tokens = manager.create_table(table_spec_from_proto(req))
-        store.put(CREATES, "old-1", table_id.encode())  # as an older gateway wrote it
-        assert manager.create_table(table_spec_from_proto(req)) == (table_id, tokens)
-        changed = open_seat_request(open_seat=False, request_id="old-1", stake=9)
-        assert manager.create_table(table_spec_from_proto(changed))[0] == table_id
-    finally:
-        manager.close()
-
-
 def test_a_concurrent_create_with_the_same_id_but_another_request_is_refused():
     """The request id is claimed together with the fingerprint, so a call that loses the race
     to claim it compares its request with the winner's."""

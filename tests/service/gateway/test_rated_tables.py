@@ -46,7 +46,7 @@ def _bot_table(stub, metadata=None) -> str:
 def _reports_after_finish(store, table_id: str) -> list[str]:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        if any(k == "table_finished" for _, _, k, _ in read_table_log(store, table_id)):
+        if any(e.kind == "table_finished" for e in read_table_log(store, table_id)):
             break
         time.sleep(0.05)
     else:

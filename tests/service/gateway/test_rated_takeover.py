@@ -27,7 +27,7 @@ def _spec(report_hands: bool) -> TableSpec:
 def _wait_for(store, table_id: str, kind: str) -> None:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        if any(k == kind for _, _, k, _ in read_table_log(store, table_id)):
+        if any(e.kind == kind for e in read_table_log(store, table_id)):
             return
         time.sleep(0.02)
     raise AssertionError(f"no {kind} in table {table_id}'s log")

@@ -1,4 +1,4 @@
-"""JoinSeat never hands a seat assigned to a player to someone else (review finding F1).
+"""JoinSeat never hands a seat assigned to a player to someone else.
 
 Player ids are public (``table_started.seats``, every view's ``SeatView.player_id``): a
 JoinSeat naming one proves nothing. The token of an assigned seat goes only to a caller

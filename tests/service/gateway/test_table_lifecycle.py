@@ -18,13 +18,12 @@ from services.gateway.domain.session import FINISHED, Seat
 from services.gateway.domain.tokens import sign_seat_token
 from services.gateway.tables import (
     LEASES,
-    LOG_PREFIX,
     REQUESTS,
     TableManager,
     TableSpec,
     read_table_log,
 )
-from shared import tiles as T
+from services.gateway.tables.log import LOG_PREFIX
 from shared.errors import DomainError, FailedPrecondition, Unavailable
 from shared.store.memory import MemoryStore
 from shared.table import Discard, Pass
@@ -62,7 +61,7 @@ def _until(cond, what: str, timeout: float = 30.0) -> None:
 
 
 def _finished(store, table_id: str) -> bool:
-    return any(k == "table_finished" for _, _, k, _ in read_table_log(store, table_id))
+    return any(e.kind == "table_finished" for e in read_table_log(store, table_id))
 
 
 def _spectator(table_id: str) -> str:
@@ -82,13 +81,13 @@ def test_finished_tables_leave_memory_and_are_then_served_read_only_from_the_log
 
         t = ids[0]
         log = read_table_log(store, t)
-        end = log[-1][3]
-        assert log[-1][2] == "table_finished"
+        end = log[-1].event
+        assert log[-1].kind == "table_finished"
         # GetTableState: the final seats and chips, from the log.
         view = m.view(t, _spectator(t), None)
         assert view["phase"] == FINISHED
-        assert [s["chips"] for s in view["seats"]] == end["chips"]
-        assert view["hands_played"] == end["hands_played"] == 1
+        assert tuple(s["chips"] for s in view["seats"]) == end.chips
+        assert view["hands_played"] == end.hands_played == 1
         assert view["last_sequence"] == len(log)
         # Subscribe from the start: every event a spectator may see, then the stream ends.
         got = [ev.seq for ev, _ in m.subscribe(t, _spectator(t), 0, lambda: True)]
@@ -147,8 +146,8 @@ def _play_seat_zero(
         if prompt is None:
             time.sleep(0.002)
             continue
-        discards = prompt["options"].get("discards")
-        action = Discard(T.parse(discards[0])[0]) if discards else Pass()
+        discards = prompt.options.discards
+        action = Discard(discards[0]) if discards else Pass()
         try:
             m.act(table_id, token, 0, uuid.uuid4().hex, view["last_sequence"], action)
         except DomainError:
@@ -187,20 +186,19 @@ def test_a_taken_over_table_forgets_request_ids_older_than_the_previous_hand():
         _play_seat_zero(first, store, t, until_hand=3)
     finally:
         first.close()
-    # Records left in the store from the first hand (as by a replica that died before pruning),
-    # from the last one, and one of the earlier format (no ``at``): a replica taking the table
-    # over keeps the last two and deletes the first.
-    starts = [q for q, _, k, _ in read_table_log(store, t) if k == "hand_started"]
+    # Records left in the store from the first hand (as by a replica that died before pruning)
+    # and from the last one: a replica taking the table over keeps the last and deletes the
+    # first.
+    starts = [e.seq for e in read_table_log(store, t) if e.kind == "hand_started"]
     assert len(starts) == 3
     store.put(REQUESTS, f"{t}/0/old", b'{"result": 5, "at": %d}' % starts[0])
     store.put(REQUESTS, f"{t}/0/new", b'{"result": 9, "at": %d}' % starts[-1])
-    store.put(REQUESTS, f"{t}/0/bare", b"7")
     second = _manager(store, "gw-b", ports=ports, **SLOW)
     try:
         kept = second.table(t).requests
-        assert (0, "new") in kept and (0, "bare") in kept and (0, "old") not in kept
+        assert (0, "new") in kept and (0, "old") not in kept
         assert store.get(REQUESTS, f"{t}/0/old") is None
-        assert all(rec["at"] >= starts[-2] for rec in kept.values())
+        assert all(rec.at >= starts[-2] for rec in kept.values())
     finally:
         second.close()
 

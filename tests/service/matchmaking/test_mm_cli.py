@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from shared.cli import main
+from services.cli import main
 from tests.support.grpc_server import serving
 from tests.support.stacks import matchmaking_spec
 

@@ -8,9 +8,9 @@ import pytest
 from mahjong.common.v1 import common_pb2
 from mahjong.scoring.v1 import scoring_pb2, scoring_pb2_grpc
 
+from services.scoring import convert as S
 from services.scoring.server import SPEC
 from services.scoring.vector_format import win_input
-from shared.convert import scoring as S
 from tests.conftest import load_vectors
 from tests.support.grpc_server import serving
 from tests.support.probes import rpc_error

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
+from services.cli import main
 from services.wall.server import SPEC
 from shared import tiles as T
-from shared.cli import main
 from tests.support.grpc_server import serving
 
 

@@ -11,6 +11,7 @@ from services.gateway.domain.ports import WallDraw, WallHand, WallReveal
 from shared import tiles as T
 from shared.errors import FailedPrecondition
 from shared.ruleset import resolve_ruleset
+from tests.support.events import json_recorder
 
 
 class ScriptedWall:
@@ -80,7 +81,7 @@ def engine(
         wall=wall,
         rules=InProcessRules(),
         scoring=InProcessScoring(),
-        emit=lambda kind, data: events.append((kind, data)) or len(events),
+        emit=json_recorder(events),
         now_ms=Clock(),
     )
     return eng, events

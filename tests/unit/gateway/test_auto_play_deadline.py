@@ -10,12 +10,12 @@ import pytest
 
 from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
 from services.gateway.domain.clock import ManualScheduler
+from services.gateway.domain.events import codec
 from services.gateway.domain.hand import OWN_TURN
 from services.gateway.domain.session import (
     BETWEEN_HANDS,
     PLAYING,
     Ports,
-    ResumePlay,
     Seat,
     SessionConfig,
     TableSession,
@@ -23,6 +23,7 @@ from services.gateway.domain.session import (
 )
 from shared.errors import FailedPrecondition
 from shared.ruleset import resolve_ruleset
+from shared.table import ResumePlay
 
 DISCARD_MS, CLAIM_MS, AUTO_MS = 10_000, 5_000, 700
 
@@ -49,7 +50,7 @@ def make(*, auto_play: bool, max_hands=1, humans=1):
         seats,
         ports=Ports(InProcessWall(), InProcessRules(), InProcessScoring()),
         scheduler=sched,
-        emit=lambda kind, data: events.append((kind, data, sched.now_ms())) or len(events),
+        emit=lambda ev: events.append((ev.KIND, codec.to_json(ev), sched.now_ms())) or len(events),
         report=lambda kind, data: None,
         policy=simple_policy,
         rng=random.Random(1),
@@ -63,7 +64,7 @@ def test_a_seat_on_auto_play_is_prompted_with_the_bots_deadline():
     p = session.hand.pending[0]
     assert p.kind == OWN_TURN and p.deadline_ms == sched.now_ms() + AUTO_MS
     view = session.seat_view(0)
-    assert view["prompt"]["deadline_ms"] == view["hand"]["deadline_ms"] == p.deadline_ms
+    assert view["prompt"].deadline_ms == view["hand"]["deadline_ms"] == p.deadline_ms
     sched.drain()  # the whole hand: every prompt of seat 0 says when the bot answers it
     mine = [(d, t) for k, d, t in events if k == "prompt" and d["seat"] == 0]
     others = [(d, t) for k, d, t in events if k == "prompt" and d["seat"] != 0]
@@ -92,7 +93,7 @@ def test_resume_ends_auto_play_at_once_and_the_pending_decision_gets_the_normal_
     kind, changed, _ = events[-1]
     assert kind == "seat_changed" and changed["reason"] == "auto_play_off"
     assert changed["deadline_ms"] == p.deadline_ms == resumed_at + DISCARD_MS
-    assert session.seat_view(0)["prompt"]["deadline_ms"] == resumed_at + DISCARD_MS
+    assert session.seat_view(0)["prompt"].deadline_ms == resumed_at + DISCARD_MS
     sched.advance(AUTO_MS)  # the bot's moment passes: the decision is the player's now
     assert session.hand.pending.get(0) is p
     assert not [d for k, d, _ in events if k == "action"]

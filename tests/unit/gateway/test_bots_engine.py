@@ -18,8 +18,8 @@ def test_planning_bots_play_whole_hands_legally(seed):
     assert len(result.hands) == 3
     assert result.decisions > 0
     for hand in result.hands:
-        assert sum(hand["payments"]) + hand["house"] == 0
-    assert sum(result.chips) == -sum(h["house"] for h in result.hands)
+        assert sum(hand.payments) + hand.house == 0
+    assert sum(result.chips) == -sum(h.house for h in result.hands)
 
 
 def test_random_bots_play_whole_hands_legally():

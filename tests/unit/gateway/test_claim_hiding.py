@@ -1,4 +1,4 @@
-"""Who may claim a discard (or rob a kong) is known only to that seat (review finding F2): not
+"""Who may claim a discard (or rob a kong) is known only to that seat: not
 through refusal messages, not through ``timed_out`` events or the 托管 they start, not through
 the views' deadlines. On a fake clock, four human seats that act only when the test says."""
 
@@ -9,7 +9,6 @@ import re
 
 from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
 from services.gateway.domain.clock import ManualScheduler
-from services.gateway.domain.events import project
 from services.gateway.domain.hand import CLAIM, OWN_TURN, ROB_KONG
 from services.gateway.domain.restore import restore_session
 from services.gateway.domain.session import (
@@ -23,6 +22,7 @@ from services.gateway.domain.session import (
 from shared.errors import FailedPrecondition
 from shared.ruleset import resolve_ruleset
 from shared.table import Pass
+from tests.support.events import json_log_recorder, log_from_json, project_json
 
 TIMERS = {"discard_ms": 60_000, "claim_ms": 500}
 
@@ -45,7 +45,7 @@ def make(seed: int):
         [Seat(player_id=f"p{i}") for i in range(4)],
         ports=ports,
         scheduler=sched,
-        emit=lambda kind, data: log.append((len(log) + 1, 0, kind, data)) or len(log),
+        emit=json_log_recorder(log),
         report=lambda kind, data: None,
         policy=simple_policy,
         rng=random.Random(seed),
@@ -156,17 +156,17 @@ def test_a_missed_claim_is_told_to_its_seat_only():
     assert sorted(d["seat"] for _, d in timed) == prompted
     for _, d in timed:
         assert d["kind"] in (CLAIM, ROB_KONG)
-        assert project("timed_out", d, d["seat"]) == d
+        assert project_json("timed_out", d, d["seat"]) == d
         for viewer in [None, *range(4)]:
             if viewer != d["seat"]:
-                assert project("timed_out", d, viewer) is None
+                assert project_json("timed_out", d, viewer) is None
 
 
 def test_an_own_turn_timeout_is_public_without_the_count_of_missed_claims():
     data = {"seat": 2, "kind": OWN_TURN, "in_a_row": 2}
-    assert project("timed_out", data, 2) == data
+    assert project_json("timed_out", data, 2) == data
     for viewer in (None, 0, 1, 3):
-        assert project("timed_out", data, viewer) == {**data, "in_a_row": 0}
+        assert project_json("timed_out", data, viewer) == {**data, "in_a_row": 0}
 
 
 def test_auto_play_after_a_missed_claim_is_announced_at_the_seats_next_own_turn():
@@ -185,17 +185,17 @@ def _announced_at_next_own_turn(session, sched, log, ports) -> bool:
     assert [d["reason"] for _, d in on] == ["auto_play_on"] and on[0][1]["private"]
     assert session.seats[seat].auto_play
     for viewer in [None, *range(4)]:
-        shown = project("seat_changed", on[0][1], viewer)
+        shown = project_json("seat_changed", on[0][1], viewer)
         assert (shown is not None) == (viewer == seat)
         assert session.seat_view(viewer)["seats"][seat]["auto_play"] == (viewer == seat)
     # A table taken over from this log keeps the secret too.
     taken = restore_session(
         "t-hide",
-        list(log),
+        log_from_json(log),
         timers=TIMERS,
         ports=ports,
         scheduler=ManualScheduler(),
-        emit=lambda kind, data: 0,
+        emit=lambda ev: 0,
         report=lambda kind, data: None,
         policy=simple_policy,
     )
@@ -220,7 +220,7 @@ def _announced_at_next_own_turn(session, sched, log, ports) -> bool:
         if k == "seat_changed" and d["seat"] == seat and not d.get("private")
     ]
     assert [d["reason"] for d in public] == ["auto_play_on"]
-    assert project("seat_changed", public[0], None) == public[0]
+    assert project_json("seat_changed", public[0], None) == public[0]
     assert session.seat_view(None)["seats"][seat]["auto_play"]
     return True
 
@@ -266,10 +266,10 @@ def test_resuming_while_a_claim_is_pending_tells_the_new_deadline_to_the_seat_on
     session.resume(seat)
     (change,) = [d for _, _, k, d in log[n:] if k == "seat_changed"]
     assert change["reason"] == "auto_play_off" and change["deadline_ms"] > 0
-    assert project("seat_changed", change, seat)["deadline_ms"] == change["deadline_ms"]
+    assert project_json("seat_changed", change, seat)["deadline_ms"] == change["deadline_ms"]
     for viewer in [None, *range(4)]:
         if viewer != seat:
-            shown = project("seat_changed", change, viewer)
+            shown = project_json("seat_changed", change, viewer)
             assert shown["reason"] == "auto_play_off"
             assert "deadline_ms" not in shown and "deadline_private" not in shown
 
@@ -284,6 +284,6 @@ def test_resuming_an_unannounced_auto_play_tells_nobody_else():
     (change,) = [d for _, _, k, d in log[n:] if k == "seat_changed"]
     assert change["reason"] == "auto_play_off" and change["private"]
     assert seat not in session.auto_play_hidden
-    assert [project("seat_changed", change, v) is None for v in (None, *range(4))] == [
+    assert [project_json("seat_changed", change, v) is None for v in (None, *range(4))] == [
         v != seat for v in (None, *range(4))
     ]

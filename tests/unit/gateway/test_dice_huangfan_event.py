@@ -5,10 +5,11 @@ apart, the value scoring settles with; replays still verify."""
 from __future__ import annotations
 
 from services.gateway.bots import engine_policy, make_bot
-from services.gateway.domain.replay import export_hand, verify_hand
+from services.gateway.domain.replay import export_hand
 from services.gateway.domain.session import FINISHED
+from services.gateway.verify import verify_hand
 from services.wall import shuffle
-from shared.convert.gateway import event_to_proto
+from tests.support.events import event_proto
 from tests.support.sessions import local_table, seats, session_config
 
 # Seeds whose dice are (1,1): +2, (2,1): +1, (5,2): +0 (services.wall.shuffle).
@@ -44,7 +45,7 @@ def test_hand_started_shows_the_dice_huangfan(monkeypatch):
         counter = result["next_huangfan"]
     assert checked
     assert session.seat_view(0)["hand"]["huangfan"] == started[-1]["huangfan"]
-    e = event_to_proto(1, 0, "hand_started", started[0])
+    e = event_proto(1, 0, "hand_started", started[0])
     assert e.hand_started.huangfan == 2 and e.hand_started.huangfan_dice == 2
     log = table.log()
     header = {"table_id": "t-classic", "ruleset": "shanghai-classic", "overrides": {}, "stake": 1}

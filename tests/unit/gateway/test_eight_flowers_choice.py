@@ -9,10 +9,11 @@ from mahjong.gateway.v1 import gateway_pb2 as pb
 from services.gateway.bots import legal_actions
 from services.gateway.bots.view import SeatView
 from services.gateway.client.convert import options_from_prompt
-from shared.convert.gateway import action_from_proto, action_to_proto, options_to_proto
+from services.gateway.convert.actions import action_from_proto, action_to_proto
 from shared.errors import FailedPrecondition
 from shared.hand.hand_type import HandType
 from shared.table import Win
+from tests.support.events import options_proto
 from tests.unit.gateway.scripted import ScriptedWall, engine
 
 NO_DECLARE = {"ready.require_declare_ready": "false"}  # a winning hand without 敲 first
@@ -78,18 +79,18 @@ def test_proto_round_trip_of_the_flag_and_the_options():
     assert action_from_proto(pb.Action(win=pb.Win(eight_flowers=True))) == Win(True)
     assert action_from_proto(pb.Action(win=pb.Win())) == Win(False)
     assert action_to_proto(Win(True)).win.eight_flowers
-    both = options_to_proto({"win": True, "win_eight_flowers": True, "win_shape": True})
+    both = options_proto({"win": True, "win_eight_flowers": True, "win_shape": True})
     assert both.win and both.win_eight_flowers and both.win_shape
-    shape_only = options_to_proto({"win": True})  # an older prompt, or a claim: a winning hand
+    shape_only = options_proto({"win": True})  # an older prompt, or a claim: a winning hand
     assert shape_only.win_shape and not shape_only.win_eight_flowers
-    assert not options_to_proto({"win": False}).win_shape
+    assert not options_proto({"win": False}).win_shape
 
 
 def test_a_client_offers_both_wins():
     """The Python client (mahjong play, RemotePlayer bots) turns the prompt into both actions."""
     eng, events = dealer_with_eight_flowers(NO_DECLARE)
     prompt = pb.Prompt(
-        kind=pb.PROMPT_KIND_OWN_TURN, options=options_to_proto(last_prompt(events)["options"])
+        kind=pb.PROMPT_KIND_OWN_TURN, options=options_proto(last_prompt(events)["options"])
     )
     view = SeatView.from_snapshot(eng.snapshot(), 0)
     options = options_from_prompt(prompt, view)

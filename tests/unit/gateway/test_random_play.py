@@ -10,9 +10,12 @@ from hypothesis import strategies as st
 from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
 from services.gateway.bots import engine_policy, make_bot
 from services.gateway.domain.clock import ManualScheduler
-from services.gateway.domain.replay import export_hand, verify_hand
+from services.gateway.domain.events.log import LoggedEvent
+from services.gateway.domain.replay import export_hand
 from services.gateway.domain.session import FINISHED, Ports, Seat, SessionConfig, TableSession
+from services.gateway.verify import verify_hand
 from shared.ruleset import resolve_ruleset
+from tests.support.events import json_log
 
 
 @settings(max_examples=10, deadline=None)
@@ -22,10 +25,10 @@ def test_random_bots_keep_every_invariant(seed, swap, dealer):
     log: list = []
     holder: dict = {}
 
-    def emit(kind, data):
-        log.append((len(log) + 1, 0, kind, data))
+    def emit(ev):
+        log.append(LoggedEvent(len(log) + 1, 0, ev))
         session = holder.get("session")
-        if kind == "prompt" and session is not None and session.hand is not None:
+        if ev.KIND == "prompt" and session is not None and session.hand is not None:
             assert session.hand.tiles_accounted() == 144
         return len(log)
 
@@ -57,9 +60,9 @@ def test_random_bots_keep_every_invariant(seed, swap, dealer):
         "overrides": overrides,
         "stake": 1,
     }
-    for _, _, kind, d in log:
+    for _, _, kind, d in json_log(log):
         if kind == "hand_result":
             assert sum(d["payments"]) + d["house"] == 0
-    for hid in [d["hand_id"] for _, _, k, d in log if k == "hand_started"]:
+    for hid in [d["hand_id"] for _, _, k, d in json_log(log) if k == "hand_started"]:
         verdict = verify_hand(export_hand(header, log, hid))
         assert verdict.ok, verdict.problems

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from services.gateway.adapters.inprocess import InProcessScoring
 from services.gateway.bots import engine_policy, make_bot
-from services.gateway.domain.replay import export_hand, verify_hand
+from services.gateway.domain.replay import export_hand
 from services.gateway.domain.session import FINISHED, PLAYING
+from services.gateway.verify import verify_hand
 from shared.errors import Unavailable
+from tests.support.events import json_log
 from tests.support.sessions import RULESET, local_table, seats, session_config
 
 
@@ -48,13 +50,13 @@ def header(overrides):
 
 
 def hands(log):
-    return [d["hand_id"] for _, _, k, d in log if k == "hand_started"]
+    return [d["hand_id"] for _, _, k, d in json_log(log) if k == "hand_started"]
 
 
 def test_garden_hands_verify():
     overrides = {"payment.garden": "true"}
     _, log = play(overrides)
-    started = [d for _, _, k, d in log if k == "hand_started"]
+    started = [d for _, _, k, d in json_log(log) if k == "hand_started"]
     assert all(len(d["garden_stacks"]) == 4 for d in started)
     for hid in hands(log):
         verdict = verify_hand(export_hand(header(overrides), log, hid))
@@ -68,8 +70,10 @@ def test_a_garden_hand_with_an_escape_verifies_on_the_stacks_left_after_the_pena
     did."""
     overrides = {"payment.garden": "true", "payment.garden_stack": "2"}
     _, log = play(overrides, humans=1, max_hands=1, leave_at=2)
-    escape = next(d for _, _, k, d in log if k == "hand_result" and d["outcome"] == "escape")
-    started = next(d for _, _, k, d in log if k == "hand_started")
+    escape = next(
+        d for _, _, k, d in json_log(log) if k == "hand_result" and d["outcome"] == "escape"
+    )
+    started = next(d for _, _, k, d in json_log(log) if k == "hand_started")
     assert escape["garden_stacks"] != started["garden_stacks"]
     verdict = verify_hand(export_hand(header(overrides), log, hands(log)[0]))
     assert verdict.ok, verdict.problems

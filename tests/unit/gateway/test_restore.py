@@ -7,7 +7,7 @@ import random
 
 from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
 from services.gateway.domain.clock import ManualScheduler
-from services.gateway.domain.replay import export_hand, verify_hand
+from services.gateway.domain.replay import export_hand
 from services.gateway.domain.restore import restore_session
 from services.gateway.domain.session import (
     FINISHED,
@@ -18,7 +18,9 @@ from services.gateway.domain.session import (
     TableSession,
     simple_policy,
 )
+from services.gateway.verify import verify_hand
 from shared.ruleset import load_ruleset
+from tests.support.events import json_log, log_recorder
 
 TIMERS = {"discard_ms": 1_000, "claim_ms": 500, "bot_delay_ms": 10, "auto_play_delay_ms": 10}
 
@@ -39,7 +41,7 @@ def start(ports, log, max_hands=3):
         [Seat(player_id=f"p{i}", bot=i > 0) for i in range(4)],
         ports=ports,
         scheduler=sched,
-        emit=lambda kind, data: log.append((len(log) + 1, 0, kind, data)) or len(log),
+        emit=log_recorder(log),
         report=lambda kind, data: None,
         policy=simple_policy,
         rng=random.Random(2),
@@ -56,7 +58,7 @@ def restore(ports, log):
         timers=TIMERS,
         ports=ports,
         scheduler=sched,
-        emit=lambda kind, data: log.append((len(log) + 1, 0, kind, data)) or len(log),
+        emit=log_recorder(log),
         report=lambda kind, data: None,
         policy=simple_policy,
     )
@@ -103,7 +105,7 @@ def test_a_restored_table_equals_the_original_and_plays_on():
     seqs = [e[0] for e in log]
     assert seqs == list(range(1, len(log) + 1))
     header = {"table_id": "t-restore", "ruleset": "shanghai-qiaoma", "overrides": {}, "stake": 1}
-    for hid in [d["hand_id"] for _, _, k, d in log if k == "hand_started"]:
+    for hid in [d["hand_id"] for _, _, k, d in json_log(log) if k == "hand_started"]:
         verdict = verify_hand(export_hand(header, log, hid))
         assert verdict.ok, verdict.problems
 
@@ -121,6 +123,6 @@ def test_an_escape_is_restored_and_its_hand_still_verifies():
     sched2.drain()
     assert restored.phase == FINISHED
     header = {"table_id": "t-restore", "ruleset": "shanghai-qiaoma", "overrides": {}, "stake": 1}
-    for hid in [d["hand_id"] for _, _, k, d in log if k == "hand_started"]:
+    for hid in [d["hand_id"] for _, _, k, d in json_log(log) if k == "hand_started"]:
         verdict = verify_hand(export_hand(header, log, hid))
         assert verdict.ok, verdict.problems

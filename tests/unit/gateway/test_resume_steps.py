@@ -13,7 +13,7 @@ import pytest
 from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring
 from services.gateway.domain.hand import HandEngine, Pending
 from services.gateway.domain.ports import WallDraw, WallHand
-from services.gateway.domain.replay import export_hand, table_header, verify_hand
+from services.gateway.domain.replay import export_hand, table_header
 from services.gateway.domain.session import (
     FINISHED,
     RETRY_ATTEMPTS,
@@ -21,6 +21,7 @@ from services.gateway.domain.session import (
     Ports,
     Seat,
 )
+from services.gateway.verify import verify_hand
 from shared import tiles as T
 from shared.errors import Unavailable
 from shared.table import (
@@ -33,6 +34,7 @@ from shared.table import (
     Pong,
     Win,
 )
+from tests.support.events import records_log
 from tests.support.sessions import SeededWall, local_table, session_config
 
 
@@ -214,7 +216,7 @@ def assert_played_as_without_failures(seed: int, faults: Faults, times: int) -> 
     assert hand is not None and hand.finished
     assert hand.tiles_accounted() == T.WALL_SIZE
     assert comparable(events) == comparable(expected)  # nothing twice, nothing skipped
-    log = [(i + 1, 0, k, d) for i, (k, d) in enumerate(events)]
+    log = records_log(events)
     verdict = verify_hand(export_hand(table_header("t-resume", log), log, hand.hand_id))
     assert verdict.ok, verdict.problems
 
@@ -319,7 +321,7 @@ def test_the_result_of_a_hand_a_player_left_tells_the_reset_huangfan():
     starts = [d for k, d in events if k == "hand_started"]
     assert results[0]["next_huangfan"] == 0
     assert starts[0]["huangfan"] == 2 and starts[1]["huangfan"] == 0
-    log = [(i + 1, 0, k, d) for i, (k, d) in enumerate(events)]
+    log = records_log(events)
     first = starts[0]["hand_id"]
     verdict = verify_hand(export_hand(table_header("t-leave", log), log, first))
     assert verdict.ok, verdict.problems

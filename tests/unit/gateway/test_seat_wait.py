@@ -23,6 +23,7 @@ from services.gateway.domain.session import (
 )
 from shared.errors import FailedPrecondition
 from shared.ruleset import load_ruleset
+from tests.support.events import json_log_recorder, log_from_json
 
 WAIT = 120_000
 T0 = 1_700_000_000_000
@@ -58,13 +59,9 @@ class Table:
         self.session.start()
 
     def wiring(self) -> dict:
-        def emit(kind: str, data: dict) -> int:
-            self.log.append((len(self.log) + 1, 0, kind, data))
-            return len(self.log)
-
         return {
             "ports": self.ports,
-            "emit": emit,
+            "emit": json_log_recorder(self.log),
             "report": lambda kind, data: self.reports.append((kind, data)),
         }
 
@@ -132,7 +129,7 @@ def restore(t: Table, now_ms: int) -> tuple[TableSession, ManualScheduler]:
     sched = ManualScheduler(now_ms)
     session = restore_session(
         "t-wait",
-        list(t.log),
+        log_from_json(t.log),
         timers={"discard_ms": 1_000, "claim_ms": 500},
         scheduler=sched,
         policy=simple_policy,

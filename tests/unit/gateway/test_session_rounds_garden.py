@@ -21,6 +21,7 @@ from services.gateway.domain.session import (
 )
 from shared.ruleset import resolve_ruleset
 from shared.table import Pass, Win
+from tests.support.events import json_recorder, log_recorder, records_log
 from tests.unit.gateway.scripted import ScriptedWall
 
 
@@ -81,7 +82,7 @@ def garden_table(overrides, hands=HANDS, max_rounds=0, humans=0, max_hands=0):
         [Seat(player_id=f"p{i}", bot=i >= humans) for i in range(4)],
         ports=Ports(wall, InProcessRules(), InProcessScoring()),
         scheduler=sched,
-        emit=lambda kind, data: events.append((kind, data)) or len(events),
+        emit=json_recorder(events),
         report=lambda kind, data: None,
         policy=simple_policy,
         rng=random.Random(1),
@@ -182,14 +183,14 @@ def test_a_taken_over_garden_table_keeps_its_stacks_and_rounds():
     sched.run_due()
     sched.advance(10_000)
     assert session.hands_played == 2 and session.deal_moved == 1
-    log = [(i + 1, 0, k, d) for i, (k, d) in enumerate(events)]
+    log = records_log(events)
     restored = restore_session(
         "t-garden",
         log,
         timers={"discard_ms": 1_000, "claim_ms": 500},
         ports=session.ports,  # the scripted walls go on with hand 3
         scheduler=(sched2 := ManualScheduler()),
-        emit=lambda kind, data: log.append((len(log) + 1, 0, kind, data)) or len(log),
+        emit=log_recorder(log),
         report=lambda kind, data: None,
         policy=simple_policy,
     )
@@ -197,4 +198,4 @@ def test_a_taken_over_garden_table_keeps_its_stacks_and_rounds():
     assert (restored.deal_moved, restored.max_rounds) == (1, 1)
     sched2.drain()
     assert restored.phase == FINISHED and restored.hands_played == 4
-    assert log[-1][2] == "table_finished" and log[-1][3]["reason"] == "max_rounds"
+    assert log[-1].kind == "table_finished" and log[-1].event.reason == "max_rounds"

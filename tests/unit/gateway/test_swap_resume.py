@@ -4,10 +4,12 @@ sent again makes the same numbered calls, which the wall answers with the same t
 
 from __future__ import annotations
 
-from services.gateway.domain.hand import SWAP, HandConfig, HandEngine, TileSwap
+from services.gateway.domain.hand import SWAP, HandConfig, HandEngine
 from shared import tiles as T
 from shared.errors import Unavailable
 from shared.ruleset import resolve_ruleset
+from shared.table import TileSwap
+from tests.support.events import json_recorder
 from tests.unit.gateway.test_resume_steps import Faults, Rules, Scoring, Wall
 
 OVERRIDES = {"table.tile_swap": "true"}
@@ -31,7 +33,7 @@ def engine(seed: int, faults: Faults) -> tuple[HandEngine, list]:
         wall=SwapWall(faults, seed),
         rules=Rules(faults),
         scoring=Scoring(faults),
-        emit=lambda kind, data: events.append((kind, data)) or len(events),
+        emit=json_recorder(events),
         now_ms=lambda: 0,
     )
     eng.start()

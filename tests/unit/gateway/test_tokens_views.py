@@ -8,15 +8,9 @@ from hypothesis import strategies as st
 from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
 
-from services.gateway.domain.events import project
+from services.gateway.convert.actions import action_from_proto, action_to_proto
 from services.gateway.domain.tokens import sign_seat_token, verify_seat_token
 from shared import tiles as T
-from shared.convert.gateway import (
-    TileSwapRequested,
-    action_from_proto,
-    action_to_proto,
-    event_to_proto,
-)
 from shared.errors import InvalidArgument, PermissionDenied, Unauthenticated
 from shared.table import (
     AddedKong,
@@ -27,8 +21,11 @@ from shared.table import (
     ExposedKong,
     Pass,
     Pong,
+    ResumePlay,
+    TileSwap,
     Win,
 )
+from tests.support.events import event_proto, project_json
 
 SECRET = b"s" * 32
 
@@ -61,39 +58,45 @@ hands = st.lists(st.lists(st.integers(0, 41), min_size=13, max_size=14), min_siz
 )
 def test_a_viewer_never_sees_another_seats_tiles(hands, viewer, seat, tile):
     dealt = {"hands": [T.format_tiles(h, sort=False) for h in hands], "tiles_left": 91}
-    seen = project("tiles_dealt", dealt, viewer)
+    seen = project_json("tiles_dealt", dealt, viewer)
     for s, h in enumerate(seen["hands"]):
         assert h == (dealt["hands"][s] if s == viewer else "")
         assert seen["counts"][s] == len(hands[s])
-    drawn = project(
+    drawn = project_json(
         "tile_drawn",
         {"seat": seat, "tile": T.format_tile(tile), "replacement": False, "tiles_left": 3},
         viewer,
     )
     assert drawn["tile"] == (T.format_tile(tile) if viewer == seat else "")
-    flowers = project(
+    flowers = project_json(
         "flowers_exposed",
-        {"seat": seat, "flowers": "1f", "replacements": T.format_tile(tile), "tiles_left": 3},
+        {
+            "seat": seat,
+            "flowers": "1f",
+            "replacements": T.format_tile(tile),
+            "draw": "live",
+            "tiles_left": 3,
+        },
         viewer,
     )
     assert flowers["flowers"] == "1f"  # flowers are public
     assert flowers["replacements"] == (T.format_tile(tile) if viewer == seat else "")
-    kong = project(
+    kong = project_json(
         "meld_declared",
         {"seat": seat, "meld": {"kind": "concealed_kong", "tiles": "1111m"}},
         viewer,
     )
     assert kong["meld"]["tiles"] == ("1111m" if viewer == seat else "")
-    prompt = project("prompt", {"seat": seat}, viewer)
-    assert (prompt is not None) == (viewer == seat)
-    assert project("action", {"seat": seat}, viewer) is None
+    prompt = {"seat": seat, "kind": "own_turn", "options": {}, "deadline_ms": 0, "tile": ""}
+    prompt["from_seat"] = None
+    assert (project_json("prompt", prompt, viewer) is not None) == (viewer == seat)
+    action = {"seat": seat, "action": {"type": "pass"}, "auto": False}
+    assert project_json("action", action, viewer) is None
 
 
 def test_projected_events_convert_to_proto():
-    dealt = project(
-        "tiles_dealt", {"hands": ["123m", "456p", "789s", "1234z"], "tiles_left": 91}, 1
-    )
-    e = event_to_proto(5, 1000, "tiles_dealt", dealt)
+    dealt = {"hands": ["123m", "456p", "789s", "1234z"], "tiles_left": 91}
+    e = event_proto(5, 1000, "tiles_dealt", dealt, viewer=1)
     assert e.sequence == 5 and e.tiles_dealt.tiles_left == 91
     assert [len(h.tiles) for h in e.tiles_dealt.hands] == [0, 3, 0, 0]
     assert [h.count for h in e.tiles_dealt.hands] == [3, 3, 3, 4]
@@ -136,7 +139,8 @@ def test_malformed_actions_are_invalid_argument(msg):
         action_from_proto(msg)
 
 
-def test_a_tile_swap_is_handed_to_the_caller():
-    with pytest.raises(TileSwapRequested) as got:
-        action_from_proto(pb.Action(tile_swap=pb.TileSwap(tiles=[1, 2, 3, 4, 5])))
-    assert got.value.tiles == [0, 1, 2, 3, 4]
+def test_a_tile_swap_and_a_resume_are_values_too():
+    got = action_from_proto(pb.Action(tile_swap=pb.TileSwap(tiles=[1, 2, 3, 4, 5])))
+    assert got == TileSwap((0, 1, 2, 3, 4))
+    assert action_from_proto(pb.Action(resume=pb.Resume())) == ResumePlay()
+    assert action_from_proto(action_to_proto(got)) == got

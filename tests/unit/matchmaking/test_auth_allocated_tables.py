@@ -46,7 +46,7 @@ def test_a_report_for_an_allocated_table_with_its_seating_is_recorded():
     mm.table_finished(table_id, tag, 1)
 
 
-def test_the_reviewed_forgery_is_refused_and_changes_nothing():
+def test_a_forged_allocation_is_refused_and_changes_nothing():
     """'player X pays 10^9 to id a' for a table matchmaking never allocated."""
     mm, alloc, _ = make_service()
     _, _, ids = quick_table(mm, alloc)

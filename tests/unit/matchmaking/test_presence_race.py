@@ -1,7 +1,7 @@
 """One table at a time under concurrency, on the real SQLite store: a player racing to join a
 queue, join a room and open a room from many threads at once (two replicas on one file) ends
 up in exactly one of them; every other call is refused with FAILED_PRECONDITION naming the
-conflict (review finding: the exclusion was a check followed by a separate write, so two
+conflict (the exclusion was a check followed by a separate write, so two
 concurrent calls could both pass the check and seat the player in a queue and a room)."""
 
 from __future__ import annotations

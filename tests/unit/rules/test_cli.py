@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tests.conftest import VECTORS, load_vectors
 
-MAHJONG = [sys.executable, "-m", "shared.cli"]
+MAHJONG = [sys.executable, "-m", "services.cli"]
 ROOT = Path(__file__).resolve().parents[3]
 
 

@@ -1,4 +1,4 @@
-"""shared.convert.scoring: requests survive the round trip domain → proto → domain, and a
+"""services.scoring.convert: requests survive the round trip domain → proto → domain, and a
 settlement converts with every field."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import pytest
 from mahjong.common.v1 import common_pb2
 from mahjong.scoring.v1 import scoring_pb2
 
+from services.scoring import convert as S
 from services.scoring.domain import settle_win
 from services.scoring.vector_format import win_input
-from shared.convert import scoring as S
 from shared.errors import InvalidArgument
 from tests.conftest import load_vectors
 

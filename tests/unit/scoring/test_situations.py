@@ -5,14 +5,13 @@ from __future__ import annotations
 import pytest
 
 from services.scoring.domain.situations import (
-    dice_huangfan_bonus,
     is_big_hanging,
     is_earthly_win,
     is_heavenly_win,
-    is_kaibao,
     is_menqing,
 )
 from shared import tiles as T
+from shared.dice import dice_huangfan_bonus, is_kaibao
 from shared.melds import Meld
 
 EXPOSED = [Meld.of("pong", "111s", 1), Meld.of("pong", "333s", 1), Meld.of("chow", "456p", 3)]

@@ -25,7 +25,7 @@ def test_vector(vector):
 
 def test_cli_prints_the_expect_keys_for_every_vector():
     proc = subprocess.run(
-        [sys.executable, "-m", "shared.cli", "score", str(VECTORS / "scoring.jsonl")],
+        [sys.executable, "-m", "services.cli", "score", str(VECTORS / "scoring.jsonl")],
         capture_output=True,
         text=True,
         check=False,

@@ -1,4 +1,4 @@
-"""shared.cli (the ``mahjong`` command and service discovery), shared.addresses and the pure
+"""services.cli (the ``mahjong`` command and service discovery), shared.addresses and the pure
 parts of shared.supervisor (process tests live in tests/integration)."""
 
 from __future__ import annotations
@@ -7,7 +7,8 @@ import socket
 
 import pytest
 
-from shared import addresses, cli, supervisor
+from services import cli
+from shared import addresses, supervisor
 
 
 def test_every_service_with_a_server_module_is_servable():

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
+from services.cli import main
 from services.wall.record import HandWall
 from services.wall.verify import record_of
-from shared.cli import main
 
 
 @pytest.fixture

@@ -9,9 +9,9 @@ import random
 import pytest
 
 from services.gateway.bots import RandomBot, engine_policy, make_bot
-from services.gateway.domain.hand import TileSwap
 from services.gateway.domain.session import FINISHED
 from shared import tiles as T
+from shared.table import TileSwap
 from tests.support.sessions import local_table, seats, session_config
 
 

@@ -1,4 +1,5 @@
-"""Who counts as ready (RULES §5, §9) when the gateway reports a finished hand to scoring.
+"""Who counts as ready (RULES §5, §9): whether a ruleset uses 敲 at all, and the ready seats the
+gateway tells scoring when a hand ends.
 
 "Ready" decides what an unrelated discarder pays under 承包 (§9). With
 ``ready.require_declare_ready`` (the default) it means "has declared 敲". With the option off
@@ -10,13 +11,19 @@ turns). A winner waited on its winning tile, so it is ready too.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from typing import Protocol
 
-from services.rules.domain.readiness import declaration_required
 from shared.hand import waits
 from shared.melds import Meld
 from shared.ruleset import Ruleset
+
+
+@functools.lru_cache(maxsize=256)  # rulesets are immutable; every option list asks this
+def declaration_required(ruleset: Ruleset) -> bool:
+    """Does this ruleset use 敲 at all (``ready.require_declare_ready``)?"""
+    return bool(ruleset.ready.require_declare_ready)
 
 
 class SeatTiles(Protocol):

@@ -1,5 +1,5 @@
 """A player waits for one table at a time: a waiting quick-match ticket and a seat in a private
-room exclude each other (review finding: both were allowed, so a player could be seated at a
+room exclude each other (both were allowed, so a player could be seated at a
 bot-filled quick-match table and at the room's table at once)."""
 
 from __future__ import annotations

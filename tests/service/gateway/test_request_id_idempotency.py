@@ -3,14 +3,13 @@ message), and applies nothing: a request refused once is not evaluated again lat
 
 from __future__ import annotations
 
-import json
 import uuid
 
 import grpc
 import pytest
 from mahjong.gateway.v1 import gateway_pb2 as pb
 
-from services.gateway.tables import parse_request_record, refusal_record, replay_result
+from services.gateway.tables.records import Refusal, RequestRecord
 from shared.errors import Aborted, FailedPrecondition
 from tests.service.gateway.test_gateway_servicer import new_table
 from tests.support.tables import act, discard, state, wait_prompt
@@ -66,14 +65,16 @@ def test_an_accepted_request_id_replays_its_sequence(gateway):
     assert (again.sequence, again.replayed) == (first.sequence, True)
 
 
-def test_kept_refusals_survive_the_store_and_old_records_still_read():
+def test_kept_refusals_survive_the_store_and_records_of_version_1_still_read():
     err = Aborted("stale: seen 3, prompt 9", last_sequence=3)
-    raw = json.dumps(refusal_record(err)).encode()
+    raw = RequestRecord(5, refusal=Refusal.of(err)).encode()
     with pytest.raises(Aborted) as again:
-        replay_result(parse_request_record(raw))
+        RequestRecord.decode(raw).replay()
     assert again.value.message == err.message and again.value.details == {"last_sequence": "3"}
-    assert replay_result(parse_request_record(b"17")) == 17  # the earlier format: a bare number
+    assert RequestRecord.decode(b'{"result": 17, "at": 4}').replay() == 17  # without "v": v1
     illegal = FailedPrecondition("pong is not possible", reason="ILLEGAL_ACTION")
     with pytest.raises(FailedPrecondition) as exc:
-        replay_result(parse_request_record(json.dumps(refusal_record(illegal)).encode()))
+        RequestRecord.decode(RequestRecord(2, refusal=Refusal.of(illegal)).encode()).replay()
     assert exc.value.reason == "ILLEGAL_ACTION"
+    with pytest.raises(ValueError, match="version 2"):
+        RequestRecord.decode(b'{"v": 2, "result": 1, "at": 1}')

@@ -1,4 +1,4 @@
-"""Review: a shape win on the dealer's initial 14 (天胡 in shanghai-classic, or any win at the
+"""a shape win on the dealer's initial 14 (天胡 in shanghai-classic, or any win at the
 deal when 敲 is not required) names its winning tile like every other shape win
 (``WinOption.win_tile`` is None only for 八花齐), so the hand can be settled: scoring takes the
 13 other tiles plus the winning tile."""

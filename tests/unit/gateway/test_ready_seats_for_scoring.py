@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from services.gateway.adapters.inprocess import InProcessScoring
 from services.gateway.domain.hand import CLAIM
+from services.gateway.domain.hand.settlement import facts
 from services.gateway.domain.ports import HandFacts
 from shared import tiles as T
 from shared.table import DeclareReady, Discard, Pass, Win
@@ -58,4 +59,4 @@ def test_with_declaring_only_declared_seats_are_ready():
         nine_pin = T.parse("9p")[0]
         eng.act(0, DeclareReady(nine_pin) if declare else Discard(nine_pin))
         # Seat 0 waits on 1m-5m either way; only the declaration makes it ready here.
-        assert eng._facts().ready == expected
+        assert facts(eng).ready == expected

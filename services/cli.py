@@ -60,7 +60,7 @@ def _run(args: argparse.Namespace) -> int:
         )
         return 2
     try:
-        return supervisor.run_all(store_url=args.store_url, only=args.only)
+        return supervisor.run_all(known, store_url=args.store_url, only=args.only)
     except (supervisor.StartupError, TimeoutError) as exc:
         print(f"mahjong run: {exc} (its error is above); nothing is left running", file=sys.stderr)
         return 1

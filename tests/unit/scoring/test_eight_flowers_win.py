@@ -1,4 +1,4 @@
-"""Review: 八花齐 (RULES §6) is declared on the winner's own turn, after the eighth flower's
+"""八花齐 (RULES §6) is declared on the winner's own turn, after the eighth flower's
 replacement draw (services.rules.domain.own_turn.eight_flowers_win), so any seat, not only the
 dealer at the deal, may hold 14 tiles (a kong counting 3) when it is settled."""
 

@@ -10,7 +10,8 @@ from dataclasses import replace
 import pytest
 
 from services.gateway.domain.session import Seat
-from services.gateway.tables import CREATES, TableManager, TableSpec
+from services.gateway.tables import CREATES, TableManager, TableSpec, spec_fingerprint
+from services.gateway.tables.records import CreateRecord
 from shared.errors import Unavailable
 from shared.store.memory import MemoryStore
 from tests.support.sessions import inprocess_ports
@@ -61,10 +62,13 @@ def test_a_retry_during_creation_gets_the_seat_tokens():
 
 def test_a_claimed_request_id_without_seats_answers_unavailable():
     store = MemoryStore()
-    store.create(CREATES, "req-1", b"t_0123456789abcdef")
+    spec = replace(_spec(), request_id="req-1")
+    store.create(
+        CREATES, "req-1", CreateRecord("t_0123456789abcdef", spec_fingerprint(spec)).encode()
+    )
     manager = _manager(store)
     try:
         with pytest.raises(Unavailable, match="retry"):
-            manager.create_table(replace(_spec(), request_id="req-1"))
+            manager.create_table(spec)
     finally:
         manager.close()

@@ -1,5 +1,5 @@
 """Inputs a client can make arbitrarily large are refused with a message naming them, before
-they are stored (review findings)."""
+they are stored."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import pytest
 
 from services.matchmaking import ledger, tournaments
 from services.matchmaking.ledger import HandReport
-from services.scoring.domain.validate import MAX_STAKE
 from shared.errors import InvalidArgument
 from shared.store.memory import MemoryStore
+from shared.table import MAX_STAKE
 from tests.unit.matchmaking.mm_fakes import make_service
 
 PIDS = ("a", "b", "c", "d")

@@ -1,5 +1,5 @@
 """``mahjong run`` / ``mahjong serve`` say what is wrong in one line instead of a traceback or
-a silent wait (review findings)."""
+a silent wait."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ import socket
 
 import pytest
 
+from services import cli
 from services.rules.server import SPEC
-from shared import cli, server, supervisor
+from shared import server, supervisor
 from shared.server import serve
 
 
@@ -35,7 +36,7 @@ def test_serve_on_a_port_in_use_names_the_port(monkeypatch):
 
 
 def test_run_reports_a_service_that_failed_to_start_in_one_line(monkeypatch, capsys):
-    def failing(**_kwargs):
+    def failing(*_args, **_kwargs):
         raise supervisor.StartupError("rules exited with 1 at start-up")
 
     monkeypatch.setattr(supervisor, "run_all", failing)

@@ -1,0 +1,46 @@
+"""A table session (牌桌): four seats and successive hands, one concept per module:
+
+* :mod:`.table` — :class:`TableSession`: the table's life cycle and its hands;
+* :mod:`.config` — seats, configuration, ports, phases and counters;
+* :mod:`.decisions` — timers, bots and 托管;
+* :mod:`.escape` — leaving a table (the escape penalty);
+* :mod:`.views` — what each viewer may know now.
+"""
+
+from services.gateway.domain.session.config import (
+    BETWEEN_HANDS,
+    DETACHED,
+    FINISHED,
+    HALTED,
+    PLAYING,
+    RETRY_ATTEMPTS,
+    RETRY_BACKOFF_MS,
+    RETRY_STALLED_MS,
+    WAITING,
+    Policy,
+    Ports,
+    Seat,
+    SessionConfig,
+    Stats,
+)
+from services.gateway.domain.session.decisions import simple_policy
+from services.gateway.domain.session.table import TableSession
+
+__all__ = [
+    "BETWEEN_HANDS",
+    "DETACHED",
+    "FINISHED",
+    "HALTED",
+    "PLAYING",
+    "RETRY_ATTEMPTS",
+    "RETRY_BACKOFF_MS",
+    "RETRY_STALLED_MS",
+    "WAITING",
+    "Policy",
+    "Ports",
+    "Seat",
+    "SessionConfig",
+    "Stats",
+    "TableSession",
+    "simple_policy",
+]

@@ -1,0 +1,496 @@
+"""A table session (牌桌): four seats, a ruleset, a stake and successive hands (RULES §2, §9-§11).
+
+:class:`TableSession` owns the seats (players or bots), the dealer rotation and the 荒番 counter
+(both taken from scoring's bookkeeping of each hand; the counter is reset when a player leaves),
+the chips won so far, the hand and round (圈, :mod:`services.gateway.domain.rounds`) counts, and
+runs each hand through :class:`HandEngine`. A table ends after ``max_hands`` hands or
+``max_rounds`` rounds (whichever comes first; 0 = no limit), or when its players have left.
+
+Open seats (空座: no player assigned, not a bot; anyone may join them) are waited for at most
+``seat_wait_ms`` (0 = forever): the deadline is fixed when the table starts, published as
+``seat_deadline_ms`` in ``table_started`` and in the view while the table waits, and a seat
+still open when it passes ends the table before any hand (``table_finished`` with reason
+``seats_not_filled``, reported like any finished table); the seat can no longer be joined.
+
+逛花园 (RULES §9, option ``payment.garden``): each seat starts with ``payment.garden_stack``
+chips, so its stack is that plus its net chips. The stacks go to scoring with every hand (and
+escape), which caps each payment at the payer's stack: a seat at 0 pays nothing more and can win
+chips back. They are shown in the views (``garden_stack``) and events (``garden_stacks`` of
+``hand_started``, before the hand, and of ``hand_result`` and ``table_finished``, after it); the
+table lasts ``payment.garden_rounds`` rounds.
+
+Timers come from the ruleset (``timers.discard_seconds``, ``claim_seconds``,
+``auto_play_after``) through an injected :class:`~services.gateway.domain.clock.Scheduler`:
+a missed discard discards the drawn tile, a missed claim is a pass, and a seat that times out
+``auto_play_after`` times in a row is put on 托管 auto-play until its player acts again. Bot
+seats, 托管 seats and seats whose player left are played by a policy (a pure function from the
+seat's view and its pending decision to an action). Nothing here sleeps or reads the wall clock.
+
+Every fact goes through ``emit(event) -> sequence`` (the table's event log); settled hands are
+handed to ``report(kind, data)`` (the matchmaking outbox). Decisions — timers, bots and 托管 —
+are :mod:`.decisions`, leaving (escape) :mod:`.escape`, what each viewer sees :mod:`.views`.
+
+An engine step that fails for a transient reason (a service unavailable) is retried from the
+call that failed; any other failure (a bug) halts the table loudly: ``table_halted`` to every
+seat, the error logged with its stack by the gateway, the log kept as it is for an operator.
+"""
+
+from __future__ import annotations
+
+import random
+import traceback
+from collections.abc import Callable
+
+from services.gateway.domain.clock import Scheduler, Timer
+from services.gateway.domain.events.kinds import (
+    OWN_TURN,
+    Prompt,
+    SeatAssignment,
+    SeatChanged,
+    TableEvent,
+    TableFinished,
+    TableHalted,
+    TableStarted,
+)
+from services.gateway.domain.hand import HandConfig, HandEngine
+from services.gateway.domain.ports import Settlement, is_transient
+from services.gateway.domain.rounds import deal_advance, rounds_completed
+from services.gateway.domain.session import decisions, escape, views
+from services.gateway.domain.session.config import (
+    BETWEEN_HANDS,
+    DETACHED,
+    FINISHED,
+    HALTED,
+    PLAYING,
+    RETRY_ATTEMPTS,
+    RETRY_BACKOFF_MS,
+    RETRY_STALLED_MS,
+    WAITING,
+    Policy,
+    Ports,
+    Seat,
+    SessionConfig,
+    Stats,
+)
+from shared.errors import FailedPrecondition, InvalidArgument
+from shared.hand.hand_type import HandType
+from shared.table import NUM_SEATS, ResumePlay, SeatRequest
+
+Emit = Callable[[TableEvent], int]
+Report = Callable[[str, dict[str, object]], None]
+
+
+class TableSession:
+    """One table. All methods must be called under the table's lock (the runtime's job)."""
+
+    def __init__(
+        self,
+        config: SessionConfig,
+        seats: list[Seat],
+        *,
+        ports: Ports,
+        scheduler: Scheduler,
+        emit: Emit,
+        report: Report,
+        policy: Policy,
+        rng: random.Random | None = None,
+        on_step_failed: Callable[[int, Exception], None] | None = None,
+        on_halted: Callable[[Exception], None] | None = None,
+    ) -> None:
+        if len(seats) != NUM_SEATS:
+            raise InvalidArgument(f"a table has 4 seats, not {len(seats)}", field="seats")
+        self.config = config
+        self.seats = seats
+        self.ports = ports
+        self.scheduler = scheduler
+        self._emit = emit
+        self.report = report
+        self.policy = policy
+        self.rng = rng or random.Random()
+        # Told of every transient engine failure (the attempt, the error): logged and counted.
+        self.on_step_failed = on_step_failed
+        # Told of the failure that halted the table (logged with its stack, counted).
+        self.on_halted = on_halted
+        timers = config.ruleset.timers
+        self.discard_ms = (
+            config.discard_ms if config.discard_ms is not None else timers.discard_seconds * 1000
+        )
+        self.claim_ms = (
+            config.claim_ms if config.claim_ms is not None else timers.claim_seconds * 1000
+        )
+        self.auto_play_after = int(timers.auto_play_after)
+        self.phase = WAITING
+        self.dealer = (
+            config.first_dealer
+            if config.first_dealer is not None
+            else self.rng.randrange(NUM_SEATS)
+        )
+        self.huangfan = 0
+        self.hands_played = 0
+        self.deal_moved = 0  # seats the deal has moved forward since the first hand (圈)
+        payment = config.ruleset.payment
+        self.garden = bool(payment.garden)  # 逛花园
+        self.garden_start = int(payment.garden_stack) if self.garden else 0
+        self.max_rounds = config.max_rounds or (int(payment.garden_rounds) if self.garden else 0)
+        self.hand: HandEngine | None = None
+        self.left_during_hand = False
+        self.had_humans = any(not s.bot for s in seats)
+        self.stats = Stats()
+        self.last_settlement: Settlement | None = None
+        self.finish_reason = ""
+        # Unix ms by which the open seats must be taken (0 = no deadline); see start().
+        self.seat_deadline_ms = 0
+        self._seat_timer: Timer | None = None
+        # While a bot acts (decisions.bot): the engine steps its action deferred, run as soon as
+        # it returns instead of through the scheduler (see :meth:`defer`).
+        self.bot_steps: list[Callable[[], None]] | None = None
+        # Seats put on 托管 by a missed claim or 抢杠, not yet announced to the others (see
+        # decisions.timeout): told at the seat's next own turn.
+        self.auto_play_hidden: set[int] = set()
+
+    # --- rounds and 逛花园 --------------------------------------------------------------------
+    @property
+    def rounds_played(self) -> int:
+        """Complete rounds (圈) so far (see :mod:`services.gateway.domain.rounds`)."""
+        return rounds_completed(self.deal_moved)
+
+    def count_deal(self, dealer: int, next_dealer: int) -> None:
+        """A finished hand moved the deal from ``dealer`` to ``next_dealer``."""
+        self.deal_moved += deal_advance(dealer, next_dealer)
+
+    def garden_stacks(self) -> tuple[int, ...] | None:
+        """逛花园: each seat's chips now (garden_stack + net chips); None without it."""
+        if not self.garden:
+            return None
+        return tuple(self.garden_start + s.chips for s in self.seats)
+
+    def limit_reached(self) -> str:
+        """Why the table ends now between hands ("" = it goes on)."""
+        if self.config.max_hands and self.hands_played >= self.config.max_hands:
+            return "max_hands"
+        if self.max_rounds and self.rounds_played >= self.max_rounds:
+            return "max_rounds"
+        if self.had_humans and all(s.bot or s.left for s in self.seats):
+            return "players_left"
+        return ""
+
+    # --- events ----------------------------------------------------------------------------
+    def head(self) -> tuple[str, int]:
+        """The hand id and number a table-level event carries: the running hand's, or none."""
+        hand = self.hand
+        if hand is not None and not hand.finished:
+            return hand.hand_id, hand.config.hand_number
+        return "", 0
+
+    def emit(self, event: TableEvent) -> int:
+        """Emit a fact of the table (built with :meth:`head` while a hand runs)."""
+        return self._emit(event)
+
+    def engine_emit(self, event: TableEvent) -> int:
+        """Emit a fact of the running hand; a prompt schedules the seat's decision (bot, 托管
+        or timer)."""
+        seq = self._emit(event)
+        if isinstance(event, Prompt):
+            seat = event.seat
+            if event.kind == OWN_TURN and seat in self.auto_play_hidden:
+                self.auto_play_hidden.discard(seat)
+                self.emit(decisions.auto_play_change(self, seat, True))
+            decisions.schedule_decision(self, seat, seq, event.deadline_ms)
+        return seq
+
+    # --- life cycle ------------------------------------------------------------------------
+    def start(self) -> None:
+        """Announce the table; start the first hand once no seat is open. With open seats and
+        a ``seat_wait_ms``, the deadline for taking them is fixed now and announced."""
+        if self.config.seat_wait_ms > 0 and any(s.open for s in self.seats):
+            self.seat_deadline_ms = self.scheduler.now_ms() + self.config.seat_wait_ms
+        cfg = self.config
+        self.emit(
+            TableStarted(
+                ruleset=cfg.ruleset_name,
+                overrides=dict(cfg.overrides),
+                stake=cfg.stake,
+                seats=tuple(SeatAssignment(s.player_id, s.display_name, s.bot) for s in self.seats),
+                max_hands=cfg.max_hands,
+                max_rounds=self.max_rounds,
+                tag=cfg.tag,
+                seat_deadline_ms=self.seat_deadline_ms,
+            )
+        )
+        self.resume_seat_wait()
+        self._maybe_begin()
+
+    def resume_seat_wait(self) -> None:
+        """Arm the timer of the open seats' deadline (at start, or on a table restored from its
+        log while it still waits: the same absolute deadline, at once if it has passed)."""
+        if self.seat_deadline_ms and self.phase == WAITING and self._seat_timer is None:
+            delay = max(0, self.seat_deadline_ms - self.scheduler.now_ms())
+            self._seat_timer = self.scheduler.call_later(delay, self._seat_wait_over)
+
+    def _seat_wait_over(self) -> None:
+        self._seat_timer = None
+        if self.phase == WAITING and any(s.open for s in self.seats):
+            self.finish("seats_not_filled")
+
+    def _maybe_begin(self) -> None:
+        if self.phase == WAITING and not any(s.open for s in self.seats):
+            if self._seat_timer is not None:
+                self._seat_timer.cancel()
+                self._seat_timer = None
+            self.phase = BETWEEN_HANDS
+            self._start_hand()
+
+    def join(self, seat: int, player_id: str, display_name: str) -> None:
+        s = self.seats[seat]
+        if self.phase == FINISHED and s.open:
+            why = f" ({self.finish_reason})" if self.finish_reason else ""
+            raise FailedPrecondition(
+                f"the table has finished{why}: seat {seat} can no longer be taken",
+                reason="TABLE_FINISHED",
+                finish_reason=self.finish_reason,
+            )
+        if s.bot:
+            raise FailedPrecondition(f"seat {seat} is a bot seat", reason="SEAT_TAKEN")
+        if s.player_id and s.player_id != player_id:
+            raise FailedPrecondition(f"seat {seat} belongs to another player", reason="SEAT_TAKEN")
+        if s.left:
+            raise FailedPrecondition(f"seat {seat}'s player left the table", reason="SEAT_LEFT")
+        first = not s.joined
+        s.player_id, s.joined = player_id, True
+        s.display_name = display_name or s.display_name or player_id
+        if first:
+            hand_id, number = self.head()
+            self.emit(
+                SeatChanged(
+                    seat=seat,
+                    player_id=player_id,
+                    bot=False,
+                    reason="joined",
+                    hand_id=hand_id,
+                    hand_number=number,
+                )
+            )
+        self._maybe_begin()
+
+    def hand_config(self) -> HandConfig:
+        return HandConfig(
+            table_id=self.config.table_id,
+            hand_number=self.hands_played + 1,
+            dealer=self.dealer,
+            huangfan=self.huangfan,
+            stake=self.config.stake,
+            ruleset=self.config.ruleset,
+            ruleset_name=self.config.ruleset_name,
+            overrides=dict(self.config.overrides),
+            discard_ms=self.discard_ms,
+            claim_ms=self.claim_ms,
+            garden_stacks=self.garden_stacks(),
+        )
+
+    def _start_hand(self) -> None:
+        self.phase = PLAYING
+        self.left_during_hand = False
+        self.hand = HandEngine(
+            self.hand_config(),
+            wall=self.ports.wall,
+            rules=self.ports.rules,
+            scoring=self.ports.scoring,
+            emit=self.engine_emit,
+            now_ms=self.scheduler.now_ms,
+            defer=self.defer,
+            timer_ms=self.timer_ms,
+        )
+        hand = self.hand
+        try:
+            hand.start()
+        except Exception as exc:  # a service call failed: go on from it later (see defer)
+            if not self.failed(1, exc):
+                return
+            self.defer(hand.resume, attempt=2, delay_ms=RETRY_BACKOFF_MS)
+            return
+        self.after_engine()
+
+    def after_engine(self) -> None:
+        """After the engine moved: a hand that ended is counted, reported and followed by the
+        next (or the table's end)."""
+        hand = self.hand
+        if hand is None or not hand.finished or self.phase != PLAYING:
+            return
+        st = hand.settlement
+        assert st is not None
+        self.last_settlement = st
+        for i, p in enumerate(st.payments):
+            self.seats[i].chips += p
+        self.count_deal(hand.dealer, st.next_dealer)
+        self.dealer = st.next_dealer
+        self.huangfan = 0 if self.left_during_hand else st.next_huangfan
+        self.hands_played += 1
+        self.stats.hands += 1
+        if hand.outcome == "draw":
+            self.stats.draws += 1
+        for w in st.winners:
+            label = _hand_label(w.hand)
+            self.stats.wins_by_hand[label] = self.stats.wins_by_hand.get(label, 0) + 1
+        self.report(
+            "hand",
+            {
+                "hand_id": hand.hand_id,
+                "payments": list(st.payments),
+                "house": st.house,
+                "escaped_seat": None,
+            },
+        )
+        self.phase = BETWEEN_HANDS
+        reason = self.limit_reached()
+        if reason:
+            self.finish(reason)
+        else:
+            self.scheduler.call_later(self.config.between_hands_ms, self.next_hand)
+
+    def failed(self, attempt: int, exc: Exception) -> bool:
+        """An engine step failed: True when it may be retried (a service unavailable, told to
+        ``on_step_failed``); anything else halts the table (:meth:`halt`) and is False."""
+        if is_transient(exc):
+            if self.on_step_failed is not None:
+                self.on_step_failed(attempt, exc)
+            return True
+        self.halt(exc)
+        return False
+
+    def halt(self, exc: Exception) -> None:
+        """Stop the table for good: its engine failed for a reason no retry mends (a bug).
+        Every seat is told (``table_halted``); timers and steps find the phase changed and do
+        nothing; the log stays as it is for an operator."""
+        if self.phase in (HALTED, DETACHED, FINISHED):
+            return
+        self.phase = HALTED
+        self.finish_reason = "halted"
+        hand_id, number = self.head()
+        if self.on_halted is not None:
+            self.on_halted(exc)
+        self.emit(
+            TableHalted(
+                reason="ENGINE_FAILED",
+                message=f"the table stopped on an internal error ({type(exc).__name__}); "
+                "its log is kept for an operator",
+                error="".join(traceback.format_exception_only(type(exc), exc)).strip(),
+                hand_id=hand_id,
+                hand_number=number,
+            )
+        )
+
+    def defer(self, step: Callable[[], None], *, attempt: int = 1, delay_ms: int = 0) -> None:
+        """Run an engine step after the current call returns (an action is acknowledged as
+        soon as it is applied and logged; claim options, draws and scoring follow). The step is
+        the engine's ``resume``, which goes on from the last point it recorded, so a step that
+        fails for a transient reason (a service unavailable) is retried from the call that
+        failed: after RETRY_BACKOFF_MS × attempt, then every RETRY_STALLED_MS once
+        RETRY_ATTEMPTS have failed, for as long as it fails (each failure goes to
+        ``on_step_failed``). Any other failure halts the table. ``attempt`` and ``delay_ms``: a
+        retry of a step that already failed (the hand's start)."""
+        hand = self.hand
+
+        def run(attempt: int = attempt) -> None:
+            if self.hand is not hand or self.phase != PLAYING:
+                return
+            try:
+                step()
+            except Exception as exc:
+                if self.failed(attempt, exc):
+                    delay = (
+                        RETRY_BACKOFF_MS * attempt if attempt < RETRY_ATTEMPTS else RETRY_STALLED_MS
+                    )
+                    self.scheduler.call_later(delay, lambda: run(attempt + 1))
+                return
+            self.after_engine()
+
+        steps = self.bot_steps
+        if steps is not None and not delay_ms:
+            # A bot's action (a scheduler callback itself): nobody waits for an acknowledgement,
+            # so the step runs right after it, which is when the scheduler would have run it —
+            # nothing else of this table can be due in between: every other decision of the
+            # moment has been made (the engine steps on only then) and what is left queued for
+            # it (timers of decisions already made) does nothing. One scheduler round trip less
+            # per turn.
+            steps.append(run)
+        else:
+            self.scheduler.call_later(delay_ms, run)
+
+    def detach(self) -> None:
+        """Another replica took the table over: this session stops where it is. Its timers,
+        deferred steps and retries find the phase changed and do nothing (no service call, no
+        event); the table lives on from its log elsewhere."""
+        self.phase = DETACHED
+
+    def next_hand(self) -> None:
+        if self.phase == BETWEEN_HANDS:
+            self._start_hand()
+
+    def finish(self, reason: str) -> None:
+        self.phase = FINISHED
+        self.finish_reason = reason
+        self.emit(
+            TableFinished(
+                hands_played=self.hands_played,
+                chips=tuple(s.chips for s in self.seats),
+                reason=reason,
+                rounds_played=self.rounds_played,
+                garden_stacks=self.garden_stacks(),
+            )
+        )
+        self.report("finished", {"hands_played": self.hands_played})
+
+    # --- a player's requests -----------------------------------------------------------------
+    def act(self, seat: int, action: SeatRequest) -> None:
+        """A player's own action (not a bot's): applied, then 托管 ends for the seat.
+        :class:`ResumePlay` ends 托管 without acting (:func:`decisions.resume`)."""
+        if isinstance(action, ResumePlay):
+            decisions.resume(self, seat)
+            return
+        hand = self.running_hand()
+        s = self.seats[seat]
+        if s.left:
+            raise FailedPrecondition(f"seat {seat} left the table", reason="SEAT_LEFT")
+        hand.act(seat, action)
+        s.timeouts_in_row = 0
+        if s.auto_play:
+            s.auto_play = False
+            # a 托管 the others were never told about ends unannounced too
+            hidden = seat in self.auto_play_hidden
+            self.auto_play_hidden.discard(seat)
+            self.emit(decisions.auto_play_change(self, seat, False, private=hidden))
+        self.after_engine()
+
+    def resume(self, seat: int) -> None:
+        """The player ends 托管 now (see :func:`decisions.resume`)."""
+        decisions.resume(self, seat)
+
+    def leave(self, seat: int) -> int:
+        """The player leaves (see :func:`escape.leave`); returns the penalty paid."""
+        return escape.leave(self, seat)
+
+    def seat_view(self, viewer: int | None) -> views.SeatView:
+        """What ``viewer`` (a seat, or None for a spectator) may know now."""
+        return views.seat_view(self, viewer)
+
+    def timer_ms(self, seat: int, ms: int) -> int:
+        """The engine's per-seat timer (HandEngine.timer_ms): a seat on 托管 is answered by the
+        bot after ``auto_play_delay_ms``, so its prompt's deadline says so."""
+        s = self.seats[seat]
+        if s.auto_play and not (s.bot or s.left):
+            return self.config.auto_play_delay_ms
+        return ms
+
+    def running_hand(self) -> HandEngine:
+        if self.phase != PLAYING or self.hand is None or self.hand.finished:
+            raise FailedPrecondition(
+                f"no hand is running (table is {self.phase})", reason="NO_HAND"
+            )
+        return self.hand
+
+
+def _hand_label(value: int) -> str:
+    try:
+        return HandType(value).label
+    except ValueError:
+        return str(value)

@@ -1,0 +1,31 @@
+"""Live tables of one gateway replica (see :mod:`.manager`, the facade the servicer calls)."""
+
+from services.gateway.tables.creation import TableSpec, spec_fingerprint
+from services.gateway.tables.live import LiveTable
+from services.gateway.tables.log import read_table_log
+from services.gateway.tables.manager import GatewaySettings, TableManager
+from services.gateway.tables.records import (
+    CREATES,
+    JOINS,
+    LEASES,
+    OUTBOX,
+    REPORTED,
+    REQUESTS,
+    check_id,
+)
+
+__all__ = [
+    "CREATES",
+    "JOINS",
+    "LEASES",
+    "OUTBOX",
+    "REPORTED",
+    "REQUESTS",
+    "GatewaySettings",
+    "LiveTable",
+    "TableManager",
+    "TableSpec",
+    "check_id",
+    "read_table_log",
+    "spec_fingerprint",
+]

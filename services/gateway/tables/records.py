@@ -1,0 +1,191 @@
+"""The gateway's records in the store besides the event log, each a typed, versioned value.
+
+Namespaces: ``gateway-lease`` (table id -> :class:`Lease`), ``gateway-request``
+(``<table>/<seat>/<request id>`` -> :class:`RequestRecord`), ``gateway-create`` (CreateTable
+request id -> :class:`CreateRecord`), ``gateway-join`` (``<table>/<player>`` -> the JoinSeat
+request id that took an open seat), ``gateway-table`` (table id -> its seats, :class:`SeatRecord`
+list), ``gateway-reported`` (table id -> ``b"1"``/``b"0"``: whether its hands go to matchmaking's
+ledger) and ``gateway-outbox`` (reports for matchmaking, :mod:`services.gateway.outbox`).
+
+Each JSON record carries ``"v"``; records written before the field existed are version 1 (the
+same fields). A record of an unknown version is refused by name.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from shared.errors import DomainError, InvalidArgument
+
+LEASES = "gateway-lease"
+REQUESTS = "gateway-request"
+CREATES = "gateway-create"
+JOINS = "gateway-join"
+TABLES = "gateway-table"
+REPORTED = "gateway-reported"
+OUTBOX = "gateway-outbox"
+
+VERSION = 1
+
+
+def _dump(d: dict[str, Any]) -> bytes:
+    return json.dumps({"v": VERSION, **d}, separators=(",", ":")).encode()
+
+
+def _load(raw: bytes, what: str) -> dict[str, Any]:
+    d = json.loads(raw)
+    if not isinstance(d, dict):
+        raise ValueError(f"a {what} record is a JSON object, not {type(d).__name__}")
+    v = d.pop("v", 1)
+    if v != VERSION:
+        raise ValueError(f"{what} record of version {v}: this release reads version {VERSION}")
+    return d
+
+
+@dataclass(frozen=True)
+class Lease:
+    """Which replica runs a table, where it can be reached, and until when (unix ms)."""
+
+    owner: str
+    address: str
+    expires_ms: int
+
+    def encode(self) -> bytes:
+        return _dump({"owner": self.owner, "address": self.address, "expires_ms": self.expires_ms})
+
+    @staticmethod
+    def decode(raw: bytes) -> Lease:
+        d = _load(raw, "lease")
+        return Lease(d["owner"], d.get("address", ""), int(d["expires_ms"]))
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A refused request as kept for its request id: the same error is raised again."""
+
+    code: str
+    message: str
+    reason: str
+    details: dict[str, str] = field(default_factory=dict)
+
+    @staticmethod
+    def of(exc: DomainError) -> Refusal:
+        return Refusal(exc.code, exc.message, exc.reason, dict(exc.details))
+
+    def raise_again(self) -> None:
+        cls = ERROR_CLASSES.get(self.code, DomainError)
+        raise cls(self.message, reason=self.reason, **self.details)
+
+
+@dataclass(frozen=True)
+class RequestRecord:
+    """The first result of a seat's request id: a value (an accepted action's sequence number,
+    a Leave's penalty) or a refusal, and the table's last sequence number when it was made
+    (``at``: records of hands before the previous one are dropped)."""
+
+    at: int
+    result: int | None = None
+    refusal: Refusal | None = None
+
+    def replay(self) -> int:
+        """The result again, or the refusal raised again."""
+        if self.refusal is not None:
+            self.refusal.raise_again()
+        assert self.result is not None
+        return self.result
+
+    def encode(self) -> bytes:
+        d: dict[str, Any] = {"at": self.at}
+        if self.refusal is not None:
+            r = self.refusal
+            d["refused"] = {
+                "code": r.code,
+                "message": r.message,
+                "reason": r.reason,
+                "details": r.details,
+            }
+        else:
+            d["result"] = self.result
+        return _dump(d)
+
+    @staticmethod
+    def decode(raw: bytes) -> RequestRecord:
+        d = _load(raw, "request")
+        refused = d.get("refused")
+        if refused is not None:
+            return RequestRecord(
+                int(d["at"]),
+                refusal=Refusal(
+                    refused["code"],
+                    refused["message"],
+                    refused["reason"],
+                    dict(refused.get("details", {})),
+                ),
+            )
+        return RequestRecord(int(d["at"]), result=int(d["result"]))
+
+
+@dataclass(frozen=True)
+class CreateRecord:
+    """The table a CreateTable request id made, and the fingerprint of that request."""
+
+    table_id: str
+    fingerprint: str
+
+    def encode(self) -> bytes:
+        return _dump({"table_id": self.table_id, "fingerprint": self.fingerprint})
+
+    @staticmethod
+    def decode(raw: bytes) -> CreateRecord:
+        d = _load(raw, "create")
+        return CreateRecord(d["table_id"], d["fingerprint"])
+
+
+@dataclass(frozen=True)
+class SeatRecord:
+    """A seat as stored at creation: its player (empty: open) and whether a bot plays it."""
+
+    player_id: str
+    bot: bool
+
+
+def encode_seats(seats: list[SeatRecord]) -> bytes:
+    """Version 1 of the seats record is a bare JSON list (a later version would be an object
+    with ``"v"``)."""
+    return json.dumps([{"player_id": s.player_id, "bot": s.bot} for s in seats]).encode()
+
+
+def decode_seats(raw: bytes) -> list[SeatRecord]:
+    d = json.loads(raw)
+    if not isinstance(d, list):
+        raise ValueError("a seats record of version 1 is a JSON list")
+    return [SeatRecord(s["player_id"], bool(s["bot"])) for s in d]
+
+
+def _error_classes() -> dict[str, type[DomainError]]:
+    out: dict[str, type[DomainError]] = {}
+    todo = [DomainError]
+    while todo:
+        cls = todo.pop()
+        out.setdefault(cls.code, cls)
+        todo.extend(cls.__subclasses__())
+    return out
+
+
+ERROR_CLASSES = _error_classes()
+MAX_ID = 128
+
+
+def check_id(value: str, field_name: str, *, required: bool = True) -> str:
+    """A request, table or player id: non-empty (when required), printable, bounded."""
+    if not value:
+        if required:
+            raise InvalidArgument(f"{field_name} is empty", field=field_name)
+        return value
+    if len(value) > MAX_ID or not value.isprintable():
+        raise InvalidArgument(
+            f"{field_name} must be printable and at most {MAX_ID} characters", field=field_name
+        )
+    return value

@@ -1,0 +1,68 @@
+"""Idempotency by request id: the first result of a seat's request id is kept (in memory and in
+the store, so a replica taking the table over knows it too) and given again for a repeated id —
+an accepted action's sequence number, a Leave's penalty, or a refusal (its status code,
+message, reason and details, returned as the same error): a request refused once is never
+evaluated again, even if it would be legal later. Refusals that come before the request id can
+be tied to a seat (malformed input, a bad token) or that say nothing about the request
+(NOT_OWNER: this replica no longer runs the table; TABLE_FINISHED: nothing can happen at a
+finished table any more) are not kept.
+
+How long: as long as a client may retry, not forever. Each record notes the table's last
+sequence number when it was made (``at``); when a hand starts, the records made before the
+previous hand started are dropped, here and in the store — so the ids of the current and the
+previous hand are always known (the same two hands whose events are held in memory). A retry of
+a forgotten id (a hand and more later) is evaluated again: its ``last_sequence`` is older than
+any prompt of the seat now, so it is refused (ABORTED, or FAILED_PRECONDITION without a prompt)
+and applies nothing. When the table finishes, its records in the store are deleted (the ones in
+memory answer retries until the table leaves memory).
+"""
+
+from __future__ import annotations
+
+from services.gateway.tables.live import LiveTable
+from services.gateway.tables.records import REQUESTS, RequestRecord
+from shared.store import Store
+
+
+def _key(table_id: str, seat: int, request_id: str) -> str:
+    return f"{table_id}/{seat}/{request_id}"
+
+
+def remember(
+    store: Store,
+    table: LiveTable,
+    seat: int,
+    request_id: str,
+    *,
+    result: int | None = None,
+    refusal=None,
+) -> None:
+    """Keep the first result of a seat's request id, here and in the store."""
+    record = RequestRecord(table.head, result=result, refusal=refusal)
+    table.requests[(seat, request_id)] = record
+    store.put(REQUESTS, _key(table.id, seat, request_id), record.encode())
+
+
+def load(store: Store, table: LiveTable) -> None:
+    """The request records of a table taken over from its log."""
+    prefix = f"{table.id}/"
+    for key, rec in store.scan(REQUESTS, prefix):
+        seat, _, rid = key[len(prefix) :].partition("/")
+        table.requests[(int(seat), rid)] = RequestRecord.decode(rec.value)
+
+
+def prune(store: Store, table: LiveTable) -> None:
+    """Forget the request ids made before the previous hand started."""
+    if len(table.hand_starts) < 2:
+        return
+    cut = table.hand_starts[-2]
+    old = [key for key, rec in table.requests.items() if rec.at < cut]
+    for seat, rid in old:
+        del table.requests[(seat, rid)]
+        store.delete(REQUESTS, _key(table.id, seat, rid))
+
+
+def forget_all(store: Store, table_id: str) -> None:
+    """A finished table: nothing is left to retry."""
+    for key, _ in list(store.scan(REQUESTS, f"{table_id}/")):
+        store.delete(REQUESTS, key)
