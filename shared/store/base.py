@@ -9,7 +9,13 @@ Two primitives cover them all:
 * **logs**: append-only sequences per log name, numbered from 1 (table event logs, ledgers).
 
 Backends (one file each): :mod:`shared.store.memory` for unit tests, :mod:`shared.store.sqlite`
-for the embedded default. Values are opaque bytes; services choose their own encoding.
+for the embedded default, :mod:`shared.store.postgres` for a cluster. Values are opaque bytes;
+services choose their own encoding.
+
+Errors are :class:`StoreError` subclasses, never domain errors (a handler that remembers a
+domain refusal must not remember an outage). Each carries the gRPC ``code`` and ``reason`` the
+server answers with when one escapes a handler (:mod:`shared.server`): a store that cannot be
+reached is ``UNAVAILABLE`` (retry; the write was either applied whole or not at all).
 """
 
 from __future__ import annotations
@@ -23,7 +29,15 @@ R = TypeVar("R")
 
 
 class StoreError(Exception):
-    """Base class of store errors."""
+    """Base class of store errors. ``code``/``reason``: the gRPC status a server answers with
+    when the error escapes a handler (INTERNAL for those a service is expected to handle)."""
+
+    code = "INTERNAL"
+    reason = "STORE_ERROR"
+
+    @property
+    def message(self) -> str:
+        return str(self)
 
 
 class AlreadyExists(StoreError):
@@ -32,6 +46,15 @@ class AlreadyExists(StoreError):
 
 class Conflict(StoreError):
     """A write whose ``expected_version`` no longer matches."""
+
+
+class StoreUnavailable(StoreError):
+    """The store cannot be reached (connection lost, pool exhausted, server down) or stayed
+    contended past the retries. A write that raises this was applied whole or not at all,
+    never in part; callers retry with the same request id."""
+
+    code = "UNAVAILABLE"
+    reason = "STORE_UNAVAILABLE"
 
 
 @dataclass(frozen=True, slots=True)

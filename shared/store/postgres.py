@@ -1,0 +1,352 @@
+"""PostgreSQL store backend: the cluster's system of record (psycopg 3 with a psycopg_pool
+connection pool, thread-safe; many replicas of a service share one database).
+
+* **Schema**: created and migrated by the service itself on start (:meth:`PostgresStore.migrate`,
+  one version row per component in ``store_schema``), under a transaction-scoped advisory lock,
+  so services starting at once on an empty database wait for each other instead of failing.
+* **Transactions**: every operation is one transaction at READ COMMITTED with explicit row
+  locks: ``update`` reads with ``SELECT … FOR UPDATE`` and inserts an absent key with
+  ``ON CONFLICT DO NOTHING`` (a concurrent insert makes it start over, so ``fn`` sees the
+  winner's value: no lost update); ``append`` takes the log's next number from its head row
+  (``store_log_heads``, an upsert that locks that row), never ``MAX(seq)+1``, so concurrent
+  appenders get distinct numbers with no gaps.
+* **Retries**: serialization failures and deadlocks (SQLSTATE 40001, 40P01) run the transaction
+  again, at most ``retries`` times (``fn`` must therefore be a pure function of its input).
+* **Outages**: a lost connection, a server that went away or a pool with no free connection in
+  time is :class:`~shared.store.base.StoreUnavailable` (gRPC UNAVAILABLE). A transaction is
+  atomic, so a write is applied whole or not at all; reads are tried once more on a fresh
+  connection first.
+
+URLs: ``postgresql://user@host:port/dbname`` (``postgres://`` too), with any libpq parameter as a
+query (``?sslmode=require``). Give a password through ``PGPASSWORD`` or ``~/.pgpass`` rather than
+in the URL; wherever the URL is shown, :func:`shared.store.redact_url` hides it.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+import zlib
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg import errors as pg_errors
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from shared.store.base import (
+    AlreadyExists,
+    Conflict,
+    Record,
+    Store,
+    StoreError,
+    StoreUnavailable,
+)
+from shared.store.urls import redact_url
+
+R = TypeVar("R")
+
+# Each component's migrations in order: migration i brings it to version i + 1. A released
+# migration is never edited; a change of schema is a new one at the end.
+STORE_MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE store_records (
+        namespace text COLLATE "C" NOT NULL,
+        key       text COLLATE "C" NOT NULL,
+        value     bytea  NOT NULL,
+        version   bigint NOT NULL,
+        PRIMARY KEY (namespace, key)
+    );
+    CREATE TABLE store_log_heads (
+        log  text COLLATE "C" PRIMARY KEY,
+        last bigint NOT NULL
+    );
+    CREATE TABLE store_logs (
+        log   text COLLATE "C" NOT NULL,
+        seq   bigint NOT NULL,
+        entry bytea  NOT NULL,
+        PRIMARY KEY (log, seq)
+    );
+    """,
+)
+# pg_advisory_xact_lock key of schema migrations (any fixed number; advisory locks are per
+# database, so databases never wait for each other).
+MIGRATION_LOCK = zlib.crc32(b"mahjong/store/migrate")
+RETRY_SQLSTATES = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected)
+
+
+def _like_prefix(prefix: str) -> str:
+    """A LIKE pattern matching keys that start with ``prefix`` (its wildcards escaped)."""
+    return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+class PostgresStore(Store):
+    def __init__(
+        self,
+        url: str,
+        *,
+        pool_size: int = 8,
+        retries: int = 8,
+        connect_timeout: float = 10.0,
+        acquire_timeout: float = 10.0,
+    ) -> None:
+        if pool_size < 1:
+            raise ValueError(f"store pool size {pool_size} must be at least 1")
+        self.url = url
+        self.shown_url = redact_url(url)
+        self.retries = retries
+        self.acquire_timeout = acquire_timeout
+        try:  # once alone first: a clear reason at once, not a pool retrying in the dark
+            psycopg.connect(url, connect_timeout=max(1, int(connect_timeout))).close()
+        except psycopg.Error as exc:
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise StoreUnavailable(
+                f"cannot connect to the PostgreSQL store {self.shown_url}: {first}"
+            ) from None
+        self._pool = ConnectionPool(
+            url,
+            min_size=min(2, pool_size),
+            max_size=pool_size,
+            kwargs={"autocommit": True, "connect_timeout": max(1, int(connect_timeout))},
+            open=False,
+            name="mahjong-store",
+        )
+        try:
+            self._pool.open(wait=True, timeout=connect_timeout)
+        except PoolTimeout as exc:
+            self._pool.close()
+            raise StoreUnavailable(
+                f"cannot connect to the PostgreSQL store {self.shown_url} within "
+                f"{connect_timeout:g}s"
+            ) from exc
+        try:
+            self.migrate("store", STORE_MIGRATIONS)
+        except BaseException:
+            self._pool.close()
+            raise
+
+    # --- transactions -----------------------------------------------------------------------
+    def transaction(self, fn: Callable[[psycopg.Connection], R], *, read_only: bool = False) -> R:
+        """Run ``fn(connection)`` in one transaction (READ COMMITTED), committed when it
+        returns, rolled back when it raises. Serialization failures and deadlocks run it again
+        (at most ``retries`` times); a lost connection is StoreUnavailable (a ``read_only`` one
+        is tried once more first). For modules that keep their own tables in this database
+        (the ledger)."""
+        lost = 0
+        attempt = 0
+        while True:
+            try:
+                with (
+                    self._pool.connection(timeout=self.acquire_timeout) as conn,
+                    conn.transaction(),
+                ):
+                    return fn(conn)
+            except RETRY_SQLSTATES as exc:
+                attempt += 1
+                if attempt > self.retries:
+                    raise StoreUnavailable(
+                        f"the store stayed contended after {self.retries} retries "
+                        f"({exc.sqlstate}): retry"
+                    ) from exc
+                time.sleep(random.uniform(0, 0.002 * 2 ** min(attempt, 6)))
+            except PoolTimeout as exc:
+                raise StoreUnavailable(
+                    f"no free connection to the store {self.shown_url} within "
+                    f"{self.acquire_timeout:g}s"
+                ) from exc
+            except psycopg.OperationalError as exc:
+                lost += 1
+                if read_only and lost == 1:
+                    continue
+                raise StoreUnavailable(
+                    f"lost the connection to the store {self.shown_url}: "
+                    f"{type(exc).__name__}; nothing half-written, retry"
+                ) from exc
+            except psycopg.DataError as exc:  # e.g. a NUL character in a text key
+                raise StoreError(f"the store refused a value: {exc}") from exc
+
+    def migrate(self, component: str, migrations: Sequence[str]) -> int:
+        """Bring ``component``'s tables to ``len(migrations)``; returns the version it was at.
+        Under an advisory lock held for the transaction: a second process starting at once
+        waits, then finds the schema migrated and does nothing."""
+
+        def tx(conn: psycopg.Connection) -> int:
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS store_schema ("
+                " component text PRIMARY KEY, version integer NOT NULL,"
+                " migrated_at timestamptz NOT NULL DEFAULT now())"
+            )
+            row = conn.execute(
+                "SELECT version FROM store_schema WHERE component = %s", (component,)
+            ).fetchone()
+            before = row[0] if row else 0
+            if before > len(migrations):
+                raise StoreError(
+                    f"the store's {component} schema is at version {before}, newer than this "
+                    f"program knows ({len(migrations)}): run the newer release"
+                )
+            for script in migrations[before:]:
+                conn.execute(script)
+            if before < len(migrations):
+                conn.execute(
+                    "INSERT INTO store_schema (component, version) VALUES (%s, %s) "
+                    "ON CONFLICT (component) DO UPDATE SET version = EXCLUDED.version, "
+                    "migrated_at = now()",
+                    (component, len(migrations)),
+                )
+            return before
+
+        return self.transaction(tx)
+
+    def schema_version(self, component: str = "store") -> int:
+        def tx(conn: psycopg.Connection) -> int:
+            row = conn.execute(
+                "SELECT version FROM store_schema WHERE component = %s", (component,)
+            ).fetchone()
+            return row[0] if row else 0
+
+        return self.transaction(tx, read_only=True)
+
+    @staticmethod
+    def _row(conn: psycopg.Connection, namespace: str, key: str, lock: bool) -> Record | None:
+        row = conn.execute(
+            "SELECT value, version FROM store_records WHERE namespace = %s AND key = %s"
+            + (" FOR UPDATE" if lock else ""),
+            (namespace, key),
+        ).fetchone()
+        return Record(bytes(row[0]), row[1]) if row else None
+
+    @staticmethod
+    def _insert(conn: psycopg.Connection, namespace: str, key: str, value: bytes) -> bool:
+        """Insert version 1 if the key is absent; False when it exists (or a concurrent
+        transaction just inserted it)."""
+        cur = conn.execute(
+            "INSERT INTO store_records (namespace, key, value, version) VALUES (%s, %s, %s, 1) "
+            "ON CONFLICT DO NOTHING",
+            (namespace, key, bytes(value)),
+        )
+        return cur.rowcount == 1
+
+    @staticmethod
+    def _replace(
+        conn: psycopg.Connection, namespace: str, key: str, value: bytes, version: int
+    ) -> None:
+        conn.execute(
+            "UPDATE store_records SET value = %s, version = %s WHERE namespace = %s AND key = %s",
+            (bytes(value), version, namespace, key),
+        )
+
+    # --- records ----------------------------------------------------------------------------
+    def get(self, namespace: str, key: str) -> Record | None:
+        return self.transaction(lambda c: self._row(c, namespace, key, False), read_only=True)
+
+    def create(self, namespace: str, key: str, value: bytes) -> Record:
+        def tx(conn: psycopg.Connection) -> Record:
+            if not self._insert(conn, namespace, key, value):
+                raise AlreadyExists(f"{namespace}/{key} exists")
+            return Record(bytes(value), 1)
+
+        return self.transaction(tx)
+
+    def put(
+        self, namespace: str, key: str, value: bytes, *, expected_version: int | None = None
+    ) -> Record:
+        def tx(conn: psycopg.Connection) -> Record:
+            if expected_version is None:
+                (version,) = conn.execute(
+                    "INSERT INTO store_records (namespace, key, value, version) "
+                    "VALUES (%s, %s, %s, 1) ON CONFLICT (namespace, key) DO UPDATE "
+                    "SET value = EXCLUDED.value, version = store_records.version + 1 "
+                    "RETURNING version",
+                    (namespace, key, bytes(value)),
+                ).fetchone()
+                return Record(bytes(value), version)
+            old = self._row(conn, namespace, key, True)
+            current = old.version if old else 0
+            if expected_version != current:
+                raise Conflict(f"{namespace}/{key} is at version {current}, not {expected_version}")
+            if old is not None:
+                self._replace(conn, namespace, key, value, current + 1)
+            elif not self._insert(conn, namespace, key, value):
+                raise Conflict(f"{namespace}/{key} was just created, not at version 0")
+            return Record(bytes(value), current + 1)
+
+        return self.transaction(tx)
+
+    def update(
+        self, namespace: str, key: str, fn: Callable[[bytes | None], tuple[bytes | None, R]]
+    ) -> R:
+        class _Raced(Exception):
+            """Another transaction inserted the key first: start over with its value."""
+
+        def tx(conn: psycopg.Connection) -> R:
+            old = self._row(conn, namespace, key, True)
+            new, result = fn(old.value if old else None)
+            if new is not None:
+                if old is not None:
+                    self._replace(conn, namespace, key, new, old.version + 1)
+                elif not self._insert(conn, namespace, key, new):
+                    raise _Raced
+            return result
+
+        for _ in range(self.retries + 1):
+            try:
+                return self.transaction(tx)
+            except _Raced:
+                continue
+        raise StoreUnavailable(f"{namespace}/{key} kept being created concurrently: retry")
+
+    def delete(self, namespace: str, key: str) -> bool:
+        def tx(conn: psycopg.Connection) -> bool:
+            cur = conn.execute(
+                "DELETE FROM store_records WHERE namespace = %s AND key = %s", (namespace, key)
+            )
+            return cur.rowcount > 0
+
+        return self.transaction(tx)
+
+    def scan(self, namespace: str, prefix: str = "") -> Iterator[tuple[str, Record]]:
+        def tx(conn: psycopg.Connection) -> list[Any]:
+            return conn.execute(
+                "SELECT key, value, version FROM store_records WHERE namespace = %s "
+                "AND key LIKE %s ORDER BY key",
+                (namespace, _like_prefix(prefix)),
+            ).fetchall()
+
+        rows = self.transaction(tx, read_only=True)
+        return iter([(k, Record(bytes(v), ver)) for k, v, ver in rows])
+
+    # --- logs -------------------------------------------------------------------------------
+    def append(self, log: str, entry: bytes) -> int:
+        def tx(conn: psycopg.Connection) -> int:
+            (seq,) = conn.execute(
+                "INSERT INTO store_log_heads (log, last) VALUES (%s, 1) ON CONFLICT (log) "
+                "DO UPDATE SET last = store_log_heads.last + 1 RETURNING last",
+                (log,),
+            ).fetchone()
+            conn.execute(
+                "INSERT INTO store_logs (log, seq, entry) VALUES (%s, %s, %s)",
+                (log, seq, bytes(entry)),
+            )
+            return seq
+
+        return self.transaction(tx)
+
+    def read_log(
+        self, log: str, after: int = 0, limit: int | None = None
+    ) -> list[tuple[int, bytes]]:
+        def tx(conn: psycopg.Connection) -> list[Any]:
+            return conn.execute(
+                "SELECT seq, entry FROM store_logs WHERE log = %s AND seq > %s ORDER BY seq "
+                "LIMIT %s",
+                (log, after, limit),
+            ).fetchall()
+
+        return [(seq, bytes(entry)) for seq, entry in self.transaction(tx, read_only=True)]
+
+    def close(self) -> None:
+        self._pool.close()
+
+    def __repr__(self) -> str:
+        return f"PostgresStore({self.shown_url!r})"
