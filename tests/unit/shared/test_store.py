@@ -1,34 +1,30 @@
-"""The store contract (shared.store.base.Store), run against every backend: memory and SQLite
-(a file, so that WAL and the cross-connection lock are exercised)."""
+"""The store contract (shared.store.base.Store), one suite run against every backend: memory,
+SQLite (a file, so WAL and the cross-connection lock are exercised) and PostgreSQL (a schema
+of the test's own; skipped when the server is unreachable, failed under CI=true), from several
+threads and several processes; then what only one backend has (URLs, the PostgreSQL schema,
+its pool and what a lost connection does)."""
 
 from __future__ import annotations
 
+import multiprocessing
 import threading
 
+import psycopg
 import pytest
 
-from shared.store import AlreadyExists, Conflict, Record, open_store
+from shared.store import (
+    AlreadyExists,
+    Conflict,
+    Record,
+    StoreUnavailable,
+    open_store,
+    redact_url,
+)
 from shared.store.memory import MemoryStore
 from shared.store.sqlite import SqliteStore
+from tests.support import store_workers
 
-
-@pytest.fixture(params=["memory", "sqlite"])
-def store(request, tmp_path):
-    s = open_store("memory://" if request.param == "memory" else f"sqlite:///{tmp_path}/s.db")
-    yield s
-    s.close()
-
-
-def test_open_store_urls(tmp_path):
-    assert isinstance(open_store("memory://"), MemoryStore)
-    s = open_store(f"sqlite:///{tmp_path}/a/b.db")
-    assert isinstance(s, SqliteStore) and (tmp_path / "a" / "b.db").exists()
-    s.close()
-    open_store("sqlite://:memory:").close()
-    with pytest.raises(ValueError, match="unknown store URL 'redis://x'"):
-        open_store("redis://x")
-    with pytest.raises(ValueError, match="names no file"):
-        open_store("sqlite://")
+# --- the contract, on every backend -----------------------------------------------------------
 
 
 def test_get_create_and_versions(store):
@@ -58,6 +54,8 @@ def test_update_is_read_modify_write(store):
     assert store.get("ns", "n") == Record(b"2", 2)
     assert store.update("ns", "n", lambda old: (None, old)) == b"2"  # None: no write
     assert store.get("ns", "n").version == 2
+    assert store.update("ns", "absent", lambda old: (None, old)) is None
+    assert store.get("ns", "absent") is None
 
 
 def test_update_that_raises_writes_nothing(store):
@@ -68,21 +66,42 @@ def test_update_that_raises_writes_nothing(store):
 
     with pytest.raises(ValueError):
         store.update("ns", "k", boom)
+    with pytest.raises(ValueError):
+        store.update("ns", "absent", boom)
     assert store.get("ns", "k") == Record(b"before", 1)
+    assert store.get("ns", "absent") is None
     store.update("ns", "k", lambda old: (b"after", None))  # the store still works
     assert store.get("ns", "k").value == b"after"
 
 
+def test_values_are_bytes_of_any_content(store):
+    raw = bytes(range(256)) * 40
+    store.put("ns", "blob", raw)
+    assert store.get("ns", "blob").value == raw
+    store.put("ns", "empty", b"")
+    assert store.get("ns", "empty") == Record(b"", 1)
+    assert store.append("blobs", raw) == 1 and store.read_log("blobs") == [(1, raw)]
+
+
 def test_delete_and_scan(store):
-    for key in ("b2", "a1", "b1", "c"):
+    for key in ("b2", "a1", "b1", "c", "b_x", "b%y", "B"):
         store.put("ns", key, key.encode())
     store.put("other", "b3", b"x")
-    assert [k for k, _ in store.scan("ns")] == ["a1", "b1", "b2", "c"]
-    assert [(k, r.value) for k, r in store.scan("ns", "b")] == [("b1", b"b1"), ("b2", b"b2")]
+    assert [k for k, _ in store.scan("ns")] == ["B", "a1", "b%y", "b1", "b2", "b_x", "c"]
+    assert [(k, r.value) for k, r in store.scan("ns", "b1")] == [("b1", b"b1")]
+    assert [k for k, _ in store.scan("ns", "b_")] == ["b_x"]  # no wildcards in a prefix
+    assert [k for k, _ in store.scan("ns", "b%")] == ["b%y"]
     assert store.delete("ns", "b1") is True
     assert store.delete("ns", "b1") is False
-    assert [k for k, _ in store.scan("ns", "b")] == ["b2"]
+    assert [k for k, _ in store.scan("ns", "b")] == ["b%y", "b2", "b_x"]
     assert list(store.scan("empty")) == []
+
+
+def test_keys_in_code_point_order(store):
+    keys = ["é", "z", "Z", "a/2", "a/10", "中", "a"]
+    for key in keys:
+        store.put("ns", key, b"")
+    assert [k for k, _ in store.scan("ns")] == sorted(keys)
 
 
 def test_logs(store):
@@ -112,13 +131,35 @@ def test_concurrent_updates_are_never_lost(store):
             with lock:
                 seen.append(n)
 
-    threads = [threading.Thread(target=worker) for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_threads(worker, 8)
     assert store.get("ns", "counter").value == b"400"
     assert sorted(seen) == list(range(1, 401))
+
+
+def test_concurrent_first_updates_of_an_absent_key_are_not_lost(store):
+    """Insert-if-absent under a race: 8 threads each add 1 to a key nobody created."""
+
+    def worker():
+        store.update("ns", "fresh", store_workers._incr)
+
+    for _ in range(5):
+        store.delete("ns", "fresh")
+        run_threads(worker, 8)
+        assert store.get("ns", "fresh") == Record(b"8", 8)
+
+
+def test_concurrent_creates_have_one_winner(store):
+    wins: list[int] = []
+
+    def worker(i):
+        try:
+            store.create("ns", "once", str(i).encode())
+            wins.append(i)
+        except AlreadyExists:
+            pass
+
+    run_threads(worker, 8, with_index=True)
+    assert len(wins) == 1 and store.get("ns", "once").value == str(wins[0]).encode()
 
 
 def test_concurrent_appends_get_distinct_sequence_numbers(store):
@@ -131,44 +172,236 @@ def test_concurrent_appends_get_distinct_sequence_numbers(store):
             with lock:
                 numbers.append(n)
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+    run_threads(worker, 4, with_index=True)
+    assert sorted(numbers) == list(range(1, 101))
+    assert [seq for seq, _ in store.read_log("log")] == list(range(1, 101))
+
+
+def test_stores_on_one_database_see_and_serialise_each_other(backend):
+    """Two stores on one database (as two replicas would be) see each other's writes and
+    serialise their updates."""
+    a, b = backend.open(), backend.open()
+    a.put("ns", "k", b"0")
+    assert b.get("ns", "k").value == b"0"
+
+    def incr(old):
+        return str(int(old) + 1).encode(), None
+
+    def worker(i):
+        for _ in range(30):
+            (a, b)[i % 2].update("ns", "k", incr)
+
+    run_threads(worker, 4, with_index=True)
+    assert a.get("ns", "k").value == b"120" and b.get("ns", "k").value == b"120"
+
+
+def test_processes_lose_no_update_and_number_the_log_without_gaps(shared_backend):
+    """4 processes at once, each 40 increments of one counter and 40 appends to one log:
+    the counter ends at 160 with every value seen once; the log is numbered 1-160."""
+    shared_backend.open()  # the schema exists before the race (its creation is tested apart)
+    results = run_processes(store_workers.updates_and_appends, shared_backend.url, 4, extra=(40,))
+    seen = sorted(n for _, s, _ in results for n in s)
+    numbers = sorted(n for _, _, ns in results for n in ns)
+    assert seen == list(range(1, 161))
+    assert numbers == list(range(1, 161))
+    store = shared_backend.open()
+    assert store.get("ns", "counter").value == b"160"
+    log = store.read_log("log")
+    assert [seq for seq, _ in log] == list(range(1, 161))
+    for name, _, ns in results:  # each process's entries are where it was told they went
+        mine = {seq: entry for seq, entry in log if entry.startswith(f"{name}-".encode())}
+        assert sorted(mine) == sorted(ns)
+
+
+def test_store_is_a_context_manager(shared_backend):
+    with open_store(shared_backend.url) as s:
+        s.put("ns", "k", b"v")
+    with open_store(shared_backend.url) as s:
+        assert s.get("ns", "k").value == b"v"  # persisted
+
+
+# --- helpers ----------------------------------------------------------------------------------
+
+
+def run_threads(fn, n: int, *, with_index: bool = False) -> None:
+    errors: list[BaseException] = []
+
+    def guarded(i):
+        try:
+            fn(i) if with_index else fn()
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=guarded, args=(i,)) for i in range(n)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert sorted(numbers) == list(range(1, 101))
-    assert len(store.read_log("log")) == 100
+    assert not errors, errors
 
 
-def test_sqlite_is_shared_between_connections(tmp_path):
-    """Two stores on one file (as two replicas would be) see each other's writes and
-    serialise their updates."""
-    url = f"sqlite:///{tmp_path}/shared.db"
-    a, b = open_store(url), open_store(url)
-    try:
-        a.put("ns", "k", b"0")
-        assert b.get("ns", "k").value == b"0"
-
-        def incr(old):
-            return str(int(old) + 1).encode(), None
-
-        def worker(s):
-            for _ in range(30):
-                s.update("ns", "k", incr)
-
-        threads = [threading.Thread(target=worker, args=(s,)) for s in (a, b, a, b)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        assert a.get("ns", "k").value == b"120"
-    finally:
-        a.close()
-        b.close()
+def run_processes(target, url: str, n: int, *, extra: tuple = ()) -> list[tuple]:
+    """``target(url, *extra, name, barrier, queue)`` in ``n`` spawned processes at once; what
+    each put on the queue (a failure's repr fails the test)."""
+    ctx = multiprocessing.get_context("spawn")
+    barrier, queue = ctx.Barrier(n), ctx.Queue()
+    procs = [
+        ctx.Process(target=target, args=(url, *extra, f"p{i}", barrier, queue)) for i in range(n)
+    ]
+    for p in procs:
+        p.start()
+    results = [queue.get(timeout=120) for _ in procs]
+    for p in procs:
+        p.join(60)
+    failed = [r for r in results if isinstance(r[1], str) and r[1] != "ok"]
+    assert not failed, failed
+    assert all(p.exitcode == 0 for p in procs)
+    return results
 
 
-def test_store_is_a_context_manager(tmp_path):
-    with open_store(f"sqlite:///{tmp_path}/c.db") as s:
-        s.put("ns", "k", b"v")
-    with open_store(f"sqlite:///{tmp_path}/c.db") as s:
-        assert s.get("ns", "k").value == b"v"  # persisted
+# --- URLs and what one backend alone has ------------------------------------------------------
+
+
+def test_open_store_urls(tmp_path):
+    assert isinstance(open_store("memory://"), MemoryStore)
+    s = open_store(f"sqlite:///{tmp_path}/a/b.db")
+    assert isinstance(s, SqliteStore) and (tmp_path / "a" / "b.db").exists()
+    s.close()
+    open_store("sqlite://:memory:").close()
+    with pytest.raises(ValueError, match="unknown store URL 'redis://x'"):
+        open_store("redis://x")
+    with pytest.raises(ValueError, match="unknown store URL 'mysql://u:\\*\\*\\*@h/db'"):
+        open_store("mysql://u:secret@h/db")
+    with pytest.raises(ValueError, match="names no file"):
+        open_store("sqlite://")
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("postgresql://u:s3cret@db:5432/mj", "postgresql://u:***@db:5432/mj"),
+        ("postgresql://u:p@ss@db/mj", "postgresql://u:***@db/mj"),
+        (
+            "postgres://u@db/mj?password=s3cret&sslmode=require",
+            "postgres://u@db/mj?password=***&sslmode=require",
+        ),
+        ("postgresql://u@db/mj", "postgresql://u@db/mj"),
+        ("sqlite:///.data/wall.db", "sqlite:///.data/wall.db"),
+        ("memory://", "memory://"),
+    ],
+)
+def test_redact_url_hides_the_password(url, shown):
+    assert redact_url(url) == shown
+    assert "s3cret" not in redact_url(url)
+
+
+def test_unreachable_postgres_is_unavailable_with_the_password_hidden():
+    with pytest.raises(StoreUnavailable) as err:
+        open_store("postgresql://u:s3cret@127.0.0.1:1/none?connect_timeout=1")
+    assert "s3cret" not in str(err.value) and "u:***@127.0.0.1:1" in str(err.value)
+    assert err.value.code == "UNAVAILABLE"
+
+
+def test_postgres_schema_is_versioned_and_migrated_once(postgres_url):
+    with open_store(postgres_url) as a:
+        assert a.schema_version() == 1
+        assert a.migrate("store", ("SELECT 1",)) == 1  # at its version: nothing ran
+        assert a.migrate("extra", ("CREATE TABLE extra_t (x int)",)) == 0
+        assert a.migrate("extra", ("CREATE TABLE extra_t (x int)",)) == 1  # not run twice
+        assert a.schema_version("extra") == 1
+
+
+def test_services_starting_at_once_on_an_empty_database_all_start(postgres_url):
+    """6 processes open the store together on an empty schema: each creates or finds the
+    schema (the advisory lock orders them) and none fails."""
+    results = run_processes(store_workers.open_only, postgres_url, 6)
+    assert sorted(r[1] for r in results) == ["ok"] * 6
+    with open_store(postgres_url) as s:
+        assert [k for k, _ in s.scan("opened")] == [f"p{i}" for i in range(6)]
+
+
+def test_postgres_pool_size_bounds_the_connections(postgres_url):
+    with open_store(postgres_url, pool_size=3) as s:
+        pids: set[int] = set()
+        lock, barrier = threading.Lock(), threading.Barrier(6)
+
+        def worker():
+            barrier.wait()
+            for _ in range(20):
+                pid = s.transaction(lambda c: c.info.backend_pid)
+                with lock:
+                    pids.add(pid)
+
+        run_threads(worker, 6)
+        assert 1 <= len(pids) <= 3
+    with pytest.raises(ValueError, match="pool size 0"):
+        open_store(postgres_url, pool_size=0)
+
+
+def _terminate(url: str, pid: int) -> None:
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+
+
+def test_a_lost_connection_is_unavailable_and_writes_nothing(postgres_url):
+    """The connection dies in the middle of update: StoreUnavailable, the record as before
+    (never half-applied); the store then works again on a fresh connection."""
+    with open_store(postgres_url, pool_size=1) as s:
+        s.put("ns", "k", b"before")
+        s.append("log", b"one")
+        pid = s.transaction(lambda c: c.info.backend_pid)
+
+        def cut_off(old):
+            _terminate(postgres_url, pid)
+            return b"after", None
+
+        with pytest.raises(StoreUnavailable, match="lost the connection") as err:
+            s.update("ns", "k", cut_off)
+        assert err.value.code == "UNAVAILABLE"
+        assert s.get("ns", "k") == Record(b"before", 1)
+
+        def append_then_cut(conn):
+            conn.execute("INSERT INTO store_logs (log, seq, entry) VALUES ('log', 2, 'x')")
+            _terminate(postgres_url, conn.info.backend_pid)
+            conn.execute("SELECT 1")
+
+        with pytest.raises(StoreUnavailable):
+            s.transaction(append_then_cut)
+        assert s.read_log("log") == [(1, b"one")]
+        assert s.append("log", b"two") == 2  # the store works again
+
+        pid = s.transaction(lambda c: c.info.backend_pid)
+        _terminate(postgres_url, pid)
+        assert s.get("ns", "k").value == b"before"  # a read is tried again on a fresh one
+
+
+def test_deadlocks_are_retried(postgres_url):
+    """Two transactions that lock two rows in opposite orders deadlock; PostgreSQL aborts one
+    (40P01) and the store runs it again: both end applied."""
+    with open_store(postgres_url, pool_size=4) as s:
+        s.put("ns", "a", b"0")
+        s.put("ns", "b", b"0")
+        barrier = threading.Barrier(2)
+        attempts = {"x": 0, "y": 0}
+
+        def locker(name, first, second):
+            def tx(conn):
+                attempts[name] += 1
+                conn.execute(
+                    "UPDATE store_records SET version = version + 1 WHERE key = %s", (first,)
+                )
+                if attempts[name] == 1:
+                    barrier.wait(10)
+                conn.execute(
+                    "UPDATE store_records SET version = version + 1 WHERE key = %s", (second,)
+                )
+
+            return lambda: s.transaction(tx)
+
+        run_threads_each([locker("x", "a", "b"), locker("y", "b", "a")])
+        assert attempts["x"] + attempts["y"] == 3  # one of them ran twice
+        assert s.get("ns", "a").version == 3 and s.get("ns", "b").version == 3
+
+
+def run_threads_each(fns) -> None:
+    run_threads(lambda i: fns[i](), len(fns), with_index=True)
