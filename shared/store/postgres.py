@@ -12,6 +12,10 @@ connection pool, thread-safe; many replicas of a service share one database).
   appenders get distinct numbers with no gaps.
 * **Retries**: serialization failures and deadlocks (SQLSTATE 40001, 40P01) run the transaction
   again, at most ``retries`` times (``fn`` must therefore be a pure function of its input).
+* **Leases and fences**: a lease is a row of ``store_leases`` judged by the server's clock
+  (``clock_timestamp()``); ``acquire_lease`` locks it ``FOR UPDATE``, and every fenced write
+  first reads it ``FOR SHARE`` in its own transaction, so a takeover and a write under the old
+  epoch are strictly ordered: the write either commits before the takeover or is refused.
 * **Outages**: a lost connection, a server that went away or a pool with no free connection in
   time is :class:`~shared.store.base.StoreUnavailable` (gRPC UNAVAILABLE). A transaction is
   atomic, so a write is applied whole or not at all; reads are tried once more on a fresh
@@ -37,10 +41,15 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from shared.store.base import (
     AlreadyExists,
     Conflict,
+    Fence,
+    Lease,
     Record,
     Store,
     StoreError,
     StoreUnavailable,
+    check_fence,
+    next_lease,
+    renewed_lease,
 )
 from shared.store.urls import redact_url
 
@@ -68,7 +77,18 @@ STORE_MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (log, seq)
     );
     """,
+    """
+    CREATE TABLE store_leases (
+        name       text COLLATE "C" PRIMARY KEY,
+        owner      text   NOT NULL,
+        epoch      bigint NOT NULL,
+        expires_ms bigint NOT NULL
+    );
+    """,
 )
+# The server's clock in ms since the Unix epoch: clock_timestamp(), not now() (the start of the
+# transaction, which may have waited on a lock), so expiry is judged when the row is locked.
+_NOW_MS = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
 # pg_advisory_xact_lock key of schema migrations (any fixed number; advisory locks are per
 # database, so databases never wait for each other).
 MIGRATION_LOCK = zlib.crc32(b"mahjong/store/migrate")
@@ -209,6 +229,23 @@ class PostgresStore(Store):
         return self.transaction(tx, read_only=True)
 
     @staticmethod
+    def _lease(conn: psycopg.Connection, name: str, lock: str = "") -> Lease | None:
+        row = conn.execute(
+            f"SELECT owner, epoch, expires_ms FROM store_leases WHERE name = %s {lock}", (name,)
+        ).fetchone()
+        return Lease(name, row[0], row[1], row[2]) if row else None
+
+    def check_fence(self, conn: psycopg.Connection, fence: Fence | None) -> None:
+        """Within a transaction: Fenced unless ``fence`` is current. Holds the lease row
+        FOR SHARE until the transaction ends, so no takeover can commit in between."""
+        if fence is not None:
+            check_fence(fence, self._lease(conn, fence.lease, "FOR SHARE"))
+
+    @staticmethod
+    def _now(conn: psycopg.Connection) -> int:
+        return conn.execute(f"SELECT {_NOW_MS}").fetchone()[0]
+
+    @staticmethod
     def _row(conn: psycopg.Connection, namespace: str, key: str, lock: bool) -> Record | None:
         row = conn.execute(
             "SELECT value, version FROM store_records WHERE namespace = %s AND key = %s"
@@ -241,8 +278,11 @@ class PostgresStore(Store):
     def get(self, namespace: str, key: str) -> Record | None:
         return self.transaction(lambda c: self._row(c, namespace, key, False), read_only=True)
 
-    def create(self, namespace: str, key: str, value: bytes) -> Record:
+    def create(
+        self, namespace: str, key: str, value: bytes, *, fence: Fence | None = None
+    ) -> Record:
         def tx(conn: psycopg.Connection) -> Record:
+            self.check_fence(conn, fence)
             if not self._insert(conn, namespace, key, value):
                 raise AlreadyExists(f"{namespace}/{key} exists")
             return Record(bytes(value), 1)
@@ -250,9 +290,16 @@ class PostgresStore(Store):
         return self.transaction(tx)
 
     def put(
-        self, namespace: str, key: str, value: bytes, *, expected_version: int | None = None
+        self,
+        namespace: str,
+        key: str,
+        value: bytes,
+        *,
+        expected_version: int | None = None,
+        fence: Fence | None = None,
     ) -> Record:
         def tx(conn: psycopg.Connection) -> Record:
+            self.check_fence(conn, fence)
             if expected_version is None:
                 (version,) = conn.execute(
                     "INSERT INTO store_records (namespace, key, value, version) "
@@ -275,12 +322,18 @@ class PostgresStore(Store):
         return self.transaction(tx)
 
     def update(
-        self, namespace: str, key: str, fn: Callable[[bytes | None], tuple[bytes | None, R]]
+        self,
+        namespace: str,
+        key: str,
+        fn: Callable[[bytes | None], tuple[bytes | None, R]],
+        *,
+        fence: Fence | None = None,
     ) -> R:
         class _Raced(Exception):
             """Another transaction inserted the key first: start over with its value."""
 
         def tx(conn: psycopg.Connection) -> R:
+            self.check_fence(conn, fence)
             old = self._row(conn, namespace, key, True)
             new, result = fn(old.value if old else None)
             if new is not None:
@@ -297,8 +350,9 @@ class PostgresStore(Store):
                 continue
         raise StoreUnavailable(f"{namespace}/{key} kept being created concurrently: retry")
 
-    def delete(self, namespace: str, key: str) -> bool:
+    def delete(self, namespace: str, key: str, *, fence: Fence | None = None) -> bool:
         def tx(conn: psycopg.Connection) -> bool:
+            self.check_fence(conn, fence)
             cur = conn.execute(
                 "DELETE FROM store_records WHERE namespace = %s AND key = %s", (namespace, key)
             )
@@ -318,8 +372,9 @@ class PostgresStore(Store):
         return iter([(k, Record(bytes(v), ver)) for k, v, ver in rows])
 
     # --- logs -------------------------------------------------------------------------------
-    def append(self, log: str, entry: bytes) -> int:
+    def append(self, log: str, entry: bytes, *, fence: Fence | None = None) -> int:
         def tx(conn: psycopg.Connection) -> int:
+            self.check_fence(conn, fence)
             (seq,) = conn.execute(
                 "INSERT INTO store_log_heads (log, last) VALUES (%s, 1) ON CONFLICT (log) "
                 "DO UPDATE SET last = store_log_heads.last + 1 RETURNING last",
@@ -344,6 +399,77 @@ class PostgresStore(Store):
             ).fetchall()
 
         return [(seq, bytes(entry)) for seq, entry in self.transaction(tx, read_only=True)]
+
+    # --- leases -----------------------------------------------------------------------------
+    def clock_ms(self) -> int:
+        return self.transaction(self._now, read_only=True)
+
+    def _locked_lease(self, conn: psycopg.Connection, name: str) -> Lease | None:
+        """The lease row locked FOR UPDATE (created empty first if absent, so that two first
+        acquirers queue on one row instead of racing to insert it)."""
+        conn.execute(
+            "INSERT INTO store_leases (name, owner, epoch, expires_ms) VALUES (%s, '', 0, 0) "
+            "ON CONFLICT DO NOTHING",
+            (name,),
+        )
+        lease = self._lease(conn, name, "FOR UPDATE")
+        return None if lease is None or lease.epoch == 0 else lease
+
+    @staticmethod
+    def _write_lease(conn: psycopg.Connection, lease: Lease) -> Lease:
+        conn.execute(
+            "UPDATE store_leases SET owner = %s, epoch = %s, expires_ms = %s WHERE name = %s",
+            (lease.owner, lease.epoch, lease.expires_ms, lease.name),
+        )
+        return lease
+
+    def acquire_lease(self, name: str, owner: str, ttl_ms: int) -> Lease:
+        def tx(conn: psycopg.Connection) -> Lease:
+            current = self._locked_lease(conn, name)
+            return self._write_lease(
+                conn, next_lease(current, name, owner, ttl_ms, self._now(conn))
+            )
+
+        return self.transaction(tx)
+
+    def renew_lease(self, lease: Lease, ttl_ms: int) -> Lease:
+        def tx(conn: psycopg.Connection) -> Lease:
+            current = self._lease(conn, lease.name, "FOR UPDATE")
+            current = None if current is None or current.epoch == 0 else current
+            return self._write_lease(conn, renewed_lease(current, lease, ttl_ms, self._now(conn)))
+
+        return self.transaction(tx)
+
+    def release_lease(self, lease: Lease) -> bool:
+        def tx(conn: psycopg.Connection) -> bool:
+            cur = conn.execute(
+                f"UPDATE store_leases SET owner = '', expires_ms = {_NOW_MS} "
+                "WHERE name = %s AND epoch = %s AND owner = %s AND owner != ''",
+                (lease.name, lease.epoch, lease.owner),
+            )
+            return cur.rowcount == 1
+
+        return self.transaction(tx)
+
+    def _read_leases(self, where: str, args: tuple) -> list[Lease]:
+        def tx(conn: psycopg.Connection) -> list[Any]:
+            return conn.execute(
+                f"SELECT name, owner, epoch, expires_ms, owner = '' OR expires_ms <= {_NOW_MS} "
+                f"FROM store_leases WHERE epoch > 0 AND {where} ORDER BY name",
+                args,
+            ).fetchall()
+
+        return [
+            Lease(n, o, e, x, expired)
+            for n, o, e, x, expired in self.transaction(tx, read_only=True)
+        ]
+
+    def get_lease(self, name: str) -> Lease | None:
+        found = self._read_leases("name = %s", (name,))
+        return found[0] if found else None
+
+    def scan_leases(self, prefix: str = "") -> list[Lease]:
+        return self._read_leases("name LIKE %s", (_like_prefix(prefix),))
 
     def close(self) -> None:
         self._pool.close()

@@ -38,3 +38,47 @@ def open_only(url: str, name: str, barrier, queue) -> None:
     except BaseException as exc:
         queue.put((name, repr(exc)))
         raise
+
+
+def takeover_rounds(store, name: str, rounds: int, seed: int) -> tuple[list[int], int]:
+    """Compete for one lease: acquire it (20 ms), append up to 3 fenced entries with pauses
+    that sometimes outlast the lease, sometimes release it. Returns the epochs this owner got
+    and how many of its writes were fenced."""
+    import random
+    import time
+
+    from shared.store.base import Fenced, LeaseHeld
+
+    rng = random.Random(seed)
+    got: list[int] = []
+    fenced = 0
+    for _ in range(rounds):
+        try:
+            lease = store.acquire_lease("table", name, 20)
+        except LeaseHeld:
+            time.sleep(rng.uniform(0, 0.004))
+            continue
+        got.append(lease.epoch)
+        for _ in range(3):
+            try:
+                store.append("table-log", f"{lease.epoch}:{name}".encode(), fence=lease.fence)
+            except Fenced:
+                fenced += 1
+                break
+            time.sleep(rng.uniform(0, 0.015))
+        if rng.random() < 0.3:
+            store.release_lease(lease)
+    return got, fenced
+
+
+def takeovers(url: str, rounds: int, name: str, barrier, queue) -> None:
+    store = open_store(url, pool_size=2)
+    try:
+        barrier.wait(60)
+        got, fenced = takeover_rounds(store, name, rounds, hash(name))
+        queue.put((name, got, fenced))
+    except BaseException as exc:
+        queue.put((name, repr(exc), 0))
+        raise
+    finally:
+        store.close()

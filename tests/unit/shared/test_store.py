@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import multiprocessing
 import threading
+import time
 
 import psycopg
 import pytest
@@ -20,7 +21,9 @@ from shared.store import (
     open_store,
     redact_url,
 )
+from shared.store.base import Fence, Fenced, LeaseHeld, StoreError
 from shared.store.memory import MemoryStore
+from shared.store.postgres import STORE_MIGRATIONS
 from shared.store.sqlite import SqliteStore
 from tests.support import store_workers
 
@@ -304,11 +307,27 @@ def test_unreachable_postgres_is_unavailable_with_the_password_hidden():
 
 def test_postgres_schema_is_versioned_and_migrated_once(postgres_url):
     with open_store(postgres_url) as a:
-        assert a.schema_version() == 1
-        assert a.migrate("store", ("SELECT 1",)) == 1  # at its version: nothing ran
+        assert a.schema_version() == len(STORE_MIGRATIONS) == 2
+        assert a.migrate("store", STORE_MIGRATIONS) == 2  # at its version: nothing ran
+        with pytest.raises(StoreError, match="newer than this program knows"):
+            a.migrate("store", STORE_MIGRATIONS[:1])
         assert a.migrate("extra", ("CREATE TABLE extra_t (x int)",)) == 0
         assert a.migrate("extra", ("CREATE TABLE extra_t (x int)",)) == 1  # not run twice
         assert a.schema_version("extra") == 1
+
+
+def test_a_version_1_schema_is_migrated_on_start_with_its_data(postgres_url):
+    with psycopg.connect(postgres_url, autocommit=True) as c:  # as the first release left it
+        c.execute(STORE_MIGRATIONS[0])
+        c.execute(
+            "CREATE TABLE store_schema (component text PRIMARY KEY, version integer NOT NULL,"
+            " migrated_at timestamptz NOT NULL DEFAULT now())"
+        )
+        c.execute("INSERT INTO store_schema (component, version) VALUES ('store', 1)")
+        c.execute("INSERT INTO store_records VALUES ('ns', 'k', 'old', 1)")
+    with open_store(postgres_url) as s:
+        assert s.schema_version() == 2 and s.get("ns", "k") == Record(b"old", 1)
+        assert s.acquire_lease("t", "a", 1000).epoch == 1
 
 
 def test_services_starting_at_once_on_an_empty_database_all_start(postgres_url):
@@ -405,3 +424,173 @@ def test_deadlocks_are_retried(postgres_url):
 
 def run_threads_each(fns) -> None:
     run_threads(lambda i: fns[i](), len(fns), with_index=True)
+
+
+# --- leases and fenced writes, on every backend ------------------------------------------------
+
+
+def test_lease_epochs_rise_on_every_change_of_owner(store):
+    a = store.acquire_lease("t/1", "replica-a", 60_000)
+    assert (a.name, a.owner, a.epoch, a.expired) == ("t/1", "replica-a", 1, False)
+    assert a.expires_ms >= store.clock_ms() + 59_000
+    again = store.acquire_lease("t/1", "replica-a", 120_000)  # its owner: same epoch, extended
+    assert again.epoch == 1 and again.expires_ms > a.expires_ms
+    with pytest.raises(LeaseHeld) as err:
+        store.acquire_lease("t/1", "replica-b", 60_000)
+    assert err.value.holder.owner == "replica-a" and err.value.holder.epoch == 1
+    assert err.value.code == "UNAVAILABLE"
+    assert store.release_lease(again) is True
+    released = store.get_lease("t/1")
+    assert (released.owner, released.epoch, released.expired, released.held) == ("", 1, True, False)
+    b = store.acquire_lease("t/1", "replica-b", 60_000)  # at once after a release
+    assert b.epoch == 2
+    assert store.release_lease(again) is False  # no longer a's
+    a2 = store.acquire_lease("t/1", "replica-b", 60_000)
+    assert a2.epoch == 2  # b again: no change of owner
+    assert store.acquire_lease("t/2", "replica-b", 60_000).epoch == 1  # leases are separate
+
+
+def test_an_expired_lease_is_taken_over_by_the_store_clock(store):
+    a = store.acquire_lease("t", "a", 40)
+    time.sleep(0.08)
+    seen = store.get_lease("t")
+    assert seen.expired and not seen.held and seen.epoch == 1
+    assert store.renew_lease(a, 40).epoch == 1  # nobody took over: still renewable
+    time.sleep(0.08)
+    b = store.acquire_lease("t", "b", 60_000)
+    assert b.epoch == 2 and store.get_lease("t").held
+    with pytest.raises(Fenced) as err:
+        store.renew_lease(a, 60_000)
+    assert err.value.current.epoch == 2 and err.value.current.owner == "b"
+    assert store.renew_lease(b, 90_000).expires_ms > b.expires_ms
+
+
+def test_released_lease_cannot_be_renewed(store):
+    a = store.acquire_lease("t", "a", 60_000)
+    assert store.release_lease(a)
+    with pytest.raises(Fenced, match="released"):
+        store.renew_lease(a, 60_000)
+    assert store.acquire_lease("t", "a", 60_000).epoch == 2  # a new tenure, even for a
+
+
+def test_scan_leases_by_prefix_with_expiry(store):
+    store.acquire_lease("table/b", "r1", 60_000)
+    store.acquire_lease("table/a", "r1", 30)
+    store.acquire_lease("other", "r1", 60_000)
+    time.sleep(0.06)
+    assert [(x.name, x.expired) for x in store.scan_leases("table/")] == [
+        ("table/a", True),
+        ("table/b", False),
+    ]
+    assert len(store.scan_leases()) == 3 and store.get_lease("nope") is None
+
+
+@pytest.mark.parametrize(
+    ("name", "owner", "ttl"), [("", "a", 10), ("t", "", 10), ("t", "a", 0), ("t", "a", -5)]
+)
+def test_bad_lease_arguments_change_nothing(store, name, owner, ttl):
+    with pytest.raises(ValueError):
+        store.acquire_lease(name, owner, ttl)
+    assert store.scan_leases() == []
+
+
+WRITES = {
+    "create": lambda s, f: s.create("ns", "new", b"x", fence=f),
+    "put": lambda s, f: s.put("ns", "k", b"x", fence=f),
+    "put_expected": lambda s, f: s.put("ns", "k", b"x", expected_version=1, fence=f),
+    "update": lambda s, f: s.update("ns", "k", lambda old: (old + b"x", None), fence=f),
+    "delete": lambda s, f: s.delete("ns", "k", fence=f),
+    "append": lambda s, f: s.append("log", b"x", fence=f),
+}
+
+
+def _state(store):
+    return list(store.scan("ns")), store.read_log("log")
+
+
+@pytest.mark.parametrize("write", sorted(WRITES))
+def test_a_paused_owner_can_never_write(store, write):
+    """a's lease expires while it is paused; b takes the table over. Every kind of write a
+    then makes under its old epoch is refused by the store, and changes nothing; b's go in."""
+    store.put("ns", "k", b"v")
+    a = store.acquire_lease("table", "a", 30)
+    WRITES[write](store, a.fence)  # while a owns it: accepted
+    store.delete("ns", "new")
+    store.put("ns", "k", b"v", expected_version=None)
+    store.delete("ns", "k")
+    store.create("ns", "k", b"v")  # back at version 1 for put_expected
+    time.sleep(0.06)
+    b = store.acquire_lease("table", "b", 60_000)
+    before = _state(store)
+    with pytest.raises(Fenced) as err:
+        WRITES[write](store, a.fence)
+    assert err.value.fence == a.fence and err.value.current.epoch == b.epoch
+    assert err.value.reason == "FENCED"
+    assert _state(store) == before
+    WRITES[write](store, b.fence)  # the new owner writes
+
+
+@pytest.mark.parametrize("write", sorted(WRITES))
+def test_writes_under_a_released_or_unknown_lease_are_refused(store, write):
+    store.create("ns", "k", b"v")
+    a = store.acquire_lease("table", "a", 60_000)
+    store.release_lease(a)
+    before = _state(store)
+    with pytest.raises(Fenced):
+        WRITES[write](store, a.fence)
+    with pytest.raises(Fenced, match="no such lease"):
+        WRITES[write](store, Fence("never-acquired", 1))
+    assert _state(store) == before
+
+
+def test_an_owner_whose_lease_expired_unclaimed_still_writes(store):
+    """Safety comes from the epoch: until someone else acquires the lease, its owner's epoch
+    is still the current one."""
+    a = store.acquire_lease("table", "a", 20)
+    time.sleep(0.05)
+    assert store.append("log", b"late", fence=a.fence) == 1
+
+
+def test_a_fenced_update_does_not_call_fn_when_stale(store):
+    a = store.acquire_lease("table", "a", 20)
+    time.sleep(0.05)
+    store.acquire_lease("table", "b", 60_000)
+    calls = []
+    with pytest.raises(Fenced):
+        store.update("ns", "k", lambda old: (calls.append(old) or b"x", None), fence=a.fence)
+    assert calls == [] and store.get("ns", "k") is None
+
+
+def _check_takeovers(results, log) -> None:
+    """Exactly one owner per epoch; the log's entries in epoch order (no write of an older
+    epoch after a newer one) and each written by that epoch's owner."""
+    owners: dict[int, set[str]] = {}
+    for name, got, _ in results:
+        for epoch in got:
+            owners.setdefault(epoch, set()).add(name)
+    assert all(len(names) == 1 for names in owners.values()), owners
+    assert len(owners) >= 4  # the lease really changed hands
+    assert sorted(owners) == list(range(1, max(owners) + 1))  # every epoch had its owner
+    written = [entry.decode().split(":") for _, entry in log]
+    epochs = [int(e) for e, _ in written]
+    assert epochs == sorted(epochs)
+    assert all(owners[int(e)] == {name} for e, name in written)
+
+
+def test_takeovers_from_threads_give_one_owner_per_epoch(store):
+    results = []
+    lock = threading.Lock()
+
+    def worker(i):
+        got, fenced = store_workers.takeover_rounds(store, f"t{i}", 40, i)
+        with lock:
+            results.append((f"t{i}", got, fenced))
+
+    run_threads(worker, 4, with_index=True)
+    _check_takeovers(results, store.read_log("table-log"))
+
+
+def test_takeovers_from_processes_give_one_owner_per_epoch(shared_backend):
+    shared_backend.open()
+    results = run_processes(store_workers.takeovers, shared_backend.url, 4, extra=(40,))
+    _check_takeovers(results, shared_backend.open().read_log("table-log"))
