@@ -230,8 +230,23 @@ class Store(abc.ABC):
         """Records of a namespace whose key starts with ``prefix``, in key order."""
 
     @abc.abstractmethod
-    def append(self, log: str, entry: bytes, *, fence: Fence | None = None) -> int:
-        """Append to a log; returns the entry's sequence number (1, 2, …)."""
+    def append(
+        self,
+        log: str,
+        entry: bytes,
+        *,
+        expected_seq: int | None = None,
+        fence: Fence | None = None,
+    ) -> int:
+        """Append to a log; returns the entry's sequence number (1, 2, …). With
+        ``expected_seq`` the append succeeds only if the log's last number is still that
+        (0 = empty): else :class:`Conflict` and nothing is written (optimistic concurrency for
+        a writer that computed the entry from the log as it read it)."""
+
+    @abc.abstractmethod
+    def delete_log(self, log: str, *, fence: Fence | None = None) -> int:
+        """Remove a log and its numbering (a later append starts at 1 again); returns how many
+        entries it had."""
 
     @abc.abstractmethod
     def read_log(

@@ -107,12 +107,29 @@ class MemoryStore(Store):
             )
         return iter(items)
 
-    def append(self, log: str, entry: bytes, *, fence: Fence | None = None) -> int:
+    def append(
+        self,
+        log: str,
+        entry: bytes,
+        *,
+        expected_seq: int | None = None,
+        fence: Fence | None = None,
+    ) -> int:
         with self._lock:
             self._fenced(fence)
-            entries = self._logs.setdefault(log, [])
+            entries = self._logs.get(log)
+            last = len(entries) if entries else 0
+            if expected_seq is not None and expected_seq != last:
+                raise Conflict(f"log {log} is at {last}, not {expected_seq}")
+            if entries is None:
+                entries = self._logs[log] = []
             entries.append(bytes(entry))
-            return len(entries)
+            return last + 1
+
+    def delete_log(self, log: str, *, fence: Fence | None = None) -> int:
+        with self._lock:
+            self._fenced(fence)
+            return len(self._logs.pop(log, ()))
 
     def read_log(
         self, log: str, after: int = 0, limit: int | None = None

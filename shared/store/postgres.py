@@ -42,6 +42,7 @@ from shared.store.base import (
     AlreadyExists,
     Conflict,
     Fence,
+    Fenced,
     Lease,
     Record,
     Store,
@@ -146,21 +147,29 @@ class PostgresStore(Store):
             raise
 
     # --- transactions -----------------------------------------------------------------------
-    def transaction(self, fn: Callable[[psycopg.Connection], R], *, read_only: bool = False) -> R:
+    def transaction(
+        self,
+        fn: Callable[[psycopg.Connection], R],
+        *,
+        read_only: bool = False,
+        single: bool = False,
+    ) -> R:
         """Run ``fn(connection)`` in one transaction (READ COMMITTED), committed when it
         returns, rolled back when it raises. Serialization failures and deadlocks run it again
         (at most ``retries`` times); a lost connection is StoreUnavailable (a ``read_only`` one
-        is tried once more first). For modules that keep their own tables in this database
-        (the ledger)."""
+        is tried once more first). ``single``: ``fn`` runs one statement, which is its own
+        transaction (no BEGIN/COMMIT round trips; implied by ``read_only``). For modules that
+        keep their own tables in this database (the ledger)."""
         lost = 0
         attempt = 0
+        bare = single or read_only
         while True:
             try:
-                with (
-                    self._pool.connection(timeout=self.acquire_timeout) as conn,
-                    conn.transaction(),
-                ):
-                    return fn(conn)
+                with self._pool.connection(timeout=self.acquire_timeout) as conn:
+                    if bare:
+                        return fn(conn)
+                    with conn.transaction():
+                        return fn(conn)
             except RETRY_SQLSTATES as exc:
                 attempt += 1
                 if attempt > self.retries:
@@ -287,7 +296,7 @@ class PostgresStore(Store):
                 raise AlreadyExists(f"{namespace}/{key} exists")
             return Record(bytes(value), 1)
 
-        return self.transaction(tx)
+        return self.transaction(tx, single=fence is None)
 
     def put(
         self,
@@ -319,7 +328,7 @@ class PostgresStore(Store):
                 raise Conflict(f"{namespace}/{key} was just created, not at version 0")
             return Record(bytes(value), current + 1)
 
-        return self.transaction(tx)
+        return self.transaction(tx, single=expected_version is None and fence is None)
 
     def update(
         self,
@@ -358,7 +367,7 @@ class PostgresStore(Store):
             )
             return cur.rowcount > 0
 
-        return self.transaction(tx)
+        return self.transaction(tx, single=fence is None)
 
     def scan(self, namespace: str, prefix: str = "") -> Iterator[tuple[str, Record]]:
         def tx(conn: psycopg.Connection) -> list[Any]:
@@ -372,19 +381,68 @@ class PostgresStore(Store):
         return iter([(k, Record(bytes(v), ver)) for k, v, ver in rows])
 
     # --- logs -------------------------------------------------------------------------------
-    def append(self, log: str, entry: bytes, *, fence: Fence | None = None) -> int:
+    def append(
+        self,
+        log: str,
+        entry: bytes,
+        *,
+        expected_seq: int | None = None,
+        fence: Fence | None = None,
+    ) -> int:
+        # One statement (its own transaction, one round trip): the fence's lease row read FOR
+        # SHARE, the head row moved on (only from ``expected_seq``, when given), the entry
+        # inserted under the new number. No row back: fenced or not at ``expected_seq``.
+        args: dict[str, Any] = {"log": log, "entry": bytes(entry), "expected": expected_seq}
+        ctes = []
+        gate = ""
+        if fence is not None:
+            ctes.append(
+                "f AS (SELECT 1 FROM store_leases WHERE name = %(lease)s AND epoch = %(epoch)s"
+                " AND owner <> '' FOR SHARE)"
+            )
+            args.update(lease=fence.lease, epoch=fence.epoch)
+            gate = " WHERE EXISTS (SELECT 1 FROM f)"
+        if expected_seq is None:
+            head = (
+                f"INSERT INTO store_log_heads AS h (log, last) SELECT %(log)s, 1{gate} "
+                "ON CONFLICT (log) DO UPDATE SET last = h.last + 1 RETURNING last"
+            )
+        elif expected_seq == 0:
+            head = (
+                f"INSERT INTO store_log_heads (log, last) SELECT %(log)s, 1{gate} "
+                "ON CONFLICT DO NOTHING RETURNING last"
+            )
+        else:
+            head = (
+                "UPDATE store_log_heads SET last = last + 1 WHERE log = %(log)s "
+                "AND last = %(expected)s"
+                + (" AND EXISTS (SELECT 1 FROM f)" if fence else "")
+                + " RETURNING last"
+            )
+        ctes.append(f"head AS ({head})")
+        sql = (
+            f"WITH {', '.join(ctes)} INSERT INTO store_logs (log, seq, entry) "
+            "SELECT %(log)s, last, %(entry)s FROM head RETURNING seq"
+        )
+
+        def tx(conn: psycopg.Connection) -> int | None:
+            row = conn.execute(sql, args).fetchone()
+            return None if row is None else row[0]
+
+        seq = self.transaction(tx, single=True)
+        if seq is not None:
+            return seq
+        if fence is not None:  # epochs only rise: stale then is stale now
+            current = self.get_lease(fence.lease)
+            if current is None or current.epoch != fence.epoch or not current.owner:
+                raise Fenced(fence, current)
+        raise Conflict(f"log {log} is no longer at {expected_seq}")
+
+    def delete_log(self, log: str, *, fence: Fence | None = None) -> int:
         def tx(conn: psycopg.Connection) -> int:
             self.check_fence(conn, fence)
-            (seq,) = conn.execute(
-                "INSERT INTO store_log_heads (log, last) VALUES (%s, 1) ON CONFLICT (log) "
-                "DO UPDATE SET last = store_log_heads.last + 1 RETURNING last",
-                (log,),
-            ).fetchone()
-            conn.execute(
-                "INSERT INTO store_logs (log, seq, entry) VALUES (%s, %s, %s)",
-                (log, seq, bytes(entry)),
-            )
-            return seq
+            conn.execute("DELETE FROM store_log_heads WHERE log = %s", (log,))
+            return conn.execute("DELETE FROM store_logs WHERE log = %s", (log,)).rowcount
 
         return self.transaction(tx)
 

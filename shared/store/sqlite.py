@@ -224,16 +224,33 @@ class SqliteStore(Store):
         return iter([(k, Record(bytes(v), ver)) for k, v, ver in rows])
 
     # --- logs -------------------------------------------------------------------------------
-    def append(self, log: str, entry: bytes, *, fence: Fence | None = None) -> int:
+    def append(
+        self,
+        log: str,
+        entry: bytes,
+        *,
+        expected_seq: int | None = None,
+        fence: Fence | None = None,
+    ) -> int:
+        # MAX(seq) + 1 is safe here: the transaction holds the database's one write lock.
         def tx(db: sqlite3.Connection) -> int:
             self._fenced(db, fence)
             (last,) = db.execute(
                 "SELECT COALESCE(MAX(seq), 0) FROM logs WHERE log = ?", (log,)
             ).fetchone()
+            if expected_seq is not None and expected_seq != last:
+                raise Conflict(f"log {log} is at {last}, not {expected_seq}")
             db.execute(
                 "INSERT INTO logs (log, seq, entry) VALUES (?, ?, ?)", (log, last + 1, bytes(entry))
             )
             return last + 1
+
+        return self._tx(tx)
+
+    def delete_log(self, log: str, *, fence: Fence | None = None) -> int:
+        def tx(db: sqlite3.Connection) -> int:
+            self._fenced(db, fence)
+            return db.execute("DELETE FROM logs WHERE log = ?", (log,)).rowcount
 
         return self._tx(tx)
 

@@ -6,7 +6,6 @@ its pool and what a lost connection does)."""
 
 from __future__ import annotations
 
-import multiprocessing
 import threading
 import time
 
@@ -26,6 +25,7 @@ from shared.store.memory import MemoryStore
 from shared.store.postgres import STORE_MIGRATIONS
 from shared.store.sqlite import SqliteStore
 from tests.support import store_workers
+from tests.support.concurrency import run_processes, run_threads, run_threads_each
 
 # --- the contract, on every backend -----------------------------------------------------------
 
@@ -115,6 +115,46 @@ def test_logs(store):
     assert store.read_log("t", after=1, limit=2) == [(2, b"e2"), (3, b"e3")]
     assert store.read_log("t", after=5) == []
     assert len(store.read_log("t")) == 5
+
+
+def test_conditional_append_and_delete_log(store):
+    assert store.append("t", b"a", expected_seq=0) == 1
+    assert store.append("t", b"b", expected_seq=1) == 2
+    for stale in (0, 1, 3):
+        with pytest.raises(Conflict, match="log t"):
+            store.append("t", b"x", expected_seq=stale)
+    assert store.read_log("t") == [(1, b"a"), (2, b"b")]
+    with pytest.raises(Conflict):
+        store.append("new", b"x", expected_seq=4)  # an absent log is at 0
+    assert store.read_log("new") == []
+    store.append("u", b"kept")
+    assert store.delete_log("t") == 2 and store.delete_log("t") == 0
+    assert store.read_log("t") == [] and store.read_log("u") == [(1, b"kept")]
+    with pytest.raises(Conflict):
+        store.append("t", b"x", expected_seq=2)  # deleted: at 0 again
+    assert store.append("t", b"again") == 1
+
+
+def test_concurrent_conditional_appends_have_one_winner_per_number(store):
+    """8 threads each read the log's end and append conditionally, retrying on Conflict,
+    20 entries each: 160 entries numbered 1-160, none lost."""
+
+    def worker(i):
+        for j in range(20):
+            while True:
+                last = len(store.read_log("log"))
+                try:
+                    store.append("log", f"{i}-{j}".encode(), expected_seq=last)
+                    break
+                except Conflict:
+                    continue
+
+    run_threads(worker, 8, with_index=True)
+    log = store.read_log("log")
+    assert [seq for seq, _ in log] == list(range(1, 161))
+    assert sorted(e for _, e in log) == sorted(
+        f"{i}-{j}".encode() for i in range(8) for j in range(20)
+    )
 
 
 def test_concurrent_updates_are_never_lost(store):
@@ -221,45 +261,6 @@ def test_store_is_a_context_manager(shared_backend):
         s.put("ns", "k", b"v")
     with open_store(shared_backend.url) as s:
         assert s.get("ns", "k").value == b"v"  # persisted
-
-
-# --- helpers ----------------------------------------------------------------------------------
-
-
-def run_threads(fn, n: int, *, with_index: bool = False) -> None:
-    errors: list[BaseException] = []
-
-    def guarded(i):
-        try:
-            fn(i) if with_index else fn()
-        except BaseException as exc:
-            errors.append(exc)
-
-    threads = [threading.Thread(target=guarded, args=(i,)) for i in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
-
-
-def run_processes(target, url: str, n: int, *, extra: tuple = ()) -> list[tuple]:
-    """``target(url, *extra, name, barrier, queue)`` in ``n`` spawned processes at once; what
-    each put on the queue (a failure's repr fails the test)."""
-    ctx = multiprocessing.get_context("spawn")
-    barrier, queue = ctx.Barrier(n), ctx.Queue()
-    procs = [
-        ctx.Process(target=target, args=(url, *extra, f"p{i}", barrier, queue)) for i in range(n)
-    ]
-    for p in procs:
-        p.start()
-    results = [queue.get(timeout=120) for _ in procs]
-    for p in procs:
-        p.join(60)
-    failed = [r for r in results if isinstance(r[1], str) and r[1] != "ok"]
-    assert not failed, failed
-    assert all(p.exitcode == 0 for p in procs)
-    return results
 
 
 # --- URLs and what one backend alone has ------------------------------------------------------
@@ -422,10 +423,6 @@ def test_deadlocks_are_retried(postgres_url):
         assert s.get("ns", "a").version == 3 and s.get("ns", "b").version == 3
 
 
-def run_threads_each(fns) -> None:
-    run_threads(lambda i: fns[i](), len(fns), with_index=True)
-
-
 # --- leases and fenced writes, on every backend ------------------------------------------------
 
 
@@ -501,6 +498,7 @@ WRITES = {
     "update": lambda s, f: s.update("ns", "k", lambda old: (old + b"x", None), fence=f),
     "delete": lambda s, f: s.delete("ns", "k", fence=f),
     "append": lambda s, f: s.append("log", b"x", fence=f),
+    "delete_log": lambda s, f: s.delete_log("log", fence=f),
 }
 
 
