@@ -230,6 +230,11 @@ class Store(abc.ABC):
         """Records of a namespace whose key starts with ``prefix``, in key order."""
 
     @abc.abstractmethod
+    def namespaces(self, prefix: str = "") -> list[str]:
+        """The namespaces holding at least one record whose name starts with ``prefix``, in
+        order (for one-off migrations of data kept under one namespace per key)."""
+
+    @abc.abstractmethod
     def append(
         self,
         log: str,

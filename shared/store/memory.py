@@ -107,6 +107,10 @@ class MemoryStore(Store):
             )
         return iter(items)
 
+    def namespaces(self, prefix: str = "") -> list[str]:
+        with self._lock:
+            return sorted({ns for ns, _ in self._records if ns.startswith(prefix)})
+
     def append(
         self,
         log: str,

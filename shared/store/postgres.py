@@ -380,6 +380,16 @@ class PostgresStore(Store):
         rows = self.transaction(tx, read_only=True)
         return iter([(k, Record(bytes(v), ver)) for k, v, ver in rows])
 
+    def namespaces(self, prefix: str = "") -> list[str]:
+        def tx(conn: psycopg.Connection) -> list[Any]:
+            return conn.execute(
+                "SELECT DISTINCT namespace FROM store_records WHERE namespace LIKE %s "
+                "ORDER BY namespace",
+                (_like_prefix(prefix),),
+            ).fetchall()
+
+        return [ns for (ns,) in self.transaction(tx, read_only=True)]
+
     # --- logs -------------------------------------------------------------------------------
     def append(
         self,

@@ -223,6 +223,15 @@ class SqliteStore(Store):
             ).fetchall()
         return iter([(k, Record(bytes(v), ver)) for k, v, ver in rows])
 
+    def namespaces(self, prefix: str = "") -> list[str]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT DISTINCT namespace FROM records WHERE substr(namespace, 1, ?) = ? "
+                "ORDER BY namespace",
+                (len(prefix), prefix),
+            ).fetchall()
+        return [ns for (ns,) in rows]
+
     # --- logs -------------------------------------------------------------------------------
     def append(
         self,

@@ -100,6 +100,17 @@ def test_delete_and_scan(store):
     assert list(store.scan("empty")) == []
 
 
+def test_namespaces_by_prefix(store):
+    for ns in ("mm_ledger/b", "mm_ledger/a", "mm_ledger_hands", "wall"):
+        store.put(ns, "k", b"")
+    store.put("mm_ledger/a", "k2", b"")
+    assert store.namespaces("mm_ledger/") == ["mm_ledger/a", "mm_ledger/b"]
+    assert store.namespaces() == ["mm_ledger/a", "mm_ledger/b", "mm_ledger_hands", "wall"]
+    store.delete("mm_ledger/b", "k")
+    assert store.namespaces("mm_ledger/") == ["mm_ledger/a"]
+    assert store.namespaces("mm_ledger_") == ["mm_ledger_hands"]  # no wildcards
+
+
 def test_keys_in_code_point_order(store):
     keys = ["é", "z", "Z", "a/2", "a/10", "中", "a"]
     for key in keys:
