@@ -11,11 +11,12 @@ from collections.abc import Sequence
 
 import psycopg
 
-from services.matchmaking.ledger import GRANT, Entry
+from services.matchmaking.ledger import Entry
 from shared.errors import InvalidArgument
 from shared.store.postgres import PostgresStore
 
-from . import GRANT_KINDS, HandRow, LedgerStore, account_deltas, discrepancies
+from . import HandRow, account_deltas
+from .sql import SqlLedger
 
 MIGRATIONS = (
     """
@@ -58,7 +59,7 @@ def _columns(rows: Sequence[tuple]) -> list[list]:
     return [list(col) for col in zip(*rows, strict=True)] if rows else []
 
 
-class PostgresLedger(LedgerStore):
+class PostgresLedger(SqlLedger):
     def __init__(self, store: PostgresStore) -> None:
         self.store = store
         store.migrate("ledger", MIGRATIONS)
@@ -106,75 +107,18 @@ class PostgresLedger(LedgerStore):
         except _Repeat:
             return False
 
-    def _query(self, sql: str, args: tuple = ()) -> list[tuple]:
-        return self.store.transaction(
-            lambda conn: conn.execute(sql, args).fetchall(), read_only=True
-        )
+    def _read(self, *queries: tuple[str, tuple]) -> list[list[tuple]]:
+        if len(queries) == 1:  # one statement: its own snapshot, no BEGIN/COMMIT
+            sql, args = queries[0]
+            return [
+                self.store.transaction(
+                    lambda conn: conn.execute(sql, args).fetchall(), read_only=True
+                )
+            ]
 
-    def balance(self, account: str) -> int:
-        return self._query(
-            "SELECT COALESCE(SUM(balance), 0)::bigint FROM ledger_accounts WHERE account = %s",
-            (account,),
-        )[0][0]
-
-    def has_account(self, account: str) -> bool:
-        return bool(
-            self._query("SELECT 1 FROM ledger_entries WHERE account = %s LIMIT 1", (account,))
-        )
-
-    def entries(self, account: str) -> list[Entry]:
-        rows = self._query(
-            "SELECT account, ref, kind, amount, tag, at FROM ledger_entries WHERE account = %s "
-            "ORDER BY at, kind <> %s, ref",
-            (account, GRANT),
-        )
-        return [Entry(*row) for row in rows]
-
-    def has_hand(self, hand_id: str) -> bool:
-        return bool(self._query("SELECT 1 FROM ledger_hands WHERE hand_id = %s", (hand_id,)))
-
-    def hands_of_table(self, table_id: str) -> int:
-        return self._query("SELECT COUNT(*) FROM ledger_hands WHERE table_id = %s", (table_id,))[0][
-            0
-        ]
-
-    def hand_rows(self, tag_group: str) -> list[HandRow]:
-        rows = self._query(
-            "SELECT hand_id, table_id, tag, tag_group, report, recorded_at FROM ledger_hands "
-            "WHERE tag_group = %s ORDER BY hand_id",
-            (tag_group,),
-        )
-        return [HandRow(*row) for row in rows]
-
-    def reconcile(self) -> list[str]:
-        def tx(conn: psycopg.Connection) -> list[str]:
+        def tx(conn: psycopg.Connection) -> list[list[tuple]]:
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")  # one snapshot
-            balances = dict(
-                conn.execute(
-                    "SELECT account, SUM(balance)::bigint FROM ledger_accounts GROUP BY account"
-                ).fetchall()
-            )
-            sums = dict(
-                conn.execute(
-                    "SELECT account, SUM(amount)::bigint FROM ledger_entries GROUP BY account"
-                ).fetchall()
-            )
-            unbalanced = [
-                r
-                for (r,) in conn.execute(
-                    "SELECT ref FROM ledger_entries WHERE kind <> ALL(%s) GROUP BY ref "
-                    "HAVING SUM(amount) <> 0 ORDER BY ref",
-                    (list(GRANT_KINDS),),
-                ).fetchall()
-            ]
-            bare = [
-                h
-                for (h,) in conn.execute(
-                    "SELECT hand_id FROM ledger_hands h WHERE NOT EXISTS "
-                    "(SELECT 1 FROM ledger_entries e WHERE e.ref = h.hand_id) ORDER BY hand_id"
-                ).fetchall()
-            ]
-            return discrepancies(balances, sums, unbalanced, bare)
+            return [conn.execute(sql, args).fetchall() for sql, args in queries]
 
         return self.store.transaction(tx)
 

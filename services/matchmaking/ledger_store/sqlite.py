@@ -7,11 +7,12 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
-from services.matchmaking.ledger import GRANT, Entry
+from services.matchmaking.ledger import Entry
 from shared.errors import InvalidArgument
 from shared.store.sqlite import SqliteStore
 
-from . import GRANT_KINDS, HandRow, LedgerStore, account_deltas, discrepancies
+from . import HandRow, account_deltas
+from .sql import SqlLedger
 
 MIGRATIONS = (
     """
@@ -51,7 +52,7 @@ def _hand_row(h: HandRow) -> tuple:
     return (h.hand_id, h.table_id, h.tag, h.tag_group, h.report, h.recorded_at)
 
 
-class SqliteLedger(LedgerStore):
+class SqliteLedger(SqlLedger):
     def __init__(self, store: SqliteStore) -> None:
         self.store = store
         store.migrate("ledger", MIGRATIONS)
@@ -91,68 +92,9 @@ class SqliteLedger(LedgerStore):
 
         return self.store.transaction(tx)
 
-    def _query(self, sql: str, args: tuple = ()) -> list[tuple]:
-        return self.store.transaction(lambda db: db.execute(sql, args).fetchall())
-
-    def balance(self, account: str) -> int:
-        return self._query(
-            "SELECT COALESCE(SUM(balance), 0) FROM ledger_accounts WHERE account = ?", (account,)
-        )[0][0]
-
-    def has_account(self, account: str) -> bool:
-        return bool(
-            self._query("SELECT 1 FROM ledger_entries WHERE account = ? LIMIT 1", (account,))
-        )
-
-    def entries(self, account: str) -> list[Entry]:
-        rows = self._query(
-            "SELECT account, ref, kind, amount, tag, at FROM ledger_entries WHERE account = ? "
-            "ORDER BY at, kind <> ?, ref",
-            (account, GRANT),
-        )
-        return [Entry(*row) for row in rows]
-
-    def has_hand(self, hand_id: str) -> bool:
-        return bool(self._query("SELECT 1 FROM ledger_hands WHERE hand_id = ?", (hand_id,)))
-
-    def hands_of_table(self, table_id: str) -> int:
-        return self._query("SELECT COUNT(*) FROM ledger_hands WHERE table_id = ?", (table_id,))[0][
-            0
-        ]
-
-    def hand_rows(self, tag_group: str) -> list[HandRow]:
-        rows = self._query(
-            "SELECT hand_id, table_id, tag, tag_group, report, recorded_at FROM ledger_hands "
-            "WHERE tag_group = ? ORDER BY hand_id",
-            (tag_group,),
-        )
-        return [HandRow(*row) for row in rows]
-
-    def reconcile(self) -> list[str]:
-        grants = ",".join(f"'{k}'" for k in GRANT_KINDS)
-
-        def tx(db: sqlite3.Connection) -> list[str]:
-            balances = dict(
-                db.execute("SELECT account, SUM(balance) FROM ledger_accounts GROUP BY account")
-            )
-            sums = dict(
-                db.execute("SELECT account, SUM(amount) FROM ledger_entries GROUP BY account")
-            )
-            unbalanced = [
-                r
-                for (r,) in db.execute(
-                    f"SELECT ref FROM ledger_entries WHERE kind NOT IN ({grants}) "
-                    "GROUP BY ref HAVING SUM(amount) <> 0 ORDER BY ref"
-                )
-            ]
-            bare = [
-                h
-                for (h,) in db.execute(
-                    "SELECT hand_id FROM ledger_hands h WHERE NOT EXISTS "
-                    "(SELECT 1 FROM ledger_entries e WHERE e.ref = h.hand_id) ORDER BY hand_id"
-                )
-            ]
-            return discrepancies(balances, sums, unbalanced, bare)
+    def _read(self, *queries: tuple[str, tuple]) -> list[list[tuple]]:
+        def tx(db: sqlite3.Connection) -> list[list[tuple]]:  # under the write lock: one snapshot
+            return [db.execute(sql.replace("%s", "?"), args).fetchall() for sql, args in queries]
 
         return self.store.transaction(tx)
 
