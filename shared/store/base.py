@@ -56,6 +56,26 @@ class Conflict(StoreError):
     """A write whose ``expected_version`` no longer matches."""
 
 
+class InvalidKey(StoreError):
+    """A namespace, key, log or lease name (or owner) holding a NUL character, which no backend
+    stores (PostgreSQL text cannot hold one): refused on every backend alike, nothing written.
+    Reads of such a name find nothing."""
+
+    code = "INVALID_ARGUMENT"
+    reason = "INVALID_KEY"
+
+
+def check_names(*names: str) -> None:
+    """:class:`InvalidKey` if a name a write would store holds a NUL character."""
+    for name in names:
+        if "\x00" in name:
+            raise InvalidKey(f"a store name cannot hold a NUL character: {name!r}")
+
+
+def has_nul(*names: str) -> bool:
+    return any("\x00" in name for name in names)
+
+
 class LeaseHeld(StoreError):
     """``acquire_lease`` while another owner's lease is still running. ``holder``: that lease
     (its owner, epoch and expiry by the store's clock)."""

@@ -18,6 +18,7 @@ from shared.store.base import (
     Record,
     Store,
     check_fence,
+    check_names,
     next_lease,
     renewed_lease,
 )
@@ -48,6 +49,7 @@ class MemoryStore(Store):
     def create(
         self, namespace: str, key: str, value: bytes, *, fence: Fence | None = None
     ) -> Record:
+        check_names(namespace, key)
         with self._lock:
             self._fenced(fence)
             if (namespace, key) in self._records:
@@ -65,6 +67,7 @@ class MemoryStore(Store):
         expected_version: int | None = None,
         fence: Fence | None = None,
     ) -> Record:
+        check_names(namespace, key)
         with self._lock:
             self._fenced(fence)
             old = self._records.get((namespace, key))
@@ -83,6 +86,7 @@ class MemoryStore(Store):
         *,
         fence: Fence | None = None,
     ) -> R:
+        check_names(namespace, key)
         with self._lock:
             self._fenced(fence)
             old = self._records.get((namespace, key))
@@ -119,6 +123,7 @@ class MemoryStore(Store):
         expected_seq: int | None = None,
         fence: Fence | None = None,
     ) -> int:
+        check_names(log)
         with self._lock:
             self._fenced(fence)
             entries = self._logs.get(log)
@@ -148,6 +153,7 @@ class MemoryStore(Store):
         return self._clock_ms()
 
     def acquire_lease(self, name: str, owner: str, ttl_ms: int) -> Lease:
+        check_names(name, owner)
         with self._lock:
             lease = next_lease(self._leases.get(name), name, owner, ttl_ms, self._clock_ms())
             self._leases[name] = lease

@@ -49,6 +49,8 @@ from shared.store.base import (
     StoreError,
     StoreUnavailable,
     check_fence,
+    check_names,
+    has_nul,
     next_lease,
     renewed_lease,
 )
@@ -248,7 +250,8 @@ class PostgresStore(Store):
         """Within a transaction: Fenced unless ``fence`` is current. Holds the lease row
         FOR SHARE until the transaction ends, so no takeover can commit in between."""
         if fence is not None:
-            check_fence(fence, self._lease(conn, fence.lease, "FOR SHARE"))
+            current = None if has_nul(fence.lease) else self._lease(conn, fence.lease, "FOR SHARE")
+            check_fence(fence, current)
 
     @staticmethod
     def _now(conn: psycopg.Connection) -> int:
@@ -285,11 +288,15 @@ class PostgresStore(Store):
 
     # --- records ----------------------------------------------------------------------------
     def get(self, namespace: str, key: str) -> Record | None:
+        if has_nul(namespace, key):
+            return None
         return self.transaction(lambda c: self._row(c, namespace, key, False), read_only=True)
 
     def create(
         self, namespace: str, key: str, value: bytes, *, fence: Fence | None = None
     ) -> Record:
+        check_names(namespace, key)
+
         def tx(conn: psycopg.Connection) -> Record:
             self.check_fence(conn, fence)
             if not self._insert(conn, namespace, key, value):
@@ -307,6 +314,8 @@ class PostgresStore(Store):
         expected_version: int | None = None,
         fence: Fence | None = None,
     ) -> Record:
+        check_names(namespace, key)
+
         def tx(conn: psycopg.Connection) -> Record:
             self.check_fence(conn, fence)
             if expected_version is None:
@@ -338,6 +347,8 @@ class PostgresStore(Store):
         *,
         fence: Fence | None = None,
     ) -> R:
+        check_names(namespace, key)
+
         class _Raced(Exception):
             """Another transaction inserted the key first: start over with its value."""
 
@@ -360,6 +371,9 @@ class PostgresStore(Store):
         raise StoreUnavailable(f"{namespace}/{key} kept being created concurrently: retry")
 
     def delete(self, namespace: str, key: str, *, fence: Fence | None = None) -> bool:
+        if has_nul(namespace, key):
+            return False
+
         def tx(conn: psycopg.Connection) -> bool:
             self.check_fence(conn, fence)
             cur = conn.execute(
@@ -370,6 +384,9 @@ class PostgresStore(Store):
         return self.transaction(tx, single=fence is None)
 
     def scan(self, namespace: str, prefix: str = "") -> Iterator[tuple[str, Record]]:
+        if has_nul(namespace, prefix):
+            return iter([])
+
         def tx(conn: psycopg.Connection) -> list[Any]:
             return conn.execute(
                 "SELECT key, value, version FROM store_records WHERE namespace = %s "
@@ -381,6 +398,9 @@ class PostgresStore(Store):
         return iter([(k, Record(bytes(v), ver)) for k, v, ver in rows])
 
     def namespaces(self, prefix: str = "") -> list[str]:
+        if has_nul(prefix):
+            return []
+
         def tx(conn: psycopg.Connection) -> list[Any]:
             return conn.execute(
                 "SELECT DISTINCT namespace FROM store_records WHERE namespace LIKE %s "
@@ -399,9 +419,12 @@ class PostgresStore(Store):
         expected_seq: int | None = None,
         fence: Fence | None = None,
     ) -> int:
+        check_names(log)
         # One statement (its own transaction, one round trip): the fence's lease row read FOR
         # SHARE, the head row moved on (only from ``expected_seq``, when given), the entry
         # inserted under the new number. No row back: fenced or not at ``expected_seq``.
+        if fence is not None and has_nul(fence.lease):
+            raise Fenced(fence, None)
         args: dict[str, Any] = {"log": log, "entry": bytes(entry), "expected": expected_seq}
         ctes = []
         gate = ""
@@ -449,6 +472,9 @@ class PostgresStore(Store):
         raise Conflict(f"log {log} is no longer at {expected_seq}")
 
     def delete_log(self, log: str, *, fence: Fence | None = None) -> int:
+        if has_nul(log):
+            return 0
+
         def tx(conn: psycopg.Connection) -> int:
             self.check_fence(conn, fence)
             conn.execute("DELETE FROM store_log_heads WHERE log = %s", (log,))
@@ -459,6 +485,9 @@ class PostgresStore(Store):
     def read_log(
         self, log: str, after: int = 0, limit: int | None = None
     ) -> list[tuple[int, bytes]]:
+        if has_nul(log):
+            return []
+
         def tx(conn: psycopg.Connection) -> list[Any]:
             return conn.execute(
                 "SELECT seq, entry FROM store_logs WHERE log = %s AND seq > %s ORDER BY seq "
@@ -492,6 +521,8 @@ class PostgresStore(Store):
         return lease
 
     def acquire_lease(self, name: str, owner: str, ttl_ms: int) -> Lease:
+        check_names(name, owner)
+
         def tx(conn: psycopg.Connection) -> Lease:
             current = self._locked_lease(conn, name)
             return self._write_lease(
@@ -533,10 +564,14 @@ class PostgresStore(Store):
         ]
 
     def get_lease(self, name: str) -> Lease | None:
+        if has_nul(name):
+            return None
         found = self._read_leases("name = %s", (name,))
         return found[0] if found else None
 
     def scan_leases(self, prefix: str = "") -> list[Lease]:
+        if has_nul(prefix):
+            return []
         return self._read_leases("name LIKE %s", (_like_prefix(prefix),))
 
     def close(self) -> None:

@@ -22,6 +22,7 @@ from shared.store.base import (
     Record,
     Store,
     check_fence,
+    check_names,
     next_lease,
     renewed_lease,
 )
@@ -159,6 +160,8 @@ class SqliteStore(Store):
     def create(
         self, namespace: str, key: str, value: bytes, *, fence: Fence | None = None
     ) -> Record:
+        check_names(namespace, key)
+
         def tx(db: sqlite3.Connection) -> Record:
             self._fenced(db, fence)
             if self._row(db, namespace, key) is not None:
@@ -176,6 +179,8 @@ class SqliteStore(Store):
         expected_version: int | None = None,
         fence: Fence | None = None,
     ) -> Record:
+        check_names(namespace, key)
+
         def tx(db: sqlite3.Connection) -> Record:
             self._fenced(db, fence)
             old = self._row(db, namespace, key)
@@ -194,6 +199,8 @@ class SqliteStore(Store):
         *,
         fence: Fence | None = None,
     ) -> R:
+        check_names(namespace, key)
+
         def tx(db: sqlite3.Connection) -> R:
             self._fenced(db, fence)
             old = self._row(db, namespace, key)
@@ -241,6 +248,8 @@ class SqliteStore(Store):
         expected_seq: int | None = None,
         fence: Fence | None = None,
     ) -> int:
+        check_names(log)
+
         # MAX(seq) + 1 is safe here: the transaction holds the database's one write lock.
         def tx(db: sqlite3.Connection) -> int:
             self._fenced(db, fence)
@@ -287,6 +296,8 @@ class SqliteStore(Store):
         return lease
 
     def acquire_lease(self, name: str, owner: str, ttl_ms: int) -> Lease:
+        check_names(name, owner)
+
         def tx(db: sqlite3.Connection) -> Lease:
             lease = next_lease(self._lease(db, name), name, owner, ttl_ms, self._now(db))
             return self._write_lease(db, lease)

@@ -20,7 +20,7 @@ from shared.store import (
     open_store,
     redact_url,
 )
-from shared.store.base import Fence, Fenced, LeaseHeld, StoreError
+from shared.store.base import Fence, Fenced, InvalidKey, LeaseHeld, StoreError
 from shared.store.memory import MemoryStore
 from shared.store.postgres import STORE_MIGRATIONS
 from shared.store.sqlite import SqliteStore
@@ -98,6 +98,30 @@ def test_delete_and_scan(store):
     assert store.delete("ns", "b1") is False
     assert [k for k, _ in store.scan("ns", "b")] == ["b%y", "b2", "b_x"]
     assert list(store.scan("empty")) == []
+
+
+def test_names_with_a_nul_character_are_refused_alike(store):
+    """PostgreSQL text cannot hold NUL: every backend refuses such a name on a write (nothing
+    written) and finds nothing under it on a read, instead of failing INTERNAL."""
+    bad = "room\x00code"
+    for write in (
+        lambda: store.create("ns", bad, b"x"),
+        lambda: store.put(bad, "k", b"x"),
+        lambda: store.update("ns", bad, lambda old: (b"x", None)),
+        lambda: store.append(bad, b"x"),
+        lambda: store.acquire_lease(bad, "a", 1000),
+        lambda: store.acquire_lease("t", bad, 1000),
+    ):
+        with pytest.raises(InvalidKey) as err:
+            write()
+        assert err.value.code == "INVALID_ARGUMENT"
+    assert store.get("ns", bad) is None and list(store.scan(bad)) == []
+    assert store.read_log(bad) == [] and store.get_lease(bad) is None
+    assert store.delete("ns", bad) is False and store.delete_log(bad) == 0
+    assert store.scan_leases(bad) == [] and store.namespaces(bad) == []
+    with pytest.raises(Fenced):
+        store.append("log", b"x", fence=Fence(bad, 1))
+    assert store.namespaces() == [] and store.scan_leases() == []
 
 
 def test_namespaces_by_prefix(store):
