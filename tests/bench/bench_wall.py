@@ -147,7 +147,7 @@ def main() -> int:
             pg_store = open_store(url + "?" + NO_SYNC_COMMIT)
             lazy, _ = rate(lambda: repository_hand(WallRepository(pg_store)))
             pg_store.close()
-            line("repository, PostgreSQL, synchronous_commit off", lazy, 2 + DRAWS)
+            line("repository, PostgreSQL, no commit wait", lazy, 2 + DRAWS)
 
     with serving(SPEC, store_url="memory://") as (server, channel):
         stub = wall_pb2_grpc.WallServiceStub(channel)
