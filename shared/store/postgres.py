@@ -5,11 +5,12 @@ connection pool, thread-safe; many replicas of a service share one database).
   one version row per component in ``store_schema``), under a transaction-scoped advisory lock,
   so services starting at once on an empty database wait for each other instead of failing.
 * **Transactions**: every operation is one transaction at READ COMMITTED with explicit row
-  locks: ``update`` reads with ``SELECT … FOR UPDATE`` and inserts an absent key with
-  ``ON CONFLICT DO NOTHING`` (a concurrent insert makes it start over, so ``fn`` sees the
-  winner's value: no lost update); ``append`` takes the log's next number from its head row
-  (``store_log_heads``, an upsert that locks that row), never ``MAX(seq)+1``, so concurrent
-  appenders get distinct numbers with no gaps.
+  locks, a single statement (no BEGIN/COMMIT round trips) where one suffices (reads, appends,
+  unconditional puts, creates and deletes). ``update`` reads with ``SELECT … FOR UPDATE`` and
+  inserts an absent key with ``ON CONFLICT DO NOTHING`` (a concurrent insert makes it start
+  over, so ``fn`` sees the winner's value: no lost update); ``append`` takes the log's next
+  number from its head row (``store_log_heads``, an upsert that locks that row), never
+  ``MAX(seq)+1``, so concurrent appenders get distinct numbers with no gaps.
 * **Retries**: serialization failures and deadlocks (SQLSTATE 40001, 40P01) run the transaction
   again, at most ``retries`` times (``fn`` must therefore be a pure function of its input).
 * **Leases and fences**: a lease is a row of ``store_leases`` judged by the server's clock
@@ -96,6 +97,11 @@ _NOW_MS = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
 # database, so databases never wait for each other).
 MIGRATION_LOCK = zlib.crc32(b"mahjong/store/migrate")
 RETRY_SQLSTATES = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected)
+
+
+class _Raced(Exception):
+    """``update`` of an absent key: another transaction inserted it first; start over with its
+    value."""
 
 
 def _like_prefix(prefix: str) -> str:
@@ -348,9 +354,6 @@ class PostgresStore(Store):
         fence: Fence | None = None,
     ) -> R:
         check_names(namespace, key)
-
-        class _Raced(Exception):
-            """Another transaction inserted the key first: start over with its value."""
 
         def tx(conn: psycopg.Connection) -> R:
             self.check_fence(conn, fence)
