@@ -576,6 +576,25 @@ def test_writes_under_a_released_or_unknown_lease_are_refused(store, write):
     assert _state(store) == before
 
 
+@pytest.mark.parametrize("start", [0, 3])
+def test_fenced_conditional_appends(store, start):
+    """The table log's write: conditional on the log's end and fenced at once. A stale
+    epoch is Fenced whatever the number; a current one at the wrong number is Conflict."""
+    for i in range(start):
+        store.append("table", f"e{i}".encode())
+    a = store.acquire_lease("owner", "a", 20)
+    assert store.append("table", b"a1", expected_seq=start, fence=a.fence) == start + 1
+    with pytest.raises(Conflict):
+        store.append("table", b"a2", expected_seq=start, fence=a.fence)
+    time.sleep(0.05)
+    b = store.acquire_lease("owner", "b", 60_000)
+    for expected in (start + 1, start):
+        with pytest.raises(Fenced):
+            store.append("table", b"stale", expected_seq=expected, fence=a.fence)
+    assert store.append("table", b"b1", expected_seq=start + 1, fence=b.fence) == start + 2
+    assert [e for _, e in store.read_log("table")][start:] == [b"a1", b"b1"]
+
+
 def test_an_owner_whose_lease_expired_unclaimed_still_writes(store):
     """Safety comes from the epoch: until someone else acquires the lease, its owner's epoch
     is still the current one."""
