@@ -47,6 +47,19 @@ def draw(stub, hand_id: str, seat: int) -> int:
     return C.tile_from_proto(r.tile)
 
 
+def share_a_hand(a: ServiceProcess, b: ServiceProcess, dealer: int) -> None:
+    """A new hand on ``a``, dealt on ``b``, drawn out alternating: every tile exactly once."""
+    (ca, sa), (cb, sb) = stub_for(a), stub_for(b)
+    hand = sa.NewHand(wall_pb2.NewHandRequest(dealer=C.seat_to_proto(dealer)), timeout=TIMEOUT)
+    deal = sb.Deal(wall_pb2.DealRequest(hand_id=hand.hand_id), timeout=TIMEOUT)
+    got = [C.tile_from_proto(t) for h in deal.hands for t in h.tiles]
+    for i in range(91):
+        got.append(draw(sa if i % 2 else sb, hand.hand_id, i % 4))
+    assert sorted(got) == T.canonical_set()
+    ca.close()
+    cb.close()
+
+
 def test_serves_keeps_state_across_restarts_and_stops_cleanly_on_sigterm(tmp_path):
     proc = start_wall(tmp_path, extra=["--drain-seconds", "1.5"])
     try:
@@ -94,15 +107,7 @@ def test_two_replicas_on_one_store_never_hand_out_a_tile_twice(tmp_path):
     a = start_wall(tmp_path, "a", store)
     b = start_wall(tmp_path, "b", store)
     try:
-        (ca, sa), (cb, sb) = stub_for(a), stub_for(b)
-        hand = sa.NewHand(wall_pb2.NewHandRequest(dealer=C.seat_to_proto(0)), timeout=TIMEOUT)
-        deal = sb.Deal(wall_pb2.DealRequest(hand_id=hand.hand_id), timeout=TIMEOUT)
-        got = [C.tile_from_proto(t) for h in deal.hands for t in h.tiles]
-        for i in range(91):
-            got.append(draw(sa if i % 2 else sb, hand.hand_id, i % 4))
-        assert sorted(got) == T.canonical_set()
-        ca.close()
-        cb.close()
+        share_a_hand(a, b, dealer=0)
     finally:
         assert b.stop() == 0
         assert a.stop() == 0
@@ -120,15 +125,7 @@ def test_two_replicas_on_postgres_with_the_password_never_shown(tmp_path, postgr
         for proc in (a, b):
             cmdline = Path(f"/proc/{proc.proc.pid}/cmdline").read_bytes()
             assert b"s3cret" not in cmdline and b"postgresql" not in cmdline
-        (ca, sa), (cb, sb) = stub_for(a), stub_for(b)
-        hand = sa.NewHand(wall_pb2.NewHandRequest(dealer=C.seat_to_proto(2)), timeout=TIMEOUT)
-        deal = sb.Deal(wall_pb2.DealRequest(hand_id=hand.hand_id), timeout=TIMEOUT)
-        got = [C.tile_from_proto(t) for h in deal.hands for t in h.tiles]
-        for i in range(91):
-            got.append(draw(sa if i % 2 else sb, hand.hand_id, i % 4))
-        assert sorted(got) == T.canonical_set()
-        ca.close()
-        cb.close()
+        share_a_hand(a, b, dealer=2)
     finally:
         assert b.stop() == 0
         assert a.stop() == 0
