@@ -47,6 +47,8 @@ from grpc_status import rpc_status
 from prometheus_client import Counter, Histogram, start_http_server
 
 from shared.errors import DomainError, Unauthenticated
+from shared.store import DEFAULT_POOL_SIZE, Store, open_store, redact_url
+from shared.store.base import StoreError
 
 log = structlog.get_logger("mahjong.server")
 
@@ -74,6 +76,7 @@ class Config:
     port: int = 0
     metrics_port: int = 0  # 0 = no metrics HTTP server
     store_url: str = "memory://"
+    store_pool_size: int = DEFAULT_POOL_SIZE  # most connections to a PostgreSQL store
     log_level: str = "info"
     max_workers: int = 16
     drain_seconds: float = 1.0
@@ -150,7 +153,15 @@ def parse_config(spec: ServiceSpec, argv: list[str] | None = None) -> Config:
     p.add_argument(
         "--store-url",
         default=env_default("store_url", f"sqlite:///.data/{spec.name}.db"),
-        help="memory:// or sqlite:///path.db (default: .data/<service>.db)",
+        help="memory://, sqlite:///path.db (default: .data/<service>.db) or "
+        "postgresql://user@host:port/dbname (prefer MAHJONG_STORE_URL to the flag, and "
+        "PGPASSWORD or ~/.pgpass to a password in the URL: flags show in `ps`)",
+    )
+    p.add_argument(
+        "--store-pool-size",
+        type=int,
+        default=env_default("store_pool_size", DEFAULT_POOL_SIZE, int),
+        help="most connections to a PostgreSQL store (shared by the service's threads)",
     )
     p.add_argument("--log-level", default=env_default("log_level", "info"))
     p.add_argument(
@@ -183,6 +194,7 @@ def parse_config(spec: ServiceSpec, argv: list[str] | None = None) -> Config:
         port=ns.port,
         metrics_port=ns.metrics_port,
         store_url=ns.store_url,
+        store_pool_size=ns.store_pool_size,
         log_level=ns.log_level,
         max_workers=ns.max_workers,
         drain_seconds=ns.drain_seconds,
@@ -229,10 +241,12 @@ def _bounded(text: str) -> str:
     return f"{text[:MAX_ERROR_TEXT]}… ({len(text)} characters)"
 
 
-def status_for(err: DomainError) -> grpc.Status:
-    """A rich status (google.rpc.Status with ErrorInfo) for a domain error."""
+def status_for(err: DomainError | StoreError) -> grpc.Status:
+    """A rich status (google.rpc.Status with ErrorInfo) for a domain error, or for a store
+    error with a code of its own (UNAVAILABLE when the store cannot be reached)."""
     code = getattr(code_pb2, err.code, code_pb2.UNKNOWN)
-    metadata = {_bounded(k): _bounded(v) for k, v in err.details.items()}
+    details = err.details if isinstance(err, DomainError) else {}
+    metadata = {_bounded(k): _bounded(v) for k, v in details.items()}
     info = error_details_pb2.ErrorInfo(reason=err.reason, domain=ERROR_DOMAIN, metadata=metadata)
     detail = any_pb2.Any()
     detail.Pack(info)
@@ -356,6 +370,9 @@ class ServerInterceptor(grpc.ServerInterceptor):
     def _abort(context, service: str, method: str, exc: BaseException) -> None:
         if isinstance(exc, DomainError):
             log.info("rpc_rejected", code=exc.code, error=exc.message)
+            context.abort_with_status(status_for(exc))
+        if isinstance(exc, StoreError) and exc.code != "INTERNAL":
+            log.warning("store_failed", code=exc.code, reason=exc.reason, error=exc.message)
             context.abort_with_status(status_for(exc))
         if isinstance(exc, grpc.RpcError) and isinstance(exc, grpc.Call):
             # A downstream service failed: pass its status on, named.
@@ -499,7 +516,7 @@ class RunningServer:
             service=self.spec.name,
             port=self.port,
             metrics_port=self.metrics_port,
-            store=self.config.store_url,
+            store=redact_url(self.config.store_url),
             internal_methods_authenticated=bool(self.spec.internal_methods)
             and bool(self.config.internal_token),
         )
@@ -530,6 +547,11 @@ class RunningServer:
 
     def wait(self) -> None:
         self.server.wait_for_termination()
+
+
+def open_config_store(config: Config) -> Store:
+    """The store ``config`` names (``--store-url``, ``--store-pool-size``)."""
+    return open_store(config.store_url, pool_size=config.store_pool_size)
 
 
 def start(spec: ServiceSpec, config: Config | None = None) -> RunningServer:

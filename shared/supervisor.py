@@ -91,9 +91,12 @@ class ServiceProcess:
     internal_token: str = ""  # "" = run_token(); MAHJONG_INTERNAL_TOKEN in ``env`` wins
 
     def child_env(self) -> dict[str, str]:
-        """The child's environment: ours, the internal token, then ``env``."""
+        """The child's environment: ours, the internal token and the store URL, then ``env``.
+        The URL goes in the environment, never on the command line (``ps`` shows that, and a
+        PostgreSQL URL may hold a password)."""
         token = self.internal_token or run_token()
-        return {**os.environ, INTERNAL_TOKEN_ENV: token, **self.env}
+        store = {f"MAHJONG_{self.name.upper()}_STORE_URL": self.store_url}
+        return {**os.environ, INTERNAL_TOKEN_ENV: token, **store, **self.env}
 
     @property
     def address(self) -> str:
@@ -110,8 +113,6 @@ class ServiceProcess:
             str(self.port),
             "--metrics-port",
             str(self.metrics_port),
-            "--store-url",
-            self.store_url,
             *self.extra_args,
         ]
         out = open(self.log_path, "ab") if self.log_path else None  # noqa: SIM115

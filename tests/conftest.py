@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from shared.ruleset import load_ruleset
+from tests.support import postgres, stores
 from tests.support.compiled import stale_extensions
 
 VECTORS = Path(__file__).parent / "vectors"
@@ -37,3 +38,50 @@ def qiaoma():
 @pytest.fixture
 def classic():
     return load_ruleset("shanghai-classic")
+
+
+# --- PostgreSQL (tests/support/postgres.py): a database per test process, a schema per test --
+@pytest.fixture(scope="session")
+def postgres_database():
+    """This test process's own database on the test server; skipped (failed under CI=true)
+    when the server cannot be reached."""
+    url = postgres.server_url()
+    why = postgres.probe(url)
+    if why:
+        postgres.unavailable(why)
+    db = postgres.TestDatabase(url)
+    yield db
+    db.drop()
+
+
+@pytest.fixture
+def postgres_url(postgres_database):
+    """The URL of a fresh, empty schema for this test (dropped after it)."""
+    with postgres_database.schema() as url:
+        yield url
+
+
+def pytest_terminal_summary(terminalreporter):
+    postgres.skipped_summary(terminalreporter)
+
+
+@pytest.fixture(params=stores.KINDS)
+def backend(request, tmp_path):
+    """Each store backend in turn (tests/support/stores.py); ``backend.open()`` opens a store."""
+    b = stores.backend_for(request, tmp_path)
+    yield b
+    b.close()
+
+
+@pytest.fixture(params=stores.SHARED_KINDS)
+def shared_backend(request, tmp_path):
+    """The backends several processes can share (SQLite, PostgreSQL)."""
+    b = stores.backend_for(request, tmp_path)
+    yield b
+    b.close()
+
+
+@pytest.fixture
+def store(backend):
+    """A store of each backend in turn."""
+    return backend.open()

@@ -21,8 +21,7 @@ from services.gateway.domain.session import Ports
 from services.gateway.servicer import GatewayServicer
 from services.gateway.tables import GatewaySettings, TableManager
 from shared.addresses import DEFAULT_PORTS, default_address
-from shared.server import Config, ServiceSpec, serve
-from shared.store import open_store
+from shared.server import Config, ServiceSpec, open_config_store, serve
 
 CALLS = ("wall", "rules", "scoring", "matchmaking")
 DEFAULT_MAX_WORKERS = 512
@@ -124,7 +123,7 @@ class _Resources:
 def add_to_server(server: grpc.Server, config: Config):
     x = config.extra
     timeout = float(x.get("rpc_timeout", RPC_TIMEOUT_S))
-    store = open_store(config.store_url)
+    store = open_config_store(config)
     channels = [
         channel(x.get(f"{svc}_addr") or default_address(svc))
         for svc in ("wall", "rules", "scoring")

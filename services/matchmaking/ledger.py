@@ -1,32 +1,35 @@
-"""The ledger (账本): silver moves only as entries; a balance is the sum of its entries.
+"""The ledger (账本): silver moves only as entries, and every balance is the sum of its entries.
 
-* Every settled hand the gateway reports is recorded once, keyed by its hand id: the hand record
-  is created atomically, then one entry per seat (and one for the house). A repeated report
-  writes the same entries again under the same keys, so it changes nothing — and a report cut
-  short by a crash is completed by the gateway's retry.
+* Every settled hand the gateway reports is recorded once, keyed by its hand id, in **one
+  transaction**: the hand, one entry per seat (and one for the house), and the balances they
+  move. A repeated report (the gateway's outbox retries) finds the hand and writes nothing; the
+  same hand id with other results is refused (HAND_ID_REUSED). A failure part-way leaves
+  nothing, so there is never a report "cut short".
 * Entry kinds: ``grant`` (starting silver), ``hand`` (a settled hand's payment),
   ``escape_penalty`` (逃跑 penalty of the seat that left), ``house_share`` (the house's cut).
-* Indexes by table id (hands per table) and by tag group ("tournament/T") let tournaments read
-  their results from the ledger itself.
+* The books are real tables on the SQL stores (:mod:`.ledger_store`: one file per backend):
+  balances kept per account row in the same transaction as the entries (reading one is one row,
+  however many entries the account has), entries unique per (hand, account), a hand's entries
+  checked to sum to zero, and :func:`reconcile` to check that the balances are the entries' sums.
+* Hands are indexed by table id (hands per table) and by tag group ("tournament/T"), so
+  tournaments read their results from the ledger itself.
+* The version before kept the ledger as store records (namespaces ``mm_ledger_hands``,
+  ``mm_ledger/<account>``); the first start on such a store takes them in, once.
 """
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from shared.errors import FailedPrecondition, InvalidArgument
-from shared.store.base import AlreadyExists, Store
+from shared.store.base import Store
 
 from . import records
+from .ledger_store import HOUSE, HandRow, ledger_for
 from .tags import tag_group
 
-HOUSE = "house"
-HANDS_NS = "mm_ledger_hands"
-_TABLE_NS = "mm_ledger_table/"
-_GROUP_NS = "mm_ledger_group/"
-_ACCOUNT_NS = "mm_ledger/"
+__all__ = ["HOUSE", "Entry", "HandReport"]
 
 GRANT = "grant"
 HAND = "hand"
@@ -116,10 +119,11 @@ def _report_dict(report: HandReport) -> dict:
     return d
 
 
-def _write_entry(store: Store, entry: Entry) -> None:
-    # AlreadyExists: written by an earlier delivery of the same report.
-    with contextlib.suppress(AlreadyExists):
-        store.create(_ACCOUNT_NS + entry.account, entry.ref, records.dump(asdict(entry)))
+def _report_of(body: str) -> HandReport:
+    data = records.load(body.encode())
+    data.pop("recorded_at", None)
+    data["player_ids"], data["payments"] = tuple(data["player_ids"]), tuple(data["payments"])
+    return HandReport(**data)
 
 
 def record_hand(store: Store, report: HandReport, now: float) -> bool:
@@ -128,60 +132,52 @@ def record_hand(store: Store, report: HandReport, now: float) -> bool:
     A repeat of a hand id with different content is FailedPrecondition (never applied).
     """
     validate_report(report)
-    body = _report_dict(report)
-    new = True
-    try:
-        store.create(HANDS_NS, report.hand_id, records.dump({**body, "recorded_at": now}))
-    except AlreadyExists:
-        new = False
-        stored = records.load(store.get(HANDS_NS, report.hand_id).value)
-        at = stored.pop("recorded_at")
-        if stored != body:
-            raise FailedPrecondition(
-                f"hand {report.hand_id} was already recorded with other results",
-                reason="HAND_ID_REUSED",
-                hand_id=report.hand_id,
-            ) from None
-        now = at
-    for entry in entries_for(report, now):
-        _write_entry(store, entry)
-    for ns in (_TABLE_NS + report.table_id, _GROUP_NS + tag_group(report.tag)):
-        with contextlib.suppress(AlreadyExists):
-            store.create(ns, report.hand_id, b"")
-    return new
+    body = records.dump(_report_dict(report)).decode()
+    row = HandRow(report.hand_id, report.table_id, report.tag, tag_group(report.tag), body, now)
+    stored = ledger_for(store).record(row, entries_for(report, now))
+    if stored is None:
+        return True
+    if records.load(stored.encode()) != _report_dict(report):
+        raise FailedPrecondition(
+            f"hand {report.hand_id} was already recorded with other results",
+            reason="HAND_ID_REUSED",
+            hand_id=report.hand_id,
+        )
+    return False
 
 
 def grant(store: Store, account: str, ref: str, amount: int, now: float, kind: str = GRANT):
     """A one-off entry (starting silver); idempotent by ``ref``."""
-    _write_entry(store, Entry(account, ref, kind, amount, "", now))
+    ledger_for(store).grant(Entry(account, ref, kind, amount, "", now))
 
 
 def entries(store: Store, account: str) -> list[Entry]:
     """An account's entries, oldest first."""
-    out = [Entry(**records.load(rec.value)) for _, rec in store.scan(_ACCOUNT_NS + account)]
-    out.sort(key=lambda e: (e.at, e.kind != GRANT, e.ref))
-    return out
+    return ledger_for(store).entries(account)
 
 
 def balance(store: Store, account: str) -> int:
-    """The sum of the account's entries."""
-    return sum(records.load(rec.value)["amount"] for _, rec in store.scan(_ACCOUNT_NS + account))
+    """The account's balance: the sum of its entries, kept beside them (one row to read)."""
+    return ledger_for(store).balance(account)
+
+
+def has_account(store: Store, account: str) -> bool:
+    """Whether the ledger ever wrote an entry to ``account``."""
+    return ledger_for(store).has_account(account)
+
+
+def has_hand(store: Store, hand_id: str) -> bool:
+    return ledger_for(store).has_hand(hand_id)
 
 
 def hands_of_table(store: Store, table_id: str) -> int:
     """How many settled hands of a table are recorded."""
-    return sum(1 for _ in store.scan(_TABLE_NS + table_id))
+    return ledger_for(store).hands_of_table(table_id)
 
 
 def hand_reports(store: Store, group: str) -> list[HandReport]:
-    """Every recorded hand whose tag is in ``group`` (e.g. "tournament/T")."""
-    out = []
-    for hand_id, _ in store.scan(_GROUP_NS + group):
-        data = records.load(store.get(HANDS_NS, hand_id).value)
-        data.pop("recorded_at")
-        data["player_ids"], data["payments"] = tuple(data["player_ids"]), tuple(data["payments"])
-        out.append(HandReport(**data))
-    return out
+    """Every recorded hand whose tag is in ``group`` (e.g. "tournament/T"), by hand id."""
+    return [_report_of(row.report) for row in ledger_for(store).hand_rows(group)]
 
 
 def chips_by_player(store: Store, group: str) -> dict[str, int]:
@@ -195,3 +191,32 @@ def chips_by_player(store: Store, group: str) -> dict[str, int]:
 
 def totals(store: Store, accounts: Sequence[str]) -> int:
     return sum(balance(store, a) for a in accounts)
+
+
+def reconcile(store: Store) -> list[str]:
+    """Every discrepancy in the books (a balance that is not its entries' sum, a hand that does
+    not sum to zero or has no entries); empty when they agree."""
+    return ledger_for(store).reconcile()
+
+
+# --- the version that kept the ledger as store records -------------------------------------
+LEGACY_HANDS_NS = "mm_ledger_hands"
+LEGACY_ACCOUNT_NS = "mm_ledger/"
+
+
+def legacy_books(store: Store) -> tuple[list[HandRow], list[Entry]]:
+    """The hands and entries an earlier version kept as store records (empty on a new store)."""
+    hands = []
+    for hand_id, rec in store.scan(LEGACY_HANDS_NS):
+        data = records.load(rec.value)
+        at = float(data.pop("recorded_at", 0.0))
+        tag = data.get("tag", "")
+        hands.append(
+            HandRow(hand_id, data["table_id"], tag, tag_group(tag), records.dump(data).decode(), at)
+        )
+    found = [
+        Entry(**records.load(rec.value))
+        for ns in store.namespaces(LEGACY_ACCOUNT_NS)
+        for _, rec in store.scan(ns)
+    ]
+    return hands, found

@@ -13,8 +13,7 @@ import structlog
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
 from shared.addresses import DEFAULT_PORTS, default_address
-from shared.server import Config, ServiceSpec
-from shared.store import open_store
+from shared.server import Config, ServiceSpec, open_config_store
 
 from .allocator import TableAllocator
 from .clock import Clock, system_clock
@@ -108,7 +107,7 @@ def make_add_to_server(
     """The ``add_to_server`` of a spec; tests pass a fake allocator and a manual clock."""
 
     def add_to_server(server, config: Config) -> Resources:
-        store = open_store(config.store_url)
+        store = open_config_store(config)
         if allocator_factory is None:
             allocator: Any = GatewayAllocator(
                 config.extra.get("gateway_addr") or default_address("gateway"),

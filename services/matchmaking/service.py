@@ -139,7 +139,7 @@ class Matchmaking(RoomDesk, TournamentDesk):
         """Any ledger account's balance: a player, a quick-match bot or ``house`` (its share of
         escape penalties); NotFound for an id that is no player and has no entries."""
         unknown = account != ledger.HOUSE and players.find_player(self.store, account) is None
-        if unknown and not ledger.entries(self.store, account):
+        if unknown and not ledger.has_account(self.store, account):
             raise NotFound(f"no player or ledger account {account!r}", player_id=account)
         return ledger.balance(self.store, account)
 

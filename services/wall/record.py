@@ -2,8 +2,10 @@
 :class:`~services.wall.wall.Wall`, every tile handed out (the event log that Reveal discloses and
 the verifier replays), 换牌 bookkeeping and the revealed flag.
 
-:class:`HandWall` is the unit the repository stores (``to_bytes``/``from_bytes``, compact JSON)
-and the unit the verifier replays, so the service and the verifier cannot disagree.
+:class:`HandWall` is the unit the repository works on and the verifier replays, so the service
+and the verifier cannot disagree. The repository stores it as a header and one row per
+operation (:mod:`services.wall.rows`); ``to_bytes``/``from_bytes`` are the whole-hand record of
+version 1, still read for walls stored before.
 """
 
 from __future__ import annotations
@@ -255,7 +257,34 @@ class HandWall:
         """End the hand's wall: the seed may be disclosed; no more draws."""
         self.revealed = True
 
-    # --- storage ---------------------------------------------------------------------------
+    def copy(self) -> HandWall:
+        """A snapshot that later operations on this hand do not change."""
+        w = self.wall
+        wall = Wall(
+            list(w.tiles),
+            w.start,
+            w.reserved,
+            bytearray(w.taken),
+            w.live_drawn,
+            w.replacements_drawn,
+        )
+        return HandWall(
+            self.hand_id,
+            self.seed,
+            self.dealer,
+            self.dice,
+            wall,
+            self.swap_count,
+            list(self.events),
+            set(self.swapped),
+            self.swap_stream_position,
+            dict(self.request_ids),
+            self.revealed,
+            self.created,
+            self.request_id,
+        )
+
+    # --- storage (version 1: the whole hand in one record; see services/wall/rows.py) ------
     def to_bytes(self) -> bytes:
         w = self.wall
         data = {

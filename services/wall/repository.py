@@ -1,26 +1,47 @@
-"""Walls in the store, keyed by hand id (namespace ``wall``).
+"""Walls in the store, keyed by hand id: one header record, written once at NewHand
+(namespace ``wall``), and one small row per operation in the log ``wall/<hand_id>``
+(:mod:`services.wall.rows`): a draw is one conditional append of one row with its request id,
+in one store transaction, instead of rewriting the whole hand.
 
-Every operation that changes a wall is one atomic :meth:`Store.update` (read, apply, write in
-one transaction), so concurrent callers on any replica never receive the same tile and a failed
-operation changes nothing. Idempotent NewHand requests map ``request_id → hand_id`` in the
-namespace ``wall-request``.
+* **Atomic across replicas.** An operation reads the log to its end, applies itself to the hand
+  as of that row, and appends its row with ``expected_seq`` = the row it read: if another
+  replica appended first, the store refuses (Conflict), and the operation reads the new rows and
+  runs again. So concurrent callers on any replica never receive the same tile, and a refused
+  operation writes nothing.
+* **Cheap per draw.** Each repository keeps the hands it served (``cache_size`` of them, least
+  recently used dropped), caught up from the log before every operation, so a draw costs one
+  read of the rows after the last one seen (none, when this replica is the hand's only writer)
+  and one append. Callers get snapshots (:meth:`HandWall.copy`), never the cached hand.
+* Idempotent NewHand requests map ``request_id → hand_id`` in the namespace ``wall-request``;
+  a retried draw's request id is found in the replayed rows.
+* Walls stored by version 1 (the whole hand in the record, rewritten per operation) are still
+  served the old way until retention deletes them.
 """
 
 from __future__ import annotations
 
 import secrets
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import TypeVar
 
 from services.wall import shuffle
 from services.wall.record import HandWall, WallEvent
+from services.wall.rows import HandHeader, WallOp, decode_record, op_for
 from shared.errors import InvalidArgument, NotFound
-from shared.store import AlreadyExists, Store
+from shared.store import AlreadyExists, Conflict, Store
+from shared.store.base import StoreUnavailable
 
 NAMESPACE = "wall"
 REQUESTS = "wall-request"
+LOG_PREFIX = "wall/"
 MAX_ID_LENGTH = 128
+CACHE_SIZE = 1024
+# Rounds of "read the new rows, apply, append" before giving up on a hand that other replicas
+# keep writing first (each lost round means another operation went in).
+MAX_ROUNDS = 200
 
 R = TypeVar("R")
 
@@ -40,13 +61,31 @@ def check_id(value: str, field: str) -> str:
     return value
 
 
+class _Held:
+    """A hand this repository serves: its state as of log row ``seq``, and the lock that
+    orders this process's operations on it."""
+
+    __slots__ = ("hand", "lock", "seq")
+
+    def __init__(self, hand: HandWall, seq: int) -> None:
+        self.hand = hand
+        self.seq = seq
+        self.lock = threading.Lock()
+
+
 class WallRepository:
     """Hands' walls in a :class:`~shared.store.Store`."""
 
-    def __init__(self, store: Store, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, store: Store, clock: Callable[[], float] = time.time, cache_size: int = CACHE_SIZE
+    ) -> None:
         self.store = store
         self.clock = clock
+        self.cache_size = cache_size
+        self._held: OrderedDict[str, _Held] = OrderedDict()
+        self._held_lock = threading.Lock()
 
+    # --- NewHand -----------------------------------------------------------------------------
     def new_hand(
         self,
         dealer: int,
@@ -72,7 +111,7 @@ class WallRepository:
         )
         hand.created = self.clock()
         hand.request_id = request_id
-        self.store.create(NAMESPACE, hand.hand_id, hand.to_bytes())
+        self.store.create(NAMESPACE, hand.hand_id, HandHeader.of(hand).to_bytes())
         if request_id:
             try:
                 self.store.create(REQUESTS, request_id, hand.hand_id.encode())
@@ -80,6 +119,7 @@ class WallRepository:
                 self.store.delete(NAMESPACE, hand.hand_id)
                 winner = self.store.get(REQUESTS, request_id).value.decode()
                 return self._same_request(winner, request_id, dealer)
+        self._keep(hand.hand_id, _Held(hand.copy(), 0))
         return hand
 
     def _same_request(self, hand_id: str, request_id: str, dealer: int) -> HandWall:
@@ -92,18 +132,107 @@ class WallRepository:
             )
         return hand
 
-    def get(self, hand_id: str) -> HandWall:
-        check_id(hand_id, "hand_id")
+    # --- the hands held here -------------------------------------------------------------------
+    def _keep(self, hand_id: str, held: _Held) -> _Held:
+        with self._held_lock:
+            kept = self._held.setdefault(hand_id, held)
+            self._held.move_to_end(hand_id)
+            while len(self._held) > self.cache_size:
+                self._held.popitem(last=False)
+            return kept
+
+    def _drop(self, hand_id: str, held: _Held | None = None) -> None:
+        with self._held_lock:
+            if held is None or self._held.get(hand_id) is held:
+                self._held.pop(hand_id, None)
+
+    def _held_hand(self, hand_id: str) -> _Held | None:
+        """The hand held for ``hand_id``, loaded from the store if need be; None for a
+        version-1 record (served by :meth:`_legacy_update`). NotFound when there is none."""
+        with self._held_lock:
+            held = self._held.get(hand_id)
+            if held is not None:
+                self._held.move_to_end(hand_id)
+                return held
         rec = self.store.get(NAMESPACE, hand_id)
         if rec is None:
             raise NotFound(f"no hand {hand_id!r}", hand_id=hand_id)
-        return HandWall.from_bytes(rec.value)
+        data = decode_record(rec.value)
+        if data["v"] == 1:
+            return None
+        return self._keep(hand_id, _Held(HandHeader.from_json(data).hand(), 0))
+
+    def _catch_up(self, hand_id: str, held: _Held) -> None:
+        """Apply the rows other writers appended since ``held.seq`` (under ``held.lock``)."""
+        for seq, raw in self.store.read_log(LOG_PREFIX + hand_id, held.seq):
+            WallOp.from_bytes(raw).apply(held.hand)
+            held.seq = seq
+
+    def _reload(self, hand_id: str, held: _Held) -> _Held:
+        """Start ``hand_id`` again from its header and rows (after a lost race or a failure
+        that may have left ``held`` half-changed)."""
+        self._drop(hand_id, held)
+        fresh = self._held_hand(hand_id)
+        if fresh is None:  # cannot happen: a hand's version never goes back
+            raise NotFound(f"no hand {hand_id!r}", hand_id=hand_id)
+        return fresh
+
+    # --- reading and changing a hand -----------------------------------------------------------
+    def get(self, hand_id: str) -> HandWall:
+        check_id(hand_id, "hand_id")
+        held = self._held_hand(hand_id)
+        if held is None:
+            rec = self.store.get(NAMESPACE, hand_id)
+            if rec is None:
+                raise NotFound(f"no hand {hand_id!r}", hand_id=hand_id)
+            return HandWall.from_bytes(rec.value)
+        with held.lock:
+            try:
+                self._catch_up(hand_id, held)
+            except BaseException:
+                self._drop(hand_id, held)
+                raise
+            return held.hand.copy()
 
     def _update(self, hand_id: str, op: Callable[[HandWall], R], request_id: str = "") -> R:
-        """Apply ``op`` to the stored hand atomically; nothing is written if it raises."""
+        """Apply ``op`` to the hand and append the row of what it did, atomically; nothing is
+        written if it raises. ``op`` gets a hand it may change and returns its answer, which
+        must not hold on to that hand (return ``hand.copy()``)."""
         check_id(hand_id, "hand_id")
-        if request_id:  # kept in the hand's record: bounded like NewHand's
+        if request_id:  # kept in the hand's rows: bounded like NewHand's
             check_id(request_id, "request_id")
+        held = self._held_hand(hand_id)
+        if held is None:
+            return self._legacy_update(hand_id, op)
+        for _ in range(MAX_ROUNDS):
+            lost = False
+            with held.lock:
+                try:
+                    self._catch_up(hand_id, held)
+                    hand = held.hand
+                    events, revealed = len(hand.events), hand.revealed
+                    result = op(hand)  # a refusal (DomainError) changes nothing
+                    row = op_for(hand, events, revealed, request_id)
+                    if row is None:
+                        return result
+                    seq = self.store.append(
+                        LOG_PREFIX + hand_id, row.to_bytes(), expected_seq=held.seq
+                    )
+                    held.seq = seq
+                    if hand.revealed:  # nothing more to serve: keep the cache for live hands
+                        self._drop(hand_id, held)
+                    return result
+                except Conflict:
+                    lost = True  # another replica appended first: its row, then ours again
+                except BaseException:
+                    self._drop(hand_id, held)
+                    raise
+            if lost:
+                held = self._reload(hand_id, held)
+        raise StoreUnavailable(f"hand {hand_id} kept being written by others: retry")
+
+    def _legacy_update(self, hand_id: str, op: Callable[[HandWall], R]) -> R:
+        """Version 1: the whole hand in its record, rewritten by one atomic update."""
 
         def tx(raw: bytes | None) -> tuple[bytes | None, R]:
             if raw is None:
@@ -121,41 +250,47 @@ class WallRepository:
 
         def op(h: HandWall) -> tuple[list[list[int]], HandWall, bool]:
             fresh = not h.dealt
-            return h.deal(), h, fresh
+            return h.deal(), h.copy(), fresh
 
         return self._update(hand_id, op)
 
     def draw(self, hand_id: str, seat: int, request_id: str = "") -> tuple[WallEvent, HandWall]:
-        return self._update(hand_id, lambda h: (h.draw(seat, request_id), h), request_id)
+        return self._update(hand_id, lambda h: (h.draw(seat, request_id), h.copy()), request_id)
 
     def draw_replacement(
         self, hand_id: str, seat: int, request_id: str = ""
     ) -> tuple[WallEvent, HandWall]:
         return self._update(
-            hand_id, lambda h: (h.draw_replacement(seat, request_id), h), request_id
+            hand_id, lambda h: (h.draw_replacement(seat, request_id), h.copy()), request_id
         )
 
     def swap(
         self, hand_id: str, seat: int, buried: list[int], request_id: str = ""
     ) -> tuple[WallEvent, HandWall]:
-        return self._update(hand_id, lambda h: (h.swap(seat, buried, request_id), h), request_id)
+        return self._update(
+            hand_id, lambda h: (h.swap(seat, buried, request_id), h.copy()), request_id
+        )
 
     def reveal(self, hand_id: str) -> HandWall:
         def op(h: HandWall) -> HandWall:
             h.reveal()
-            return h
+            return h.copy()
 
         return self._update(hand_id, op)
 
     def prune(self, max_age_seconds: float) -> int:
-        """Delete walls created more than ``max_age_seconds`` ago (revealed or abandoned) and
-        their NewHand request ids; returns how many were deleted."""
+        """Delete walls created more than ``max_age_seconds`` ago (revealed or abandoned), their
+        rows and their NewHand request ids; returns how many were deleted."""
         cutoff = self.clock() - max_age_seconds
         deleted = 0
         for hand_id, rec in self.store.scan(NAMESPACE):
-            hand = HandWall.from_bytes(rec.value)
-            if hand.created < cutoff:
-                if hand.request_id:
-                    self.store.delete(REQUESTS, hand.request_id)
+            data = decode_record(rec.value)
+            if data.get("created", 0.0) < cutoff:
+                if data.get("request_id"):
+                    self.store.delete(REQUESTS, data["request_id"])
+                # The header first: a replica that appends meanwhile loses its row with the
+                # log, or finds the log gone (Conflict), then the header gone (NotFound).
                 deleted += self.store.delete(NAMESPACE, hand_id)
+                self.store.delete_log(LOG_PREFIX + hand_id)
+                self._drop(hand_id)
         return deleted

@@ -16,8 +16,7 @@ from services.wall.repository import WallRepository
 from services.wall.retention import Sweeper
 from services.wall.servicer import WallServicer
 from shared.addresses import DEFAULT_PORTS
-from shared.server import Config, ServiceSpec
-from shared.store import open_store
+from shared.server import Config, ServiceSpec, open_config_store
 
 SERVICE_NAME = wall_pb2.DESCRIPTOR.services_by_name["WallService"].full_name
 
@@ -50,7 +49,7 @@ class WallResources:
 
 
 def add_to_server(server: grpc.Server, config: Config):
-    store = open_store(config.store_url)
+    store = open_config_store(config)
     repo = WallRepository(store)
     servicer = WallServicer(repo, allow_fixed_seed=bool(config.extra.get("allow_fixed_seed")))
     wall_pb2_grpc.add_WallServiceServicer_to_server(servicer, server)

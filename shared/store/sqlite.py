@@ -1,7 +1,9 @@
 """SQLite store backend: the embedded default. One file, WAL journal, nothing to install.
 
 Every write is its own transaction; ``update`` takes the write lock first (``BEGIN IMMEDIATE``),
-so read-modify-write is atomic across threads *and* across processes sharing the file.
+so read-modify-write is atomic across threads *and* across processes sharing the file. A
+fenced write checks its lease in that same transaction. Leases are judged by SQLite's clock
+(``julianday('now')``: the host's, one clock for every process sharing the file).
 """
 
 from __future__ import annotations
@@ -12,7 +14,18 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
-from shared.store.base import AlreadyExists, Conflict, Record, Store
+from shared.store.base import (
+    AlreadyExists,
+    Conflict,
+    Fence,
+    Lease,
+    Record,
+    Store,
+    check_fence,
+    check_names,
+    next_lease,
+    renewed_lease,
+)
 
 R = TypeVar("R")
 
@@ -30,7 +43,15 @@ CREATE TABLE IF NOT EXISTS logs (
     entry BLOB NOT NULL,
     PRIMARY KEY (log, seq)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS leases (
+    name       TEXT PRIMARY KEY,
+    owner      TEXT NOT NULL,
+    epoch      INTEGER NOT NULL,
+    expires_ms INTEGER NOT NULL
+) WITHOUT ROWID;
 """
+# SQLite's clock in ms since the Unix epoch (julianday works on every SQLite version).
+_NOW_MS = "CAST(ROUND((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER)"
 
 
 class SqliteStore(Store):
@@ -63,6 +84,54 @@ class SqliteStore(Store):
             self._db.execute("COMMIT")
             return result
 
+    def transaction(self, fn: Callable[[sqlite3.Connection], R]) -> R:
+        """Run ``fn(connection)`` holding the write lock (``BEGIN IMMEDIATE``), committed when it
+        returns, rolled back when it raises. For modules that keep their own tables in this
+        file (the ledger)."""
+        return self._tx(fn)
+
+    def migrate(self, component: str, migrations: list[str] | tuple[str, ...]) -> int:
+        """Bring ``component``'s tables to ``len(migrations)`` (versions in ``store_schema``);
+        returns the version it was at. Under the write lock, so processes sharing the file
+        migrate once."""
+
+        def tx(db: sqlite3.Connection) -> int:
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS store_schema "
+                "(component TEXT PRIMARY KEY, version INTEGER NOT NULL)"
+            )
+            row = db.execute(
+                "SELECT version FROM store_schema WHERE component = ?", (component,)
+            ).fetchone()
+            before = row[0] if row else 0
+            for script in migrations[before:]:
+                for statement in script.split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+            if before < len(migrations):
+                db.execute(
+                    "INSERT OR REPLACE INTO store_schema (component, version) VALUES (?, ?)",
+                    (component, len(migrations)),
+                )
+            return before
+
+        return self._tx(tx)
+
+    @staticmethod
+    def _lease(db: sqlite3.Connection, name: str) -> Lease | None:
+        row = db.execute(
+            "SELECT owner, epoch, expires_ms FROM leases WHERE name = ?", (name,)
+        ).fetchone()
+        return Lease(name, row[0], row[1], row[2]) if row else None
+
+    def _fenced(self, db: sqlite3.Connection, fence: Fence | None) -> None:
+        if fence is not None:
+            check_fence(fence, self._lease(db, fence.lease))
+
+    @staticmethod
+    def _now(db: sqlite3.Connection) -> int:
+        return db.execute(f"SELECT {_NOW_MS}").fetchone()[0]
+
     @staticmethod
     def _row(db: sqlite3.Connection, namespace: str, key: str) -> Record | None:
         row = db.execute(
@@ -88,8 +157,13 @@ class SqliteStore(Store):
         with self._lock:
             return self._row(self._db, namespace, key)
 
-    def create(self, namespace: str, key: str, value: bytes) -> Record:
+    def create(
+        self, namespace: str, key: str, value: bytes, *, fence: Fence | None = None
+    ) -> Record:
+        check_names(namespace, key)
+
         def tx(db: sqlite3.Connection) -> Record:
+            self._fenced(db, fence)
             if self._row(db, namespace, key) is not None:
                 raise AlreadyExists(f"{namespace}/{key} exists")
             return self._write(db, namespace, key, value, 1)
@@ -97,9 +171,18 @@ class SqliteStore(Store):
         return self._tx(tx)
 
     def put(
-        self, namespace: str, key: str, value: bytes, *, expected_version: int | None = None
+        self,
+        namespace: str,
+        key: str,
+        value: bytes,
+        *,
+        expected_version: int | None = None,
+        fence: Fence | None = None,
     ) -> Record:
+        check_names(namespace, key)
+
         def tx(db: sqlite3.Connection) -> Record:
+            self._fenced(db, fence)
             old = self._row(db, namespace, key)
             current = old.version if old else 0
             if expected_version is not None and expected_version != current:
@@ -109,9 +192,17 @@ class SqliteStore(Store):
         return self._tx(tx)
 
     def update(
-        self, namespace: str, key: str, fn: Callable[[bytes | None], tuple[bytes | None, R]]
+        self,
+        namespace: str,
+        key: str,
+        fn: Callable[[bytes | None], tuple[bytes | None, R]],
+        *,
+        fence: Fence | None = None,
     ) -> R:
+        check_names(namespace, key)
+
         def tx(db: sqlite3.Connection) -> R:
+            self._fenced(db, fence)
             old = self._row(db, namespace, key)
             new, result = fn(old.value if old else None)
             if new is not None:
@@ -120,8 +211,9 @@ class SqliteStore(Store):
 
         return self._tx(tx)
 
-    def delete(self, namespace: str, key: str) -> bool:
+    def delete(self, namespace: str, key: str, *, fence: Fence | None = None) -> bool:
         def tx(db: sqlite3.Connection) -> bool:
+            self._fenced(db, fence)
             cur = db.execute(
                 "DELETE FROM records WHERE namespace = ? AND key = ?", (namespace, key)
             )
@@ -138,16 +230,45 @@ class SqliteStore(Store):
             ).fetchall()
         return iter([(k, Record(bytes(v), ver)) for k, v, ver in rows])
 
+    def namespaces(self, prefix: str = "") -> list[str]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT DISTINCT namespace FROM records WHERE substr(namespace, 1, ?) = ? "
+                "ORDER BY namespace",
+                (len(prefix), prefix),
+            ).fetchall()
+        return [ns for (ns,) in rows]
+
     # --- logs -------------------------------------------------------------------------------
-    def append(self, log: str, entry: bytes) -> int:
+    def append(
+        self,
+        log: str,
+        entry: bytes,
+        *,
+        expected_seq: int | None = None,
+        fence: Fence | None = None,
+    ) -> int:
+        check_names(log)
+
+        # MAX(seq) + 1 is safe here: the transaction holds the database's one write lock.
         def tx(db: sqlite3.Connection) -> int:
+            self._fenced(db, fence)
             (last,) = db.execute(
                 "SELECT COALESCE(MAX(seq), 0) FROM logs WHERE log = ?", (log,)
             ).fetchone()
+            if expected_seq is not None and expected_seq != last:
+                raise Conflict(f"log {log} is at {last}, not {expected_seq}")
             db.execute(
                 "INSERT INTO logs (log, seq, entry) VALUES (?, ?, ?)", (log, last + 1, bytes(entry))
             )
             return last + 1
+
+        return self._tx(tx)
+
+    def delete_log(self, log: str, *, fence: Fence | None = None) -> int:
+        def tx(db: sqlite3.Connection) -> int:
+            self._fenced(db, fence)
+            return db.execute("DELETE FROM logs WHERE log = ?", (log,)).rowcount
 
         return self._tx(tx)
 
@@ -160,6 +281,62 @@ class SqliteStore(Store):
                 (log, after, -1 if limit is None else limit),
             ).fetchall()
         return [(seq, bytes(entry)) for seq, entry in rows]
+
+    # --- leases -----------------------------------------------------------------------------
+    def clock_ms(self) -> int:
+        with self._lock:
+            return self._now(self._db)
+
+    @staticmethod
+    def _write_lease(db: sqlite3.Connection, lease: Lease) -> Lease:
+        db.execute(
+            "INSERT OR REPLACE INTO leases (name, owner, epoch, expires_ms) VALUES (?, ?, ?, ?)",
+            (lease.name, lease.owner, lease.epoch, lease.expires_ms),
+        )
+        return lease
+
+    def acquire_lease(self, name: str, owner: str, ttl_ms: int) -> Lease:
+        check_names(name, owner)
+
+        def tx(db: sqlite3.Connection) -> Lease:
+            lease = next_lease(self._lease(db, name), name, owner, ttl_ms, self._now(db))
+            return self._write_lease(db, lease)
+
+        return self._tx(tx)
+
+    def renew_lease(self, lease: Lease, ttl_ms: int) -> Lease:
+        def tx(db: sqlite3.Connection) -> Lease:
+            renewed = renewed_lease(self._lease(db, lease.name), lease, ttl_ms, self._now(db))
+            return self._write_lease(db, renewed)
+
+        return self._tx(tx)
+
+    def release_lease(self, lease: Lease) -> bool:
+        def tx(db: sqlite3.Connection) -> bool:
+            cur = db.execute(
+                f"UPDATE leases SET owner = '', expires_ms = {_NOW_MS} "
+                "WHERE name = ? AND epoch = ? AND owner = ? AND owner != ''",
+                (lease.name, lease.epoch, lease.owner),
+            )
+            return cur.rowcount == 1
+
+        return self._tx(tx)
+
+    def _read_leases(self, where: str, args: tuple) -> list[Lease]:
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT name, owner, epoch, expires_ms, owner = '' OR expires_ms <= {_NOW_MS} "
+                f"FROM leases WHERE {where} ORDER BY name",
+                args,
+            ).fetchall()
+        return [Lease(n, o, e, x, bool(expired)) for n, o, e, x, expired in rows]
+
+    def get_lease(self, name: str) -> Lease | None:
+        found = self._read_leases("name = ?", (name,))
+        return found[0] if found else None
+
+    def scan_leases(self, prefix: str = "") -> list[Lease]:
+        return self._read_leases("substr(name, 1, ?) = ?", (len(prefix), prefix))
 
     def close(self) -> None:
         with self._lock:

@@ -15,7 +15,8 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,26 @@ def rate(fn: Callable[[], int], seconds: float | None = None) -> tuple[float, in
         elapsed = time.perf_counter() - start
         if elapsed >= budget:
             return done / elapsed, done
+
+
+@contextmanager
+def postgres_url() -> Iterator[str | None]:
+    """A throw-away database on the test PostgreSQL server (``MAHJONG_TEST_POSTGRES_URL``,
+    tests/support/postgres.py) for one benchmark, dropped afterwards; None (with the reason
+    printed) when the server cannot be reached."""
+    from tests.support import postgres
+
+    server = postgres.server_url()
+    why = postgres.probe(server)
+    if why:
+        print(f"  (PostgreSQL figures skipped: {why})", flush=True)
+        yield None
+        return
+    db = postgres.TestDatabase(server)
+    try:
+        yield db.url
+    finally:
+        db.drop()
 
 
 def concurrent_rate(make_worker: Callable[[int], Callable[[], int]], clients: int) -> float:

@@ -2,7 +2,8 @@
 as live draws), per second —
 
 * domain only (HandWall: shuffle, deal, 91 draws; no store),
-* through the repository on the memory store and on SQLite (one store transaction per draw),
+* through the repository on the memory, SQLite and PostgreSQL stores (one store transaction
+  per draw; PostgreSQL in a throw-away database of the test server, when it answers),
 * over gRPC on a loopback server (1 client, then 4 concurrent clients on separate hands),
 
 plus the shuffle alone and the verifier, and a peer: rlcard's mahjong dealer (136 tiles, numpy
@@ -26,10 +27,20 @@ from services.wall.server import SPEC
 from services.wall.verify import record_of, verify_record
 from shared.server import configure_logging
 from shared.store import open_store
-from tests.bench import bench_seconds, bench_venv, concurrent_rate, rate, run_peer
+from tests.bench import (
+    bench_seconds,
+    bench_venv,
+    concurrent_rate,
+    postgres_url,
+    rate,
+    run_peer,
+)
 from tests.support.grpc_server import serving
 
 DRAWS = 144 - 53
+# libpq options: commits not waiting for the WAL flush (the class of guarantee SQLite's WAL
+# with synchronous=NORMAL gives: a crash may lose the last commits, never corrupts).
+NO_SYNC_COMMIT = "options=-c%20synchronous_commit%3Doff"
 TIMEOUT = 10
 
 RLCARD_DEALER = r"""
@@ -126,6 +137,18 @@ def main() -> int:
         sqlite_store.close()
     line("repository, SQLite store", sqlite, 2 + DRAWS)
 
+    postgres = None
+    with postgres_url() as url:
+        if url is not None:
+            pg_store = open_store(url)
+            postgres, _ = rate(lambda: repository_hand(WallRepository(pg_store)))
+            pg_store.close()
+            line("repository, PostgreSQL store", postgres, 2 + DRAWS)
+            pg_store = open_store(url + "?" + NO_SYNC_COMMIT)
+            lazy, _ = rate(lambda: repository_hand(WallRepository(pg_store)))
+            pg_store.close()
+            line("repository, PostgreSQL, no commit wait", lazy, 2 + DRAWS)
+
     with serving(SPEC, store_url="memory://") as (server, channel):
         stub = wall_pb2_grpc.WallServiceStub(channel)
         over_grpc, _ = rate(lambda: grpc_hand(stub))
@@ -160,6 +183,8 @@ def main() -> int:
     print("ratios")
     print(f"  domain / repository(memory)    {domain / memory:6.1f}x")
     print(f"  repository(memory) / SQLite    {memory / sqlite:6.1f}x")
+    if postgres:
+        print(f"  repository(memory) / PostgreSQL {memory / postgres:5.1f}x")
     print(f"  repository(memory) / gRPC      {memory / over_grpc:6.1f}x")
     print(f"  gRPC 4 clients / 1 client      {four / over_grpc:6.2f}x")
     print(f"  domain / gRPC                  {domain / over_grpc:6.1f}x")

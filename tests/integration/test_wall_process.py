@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import signal
 import time
+from pathlib import Path
 
 import grpc
 import pytest
@@ -44,6 +45,19 @@ def draw(stub, hand_id: str, seat: int) -> int:
         wall_pb2.DrawRequest(hand_id=hand_id, seat=C.seat_to_proto(seat)), timeout=TIMEOUT
     )
     return C.tile_from_proto(r.tile)
+
+
+def share_a_hand(a: ServiceProcess, b: ServiceProcess, dealer: int) -> None:
+    """A new hand on ``a``, dealt on ``b``, drawn out alternating: every tile exactly once."""
+    (ca, sa), (cb, sb) = stub_for(a), stub_for(b)
+    hand = sa.NewHand(wall_pb2.NewHandRequest(dealer=C.seat_to_proto(dealer)), timeout=TIMEOUT)
+    deal = sb.Deal(wall_pb2.DealRequest(hand_id=hand.hand_id), timeout=TIMEOUT)
+    got = [C.tile_from_proto(t) for h in deal.hands for t in h.tiles]
+    for i in range(91):
+        got.append(draw(sa if i % 2 else sb, hand.hand_id, i % 4))
+    assert sorted(got) == T.canonical_set()
+    ca.close()
+    cb.close()
 
 
 def test_serves_keeps_state_across_restarts_and_stops_cleanly_on_sigterm(tmp_path):
@@ -93,15 +107,30 @@ def test_two_replicas_on_one_store_never_hand_out_a_tile_twice(tmp_path):
     a = start_wall(tmp_path, "a", store)
     b = start_wall(tmp_path, "b", store)
     try:
-        (ca, sa), (cb, sb) = stub_for(a), stub_for(b)
-        hand = sa.NewHand(wall_pb2.NewHandRequest(dealer=C.seat_to_proto(0)), timeout=TIMEOUT)
-        deal = sb.Deal(wall_pb2.DealRequest(hand_id=hand.hand_id), timeout=TIMEOUT)
-        got = [C.tile_from_proto(t) for h in deal.hands for t in h.tiles]
-        for i in range(91):
-            got.append(draw(sa if i % 2 else sb, hand.hand_id, i % 4))
-        assert sorted(got) == T.canonical_set()
-        ca.close()
-        cb.close()
+        share_a_hand(a, b, dealer=0)
     finally:
         assert b.stop() == 0
         assert a.stop() == 0
+
+
+def test_two_replicas_on_postgres_with_the_password_never_shown(tmp_path, postgres_url):
+    """Two wall processes on one PostgreSQL schema, the URL carrying a password (the test
+    server trusts loopback, so it is sent and ignored): they share every hand, and the
+    password is in neither process's command line nor any log line."""
+    url = postgres_url.replace("postgresql://postgres@", "postgresql://postgres:s3cret@", 1)
+    assert "s3cret" in url
+    a = start_wall(tmp_path, "pg-a", url)
+    b = start_wall(tmp_path, "pg-b", url)
+    try:
+        for proc in (a, b):
+            cmdline = Path(f"/proc/{proc.proc.pid}/cmdline").read_bytes()
+            assert b"s3cret" not in cmdline and b"postgresql" not in cmdline
+        share_a_hand(a, b, dealer=2)
+    finally:
+        assert b.stop() == 0
+        assert a.stop() == 0
+    for name in ("pg-a", "pg-b"):
+        log = (tmp_path / f"{name}.log").read_text()
+        assert "s3cret" not in log
+        serving = [json.loads(line) for line in log.splitlines() if '"serving"' in line]
+        assert serving and serving[0]["store"].startswith("postgresql://postgres:***@")

@@ -3,6 +3,7 @@ reveal, verification), every error code, health, reflection, metrics and concurr
 
 from __future__ import annotations
 
+import contextlib
 import threading
 
 import grpc
@@ -29,14 +30,17 @@ from tests.support.probes import (
 TIMEOUT = 10
 
 
-@pytest.fixture(scope="module", params=["memory", "sqlite"])
+@pytest.fixture(scope="module", params=["memory", "sqlite", "postgres"])
 def wall(request, tmp_path_factory):
-    url = "memory://"
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path_factory.mktemp('wall')}/wall.db"
-    with serving(
-        SPEC, store_url=url, metrics_port=free_port(), extra={"allow_fixed_seed": True}
-    ) as (server, channel):
+    with contextlib.ExitStack() as stack:
+        url = "memory://"
+        if request.param == "sqlite":
+            url = f"sqlite:///{tmp_path_factory.mktemp('wall')}/wall.db"
+        elif request.param == "postgres":
+            url = stack.enter_context(request.getfixturevalue("postgres_database").schema())
+        server, channel = stack.enter_context(
+            serving(SPEC, store_url=url, metrics_port=free_port(), extra={"allow_fixed_seed": True})
+        )
         yield server, channel, wall_pb2_grpc.WallServiceStub(channel)
 
 

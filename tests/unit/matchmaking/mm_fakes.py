@@ -37,11 +37,11 @@ class FakeAllocator:
         return next(r for r, a in self.tables.values() if a.table_id == table_id)
 
 
-def make_service(**config) -> tuple[Matchmaking, FakeAllocator, ManualClock]:
+def make_service(store=None, **config) -> tuple[Matchmaking, FakeAllocator, ManualClock]:
     clock = ManualClock()
     alloc = FakeAllocator()
     cfg = MatchmakingConfig(token_secret=b"test-secret", **config)
-    return Matchmaking(MemoryStore(), alloc, clock, cfg), alloc, clock
+    return Matchmaking(store or MemoryStore(), alloc, clock, cfg), alloc, clock
 
 
 def settle_round(mm: Matchmaking, alloc: FakeAllocator, tournament_id: str, rng) -> int:

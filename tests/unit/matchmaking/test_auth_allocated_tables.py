@@ -59,7 +59,7 @@ def test_a_forged_allocation_is_refused_and_changes_nothing():
     assert err.value.reason == "TABLE_NOT_ALLOCATED" and "t-forged" in err.value.message
     assert balances(mm, ids) == before
     assert ledger.balance(mm.store, "a") == 0
-    assert mm.store.get(ledger.HANDS_NS, "h-x") is None  # the hand id stays unused
+    assert not ledger.has_hand(mm.store, "h-x")  # the hand id stays unused
 
 
 @pytest.mark.parametrize(
@@ -77,7 +77,7 @@ def test_an_allocated_table_with_another_seating_is_refused(seating):
         mm.record_hand(HandReport("h1", table_id, tag, seating(ids), (-30, 10, 10, 10)))
     assert err.value.reason == "TABLE_SEATING_MISMATCH"
     assert balances(mm, ids) == before and ledger.balance(mm.store, "attacker") == 0
-    assert mm.store.get(ledger.HANDS_NS, "h1") is None
+    assert not ledger.has_hand(mm.store, "h1")
 
 
 def test_an_allocated_table_with_another_tag_is_refused():

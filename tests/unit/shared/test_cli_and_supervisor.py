@@ -67,3 +67,21 @@ def test_wait_for_serving_times_out_on_a_closed_port():
 
 def test_stopping_a_process_that_never_started_is_harmless():
     assert supervisor.ServiceProcess("wall", 1, 0, "memory://").stop() is None
+
+
+def test_the_store_url_reaches_a_child_through_its_environment_not_its_command_line(
+    monkeypatch,
+):
+    """A PostgreSQL URL may hold a password, and ``ps`` shows command lines."""
+    seen = {}
+
+    class FakePopen:
+        def __init__(self, cmd, env, **_):
+            seen.update(cmd=cmd, env=env)
+
+    monkeypatch.setattr(supervisor.subprocess, "Popen", FakePopen)
+    url = "postgresql://mj:s3cret@db/mahjong"
+    supervisor.ServiceProcess("wall", 1, 2, url, internal_token="t").start()
+    assert not any("s3cret" in part for part in seen["cmd"])
+    assert "--store-url" not in seen["cmd"]
+    assert seen["env"]["MAHJONG_WALL_STORE_URL"] == url

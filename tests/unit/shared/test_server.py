@@ -15,6 +15,7 @@ from grpc_status import rpc_status
 
 from shared import server as S
 from shared.errors import FailedPrecondition, InvalidArgument, NotFound
+from shared.store import Conflict, StoreUnavailable
 from shared.supervisor import free_port
 from tests.support.probes import fetch_metrics, health_status, list_services, metric_value
 
@@ -42,6 +43,12 @@ def _handlers(target: dict):
     def missing(request, context):
         raise NotFound("no hand 'x'", hand_id="x")
 
+    def store_down(request, context):
+        raise StoreUnavailable("lost the connection to the store postgresql://u:***@db/mj")
+
+    def store_bug(request, context):
+        raise Conflict("ns/k is at version 3, not 2")  # a service should have handled it
+
     def stream(request, context):
         yield b"1"
         yield b"2"
@@ -54,6 +61,8 @@ def _handlers(target: dict):
         "Crash": crash,
         "Downstream": downstream,
         "Missing": missing,
+        "StoreDown": store_down,
+        "StoreBug": store_bug,
     }
     methods = {n: grpc.unary_unary_rpc_method_handler(f) for n, f in unary.items()}
     methods["Stream"] = grpc.unary_stream_rpc_method_handler(stream)
@@ -108,6 +117,7 @@ def test_ok_call(probe):
         ("Domain", grpc.StatusCode.INVALID_ARGUMENT, "INVALID_ARGUMENT", {"field": "seat"}),
         ("Precondition", grpc.StatusCode.FAILED_PRECONDITION, "WALL_EXHAUSTED", {"remaining": "0"}),
         ("Missing", grpc.StatusCode.NOT_FOUND, "NOT_FOUND", {"hand_id": "x"}),
+        ("StoreDown", grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE", {}),
     ],
 )
 def test_domain_errors_become_status_codes_with_error_info(probe, method, code, reason, metadata):
@@ -124,13 +134,14 @@ def test_domain_errors_become_status_codes_with_error_info(probe, method, code, 
     assert dict(info.metadata) == metadata
 
 
-def test_unexpected_exception_is_internal_and_the_server_keeps_serving(probe):
+@pytest.mark.parametrize("method", ["Crash", "StoreBug"])
+def test_unexpected_exception_is_internal_and_the_server_keeps_serving(probe, method):
     _, channel = probe
     with pytest.raises(grpc.RpcError) as err:
-        _call(channel, "Crash")
+        _call(channel, method)
     assert err.value.code() is grpc.StatusCode.INTERNAL
-    assert "bug" not in err.value.details()  # internals are logged, not sent
-    assert f"{SERVICE}/Crash" in err.value.details()
+    assert "bug" not in err.value.details() and "version" not in err.value.details()
+    assert f"{SERVICE}/{method}" in err.value.details()
     assert _call(channel, "Ok", b"again") == b"ok:again"
 
 
@@ -231,6 +242,14 @@ def test_config_env_then_flags(monkeypatch):
     assert cfg.extra == {"fixed": True, "depth": 7}
     cfg = S.parse_config(_flagged_spec(), ["--port", "3333", "--depth", "9"])
     assert cfg.port == 3333 and cfg.extra["depth"] == 9
+
+
+def test_store_pool_size_flag_and_env(monkeypatch):
+    monkeypatch.delenv("MAHJONG_STORE_POOL_SIZE", raising=False)
+    assert S.parse_config(_flagged_spec(), []).store_pool_size == 8
+    monkeypatch.setenv("MAHJONG_STORE_POOL_SIZE", "4")
+    assert S.parse_config(_flagged_spec(), []).store_pool_size == 4
+    assert S.parse_config(_flagged_spec(), ["--store-pool-size", "20"]).store_pool_size == 20
 
 
 @pytest.mark.parametrize("value", ["0", "false", "off", "no"])

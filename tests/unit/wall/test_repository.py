@@ -1,5 +1,6 @@
-"""services.wall.repository: walls in the store (memory and SQLite), atomic draws,
-idempotent NewHand, NOT_FOUND, and no state change on a refused operation."""
+"""services.wall.repository: walls in the store (memory, SQLite and PostgreSQL), atomic draws
+from threads and from processes, one small row per draw, idempotent NewHand, NOT_FOUND, no
+state change on a refused operation, and walls stored by version 1 still served."""
 
 from __future__ import annotations
 
@@ -7,17 +8,19 @@ import threading
 
 import pytest
 
-from services.wall.repository import NAMESPACE, WallRepository
+from services.wall import shuffle
+from services.wall.record import HandWall
+from services.wall.repository import LOG_PREFIX, NAMESPACE, WallRepository
+from services.wall.rows import WallOp
 from shared import tiles as T
 from shared.errors import FailedPrecondition, InvalidArgument, NotFound
-from shared.store import open_store
+from tests.support import wall_workers
+from tests.support.concurrency import run_processes
 
 
-@pytest.fixture(params=["memory", "sqlite"])
-def repo(request, tmp_path):
-    store = open_store("memory://" if request.param == "memory" else f"sqlite:///{tmp_path}/w.db")
-    yield WallRepository(store)
-    store.close()
+@pytest.fixture
+def repo(store):
+    return WallRepository(store)
 
 
 def test_new_hands_get_fresh_seeds_and_unguessable_ids(repo):
@@ -88,17 +91,95 @@ def test_deal_draw_and_reveal_persist(repo):
     assert repo.get(hand.hand_id).revealed
 
 
+def rows(repo, hand_id):
+    return [WallOp.from_bytes(raw) for _, raw in repo.store.read_log(LOG_PREFIX + hand_id)]
+
+
 def test_a_refused_operation_writes_nothing(repo):
     hand = repo.new_hand(0)
-    version = repo.store.get(NAMESPACE, hand.hand_id).version
     with pytest.raises(FailedPrecondition):
         repo.draw(hand.hand_id, 0)  # not dealt
     with pytest.raises(FailedPrecondition):
         repo.swap(hand.hand_id, 0, [0] * 5)
-    assert repo.store.get(NAMESPACE, hand.hand_id).version == version
+    assert rows(repo, hand.hand_id) == []
     repo.deal(hand.hand_id)
     repo.deal(hand.hand_id)  # a repeated deal is a read
-    assert repo.store.get(NAMESPACE, hand.hand_id).version == version + 1
+    assert [r.kind for r in rows(repo, hand.hand_id)] == ["deal"]
+    assert repo.store.get(NAMESPACE, hand.hand_id).version == 1  # the header is never rewritten
+
+
+def test_each_draw_is_one_small_row_with_its_request_id(repo):
+    hand = repo.new_hand(2)
+    repo.deal(hand.hand_id)
+    event, _ = repo.draw(hand.hand_id, 2, "rq-1")
+    again, _ = repo.draw(hand.hand_id, 2, "rq-1")  # a retry: the same tile, no new row
+    assert again == event
+    repl, _ = repo.draw_replacement(hand.hand_id, 3)
+    repo.reveal(hand.hand_id)
+    repo.reveal(hand.hand_id)
+    log = repo.store.read_log(LOG_PREFIX + hand.hand_id)
+    assert [WallOp.from_bytes(raw) for _, raw in log] == [
+        WallOp("deal"),
+        WallOp("draw", 2, event.tiles, (), "rq-1"),
+        WallOp("replacement", 3, repl.tiles),
+        WallOp("reveal"),
+    ]
+    assert max(len(raw) for _, raw in log) < 60
+    assert repo.store.get(NAMESPACE, hand.hand_id).version == 1
+
+
+def test_another_replica_sees_every_row(backend):
+    """Two repositories on one database (two replicas) take turns on a hand: each catches up
+    with the other's rows first, so they hand out the wall's tiles in order, never twice."""
+    a, b = WallRepository(backend.open()), WallRepository(backend.open())
+    hand = a.new_hand(1, seed=bytes(32))
+    b.deal(hand.hand_id)
+    got = [(a, b)[i % 2].draw(hand.hand_id, i % 4, f"r{i}")[0] for i in range(20)]
+    assert [e.sequence for e in got] == list(range(5, 25))
+    solo = HandWall.create("x", bytes(32), 1)
+    solo.deal()
+    assert [e.tiles for e in got] == [solo.draw(i % 4).tiles for i in range(20)]
+    assert a.draw(hand.hand_id, 3, "r7")[0] == got[7]  # b's request id, retried on a
+    assert a.get(hand.hand_id).events == b.get(hand.hand_id).events
+
+
+def test_processes_drawing_from_one_hand_never_get_the_same_tile(shared_backend):
+    """4 processes draw live and replacement tiles from one hand until it is exhausted."""
+    repo = WallRepository(shared_backend.open())
+    hand = repo.new_hand(0)
+    hands, _, _ = repo.deal(hand.hand_id)
+    results = run_processes(
+        wall_workers.draw_until_exhausted, shared_backend.url, 4, extra=(hand.hand_id,)
+    )
+    got = [k for _, tiles in results for k in tiles]
+    assert len(got) == 91
+    assert sorted(got + [k for h in hands for k in h]) == T.canonical_set()
+    final = repo.get(hand.hand_id)
+    assert [e.sequence for e in final.events] == list(range(1, 96))
+    assert len(rows(repo, hand.hand_id)) == 92
+
+
+def test_a_wall_stored_by_version_1_is_still_served(repo):
+    """A hand stored whole in its record (version 1, before the rows) plays on as before."""
+    old = HandWall.create("h_" + "0" * 24, shuffle.new_seed(), 0)
+    old.created = 1.0
+    repo.store.create(NAMESPACE, old.hand_id, old.to_bytes())
+    hands, _, fresh = repo.deal(old.hand_id)
+    assert fresh and hands == old.deal()
+    event, _ = repo.draw(old.hand_id, 0, "rq")
+    assert repo.draw(old.hand_id, 0, "rq")[0] == event
+    assert event.tiles == old.draw(0).tiles
+    assert repo.get(old.hand_id).events == old.events
+    assert repo.prune(max_age_seconds=10) == 1
+
+
+def test_returned_hands_are_snapshots(repo):
+    hand = repo.new_hand(0)
+    _, dealt, _ = repo.deal(hand.hand_id)
+    before = dealt.wall.live_drawn
+    repo.draw(hand.hand_id, 0)
+    assert dealt.wall.live_drawn == before and len(dealt.events) == 4
+    assert hand.events == []
 
 
 def test_swap_through_the_repository(repo):

@@ -1,0 +1,77 @@
+"""Work for the ledger's concurrency tests (threads, or spawned processes) and what checks it."""
+
+from __future__ import annotations
+
+from services.matchmaking import ledger
+from services.matchmaking.ledger import HandReport
+from services.matchmaking.ledger_store import ledger_for
+from shared.store import open_store
+
+PLAYERS = ("p1", "p2", "p3", "p4")
+
+
+def hand(name: str, i: int) -> HandReport:
+    """Hand ``i`` of worker ``name``: a winner by turn, and every third hand an escape that
+    pays the house."""
+    if i % 3 == 0:
+        return HandReport(f"{name}-{i}", "t", "quick/m", PLAYERS, (-4, 1, 1, 1), 1, 0)
+    payments = [-1, -1, -1, -1]
+    payments[i % 4] = 3
+    return HandReport(f"{name}-{i}", "t", "quick/m", PLAYERS, tuple(payments))
+
+
+def record_hands(store, name: str, count: int) -> None:
+    for i in range(count):
+        assert ledger.record_hand(store, hand(name, i), float(i)) is True
+        assert ledger.record_hand(store, hand(name, i), float(i)) is False  # a redelivery
+
+
+def record_hands_process(url: str, count: int, name: str, barrier, queue) -> None:
+    store = open_store(url, pool_size=2)
+    try:
+        barrier.wait(60)
+        record_hands(store, name, count)
+        queue.put((name, "ok"))
+    except BaseException as exc:
+        queue.put((name, repr(exc)))
+        raise
+    finally:
+        store.close()
+
+
+def check_books(store, hands_per_name: int) -> None:
+    """Balances as the hands say (each worker's hands are the same sequence), the books agree."""
+    names = {r.rsplit("-", 1)[0] for r in (e.ref for e in ledger.entries(store, "p1"))}
+    expected = [0, 0, 0, 0]
+    house = 0
+    for name in names:
+        for i in range(hands_per_name // len(names)):
+            h = hand(name, i)
+            expected = [a + b for a, b in zip(expected, h.payments, strict=True)]
+            house += h.house
+    assert [ledger.balance(store, p) for p in PLAYERS] == expected
+    assert ledger.balance(store, ledger.HOUSE) == house
+    assert len(ledger.entries(store, "p1")) == hands_per_name
+    assert ledger.reconcile(store) == []
+
+
+def corrupt_balance(store, account: str, delta: int) -> None:
+    """Move a balance without an entry (what the reconciliation must catch)."""
+    books = ledger_for(store)
+    kind = type(books).__name__
+    if kind == "MemoryLedger":
+        books._balances[(account, 0)] += delta
+    elif kind == "SqliteLedger":
+        store.transaction(
+            lambda db: db.execute(
+                "UPDATE ledger_accounts SET balance = balance + ? WHERE account = ?",
+                (delta, account),
+            )
+        )
+    else:
+        store.transaction(
+            lambda conn: conn.execute(
+                "UPDATE ledger_accounts SET balance = balance + %s WHERE account = %s",
+                (delta, account),
+            )
+        )

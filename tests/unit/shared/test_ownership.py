@@ -1,0 +1,70 @@
+"""shared/store/ownership.py on every backend: two replicas sharing tables through the store's
+leases — claims, fences the store enforces, renewals that notice a takeover, release on
+drain, orphans to adopt."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from shared.store.base import Fenced
+from shared.store.ownership import NotOwner, Ownership
+
+
+def replicas(backend, ttl_ms=60_000, **kw):
+    a = Ownership(backend.open(), "gw-a", ttl_ms=ttl_ms, prefix="table/", **kw)
+    b = Ownership(backend.open(), "gw-b", ttl_ms=ttl_ms, prefix="table/")
+    return a, b
+
+
+def test_one_owner_per_table_and_its_fence_is_enforced(backend):
+    a, b = replicas(backend)
+    lease = a.claim("t1")
+    assert lease.epoch == 1 and a.owns("t1") and a.owned() == ["t1"]
+    assert b.claim("t1") is None and not b.owns("t1")
+    assert b.holder("t1").owner == "gw-a"
+    a.store.append("log/t1", b"x", fence=a.fence("t1"))
+    with pytest.raises(NotOwner) as err:
+        b.fence("t1")
+    assert err.value.code == "UNAVAILABLE"
+    assert a.claim("t1").epoch == 1  # claiming again: still the same tenure
+
+
+def test_a_drained_replica_hands_over_at_once(backend):
+    a, b = replicas(backend)
+    for t in ("t1", "t2"):
+        a.claim(t)
+    old = a.fence("t1")
+    assert a.release_all() == 2 and a.owned() == []
+    assert sorted(b.orphans()) == ["t1", "t2"]
+    assert b.claim("t1").epoch == 2
+    with pytest.raises(Fenced):
+        b.store.append("log/t1", b"late", fence=old)  # a's last epoch is refused
+    assert b.orphans() == ["t2"]
+
+
+def test_renewal_notices_a_takeover_and_reports_it(backend):
+    lost: list[str] = []
+    a, b = replicas(backend, ttl_ms=30, on_lost=lost.append)
+    a.claim("t1")
+    a.claim("t2")
+    time.sleep(0.06)  # a was paused past its leases
+    assert b.claim("t1").epoch == 2
+    assert a.renew() == ["t1"] and lost == ["t1"]
+    assert a.owned() == ["t2"]  # nobody took t2: renewed, same epoch
+    assert a.holder("t2").epoch == 1 and not a.holder("t2").expired
+    with pytest.raises(NotOwner):
+        a.fence("t1")
+
+
+def test_the_renewal_thread_keeps_leases_and_close_releases_them(backend):
+    a, b = replicas(backend, ttl_ms=500)
+    a.claim("t1")
+    a.start()
+    try:
+        time.sleep(1.2)  # several lease lengths: renewed all along
+        assert b.claim("t1") is None
+    finally:
+        a.close()
+    assert b.claim("t1").epoch == 2
