@@ -26,7 +26,7 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from shared.addresses import DEFAULT_PORTS, SERVICE_ORDER
+from shared.addresses import DEFAULT_PORTS, SERVICE_ORDER, WEB_PORTS
 
 
 def free_port() -> int:
@@ -151,6 +151,16 @@ def addr_flags(procs: dict[str, ServiceProcess]) -> list[str]:
     return flags
 
 
+# Pages of the local stack that may call a web port from another origin: the Vite dev server
+# (npm run dev in web/); the page the port serves itself needs no CORS.
+LOCAL_WEB_ORIGINS = ("http://127.0.0.1:5173", "http://localhost:5173")
+
+
+def web_flags(port: int) -> list[str]:
+    """The flags that open a service's web port (Connect, gRPC-Web, the web table) locally."""
+    return ["--web-port", str(port), "--web-cors-origins", ",".join(LOCAL_WEB_ORIGINS)]
+
+
 def run_all(store_url: str | None = None, only: list[str] | None = None) -> int:
     """``mahjong run``: every service on its default port until Ctrl-C / SIGTERM."""
     from shared.cli import servable
@@ -170,6 +180,8 @@ def run_all(store_url: str | None = None, only: list[str] | None = None) -> int:
             extra = [
                 f for dep in wants if dep in procs for f in (f"--{dep}-addr", procs[dep].address)
             ]
+            if name in WEB_PORTS:
+                extra += web_flags(WEB_PORTS[name])
             procs[name] = ServiceProcess(
                 name, port, mport, url, extra, internal_token=run_token()
             ).start()
@@ -178,6 +190,8 @@ def run_all(store_url: str | None = None, only: list[str] | None = None) -> int:
                 f"{name:<12} grpc 127.0.0.1:{port}   metrics http://127.0.0.1:{mport}/metrics",
                 flush=True,
             )
+            if name in WEB_PORTS:
+                print(f"{'':<12} web  http://127.0.0.1:{WEB_PORTS[name]}/", flush=True)
         print("all services SERVING; Ctrl-C stops them", flush=True)
         while not stop.is_set():
             for name, p in procs.items():

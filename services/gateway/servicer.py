@@ -7,12 +7,19 @@ from mahjong.gateway.v1 import gateway_pb2_grpc
 
 from services.gateway.domain.hand import TileSwap
 from services.gateway.domain.session import ResumePlay, Seat
+from services.gateway.hints import hint, hints_allowed
 from services.gateway.tables import TableManager, TableSpec, check_id
-from shared.convert.common import ruleset_from_ref, seat_from_proto_optional, seat_to_proto
+from shared.convert.common import (
+    ruleset_from_ref,
+    seat_from_proto_optional,
+    seat_to_proto,
+    tiles_to_proto,
+)
 from shared.convert.gateway import (
     ResumeRequested,
     TileSwapRequested,
     action_from_proto,
+    action_to_proto,
     event_to_proto,
     view_to_proto,
 )
@@ -95,6 +102,10 @@ def _seat_wait_ms(seconds: int) -> int | None:
 
 
 class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
+    """Every call of the client API, whatever the transport: gRPC, and Connect and gRPC-Web
+    for browsers (:mod:`shared.web` calls these same methods with the HTTP headers as
+    metadata), so each call's checks and errors are written once."""
+
     def __init__(self, manager: TableManager) -> None:
         self.manager = manager
 
@@ -156,8 +167,19 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
     def GetTableState(self, request, context):
         seat = seat_from_proto_optional(request.seat, "seat")
         view = self.manager.view(request.table_id, request.seat_token, seat)
-        return pb.GetTableStateResponse(table=view_to_proto(view))
+        table = view_to_proto(view)
+        table.hints = hints_allowed(self.manager, request.table_id)
+        return pb.GetTableStateResponse(table=table)
 
     def Leave(self, request, context):
         penalty = self.manager.leave(request.table_id, request.seat_token, request.request_id)
         return pb.LeaveResponse(penalty=penalty)
+
+    def GetHint(self, request, context):
+        seat = seat_from_proto_optional(request.seat, "seat")
+        h = hint(self.manager, request.table_id, request.seat_token, seat)
+        if isinstance(h.action, TileSwap):
+            action = pb.Action(tile_swap=pb.TileSwap(tiles=tiles_to_proto(h.action.tiles)))
+        else:
+            action = action_to_proto(h.action)
+        return pb.GetHintResponse(action=action, plan=h.plan, prompt_sequence=h.prompt_sequence)
