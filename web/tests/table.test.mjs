@@ -1,0 +1,137 @@
+// The web table in a real browser (headless Chromium via playwright-core) against a real local
+// stack, started by tests/web/test_browser.py, which passes its web port as WEB_URL. A person's
+// hand is played to its end by clicking what the page offers, with a reload mid-hand; the
+// result, its breakdown and the wall's verification are checked; a forged token is refused
+// visibly; a spectator sees the table without a hand. Screenshots go to ARTIFACTS.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { launch } from "./browser.mjs";
+
+const URL_ = process.env.WEB_URL;
+const ARTIFACTS = process.env.ARTIFACTS || "test-artifacts";
+const PROTOCOL = process.env.WEB_PROTOCOL || "connect";
+mkdirSync(ARTIFACTS, { recursive: true });
+const shot = (page, name) => page.screenshot({ path: join(ARTIFACTS, `${PROTOCOL}-${name}.png`) });
+const withProtocol = (q = "") => `${URL_}/?protocol=${PROTOCOL}${q}`;
+
+async function visible(locator) {
+  return (await locator.count()) > 0 && (await locator.first().isVisible());
+}
+
+// One decision as a person makes it: win when offered, else follow the hint on the first
+// own turn (the hint button must be there: a casual table), else discard the drawn tile;
+// pass claims; bury the first tiles of a 换牌.
+async function decide(page, state) {
+  if (await visible(page.getByTestId("opt-win"))) {
+    await page.getByTestId("opt-win").first().click();
+    return "win";
+  }
+  if (await visible(page.getByTestId("opt-swap"))) {
+    const tiles = page.getByTestId("hand-tile");
+    const need = Number((await page.getByTestId("opt-swap").innerText()).match(/\/(\d+)/)[1]);
+    for (let i = 0; i < need; i++) await tiles.nth(i).click();
+    await page.getByTestId("opt-swap").click();
+    return "swap";
+  }
+  const playable = page.locator('[data-testid="hand-tile"][data-playable="1"]');
+  if ((await playable.count()) > 0) {
+    if (!state.hinted) {
+      await page.getByTestId("opt-hint").click();
+      await page.getByTestId("hint-plan").waitFor({ timeout: 5000 }).catch(() => {});
+      state.hinted = true;
+      const hinted = page.locator('[data-testid="hand-tile"].hinted');
+      if ((await hinted.count()) > 0) {
+        await hinted.first().click();
+        return "hinted discard";
+      }
+    }
+    await playable.last().click();
+    return "discard";
+  }
+  if (await visible(page.getByTestId("opt-pass"))) {
+    await page.getByTestId("opt-pass").click();
+    return "pass";
+  }
+  return null;
+}
+
+test("a person plays a whole hand at the web table, reloads mid-hand and verifies the wall", async () => {
+  const ctx = await launch();
+  const page = ctx.pages()[0] ?? (await ctx.newPage());
+  const problems = [];
+  page.on("pageerror", (e) => problems.push(e.message));
+  try {
+    await page.goto(withProtocol());
+    await page.locator("#name").fill("Tester");
+    await page.locator("#hands").selectOption("1");
+    await shot(page, "lobby");
+    await page.getByTestId("create").click();
+    await page.getByTestId("my-tiles").waitFor();
+    const tableId = await page.getByTestId("table-id").innerText();
+    assert.match(tableId, /^t_/);
+
+    const state = { hinted: false };
+    let decisions = 0;
+    let reloaded = false;
+    const deadline = Date.now() + 150_000;
+    while (!(await visible(page.getByTestId("result")))) {
+      assert.ok(Date.now() < deadline, "the hand did not end in time");
+      const did = await decide(page, state).catch(() => null); // the view may change under a click
+      if (!did) {
+        await page.waitForTimeout(80);
+        continue;
+      }
+      decisions += 1;
+      if (decisions === 3) await shot(page, "mid-hand");
+      if (decisions === 4 && !reloaded && !(await visible(page.getByTestId("result")))) {
+        // Reload mid-hand: the page resumes the seat from sessionStorage and its last event.
+        const before = await page.getByTestId("hand-tile").count();
+        await page.reload();
+        await page.getByTestId("my-tiles").waitFor();
+        await page.getByTestId("hand-tile").first().waitFor();
+        assert.equal(await page.getByTestId("table-id").innerText(), tableId, "resumed another table");
+        const after = await page.getByTestId("hand-tile").count();
+        assert.ok(Math.abs(after - before) <= 1, `hand had ${before} tiles, ${after} after the reload`);
+        reloaded = true;
+      }
+      await page.waitForTimeout(60);
+    }
+    assert.ok(state.hinted || decisions < 2, "the hint button was never offered on the own turn");
+    assert.ok(decisions >= 1, "no decision was ever offered to the person");
+    const result = page.getByTestId("result");
+    await page.getByTestId("breakdown").waitFor();
+    assert.ok((await page.getByTestId("payments").locator(".pay").count()) >= 4, "payments of 4 seats");
+    assert.ok((await page.getByTestId("revealed").locator(".revealed-hand").count()) >= 0);
+    await page.getByTestId("seed").waitFor({ timeout: 15_000 });
+    await page.getByTestId("verify").click();
+    await assert.doesNotReject(
+      page.getByTestId("verify-result").filter({ hasText: "✓" }).waitFor({ timeout: 5000 }),
+    );
+    assert.ok(await result.isVisible());
+    await shot(page, "result");
+    console.log(`# played ${decisions} decisions, reloaded: ${reloaded}, table ${tableId}`);
+    assert.ok(reloaded || decisions < 4, "the reload mid-hand never happened");
+
+    // A spectator of the same table: public facts, no hand of its own.
+    const watcher = await ctx.newPage();
+    await watcher.goto(withProtocol(`&watch=${tableId}`));
+    await watcher.getByTestId("spectator").waitFor();
+    assert.equal(await watcher.getByTestId("my-hand").count(), 0, "a spectator has no hand");
+    assert.equal(await watcher.getByTestId("table-id").innerText(), tableId);
+    await shot(watcher, "spectator");
+
+    // A forged token: refused, and the page says so.
+    const forged = await ctx.newPage();
+    await forged.goto(withProtocol(`&table=${tableId}&token=${"x".repeat(40)}`));
+    const error = forged.getByTestId("error");
+    await error.waitFor();
+    assert.match(await error.innerText(), /UNAUTHENTICATED/);
+    await shot(forged, "forged-token");
+    assert.deepEqual(problems, [], "the page threw");
+  } finally {
+    await ctx.close();
+  }
+});
