@@ -221,6 +221,7 @@ class TableScreen {
 
   private fail(err: ApiError): void {
     this.stopped = this.stopped || err.fatal;
+    if (err.fatal && !this.view) this.root.querySelector(".loading")?.replaceChildren("this seat cannot be opened with its token");
     banner(err, this.root);
     if (err.fatal) {
       this.root.querySelector(".error")?.append(

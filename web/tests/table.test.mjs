@@ -85,7 +85,18 @@ test("a person plays a whole hand at the web table, reloads mid-hand and verifie
         continue;
       }
       decisions += 1;
-      if (decisions === 3) await shot(page, "mid-hand");
+      if (decisions === 3) {
+        await shot(page, "mid-hand");
+        // A spectator of the same table, mid-hand: public facts, no hand of its own.
+        const watcher = await ctx.newPage();
+        await watcher.goto(withProtocol(`&watch=${tableId}`));
+        await watcher.getByTestId("spectator").waitFor();
+        await watcher.getByTestId("discards-0").waitFor();
+        assert.equal(await watcher.getByTestId("my-hand").count(), 0, "a spectator has no hand");
+        assert.equal(await watcher.getByTestId("table-id").innerText(), tableId);
+        await shot(watcher, "spectator");
+        await watcher.close();
+      }
       if (decisions === 4 && !reloaded && !(await visible(page.getByTestId("result")))) {
         // Reload mid-hand: the page resumes the seat from sessionStorage and its last event.
         const before = await page.getByTestId("hand-tile").count();
@@ -115,20 +126,18 @@ test("a person plays a whole hand at the web table, reloads mid-hand and verifie
     console.log(`# played ${decisions} decisions, reloaded: ${reloaded}, table ${tableId}`);
     assert.ok(reloaded || decisions < 4, "the reload mid-hand never happened");
 
-    // A spectator of the same table: public facts, no hand of its own.
-    const watcher = await ctx.newPage();
-    await watcher.goto(withProtocol(`&watch=${tableId}`));
-    await watcher.getByTestId("spectator").waitFor();
-    assert.equal(await watcher.getByTestId("my-hand").count(), 0, "a spectator has no hand");
-    assert.equal(await watcher.getByTestId("table-id").innerText(), tableId);
-    await shot(watcher, "spectator");
-
-    // A forged token: refused, and the page says so.
+    // A forged token: the person's own token made to claim seat 1, its signature unchanged.
+    const real = JSON.parse(await page.evaluate(() => sessionStorage.getItem("mahjong.seat"))).token;
+    const parts = real.split(".");
+    assert.equal(parts.length, 4, `a seat token has four parts: ${real}`);
+    parts[2] = "1";
     const forged = await ctx.newPage();
-    await forged.goto(withProtocol(`&table=${tableId}&token=${"x".repeat(40)}`));
+    await forged.goto(withProtocol(`&table=${tableId}&token=${encodeURIComponent(parts.join("."))}`));
     const error = forged.getByTestId("error");
     await error.waitFor();
     assert.match(await error.innerText(), /UNAUTHENTICATED/);
+    assert.match(await error.innerText(), /signature does not verify/);
+    assert.equal(await forged.getByTestId("hand-tile").count(), 0, "a forged token saw tiles");
     await shot(forged, "forged-token");
     assert.deepEqual(problems, [], "the page threw");
   } finally {
