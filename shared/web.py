@@ -140,9 +140,10 @@ class ServiceBinding:
         for info in method_infos(self.descriptor).values():
             handler = getattr(self.servicer, info.name)
             if info.stream_type is StreamType.SERVER_STREAM:
-                endpoint = EndpointSync.server_stream(method=info, function=self._stream(handler))
+                function = self._stream(info.name, handler)
+                endpoint = EndpointSync.server_stream(method=info, function=function)
             else:
-                endpoint = EndpointSync.unary(method=info, function=self._unary(handler))
+                endpoint = EndpointSync.unary(method=info, function=self._unary(info.name, handler))
             out[f"{self.path}/{info.name}"] = endpoint
         return out
 
@@ -151,9 +152,8 @@ class ServiceBinding:
             ctx.request_headers, f"web:{ctx.client_address or ''}", self.stream_seconds
         )
 
-    def _unary(self, handler: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    def _unary(self, method: str, handler: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
         service = self.descriptor.full_name
-        method = handler.__name__
 
         def call(request: Any, ctx: Any) -> Any:
             start, code = time.perf_counter(), "OK"
@@ -171,9 +171,10 @@ class ServiceBinding:
 
         return call
 
-    def _stream(self, handler: Callable[[Any, Any], Iterable[Any]]) -> Callable[..., Any]:
+    def _stream(
+        self, method: str, handler: Callable[[Any, Any], Iterable[Any]]
+    ) -> Callable[..., Any]:
         service = self.descriptor.full_name
-        method = handler.__name__
 
         def call(request: Any, ctx: Any) -> Iterator[Any]:
             start, code = time.perf_counter(), "OK"
