@@ -131,6 +131,16 @@ test("a person plays a whole hand at the web table, reloads mid-hand and verifie
     const parts = real.split(".");
     assert.equal(parts.length, 4, `a seat token has four parts: ${real}`);
     parts[2] = "1";
+    // The lobby's "join a table" with the real token opens the same seat in another tab.
+    const joined = await ctx.newPage();
+    await joined.goto(withProtocol());
+    await joined.locator("#join-table").fill(tableId);
+    await joined.locator("#join-token").fill(real);
+    await joined.getByTestId("join").click();
+    await joined.getByTestId("my-hand").waitFor();
+    assert.equal(await joined.getByTestId("table-id").innerText(), tableId);
+    await joined.close();
+
     const forged = await ctx.newPage();
     await forged.goto(withProtocol(`&table=${tableId}&token=${encodeURIComponent(parts.join("."))}`));
     const error = forged.getByTestId("error");

@@ -89,7 +89,11 @@ def test_errors_answer_as_over_grpc(served, protocol):
     assert refused.value.code is Code.PERMISSION_DENIED
     assert refused.value.message == "seat 2 is not yours"
     info = error_details_pb2.ErrorInfo.FromString(refused.value.details[0].message_bytes)
-    assert (info.reason, info.domain, dict(info.metadata)) == ("NOT_YOURS", "mahjong", {"seat": "2"})
+    assert (info.reason, info.domain, dict(info.metadata)) == (
+        "NOT_YOURS",
+        "mahjong",
+        {"seat": "2"},
+    )
     with pytest.raises(ConnectError) as crashed:
         gw.Leave(pb.LeaveRequest(table_id="t_1"))
     assert crashed.value.code is Code.INTERNAL
