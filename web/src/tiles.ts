@@ -82,6 +82,7 @@ export function tileElement(value: number, size: "lg" | "md" | "sm" = "md"): HTM
     face.append(el("span", "flower", FLOWERS[t.rank - 1]), el("span", "flower-n", String(t.rank)));
   }
   tile.append(face, el("span", "code", t.code));
+  if (size === "lg") tile.append(el("span", "caption", t.name)); // 五筒 under one's own tiles
   return tile;
 }
 
