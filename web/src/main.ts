@@ -195,7 +195,7 @@ class TableScreen {
   private resultShown = false;
   private ready = false; // 敲 chosen: the next discard declares ready
   private swap = new Set<number>(); // indexes of concealed tiles picked to bury (换牌)
-  private hint: { seq: bigint; action: Action; plan: string } | null = null;
+  private hint: { action: Action; plan: string } | null = null; // for the pending prompt
   private log: string[] = [];
   private refreshing: Promise<void> | null = null;
   private again = false;
@@ -361,18 +361,18 @@ class TableScreen {
     }
   }
 
-  private async askHint(prompt: Prompt): Promise<void> {
+  private async askHint(): Promise<void> {
     try {
       const r = await gateway.getHint({ tableId: this.seat.tableId, seatToken: this.seat.token });
-      if (r.action) this.hint = { seq: r.promptSequence, action: r.action, plan: r.plan };
-      void prompt;
+      if (r.action) this.hint = { action: r.action, plan: r.plan };
       this.render();
     } catch (e) {
       this.fail(apiError(e));
     }
   }
 
-  private hinted(kind: string, tile = 0, index = 0): boolean {
+  /** Whether the hint names this option (``kind``: the action's case, ``kong-<MeldKind>``). */
+  private hinted(kind: string, tile = 0): boolean {
     const a = this.hint?.action.kind;
     if (!a || !this.view?.prompt) return false;
     switch (a.case) {
@@ -380,8 +380,6 @@ class TableScreen {
         return kind === "discard" && a.value.tile === tile;
       case "declareReady":
         return (kind === "ready" || kind === "discard") && a.value.discard === tile;
-      case "chow":
-        return kind === "chow" && index === 0 && true;
       case "kong":
         return kind === `kong-${a.value.kind}` && (a.value.tile === 0 || a.value.tile === tile);
       case "tileSwap":
@@ -540,9 +538,9 @@ class TableScreen {
 
   private options(prompt: Prompt, bar: HTMLElement, concealed: number[]): void {
     const o = prompt.options!;
-    const add = (label: string, testid: string, kind: ActionKind, hintKey: string, cls = "", tile = 0, index = 0) => {
+    const add = (label: string, testid: string, kind: ActionKind, hintKey: string, cls = "", tile = 0) => {
       const b = button(label, testid, () => void this.act(kind), cls);
-      if (this.hinted(hintKey, tile, index)) b.classList.add("hinted");
+      if (this.hinted(hintKey, tile)) b.classList.add("hinted");
       bar.append(b);
     };
     switch (prompt.kind) {
@@ -582,7 +580,7 @@ class TableScreen {
         break;
       }
     }
-    if (this.view?.hints) bar.append(button("提示 Hint", "opt-hint", () => void this.askHint(prompt), "ghost"));
+    if (this.view?.hints) bar.append(button("提示 Hint", "opt-hint", () => void this.askHint(), "ghost"));
   }
 
   private async leave(): Promise<void> {
