@@ -83,8 +83,17 @@ def table(gateways):
     spectator = gw.JoinSeat(
         pb.JoinSeatRequest(request_id="watch", table_id=table_id, spectator=True)
     ).seat_token
+    waiting = gw.CreateTable(  # an open seat: the table waits, nobody has a decision
+        pb.CreateTableRequest(
+            request_id=f"waiting-{time.monotonic_ns()}",
+            stake=1,
+            max_hands=1,
+            seats=[pb.SeatAssignment(player_id="early")] + [pb.SeatAssignment()] * 3,
+        )
+    )
     view = prompted_view(gw, table_id, token)
     return {
+        "waiting": (waiting.table_id, waiting.seat_tokens[0]),
         "id": table_id,
         "token": token,
         "other_token": other_token,
@@ -94,7 +103,7 @@ def table(gateways):
 
 
 def hostile_calls(t: dict, transport: str):
-    """(name, method, request builder, expected code, expected reason) of refused calls."""
+    """(name, method, request, expected "CODE" or "CODE/REASON") of refused calls."""
     v: pb.TableView = t["view"]
     prompt_seq = v.last_sequence  # the prompt is the latest event: nothing moves meanwhile
     legal = v.prompt.options.discards[0]
@@ -119,7 +128,7 @@ def hostile_calls(t: dict, transport: str):
         ("forged token", "Act", act(discard(legal), token=forged), "UNAUTHENTICATED"),
         ("another table's token", "Act", act(discard(legal), token=t["other_token"]),
          "PERMISSION_DENIED"),
-        ("stale sequence", "Act", act(discard(legal), seq=prompt_seq - 1), "ABORTED"),
+        ("stale sequence", "Act", act(discard(legal), seq=prompt_seq - 1), "ABORTED/STALE"),
         ("future sequence", "Act", act(discard(legal), seq=prompt_seq + 1000),
          "INVALID_ARGUMENT"),
         ("garbage tile", "Act", act(discard(99)), "INVALID_ARGUMENT"),
@@ -134,6 +143,9 @@ def hostile_calls(t: dict, transport: str):
         ("unknown table", "Act", act(discard(legal), table="t_0000000000000000"), "NOT_FOUND"),
         ("view of a seat out of range", "GetTableState",
          pb.GetTableStateRequest(table_id=tid, seat_token=tok, seat=9), "INVALID_ARGUMENT"),
+        ("hint with no decision pending", "GetHint",
+         pb.GetHintRequest(table_id=t["waiting"][0], seat_token=t["waiting"][1]),
+         "FAILED_PRECONDITION/NO_PROMPT"),
         ("hint for a spectator", "GetHint",
          pb.GetHintRequest(table_id=tid, seat_token=t["spectator"]), "PERMISSION_DENIED"),
         ("subscribe with a forged token", "Subscribe",
@@ -156,9 +168,11 @@ def test_hostile_calls_get_the_same_answer_on_every_transport_and_change_nothing
             for _, method, request, _ in hostile_calls(table, transport)
         ]
     cases = hostile_calls(table, "grpc")
-    for i, (name, _, _, code) in enumerate(cases):
+    for i, (name, _, _, expected) in enumerate(cases):
         grpc_answer = answers["grpc"][i]
+        code, _, reason = expected.partition("/")
         assert grpc_answer.code == code, (name, grpc_answer)
+        assert not reason or grpc_answer.reason == reason, (name, grpc_answer)
         assert grpc_answer.reason, f"{name}: no ErrorInfo reason over gRPC"
         for transport in ("connect", "grpc-web"):
             assert answers[transport][i] == grpc_answer, (name, transport)

@@ -73,12 +73,20 @@ test("a person plays a whole hand at the web table, reloads mid-hand and verifie
     const tableId = await page.getByTestId("table-id").innerText();
     assert.match(tableId, /^t_/);
 
-    const state = { hinted: false };
+    const state = { hinted: false, timerChecked: false };
     let decisions = 0;
     let reloaded = false;
     const deadline = Date.now() + 150_000;
     while (!(await visible(page.getByTestId("result")))) {
       assert.ok(Date.now() < deadline, "the hand did not end in time");
+      if (!state.timerChecked && (await page.locator('[data-testid="hand-tile"][data-playable="1"]').count()) > 0) {
+        // the own turn's timer counts down while the person thinks
+        const t1 = parseFloat(await page.getByTestId("timer").innerText());
+        await page.waitForTimeout(700);
+        const t2 = parseFloat(await page.getByTestId("timer").innerText());
+        assert.ok(t1 > 0 && t2 < t1 && t1 - t2 < 3, `the timer does not count down: ${t1}s, then ${t2}s`);
+        state.timerChecked = true;
+      }
       const did = await decide(page, state).catch(() => null); // the view may change under a click
       if (!did) {
         await page.waitForTimeout(80);
@@ -111,6 +119,7 @@ test("a person plays a whole hand at the web table, reloads mid-hand and verifie
       await page.waitForTimeout(60);
     }
     assert.ok(state.hinted || decisions < 2, "the hint button was never offered on the own turn");
+    assert.ok(state.timerChecked || decisions < 2, "the person never had an own turn to time");
     assert.ok(decisions >= 1, "no decision was ever offered to the person");
     const result = page.getByTestId("result");
     await page.getByTestId("breakdown").waitFor();

@@ -157,3 +157,37 @@ def test_cors_preflight_only_for_listed_origins(served):
     assert status == 204 and headers["access-control-allow-origin"] == "http://allowed.test"
     status, headers, _ = _get(server, "/x", {"Origin": "http://other.test", **ask}, "OPTIONS")
     assert status == 403 and "access-control-allow-origin" not in headers
+
+
+def _post(server: WebServer, path: str, body: bytes, headers: dict):
+    conn = http.client.HTTPConnection(server.host, server.port, timeout=5)
+    try:
+        conn.request("POST", path, body=body, headers=headers)
+        resp = conn.getresponse()
+        return resp.status, resp.read()
+    finally:
+        conn.close()
+
+
+def test_malformed_requests_are_refused_as_invalid_and_the_server_stays(served):
+    server, servicer = served()
+    path = "/mahjong.gateway.v1.GatewayService/GetTableState"
+    connect = {"Connect-Protocol-Version": "1"}
+    status, body = _post(
+        server, path, b"\xff\xff garbage", {"Content-Type": "application/proto", **connect}
+    )
+    assert status == 400 and b'"invalid_argument"' in body and b"unmarshal" in body
+    status, body = _post(
+        server, path, b"{not json", {"Content-Type": "application/json", **connect}
+    )
+    assert status == 400 and b'"invalid_argument"' in body
+    web = {"Content-Type": "application/grpc-web+proto"}
+    status, body = _post(server, path, b"\x00\x00\x00\x00\x09garbage!!", web)
+    assert status == 200 and b"grpc-status: 3" in body  # INVALID_ARGUMENT in the trailer frame
+    status, body = _post(server, path, b"\x00\x00\x00\x10\x00", web)  # a frame cut short
+    assert b"grpc-status: 3" in body and b"promised" in body
+    assert _post(server, path, b"", {"Content-Type": "text/plain"})[0] == 415
+    assert _post(server, "/mahjong.gateway.v1.GatewayService/Nope", b"", connect)[0] == 404
+    assert servicer.seen == []  # none reached the servicer
+    gw = WebGateway(server.url, "connect")
+    assert gw.GetTableState(pb.GetTableStateRequest(table_id="t_9")).table.table_id == "t_9"
