@@ -94,6 +94,8 @@ function lobby(error?: ApiError): void {
     "main",
     { class: "lobby" },
     h("h1", {}, "上海敲麻", h("small", {}, "Shanghai Mahjong")),
+    // a hand laid out on the felt: the four winds, the three dragons, 一万 一筒 一条 and a flower
+    h("div", { class: "deco felt-strip" }, ...[28, 29, 30, 31, 34, 33, 32, 1, 10, 19, 39].map((v) => tileElement(v, "lg"))),
     h(
       "section",
       { class: "card" },
