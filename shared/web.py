@@ -38,7 +38,7 @@ from google.rpc import status_pb2
 from protobuf.wkt import Any as WireAny
 
 from shared.errors import ResourceExhausted
-from shared.server import error_status, record_rpc, rpc_context, status_code
+from shared.server import BindError, error_status, record_rpc, rpc_context, status_code
 
 log = structlog.get_logger("mahjong.web")
 
@@ -321,7 +321,13 @@ class WebServer:
     ) -> None:
         app = StaticFiles(Cors(connect_app(binding), origins), web_root)
         self.server = wsgi.Server((host, port), app, numthreads=threads, max=threads)
-        self.server.prepare()  # binds now: a port in use fails here, at start-up
+        try:
+            self.server.prepare()  # binds now: a port in use fails here, at start-up
+        except OSError as exc:
+            raise BindError(
+                f"cannot serve the web port on {host}:{port} ({exc.strerror or exc}); choose "
+                "another with --web-port (0 = off)"
+            ) from None
         self.host = host
         self.port = self.server.bind_addr[1]
         self._thread = threading.Thread(target=self.server.serve, name="web", daemon=True)

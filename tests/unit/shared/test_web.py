@@ -16,7 +16,7 @@ from google.rpc import error_details_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
 
 from shared.errors import PermissionDenied
-from shared.server import INTERNAL_TOKEN_HEADER, from_internal_caller
+from shared.server import INTERNAL_TOKEN_HEADER, BindError, from_internal_caller
 from shared.web import ServiceBinding, WebServer
 from tests.support.web import WebGateway
 
@@ -191,3 +191,9 @@ def test_malformed_requests_are_refused_as_invalid_and_the_server_stays(served):
     assert servicer.seen == []  # none reached the servicer
     gw = WebGateway(server.url, "connect")
     assert gw.GetTableState(pb.GetTableStateRequest(table_id="t_9")).table.table_id == "t_9"
+
+
+def test_a_web_port_in_use_is_a_bind_error_naming_the_flag(served):
+    server, _ = served()
+    with pytest.raises(BindError, match="--web-port"):
+        WebServer(ServiceBinding(StandIn(), DESCRIPTOR), port=server.port, threads=2)
