@@ -207,6 +207,7 @@ class TableScreen {
 
   constructor(private seat: Seat) {
     this.lastSeq = BigInt(seat.lastSeq || "0");
+    this.log = seat.log ?? [];
     this.result = loadResult(seat.tableId);
   }
 
@@ -289,8 +290,6 @@ class TableScreen {
 
   private onEvent(ev: Event): void {
     this.lastSeq = ev.sequence;
-    this.seat.lastSeq = String(ev.sequence);
-    saveSeat(this.seat);
     const k = ev.kind;
     if (k.case === "prompt") this.hint = null;
     if (k.case === "handStarted") {
@@ -304,6 +303,9 @@ class TableScreen {
     }
     const line = this.describe(ev);
     if (line) this.log = [...this.log.slice(-60), line];
+    this.seat.lastSeq = String(ev.sequence);
+    this.seat.log = this.log;
+    saveSeat(this.seat);
     void this.refresh();
   }
 

@@ -10,6 +10,7 @@ export interface Seat {
   token: string;
   seat: number | null; // null: a spectator
   lastSeq: string; // bigint as text
+  log?: string[]; // the table's log as shown, so a reload keeps it
 }
 
 const SEAT = "mahjong.seat";
