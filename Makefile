@@ -1,4 +1,4 @@
-# Entry points: install, proto, run, test, lint, bench. Each bootstraps what it needs.
+# Entry points: install, proto, web, run, test, lint, bench. Each bootstraps what it needs.
 PYTHON   ?= $(shell command -v python3.11 || command -v python3)
 VENV     := .venv
 BIN      := $(VENV)/bin
@@ -18,7 +18,7 @@ PYTEST_ARGS ?=
 SOURCES := $(shell find shared services -name '*.py')
 COMPILE_STAMP := $(VENV)/.compiled
 
-.PHONY: install proto run test lint bench clean pure
+.PHONY: install proto web browser run test lint bench clean pure
 
 ifdef MAHJONG_PURE_PYTHON
 install: $(STAMP) $(GEN_STAMP) pure
@@ -55,10 +55,35 @@ $(GEN_STAMP): $(PROTOS) $(STAMP)
 	echo "$(CURDIR)/$(GEN)" > "$(SITE)/mahjong-generated.pth"
 	touch $@
 
-run: install
+# The web table (web/): npm packages from package-lock.json, then buf generates the client code
+# from protos/ into web/src/gen (not in git) and Vite builds web/dist, which the gateway's web
+# port serves. Rebuilt when the page's sources, its packages or a .proto change.
+WEB      := web
+WEB_DEPS := $(WEB)/node_modules/.installed
+WEB_DIST := $(WEB)/dist/index.html
+WEB_SRC  := $(shell find $(WEB)/src -path $(WEB)/src/gen -prune -o -type f -print) \
+	$(WEB)/index.html $(WEB)/vite.config.ts $(WEB)/tsconfig.json $(WEB)/buf.gen.yaml
+
+$(WEB_DEPS): $(WEB)/package.json $(WEB)/package-lock.json
+	@command -v npm >/dev/null || { echo "make web: needs Node.js and npm" >&2; exit 1; }
+	cd $(WEB) && npm ci --no-fund --no-audit --loglevel=error
+	touch $@
+
+$(WEB_DIST): $(WEB_DEPS) $(WEB_SRC) $(PROTOS)
+	cd $(WEB) && npm run --silent build
+
+web: $(WEB_DIST)
+
+# The browser test's Chromium (Debian's; playwright-core drives it, no browser download) and a
+# font with Chinese characters for its screenshots, installed when missing.
+browser:
+	@command -v chromium >/dev/null && fc-list 2>/dev/null | grep -qi 'wqy\|noto sans cjk' || { \
+		apt-get update -qq && apt-get install -y -qq chromium fonts-wqy-zenhei >/dev/null; }
+
+run: install web
 	$(BIN)/mahjong run
 
-test: install
+test: install web browser
 	$(BIN)/pytest -n 2 $(PYTEST_ARGS)
 
 lint: install
@@ -72,3 +97,4 @@ bench: install
 
 clean: pure
 	rm -rf $(VENV) $(GEN) .venv-bench .pytest_cache .ruff_cache build
+	rm -rf $(WEB)/node_modules $(WEB)/dist $(WEB)/src/gen $(WEB)/test-artifacts

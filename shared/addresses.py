@@ -17,6 +17,9 @@ DEFAULT_PORTS: dict[str, tuple[int, int]] = {
     "gateway": (50054, 9154),
 }
 
+# The HTTP port of services that browsers call (Connect and gRPC-Web, and the web table).
+WEB_PORTS: dict[str, int] = {"gateway": 8054}
+
 SERVICE_ORDER = list(DEFAULT_PORTS)
 
 

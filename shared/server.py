@@ -241,17 +241,48 @@ def _bounded(text: str) -> str:
     return f"{text[:MAX_ERROR_TEXT]}… ({len(text)} characters)"
 
 
-def status_for(err: DomainError | StoreError) -> grpc.Status:
-    """A rich status (google.rpc.Status with ErrorInfo) for a domain error, or for a store
-    error with a code of its own (UNAVAILABLE when the store cannot be reached)."""
+def rich_status(err: DomainError | StoreError) -> status_pb2.Status:
+    """The google.rpc.Status (code, message, an ErrorInfo detail) of a domain error, or of a
+    store error with a code of its own (UNAVAILABLE when the store cannot be reached)."""
     code = getattr(code_pb2, err.code, code_pb2.UNKNOWN)
     details = err.details if isinstance(err, DomainError) else {}
     metadata = {_bounded(k): _bounded(v) for k, v in details.items()}
     info = error_details_pb2.ErrorInfo(reason=err.reason, domain=ERROR_DOMAIN, metadata=metadata)
     detail = any_pb2.Any()
     detail.Pack(info)
-    message = _bounded(err.message)
-    return rpc_status.to_status(status_pb2.Status(code=code, message=message, details=[detail]))
+    return status_pb2.Status(code=code, message=_bounded(err.message), details=[detail])
+
+
+def status_for(err: DomainError | StoreError) -> grpc.Status:
+    """A rich status (google.rpc.Status with ErrorInfo) for a domain or store error, as gRPC
+    sends it."""
+    return rpc_status.to_status(rich_status(err))
+
+
+def error_status(exc: BaseException, service: str, method: str) -> status_pb2.Status:
+    """What a handler's exception is answered with, on every transport (gRPC here, Connect and
+    gRPC-Web in :mod:`shared.web`), logged: a domain error its rich status; a failed call to
+    another service that call's code, named; anything else INTERNAL (never the process)."""
+    if isinstance(exc, DomainError):
+        log.info("rpc_rejected", code=exc.code, error=exc.message)
+        return rich_status(exc)
+    if isinstance(exc, StoreError) and exc.code != "INTERNAL":
+        log.warning("store_failed", code=exc.code, reason=exc.reason, error=exc.message)
+        return rich_status(exc)
+    if isinstance(exc, grpc.RpcError) and isinstance(exc, grpc.Call):
+        log.warning("downstream_failed", code=exc.code().name, error=exc.details())
+        return status_pb2.Status(
+            code=exc.code().value[0], message=_bounded(f"downstream: {exc.details()}")
+        )
+    log.exception("rpc_failed", error=repr(exc))
+    return status_pb2.Status(
+        code=code_pb2.INTERNAL, message=f"internal error in {service}/{method}"
+    )
+
+
+def status_code(code: int) -> grpc.StatusCode:
+    """The grpc.StatusCode of a google.rpc code number."""
+    return next((c for c in grpc.StatusCode if c.value[0] == code), grpc.StatusCode.UNKNOWN)
 
 
 def _split_method(full: str) -> tuple[str, str]:
@@ -292,6 +323,27 @@ def check_internal_token(expected: str, metadata: Iterable[tuple[str, Any]], met
 # The internal token of the server whose handler runs in this thread ("" = none configured),
 # set by the interceptor around every call: what from_internal_caller checks against.
 _SERVING_TOKEN: contextvars.ContextVar[str] = contextvars.ContextVar("internal_token", default="")
+
+
+@contextlib.contextmanager
+def rpc_context(method: str, peer: str, internal_token: str):
+    """What a call runs inside, on every transport: the RPC and peer bound on every log line,
+    and the serving server's internal token (for :func:`from_internal_caller`); both cleared
+    at the end."""
+    structlog.contextvars.bind_contextvars(rpc=method, peer=peer)
+    serving = _SERVING_TOKEN.set(internal_token)
+    try:
+        yield
+    finally:
+        _SERVING_TOKEN.reset(serving)
+        structlog.contextvars.clear_contextvars()
+
+
+def record_rpc(service: str, method: str, code: str, start: float) -> None:
+    """Count a finished call by status code name and observe its latency (from ``start``,
+    a ``time.perf_counter()``)."""
+    RPC_HANDLED.labels(service, method, code).inc()
+    RPC_LATENCY.labels(service, method).observe(time.perf_counter() - start)
 
 
 def from_internal_caller(context, *, strict: bool = False) -> bool:
@@ -362,41 +414,29 @@ class ServerInterceptor(grpc.ServerInterceptor):
     @staticmethod
     def _finish(service: str, method: str, start: float, context) -> None:
         code = context.code() if hasattr(context, "code") else None
-        name = code.name if isinstance(code, grpc.StatusCode) else "OK"
-        RPC_HANDLED.labels(service, method, name).inc()
-        RPC_LATENCY.labels(service, method).observe(time.perf_counter() - start)
+        record_rpc(service, method, code.name if isinstance(code, grpc.StatusCode) else "OK", start)
 
     @staticmethod
     def _abort(context, service: str, method: str, exc: BaseException) -> None:
-        if isinstance(exc, DomainError):
-            log.info("rpc_rejected", code=exc.code, error=exc.message)
-            context.abort_with_status(status_for(exc))
-        if isinstance(exc, StoreError) and exc.code != "INTERNAL":
-            log.warning("store_failed", code=exc.code, reason=exc.reason, error=exc.message)
-            context.abort_with_status(status_for(exc))
-        if isinstance(exc, grpc.RpcError) and isinstance(exc, grpc.Call):
-            # A downstream service failed: pass its status on, named.
-            log.warning("downstream_failed", code=exc.code().name, error=exc.details())
-            context.abort(exc.code(), f"downstream: {exc.details()}")
-        log.exception("rpc_failed", error=repr(exc))
-        context.abort(grpc.StatusCode.INTERNAL, f"internal error in {service}/{method}")
+        status = error_status(exc, service, method)
+        if status.details:
+            context.abort_with_status(rpc_status.to_status(status))
+        context.abort(status_code(status.code), status.message)
 
     @contextlib.contextmanager
     def _call_scope(self, service: str, method: str, context, start: float):
-        """What every call runs inside: log context and serving token bound, any exception
-        turned into a status (:meth:`_abort`), metrics recorded and context cleared at the end."""
-        structlog.contextvars.bind_contextvars(rpc=method, peer=context.peer())
-        serving = _SERVING_TOKEN.set(self._token)
+        """What every call runs inside: :func:`rpc_context`, any exception turned into a status
+        (:meth:`_abort`), metrics recorded at the end."""
         try:
-            yield
-        except Exception as exc:
-            if _is_abort(exc):
-                raise
-            self._abort(context, service, method, exc)
+            with rpc_context(method, context.peer(), self._token):
+                try:
+                    yield
+                except Exception as exc:
+                    if _is_abort(exc):
+                        raise
+                    self._abort(context, service, method, exc)
         finally:
-            _SERVING_TOKEN.reset(serving)
             self._finish(service, method, start, context)
-            structlog.contextvars.clear_contextvars()
 
     def _wrap_unary(self, fn, service: str, method: str):
         def wrapper(request, context):

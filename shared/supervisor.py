@@ -26,7 +26,7 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from shared.addresses import DEFAULT_PORTS, SERVICE_ORDER
+from shared.addresses import DEFAULT_PORTS, SERVICE_ORDER, WEB_PORTS
 
 # The module a service process runs (``python -m ENTRY_MODULE serve NAME``): the ``mahjong``
 # command, which finds the services (shared/ never imports them).
@@ -156,6 +156,16 @@ def addr_flags(procs: dict[str, ServiceProcess]) -> list[str]:
     return flags
 
 
+# Pages of the local stack that may call a web port from another origin: the Vite dev server
+# (npm run dev in web/); the page the port serves itself needs no CORS.
+LOCAL_WEB_ORIGINS = ("http://127.0.0.1:5173", "http://localhost:5173")
+
+
+def web_flags(port: int) -> list[str]:
+    """The flags that open a service's web port (Connect, gRPC-Web, the web table) locally."""
+    return ["--web-port", str(port), "--web-cors-origins", ",".join(LOCAL_WEB_ORIGINS)]
+
+
 def run_all(
     available: dict[str, object], store_url: str | None = None, only: list[str] | None = None
 ) -> int:
@@ -175,6 +185,8 @@ def run_all(
             extra = [
                 f for dep in wants if dep in procs for f in (f"--{dep}-addr", procs[dep].address)
             ]
+            if name in WEB_PORTS:
+                extra += web_flags(WEB_PORTS[name])
             procs[name] = ServiceProcess(
                 name, port, mport, url, extra, internal_token=run_token()
             ).start()
@@ -183,6 +195,8 @@ def run_all(
                 f"{name:<12} grpc 127.0.0.1:{port}   metrics http://127.0.0.1:{mport}/metrics",
                 flush=True,
             )
+            if name in WEB_PORTS:
+                print(f"{'':<12} web  http://127.0.0.1:{WEB_PORTS[name]}/", flush=True)
         print("all services SERVING; Ctrl-C stops them", flush=True)
         while not stop.is_set():
             for name, p in procs.items():

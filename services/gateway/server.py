@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+from pathlib import Path
 
 import grpc
 from mahjong.gateway.v1 import gateway_pb2_grpc
@@ -20,12 +21,13 @@ from services.gateway.bots import engine_policy, make_bot
 from services.gateway.domain.session import Ports
 from services.gateway.servicer import GatewayServicer
 from services.gateway.tables import GatewaySettings, TableManager
-from shared.addresses import DEFAULT_PORTS, default_address
-from shared.server import Config, ServiceSpec, open_config_store, serve
+from shared.addresses import DEFAULT_PORTS, WEB_PORTS, default_address
+from shared.server import Config, ServiceSpec, open_config_store, serve, stream_limit
 
 CALLS = ("wall", "rules", "scoring", "matchmaking")
 DEFAULT_MAX_WORKERS = 512
 SECRET_NS = "gateway-config"
+DEFAULT_WEB_ROOT = Path(__file__).resolve().parents[2] / "web" / "dist"
 
 
 def _secret(store, configured: str) -> bytes:
@@ -105,10 +107,62 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     if not (os.environ.get("MAHJONG_GATEWAY_MAX_WORKERS") or os.environ.get("MAHJONG_MAX_WORKERS")):
         p.set_defaults(max_workers=DEFAULT_MAX_WORKERS)
     p.add_argument(
+        "--web-port",
+        type=int,
+        default=0,
+        help="HTTP port for browsers: the same API over Connect and gRPC-Web, and the web table "
+        f"(0: off; mahjong run uses {WEB_PORTS['gateway']})",
+    )
+    p.add_argument(
+        "--web-cors-origins",
+        default="",
+        help="comma-separated origins whose pages may call the web port (e.g. "
+        "http://localhost:5173); empty: only the page it serves itself; * any (never in "
+        "production)",
+    )
+    p.add_argument(
+        "--web-root",
+        default=str(DEFAULT_WEB_ROOT),
+        help="the built web table to serve on the web port (empty: the API only)",
+    )
+    p.add_argument("--web-threads", type=int, default=64, help="web port threads (one per stream)")
+    p.add_argument(
+        "--web-stream-seconds",
+        type=float,
+        default=300.0,
+        help="a web Subscribe ends after this long (the page resumes from its last event)",
+    )
+    p.add_argument(
         "--replica-id",
         default="",
         help="this replica's lease owner id (default: host name and port, stable across restarts)",
     )
+
+
+def _web_server(servicer: GatewayServicer, config: Config):
+    """The web port: the servicer's own methods over Connect and gRPC-Web (shared/web.py)."""
+    from mahjong.gateway.v1 import gateway_pb2
+
+    from shared.web import ServiceBinding, WebServer
+
+    x = config.extra
+    threads = max(4, int(x.get("web_threads", 64)))
+    binding = ServiceBinding(
+        servicer,
+        gateway_pb2.DESCRIPTOR.services_by_name["GatewayService"],
+        internal_token=config.internal_token,
+        max_streams=stream_limit(threads),
+        stream_seconds=float(x.get("web_stream_seconds", 300.0)),
+    )
+    root = x.get("web_root", "")
+    return WebServer(
+        binding,
+        host=config.host,
+        port=int(x["web_port"]),
+        origins=str(x.get("web_cors_origins", "")).split(","),
+        web_root=Path(root) if root else None,
+        threads=threads,
+    ).start()
 
 
 class _Resources:
@@ -166,8 +220,11 @@ def add_to_server(server: grpc.Server, config: Config):
         on_event=metrics.observe,
     )
     metrics.TABLES_HELD.set_function(lambda: len(manager.tables))
-    gateway_pb2_grpc.add_GatewayServiceServicer_to_server(GatewayServicer(manager), server)
+    servicer = GatewayServicer(manager)
+    gateway_pb2_grpc.add_GatewayServiceServicer_to_server(servicer, server)
     closables = [manager, *channels]
+    if int(x.get("web_port", 0)) > 0:
+        closables.insert(0, _web_server(servicer, config))
     if mm_addr:
         from services.gateway.outbox import OutboxSender
 

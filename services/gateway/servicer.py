@@ -6,12 +6,17 @@ from __future__ import annotations
 from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
-from services.gateway.convert.actions import action_from_proto
+from services.gateway.convert.actions import action_from_proto, action_to_proto
 from services.gateway.convert.events import event_to_proto
 from services.gateway.convert.views import view_to_proto
 from services.gateway.domain.session import Seat
+from services.gateway.hints import hint, hints_allowed
 from services.gateway.tables import TableManager, TableSpec, check_id
-from shared.convert.common import ruleset_from_ref, seat_from_proto_optional, seat_to_proto
+from shared.convert.common import (
+    ruleset_from_ref,
+    seat_from_proto_optional,
+    seat_to_proto,
+)
 from shared.errors import InvalidArgument
 from shared.ruleset import DEFAULT_RULESET
 from shared.server import from_internal_caller
@@ -91,6 +96,10 @@ def _seat_wait_ms(seconds: int) -> int | None:
 
 
 class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
+    """Every call of the client API, whatever the transport: gRPC, and Connect and gRPC-Web
+    for browsers (:mod:`shared.web` calls these same methods with the HTTP headers as
+    metadata), so each call's checks and errors are written once."""
+
     def __init__(self, manager: TableManager) -> None:
         self.manager = manager
 
@@ -147,8 +156,17 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
     def GetTableState(self, request, context):
         seat = seat_from_proto_optional(request.seat, "seat")
         view = self.manager.view(request.table_id, request.seat_token, seat)
-        return pb.GetTableStateResponse(table=view_to_proto(view))
+        table = view_to_proto(view)
+        table.hints = hints_allowed(self.manager, request.table_id)
+        return pb.GetTableStateResponse(table=table)
 
     def Leave(self, request, context):
         penalty = self.manager.leave(request.table_id, request.seat_token, request.request_id)
         return pb.LeaveResponse(penalty=penalty)
+
+    def GetHint(self, request, context):
+        seat = seat_from_proto_optional(request.seat, "seat")
+        h = hint(self.manager, request.table_id, request.seat_token, seat)
+        return pb.GetHintResponse(
+            action=action_to_proto(h.action), plan=h.plan, prompt_sequence=h.prompt_sequence
+        )

@@ -205,6 +205,8 @@ def check_services_front_deployments(docs: list[dict], where: str) -> None:
         ]
         assert fronts, f"{where}: no Service selects Deployment {dep['metadata']['name']}"
         for s in fronts:
+            if all(p.get("targetPort") == "web" for p in s["spec"]["ports"]):
+                continue  # HTTP for browsers (gateway-web): balanced per request, not headless
             assert s["spec"].get("clusterIP") == "None", (
                 f"{where}: Service {s['metadata']['name']} is not headless (clusterIP: None)"
             )
@@ -250,6 +252,34 @@ def test_ports_and_addresses_match_shared_addresses(where, dep):
                 assert host.split(".")[0] in service_names, f"{where}: {arg}: no Service {host}"
 
 
+def test_gateway_serves_browsers_on_its_web_port():
+    """The web port from shared/addresses.py: a container port named web, the flag, and a
+    Service for it; no CORS wildcard in the base or any overlay."""
+    from shared.addresses import WEB_PORTS
+
+    (dep,) = _docs(BASE / "gateway" / "deployment.yaml")
+    (c,) = dep["spec"]["template"]["spec"]["containers"]
+    port = WEB_PORTS["gateway"]
+    assert f"--web-port={port}" in c["args"]
+    assert {"name": "web", "containerPort": port, "protocol": "TCP"} in c["ports"]
+    services = [d for d in _docs(BASE / "gateway" / "web-service.yaml") if d["kind"] == "Service"]
+    assert [(p["port"], p["targetPort"]) for s in services for p in s["spec"]["ports"]] == [
+        (port, "web")
+    ]
+    for path in MANIFESTS:
+        for doc in _docs(path):
+            assert "--web-cors-origins=*" not in yaml.safe_dump(doc), f"{_rel(path)}: a wildcard"
+            for env in (
+                e
+                for ct in (doc.get("spec", {}).get("template", {}).get("spec", {}) or {}).get(
+                    "containers", []
+                )
+                for e in ct.get("env") or []
+            ):
+                if env["name"].endswith("WEB_CORS_ORIGINS"):
+                    assert "*" not in env.get("value", ""), f"{_rel(path)}: a CORS wildcard"
+
+
 def test_wall_writes_only_to_its_volumes():
     (dep,) = _docs(BASE / "wall" / "deployment.yaml")
     c = dep["spec"]["template"]["spec"]["containers"][0]
@@ -260,8 +290,12 @@ def test_wall_writes_only_to_its_volumes():
 # --- the image ---------------------------------------------------------------------------------
 def test_dockerfile_contract():
     text = DOCKERFILE.read_text()
-    froms = re.findall(r"^FROM\s+(\S+)", text, re.M)
-    assert froms and all(f.startswith("python:3.11-slim") for f in froms)
+    froms = re.findall(r"^FROM\s+(\S+)(?:\s+AS\s+(\S+))?", text, re.M)
+    assert froms and froms[-1][0].startswith("python:3.11-slim")  # the image that runs
+    for image, stage in froms:
+        # Python stages, and the web table's build (npm ci, buf, Vite) on Node.js
+        assert image.startswith("python:3.11-slim") or (image == "node:20-slim" and stage == "web")
+    assert "COPY --from=web /src/web/dist" in text
     assert re.search(r'^ENTRYPOINT \["mahjong", "serve"\]$', text, re.M)
     users = re.findall(r"^USER\s+(\S+)", text, re.M)
     assert users and users[-1].split(":")[0] not in ("0", "root")

@@ -12,7 +12,8 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from shared.supervisor import ServiceProcess, free_port, run_token
+from shared.addresses import WEB_PORTS
+from shared.supervisor import ServiceProcess, free_port, run_token, web_flags
 
 GATEWAY_STACK = ("wall", "rules", "scoring", "gateway")
 
@@ -34,6 +35,7 @@ class LocalStack:
         self.workdir = Path(workdir or self._tmp.name)  # type: ignore[union-attr]
         self.env = env or {}
         self.procs: dict[str, ServiceProcess] = {}
+        self.web_ports: dict[str, int] = {}
 
     def address(self, name: str) -> str:
         return self.procs[name].address
@@ -46,6 +48,11 @@ class LocalStack:
     @property
     def gateway(self) -> str:
         return self.address("gateway")
+
+    @property
+    def web(self) -> str:
+        """The gateway's web port (Connect, gRPC-Web and the web table), as a URL."""
+        return f"http://127.0.0.1:{self.web_ports['gateway']}"
 
     def start(self, timeout: float = 60.0) -> LocalStack:
         from services.cli import servable
@@ -63,6 +70,9 @@ class LocalStack:
                     if dep in self.procs
                     for f in (f"--{dep}-addr", self.procs[dep].address)
                 ]
+                if name in WEB_PORTS:
+                    self.web_ports[name] = free_port()
+                    flags += web_flags(self.web_ports[name])
                 proc = ServiceProcess(
                     name,
                     free_port(),

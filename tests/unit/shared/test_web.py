@@ -1,0 +1,199 @@
+"""shared/web.py on a real HTTP port with a stand-in servicer: each call runs the servicer's own
+method with the headers as metadata and the serving internal token bound; a domain error, a
+crash and a full house of streams answer as the gRPC interceptor would; a stream ends after
+its time; static files never leave their folder; CORS only for the listed origins."""
+
+from __future__ import annotations
+
+import http.client
+import threading
+import time
+
+import pytest
+from connectrpc.code import Code
+from connectrpc.errors import ConnectError
+from google.rpc import error_details_pb2
+from mahjong.gateway.v1 import gateway_pb2 as pb
+
+from shared.errors import PermissionDenied
+from shared.server import INTERNAL_TOKEN_HEADER, BindError, from_internal_caller
+from shared.web import ServiceBinding, WebServer
+from tests.support.web import WebGateway
+
+DESCRIPTOR = pb.DESCRIPTOR.services_by_name["GatewayService"]
+
+
+class StandIn:
+    """Answers GetTableState with what the call saw; Subscribe streams until told to stop;
+    JoinSeat refuses; Leave crashes."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, bool]] = []
+        self.release = threading.Event()
+
+    def GetTableState(self, request, context):
+        meta = dict(context.invocation_metadata())
+        self.seen.append((meta.get("x-test", ""), from_internal_caller(context, strict=True)))
+        return pb.GetTableStateResponse(table=pb.TableView(table_id=request.table_id))
+
+    def JoinSeat(self, request, context):
+        raise PermissionDenied("seat 2 is not yours", reason="NOT_YOURS", seat=2)
+
+    def Leave(self, request, context):
+        raise ZeroDivisionError("a bug")
+
+    def Subscribe(self, request, context):
+        n = 0
+        while context.is_active() and not self.release.is_set():
+            n += 1
+            yield pb.SubscribeResponse(event=pb.Event(sequence=n))
+            time.sleep(0.05)
+
+    def __getattr__(self, name):  # the other methods: never called here
+        return lambda request, context: None
+
+
+@pytest.fixture
+def served():
+    def start(**binding_args):
+        servicer = StandIn()
+        binding = ServiceBinding(servicer, DESCRIPTOR, internal_token="secret", **binding_args)
+        server = WebServer(binding, origins=["http://allowed.test"], threads=8).start()
+        started.append((server, servicer))
+        return server, servicer
+
+    started: list = []
+    yield start
+    for server, servicer in started:
+        servicer.release.set()
+        server.close()
+
+
+@pytest.mark.parametrize("protocol", ["connect", "grpc-web"])
+def test_a_call_runs_the_servicer_with_headers_as_metadata(served, protocol):
+    server, servicer = served()
+    gw = WebGateway(server.url, protocol)
+    r = gw.GetTableState(pb.GetTableStateRequest(table_id="t_1"), {"x-test": "yes"})
+    assert r.table.table_id == "t_1"
+    gw.GetTableState(pb.GetTableStateRequest(table_id="t_1"), {INTERNAL_TOKEN_HEADER: "secret"})
+    gw.GetTableState(pb.GetTableStateRequest(table_id="t_1"), {INTERNAL_TOKEN_HEADER: "wrong"})
+    assert servicer.seen == [("yes", False), ("", True), ("", False)]
+
+
+@pytest.mark.parametrize("protocol", ["connect", "grpc-web"])
+def test_errors_answer_as_over_grpc(served, protocol):
+    server, _ = served()
+    gw = WebGateway(server.url, protocol)
+    with pytest.raises(ConnectError) as refused:
+        gw.JoinSeat(pb.JoinSeatRequest(table_id="t_1"))
+    assert refused.value.code is Code.PERMISSION_DENIED
+    assert refused.value.message == "seat 2 is not yours"
+    info = error_details_pb2.ErrorInfo.FromString(refused.value.details[0].message_bytes)
+    assert (info.reason, info.domain, dict(info.metadata)) == (
+        "NOT_YOURS",
+        "mahjong",
+        {"seat": "2"},
+    )
+    with pytest.raises(ConnectError) as crashed:
+        gw.Leave(pb.LeaveRequest(table_id="t_1"))
+    assert crashed.value.code is Code.INTERNAL
+    assert crashed.value.message == "internal error in mahjong.gateway.v1.GatewayService/Leave"
+    # the server is still there
+    assert gw.GetTableState(pb.GetTableStateRequest(table_id="t_2")).table.table_id == "t_2"
+
+
+def test_a_stream_ends_after_its_time_and_streams_past_the_limit_are_refused(served):
+    server, servicer = served(max_streams=1, stream_seconds=0.4)
+    gw = WebGateway(server.url, "connect")
+    start = time.monotonic()
+    events = [r.event.sequence for r in gw.Subscribe(pb.SubscribeRequest())]
+    assert 0.35 < time.monotonic() - start < 5 and events[:3] == [1, 2, 3]
+
+    open_stream = WebGateway(server.url, "grpc-web").Subscribe(pb.SubscribeRequest())
+    assert next(open_stream).event.sequence == 1  # holds the only slot
+    with pytest.raises(ConnectError) as full:
+        next(iter(gw.Subscribe(pb.SubscribeRequest())))
+    assert full.value.code is Code.RESOURCE_EXHAUSTED
+    servicer.release.set()
+    list(open_stream)
+
+
+def _get(server: WebServer, path: str, headers: dict | None = None, method: str = "GET"):
+    conn = http.client.HTTPConnection(server.host, server.port, timeout=5)
+    try:
+        conn.request(method, path, headers=headers or {})
+        resp = conn.getresponse()
+        return resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read()
+    finally:
+        conn.close()
+
+
+def test_static_files_stay_in_their_folder(tmp_path):
+    root = tmp_path / "dist"
+    (root / "assets").mkdir(parents=True)
+    (root / "index.html").write_text("<!doctype html><title>table</title>")
+    (root / "assets" / "app.js").write_text("console.log(1)")
+    (tmp_path / "secret.txt").write_text("not for browsers")
+    binding = ServiceBinding(StandIn(), DESCRIPTOR)
+    server = WebServer(binding, web_root=root, threads=4).start()
+    try:
+        status, headers, body = _get(server, "/")
+        assert status == 200 and b"<title>table</title>" in body
+        assert headers["content-type"].startswith("text/html")
+        status, headers, _ = _get(server, "/assets/app.js")
+        assert status == 200 and "javascript" in headers["content-type"]
+        assert _get(server, "/watch")[2] == body  # the page's own routes
+        for bad in ("/../secret.txt", "/%2e%2e/secret.txt", "/assets/../../secret.txt"):
+            status, _, leaked = _get(server, bad)
+            assert b"not for browsers" not in leaked and status == 404, bad
+    finally:
+        server.close()
+
+
+def test_cors_preflight_only_for_listed_origins(served):
+    server, _ = served()
+    ask = {"Access-Control-Request-Method": "POST"}
+    status, headers, _ = _get(server, "/x", {"Origin": "http://allowed.test", **ask}, "OPTIONS")
+    assert status == 204 and headers["access-control-allow-origin"] == "http://allowed.test"
+    status, headers, _ = _get(server, "/x", {"Origin": "http://other.test", **ask}, "OPTIONS")
+    assert status == 403 and "access-control-allow-origin" not in headers
+
+
+def _post(server: WebServer, path: str, body: bytes, headers: dict):
+    conn = http.client.HTTPConnection(server.host, server.port, timeout=5)
+    try:
+        conn.request("POST", path, body=body, headers=headers)
+        resp = conn.getresponse()
+        return resp.status, resp.read()
+    finally:
+        conn.close()
+
+
+def test_malformed_requests_are_refused_as_invalid_and_the_server_stays(served):
+    server, servicer = served()
+    path = "/mahjong.gateway.v1.GatewayService/GetTableState"
+    connect = {"Connect-Protocol-Version": "1"}
+    status, body = _post(
+        server, path, b"\xff\xff garbage", {"Content-Type": "application/proto", **connect}
+    )
+    assert status == 400 and b'"invalid_argument"' in body and b"unmarshal" in body
+    status, body = _post(
+        server, path, b"{not json", {"Content-Type": "application/json", **connect}
+    )
+    assert status == 400 and b'"invalid_argument"' in body
+    web = {"Content-Type": "application/grpc-web+proto"}
+    status, body = _post(server, path, b"\x00\x00\x00\x00\x09garbage!!", web)
+    assert status == 200 and b"grpc-status: 3" in body  # INVALID_ARGUMENT in the trailer frame
+    status, body = _post(server, path, b"\x00\x00\x00\x10\x00", web)  # a frame cut short
+    assert b"grpc-status: 3" in body and b"promised" in body
+    assert _post(server, path, b"", {"Content-Type": "text/plain"})[0] == 415
+    assert _post(server, "/mahjong.gateway.v1.GatewayService/Nope", b"", connect)[0] == 404
+    assert servicer.seen == []  # none reached the servicer
+    gw = WebGateway(server.url, "connect")
+    assert gw.GetTableState(pb.GetTableStateRequest(table_id="t_9")).table.table_id == "t_9"
+
+
+def test_a_web_port_in_use_is_a_bind_error_naming_the_flag(served):
+    server, _ = served()
+    with pytest.raises(BindError, match="--web-port"):
+        WebServer(ServiceBinding(StandIn(), DESCRIPTOR), port=server.port, threads=2)

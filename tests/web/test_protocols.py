@@ -1,0 +1,305 @@
+"""The gateway over Connect and gRPC-Web answers exactly as over gRPC: the hostile calls of the
+gRPC API (forged and foreign tokens, stale and future sequence numbers, garbage tiles, a
+spectator acting, …) give the same code, ErrorInfo reason and message on all three transports
+and change nothing; a request id is one request whatever transport repeats it; the internal
+token travels as an HTTP header with the same effect as gRPC metadata; streams carry the same
+events; CORS lets only the configured origins in. Real processes on free ports (LocalStack)."""
+
+from __future__ import annotations
+
+import http.client
+import itertools
+import time
+from urllib.parse import urlsplit
+
+import pytest
+from mahjong.common.v1 import common_pb2
+from mahjong.gateway.v1 import gateway_pb2 as pb
+
+from services.gateway.client.stack import LocalStack
+from shared.server import INTERNAL_TOKEN_HEADER
+from tests.support.web import GrpcGateway, Outcome, WebGateway, outcome
+
+pytestmark = pytest.mark.integration
+
+TRANSPORTS = ("grpc", "connect", "grpc-web")
+PASS = pb.Action(**{"pass": pb.Pass()})
+
+
+@pytest.fixture(scope="module")
+def stack():
+    # long timers: the person's prompt waits for the test, nothing moves under it
+    args = {"gateway": ["--discard-ms", "600000", "--claim-ms", "600000"]}
+    with LocalStack(extra_args=args) as st:
+        yield st
+
+
+@pytest.fixture(scope="module")
+def gateways(stack):
+    gws = {
+        "grpc": GrpcGateway(stack.gateway),
+        "connect": WebGateway(stack.web, "connect"),
+        "grpc-web": WebGateway(stack.web, "grpc-web"),
+    }
+    yield gws
+    for gw in gws.values():
+        gw.close()
+
+
+_ids = itertools.count()
+
+
+def new_table(gw, metadata=None) -> tuple[str, str]:
+    """A table with the person dealing (their own turn first) and three bots: (id, token)."""
+    r = gw.CreateTable(
+        pb.CreateTableRequest(
+            request_id=f"create-{next(_ids)}-{time.monotonic_ns()}",
+            stake=1,
+            max_hands=1,
+            first_dealer=common_pb2.SEAT_0,
+            seats=[pb.SeatAssignment(player_id="person", display_name="Person")]
+            + [pb.SeatAssignment(bot=True)] * 3,
+        ),
+        metadata=metadata,
+    )
+    return r.table_id, r.seat_tokens[0]
+
+
+def prompted_view(gw, table_id: str, token: str) -> pb.TableView:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        view = gw.GetTableState(pb.GetTableStateRequest(table_id=table_id, seat_token=token)).table
+        if view.HasField("prompt"):
+            return view
+        time.sleep(0.05)
+    raise AssertionError("the person's first prompt never came")
+
+
+@pytest.fixture(scope="module")
+def table(gateways):
+    gw = gateways["grpc"]
+    table_id, token = new_table(gw)
+    _, other_token = new_table(gw)
+    spectator = gw.JoinSeat(
+        pb.JoinSeatRequest(request_id="watch", table_id=table_id, spectator=True)
+    ).seat_token
+    waiting = gw.CreateTable(  # an open seat: the table waits, nobody has a decision
+        pb.CreateTableRequest(
+            request_id=f"waiting-{time.monotonic_ns()}",
+            stake=1,
+            max_hands=1,
+            seats=[pb.SeatAssignment(player_id="early")] + [pb.SeatAssignment()] * 3,
+        )
+    )
+    view = prompted_view(gw, table_id, token)
+    return {
+        "waiting": (waiting.table_id, waiting.seat_tokens[0]),
+        "id": table_id,
+        "token": token,
+        "other_token": other_token,
+        "spectator": spectator,
+        "view": view,
+    }
+
+
+def hostile_calls(t: dict, transport: str):
+    """(name, method, request, expected "CODE" or "CODE/REASON") of refused calls."""
+    v: pb.TableView = t["view"]
+    prompt_seq = v.last_sequence  # the prompt is the latest event: nothing moves meanwhile
+    legal = v.prompt.options.discards[0]
+    tid, tok = t["id"], t["token"]
+    prefix, table_part, _, mac = tok.split(".")
+    forged = ".".join((prefix, table_part, "1", mac))  # seat 1 claimed with seat 0's signature
+
+    def act(action=None, *, token=tok, seq=prompt_seq, table=tid, rid=None, seat=0):
+        req = pb.ActRequest(
+            table_id=table, seat_token=token, last_sequence=seq, seat=seat,
+            request_id=f"hostile-{transport}-{next(_ids)}" if rid is None else rid,
+        )  # fmt: skip
+        if action is not None:
+            req.action.CopyFrom(action)
+        return req
+
+    def discard(tile):
+        return pb.Action(discard=pb.Discard(tile=tile))
+
+    return [
+        ("malformed token", "Act", act(discard(legal), token="x" * 40), "UNAUTHENTICATED"),
+        ("forged token", "Act", act(discard(legal), token=forged), "UNAUTHENTICATED"),
+        ("another table's token", "Act", act(discard(legal), token=t["other_token"]),
+         "PERMISSION_DENIED"),
+        ("stale sequence", "Act", act(discard(legal), seq=prompt_seq - 1), "ABORTED/STALE"),
+        ("future sequence", "Act", act(discard(legal), seq=prompt_seq + 1000),
+         "INVALID_ARGUMENT"),
+        ("garbage tile", "Act", act(discard(99)), "INVALID_ARGUMENT"),
+        ("a flower played", "Act", act(discard(common_pb2.TILE_1F)), "INVALID_ARGUMENT"),
+        ("no action", "Act", act(None), "INVALID_ARGUMENT"),
+        ("empty request id", "Act", act(discard(legal), rid=""), "INVALID_ARGUMENT"),
+        ("spectator acting", "Act", act(discard(legal), token=t["spectator"]),
+         "PERMISSION_DENIED"),
+        ("pong on the own turn", "Act", act(pb.Action(pong=pb.Pong())), "FAILED_PRECONDITION"),
+        ("another seat claimed", "Act", act(discard(legal), seat=common_pb2.SEAT_2),
+         "PERMISSION_DENIED"),
+        ("unknown table", "Act", act(discard(legal), table="t_0000000000000000"), "NOT_FOUND"),
+        ("view of a seat out of range", "GetTableState",
+         pb.GetTableStateRequest(table_id=tid, seat_token=tok, seat=9), "INVALID_ARGUMENT"),
+        ("hint with no decision pending", "GetHint",
+         pb.GetHintRequest(table_id=t["waiting"][0], seat_token=t["waiting"][1]),
+         "FAILED_PRECONDITION/NO_PROMPT"),
+        ("hint for a spectator", "GetHint",
+         pb.GetHintRequest(table_id=tid, seat_token=t["spectator"]), "PERMISSION_DENIED"),
+        ("subscribe with a forged token", "Subscribe",
+         pb.SubscribeRequest(table_id=tid, seat_token="x" * 40), "UNAUTHENTICATED"),
+        ("subscribe from the future", "Subscribe",
+         pb.SubscribeRequest(table_id=tid, seat_token=tok, after_sequence=prompt_seq + 5),
+         "INVALID_ARGUMENT"),
+        ("join a seat held by its player", "JoinSeat",
+         pb.JoinSeatRequest(request_id=f"j-{transport}", table_id=tid, player_id="person"),
+         "PERMISSION_DENIED"),
+    ]  # fmt: skip
+
+
+def test_hostile_calls_get_the_same_answer_on_every_transport_and_change_nothing(gateways, table):
+    before = table["view"]
+    answers: dict[str, list[Outcome]] = {}
+    for transport, gw in gateways.items():
+        answers[transport] = [
+            outcome(lambda g=gw, m=method, r=request: getattr(g, m)(r))
+            for _, method, request, _ in hostile_calls(table, transport)
+        ]
+    cases = hostile_calls(table, "grpc")
+    for i, (name, _, _, expected) in enumerate(cases):
+        grpc_answer = answers["grpc"][i]
+        code, _, reason = expected.partition("/")
+        assert grpc_answer.code == code, (name, grpc_answer)
+        assert not reason or grpc_answer.reason == reason, (name, grpc_answer)
+        assert grpc_answer.reason, f"{name}: no ErrorInfo reason over gRPC"
+        for transport in ("connect", "grpc-web"):
+            assert answers[transport][i] == grpc_answer, (name, transport)
+    after = prompted_view(gateways["grpc"], table["id"], table["token"])
+    assert after.last_sequence == before.last_sequence
+    assert after.prompt == before.prompt
+    assert after.seats == before.seats
+
+
+def test_a_refusal_repeated_on_another_transport_is_the_first_answer_again(gateways, table):
+    v = table["view"]
+    stale = pb.ActRequest(
+        table_id=table["id"],
+        seat_token=table["token"],
+        request_id="stale-once",
+        last_sequence=v.last_sequence - 1,
+        action=pb.Action(discard=pb.Discard(tile=v.prompt.options.discards[0])),
+    )
+    first = outcome(lambda: gateways["connect"].Act(stale))
+    assert first.code == "ABORTED" and first.reason == "STALE"
+    fresh = pb.ActRequest()
+    fresh.CopyFrom(stale)
+    fresh.last_sequence = v.last_sequence  # now decidable, but the id was already answered
+    for transport in ("grpc-web", "grpc"):
+        assert outcome(lambda t=transport: gateways[t].Act(fresh)) == first, transport
+
+
+def test_get_hint_answers_alike_and_only_where_hints_are_allowed(stack, gateways, table):
+    req = pb.GetHintRequest(table_id=table["id"], seat_token=table["token"])
+    hints = {t: gw.GetHint(req) for t, gw in gateways.items()}
+    assert hints["grpc"].prompt_sequence == table["view"].last_sequence
+    assert hints["grpc"].action.WhichOneof("kind") in ("discard", "declare_ready", "kong", "win")
+    assert hints["connect"] == hints["grpc"] == hints["grpc-web"]
+    assert table["view"].hints
+
+    # A table created with the internal token (matchmaking's, rated): sent as an HTTP header
+    # over the web transports, it counts as over gRPC, and the table gives no hints.
+    for transport, gw in gateways.items():
+        rated_id, rated_token = new_table(gw, {INTERNAL_TOKEN_HEADER: stack.internal_token})
+        view = prompted_view(gw, rated_id, rated_token)
+        assert not view.hints, transport
+        refused = outcome(
+            lambda g=gw, i=rated_id, k=rated_token: g.GetHint(
+                pb.GetHintRequest(table_id=i, seat_token=k)
+            )
+        )
+        assert (refused.code, refused.reason) == ("FAILED_PRECONDITION", "HINTS_DISABLED")
+        # a wrong internal token is no internal token: a casual table
+        casual_id, casual_token = new_table(gw, {INTERNAL_TOKEN_HEADER: "not-the-token"})
+        assert prompted_view(gw, casual_id, casual_token).hints, transport
+
+
+def test_one_request_id_is_one_action_whatever_transport_repeats_it(gateways):
+    table_id, token = new_table(gateways["grpc"])
+    view = prompted_view(gateways["grpc"], table_id, token)
+    tile = view.prompt.options.discards[-1]
+    req = pb.ActRequest(
+        table_id=table_id,
+        seat_token=token,
+        request_id="discard-once",
+        last_sequence=view.last_sequence,
+        action=pb.Action(discard=pb.Discard(tile=tile)),
+    )
+    first = gateways["connect"].Act(req)
+    assert not first.replayed
+    for transport in ("grpc-web", "grpc", "connect"):
+        again = gateways[transport].Act(req)
+        assert (again.sequence, again.replayed) == (first.sequence, True), transport
+    mine = (
+        gateways["grpc-web"]
+        .GetTableState(pb.GetTableStateRequest(table_id=table_id, seat_token=token))
+        .table.seats[0]
+    )
+    assert list(mine.discards).count(tile) >= 1
+    assert len(mine.discards) == 1 or mine.melds, "the discard was applied more than once"
+
+
+def test_streams_carry_the_same_events_on_every_transport(gateways, table):
+    req = pb.SubscribeRequest(table_id=table["id"], seat_token=table["token"])
+    head = table["view"].last_sequence
+    seen = {}
+    for transport, gw in gateways.items():
+        events = []
+        stream = gw.Subscribe(req, timeout_ms=15_000)
+        for r in stream:
+            events.append(r.event)
+            if r.event.sequence >= head:
+                break
+        if hasattr(stream, "cancel"):
+            stream.cancel()
+        else:
+            stream.close()
+        seen[transport] = events
+    assert seen["grpc"][-1].WhichOneof("kind") == "prompt"
+    assert any(e.WhichOneof("kind") == "tiles_dealt" for e in seen["grpc"])
+    assert seen["connect"] == seen["grpc"] == seen["grpc-web"]
+
+
+def _request(url: str, method: str, headers: dict[str, str], body: bytes = b""):
+    parts = urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+    try:
+        path = "/mahjong.gateway.v1.GatewayService/GetTableState"
+        conn.request(method, path, body=body, headers=headers)
+        resp = conn.getresponse()
+        resp.read()
+        return resp.status, {k.lower(): v for k, v in resp.getheaders()}
+    finally:
+        conn.close()
+
+
+def test_cors_lets_in_the_configured_origins_only(stack):
+    asked = {
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "content-type,connect-protocol-version",
+    }
+    local = "http://localhost:5173"  # the Vite dev server, which the local stack allows
+    status, headers = _request(stack.web, "OPTIONS", {"Origin": local, **asked})
+    assert status == 204
+    assert headers["access-control-allow-origin"] == local
+    assert "connect-protocol-version" in headers["access-control-allow-headers"]
+    status, headers = _request(stack.web, "OPTIONS", {"Origin": "https://evil.example", **asked})
+    assert status == 403 and "access-control-allow-origin" not in headers
+    body = pb.GetTableStateRequest(table_id="t_0000000000000000").SerializeToString()
+    kind = {"Content-Type": "application/proto", "Connect-Protocol-Version": "1"}
+    status, headers = _request(stack.web, "POST", {"Origin": "https://evil.example", **kind}, body)
+    assert status == 404 and "access-control-allow-origin" not in headers  # NOT_FOUND table
+    status, headers = _request(stack.web, "POST", {"Origin": local, **kind}, body)
+    assert headers["access-control-allow-origin"] == local
+    assert "grpc-status-details-bin" in headers["access-control-expose-headers"]

@@ -1,0 +1,172 @@
+// The web table in a real browser (headless Chromium via playwright-core) against a real local
+// stack, started by tests/web/test_browser.py, which passes its web port as WEB_URL. A person's
+// hand is played to its end by clicking what the page offers, with a reload mid-hand; the
+// result, its breakdown and the wall's verification are checked; a forged token is refused
+// visibly; a spectator sees the table without a hand. Screenshots go to ARTIFACTS.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { launch } from "./browser.mjs";
+
+const URL_ = process.env.WEB_URL;
+const ARTIFACTS = process.env.ARTIFACTS || "test-artifacts";
+const PROTOCOL = process.env.WEB_PROTOCOL || "connect";
+mkdirSync(ARTIFACTS, { recursive: true });
+const shot = (page, name) => page.screenshot({ path: join(ARTIFACTS, `${PROTOCOL}-${name}.png`) });
+const withProtocol = (q = "") => `${URL_}/?protocol=${PROTOCOL}${q}`;
+
+async function visible(locator) {
+  return (await locator.count()) > 0 && (await locator.first().isVisible());
+}
+
+// One decision as a person makes it: win when offered, else follow the hint on the first
+// own turn (the hint button must be there: a casual table), else discard the drawn tile;
+// pass claims; bury the first tiles of a 换牌.
+async function decide(page, state) {
+  if (await visible(page.getByTestId("opt-win"))) {
+    await page.getByTestId("opt-win").first().click();
+    return "win";
+  }
+  if (await visible(page.getByTestId("opt-swap"))) {
+    const tiles = page.getByTestId("hand-tile");
+    const need = Number((await page.getByTestId("opt-swap").innerText()).match(/\/(\d+)/)[1]);
+    for (let i = 0; i < need; i++) await tiles.nth(i).click();
+    await page.getByTestId("opt-swap").click();
+    return "swap";
+  }
+  const playable = page.locator('[data-testid="hand-tile"][data-playable="1"]');
+  if ((await playable.count()) > 0) {
+    if (!state.hinted) {
+      await page.getByTestId("opt-hint").click();
+      await page.getByTestId("hint-plan").waitFor({ timeout: 5000 }).catch(() => {});
+      state.hinted = true;
+      const hinted = page.locator('[data-testid="hand-tile"].hinted');
+      if ((await hinted.count()) > 0) {
+        await hinted.first().click();
+        return "hinted discard";
+      }
+    }
+    await playable.last().click();
+    return "discard";
+  }
+  if (await visible(page.getByTestId("opt-pass"))) {
+    await page.getByTestId("opt-pass").click();
+    return "pass";
+  }
+  return null;
+}
+
+test("a person plays a whole hand at the web table, reloads mid-hand and verifies the wall", async () => {
+  const ctx = await launch();
+  const page = ctx.pages()[0] ?? (await ctx.newPage());
+  const problems = [];
+  page.on("pageerror", (e) => problems.push(e.message));
+  try {
+    await page.goto(withProtocol());
+    await page.locator("#name").fill("Tester");
+    await page.locator("#hands").selectOption("1");
+    await shot(page, "lobby");
+    await page.getByTestId("create").click();
+    await page.getByTestId("my-tiles").waitFor();
+    const tableId = await page.getByTestId("table-id").innerText();
+    assert.match(tableId, /^t_/);
+
+    const state = { hinted: false, timerChecked: false };
+    let decisions = 0;
+    let reloaded = false;
+    const deadline = Date.now() + 150_000;
+    while (!(await visible(page.getByTestId("result")))) {
+      assert.ok(Date.now() < deadline, "the hand did not end in time");
+      if (!state.timerChecked && (await page.locator('[data-testid="hand-tile"][data-playable="1"]').count()) > 0) {
+        // the own turn's timer counts down while the person thinks
+        const t1 = parseFloat(await page.getByTestId("timer").innerText());
+        await page.waitForTimeout(700);
+        const t2 = parseFloat(await page.getByTestId("timer").innerText());
+        assert.ok(t1 > 0 && t2 < t1 && t1 - t2 < 3, `the timer does not count down: ${t1}s, then ${t2}s`);
+        state.timerChecked = true;
+      }
+      const did = await decide(page, state).catch(() => null); // the view may change under a click
+      if (!did) {
+        await page.waitForTimeout(80);
+        continue;
+      }
+      decisions += 1;
+      if (decisions === 3) {
+        await shot(page, "mid-hand");
+        // A spectator of the same table, mid-hand: public facts, no hand of its own.
+        const watcher = await ctx.newPage();
+        await watcher.goto(withProtocol(`&watch=${tableId}`));
+        await watcher.getByTestId("spectator").waitFor();
+        await watcher.getByTestId("discards-0").waitFor();
+        assert.equal(await watcher.getByTestId("my-hand").count(), 0, "a spectator has no hand");
+        assert.equal(await watcher.getByTestId("table-id").innerText(), tableId);
+        await shot(watcher, "spectator");
+        await watcher.close();
+      }
+      if (decisions === 4 && !reloaded && !(await visible(page.getByTestId("result")))) {
+        // Reload mid-hand: the page resumes the seat from sessionStorage and its last event.
+        const before = await page.getByTestId("hand-tile").count();
+        const logBefore = await page.getByTestId("log").locator("li").allInnerTexts();
+        await page.reload();
+        await page.getByTestId("my-tiles").waitFor();
+        // the hand goes on (or, if a bot won just then, its result is shown)
+        await page.locator('[data-testid="hand-tile"], [data-testid="result"]').first().waitFor();
+        assert.equal(await page.getByTestId("table-id").innerText(), tableId, "resumed another table");
+        if (!(await visible(page.getByTestId("result")))) {
+          const after = await page.getByTestId("hand-tile").count();
+          assert.ok(Math.abs(after - before) <= 1, `hand had ${before} tiles, ${after} after the reload`);
+        }
+        const logAfter = await page.getByTestId("log").locator("li").allInnerTexts();
+        assert.ok(logBefore.length > 0, "nothing was logged before the reload");
+        for (const line of logBefore.slice(-5)) assert.ok(logAfter.includes(line), `lost from the log: ${line}`);
+        reloaded = true;
+      }
+      await page.waitForTimeout(60);
+    }
+    assert.ok(state.hinted || decisions < 2, "the hint button was never offered on the own turn");
+    assert.ok(state.timerChecked || decisions < 2, "the person never had an own turn to time");
+    assert.ok(decisions >= 1, "no decision was ever offered to the person");
+    const result = page.getByTestId("result");
+    await page.getByTestId("breakdown").waitFor();
+    assert.ok((await page.getByTestId("payments").locator(".pay").count()) >= 4, "payments of 4 seats");
+    assert.ok((await page.getByTestId("revealed").locator(".revealed-hand").count()) >= 0);
+    await page.getByTestId("seed").waitFor({ timeout: 15_000 });
+    await page.getByTestId("verify").click();
+    await assert.doesNotReject(
+      page.getByTestId("verify-result").filter({ hasText: "✓" }).waitFor({ timeout: 5000 }),
+    );
+    assert.ok(await result.isVisible());
+    await shot(page, "result");
+    console.log(`# played ${decisions} decisions, reloaded: ${reloaded}, table ${tableId}`);
+    assert.ok(reloaded || decisions < 4, "the reload mid-hand never happened");
+
+    // A forged token: the person's own token made to claim seat 1, its signature unchanged.
+    const real = JSON.parse(await page.evaluate(() => sessionStorage.getItem("mahjong.seat"))).token;
+    const parts = real.split(".");
+    assert.equal(parts.length, 4, `a seat token has four parts: ${real}`);
+    parts[2] = "1";
+    // The lobby's "join a table" with the real token opens the same seat in another tab.
+    const joined = await ctx.newPage();
+    await joined.goto(withProtocol());
+    await joined.locator("#join-table").fill(tableId);
+    await joined.locator("#join-token").fill(real);
+    await joined.getByTestId("join").click();
+    await joined.getByTestId("my-hand").waitFor();
+    assert.equal(await joined.getByTestId("table-id").innerText(), tableId);
+    await joined.close();
+
+    const forged = await ctx.newPage();
+    await forged.goto(withProtocol(`&table=${tableId}&token=${encodeURIComponent(parts.join("."))}`));
+    const error = forged.getByTestId("error");
+    await error.waitFor();
+    assert.match(await error.innerText(), /UNAUTHENTICATED/);
+    assert.match(await error.innerText(), /signature does not verify/);
+    assert.equal(await forged.getByTestId("hand-tile").count(), 0, "a forged token saw tiles");
+    await shot(forged, "forged-token");
+    assert.deepEqual(problems, [], "the page threw");
+  } finally {
+    await ctx.close();
+  }
+});
