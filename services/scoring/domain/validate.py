@@ -24,7 +24,7 @@ from shared.hand import HandType, classify
 from shared.hand.input import check_copies, check_flowers, check_melds, counts_from_tiles
 from shared.melds import MeldKind
 
-ALL_FLOWERS = frozenset(range(T.FLOWER_BASE, T.NUM_TILE_KINDS))
+ALL_FLOWERS = frozenset(range(T.FLOWER_BASE, T.EXTRA_BASE))
 # Chips per point, far above the highest level's base (65536, RULES §11), low enough that every
 # amount (at most 勒子 × points × shares × stake) stays a 64-bit protobuf integer.
 MAX_STAKE = 10**12
@@ -178,9 +178,10 @@ def _check_winner(w: WinInput, h: WinnerHand, r: ScoringRules) -> CheckedWinner:
             )
         check_copies(counts, h.melds, who)
         return CheckedWinner(h, counts, HandType.EIGHT_FLOWERS)
-    if T.is_flower(win_tile):
+    if not T.is_playing(win_tile):
         raise InvalidArgument(
-            f"{who}: a flower ({T.format_tile(win_tile)}) completes no hand except 八花齐",
+            f"{who}: {T.format_tile(win_tile)} is no natural hand tile; it completes no hand "
+            "here (a flower only 八花齐)",
             field="win_tile",
         )
     full = list(counts)
