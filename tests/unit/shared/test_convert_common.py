@@ -176,7 +176,7 @@ def test_ruleset_from_ref_default_preset_and_overrides():
     ("ref", "words"),
     [
         (common_pb2.RulesetRef(name="mystery"), "unknown ruleset 'mystery'"),
-        (common_pb2.RulesetRef(name="shanghai-baida"), "not implemented"),
+        (common_pb2.RulesetRef(name="laxihu"), "with no rules"),
         (common_pb2.RulesetRef(options={"table.nope": "1"}), "unknown ruleset option"),
         (common_pb2.RulesetRef(options={"table.tile_swap": "maybe"}), "true or false"),
         (common_pb2.RulesetRef(options={"scoring.lezi_points": "ten"}), "takes int"),
