@@ -17,6 +17,7 @@ from services.wall import shuffle
 from services.wall.record import HandWall, WallEvent
 from shared.errors import InvalidArgument, NotFound
 from shared.store import AlreadyExists, Store
+from shared.tile_set import STANDARD, TileSet
 
 NAMESPACE = "wall"
 REQUESTS = "wall-request"
@@ -55,6 +56,7 @@ class WallRepository:
         reserved: int = 0,
         swap_count: int = 0,
         request_id: str = "",
+        tile_set: TileSet = STANDARD,
     ) -> HandWall:
         """Create a hand's wall from ``seed`` (default: a fresh secret seed). With a request
         id, a repeated call returns the hand the first call created."""
@@ -69,6 +71,7 @@ class WallRepository:
             dealer,
             reserved=reserved,
             swap_count=swap_count,
+            tile_set=tile_set,
         )
         hand.created = self.clock()
         hand.request_id = request_id
@@ -139,6 +142,10 @@ class WallRepository:
         self, hand_id: str, seat: int, buried: list[int], request_id: str = ""
     ) -> tuple[WallEvent, HandWall]:
         return self._update(hand_id, lambda h: (h.swap(seat, buried, request_id), h), request_id)
+
+    def flip_indicator(self, hand_id: str, request_id: str = "") -> tuple[WallEvent, HandWall]:
+        """翻百搭: turn the 百搭 indicator (:meth:`HandWall.flip_indicator`)."""
+        return self._update(hand_id, lambda h: (h.flip_indicator(request_id), h), request_id)
 
     def reveal(self, hand_id: str) -> HandWall:
         def op(h: HandWall) -> HandWall:

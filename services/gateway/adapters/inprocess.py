@@ -25,6 +25,7 @@ from services.scoring import domain as scoring_domain
 from services.wall import shuffle
 from services.wall.record import HandWall
 from shared.ruleset import resolve_ruleset
+from shared.tile_set import tile_set_of
 from shared.table import Action, ClaimOptions, ClaimResolution, OwnTurnOptions, TableSnapshot
 
 
@@ -48,6 +49,7 @@ class InProcessWall:
             dealer,
             reserved=ruleset.table.reserved_tiles,
             swap_count=swap,
+            tile_set=tile_set_of(ruleset),
         )
         if len(self.hands) >= self.keep:  # keep memory bounded in long benchmark runs
             self.hands.pop(next(iter(self.hands)))
