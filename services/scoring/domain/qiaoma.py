@@ -1,6 +1,7 @@
-"""Settling a hand: a win, a drawn hand, an escape. Each function checks the whole request
+"""The 敲麻 scoring model (``table.scoring_model = "qiaoma"``: shanghai-qiaoma, -classic;
+RULES §8-§10): settling a win, a drawn hand, an escape. Each function checks the whole request
 first (:mod:`services.scoring.domain.validate`), then computes; it has no side effects, so a
-rejected request settles nothing.
+rejected request settles nothing. :mod:`services.scoring.domain.settle` picks the model.
 """
 
 from __future__ import annotations
@@ -10,15 +11,15 @@ from collections import defaultdict
 from services.scoring.domain import bookkeeping as B
 from services.scoring.domain.breakdown import Item, Unit, item
 from services.scoring.domain.chengbao import claim_counts, claims_from_melds, relations_of
-from services.scoring.domain.escape import split_escape
+from services.scoring.domain.collect import collect, transfer_items
+from services.scoring.domain.escape import escape_settlement, split_escape
 from services.scoring.domain.flowers import count_flowers
-from services.scoring.domain.garden import garden_limit, stacks_after
-from services.scoring.domain.loss_cap import limit_payer, loss_cap_chips
+from services.scoring.domain.garden import stacks_after
+from services.scoring.domain.loss_cap import loss_cap_chips
 from services.scoring.domain.model import (
     HandContext,
     Settlement,
     SettlementKind,
-    Transfer,
     WinInput,
     WinKind,
     WinnerResult,
@@ -76,7 +77,7 @@ def settle_win(w: WinInput) -> Settlement:
         hv = hand_value(c.hand_type, hua, situ, r, h.seat)
         items.extend(hv.items)
         results.append(WinnerResult(h.seat, c.hand_type, hua, hv.value, hv.cap_lezi))
-        relations = relations_of(h.seat, counts, r.chengbao_threshold)
+        relations = relations_of(h.seat, counts, r.chengbao_threshold) if r.chengbao_on else []
         for rel in relations:
             who = (
                 f"seat {rel.partner} claimed {rel.claims}× from seat {h.seat} (反承包)"
@@ -99,9 +100,11 @@ def settle_win(w: WinInput) -> Settlement:
                     detail=f"{o.shares} 份 × {hv.value} pts × stake {stake}: {o.why}",
                 )
             )
-    transfers, payments, cap_items = _collect(owed_by_payer, ctx, r)
+    transfers, payments, cap_items = collect(
+        owed_by_payer, ctx, loss_cap_chips(r, stake), lambda: _cap_text(r, stake)
+    )
     items.extend(cap_items)
-    items.extend(_transfer_items(transfers))
+    items.extend(transfer_items(transfers))
     dealer, why = B.next_dealer_after_win(r, winner_seats, w.from_seat)
     after = B.next_huangfan(now, won=True)
     items.extend(B.bookkeeping_items(dealer, why, now, after, "a hand with a win: −1, not below 0"))
@@ -119,48 +122,8 @@ def settle_win(w: WinInput) -> Settlement:
     )
 
 
-def _collect(
-    owed_by_payer: dict[int, list[tuple[int, int]]], ctx: HandContext, r: ScoringRules
-) -> tuple[list[Transfer], list[int], list[Item]]:
-    """Apply each payer's loss cap and 逛花园 limit; the transfers, net chips per seat and the
-    cap items."""
-    cap = loss_cap_chips(r, ctx.stake)
-    transfers: list[Transfer] = []
-    payments = [0, 0, 0, 0]
-    items: list[Item] = []
-    for payer in sorted(owed_by_payer):
-        amounts = owed_by_payer[payer]
-        limit, code, why = cap, "LOSS_CAP", lambda: _cap_text(r, ctx.stake)
-        stack = garden_limit(ctx.garden_stacks, payer)
-        if stack is not None and (limit is None or stack < limit):
-            limit, code, why = stack, "GARDEN_LIMIT", lambda s=stack: f"has {s} chips left"
-        if limit is not None:
-            amounts, cap_items = limit_payer(payer, amounts, limit, code, why)
-            items.extend(cap_items)
-        for payee, chips in amounts:
-            if chips:
-                transfers.append(Transfer(payer, payee, chips))
-                payments[payer] -= chips
-                payments[payee] += chips
-    return transfers, payments, items
-
-
 def _cap_text(r: ScoringRules, stake: int) -> str:
     return f"at most {r.loss_cap_lezi} 勒子 × {r.lezi} × stake {stake}"
-
-
-def _transfer_items(transfers: list[Transfer]) -> list[Item]:
-    return [
-        item(
-            "TRANSFER",
-            t.chips,
-            Unit.CHIPS,
-            t.payer,
-            t.payee,
-            detail=f"seat {t.payer} pays seat {t.payee}",
-        )
-        for t in transfers
-    ]
 
 
 def settle_draw(ctx: HandContext) -> Settlement:
@@ -195,30 +158,11 @@ def settle_escape(ctx: HandContext, seat: int) -> Settlement:
     check_context(ctx, needs_dice=False)
     check_seat(seat, "escaped seat")
     shares = split_escape(scoring_rules(ctx.ruleset), ctx.stake, seat, ctx.garden_stacks)
-    payments = [shares.each] * 4
-    payments[seat] = -shares.penalty
-    transfers = [Transfer(seat, (seat + s) % 4, shares.each) for s in (1, 2, 3) if shares.each]
-    if shares.house:
-        transfers.append(Transfer(seat, None, shares.house))
-    items = list(shares.items)
-    items.extend(
-        B.bookkeeping_items(
-            ctx.dealer,
-            "the hand was abandoned: the dealer deals again",
-            ctx.huangfan,
-            0,
-            "a player left the table: reset to 0",
-        )
-    )
-    return Settlement(
-        SettlementKind.ESCAPE,
-        (),
-        tuple(payments),
-        shares.house,
-        tuple(transfers),
+    tail = B.bookkeeping_items(
         ctx.dealer,
+        "the hand was abandoned: the dealer deals again",
         ctx.huangfan,
         0,
-        tuple(items),
-        stacks_after(ctx.garden_stacks, payments) if ctx.garden_stacks is not None else None,
+        "a player left the table: reset to 0",
     )
+    return escape_settlement(ctx, seat, shares, tail, ctx.huangfan, 0)

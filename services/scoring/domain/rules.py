@@ -50,6 +50,7 @@ class ScoringRules:
     situation_lezi: dict[str, tuple[int, int]]  # situation -> (fixed 勒子, cap 勒子)
     rob_kong_shares: int
     loss_cap_lezi: int
+    chengbao_on: bool  # payment.chengbao: false turns 承包 off
     chengbao_threshold: int
     chengbao_excludes_declared_feeder: bool
     chengbao: ChengbaoTable
@@ -109,6 +110,7 @@ def _compile(rs: Ruleset) -> ScoringRules:
         situation_lezi=situations,
         rob_kong_shares=pay.rob_kong_shares,
         loss_cap_lezi=pay.loss_cap_lezi,
+        chengbao_on=pay.chengbao,
         chengbao_threshold=pay.chengbao_threshold,
         chengbao_excludes_declared_feeder=pay.chengbao_excludes_declared_feeder,
         chengbao=chengbao_table(rs, reverse=False),

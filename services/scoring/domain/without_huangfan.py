@@ -1,0 +1,42 @@
+"""Drawn hands and escapes under the scoring models that keep no 荒番 counter (``old`` and
+``baida``, RULES-presets §13.1, §13.A.10, §13.B.8).
+
+* Drawn hand (荒): nobody pays, the dealer deals again. No 荒番: the counter stays 0 and an
+  input ``huangfan`` is ignored.
+* Escape: penalty = ``payment.escape_penalty_base`` × stake × the model's 底分 (``old_hu.win``
+  in old, ``baida_scoring.base_points`` in baida); 75% shared in whole chips by the other
+  three, the rest to the house, as RULES §9 (:mod:`services.scoring.domain.escape`).
+"""
+
+from __future__ import annotations
+
+from services.scoring.domain.breakdown import Item, Unit, item
+from services.scoring.domain.escape import escape_settlement, split_escape
+from services.scoring.domain.model import HandContext, Settlement, SettlementKind
+from services.scoring.domain.rules import scoring_rules
+from services.scoring.domain.validate import check_context, check_seat
+
+
+def next_dealer_item(seat: int, why: str) -> Item:
+    return item("NEXT_DEALER", seat, Unit.SEAT, seat, detail=why)
+
+
+def settle_draw(ctx: HandContext) -> Settlement:
+    """A drawn hand: no payments, the dealer deals again, no 荒番."""
+    check_context(ctx, needs_dice=False)
+    items = (
+        item("DRAWN_HAND", 0, Unit.CHIPS, detail="the wall ran out with no winner; no 荒番"),
+        next_dealer_item(ctx.dealer, "a drawn hand: the dealer deals again"),
+    )
+    return Settlement(
+        SettlementKind.DRAW, (), (0, 0, 0, 0), 0, (), ctx.dealer, 0, 0, items, ctx.garden_stacks
+    )
+
+
+def settle_escape(ctx: HandContext, seat: int, base: int) -> Settlement:
+    """``seat`` escapes: the penalty with 底分 ``base`` points, shared out; no 荒番."""
+    check_context(ctx, needs_dice=False)
+    check_seat(seat, "escaped seat")
+    shares = split_escape(scoring_rules(ctx.ruleset), ctx.stake, seat, ctx.garden_stacks, base)
+    tail = [next_dealer_item(ctx.dealer, "the hand was abandoned: the dealer deals again")]
+    return escape_settlement(ctx, seat, shares, tail, 0, 0)
