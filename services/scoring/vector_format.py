@@ -226,7 +226,7 @@ def winner_json(r: WinnerResult) -> dict:
     if r.old is not None:
         return {
             "seat": r.seat,
-            "hand": r.old.hand.label,
+            "hand": r.hand.label,
             "hu": r.old.hu,
             "fan": r.old.fan,
             "fan_items": list(r.old.fan_items),
@@ -235,7 +235,7 @@ def winner_json(r: WinnerResult) -> dict:
     if r.baida is not None:
         return {
             "seat": r.seat,
-            "hand": r.baida.hand.label,
+            "hand": r.hand.label,
             "flowers": r.flowers,
             "multiplier": r.baida.multiplier,
             "value": r.value,

@@ -36,12 +36,10 @@ and escapes of the models with no 荒番). The 户/番 model of shanghai-old is 
 
 from services.scoring.domain.breakdown import CATALOG, Item, Unit, render_table
 from services.scoring.domain.model import (
-    BaidaHand,
     BaidaResult,
     Claim,
     FeederHand,
     HandContext,
-    OldHand,
     OldResult,
     ReplacementAfter,
     Settlement,
@@ -56,13 +54,11 @@ from services.scoring.domain.settle import settle_draw, settle_escape, settle_wi
 
 __all__ = [
     "CATALOG",
-    "BaidaHand",
     "BaidaResult",
     "Claim",
     "FeederHand",
     "HandContext",
     "Item",
-    "OldHand",
     "OldResult",
     "ReplacementAfter",
     "Settlement",

@@ -119,6 +119,7 @@ CATALOG: dict[str, tuple[str, str]] = {
     "BONUS_TILE": ("bonus tile", "花"),
     "BEI_SHAPE": ("hand shape", "牌型倍数"),
     "BEI_FULL_FLUSH": ("full flush", "清一色"),
+    "BEI_HALF_FLUSH": ("half flush", "混一色"),
     "BEI_KONG": ("kong doubles", "杠翻"),
     "BEI_LAST_TILE": ("win on the last tile of the wall", "海底捞月"),
     "BEI_KONG_REPLACEMENT": ("win on the replacement for a kong", "杠上花"),

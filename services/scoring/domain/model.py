@@ -120,53 +120,21 @@ class WinInput:
     wild_indicator: int | None = None
 
 
-class OldHand(enum.IntEnum):
-    """The reading a 户/番 hand is scored as (RULES-presets §13.A.4); values match the proto's
-    ``OldHand``."""
-
-    STANDARD = 1  # four sets and a pair
-    SEVEN_PAIRS = 2  # 七对
-
-    @property
-    def label(self) -> str:
-        return self.name.lower()
-
-
 @dataclass(frozen=True, slots=True)
 class OldResult:
     """The 户/番 of the arrangement scored (§13.A.7): 户 before and after rounding, 番 and the
     番 item names in table order, one per occurrence."""
 
-    hand: OldHand
     hu: int
     hu_rounded: int
     fan: int
     fan_items: tuple[str, ...]
 
 
-class BaidaHand(enum.IntEnum):
-    """Shape × colour of a 百搭 hand (RULES-presets §13.B.5); values match the proto's
-    ``BaidaHand``."""
-
-    PING_HU = 1  # 平胡
-    PONG_PONG = 2  # 对对胡
-    SEVEN_PAIRS = 3  # 七对
-    DRAGON_SEVEN_PAIRS = 4  # 龙七对
-    FULL_FLUSH = 5  # 清一色 (平胡)
-    FULL_FLUSH_PONG_PONG = 6  # 清一色对对胡
-    FULL_FLUSH_SEVEN_PAIRS = 7  # 清一色七对
-    FULL_FLUSH_DRAGON_SEVEN_PAIRS = 8  # 清一色龙七对
-
-    @property
-    def label(self) -> str:
-        return self.name.lower()
-
-
 @dataclass(frozen=True, slots=True)
 class BaidaResult:
     """The 倍 of the reading scored (§13.B.6) and how many 百搭 the hand held."""
 
-    hand: BaidaHand
     multiplier: int
     wildcards: int
 
@@ -174,12 +142,13 @@ class BaidaResult:
 @dataclass(frozen=True, slots=True)
 class WinnerResult:
     """A winner's hand, its 花 count and value: the points of one share. Under the 敲麻 model
-    ``hand`` is the RULES §6 hand and ``cap_lezi`` its cap; under the 户/番 model ``old`` and
-    under the 倍 model ``baida`` say how it was scored (``hand`` None, ``cap_lezi`` 0;
-    ``flowers`` is then the bonus tiles: 坐花 in old, 花 in baida)."""
+    ``hand`` is the RULES §6 hand and ``cap_lezi`` its cap; under the 户/番 model (``hand``
+    STANDARD or SEVEN_PAIRS) ``old`` and under the 倍 model (``hand`` PING_HU … FULL_FLUSH_
+    DRAGON_SEVEN_PAIRS) ``baida`` say how it was scored (``cap_lezi`` 0; ``flowers`` is then
+    the bonus tiles: 坐花 in old, 花 in baida)."""
 
     seat: int
-    hand: HandType | None
+    hand: HandType
     flowers: int
     value: int
     cap_lezi: int = 0

@@ -79,8 +79,8 @@ def _compile(rs: Ruleset) -> ScoringRules:
     size = max(HandType) + 1
     fixed = [0] * size
     cap = [caps.default] * size
-    for h in HandType:
-        fixed[h] = getattr(hands, h.label)
+    for h in HandType:  # the hands of other models (STANDARD, PING_HU …) have no option: 0
+        fixed[h] = hands.get(h.label, 0)
         cap[h] = caps.get(h.label, caps.default)
     situations = {
         situ: (hands.get(option, 0), caps.get(option, caps.default))

@@ -18,7 +18,6 @@ from services.scoring.domain.collect import collect, transfer_items
 from services.scoring.domain.garden import stacks_after
 from services.scoring.domain.model import (
     HandContext,
-    OldHand,
     OldResult,
     Settlement,
     SettlementKind,
@@ -38,6 +37,7 @@ from services.scoring.domain.rules import scoring_rules
 from services.scoring.domain.situations import is_big_hanging, is_menqing
 from shared import tiles as T
 from shared.errors import InvalidArgument
+from shared.hand import HandType
 
 MAX_CHIPS = 2**63 - 1  # a protobuf int64
 
@@ -73,7 +73,7 @@ def value_items(v: OldValue, seat: int, rules: OldRules, considered: int) -> lis
     else:
         sets = " ".join(str(s) for s in arr.sets)
         reading = f"{sets} pair {T.format_tiles((arr.pair, arr.pair))}"
-    hand = OldHand.SEVEN_PAIRS if arr.seven_pairs else OldHand.STANDARD
+    hand = HandType.SEVEN_PAIRS if arr.seven_pairs else HandType.STANDARD
     items = [
         item(
             "OLD_READING",
@@ -173,10 +173,16 @@ def settle_win(w: WinInput) -> Settlement:
     for c in checked:
         h = c.hand
         v = best_value(c.arrangements, c.colour, situation_of(w, c, rules), rules)
+        if max(v.hu_rounded, v.fan) > MAX_CHIPS:
+            raise InvalidArgument(
+                f"seat {h.seat}'s hand counts {v.hu_rounded} 户 and {v.fan} 番, more than a "
+                "64-bit amount: the ruleset's [old_hu]/[old_fan] options are too large",
+                field="options",
+            )
         items.extend(value_items(v, h.seat, rules, len(c.arrangements)))
-        hand = OldHand.SEVEN_PAIRS if v.arrangement.seven_pairs else OldHand.STANDARD
-        old = OldResult(hand, v.hu, v.hu_rounded, v.fan, v.fan_items)
-        results.append(WinnerResult(h.seat, None, len(h.flowers), v.value, old=old))
+        hand = HandType.SEVEN_PAIRS if v.arrangement.seven_pairs else HandType.STANDARD
+        old = OldResult(v.hu, v.hu_rounded, v.fan, v.fan_items)
+        results.append(WinnerResult(h.seat, hand, len(h.flowers), v.value, old=old))
         owed, pay_items = owed_to(w, c, winners, rules)
         items.extend(pay_items)
         for o in owed:
