@@ -14,6 +14,23 @@ from services.scoring.domain.breakdown import Item, Unit, item
 from services.scoring.domain.garden import garden_limit
 from services.scoring.domain.loss_cap import limit_payer
 from services.scoring.domain.model import HandContext, Transfer
+from services.scoring.domain.payments import Owed
+
+Debts = dict[int, list[tuple[int, int]]]  # payer -> [(payee, chips)]
+
+
+def owe(o: Owed, value: int, stake: int, debts: Debts) -> Item:
+    """Book ``o``'s shares of ``value`` points × ``stake`` in ``debts``; its breakdown item."""
+    chips = o.shares * value * stake
+    debts.setdefault(o.payer, []).append((o.payee, chips))
+    return item(
+        o.code,
+        chips,
+        Unit.CHIPS,
+        o.payer,
+        o.payee,
+        detail=f"{o.shares} 份 × {value} pts × stake {stake}: {o.why}",
+    )
 
 
 def collect(

@@ -11,7 +11,7 @@ from collections import defaultdict
 from services.scoring.domain import bookkeeping as B
 from services.scoring.domain.breakdown import Item, Unit, item
 from services.scoring.domain.chengbao import claim_counts, claims_from_melds, relations_of
-from services.scoring.domain.collect import collect, transfer_items
+from services.scoring.domain.collect import collect, owe, transfer_items
 from services.scoring.domain.escape import escape_settlement, split_escape
 from services.scoring.domain.flowers import count_flowers
 from services.scoring.domain.garden import stacks_after
@@ -88,18 +88,7 @@ def settle_win(w: WinInput) -> Settlement:
                 item("CHENGBAO_RELATION", rel.claims, Unit.COUNTER, h.seat, rel.partner, detail=who)
             )
         for o in owed_to_winner(w.win, h.seat, w.from_seat, winner_seats, w.ready, relations, r):
-            chips = o.shares * hv.value * stake
-            owed_by_payer[o.payer].append((o.payee, chips))
-            items.append(
-                item(
-                    o.code,
-                    chips,
-                    Unit.CHIPS,
-                    o.payer,
-                    o.payee,
-                    detail=f"{o.shares} 份 × {hv.value} pts × stake {stake}: {o.why}",
-                )
-            )
+            items.append(owe(o, hv.value, stake, owed_by_payer))
     transfers, payments, cap_items = collect(
         owed_by_payer, ctx, loss_cap_chips(r, stake), lambda: _cap_text(r, stake)
     )

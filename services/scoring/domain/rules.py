@@ -9,8 +9,11 @@ every call costs more than the arithmetic. :func:`scoring_rules` compiles a
 
 from __future__ import annotations
 
+import functools
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from services.scoring.domain.chengbao import ChengbaoTable, chengbao_table
 from services.scoring.domain.flowers import FlowerTable, flower_table
@@ -62,19 +65,31 @@ class ScoringRules:
     flowers: FlowerTable
 
 
-_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+Compiled = TypeVar("Compiled")
+
+
+def per_ruleset(compile_fn: Callable[[Ruleset], Compiled]) -> Callable[[Ruleset], Compiled]:
+    """``compile_fn`` run once per ruleset object, its result cached while the ruleset lives
+    (rulesets are immutable); every scoring model compiles its options this way."""
+    cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    @functools.wraps(compile_fn)
+    def compiled(ruleset: Ruleset) -> Compiled:
+        hit = cache.get(ruleset)
+        if hit is None:
+            hit = cache[ruleset] = compile_fn(ruleset)
+        return hit
+
+    return compiled
 
 
 def scoring_rules(ruleset: Ruleset) -> ScoringRules:
     """The compiled scoring options of ``ruleset`` (built on first use, then cached)."""
-    compiled = _CACHE.get(ruleset)
-    if compiled is None:
-        compiled = _compile(ruleset)
-        _CACHE[ruleset] = compiled
-    return compiled
+    return _compiled(ruleset)
 
 
-def _compile(rs: Ruleset) -> ScoringRules:
+@per_ruleset
+def _compiled(rs: Ruleset) -> ScoringRules:
     sc, hands, caps, pay = rs.scoring, rs.hands, rs.hand_caps, rs.payment
     size = max(HandType) + 1
     fixed = [0] * size

@@ -12,6 +12,7 @@ only once everything has passed, so nothing is ever half-settled.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from services.scoring.domain.chengbao import claims_from_melds
@@ -28,7 +29,7 @@ from shared import tiles as T
 from shared.errors import InvalidArgument
 from shared.hand import HandType, classify
 from shared.hand.input import check_copies, check_flowers, check_melds, counts_from_tiles
-from shared.melds import MeldKind
+from shared.melds import Meld, MeldKind
 
 ALL_FLOWERS = frozenset(range(T.FLOWER_BASE, T.EXTRA_BASE))
 # Chips per point, far above the highest level's base (65536, RULES §11), low enough that every
@@ -154,9 +155,22 @@ def check_win(w: WinInput) -> list[CheckedWinner]:
     return checked
 
 
+def check_natural_melds(melds: Sequence[Meld], what: str) -> None:
+    """Valid meld shapes of playing tiles only (no 百搭, no bonus tile in a declared set)."""
+    check_melds(melds, what)
+    for m in melds:
+        if any(not T.is_playing(k) for k in m.tiles):
+            raise InvalidArgument(
+                f"{what}: {m.kind.label} {T.format_tiles(m.tiles)}: a declared meld holds "
+                "playing tiles only (no 百搭, no bonus tile)",
+                field="melds",
+            )
+
+
 def check_claimed_melds(h: WinnerHand, who: str) -> None:
-    """The winner's melds: valid shapes, each claimed one from another seat."""
-    check_melds(h.melds, f"{who} melds")
+    """The winner's melds: valid shapes of playing tiles, each claimed one from another
+    seat."""
+    check_natural_melds(h.melds, f"{who} melds")
     for m in h.melds:
         if m.kind is MeldKind.CONCEALED_KONG:
             continue
@@ -246,14 +260,7 @@ def _check_winner(w: WinInput, h: WinnerHand, r: ScoringRules) -> CheckedWinner:
     full = check_complete_hand(w, h, counts, who)
     hand = classify(full, h.melds, ctx.ruleset)
     if hand is None:
-        shown = T.format_tiles(T.from_counts(full))
-        melds = " ".join(T.format_tiles(m.tiles) for m in h.melds)
-        raise InvalidArgument(
-            f"{who} claims a win but {shown}{' + ' + melds if melds else ''} is no allowed "
-            "winning hand (RULES §6)",
-            field="winners",
-            reason="NOT_A_WIN",
-        )
+        raise not_a_win(who, full, h.melds, "is no allowed winning hand (RULES §6)")
     if r.require_ready and h.seat not in w.ready and not (r.heavenly_earthly and w.first_go_around):
         raise InvalidArgument(
             f"{who} wins without having declared ready (敲), which ruleset {r.name} requires",
@@ -263,22 +270,42 @@ def _check_winner(w: WinInput, h: WinnerHand, r: ScoringRules) -> CheckedWinner:
     return CheckedWinner(h, full, hand)
 
 
-def check_tiles_add_up(w: WinInput, checked: list[CheckedWinner]) -> None:
-    """Across winners: no kind more than 4 times (the shared winning tile once), no flower
-    twice."""
-    if len(checked) == 1:
-        return  # one hand: its own copies and flowers were checked with it
+def not_a_win(who: str, counts: Sequence[int], melds: Sequence[Meld], why: str) -> InvalidArgument:
+    """The error for a claimed win that is none: ``who`` claims a win but <tiles> ``why``."""
+    shown = T.format_tiles(T.from_counts(counts))
+    laid = " ".join(T.format_tiles(m.tiles) for m in melds)
+    return InvalidArgument(
+        f"{who} claims a win but {shown}{' + ' + laid if laid else ''} {why}",
+        field="winners",
+        reason="NOT_A_WIN",
+    )
+
+
+def winners_tiles(w: WinInput, checked: Sequence[CheckedWinner]) -> list[int]:
+    """Copies of each kind the winners hold (counts with the winning tile, and melds), one
+    discarded winning tile counted once however many win on it."""
     total = [0] * T.NUM_KINDS
-    flowers: Counter = Counter()
     for c in checked:
         for k, n in enumerate(c.counts):
             total[k] += n
         for m in c.hand.melds:
             for k in m.tiles:
                 total[k] += 1
+    if w.win.has_feeder:
+        total[w.winners[0].win_tile] -= len(checked) - 1
+    return total
+
+
+def check_tiles_add_up(w: WinInput, checked: list[CheckedWinner]) -> None:
+    """Across winners: no kind more than 4 times (the shared winning tile once), no flower
+    twice."""
+    if len(checked) == 1:
+        return  # one hand: its own copies and flowers were checked with it
+    total = winners_tiles(w, checked)
+    flowers: Counter = Counter()
+    for c in checked:
         flowers.update(c.hand.flowers)
     if w.win.has_feeder:
-        total[w.winners[0].win_tile] -= len(checked) - 1  # one discarded tile, several winners
         tiles = {c.hand.win_tile for c in checked}
         if len(tiles) > 1:
             raise InvalidArgument(

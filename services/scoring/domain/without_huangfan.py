@@ -1,6 +1,9 @@
-"""Drawn hands and escapes under the scoring models that keep no 荒番 counter (``old`` and
-``baida``, RULES-presets §13.1, §13.A.10, §13.B.8).
+"""Wins, drawn hands and escapes under the scoring models that keep no 荒番 counter (``old``
+and ``baida``, RULES-presets §13.1, §13.A.10, §13.B.8).
 
+* A win's last steps: the debts paid under the 逛花园 limit when the table plays it (no loss
+  cap: each model's limit caps a share), the transfers, the next dealer (RULES §2); the
+  counter stays 0.
 * Drawn hand (荒): nobody pays, the dealer deals again. No 荒番: the counter stays 0 and an
   input ``huangfan`` is ignored.
 * Escape: penalty = ``payment.escape_penalty_base`` × stake × the model's 底分 (``old_hu.win``
@@ -10,15 +13,63 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from services.scoring.domain import bookkeeping as B
 from services.scoring.domain.breakdown import Item, Unit, item
+from services.scoring.domain.collect import Debts, collect, transfer_items
 from services.scoring.domain.escape import escape_settlement, split_escape
-from services.scoring.domain.model import HandContext, Settlement, SettlementKind
+from services.scoring.domain.garden import stacks_after
+from services.scoring.domain.model import HandContext, Settlement, SettlementKind, WinnerResult
 from services.scoring.domain.rules import scoring_rules
 from services.scoring.domain.validate import check_context, check_seat
+from shared.errors import InvalidArgument
+
+MAX_CHIPS = 2**63 - 1  # a protobuf int64
+
+
+def check_amount(amount: int, what: str) -> None:
+    """Refuse an amount a 64-bit field cannot carry (options far beyond any real table)."""
+    if amount > MAX_CHIPS:
+        raise InvalidArgument(
+            f"{what} is {amount}, more than a 64-bit amount: the ruleset's options are too large "
+            "(set a limit)",
+            field="options",
+        )
 
 
 def next_dealer_item(seat: int, why: str) -> Item:
     return item("NEXT_DEALER", seat, Unit.SEAT, seat, detail=why)
+
+
+def won_settlement(
+    ctx: HandContext,
+    results: Sequence[WinnerResult],
+    debts: Debts,
+    items: list[Item],
+    from_seat: int | None,
+) -> Settlement:
+    """A won hand from each winner's result, the debts booked and the items so far."""
+    transfers, payments, limit_items = collect(debts, ctx)
+    for seat, chips in enumerate(payments):
+        check_amount(abs(chips), f"seat {seat}'s chips")
+    items.extend(limit_items)
+    items.extend(transfer_items(transfers))
+    winners = [r.seat for r in results]
+    dealer, why = B.next_dealer_after_win(scoring_rules(ctx.ruleset), winners, from_seat)
+    items.append(next_dealer_item(dealer, why))
+    return Settlement(
+        SettlementKind.WIN,
+        tuple(results),
+        tuple(payments),
+        0,
+        tuple(transfers),
+        dealer,
+        0,
+        0,
+        tuple(items),
+        stacks_after(ctx.garden_stacks, payments) if ctx.garden_stacks is not None else None,
+    )
 
 
 def settle_draw(ctx: HandContext) -> Settlement:

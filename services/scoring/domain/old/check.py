@@ -19,17 +19,18 @@ from services.scoring.domain.old.rules import OldRules
 from services.scoring.domain.validate import (
     check_claimed_melds,
     check_complete_hand,
+    check_natural_melds,
     check_tiles_add_up,
     check_win_request,
     check_win_tile_kind,
+    not_a_win,
+    winners_tiles,
 )
-from shared import tiles as T
 from shared.errors import InvalidArgument
 from shared.hand.input import (
     WAITING_SIZE,
     check_copies,
     check_flowers,
-    check_melds,
     counts_from_tiles,
     hand_size,
 )
@@ -62,14 +63,8 @@ def check_old_win(w: WinInput, rules: OldRules) -> list[OldChecked]:
         full = check_complete_hand(w, h, counts, who)
         arrs = arrangements(full, h.melds, h.win_tile, w.win.has_feeder, seven_pairs)
         if not arrs:
-            shown = T.format_tiles(T.from_counts(full))
-            melds = " ".join(T.format_tiles(m.tiles) for m in h.melds)
-            raise InvalidArgument(
-                f"{who} claims a win but {shown}{' + ' + melds if melds else ''} is neither four "
-                "sets and a pair nor 七对 (RULES-presets §13.A.4)",
-                field="winners",
-                reason="NOT_A_WIN",
-            )
+            why = "is neither four sets and a pair nor 七对 (RULES-presets §13.A.4)"
+            raise not_a_win(who, full, h.melds, why)
         checked.append(OldChecked(h, full, colour_of(full, h.melds), tuple(arrs)))
     check_tiles_add_up(w, checked)
     if needs_feeder_hand(w, checked, rules):
@@ -97,7 +92,7 @@ def check_feeder_hand(w: WinInput, checked: Sequence[OldChecked]) -> FeederHand:
             field=what,
         )
     counts = counts_from_tiles(hand.concealed, f"{what} concealed tiles")
-    check_melds(hand.melds, f"{what} melds")
+    check_natural_melds(hand.melds, f"{what} melds")
     size = hand_size(counts, hand.melds)
     if size != WAITING_SIZE:
         raise InvalidArgument(
@@ -105,13 +100,6 @@ def check_feeder_hand(w: WinInput, checked: Sequence[OldChecked]) -> FeederHand:
             f"in all (a kong counts as 3); after the discard it holds {WAITING_SIZE}",
             field=what,
         )
-    total = list(counts)
-    for c in checked:
-        for k, n in enumerate(c.counts):
-            total[k] += n
-        for m in c.hand.melds:
-            for k in m.tiles:
-                total[k] += 1
-    total[w.winners[0].win_tile] -= len(checked) - 1  # one discarded tile, several winners
+    total = [a + b for a, b in zip(counts, winners_tiles(w, checked), strict=True)]
     check_copies(total, hand.melds, f"{what} with the winners' hands")
     return hand

@@ -21,7 +21,7 @@ from collections.abc import Collection
 
 from services.scoring.domain.model import WinKind
 from services.scoring.domain.old.rules import OldRules
-from services.scoring.domain.payments import Owed
+from services.scoring.domain.payments import Owed, in_turn_order
 
 
 def feeder_words(win: WinKind) -> str:
@@ -58,11 +58,4 @@ def owed_old(
             by_payer[from_seat] = (rules.baochong_shares, "PAY_BAOCHONG", f"{fed}: pays for all")
         else:
             by_payer[from_seat] = (rules.discarder_only_shares, "PAY_DISCARD", fed)
-    out = []
-    for step in (1, 2, 3):
-        payer = (winner + step) % 4
-        entry = by_payer.get(payer)
-        if entry is None or payer in winners or entry[0] <= 0:
-            continue
-        out.append(Owed(payer, winner, *entry))
-    return out
+    return in_turn_order(winner, by_payer, winners)

@@ -10,9 +10,9 @@ options; the code holds none.
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 
+from services.scoring.domain.rules import per_ruleset
 from shared.ruleset import Ruleset
 
 # 户 items (§13.A.5), in the order the breakdown lists them: option name of [old_hu].
@@ -86,18 +86,13 @@ class OldRules:
         )
 
 
-_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
 def old_rules(ruleset: Ruleset) -> OldRules:
-    """The compiled [old_*] options of ``ruleset`` (built on first use, then cached)."""
-    compiled = _CACHE.get(ruleset)
-    if compiled is None:
-        compiled = _CACHE[ruleset] = _compile(ruleset)
-    return compiled
+    """The compiled options of ``ruleset`` (built on first use, then cached)."""
+    return _compiled(ruleset)
 
 
-def _compile(rs: Ruleset) -> OldRules:
+@per_ruleset
+def _compiled(rs: Ruleset) -> OldRules:
     hu, fan, sc, pay = rs.old_hu, rs.old_fan, rs.old_scoring, rs.old_payment
     return OldRules(
         name=rs.name,

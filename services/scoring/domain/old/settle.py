@@ -9,18 +9,13 @@ and the next dealer (§2). No 荒番 is kept, no 承包 exists.
 
 from __future__ import annotations
 
-from collections import defaultdict
-
-from services.scoring.domain import bookkeeping as B
 from services.scoring.domain import without_huangfan
 from services.scoring.domain.breakdown import Item, Unit, item
-from services.scoring.domain.collect import collect, transfer_items
-from services.scoring.domain.garden import stacks_after
+from services.scoring.domain.collect import Debts, owe
 from services.scoring.domain.model import (
     HandContext,
     OldResult,
     Settlement,
-    SettlementKind,
     WinInput,
     WinKind,
     WinnerResult,
@@ -33,13 +28,10 @@ from services.scoring.domain.old.payments import owed_old
 from services.scoring.domain.old.rules import OldRules, old_rules
 from services.scoring.domain.old.value import OldValue, best_value
 from services.scoring.domain.payments import Owed
-from services.scoring.domain.rules import scoring_rules
 from services.scoring.domain.situations import is_big_hanging, is_menqing
+from services.scoring.domain.without_huangfan import check_amount
 from shared import tiles as T
-from shared.errors import InvalidArgument
 from shared.hand import HandType
-
-MAX_CHIPS = 2**63 - 1  # a protobuf int64
 
 
 def situation_of(w: WinInput, c: OldChecked, rules: OldRules) -> OldSituation:
@@ -169,16 +161,12 @@ def settle_win(w: WinInput) -> Settlement:
     winners = [c.hand.seat for c in checked]
     items: list[Item] = []
     results = []
-    owed_by_payer: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    debts: Debts = {}
     for c in checked:
         h = c.hand
         v = best_value(c.arrangements, c.colour, situation_of(w, c, rules), rules)
-        if max(v.hu_rounded, v.fan) > MAX_CHIPS:
-            raise InvalidArgument(
-                f"seat {h.seat}'s hand counts {v.hu_rounded} 户 and {v.fan} 番, more than a "
-                "64-bit amount: the ruleset's [old_hu]/[old_fan] options are too large",
-                field="options",
-            )
+        check_amount(v.hu_rounded, f"seat {h.seat}'s 户")
+        check_amount(v.fan, f"seat {h.seat}'s 番")
         items.extend(value_items(v, h.seat, rules, len(c.arrangements)))
         hand = HandType.SEVEN_PAIRS if v.arrangement.seven_pairs else HandType.STANDARD
         old = OldResult(v.hu, v.hu_rounded, v.fan, v.fan_items)
@@ -186,41 +174,9 @@ def settle_win(w: WinInput) -> Settlement:
         owed, pay_items = owed_to(w, c, winners, rules)
         items.extend(pay_items)
         for o in owed:
-            chips = o.shares * v.value * stake
-            if chips > MAX_CHIPS:
-                raise InvalidArgument(
-                    f"seat {h.seat}'s hand is worth {v.value} points × {o.shares} shares × stake "
-                    f"{stake}: more chips than a 64-bit amount; set old_scoring.limit_hu",
-                    field="options",
-                )
-            owed_by_payer[o.payer].append((o.payee, chips))
-            items.append(
-                item(
-                    o.code,
-                    chips,
-                    Unit.CHIPS,
-                    o.payer,
-                    o.payee,
-                    detail=f"{o.shares} 份 × {v.value} pts × stake {stake}: {o.why}",
-                )
-            )
-    transfers, payments, limit_items = collect(owed_by_payer, ctx)
-    items.extend(limit_items)
-    items.extend(transfer_items(transfers))
-    dealer, why = B.next_dealer_after_win(scoring_rules(ctx.ruleset), winners, w.from_seat)
-    items.append(without_huangfan.next_dealer_item(dealer, why))
-    return Settlement(
-        SettlementKind.WIN,
-        tuple(results),
-        tuple(payments),
-        0,
-        tuple(transfers),
-        dealer,
-        0,
-        0,
-        tuple(items),
-        stacks_after(ctx.garden_stacks, payments) if ctx.garden_stacks is not None else None,
-    )
+            check_amount(o.shares * v.value * stake, f"what seat {o.payer} owes seat {h.seat}")
+            items.append(owe(o, v.value, stake, debts))
+    return without_huangfan.won_settlement(ctx, results, debts, items, w.from_seat)
 
 
 def settle_draw(ctx: HandContext) -> Settlement:
