@@ -12,11 +12,12 @@ A kind outside a table's set is refused wherever a request names one for that ta
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from shared import tiles as T
 from shared.errors import InvalidArgument
+from shared.melds import Meld
 from shared.ruleset import Ruleset
 
 
@@ -128,3 +129,26 @@ def _baida(
         wildcard_discard=discard,
         wildcard_fifth_copy=fifth,
     )
+
+
+def check_hand_kinds(
+    ts: TileSet, counts: Sequence[int], melds: Sequence[Meld], jokers: int, what: str = "hand"
+) -> None:
+    """InvalidArgument naming ``what`` when a hand holds what the set makes a bonus tile (a
+    dragon of the 百搭 set) or 百搭 it has none of (RULES-presets §13.0, §13.B.3: 百搭 are held
+    concealed, never in a meld; at most four)."""
+    if ts.dragons_bonus:
+        for k in T.DRAGONS:
+            if counts[k] or any(k in m.tiles for m in melds):
+                raise InvalidArgument(
+                    f"{what} holds {T.format_tile(k)}: dragons are bonus tiles in this set, "
+                    "exposed and replaced, never held",
+                    field=what,
+                    tile=T.format_tile(k),
+                )
+    if jokers and not ts.dedicated_wildcards:
+        raise InvalidArgument(
+            f"{what} holds 1j: this ruleset's set has no 百搭 tiles", field=what, tile="1j"
+        )
+    if jokers > T.COPIES:
+        raise InvalidArgument(f"{what} holds {jokers} 百搭; the set has {T.COPIES}", field=what)

@@ -32,9 +32,10 @@ from shared.convert.common import (
 from shared.errors import InvalidArgument
 from shared.hand import HandType
 from shared.hand.decomposition import Decomposition
-from shared.hand.input import check_flowers, counts_from_tiles
+from shared.hand.input import check_flowers, counts_and_wildcards, counts_from_tiles
 from shared.melds import Meld
 from shared.ruleset import Ruleset, load_ruleset
+from shared.tile_set import check_hand_kinds, tile_set_of
 from shared.tiles import from_counts
 
 _LAST_KIND_FROM_PROTO = {int(k): k for k in TB.LastActionKind}
@@ -55,11 +56,33 @@ def hand_from_proto(
     return concealed, melds, flowers
 
 
+def ruleset_hand_from_proto(
+    pb: rules_pb2.Hand, ruleset: Ruleset, field: str = "hand"
+) -> tuple[list[int], int, list[Meld], list[int]]:
+    """(natural concealed counts, 百搭 held, melds, flowers) of a ``Hand`` judged under
+    ``ruleset``: a tile its set does not have (1a-4a or 1j outside shanghai-baida), a bonus tile
+    held (a dragon in the 百搭 set) or a bonus tile of another set among the flowers is
+    INVALID_ARGUMENT naming the field."""
+    ts = tile_set_of(ruleset)
+    tiles = tiles_from_proto(pb.concealed, f"{field}.concealed")
+    ts.check_tiles(tiles, f"{field}.concealed")
+    counts, jokers = counts_and_wildcards(tiles, f"{field}.concealed")
+    melds = melds_from_proto(pb.melds, f"{field}.melds")
+    flowers = tiles_from_proto(pb.flowers, f"{field}.flowers")
+    ts.check_tiles(flowers, f"{field}.flowers")
+    check_flowers(flowers, f"{field}.flowers", dragons=ts.dragons_bonus, extras=ts.extras)
+    check_hand_kinds(ts, counts, melds, jokers, field)
+    return counts, jokers, melds, flowers
+
+
 def hand_to_proto(
-    counts: Sequence[int], melds: Sequence[Meld] = (), flowers: Sequence[int] = ()
+    counts: Sequence[int],
+    melds: Sequence[Meld] = (),
+    flowers: Sequence[int] = (),
+    jokers: int = 0,
 ) -> rules_pb2.Hand:
     return rules_pb2.Hand(
-        concealed=tiles_to_proto(from_counts(counts)),
+        concealed=tiles_to_proto(from_counts(counts, jokers)),
         melds=melds_to_proto(melds),
         flowers=tiles_to_proto(flowers),
     )

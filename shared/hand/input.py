@@ -102,16 +102,19 @@ def check_hand(
     melds: Sequence[Meld],
     sizes: tuple[int, ...] = (WAITING_SIZE, COMPLETE_SIZE),
     what: str = "hand",
+    jokers: int = 0,
 ) -> int:
-    """Validate a hand (counts, melds, copies, size in ``sizes``); returns its size."""
+    """Validate a hand (counts, melds, copies, size in ``sizes``; ``jokers`` 百搭 held beside
+    the natural counts count towards the size); returns its size."""
     check_counts_array(counts, f"{what} concealed tiles")
     check_melds(melds, f"{what} melds")
     check_copies(counts, melds, what)
-    size = hand_size(counts, melds)
+    size = hand_size(counts, melds) + jokers
     if size not in sizes:
         want = " or ".join(str(s) for s in sizes)
+        held = sum(counts) + jokers
         raise InvalidArgument(
-            f"{what} has {sum(counts)} concealed tiles and {len(melds)} melds, {size} tiles in "
+            f"{what} has {held} concealed tiles and {len(melds)} melds, {size} tiles in "
             f"all (a kong counts as 3); expected {want}",
             tiles=size,
         )

@@ -419,7 +419,7 @@ def test_flip_without_a_flipped_wildcard_is_failed_precondition(wall):
     _, _, stub = wall
     hand = new_hand(stub, dealer=0, ruleset=_ruleset("shanghai-baida"))
     stub.Deal(wall_pb2.DealRequest(hand_id=hand.hand_id), timeout=TIMEOUT)
-    code, message, info = rpc_error(
+    code, _, info = rpc_error(
         lambda: stub.FlipIndicator(
             wall_pb2.FlipIndicatorRequest(hand_id=hand.hand_id), timeout=TIMEOUT
         )

@@ -78,7 +78,7 @@ def test_bad_baida_overrides_are_refused_naming_the_option(overrides, words):
 def test_old_refuses_declare_ready_and_the_baida_set():
     with pytest.raises(RulesetError, match="no 敲"):
         resolve_ruleset("shanghai-old", {"ready.require_declare_ready": "true"})
-    with pytest.raises(RulesetError, match="needs table.scoring_model 'baida'"):
+    with pytest.raises(RulesetError, match=r"needs table\.scoring_model 'baida'"):
         resolve_ruleset("shanghai-old", {"table.tile_set": "baida"})
 
 

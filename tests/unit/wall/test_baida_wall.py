@@ -135,5 +135,5 @@ def test_a_record_with_a_bad_tile_set_is_a_named_error():
     with pytest.raises(RecordError, match="unknown keys jokers"):
         verify_record(record)
     record["tile_set"] = {"extras": "yes"}
-    with pytest.raises(RecordError, match="tile_set.extras must be true or false"):
+    with pytest.raises(RecordError, match=r"tile_set\.extras must be true or false"):
         verify_record(record)
