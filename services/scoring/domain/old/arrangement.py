@@ -6,8 +6,8 @@ or the 七对 reading. The group matters on a discard or 抢杠 win only: the tr
 tile completes is an exposed pong there (§13.A.5), while a chow or the pair it completes leaves
 every concealed triplet concealed. Arrangements that score alike are listed once.
 
-Also here: the facts of the hand that do not depend on the arrangement (its colour) and the
-winning hands themselves (:func:`is_old_win`), on which the waits are read.
+Also here: the facts of the hand that do not depend on the arrangement (its colour). Which
+hands win and what a hand waits on are the rules' (:mod:`shared.hand.preset_hands`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from shared import tiles as T
 from shared.hand.decomposition import HandSet, SetKind, decompositions
-from shared.hand.shape import is_standard_shape
+from shared.hand.preset_hands import is_seven_pairs
 from shared.melds import Meld
 
 
@@ -71,18 +71,6 @@ def colour_of(counts: Sequence[int], melds: Sequence[Meld]) -> Colour:
     return Colour(suits, any(T.is_honor(k) for k in kinds))
 
 
-def is_seven_pairs(counts: Sequence[int], melds: Sequence[Meld]) -> bool:
-    """七对: seven pairs of seven different kinds and no declared meld (four of a kind is not
-    two pairs)."""
-    return not melds and sum(counts) == 14 and all(n in (0, 2) for n in counts)
-
-
-def is_old_win(counts: Sequence[int], melds: Sequence[Meld], seven_pairs: bool) -> bool:
-    """A winning hand of §13.A.4: any standard shape, or 七对 when ``seven_pairs`` (the
-    ``old_fan.seven_pairs`` option is not 0)."""
-    return is_standard_shape(counts) or (seven_pairs and is_seven_pairs(counts, melds))
-
-
 def arrangements(
     counts: Sequence[int],
     melds: Sequence[Meld],
@@ -115,26 +103,7 @@ def arrangements(
                 continue
             seen.add(key)
             out.append(Arrangement(False, d.pair, scored, completes=words))
-    if seven_pairs and is_seven_pairs(counts, melds):
+    if seven_pairs and not melds and is_seven_pairs(counts):
         kinds = tuple(k for k, n in enumerate(counts) if n)
         out.append(Arrangement(True, None, (), kinds, completes="a pair of 七对"))
-    return out
-
-
-def waits(counts: Sequence[int], melds: Sequence[Meld], seven_pairs: bool) -> list[int]:
-    """The kinds that complete the 13-tile hand (``counts`` concealed, ``melds``) into a
-    winning hand of §13.A.4, in canonical order; kinds the hand holds four of are left out."""
-    held = list(counts)
-    for m in melds:
-        for k in m.tiles:
-            held[k] += 1
-    trial = list(counts)
-    out = []
-    for k in range(T.NUM_KINDS):
-        if held[k] >= T.COPIES:
-            continue
-        trial[k] += 1
-        if is_old_win(trial, melds, seven_pairs):
-            out.append(k)
-        trial[k] -= 1
     return out

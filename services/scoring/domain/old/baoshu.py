@@ -19,13 +19,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from services.scoring.domain.model import FeederHand
-from services.scoring.domain.old.arrangement import arrangements, colour_of, waits
+from services.scoring.domain.model import FeederHand, HandContext
+from services.scoring.domain.old.arrangement import arrangements, colour_of
 from services.scoring.domain.old.fan import fan_lines
 from services.scoring.domain.old.hu import OldSituation, seat_wind
 from services.scoring.domain.old.rules import OldRules
 from services.scoring.domain.situations import is_big_hanging, is_menqing
 from shared.hand.input import counts_from_tiles
+from shared.hand.preset_hands import hand_waits
 from shared.melds import Meld, MeldKind
 
 
@@ -50,12 +51,13 @@ class ReadyFan:
     items: tuple[str, ...] = ()
 
 
-def ready_fan(hand: FeederHand, seat: int, dealer: int, rules: OldRules) -> ReadyFan:
+def ready_fan(hand: FeederHand, seat: int, ctx: HandContext, rules: OldRules) -> ReadyFan:
     """How many 番 the feeder's 13 tiles are ready with (see module doc)."""
     counts = counts_from_tiles(hand.concealed, "from_hand concealed tiles")
     sp = rules.fan["seven_pairs"] > 0
     best = ReadyFan(0, None)
-    for k in waits(counts, hand.melds, sp):
+    dealer = ctx.dealer
+    for k in hand_waits(counts, hand.melds, ctx.ruleset):
         full = list(counts)
         full[k] += 1
         situ = OldSituation(

@@ -21,7 +21,6 @@ from services.scoring.domain.model import (
     WinnerResult,
 )
 from services.scoring.domain.old import baoshu
-from services.scoring.domain.old.arrangement import waits
 from services.scoring.domain.old.check import OldChecked, check_old_win
 from services.scoring.domain.old.hu import OldSituation, seat_wind
 from services.scoring.domain.old.payments import owed_old
@@ -32,6 +31,7 @@ from services.scoring.domain.situations import is_big_hanging, is_menqing
 from services.scoring.domain.without_huangfan import check_amount
 from shared import tiles as T
 from shared.hand import HandType
+from shared.hand.preset_hands import hand_waits
 
 
 def situation_of(w: WinInput, c: OldChecked, rules: OldRules) -> OldSituation:
@@ -44,7 +44,7 @@ def situation_of(w: WinInput, c: OldChecked, rules: OldRules) -> OldSituation:
     return OldSituation(
         seat_wind=seat_wind(h.seat, w.context.dealer),
         self_drawn=w.win is WinKind.SELF_DRAW,
-        only_wait=len(waits(before, h.melds, rules.fan["seven_pairs"] > 0)) == 1,
+        only_wait=len(hand_waits(before, h.melds, w.context.ruleset)) == 1,
         flowers=tuple(h.flowers),
         menqing=is_menqing(h.melds),
         big_hanging=is_big_hanging(
@@ -128,7 +128,7 @@ def owed_to(
         items = []
         exempt = False
         if rules.baoshu_exempt_fan > 0:
-            ready = baoshu.ready_fan(w.feeder_hand, d, w.context.dealer, rules)
+            ready = baoshu.ready_fan(w.feeder_hand, d, w.context, rules)
             exempt = baoshu.is_exempt(ready, rules)
             waited = (
                 f"waits on {T.format_tile(ready.wait)} with {ready.fan} 番 "
