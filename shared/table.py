@@ -8,8 +8,9 @@ and several times cheaper to build than frozen dataclasses (which set each field
 domain (``services/rules/domain``) decides on them and ``shared/convert/rules.py`` converts them
 to and from protobuf.
 
-Tiles are kinds (:mod:`shared.tiles`); a seat's concealed hand is a 34-count tuple. A snapshot
-holds only what the rules need and nothing secret beyond the concealed hands: no wall order.
+Tiles are kinds (:mod:`shared.tiles`); a seat's concealed hand is a 34-count tuple of natural
+tiles plus ``wildcards``, the 百搭 ``1j`` it holds (shanghai-baida, RULES-presets §13.B.3). A
+snapshot holds only what the rules need and nothing secret beyond the concealed hands: no wall order.
 
 Hand sizes: a seat waiting between turns holds ``13 - 3 × melds`` concealed tiles (a kong counts
 as one set); the seat to act after a draw, after a chow/pong, or the dealer at the start holds
@@ -36,6 +37,7 @@ from shared.hand.input import (
 )
 from shared.melds import Meld, MeldKind
 from shared.ruleset import Ruleset
+from shared.tile_set import check_hand_kinds, tile_set_of
 from shared.tiles import NUM_KINDS
 
 NUM_SEATS = 4
@@ -81,6 +83,10 @@ class LastActionKind(enum.IntEnum):
         return self.name.lower()
 
 
+# What may be done with a 百搭: drawn and discarded, never claimed or melded.
+_WILDCARD_ACTIONS = (LastActionKind.DRAW, LastActionKind.REPLACEMENT_DRAW, LastActionKind.DISCARD)
+
+
 class LastAction(NamedTuple):
     kind: LastActionKind
     seat: int
@@ -102,10 +108,17 @@ class SeatState(NamedTuple):
     declared_ready: bool = False  # 敲
     missed_wins: frozenset[int] = frozenset()  # 漏胡 marks
     has_drawn: bool = False
+    wildcards: int = 0  # 百搭 1j held (concealed; never in a meld)
 
     @property
     def concealed_count(self) -> int:
-        return sum(self.concealed)
+        return sum(self.concealed) + self.wildcards
+
+    def holds(self, tile: int) -> bool:
+        """Whether the concealed hand holds a ``tile`` (a natural kind or 1j)."""
+        if tile == T.WILDCARD:
+            return self.wildcards > 0
+        return 0 <= tile < NUM_KINDS and self.concealed[tile] > 0
 
     @property
     def set_count(self) -> int:
@@ -350,9 +363,12 @@ def check_snapshot(snap: TableSnapshot) -> None:
     ):
         raise InvalidArgument("claim_counts must be 4 × 4 non-negative counts")
     last = snap.last
-    bad_tile = last.tile is None or not T.is_valid_kind(last.tile) or T.is_flower(last.tile)
+    ts = tile_set_of(snap.ruleset)
+    bad_tile = last.tile is None or not ts.is_hand_kind(last.tile)
     if last.kind is not LastActionKind.DEAL and bad_tile:
         raise InvalidArgument(f"last action {last.kind.label} needs a hand tile")
+    if last.tile == T.WILDCARD and last.kind not in _WILDCARD_ACTIONS:
+        raise InvalidArgument(f"a 百搭 is never {last.kind.label}ed (RULES-presets §13.B.3)")
     if last.seat != snap.turn:  # the seat to act, or whose tile is being claimed
         raise InvalidArgument(
             f"last action {last.kind.label} by seat {last.seat} but turn is seat {snap.turn}"
@@ -362,14 +378,17 @@ def check_snapshot(snap: TableSnapshot) -> None:
     actor = acting_seat(snap)
     total = [0] * NUM_KINDS
     all_flowers: list[int] = []
+    wildcards = 0
     for seat, st in enumerate(snap.seats):
         what = f"seat {seat}"
         want = COMPLETE_SIZE if seat == actor else WAITING_SIZE
-        check_hand(st.concealed, st.melds, (want,), what)
-        check_flowers(st.flowers, f"{what} flowers")
+        check_hand(st.concealed, st.melds, (want,), what, st.wildcards)
+        check_hand_kinds(ts, st.concealed, st.melds, st.wildcards, what)
+        check_flowers(st.flowers, f"{what} flowers", dragons=ts.dragons_bonus, extras=ts.extras)
         all_flowers.extend(st.flowers)
+        wildcards += st.wildcards + st.discards.count(T.WILDCARD)
         for k in list(st.discards) + list(st.missed_wins):
-            if not T.is_valid_kind(k) or T.is_flower(k):
+            if not T.is_valid_kind(k) or not ts.is_hand_kind(k):
                 raise InvalidArgument(f"{what}: discards and 漏胡 marks are hand tiles, got {k!r}")
         for k, n in enumerate(held_counts(st.concealed, st.melds)):
             total[k] += n
@@ -379,14 +398,16 @@ def check_snapshot(snap: TableSnapshot) -> None:
                 f"the hands hold {n} copies of {T.format_tile(k)}; there are only {T.COPIES}",
                 tile=T.format_tile(k),
             )
-    check_flowers(all_flowers, "flowers of all seats")
+    if wildcards > T.COPIES:
+        raise InvalidArgument(f"the table holds {wildcards} 百搭; the set has {T.COPIES}")
+    check_flowers(all_flowers, "flowers of all seats", dragons=ts.dragons_bonus, extras=ts.extras)
     if last.kind in (LastActionKind.DRAW, LastActionKind.REPLACEMENT_DRAW):
         assert last.tile is not None
-        if not snap.seats[last.seat].concealed[last.tile]:
+        if not snap.seats[last.seat].holds(last.tile):
             raise InvalidArgument(
                 f"seat {last.seat} drew {T.format_tile(last.tile)} but does not hold it"
             )
-    if last.kind is LastActionKind.DISCARD:
+    if last.kind is LastActionKind.DISCARD and last.tile != T.WILDCARD:
         assert last.tile is not None
         if total[last.tile] >= T.COPIES:
             raise InvalidArgument(

@@ -23,7 +23,7 @@ from services.rules.domain.win_situation import (
     win_refusal,
 )
 from shared.errors import FailedPrecondition
-from shared.hand import classify, is_winning_hand
+from shared.hand.preset_hands import BAIDA, classify_hand, is_winning, model_of
 from shared.melds import Meld, MeldKind
 from shared.table import (
     NUM_SEATS,
@@ -36,7 +36,7 @@ from shared.table import (
     next_seat,
     seats_from,
 )
-from shared.tiles import format_tile, format_tiles, is_suited, rank_of
+from shared.tiles import NUM_KINDS, format_tile, format_tiles, is_suited, rank_of
 
 _CLAIMABLE = (LastActionKind.DISCARD, LastActionKind.ADDED_KONG)
 _HONOR_BASE = 27
@@ -55,6 +55,8 @@ def claim_refusal(snap: TableSnapshot, seat: int) -> str | None:
         return f"nothing to claim: the last action is a {last.kind.label} by seat {last.seat}"
     if seat == last.seat:
         return f"seat {seat} cannot claim its own {last.kind.label.replace('_', ' ')}"
+    if last.tile is not None and not 0 <= last.tile < NUM_KINDS:
+        return f"a discarded {format_tile(last.tile)} (百搭) can never be claimed"
     return None
 
 
@@ -72,11 +74,16 @@ def _completing_win(snap: TableSnapshot, seat: int) -> WinOption | None:
 
 
 def _win_on(snap: TableSnapshot, seat: int, st: SeatState, tile: int) -> WinOption | None:
+    """The win ``tile`` makes for ``seat`` on a discard or an added kong; never under the 百搭
+    model, which wins by self-draw only (no 冲, no 抢杠: RULES-presets §13.B.4)."""
+    ruleset = snap.ruleset
+    if model_of(ruleset) == BAIDA:
+        return None
     counts = list(st.concealed)
     counts[tile] += 1
-    if not is_winning_hand(counts, st.melds, snap.ruleset):  # quick scans reject most hands
+    if not is_winning(counts, st.melds, ruleset, st.wildcards):  # quick scans reject most
         return None
-    hand = classify(counts, st.melds, snap.ruleset)
+    hand = classify_hand(counts, st.melds, ruleset, st.wildcards)
     if hand is None:
         return None
     kind = WinKind.ROB_KONG if snap.last.kind is LastActionKind.ADDED_KONG else WinKind.DISCARD
@@ -201,6 +208,8 @@ def _seat_options(snap: TableSnapshot, seat: int, tile: int, may_chow: bool) -> 
     the rule's first, cheap condition holds (the tile completes the hand; two or three of it
     held; the chow's other two held), so no refusal message is built for the usual seat that
     can do nothing with the tile. ``may_chow``: the seat is the discarder's 下家 on a discard."""
+    if tile >= NUM_KINDS:  # a 百搭 is never claimed
+        return _NO_CLAIM[seat]
     st = snap.seats[seat]
     held = st.concealed[tile]
     win, missed = _win_on(snap, seat, st, tile), False
