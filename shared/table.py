@@ -10,7 +10,8 @@ to and from protobuf.
 
 Tiles are kinds (:mod:`shared.tiles`); a seat's concealed hand is a 34-count tuple of natural
 tiles plus ``wildcards``, the 百搭 ``1j`` it holds (shanghai-baida, RULES-presets §13.B.3). A
-snapshot holds only what the rules need and nothing secret beyond the concealed hands: no wall order.
+snapshot holds only what the rules need and nothing secret beyond the concealed hands: no wall
+order.
 
 Hand sizes: a seat waiting between turns holds ``13 - 3 × melds`` concealed tiles (a kong counts
 as one set); the seat to act after a draw, after a chow/pong, or the dealer at the start holds

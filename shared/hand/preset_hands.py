@@ -23,6 +23,7 @@ from shared.hand.hand_type import HandType, classify, is_winning_hand
 from shared.hand.shape import is_standard_shape
 from shared.hand.waits import waits
 from shared.hand.wildcard import (
+    completing_kinds,
     pong_pong_cost,
     readings,
     seven_pairs_kinds,
@@ -42,6 +43,7 @@ class _Options:
     __slots__ = (
         "allowed",
         "dragon_value",
+        "every_shape_wins",
         "fifth_copy",
         "flush",
         "honors_flush",
@@ -74,6 +76,10 @@ class _Options:
             dragons_playing = table.get("tile_set") != "baida" or not bt.dragons_are_flowers
         self.allowed: tuple[int, ...] = tuple(
             k for k in range(NUM_KINDS) if dragons_playing or not 31 <= k <= 33
+        )
+        # the defaults: any standard shape, 七对 or 龙七对 wins, so a win check needs no shape
+        self.every_shape_wins = self.fifth_copy and (
+            min(self.ping_value, self.pong_value, self.seven_value, self.dragon_value) > 0
         )
 
 
@@ -289,12 +295,26 @@ def classify_hand(
     return classify_baida(counts, jokers, melds, ruleset)
 
 
+def _baida_wins(counts: Sequence[int], jokers: int, melds: Sequence[Meld], opts: _Options) -> bool:
+    """The baida win check: with the default options a standard shape or seven pairs (either
+    kind) is enough, read off the 百搭-needed tables; otherwise the hand is classified."""
+    if standard_cost(counts) <= jokers:
+        return True
+    if melds:
+        return False
+    plain, dragon = seven_pairs_kinds(counts, jokers)
+    return plain or dragon
+
+
 def is_winning(
     counts: Sequence[int], melds: Sequence[Meld], ruleset: Ruleset, jokers: int = 0
 ) -> bool:
     """胡 check under the ruleset's model (the qiaoma path keeps its fast scans)."""
-    if _options(ruleset).model == QIAOMA:
+    opts = _options(ruleset)
+    if opts.model == QIAOMA:
         return not jokers and is_winning_hand(counts, melds, ruleset)
+    if opts.model == BAIDA and opts.every_shape_wins:
+        return _baida_wins(counts, jokers, melds, opts)
     return classify_hand(counts, melds, ruleset, jokers) is not None
 
 
@@ -315,19 +335,22 @@ def hand_waits(
     trial = list(counts)
     out: list[int] = []
     if opts.model == OLD:
-        for k in range(NUM_KINDS):
-            if held[k] < 4:
-                trial[k] += 1
-                if classify_old(trial, melds, ruleset) is not None:
-                    out.append(k)
-                trial[k] -= 1
+        candidates = [k for k in range(NUM_KINDS) if held[k] < 4]
+        out = completing_kinds(counts, 0, False, candidates)  # standard shapes
+        if not melds and opts.seven_value > 0 and counts.count(2) == 6 and counts.count(1) == 1:
+            single = list(counts).index(1)  # six pairs and a single: 七对 on the single
+            if held[single] < 4 and single not in out:
+                out = sorted([*out, single])
         return out
-    if classify_baida(counts, jokers + 1, melds, ruleset) is None:
+    if not is_winning(counts, melds, ruleset, jokers + 1):
         return []  # a natural tile that completes the hand could be a 百搭 instead
-    for k in opts.allowed:
-        if held[k] < 4:
+    candidates = [k for k in opts.allowed if held[k] < 4]
+    if opts.every_shape_wins:
+        out = completing_kinds(counts, jokers, not melds, candidates)
+    else:
+        for k in candidates:
             trial[k] += 1
-            if classify_baida(trial, jokers, melds, ruleset) is not None:
+            if is_winning(trial, melds, ruleset, jokers):
                 out.append(k)
             trial[k] -= 1
     if jokers < 4:  # all four 百搭 held: none left to draw

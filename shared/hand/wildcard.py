@@ -87,28 +87,42 @@ def _cost(c: list[int], pair: bool) -> int:
     return best
 
 
+_SUIT: dict[bytes, tuple[int, int]] = {}  # a suit's 9-byte pattern → (sets, sets + pair)
+_HONOR_DELTA = tuple(p - q for p, q in zip(_HONOR_WITH_PAIR, _HONOR_SETS, strict=True))
+
+
+def _suit_costs(key: bytes) -> tuple[int, int]:
+    got = _SUIT.get(key)
+    if got is None:
+        c = list(key)
+        got = (_cost(c, False), _cost(c, True))
+        if len(_SUIT) >= _COST_LIMIT:
+            _SUIT.clear()
+        _SUIT[key] = got
+    return got
+
+
 def suit_cost(nine: Sequence[int], pair: bool) -> int:
     """Fewest 百搭 that make one suit's nine counts sets only (``pair`` False) or sets and the
     pair (True); :data:`_CAP` (5) stands for "more than four"."""
-    return _cost(list(nine), pair)
+    return _suit_costs(bytes(nine))[1 if pair else 0]
 
 
 def standard_cost(counts: Sequence[int]) -> int:
-    """Fewest 百搭 that complete the natural ``counts`` into sets and one pair (四副一将), with
-    any melds counted apart; at least :data:`_CAP` when more than four would be needed."""
-    base = 0
-    extra = 2  # the pair as two 百搭
-    for b in _SUIT_BASES:
-        nine = list(counts[b : b + 9])
-        sets = _cost(nine, False)
-        base += sets
-        extra = min(extra, _cost(nine, True) - sets)
-    for k in range(27, 34):
-        c = counts[k]
-        if c > 4:
-            return INF
+    """Fewest 百搭 that complete the natural ``counts`` (each 0-4) into sets and one pair
+    (四副一将), with any melds counted apart; at least :data:`_CAP` when more than four would
+    be needed. Three look-ups in the per-suit table and the seven honors."""
+    b = bytes(counts)
+    s0, p0 = _suit_costs(b[0:9])
+    s1, p1 = _suit_costs(b[9:18])
+    s2, p2 = _suit_costs(b[18:27])
+    base = s0 + s1 + s2
+    extra = min(2, p0 - s0, p1 - s1, p2 - s2)
+    for c in b[27:34]:
         base += _HONOR_SETS[c]
-        extra = min(extra, _HONOR_WITH_PAIR[c] - _HONOR_SETS[c])
+        d = _HONOR_DELTA[c]
+        if d < extra:
+            extra = d
     return base + extra
 
 
@@ -313,3 +327,48 @@ def _seven_pairs_readings(
             yield Reading(None, tuple(sorted(pairs + extra)), tuple(sorted(wild + extra * 2)))
         elif not plain:  # a natural three or four already makes the 龙
             yield Reading(None, tuple(sorted(pairs)), tuple(sorted(wild)))
+
+
+def completing_kinds(
+    counts: Sequence[int], jokers: int, seven_pairs: bool, kinds: Sequence[int]
+) -> list[int]:
+    """The kinds among ``kinds`` whose addition to the 13-tile natural ``counts`` (with
+    ``jokers`` 百搭) makes a standard shape — or, with ``seven_pairs``, seven pairs of either
+    kind. One table look-up per candidate: only the candidate's suit is judged again, the other
+    components' costs are kept (and the cheapest two pair deltas, so replacing one is O(1))."""
+    b = bytearray(counts)
+    sets: list[int] = []
+    deltas: list[int] = []
+    for base in _SUIT_BASES:
+        s_, p_ = _suit_costs(bytes(b[base : base + 9]))
+        sets.append(s_)
+        deltas.append(p_ - s_)
+    for c in b[27:34]:
+        sets.append(_HONOR_SETS[c])
+        deltas.append(_HONOR_DELTA[c])
+    total = sum(sets)
+    order = sorted(range(len(deltas)), key=deltas.__getitem__)
+    first, second = order[0], order[1]
+    singles = sum(c & 1 for c in b)
+    out: list[int] = []
+    for k in kinds:
+        if k < 27:
+            comp = k // 9
+            base = 9 * comp
+            b[k] += 1
+            s_, p_ = _suit_costs(bytes(b[base : base + 9]))
+            b[k] -= 1
+            d_ = p_ - s_
+        else:
+            comp = 3 + k - 27
+            c = b[k] + 1
+            if c > 4:
+                continue
+            s_, d_ = _HONOR_SETS[c], _HONOR_DELTA[c]
+        other = deltas[second] if comp == first else deltas[first]
+        extra = min(2, d_, other)
+        standard = total - sets[comp] + s_ + extra <= jokers
+        pairs = seven_pairs and singles + (-1 if b[k] & 1 else 1) <= jokers
+        if standard or pairs:
+            out.append(k)
+    return out
