@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from services.scoring.domain.baida.reading import Judged
+from services.scoring.domain.baida.reading import SHAPE_ZH, Judged
 from services.scoring.domain.baida.rules import BaidaRules
 from shared import tiles as T
 from shared.melds import Meld
@@ -39,7 +39,7 @@ class Factor:
 
 
 def factors(j: Judged, situ: BaidaSituation, rules: BaidaRules) -> list[Factor]:
-    out = [Factor("BEI_SHAPE", rules.shape[j.shape], j.shape)]
+    out = [Factor("BEI_SHAPE", rules.shape[j.shape], f"{SHAPE_ZH[j.shape]} {j.shape}")]
     if j.full_flush:
         out.append(Factor("BEI_FULL_FLUSH", rules.full_flush, "one suit (or winds only)"))
     elif j.half_flush and rules.half_flush != 1:

@@ -37,6 +37,14 @@ HAND_TYPES = {
 }
 
 
+SHAPE_ZH = {
+    "ping_hu": "平胡",
+    "pong_pong": "对对胡",
+    "seven_pairs": "七对",
+    "dragon_seven_pairs": "龙七对",
+}
+
+
 @dataclass(frozen=True, slots=True)
 class Judged:
     """A reading with its shape and colour."""
@@ -49,6 +57,12 @@ class Judged:
     @property
     def hand(self) -> HandType:
         return HAND_TYPES[self.shape, self.full_flush]
+
+    @property
+    def name(self) -> str:
+        """The hand in words: ``清一色对对胡 full_flush_pong_pong``."""
+        zh = ("清一色" if self.full_flush else "") + SHAPE_ZH[self.shape]
+        return f"{zh} {self.hand.label}"
 
 
 def shape_of(r: Reading) -> str:

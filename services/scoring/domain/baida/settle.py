@@ -46,7 +46,7 @@ def reading_text(v: BaidaValue, c: BaidaChecked) -> str:
     else:
         d = r.decomposition
         shown = " ".join(str(s) for s in d.sets) + f" pair {T.format_tiles((d.pair, d.pair))}"
-    return f"{v.judged.hand.name_zh} {v.judged.hand.label}: {shown}"
+    return f"{v.judged.name}: {shown}"
 
 
 def value_items(v: BaidaValue, c: BaidaChecked, rules: BaidaRules) -> list[Item]:
