@@ -32,11 +32,7 @@ class BaidaRules:
     kong_replacement_doubling: int
     replacement_after_flower: bool
     no_wildcard_multiplier: int
-
-    @property
-    def wild_stand_ins(self) -> tuple[int, ...]:
-        """The kinds a 百搭 may stand for: suited and winds; dragons when no bonus tiles."""
-        return tuple(k for k in range(T.NUM_KINDS) if not self.tiles.is_bonus(k))
+    wild_stand_ins: tuple[int, ...]  # the kinds a 百搭 may be: playing kinds, no bonus tile
 
 
 def baida_rules(ruleset: Ruleset) -> BaidaRules:
@@ -47,9 +43,10 @@ def baida_rules(ruleset: Ruleset) -> BaidaRules:
 @per_ruleset
 def _compiled(rs: Ruleset) -> BaidaRules:
     sc = rs.baida_scoring
+    tiles = tile_set_of(rs)
     return BaidaRules(
         name=rs.name,
-        tiles=tile_set_of(rs),
+        tiles=tiles,
         base_points=sc.base_points,
         flower_tile=sc.flower_tile,
         hand_cap_points=sc.hand_cap_points,
@@ -62,4 +59,5 @@ def _compiled(rs: Ruleset) -> BaidaRules:
         kong_replacement_doubling=sc.kong_replacement_doubling,
         replacement_after_flower=sc.replacement_after_flower,
         no_wildcard_multiplier=sc.no_wildcard_multiplier,
+        wild_stand_ins=tuple(k for k in range(T.NUM_KINDS) if not tiles.is_bonus(k)),
     )
