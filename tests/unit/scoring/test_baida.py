@@ -181,3 +181,26 @@ def test_draw_and_escape():
     esc = settle_object({"ruleset": "shanghai-baida", "kind": "escape", "stake": 4, "seat": 0})
     # 1 × stake 4 × 底分 2 = 8: 75% = 6 → 2 each, 2 to the house
     assert list(esc.payments) == [-8, 2, 2, 2] and esc.house == 2
+
+
+KONG = winner(1, "123m678s1j55s2z", "2z", [meld("concealed_kong", "4444p")])  # 平胡, one kong
+FLUSH = winner(1, "123p456p789p234p1j", "6p")  # 清一色 平胡
+
+
+@pytest.mark.parametrize(
+    ("w", "option", "value", "bei"),
+    [
+        (KONG, "baida_scoring.kong_doubling", 2, 4),  # 1 × 2^2
+        (KONG, "baida_scoring.ping_hu", 3, 6),  # 3 × 2
+        (FLUSH, "baida_scoring.full_flush", 3, 3),  # 1 × 3
+    ],
+)
+def test_multipliers_are_options(w, option, value, bei):
+    assert first(baida(w, options={option: value}))["multiplier"] == bei
+
+
+def test_garden_stacks_limit_what_a_player_pays():
+    opts = {"payment.garden": True}
+    s = baida(PING, options=opts, garden_stacks=[1, 100, 100, 0])
+    assert list(s.payments) == [-1, 3, -2, 0]
+    assert s.garden_stacks_after == (0, 103, 98, 0)

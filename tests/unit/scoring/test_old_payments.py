@@ -151,3 +151,11 @@ def test_draw_and_escape():
     esc = settle_object({"ruleset": "shanghai-old", "kind": "escape", "stake": 2, "seat": 1})
     # 1 × stake 2 × 底分 20 = 40: 75% = 30 → 10 each, 10 to the house
     assert list(esc.payments) == [10, -40, 10, 10] and esc.house == 10
+
+
+def test_garden_stacks_limit_what_a_player_pays():
+    s = settle(
+        [PLAIN], "self_draw", options={"payment.garden": True}, garden_stacks=[50, 0, 1000, 0]
+    )
+    assert list(s.payments) == [-50, 138, -88, 0]
+    assert any(it.code == "GARDEN_LIMIT" for it in s.breakdown)
