@@ -60,6 +60,7 @@ from shared.table import (
     WinOption,
     action_name,
 )
+from shared.tile_set import tile_set_of
 
 NUM_SEATS = 4
 
@@ -114,9 +115,11 @@ _NO_MARKS: frozenset[int] = frozenset()
 
 @dataclass
 class SeatHand:
-    """One seat's tiles during a hand (mutable; the engine's private state)."""
+    """One seat's tiles during a hand (mutable; the engine's private state). ``counts`` is
+    indexed by every kind, so a held 百搭 is ``counts[T.WILDCARD]``; the rules see the 34
+    playing kinds and the 百搭 apart (:meth:`state`)."""
 
-    counts: list[int] = field(default_factory=lambda: [0] * T.NUM_KINDS)
+    counts: list[int] = field(default_factory=lambda: [0] * T.NUM_TILE_KINDS)
     melds: list[Meld] = field(default_factory=list)
     flowers: list[int] = field(default_factory=list)
     discards: list[int] = field(default_factory=list)
@@ -132,13 +135,14 @@ class SeatHand:
         st = self._state
         if st is None:
             st = self._state = SeatState(  # in field order
-                tuple(self.counts),
+                tuple(self.counts[: T.NUM_KINDS]),
                 tuple(self.melds),
                 tuple(self.flowers),
                 tuple(self.discards),
                 self.ready,
                 frozenset(self.missed) if self.missed else _NO_MARKS,
                 self.has_drawn,
+                self.counts[T.WILDCARD],
             )
         return st
 
@@ -288,6 +292,8 @@ class HandEngine:
         self.config = config
         self.ruleset = config.ruleset
         self._reserved_tiles = int(config.ruleset.table.reserved_tiles)
+        self.tile_set = tile_set_of(config.ruleset)
+        self._bonus = self.tile_set.is_bonus  # 补花: flowers, and the 百搭 set's extras/dragons
         self.wall = wall
         self.rules = rules
         self.scoring = scoring
@@ -314,6 +320,7 @@ class HandEngine:
         self._claim_counts_tuple = tuple(map(tuple, self.claim_counts))
         self.drawn: dict[int, int] = {}  # the tile each seat just drew (for 摸打 / timeouts)
         self.replacement_draw = False  # the seat to act drew from the tail (杠开)
+        self.replaced_flower = False  # … and that replacement replaced a flower, not a kong
         self.pending: dict[int, Pending] = {}
         self.window: str | None = None  # CLAIM or ROB_KONG while a window is open
         self.claims: dict[int, Action] = {}
@@ -444,9 +451,9 @@ class HandEngine:
         self._deal_flowers = []
         for seat, tiles in enumerate(hands):
             s = self.seats[seat]
-            self._deal_flowers.append([k for k in tiles if T.is_flower(k)])
+            self._deal_flowers.append([k for k in tiles if self._bonus(k)])
             for k in tiles:
-                if not T.is_flower(k):
+                if not self._bonus(k):
                     s.counts[k] += 1
             s.changed()
         self.drawn[cfg.dealer] = hands[cfg.dealer][-1]
@@ -474,7 +481,7 @@ class HandEngine:
                 self._finish_drawn_hand()
                 return
             if seat == cfg.dealer:
-                plain = [k for _, got, _ in rounds for k in got if not T.is_flower(k)]
+                plain = [k for _, got, _ in rounds for k in got if not self._bonus(k)]
                 if plain:
                     self.drawn[seat] = plain[-1]
             self._deal_flowers[seat] = []
@@ -509,7 +516,7 @@ class HandEngine:
                 remaining = d.remaining
                 replacements.append(d.tile)
             rounds.append((flowers, replacements, remaining))
-            flowers = [k for k in replacements if T.is_flower(k)]
+            flowers = [k for k in replacements if self._bonus(k)]
         return rounds, number, None
 
     def _expose_flowers(
@@ -521,7 +528,7 @@ class HandEngine:
         for flowers, replacements, remaining in rounds:
             s.flowers.extend(flowers)
             for k in replacements:
-                if not T.is_flower(k):
+                if not self._bonus(k):
                     s.counts[k] += 1
             s.changed()
             self.remaining = remaining
@@ -563,7 +570,7 @@ class HandEngine:
             )
         held = list(self.seats[p.seat].counts)
         for k in action.tiles:
-            if not 0 <= k < T.NUM_KINDS or held[k] == 0:
+            if not 0 <= k < T.NUM_TILE_KINDS or held[k] == 0:
                 raise FailedPrecondition(
                     f"seat {p.seat} does not hold {_fmt(k)} to bury", reason="ILLEGAL_ACTION"
                 )
@@ -586,7 +593,7 @@ class HandEngine:
             for k in action.tiles:
                 s.counts[k] -= 1
             for k in taken:
-                if not T.is_flower(k):
+                if not self._bonus(k):
                     s.counts[k] += 1
             s.changed()
             self.emit(
@@ -642,7 +649,7 @@ class HandEngine:
                 # calls, which the wall answers with the same tiles.
                 number += 1
                 taken = self.wall.swap(self.hand_id, seat, list(action.tiles), number)
-                flowers = [k for k in taken if T.is_flower(k)]
+                flowers = [k for k in taken if self._bonus(k)]
                 rounds, number, ran_out = self._replacement_rounds(seat, flowers, number)
                 if ran_out is not None:
                     raise FailedPrecondition(
@@ -941,6 +948,7 @@ class HandEngine:
         """A live or replacement draw; flowers are exposed and replaced from the tail."""
         if seat == self.dealer and not replacement:
             self.first_go_around = False  # the dealer's second turn begins
+        after_flower = False
         while True:
             self._step, self._step_seat, self._step_replacement = STEP_DRAW, seat, replacement
             if self.remaining <= self._reserved_tiles:  # nothing drawable
@@ -953,7 +961,7 @@ class HandEngine:
                 d = self.wall.draw(self.hand_id, seat, n)
             self.wall_calls = n
             self.remaining = d.remaining
-            if d.tile < T.FLOWER_BASE:  # not a flower (the wall holds valid kinds only)
+            if not self._bonus(d.tile):  # not a flower (the wall holds valid kinds only)
                 break
             self.seats[seat].flowers.append(d.tile)
             self.seats[seat].changed()
@@ -965,7 +973,7 @@ class HandEngine:
                 draw="replacement" if replacement else "live",
                 tiles_left=self.remaining,
             )
-            replacement = True
+            replacement = after_flower = True
         s = self.seats[seat]
         s.counts[d.tile] += 1
         s.has_drawn = True
@@ -974,6 +982,7 @@ class HandEngine:
         self.drawn[seat] = d.tile
         self.turn = seat
         self.replacement_draw = replacement
+        self.replaced_flower = after_flower
         kind = LastActionKind.REPLACEMENT_DRAW if replacement else LastActionKind.DRAW
         self.last = LastAction(kind, seat, d.tile)
         self._emit(
@@ -1031,6 +1040,9 @@ class HandEngine:
             win=win_kind.label,
             from_seat=from_seat,
             replacement=any(o.replacement for _, o in wins),
+            last_tile=win_kind == WinKind.SELF_DRAW and self.remaining <= self._reserved_tiles,
+            replacement_after="flower" if self.replaced_flower else "kong",
+            feeder_hand=self._feeder_hand(from_seat, win_kind, wins[0][1].win_tile),
         )
         self.settlement = self.scoring.settle_win(facts)
         reveal = self.wall.reveal(self.hand_id)
@@ -1048,6 +1060,22 @@ class HandEngine:
         reveal_all = win_kind == WinKind.DISCARD
         shown = range(NUM_SEATS) if reveal_all else [s for s, _ in wins]
         self._publish_result("win", wins, shown, reveal)
+
+    def _feeder_hand(
+        self, seat: int | None, kind: WinKind, tile: int | None
+    ) -> tuple[tuple[int, ...], tuple[Meld, ...]] | None:
+        """The discarder's (robbed player's) hand after the winning tile left it: a robbed
+        added kong is a pong again (RULES-presets §13.0 ``from_hand``)."""
+        if seat is None or kind not in (WinKind.DISCARD, WinKind.ROB_KONG):
+            return None
+        s = self.seats[seat]
+        melds = tuple(
+            Meld(MeldKind.PONG, m.tiles[:3], m.from_seat)
+            if kind == WinKind.ROB_KONG and m.kind is MeldKind.ADDED_KONG and m.tiles[0] == tile
+            else m
+            for m in s.melds
+        )
+        return tuple(T.from_counts(s.counts)), melds
 
     def _finish_drawn_hand(self) -> None:
         self.settlement = self.scoring.settle_draw(self._facts())
@@ -1127,7 +1155,8 @@ class HandEngine:
         return Win()  # nothing to discard can only mean a forced win; never expected
 
     def tiles_accounted(self) -> int:
-        """Tiles in hands, melds, flowers, unclaimed discards and the wall: always 144."""
+        """Tiles in hands, melds, flowers, unclaimed discards and the wall: always the set's
+        144 (152 or 148 in the 百搭 sets)."""
         n = self.remaining + (1 if self.robbed_tile is not None else 0)
         for s in self.seats:
             n += sum(s.counts) + sum(len(m.tiles) for m in s.melds) + len(s.flowers)
