@@ -25,8 +25,8 @@ from services.scoring import domain as scoring_domain
 from services.wall import shuffle
 from services.wall.record import HandWall
 from shared.ruleset import resolve_ruleset
-from shared.tile_set import tile_set_of
 from shared.table import Action, ClaimOptions, ClaimResolution, OwnTurnOptions, TableSnapshot
+from shared.tile_set import tile_set_of
 
 
 class InProcessWall:
@@ -173,6 +173,11 @@ def win_input_of(facts: HandFacts):
         ready=frozenset(facts.ready),
         claims=tuple(scoring_domain.Claim(c, f, feeder_ready=r) for c, f, r in facts.claims),
         first_go_around=facts.first_go_around,
+        last_tile=facts.last_tile,
+        replacement_after=scoring_domain.ReplacementAfter(facts.replacement_after),
+        feeder_hand=None
+        if facts.feeder_hand is None
+        else scoring_domain.FeederHand(*facts.feeder_hand),
     )
 
 

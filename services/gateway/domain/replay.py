@@ -8,7 +8,8 @@ and every applied action: the log is the gateway's private record). ``verify_han
 2. every action was legal: the hand is played again by the same engine against the recorded
    tiles and the rules domain, each recorded action must be one of the options the rules give
    (and pass ``validate_action``), and the replayed events must equal the recorded ones;
-3. all 144 tiles are accounted for at the end, and payments plus the house sum to zero.
+3. all the set's tiles (144; 152 or 148 in the 百搭 sets) are accounted for at the end, and
+   payments plus the house sum to zero.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from services.gateway.domain.ports import WallDraw, WallHand, WallReveal
 from shared import tiles as T
 from shared.errors import DomainError
 from shared.ruleset import resolve_ruleset
+from shared.tile_set import tile_set_of
 
 ENGINE_KINDS = frozenset(
     {
@@ -111,7 +113,8 @@ class _ReplayWall:
 
     def new_hand(self, ruleset_name, overrides, dealer, request_id) -> WallHand:
         s = self.started
-        return WallHand(s["hand_id"], tuple(s["dice"]), s["commitment"], 144)
+        size = tile_set_of(resolve_ruleset(ruleset_name, overrides)).size  # 144, 148 or 152
+        return WallHand(s["hand_id"], tuple(s["dice"]), s["commitment"], size)
 
     def deal(self, hand_id):
         hands = [T.parse(h) for h in self.dealt["hands"]]
@@ -140,9 +143,13 @@ class _ReplayWall:
 
 
 def wall_record(
-    records: list[dict[str, Any]], reserved: int, swap_count: int = 0
+    records: list[dict[str, Any]],
+    reserved: int,
+    swap_count: int = 0,
+    tile_set: dict[str, bool] | None = None,
 ) -> dict[str, Any]:
-    """The wall verifier's record (services.wall.verify) of an exported hand."""
+    """The wall verifier's record (services.wall.verify) of an exported hand; ``tile_set``
+    the wall record's facts of a 百搭 set (None: the 144 tiles)."""
     started = next(r["data"] for r in records if r.get("kind") == "hand_started")
     seed = next((r["data"] for r in records if r.get("kind") == "seed_revealed"), {})
     events: list[dict[str, Any]] = []
@@ -176,6 +183,7 @@ def wall_record(
         "dice": started["dice"],
         "reserved_tiles": reserved,
         "tile_swap_count": swap_count,
+        **({"tile_set": tile_set} if tile_set else {}),
         "events": events,
     }
 
@@ -219,7 +227,10 @@ def verify_hand(records: list[dict[str, Any]], *, rules=None, scoring=None) -> V
         verdict.problems.append("the record has no hand_started or tiles_dealt event")
         return verdict
     swap_count = ruleset.table.tile_swap_count if ruleset.table.tile_swap else 0
-    wall = wall_record(records[1:], ruleset.table.reserved_tiles, swap_count)
+    from services.wall.record import tile_set_to_json
+
+    facts = tile_set_to_json(tile_set_of(ruleset))
+    wall = wall_record(records[1:], ruleset.table.reserved_tiles, swap_count, facts)
     if not wall["seed"]:
         verdict.problems.append("the seed was never revealed: the hand is not finished")
         return verdict
@@ -312,8 +323,10 @@ def verify_hand(records: list[dict[str, Any]], *, rules=None, scoring=None) -> V
     if not engine.finished:
         verdict.problems.append("the hand did not finish in the replay")
     else:
-        if engine.tiles_accounted() != T.WALL_SIZE:
-            verdict.problems.append(f"{engine.tiles_accounted()} tiles accounted for, not 144")
+        if engine.tiles_accounted() != engine.tile_set.size:
+            verdict.problems.append(
+                f"{engine.tiles_accounted()} tiles accounted for, not {engine.tile_set.size}"
+            )
         st = engine.settlement
         assert st is not None
         if sum(st.payments) + st.house != 0:

@@ -37,6 +37,7 @@ from services.gateway.domain.session import (
 )
 from shared import tiles as T
 from shared.ruleset import resolve_ruleset
+from shared.tile_set import tile_set_of
 
 LogEntry = tuple[int, int, str, dict[str, Any]]
 
@@ -61,7 +62,8 @@ class ResumingWall:
 
     def new_hand(self, ruleset_name, overrides, dealer, request_id) -> WallHand:
         s = self.started
-        return WallHand(s["hand_id"], tuple(s["dice"]), s["commitment"], 144)
+        size = tile_set_of(resolve_ruleset(ruleset_name, overrides)).size  # 144, 148 or 152
+        return WallHand(s["hand_id"], tuple(s["dice"]), s["commitment"], size)
 
     def deal(self, hand_id):
         return [T.parse(h) for h in self.dealt["hands"]], self.remaining
