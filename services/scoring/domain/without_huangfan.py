@@ -42,6 +42,16 @@ def next_dealer_item(seat: int, why: str) -> Item:
     return item("NEXT_DEALER", seat, Unit.SEAT, seat, detail=why)
 
 
+def value_lines(code: str, option: str, cap: int, raw: int, value: int, seat: int) -> list[Item]:
+    """The value of one share: a ``code`` line when the cap (``option``, ``cap`` points)
+    lowered ``raw`` to ``value``, then the VALUE line."""
+    out = []
+    if value < raw:
+        out.append(item(code, cap, Unit.POINTS, seat, detail=f"{raw} → {value} ({option})"))
+    out.append(item("VALUE", value, Unit.POINTS, seat, detail="points of one share (份)"))
+    return out
+
+
 def won_settlement(
     ctx: HandContext,
     results: Sequence[WinnerResult],

@@ -25,7 +25,7 @@ from services.scoring.domain.model import (
     WinnerResult,
 )
 from services.scoring.domain.validate import not_a_win
-from services.scoring.domain.without_huangfan import check_amount
+from services.scoring.domain.without_huangfan import check_amount, value_lines
 from shared import tiles as T
 
 
@@ -71,17 +71,8 @@ def value_items(v: BaidaValue, c: BaidaChecked, rules: BaidaRules) -> list[Item]
     items.append(item("BEI_TOTAL", v.multiplier, Unit.MULTIPLIER, seat))
     raw = f"({rules.base_points} 底分 + {v.flowers} 花) × {v.multiplier} = {v.raw}"
     items.append(item("RAW_VALUE", v.raw, Unit.POINTS, seat, detail=raw))
-    if v.value < v.raw:
-        items.append(
-            item(
-                "BAIDA_CAP",
-                rules.hand_cap_points,
-                Unit.POINTS,
-                seat,
-                detail=f"{v.raw} → {v.value} (baida_scoring.hand_cap_points)",
-            )
-        )
-    items.append(item("VALUE", v.value, Unit.POINTS, seat, detail="points of one share (份)"))
+    cap = "baida_scoring.hand_cap_points"
+    items.extend(value_lines("BAIDA_CAP", cap, rules.hand_cap_points, v.raw, v.value, seat))
     return items
 
 

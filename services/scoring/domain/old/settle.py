@@ -28,7 +28,7 @@ from services.scoring.domain.old.rules import OldRules, old_rules
 from services.scoring.domain.old.value import OldValue, best_value
 from services.scoring.domain.payments import Owed
 from services.scoring.domain.situations import is_big_hanging, is_menqing
-from services.scoring.domain.without_huangfan import check_amount
+from services.scoring.domain.without_huangfan import check_amount, value_lines
 from shared import tiles as T
 from shared.hand import HandType
 from shared.hand.preset_hands import hand_waits
@@ -104,17 +104,8 @@ def value_items(v: OldValue, seat: int, rules: OldRules, considered: int) -> lis
             detail=f"{v.hu_rounded} 户 × 2^{v.fan} = {v.unlimited}",
         )
     )
-    if v.value < v.unlimited:
-        items.append(
-            item(
-                "OLD_LIMIT",
-                rules.limit_hu,
-                Unit.POINTS,
-                seat,
-                detail=f"{v.unlimited} → {v.value} (old_scoring.limit_hu)",
-            )
-        )
-    items.append(item("VALUE", v.value, Unit.POINTS, seat, detail="points of one share (份)"))
+    limit = "old_scoring.limit_hu"
+    items.extend(value_lines("OLD_LIMIT", limit, rules.limit_hu, v.unlimited, v.value, seat))
     return items
 
 
