@@ -36,6 +36,7 @@ class SeatView:
     ready: tuple[bool, ...] = (False,) * NUM_SEATS
     tiles_left: int = 0
     dealer: int = 0
+    wildcards: int = 0  # 百搭 1j held beside ``concealed`` (shanghai-baida)
 
     @classmethod
     def from_snapshot(cls, snapshot: TableSnapshot, seat: int) -> SeatView:
@@ -58,6 +59,7 @@ class SeatView:
             ready=tuple(s.declared_ready for s in snapshot.seats),
             tiles_left=snapshot.wall_remaining,
             dealer=snapshot.dealer,
+            wildcards=own.wildcards,
         )
 
 
