@@ -128,8 +128,7 @@ def _hand_tile(value: int, field: str) -> int:
     k = tile_from_proto(value, field)
     if T.is_bonus(k):
         raise InvalidArgument(
-            f"{field} is a bonus tile ({T.format_tile(k)}): bonus tiles are exposed, never "
-            "played",
+            f"{field} is a bonus tile ({T.format_tile(k)}): bonus tiles are exposed, never played",
             field=field,
         )
     return k

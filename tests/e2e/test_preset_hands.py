@@ -24,8 +24,7 @@ HANDS = 6
 
 def _table(stub, ruleset: str):
     seats = [
-        pb.SeatAssignment(player_id=f"{ruleset[9:12]}{i}-{uuid.uuid4().hex[:6]}")
-        for i in range(4)
+        pb.SeatAssignment(player_id=f"{ruleset[9:12]}{i}-{uuid.uuid4().hex[:6]}") for i in range(4)
     ]
     return request_table(stub, seats, ruleset=ruleset, max_hands=HANDS, tag="presets")
 
