@@ -123,22 +123,35 @@ def flush_distance(
         if not flush_meld_fits(m, suit, honors):
             return INFEASIBLE
     base = 9 * suit
-    honor_sets = honor_pairs = 0
+    honor_sets, honor_pairs = _honor_groups(counts, honors)
+    fixed = len(melds) + honor_sets
+    readings = [(fixed + m, t, p) for m, t, p in suit_partials(tuple(counts[base : base + 9]))]
+    return _best_formula(readings, honor_pairs)
+
+
+def _honor_groups(counts: Sequence[int], honors: Sequence[int]) -> tuple[int, int]:
+    """(pongs, pairs) among the ``honors``."""
+    sets = pairs = 0
     for k in honors:
         n = counts[k]
         if n >= 3:
-            honor_sets += 1
+            sets += 1
         elif n == 2:
-            honor_pairs += 1
-    fixed = len(melds) + honor_sets
+            pairs += 1
+    return sets, pairs
+
+
+def _best_formula(readings, honor_pairs: int) -> int:
+    """The lowest distance of the suits' ``(sets, partials, pair)`` readings with
+    ``honor_pairs`` honor pairs beside them (one of which is the pair if the suits have none)."""
     best = INFEASIBLE
-    for m, t, p in suit_partials(tuple(counts[base : base + 9])):
+    for m, t, p in readings:
         if p:
-            d = _formula(fixed + m, t + honor_pairs, 1)
+            d = _formula(m, t + honor_pairs, 1)
         elif honor_pairs:
-            d = _formula(fixed + m, t + honor_pairs - 1, 1)
+            d = _formula(m, t + honor_pairs - 1, 1)
         else:
-            d = _formula(fixed + m, t, 0)
+            d = _formula(m, t, 0)
         if d < best:
             best = d
     return best
@@ -159,13 +172,7 @@ def honors_distance(
 def standard_distance(counts: Sequence[int], melds: Sequence[Meld]) -> int:
     """Any standard shape: every suit read as sets and partials (the best combination of the
     suits' readings), honors as pongs and pairs, at most one pair."""
-    honor_sets = honor_pairs = 0
-    for k in HONOR_KINDS:
-        n = counts[k]
-        if n >= 3:
-            honor_sets += 1
-        elif n == 2:
-            honor_pairs += 1
+    honor_sets, honor_pairs = _honor_groups(counts, HONOR_KINDS)
     # (sets, partials, pair) of the three suits together, dominated readings dropped
     combined: set[tuple[int, int, int]] = {(len(melds) + honor_sets, 0, 0)}
     for base in (0, 9, 18):
@@ -180,17 +187,7 @@ def standard_distance(counts: Sequence[int], melds: Sequence[Meld]) -> int:
                 }
             )
         )
-    best = INFEASIBLE
-    for m, t, p in combined:
-        if p:
-            d = _formula(m, t + honor_pairs, 1)
-        elif honor_pairs:
-            d = _formula(m, t + honor_pairs - 1, 1)
-        else:
-            d = _formula(m, t, 0)
-        if d < best:
-            best = d
-    return best
+    return _best_formula(combined, honor_pairs)
 
 
 def pairs_distance(counts: Sequence[int], melds: Sequence[Meld]) -> int:

@@ -194,16 +194,8 @@ def feasible_plans(
     """Plans still reachable with these melds and worth evaluating for these tiles."""
     if family is PRESET_PLANS:
         return _feasible_preset_plans(melds, counts, honors)
-    plans = []
-    if pongs_distance(counts, melds) < INFEASIBLE:
-        plans.append(PONGS)
+    plans = _pongs_and_flushes(melds, counts, honors, 6)
     honor_tiles = sum(counts[k] for k in honors)
-    for p in FLUSHES:
-        in_suit = sum(counts[9 * p.suit : 9 * p.suit + 9]) + honor_tiles
-        if flush_distance(counts, melds, p.suit, honors) < INFEASIBLE and (
-            in_suit + 3 * len(melds) >= 6
-        ):
-            plans.append(p)
     if honors_distance(counts, melds, honors) < INFEASIBLE and (honor_tiles + 3 * len(melds) >= 6):
         plans.append(HONORS)
     if not plans:  # keep something to play for, even if far away
@@ -211,19 +203,26 @@ def feasible_plans(
     return plans
 
 
-def _feasible_preset_plans(
-    melds: Sequence[Meld], counts: Sequence[int], honors: Sequence[int]
+def _pongs_and_flushes(
+    melds: Sequence[Meld], counts: Sequence[int], honors: Sequence[int], min_tiles: int
 ) -> list:
-    plans = [STANDARD]
-    if pongs_distance(counts, melds) < INFEASIBLE:
-        plans.append(PONGS)
+    """碰碰胡 if reachable, and each flush reachable with at least ``min_tiles`` tiles (melds
+    included) of its suit and the honors."""
+    plans = [PONGS] if pongs_distance(counts, melds) < INFEASIBLE else []
     honor_tiles = sum(counts[k] for k in honors)
     for p in FLUSHES:
         in_suit = sum(counts[9 * p.suit : 9 * p.suit + 9]) + honor_tiles
         if flush_distance(counts, melds, p.suit, honors) < INFEASIBLE and (
-            in_suit + 3 * len(melds) >= 8
+            in_suit + 3 * len(melds) >= min_tiles
         ):
             plans.append(p)
+    return plans
+
+
+def _feasible_preset_plans(
+    melds: Sequence[Meld], counts: Sequence[int], honors: Sequence[int]
+) -> list:
+    plans = [STANDARD, *_pongs_and_flushes(melds, counts, honors, 8)]
     if not melds and sum(1 for n in counts if n >= 2) >= 4:
         plans.append(PAIRS)
     return plans
