@@ -35,7 +35,7 @@ from shared.hand.decomposition import Decomposition
 from shared.hand.input import check_flowers, counts_and_wildcards, counts_from_tiles
 from shared.melds import Meld
 from shared.ruleset import Ruleset, load_ruleset
-from shared.tile_set import STANDARD, check_hand_kinds, tile_set_of
+from shared.tile_set import STANDARD, TileSet, check_hand_kinds, tile_set_of
 from shared.tiles import from_counts
 
 _LAST_KIND_FROM_PROTO = {int(k): k for k in TB.LastActionKind}
@@ -64,6 +64,16 @@ def ruleset_hand_from_proto(
     held (a dragon in the 百搭 set) or a bonus tile of another set among the flowers is
     INVALID_ARGUMENT naming the field."""
     ts = tile_set_of(ruleset)
+    counts, jokers, melds, flowers = _hand_parts(pb, ts, field)
+    check_hand_kinds(ts, counts, melds, jokers, field)
+    return counts, jokers, melds, flowers
+
+
+def _hand_parts(
+    pb: rules_pb2.Hand | rules_pb2.SeatState, ts: TileSet, field: str
+) -> tuple[list[int], int, list[Meld], list[int]]:
+    """Concealed counts and 百搭, melds and flowers of a hand or a seat, each tile checked
+    against the tile set ``ts``."""
     tiles = tiles_from_proto(pb.concealed, f"{field}.concealed")
     ts.check_tiles(tiles, f"{field}.concealed")
     counts, jokers = counts_and_wildcards(tiles, f"{field}.concealed")
@@ -71,7 +81,6 @@ def ruleset_hand_from_proto(
     flowers = tiles_from_proto(pb.flowers, f"{field}.flowers")
     ts.check_tiles(flowers, f"{field}.flowers")
     check_flowers(flowers, f"{field}.flowers", dragons=ts.dragons_bonus, extras=ts.extras)
-    check_hand_kinds(ts, counts, melds, jokers, field)
     return counts, jokers, melds, flowers
 
 
@@ -118,13 +127,7 @@ def seat_state_from_proto(
     """A seat; with ``ruleset``, a tile its set lacks (1a-4a, 1j outside shanghai-baida) is
     INVALID_ARGUMENT naming the field, and the seat's 百搭 are counted apart."""
     ts = tile_set_of(ruleset) if ruleset is not None else STANDARD
-    tiles = tiles_from_proto(pb.concealed, f"{field}.concealed")
-    ts.check_tiles(tiles, f"{field}.concealed")
-    counts, jokers = counts_and_wildcards(tiles, f"{field}.concealed")
-    melds = melds_from_proto(pb.melds, f"{field}.melds")
-    flowers = tiles_from_proto(pb.flowers, f"{field}.flowers")
-    ts.check_tiles(flowers, f"{field}.flowers")
-    check_flowers(flowers, f"{field}.flowers", dragons=ts.dragons_bonus, extras=ts.extras)
+    counts, jokers, melds, flowers = _hand_parts(pb, ts, field)
     discards = tiles_from_proto(pb.discards, f"{field}.discards")
     ts.check_tiles(discards, f"{field}.discards")
     counts_and_wildcards(discards, f"{field}.discards")
