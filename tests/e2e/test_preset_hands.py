@@ -6,7 +6,6 @@ payments plus house zero), the chips of each table sum to zero and baida wins ar
 
 from __future__ import annotations
 
-import threading
 import uuid
 
 import pytest
@@ -14,7 +13,7 @@ from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
 
 from services.gateway.domain.replay import export_hand, table_header, verify_hand
-from tests.e2e.test_bot_hands import PLAY_SECONDS, check_hiding, collect, read_log
+from tests.e2e.test_bot_hands import PLAY_SECONDS, check_hiding, read_log, subscribe_all
 from tests.support.tables import request_table
 
 pytestmark = pytest.mark.integration
@@ -32,15 +31,7 @@ def _table(stub, ruleset: str):
 def test_old_and_baida_tables_play_whole_hands(stack):
     stub = stack["stub"]
     tables = {name: _table(stub, name) for name in ("shanghai-old", "shanghai-baida")}
-    streams: dict[tuple[str, int], list] = {}
-    threads = []
-    for t in tables.values():
-        for seat, token in enumerate(t.seat_tokens):
-            buf: list = []
-            streams[(t.table_id, seat)] = buf
-            th = threading.Thread(target=collect, args=(stub, t.table_id, token, buf))
-            th.start()
-            threads.append(th)
+    streams, threads = subscribe_all(stub, tables.values())
     for th in threads:
         th.join(PLAY_SECONDS + 30)
     wildcards_seen = 0
