@@ -23,7 +23,8 @@ from services.rules.domain.win_situation import (
     win_refusal,
 )
 from shared.errors import FailedPrecondition
-from shared.hand.preset_hands import BAIDA, classify_hand, is_winning, model_of
+from shared.hand import classify, is_winning_hand
+from shared.hand.preset_hands import BAIDA, QIAOMA, classify_hand, model_of
 from shared.melds import Meld, MeldKind
 from shared.table import (
     NUM_SEATS,
@@ -77,13 +78,17 @@ def _win_on(snap: TableSnapshot, seat: int, st: SeatState, tile: int) -> WinOpti
     """The win ``tile`` makes for ``seat`` on a discard or an added kong; never under the 百搭
     model, which wins by self-draw only (no 冲, no 抢杠: RULES-presets §13.B.4)."""
     ruleset = snap.ruleset
-    if model_of(ruleset) == BAIDA:
+    model = model_of(ruleset)
+    if model == BAIDA:
         return None
     counts = list(st.concealed)
     counts[tile] += 1
-    if not is_winning(counts, st.melds, ruleset, st.wildcards):  # quick scans reject most
-        return None
-    hand = classify_hand(counts, st.melds, ruleset, st.wildcards)
+    if model == QIAOMA:  # the hot path as it was: scans, then the suit tables
+        if not is_winning_hand(counts, st.melds, ruleset):
+            return None
+        hand = classify(counts, st.melds, ruleset)
+    else:
+        hand = classify_hand(counts, st.melds, ruleset, st.wildcards)
     if hand is None:
         return None
     kind = WinKind.ROB_KONG if snap.last.kind is LastActionKind.ADDED_KONG else WinKind.DISCARD
