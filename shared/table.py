@@ -154,6 +154,7 @@ class TableSnapshot(NamedTuple):
     last: LastAction = LastAction(LastActionKind.DEAL, 0)
     first_go_around: bool = True
     claim_counts: tuple[tuple[int, ...], ...] = ((0,) * NUM_SEATS,) * NUM_SEATS
+    wild_kind: int | None = None  # 翻百搭: every tile of this kind is a 百搭 (§13.B.9)
 
     def seat(self, seat: int) -> SeatState:
         return self.seats[seat]
@@ -348,6 +349,23 @@ def acting_seat(snap: TableSnapshot) -> int | None:
     return snap.last.seat if snap.last.kind in _ACTING_KINDS else None
 
 
+def is_wild_tile(snap: TableSnapshot, tile: int | None) -> bool:
+    """A 百搭: the dedicated 1j, or a tile of the hand's flipped wild kind."""
+    return tile is not None and (tile == T.WILDCARD or tile == snap.wild_kind)
+
+
+def wild_hand(snap: TableSnapshot, st: SeatState) -> tuple[Sequence[int], int]:
+    """A seat's concealed hand as (natural counts, 百搭 held): with a flipped wild kind its
+    tiles are taken out of the counts and counted as 百搭."""
+    wild = snap.wild_kind
+    if wild is None:
+        return st.concealed, st.wildcards
+    counts = list(st.concealed)
+    jokers = counts[wild]
+    counts[wild] = 0
+    return counts, st.wildcards + jokers
+
+
 def check_snapshot(snap: TableSnapshot) -> None:
     """InvalidArgument naming the first thing that makes ``snap`` impossible: seats out of
     range, impossible melds, flowers among hand tiles, more than four copies of a kind, or a
@@ -365,6 +383,17 @@ def check_snapshot(snap: TableSnapshot) -> None:
         raise InvalidArgument("claim_counts must be 4 × 4 non-negative counts")
     last = snap.last
     ts = tile_set_of(snap.ruleset)
+    wild = snap.wild_kind
+    if wild is not None:
+        if not ts.flipped_wildcard:
+            raise InvalidArgument("a wild kind is set but the ruleset has no flipped 百搭")
+        if not ts.is_hand_kind(wild) or T.is_wildcard(wild):
+            raise InvalidArgument(f"wild kind {wild!r} is no playing kind of the set")
+        for seat, st in enumerate(snap.seats):
+            if any(wild in m.tiles for m in st.melds):
+                raise InvalidArgument(
+                    f"seat {seat} shows {T.format_tile(wild)} (百搭 this hand) in a meld"
+                )
     bad_tile = last.tile is None or not ts.is_hand_kind(last.tile)
     if last.kind is not LastActionKind.DEAL and bad_tile:
         raise InvalidArgument(f"last action {last.kind.label} needs a hand tile")

@@ -215,6 +215,7 @@ def snapshot_from_proto(
         last=last_action_from_proto(pb.last_action, f"{field}.last_action"),
         first_go_around=pb.first_go_around,
         claim_counts=tuple(tuple(row) for row in counts),
+        wild_kind=tile_from_proto_optional(pb.wild_kind, f"{field}.wild_kind"),
     )
     TB.check_snapshot(snap)
     return snap
@@ -260,6 +261,7 @@ def snapshot_to_proto(
             for b, n in enumerate(row)
             if n
         ],
+        wild_kind=0 if snap.wild_kind is None else tile_to_proto(snap.wild_kind),
     )
 
 

@@ -34,6 +34,7 @@ from shared.table import (
     TableSnapshot,
     WinKind,
     WinOption,
+    is_wild_tile,
     next_seat,
     seats_from,
 )
@@ -56,8 +57,8 @@ def claim_refusal(snap: TableSnapshot, seat: int) -> str | None:
         return f"nothing to claim: the last action is a {last.kind.label} by seat {last.seat}"
     if seat == last.seat:
         return f"seat {seat} cannot claim its own {last.kind.label.replace('_', ' ')}"
-    if last.tile is not None and not 0 <= last.tile < NUM_KINDS:
-        return f"a discarded {format_tile(last.tile)} (百搭) can never be claimed"
+    if is_wild_tile(snap, last.tile):
+        return f"a discarded {format_tile(last.tile or 0)} (百搭) can never be claimed"
     return None
 
 
@@ -166,6 +167,8 @@ def chow_refusal(snap: TableSnapshot, seat: int, low: int) -> str | None:
     if not (low >= 0 and is_suited(low) and rank_of(low) <= 7 and low <= tile <= low + 2):
         return f"no run starting at {format_tile(low)} holds {format_tile(tile)}"
     for k in (low, low + 1, low + 2):
+        if k == snap.wild_kind:
+            return f"{format_tile(k)} is 百搭 this hand: a 百搭 is never chowed"
         if k != tile and not st.concealed[k]:
             run = format_tiles((low, low + 1, low + 2))
             return f"seat {seat} lacks {format_tile(k)} for the chow {run}"
@@ -213,7 +216,7 @@ def _seat_options(snap: TableSnapshot, seat: int, tile: int, may_chow: bool) -> 
     the rule's first, cheap condition holds (the tile completes the hand; two or three of it
     held; the chow's other two held), so no refusal message is built for the usual seat that
     can do nothing with the tile. ``may_chow``: the seat is the discarder's 下家 on a discard."""
-    if tile >= NUM_KINDS:  # a 百搭 is never claimed
+    if tile >= NUM_KINDS or tile == snap.wild_kind:  # a 百搭 is never claimed
         return _NO_CLAIM[seat]
     st = snap.seats[seat]
     held = st.concealed[tile]

@@ -36,6 +36,8 @@ from shared.table import (
     WinKind,
     WinOption,
     check_seat,
+    is_wild_tile,
+    wild_hand,
 )
 from shared.tile_set import tile_set_of
 from shared.tiles import NUM_FLOWERS, NUM_KINDS, WILDCARD, format_tile
@@ -84,7 +86,7 @@ def discard_refusal(snap: TableSnapshot, seat: int, tile: int) -> str | None:
     st = snap.seats[seat]
     if not st.holds(tile):
         return f"seat {seat} does not hold {format_tile(tile)}"
-    if tile == WILDCARD and not tile_set_of(snap.ruleset).wildcard_discard:
+    if is_wild_tile(snap, tile) and not tile_set_of(snap.ruleset).wildcard_discard:
         return "a 百搭 may not be discarded here (baida_tiles.wildcard_discard is false)"
     drawn = drawn_tile(snap)
     if is_locked(st, snap.ruleset) and drawn is not None and tile != drawn:
@@ -103,9 +105,11 @@ def allowed_discards(snap: TableSnapshot, seat: int) -> tuple[int, ...]:
     if drawn is not None and is_locked(st, snap.ruleset):
         return (drawn,) if st.holds(drawn) else ()
     kinds = tuple(compress(_KINDS, st.concealed))
-    if st.wildcards and tile_set_of(snap.ruleset).wildcard_discard:
-        return (*kinds, WILDCARD)
-    return kinds
+    if not st.wildcards and snap.wild_kind is None:
+        return kinds
+    if not tile_set_of(snap.ruleset).wildcard_discard:
+        return tuple(k for k in kinds if k != snap.wild_kind)
+    return (*kinds, WILDCARD) if st.wildcards else kinds
 
 
 def declare_ready_refusal(snap: TableSnapshot, seat: int, tile: int) -> str | None:
@@ -139,6 +143,8 @@ def concealed_kong_refusal(snap: TableSnapshot, seat: int, tile: int) -> str | N
     if refusal:
         return refusal
     st = snap.seats[seat]
+    if tile == snap.wild_kind:
+        return f"{format_tile(tile)} is 百搭 this hand: a 百搭 is never konged"
     if st.concealed[tile] != 4:
         return f"seat {seat} holds {st.concealed[tile]} of {format_tile(tile)}, not 4"
     after = list(st.concealed)
@@ -183,9 +189,10 @@ def _self_draw_option(snap: TableSnapshot, seat: int) -> WinOption | None:
     turn that began with a draw."""
     st = snap.seats[seat]
     ruleset = snap.ruleset
-    if not is_winning(st.concealed, st.melds, ruleset, st.wildcards):  # quick scans reject most
+    counts, jokers = wild_hand(snap, st)
+    if not is_winning(counts, st.melds, ruleset, jokers):  # quick scans reject most
         return None
-    hand = classify_hand(st.concealed, st.melds, ruleset, st.wildcards)
+    hand = classify_hand(counts, st.melds, ruleset, jokers)
     if hand is None:
         return None
     tile = drawn_tile(snap)
@@ -193,8 +200,8 @@ def _self_draw_option(snap: TableSnapshot, seat: int) -> WinOption | None:
     if tile is None:
         # The dealer's initial 14 (天胡) has no drawn tile: its right-most tile stands for the
         # winning tile, so the win is reported and settled like any other (13 tiles + 1).
-        if st.wildcards:
-            tile = WILDCARD
+        if jokers:
+            tile = WILDCARD if st.wildcards else snap.wild_kind
         else:
             tile = max(k for k in range(NUM_KINDS) if st.concealed[k])
             waiting[tile] -= 1

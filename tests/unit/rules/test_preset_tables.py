@@ -17,7 +17,16 @@ from shared import tiles as T
 from shared.errors import FailedPrecondition, InvalidArgument
 from shared.hand import HandType
 from shared.ruleset import resolve_ruleset
-from shared.table import ConcealedKong, Discard, Pong, SeatState, Win, WinKind, check_snapshot
+from shared.table import (
+    Chow,
+    ConcealedKong,
+    Discard,
+    Pong,
+    SeatState,
+    Win,
+    WinKind,
+    check_snapshot,
+)
 from tests.unit.rules.builders import seat, table
 
 BAIDA = resolve_ruleset("shanghai-baida")
@@ -98,3 +107,56 @@ def test_neither_preset_has_eight_flowers():
         assert all(w.kind is not WinKind.EIGHT_FLOWERS for w in options.wins)
         with pytest.raises(FailedPrecondition, match="八花齐"):
             validate_action(snap, 0, Win(eight_flowers=True))
+
+
+FLIPPED = resolve_ruleset("shanghai-baida", {"baida_tiles.wildcards": "flipped"})
+FIVE_MAN = T.parse("5m")[0]
+
+
+def flipped(seats, last, wild=FIVE_MAN):
+    snap = table(seats, last, ruleset=FLIPPED, avoid="5m")
+    snap = snap._replace(wild_kind=wild)
+    check_snapshot(snap)
+    return snap
+
+
+def test_flipped_wild_tiles_complete_a_self_draw():
+    # 5m is wild this hand: 123m456p789s + 22z + 4z and a drawn 5m (百搭) pairs the 4z
+    snap = flipped({0: seat("123m456p789s2224z5m")}, ("draw", 0, "5m"))
+    options = own_turn_options(snap, 0)
+    assert [w.hand for w in options.wins] == [HandType.PING_HU]
+    assert FIVE_MAN in options.discards
+
+
+def test_flipped_wild_tiles_are_never_claimed_chowed_or_konged():
+    snap = flipped({1: seat("123m456p789s55m44z")}, ("discard", 0, "5m"))
+    assert all(not o.any for o in claim_options(snap))
+    assert "can never be claimed" in action_refusal(snap, 1, Pong())
+    chow = flipped({1: seat("34m456p789s1122z3z")}, ("discard", 0, "6m"))
+    assert "never chowed" in action_refusal(chow, 1, Chow(T.parse("4m")[0]))
+    kong = flipped({0: seat("5555m456p789s2224z")}, ("draw", 0, "4z"))
+    assert kong.seats[0].concealed[FIVE_MAN] == 4
+    assert own_turn_options(kong, 0).concealed_kongs == ()
+    assert "never konged" in action_refusal(kong, 0, ConcealedKong(FIVE_MAN))
+
+
+def test_a_wild_kind_needs_the_flipped_ruleset_and_no_meld_of_it():
+    snap = table({0: seat("123m456p789s2224z5m")}, ("draw", 0, "5m"), ruleset=BAIDA)
+    with pytest.raises(InvalidArgument, match="no flipped 百搭"):
+        check_snapshot(snap._replace(wild_kind=FIVE_MAN))
+    melded = table(
+        {0: seat("123m456p789s24z", [("pong", "555m", 1)])}, ("draw", 0, "4z"), ruleset=FLIPPED
+    )
+    with pytest.raises(InvalidArgument, match="in a meld"):
+        check_snapshot(melded._replace(wild_kind=FIVE_MAN))
+
+
+def test_the_wild_kind_and_wildcards_travel_in_the_snapshot_proto():
+    from shared.convert import rules as R
+
+    snap = flipped({0: seat("123m456p789s2224z5m")}, ("draw", 0, "5m"))
+    back = R.snapshot_from_proto(R.snapshot_to_proto(snap))
+    assert back.wild_kind == FIVE_MAN and back.seats == snap.seats
+    dedicated = table({0: wild_seat("123m456p789s2224z1j")}, ("draw", 0, "1j"), ruleset=BAIDA)
+    back = R.snapshot_from_proto(R.snapshot_to_proto(dedicated))
+    assert back.wild_kind is None and back.seats[0].wildcards == 1
