@@ -294,6 +294,8 @@ class HandEngine:
         self._reserved_tiles = int(config.ruleset.table.reserved_tiles)
         self.tile_set = tile_set_of(config.ruleset)
         self._bonus = self.tile_set.is_bonus  # 补花: flowers, and the 百搭 set's extras/dragons
+        self.wild_kind: int | None = None  # 翻百搭: the kind that is 百搭 this hand
+        self.flipped: list[int] = []  # the tiles turned up for it (set aside, indicator last)
         self.wall = wall
         self.rules = rules
         self.scoring = scoring
@@ -370,6 +372,7 @@ class HandEngine:
             self.last,
             self.first_go_around,
             self._claim_counts_tuple,
+            self.wild_kind,
         )
 
     def _then(self) -> None:
@@ -486,6 +489,8 @@ class HandEngine:
                     self.drawn[seat] = plain[-1]
             self._deal_flowers[seat] = []
             self._deal_turn += 1
+        if self.tile_set.flipped_wildcard and not self.flipped:
+            self._flip_indicator()
         self.turn = cfg.dealer
         self.last = LastAction(LastActionKind.DEAL, cfg.dealer)
         if self.ruleset.table.tile_swap:
@@ -493,6 +498,22 @@ class HandEngine:
             self._open_swap_window()
         else:
             self._prompt_own_turn(cfg.dealer)
+
+    def _flip_indicator(self) -> None:
+        """翻百搭 after the deal's 补花 (RULES-presets §13.B.9): the wall turns the indicator up
+        from the replacement end; a call that fails is made again (the wall answers a repeat
+        with the same flip) and nothing changes before it returns."""
+        turned, remaining = self.wall.flip_indicator(self.hand_id)
+        self.flipped = turned
+        self.remaining = remaining
+        self.wild_kind = self.tile_set.wild_kind_for(turned[-1])
+        self.emit(
+            "wild_flipped",
+            indicator=TILE_TEXT[turned[-1]],
+            wild=TILE_TEXT[self.wild_kind],
+            set_aside=T.format_tiles(turned[:-1], sort=False),
+            tiles_left=remaining,
+        )
 
     def _replacement_rounds(
         self, seat: int, flowers: list[int], number: int | None = None
@@ -1043,6 +1064,7 @@ class HandEngine:
             last_tile=win_kind == WinKind.SELF_DRAW and self.remaining <= self._reserved_tiles,
             replacement_after="flower" if self.replaced_flower else "kong",
             feeder_hand=self._feeder_hand(from_seat, win_kind, wins[0][1].win_tile),
+            wild_indicator=self.flipped[-1] if self.flipped else None,
         )
         self.settlement = self.scoring.settle_win(facts)
         reveal = self.wall.reveal(self.hand_id)
@@ -1157,7 +1179,7 @@ class HandEngine:
     def tiles_accounted(self) -> int:
         """Tiles in hands, melds, flowers, unclaimed discards and the wall: always the set's
         144 (152 or 148 in the 百搭 sets)."""
-        n = self.remaining + (1 if self.robbed_tile is not None else 0)
+        n = self.remaining + (1 if self.robbed_tile is not None else 0) + len(self.flipped)
         for s in self.seats:
             n += sum(s.counts) + sum(len(m.tiles) for m in s.melds) + len(s.flowers)
             n += len(s.discards) - s.claimed
