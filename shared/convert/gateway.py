@@ -376,6 +376,15 @@ def event_to_proto(seq: int, t: int, kind: str, d: dict[str, Any]) -> pb.Event:
                 count=d.get("count", len(T.parse(buried))),
             )
         )
+    elif kind == "wild_flipped":
+        e.wild_flipped.CopyFrom(
+            pb.WildFlipped(
+                indicator=_tile(d["indicator"]),
+                wild=_tile(d["wild"]),
+                set_aside=_tiles(d["set_aside"]),
+                tiles_left=d["tiles_left"],
+            )
+        )
     elif kind == "timed_out":
         e.timed_out.CopyFrom(
             pb.TimedOut(seat=_seat(d["seat"]), kind=PROMPT_KINDS[d["kind"]], in_a_row=d["in_a_row"])
