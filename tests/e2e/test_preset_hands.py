@@ -21,17 +21,20 @@ pytestmark = pytest.mark.integration
 HANDS = 6
 
 
-def _table(stub, ruleset: str):
+def _table(stub, ruleset: str, options: dict | None = None):
     seats = [
         pb.SeatAssignment(player_id=f"{ruleset[9:12]}{i}-{uuid.uuid4().hex[:6]}") for i in range(4)
     ]
-    return request_table(stub, seats, ruleset=ruleset, max_hands=HANDS, tag="presets")
+    return request_table(
+        stub, seats, ruleset=ruleset, options=options, max_hands=HANDS, tag="presets"
+    )
 
 
 def test_old_and_baida_tables_play_whole_hands(stack):
     stub = stack["stub"]
     tables = {name: _table(stub, name) for name in ("shanghai-old", "shanghai-baida")}
-    streams, threads = subscribe_all(stub, tables.values())
+    flipped = _table(stub, "shanghai-baida", {"baida_tiles.wildcards": "flipped"})
+    streams, threads = subscribe_all(stub, [*tables.values(), flipped])
     for th in threads:
         th.join(PLAY_SECONDS + 30)
     wildcards_seen = 0
@@ -57,3 +60,13 @@ def test_old_and_baida_tables_play_whole_hands(stack):
                 if e.WhichOneof("kind") == "tile_drawn":
                     wildcards_seen += e.tile_drawn.tile == common_pb2.TILE_1J
     assert wildcards_seen > 0, "no seat drew a 百搭 in six baida hands"
+    log = read_log(stack["db"], flipped.table_id)
+    assert log[-1][2] == "table_finished" and sum(log[-1][3]["chips"]) == 0
+    header = table_header(flipped.table_id, log)
+    for hid in [d["hand_id"] for _, _, k, d in log if k == "hand_started"]:
+        verdict = verify_hand(export_hand(header, log, hid))
+        assert verdict.ok, f"flipped {hid}: {verdict.problems}"
+    assert len([d for _, _, k, d in log if k == "wild_flipped"]) == HANDS
+    for seat in range(4):
+        events = streams[(flipped.table_id, seat)]
+        assert sum(e.WhichOneof("kind") == "wild_flipped" for e in events) == HANDS

@@ -74,6 +74,11 @@ class InProcessWall:
         event = hand.draw_replacement(seat)
         return WallDraw(event.tiles[0], hand.wall.remaining)
 
+    def flip_indicator(self, hand_id: str) -> tuple[list[int], int]:
+        self.counter.wall += 1
+        hand = self.hands[hand_id]
+        return list(hand.flip_indicator().tiles), hand.wall.remaining
+
     def swap(self, hand_id: str, seat: int, buried: list[int], number: int = 0) -> list[int]:
         self.counter.wall += 1
         return list(self.hands[hand_id].swap(seat, buried).tiles)
@@ -178,6 +183,7 @@ def win_input_of(facts: HandFacts):
         feeder_hand=None
         if facts.feeder_hand is None
         else scoring_domain.FeederHand(*facts.feeder_hand),
+        wild_indicator=facts.wild_indicator,
     )
 
 

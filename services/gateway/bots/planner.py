@@ -201,7 +201,8 @@ def best_discard(
     """
     honors = allowed_honors(view.ruleset)
     counts = list(concealed)
-    kinds = sorted(k for k in set(allowed) if k < NUM_KINDS)  # a 百搭 is kept (plan.py)
+    # a 百搭 (1j, or a tile of the flipped wild kind) is kept (plan.py)
+    kinds = sorted(k for k in set(allowed) if k < NUM_KINDS and k != view.wild_kind)
     if not kinds:
         return allowed[0], None
     plans = feasible_plans(melds, counts, honors, plan_family(view.ruleset))

@@ -64,6 +64,10 @@ class WallPort(Protocol):
 
     def reveal(self, hand_id: str) -> WallReveal: ...
 
+    def flip_indicator(self, hand_id: str) -> tuple[list[int], int]:
+        """翻百搭: the tiles turned up (bonus tiles set aside, the indicator last) and the tiles
+        left; the same answer when repeated."""
+
 
 class RulesPort(Protocol):
     def own_turn_options(self, snapshot: TableSnapshot, seat: int) -> OwnTurnOptions: ...
@@ -111,6 +115,7 @@ class HandFacts:
     last_tile: bool = False
     replacement_after: str = "kong"
     feeder_hand: tuple[tuple[int, ...], tuple[Meld, ...]] | None = None
+    wild_indicator: int | None = None  # 翻百搭: the indicator turned up
 
 
 @dataclass(frozen=True, slots=True)

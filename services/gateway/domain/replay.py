@@ -43,6 +43,7 @@ ENGINE_KINDS = frozenset(
         "prompt",
         "action",
         "tiles_swapped",
+        "wild_flipped",
         "win_declared",
         "hand_result",
         "seed_revealed",
@@ -106,9 +107,11 @@ class _ReplayWall:
         tail: list[int],
         seed: dict,
         swaps: list[list[int]],
+        flip: dict | None = None,
     ):
         self.started, self.dealt, self.seed = started, dealt, seed
         self.live, self.tail, self.swaps = deque(live), deque(tail), deque(swaps)
+        self.flip = flip or {}  # the recorded wild_flipped event (翻百搭)
         self.remaining = 0
 
     def new_hand(self, ruleset_name, overrides, dealer, request_id) -> WallHand:
@@ -140,6 +143,13 @@ class _ReplayWall:
 
     def reveal(self, hand_id) -> WallReveal:
         return WallReveal(self.seed.get("seed", ""), self.seed.get("commitment", ""))
+
+    def flip_indicator(self, hand_id) -> tuple[list[int], int]:
+        if not self.flip:
+            raise DomainError("the record has no 百搭 indicator here")
+        turned = [*T.parse(self.flip["set_aside"]), *T.parse(self.flip["indicator"])]
+        self.remaining = self.flip["tiles_left"]
+        return turned, self.remaining
 
 
 def wall_record(
@@ -176,6 +186,9 @@ def wall_record(
         elif kind == "tile_drawn":
             kind_w = "replacement" if d["replacement"] else "draw"
             events.append({"kind": kind_w, "seat": d["seat"], "tiles": d["tile"]})
+        elif kind == "wild_flipped":
+            turned = d["set_aside"] + d["indicator"]
+            events.append({"kind": "indicator", "seat": dealer, "tiles": turned})
     return {
         "seed": seed.get("seed", ""),
         "commitment": started["commitment"],
@@ -244,7 +257,13 @@ def verify_hand(records: list[dict[str, Any]], *, rules=None, scoring=None) -> V
     live, tail = _draw_queues(wall)
     swaps = [T.parse(r["data"]["taken"]) for r in events if r["kind"] == "tiles_swapped"]
     replay_wall = _ReplayWall(
-        started, by_kind["tiles_dealt"], live, tail, by_kind.get("seed_revealed", {}), swaps
+        started,
+        by_kind["tiles_dealt"],
+        live,
+        tail,
+        by_kind.get("seed_revealed", {}),
+        swaps,
+        by_kind.get("wild_flipped"),
     )
     produced: list[tuple[str, dict[str, Any]]] = []
     steps: deque[Callable[[], None]] = deque()  # what follows each action (service calls)

@@ -51,8 +51,11 @@ class ResumingWall:
         self.live: deque[int] = deque()
         self.tail: deque[int] = deque()
         self.swaps: deque[list[int]] = deque()
+        self.flip: list[int] | None = None  # the recorded 翻百搭 flip
         for e in record["events"]:
-            if e["kind"] == "draw":
+            if e["kind"] == "indicator":
+                self.flip = T.parse(e["tiles"])
+            elif e["kind"] == "draw":
                 self.live.extend(T.parse(e["tiles"]))
             elif e["kind"] == "replacement":
                 self.tail.extend(T.parse(e["tiles"]))
@@ -79,6 +82,13 @@ class ResumingWall:
             self.remaining -= 1
             return WallDraw(self.tail.popleft(), self.remaining)
         return self.live_wall.draw_replacement(hand_id, seat, number)
+
+    def flip_indicator(self, hand_id) -> tuple[list[int], int]:
+        if self.flip is not None:
+            turned, self.flip = self.flip, None
+            self.remaining -= len(turned)
+            return turned, self.remaining
+        return self.live_wall.flip_indicator(hand_id)
 
     def swap(self, hand_id, seat, buried, number) -> list[int]:
         if self.swaps:

@@ -64,15 +64,33 @@ def test_random_bots_play_both_presets(seed, preset):
         assert all(w["win_kind"] == "self_draw" for w in wins)
 
 
+@settings(max_examples=4, deadline=None)
+@given(seed=st.integers(0, 10_000), same=st.booleans())
+def test_random_bots_play_the_flipped_wildcard(seed, same):
+    overrides = {"baida_tiles.wildcards": "flipped"}
+    if same:
+        overrides["baida_tiles.flipped_wild"] = "same"
+    log = play("shanghai-baida", overrides, "random", seed, 2)
+    flips = [d for _, _, k, d in log if k == "wild_flipped"]
+    assert len(flips) == 2 and all(d["wild"] for d in flips)
+
+
 @pytest.mark.parametrize(
     ("preset", "overrides"),
     [
         ("shanghai-old", {}),
         ("shanghai-baida", {}),
         ("shanghai-baida", {"baida_tiles.extra_bonus_tiles": "false"}),
+        ("shanghai-baida", {"baida_tiles.wildcards": "flipped"}),
+        (
+            "shanghai-baida",
+            {"baida_tiles.wildcards": "flipped", "baida_tiles.flipped_wild": "same"},
+        ),
     ],
 )
 def test_the_planner_finishes_hands_of_each_preset(preset, overrides):
     log = play(preset, overrides, "planner", 7, 4)
     results = [d for _, _, k, d in log if k == "hand_result"]
     assert len(results) == 4
+    flips = [d for _, _, k, d in log if k == "wild_flipped"]
+    assert len(flips) == (4 if overrides.get("baida_tiles.wildcards") == "flipped" else 0)
