@@ -22,14 +22,17 @@ RULESET_DIR = Path(__file__).parent / "rulesets"
 
 # Presets named in RULES.md §13 that have no working rules yet: asking for one says so.
 LISTED_NOT_IMPLEMENTED = {
-    "shanghai-old": "counted in 番 and 户 (RULES §13); not implemented yet",
-    "shanghai-baida": "百搭 wildcards (RULES §13); not implemented yet",
     "laxihu": "拉西胡 is named in seed 000 with no rules (RULES §13)",
 }
 
 _ENUM_OPTIONS = {
     ("table", "multi_win_dealer"): ("nearest_winner", "seat_after_nearest_winner"),
+    ("table", "scoring_model"): ("qiaoma", "old", "baida"),
+    ("table", "tile_set"): ("standard", "baida"),
     ("payment", "chengbao_style"): ("qiaoma", "classic"),
+    ("old_payment", "discard_payment"): ("chuchong", "baochong", "discarder_only"),
+    ("baida_tiles", "wildcards"): ("dedicated", "flipped"),
+    ("baida_tiles", "flipped_wild"): ("next", "same"),
 }
 
 
@@ -129,7 +132,26 @@ def _coerce(path: str, current: Any, value: Any) -> Any:
 
 
 def _build(name: str, description: str, data: Mapping[str, Mapping[str, Any]]) -> Ruleset:
+    _check_combination(name, data)
     return Ruleset(name, description, {s: Section(s, v) for s, v in data.items()})
+
+
+def _check_combination(name: str, data: Mapping[str, Mapping[str, Any]]) -> None:
+    """Options that cannot go together (RULES-presets §13.1, §13.D): the 百搭 set is scored
+    only by the 百搭 model (no other model values a wildcard), and the 户/番 and 百搭 games have
+    no 敲."""
+    table = data.get("table", {})
+    model = table.get("scoring_model", "qiaoma")
+    if table.get("tile_set", "standard") == "baida" and model != "baida":
+        raise RulesetError(
+            f"ruleset {name!r}: table.tile_set 'baida' needs table.scoring_model 'baida' "
+            f"(got {model!r}): only the 百搭 model scores wildcard hands"
+        )
+    if model in ("old", "baida") and data.get("ready", {}).get("require_declare_ready"):
+        raise RulesetError(
+            f"ruleset {name!r}: ready.require_declare_ready must be false under "
+            f"table.scoring_model {model!r}: that game has no 敲 (RULES-presets §13.1)"
+        )
 
 
 # A preset name as it may come from a request: a file name in RULESET_DIR, never a path.

@@ -8,8 +8,10 @@ and several times cheaper to build than frozen dataclasses (which set each field
 domain (``services/rules/domain``) decides on them and ``services/rules/convert.py`` converts them
 to and from protobuf.
 
-Tiles are kinds (:mod:`shared.tiles`); a seat's concealed hand is a 34-count tuple. A snapshot
-holds only what the rules need and nothing secret beyond the concealed hands: no wall order.
+Tiles are kinds (:mod:`shared.tiles`); a seat's concealed hand is a 34-count tuple of natural
+tiles plus ``wildcards``, the 百搭 ``1j`` it holds (shanghai-baida, RULES-presets §13.B.3). A
+snapshot holds only what the rules need and nothing secret beyond the concealed hands: no wall
+order.
 
 Hand sizes: a seat waiting between turns holds ``13 - 3 × melds`` concealed tiles (a kong counts
 as one set); the seat to act after a draw, after a chow/pong, or the dealer at the start holds
@@ -36,6 +38,7 @@ from shared.hand.input import (
 )
 from shared.melds import Meld, MeldKind
 from shared.ruleset import Ruleset
+from shared.tile_set import check_hand_kinds, tile_set_of
 from shared.tiles import NUM_KINDS
 
 NUM_SEATS = 4
@@ -84,6 +87,10 @@ class LastActionKind(enum.IntEnum):
         return self.name.lower()
 
 
+# What may be done with a 百搭: drawn and discarded, never claimed or melded.
+_WILDCARD_ACTIONS = (LastActionKind.DRAW, LastActionKind.REPLACEMENT_DRAW, LastActionKind.DISCARD)
+
+
 class LastAction(NamedTuple):
     kind: LastActionKind
     seat: int
@@ -105,10 +112,17 @@ class SeatState(NamedTuple):
     declared_ready: bool = False  # 敲
     missed_wins: frozenset[int] = frozenset()  # 漏胡 marks
     has_drawn: bool = False
+    wildcards: int = 0  # 百搭 1j held (concealed; never in a meld)
 
     @property
     def concealed_count(self) -> int:
-        return sum(self.concealed)
+        return sum(self.concealed) + self.wildcards
+
+    def holds(self, tile: int) -> bool:
+        """Whether the concealed hand holds a ``tile`` (a natural kind or 1j)."""
+        if tile == T.WILDCARD:
+            return self.wildcards > 0
+        return 0 <= tile < NUM_KINDS and self.concealed[tile] > 0
 
     @property
     def set_count(self) -> int:
@@ -143,6 +157,7 @@ class TableSnapshot(NamedTuple):
     last: LastAction = LastAction(LastActionKind.DEAL, 0)
     first_go_around: bool = True
     claim_counts: tuple[tuple[int, ...], ...] = ((0,) * NUM_SEATS,) * NUM_SEATS
+    wild_kind: int | None = None  # 翻百搭: every tile of this kind is a 百搭 (§13.B.9)
 
     def seat(self, seat: int) -> SeatState:
         return self.seats[seat]
@@ -356,6 +371,23 @@ def acting_seat(snap: TableSnapshot) -> int | None:
     return snap.last.seat if snap.last.kind in _ACTING_KINDS else None
 
 
+def is_wild_tile(snap: TableSnapshot, tile: int | None) -> bool:
+    """A 百搭: the dedicated 1j, or a tile of the hand's flipped wild kind."""
+    return tile is not None and (tile == T.WILDCARD or tile == snap.wild_kind)
+
+
+def wild_hand(snap: TableSnapshot, st: SeatState) -> tuple[Sequence[int], int]:
+    """A seat's concealed hand as (natural counts, 百搭 held): with a flipped wild kind its
+    tiles are taken out of the counts and counted as 百搭."""
+    wild = snap.wild_kind
+    if wild is None:
+        return st.concealed, st.wildcards
+    counts = list(st.concealed)
+    jokers = counts[wild]
+    counts[wild] = 0
+    return counts, st.wildcards + jokers
+
+
 def check_snapshot(snap: TableSnapshot) -> None:
     """InvalidArgument naming the first thing that makes ``snap`` impossible: seats out of
     range, impossible melds, flowers among hand tiles, more than four copies of a kind, or a
@@ -372,9 +404,23 @@ def check_snapshot(snap: TableSnapshot) -> None:
     ):
         raise InvalidArgument("claim_counts must be 4 × 4 non-negative counts")
     last = snap.last
-    bad_tile = last.tile is None or not T.is_valid_kind(last.tile) or T.is_flower(last.tile)
+    ts = tile_set_of(snap.ruleset)
+    wild = snap.wild_kind
+    if wild is not None:
+        if not ts.flipped_wildcard:
+            raise InvalidArgument("a wild kind is set but the ruleset has no flipped 百搭")
+        if not ts.is_hand_kind(wild) or T.is_wildcard(wild):
+            raise InvalidArgument(f"wild kind {wild!r} is no playing kind of the set")
+        for seat, st in enumerate(snap.seats):
+            if any(wild in m.tiles for m in st.melds):
+                raise InvalidArgument(
+                    f"seat {seat} shows {T.format_tile(wild)} (百搭 this hand) in a meld"
+                )
+    bad_tile = last.tile is None or not ts.is_hand_kind(last.tile)
     if last.kind is not LastActionKind.DEAL and bad_tile:
         raise InvalidArgument(f"last action {last.kind.label} needs a hand tile")
+    if last.tile == T.WILDCARD and last.kind not in _WILDCARD_ACTIONS:
+        raise InvalidArgument(f"a 百搭 is never {last.kind.label}ed (RULES-presets §13.B.3)")
     if last.seat != snap.turn:  # the seat to act, or whose tile is being claimed
         raise InvalidArgument(
             f"last action {last.kind.label} by seat {last.seat} but turn is seat {snap.turn}"
@@ -384,14 +430,17 @@ def check_snapshot(snap: TableSnapshot) -> None:
     actor = acting_seat(snap)
     total = [0] * NUM_KINDS
     all_flowers: list[int] = []
+    wildcards = 0
     for seat, st in enumerate(snap.seats):
         what = f"seat {seat}"
         want = COMPLETE_SIZE if seat == actor else WAITING_SIZE
-        check_hand(st.concealed, st.melds, (want,), what)
-        check_flowers(st.flowers, f"{what} flowers")
+        check_hand(st.concealed, st.melds, (want,), what, st.wildcards)
+        check_hand_kinds(ts, st.concealed, st.melds, st.wildcards, what)
+        check_flowers(st.flowers, f"{what} flowers", dragons=ts.dragons_bonus, extras=ts.extras)
         all_flowers.extend(st.flowers)
+        wildcards += st.wildcards + st.discards.count(T.WILDCARD)
         for k in list(st.discards) + list(st.missed_wins):
-            if not T.is_valid_kind(k) or T.is_flower(k):
+            if not T.is_valid_kind(k) or not ts.is_hand_kind(k):
                 raise InvalidArgument(f"{what}: discards and 漏胡 marks are hand tiles, got {k!r}")
         for k, n in enumerate(held_counts(st.concealed, st.melds)):
             total[k] += n
@@ -401,14 +450,16 @@ def check_snapshot(snap: TableSnapshot) -> None:
                 f"the hands hold {n} copies of {T.format_tile(k)}; there are only {T.COPIES}",
                 tile=T.format_tile(k),
             )
-    check_flowers(all_flowers, "flowers of all seats")
+    if wildcards > T.COPIES:
+        raise InvalidArgument(f"the table holds {wildcards} 百搭; the set has {T.COPIES}")
+    check_flowers(all_flowers, "flowers of all seats", dragons=ts.dragons_bonus, extras=ts.extras)
     if last.kind in (LastActionKind.DRAW, LastActionKind.REPLACEMENT_DRAW):
         assert last.tile is not None
-        if not snap.seats[last.seat].concealed[last.tile]:
+        if not snap.seats[last.seat].holds(last.tile):
             raise InvalidArgument(
                 f"seat {last.seat} drew {T.format_tile(last.tile)} but does not hold it"
             )
-    if last.kind is LastActionKind.DISCARD:
+    if last.kind is LastActionKind.DISCARD and last.tile != T.WILDCARD:
         assert last.tile is not None
         if total[last.tile] >= T.COPIES:
             raise InvalidArgument(

@@ -11,10 +11,16 @@ index  notation  tiles
 27-30  1z-4z     winds 东 南 西 北
 31-33  5z-7z     dragons 白 发 中
 34-41  1f-8f     flowers 春 夏 秋 冬 梅 兰 竹 菊 (one copy each)
+42-45  1a-4a     extra bonus tiles 老鼠 财神 猫 聚宝盆 (one copy each; RULES-presets §13.0)
+46     1j        百搭 wildcard (four copies; RULES-presets §13.0)
 ====== ========= ===========================================
 
 The protobuf ``Tile`` enum is the kind plus one (``TILE_UNSPECIFIED = 0``). Hands are usually
-handled as *count arrays*: a list of 34 ints, ``counts[kind]`` = copies held.
+handled as *count arrays*: a list of 34 ints, ``counts[kind]`` = copies held. The count arrays
+cover the playing kinds only: a hand's 百搭 are counted on their own (an int beside the array),
+so natural-hand code never sees a wildcard and its arrays and tables keep their size. Which of
+the kinds a table uses is the ruleset's (``shared/tile_set.py``): ``1a``-``4a`` and ``1j``
+exist only in ``shanghai-baida``.
 """
 
 from __future__ import annotations
@@ -24,15 +30,18 @@ from collections.abc import Iterable, Sequence
 NUM_KINDS = 34  # suited and honor kinds, four copies each
 NUM_FLOWERS = 8
 FLOWER_BASE = 34
-NUM_TILE_KINDS = NUM_KINDS + NUM_FLOWERS  # 42
+NUM_EXTRAS = 4
+EXTRA_BASE = 42  # 1a-4a 老鼠 财神 猫 聚宝盆
+WILDCARD = 46  # 1j 百搭
+NUM_TILE_KINDS = 47  # 1m … 8f, 1a … 4a, 1j
 COPIES = 4
-WALL_SIZE = NUM_KINDS * COPIES + NUM_FLOWERS  # 144
+WALL_SIZE = NUM_KINDS * COPIES + NUM_FLOWERS  # 144: the standard set of RULES §1
 
-MAN, PIN, SOU, HONOR, FLOWER = 0, 1, 2, 3, 4
-SUIT_LETTERS = "mpszf"
+MAN, PIN, SOU, HONOR, FLOWER, EXTRA, JOKER = 0, 1, 2, 3, 4, 5, 6
+SUIT_LETTERS = "mpszfaj"
 _SUIT_OF_LETTER = {letter: i for i, letter in enumerate(SUIT_LETTERS)}
-_RANKS_IN_SUIT = (9, 9, 9, 7, 8)
-_SUIT_BASE = (0, 9, 18, 27, 34)
+_RANKS_IN_SUIT = (9, 9, 9, 7, 8, 4, 1)
+_SUIT_BASE = (0, 9, 18, 27, 34, 42, 46)
 
 EAST, SOUTH, WEST, NORTH, WHITE, GREEN, RED = range(27, 34)
 WINDS = (EAST, SOUTH, WEST, NORTH)
@@ -44,6 +53,8 @@ _NAMES_ZH = (
     + [f"{n}条" for n in "一二三四五六七八九"]
     + ["东", "南", "西", "北", "白", "发", "中"]
     + ["春", "夏", "秋", "冬", "梅", "兰", "竹", "菊"]
+    + ["老鼠", "财神", "猫", "聚宝盆"]
+    + ["百搭"]
 )
 
 
@@ -52,21 +63,26 @@ class NotationError(ValueError):
 
 
 def kind(suit: int, rank: int) -> int:
-    """Kind index of ``rank`` (1-based) in ``suit`` (MAN, PIN, SOU, HONOR, FLOWER)."""
+    """Kind index of ``rank`` (1-based) in ``suit`` (MAN, PIN, SOU, HONOR, FLOWER, EXTRA,
+    JOKER)."""
     if not 1 <= rank <= _RANKS_IN_SUIT[suit]:
         raise ValueError(f"rank {rank} out of range for suit {SUIT_LETTERS[suit]}")
     return _SUIT_BASE[suit] + rank - 1
 
 
 def suit_of(k: int) -> int:
-    """Suit of a kind: MAN, PIN, SOU, HONOR or FLOWER."""
+    """Suit of a kind: MAN, PIN, SOU, HONOR, FLOWER, EXTRA or JOKER."""
     if k < 27:
         return k // 9
-    return HONOR if k < FLOWER_BASE else FLOWER
+    if k < FLOWER_BASE:
+        return HONOR
+    if k < EXTRA_BASE:
+        return FLOWER
+    return EXTRA if k < WILDCARD else JOKER
 
 
 def rank_of(k: int) -> int:
-    """1-based rank of a kind within its suit (1z = East … 7z = Red, 1f … 8f)."""
+    """1-based rank of a kind within its suit (1z = East … 7z = Red, 1f … 8f, 1a … 4a, 1j)."""
     return k - _SUIT_BASE[suit_of(k)] + 1
 
 
@@ -89,7 +105,28 @@ def is_dragon(k: int) -> bool:
 
 def is_flower(k: int) -> bool:
     """花 flower tile 1f-8f."""
-    return FLOWER_BASE <= k < NUM_TILE_KINDS
+    return FLOWER_BASE <= k < EXTRA_BASE
+
+
+def is_extra(k: int) -> bool:
+    """老鼠 财神 猫 聚宝盆 extra bonus tile 1a-4a (shanghai-baida)."""
+    return EXTRA_BASE <= k < WILDCARD
+
+
+def is_bonus(k: int) -> bool:
+    """A tile that is never held (a flower or an extra); which dragons are bonus tiles too is
+    the ruleset's (``shared.tile_set``)."""
+    return FLOWER_BASE <= k < WILDCARD
+
+
+def is_wildcard(k: int) -> bool:
+    """百搭 wildcard tile 1j (shanghai-baida)."""
+    return k == WILDCARD
+
+
+def is_playing(k: int) -> bool:
+    """A suited or honor kind: one of the 34 entries of a count array."""
+    return 0 <= k < NUM_KINDS
 
 
 def is_valid_kind(k: object) -> bool:
@@ -97,8 +134,8 @@ def is_valid_kind(k: object) -> bool:
 
 
 def copies_of(k: int) -> int:
-    """How many copies of a kind the full set holds: 4, or 1 for a flower."""
-    return 1 if is_flower(k) else COPIES
+    """How many copies of a kind a set holding it has: 4, or 1 for a flower or an extra."""
+    return 1 if is_bonus(k) else COPIES
 
 
 def name_zh(k: int) -> str:
@@ -106,10 +143,15 @@ def name_zh(k: int) -> str:
     return _NAMES_ZH[k]
 
 
-def canonical_set() -> list[int]:
-    """The 144 tiles in canonical order: each suited/honor kind ×4, then the 8 flowers."""
+def canonical_set(extras: bool = False, wildcards: bool = False) -> list[int]:
+    """The tiles of a set in canonical order: each suited/honor kind ×4, the 8 flowers, then
+    with ``extras`` 1a-4a once each and with ``wildcards`` 1j ×4 (144, 148 or 152 tiles)."""
     tiles = [k for k in range(NUM_KINDS) for _ in range(COPIES)]
-    tiles.extend(range(FLOWER_BASE, NUM_TILE_KINDS))
+    tiles.extend(range(FLOWER_BASE, EXTRA_BASE))
+    if extras:
+        tiles.extend(range(EXTRA_BASE, WILDCARD))
+    if wildcards:
+        tiles.extend([WILDCARD] * COPIES)
     return tiles
 
 
@@ -176,7 +218,8 @@ def format_tile(k: int) -> str:
 
 
 def to_counts(tiles: Iterable[int]) -> list[int]:
-    """Count array of the 34 suited/honor kinds; flowers are not counted here."""
+    """Count array of the 34 suited/honor kinds; bonus tiles and 百搭 are not counted here
+    (:func:`count_wildcards` counts the 百搭)."""
     counts = [0] * NUM_KINDS
     for k in tiles:
         if k < NUM_KINDS:
@@ -184,15 +227,22 @@ def to_counts(tiles: Iterable[int]) -> list[int]:
     return counts
 
 
-def from_counts(counts: Sequence[int]) -> list[int]:
-    """Kinds in canonical order from a count array."""
-    return [k for k, n in enumerate(counts) for _ in range(n)]
+def count_wildcards(tiles: Iterable[int]) -> int:
+    """How many 百搭 ``1j`` are among ``tiles``."""
+    return sum(1 for k in tiles if k == WILDCARD)
+
+
+def from_counts(counts: Sequence[int], wildcards: int = 0) -> list[int]:
+    """Kinds in canonical order from a count array, then ``wildcards`` × 1j."""
+    tiles = [k for k, n in enumerate(counts) for _ in range(n)]
+    tiles.extend([WILDCARD] * wildcards)
+    return tiles
 
 
 def parse_counts(text: str) -> list[int]:
-    """Parse mpsz into a 34-count array; flowers in the text are an error."""
+    """Parse mpsz into a 34-count array; bonus tiles and 百搭 in the text are an error."""
     tiles = parse(text)
     for k in tiles:
-        if is_flower(k):
-            raise NotationError(f"flower {format_tile(k)} where only hand tiles are allowed")
+        if not is_playing(k):
+            raise NotationError(f"{format_tile(k)} where only natural hand tiles are allowed")
     return to_counts(tiles)

@@ -1,7 +1,9 @@
 """``mahjong`` subcommands of the rules service.
 
 ``mahjong judge [FILE|-]`` reads hands in the rule-vector format (tests/vectors/README.md: one
-JSON object per line with ``concealed`` and ``melds`` in mpsz, optional ``ruleset``; other keys
+JSON object per line with ``concealed`` and ``melds`` in mpsz, optional ``ruleset`` and
+``options`` (``{"section.option": value}``; RULES-presets §13.0: ``1j`` 百搭 in ``concealed``
+under shanghai-baida, and ``1j`` ending the waits when a drawn 百搭 completes the hand); other keys
 such as ``name`` and ``expect`` are ignored) and prints one JSON object per line with the keys of
 ``expect``: ``{"waits": "45z"}`` for a 13-tile hand, ``{"hand": "full_flush"}`` (or null) for a
 14-tile hand. A line that cannot be judged prints ``{"error": "..."}`` naming the problem; the
@@ -17,9 +19,10 @@ from typing import Any, TextIO
 
 from services.rules.domain import evaluate_hand, hand_waits
 from shared.errors import InvalidArgument
-from shared.hand.input import COMPLETE_SIZE, check_hand, counts_from_tiles
+from shared.hand.input import COMPLETE_SIZE, check_hand, counts_and_wildcards
 from shared.melds import Meld
 from shared.ruleset import RulesetError, resolve_ruleset
+from shared.tile_set import tile_set_of
 from shared.tiles import NotationError, format_tiles, parse
 
 
@@ -40,17 +43,19 @@ def judge_line(obj: Any) -> dict[str, Any]:
         concealed = obj.get("concealed", "")
         if not isinstance(concealed, str):
             raise InvalidArgument("concealed must be an mpsz string such as '123m55z'")
-        counts = counts_from_tiles(parse(concealed), "concealed tiles")
+        tiles = parse(concealed)
+        tile_set_of(ruleset).check_tiles(tiles, "concealed")
+        counts, jokers = counts_and_wildcards(tiles, "concealed tiles")
         melds_in = obj.get("melds") or []
         if not isinstance(melds_in, list):
             raise InvalidArgument("melds must be a list of {kind, tiles, from}")
         melds = [Meld.from_json(m) for m in melds_in]
     except (NotationError, RulesetError, ValueError, KeyError, TypeError) as exc:
         raise InvalidArgument(str(exc)) from None
-    if check_hand(counts, melds) == COMPLETE_SIZE:
-        hand = evaluate_hand(counts, melds, ruleset).hand
+    if check_hand(counts, melds, jokers=jokers) == COMPLETE_SIZE:
+        hand = evaluate_hand(counts, melds, ruleset, jokers=jokers).hand
         return {"hand": None if hand is None else hand.label}
-    return {"waits": format_tiles(hand_waits(counts, melds, ruleset))}
+    return {"waits": format_tiles(hand_waits(counts, melds, ruleset, jokers))}
 
 
 def judge_stream(lines: TextIO, out: TextIO) -> int:

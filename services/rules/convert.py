@@ -32,9 +32,10 @@ from shared.convert.common import (
 from shared.errors import InvalidArgument
 from shared.hand import HandType
 from shared.hand.decomposition import Decomposition
-from shared.hand.input import check_flowers, counts_from_tiles
+from shared.hand.input import check_flowers, counts_and_wildcards, counts_from_tiles
 from shared.melds import Meld
 from shared.ruleset import Ruleset, load_ruleset
+from shared.tile_set import STANDARD, TileSet, check_hand_kinds, tile_set_of
 from shared.tiles import from_counts
 
 _LAST_KIND_FROM_PROTO = {int(k): k for k in TB.LastActionKind}
@@ -55,11 +56,42 @@ def hand_from_proto(
     return concealed, melds, flowers
 
 
+def ruleset_hand_from_proto(
+    pb: rules_pb2.Hand, ruleset: Ruleset, field: str = "hand"
+) -> tuple[list[int], int, list[Meld], list[int]]:
+    """(natural concealed counts, 百搭 held, melds, flowers) of a ``Hand`` judged under
+    ``ruleset``: a tile its set does not have (1a-4a or 1j outside shanghai-baida), a bonus tile
+    held (a dragon in the 百搭 set) or a bonus tile of another set among the flowers is
+    INVALID_ARGUMENT naming the field."""
+    ts = tile_set_of(ruleset)
+    counts, jokers, melds, flowers = _hand_parts(pb, ts, field)
+    check_hand_kinds(ts, counts, melds, jokers, field)
+    return counts, jokers, melds, flowers
+
+
+def _hand_parts(
+    pb: rules_pb2.Hand | rules_pb2.SeatState, ts: TileSet, field: str
+) -> tuple[list[int], int, list[Meld], list[int]]:
+    """Concealed counts and 百搭, melds and flowers of a hand or a seat, each tile checked
+    against the tile set ``ts``."""
+    tiles = tiles_from_proto(pb.concealed, f"{field}.concealed")
+    ts.check_tiles(tiles, f"{field}.concealed")
+    counts, jokers = counts_and_wildcards(tiles, f"{field}.concealed")
+    melds = melds_from_proto(pb.melds, f"{field}.melds")
+    flowers = tiles_from_proto(pb.flowers, f"{field}.flowers")
+    ts.check_tiles(flowers, f"{field}.flowers")
+    check_flowers(flowers, f"{field}.flowers", dragons=ts.dragons_bonus, extras=ts.extras)
+    return counts, jokers, melds, flowers
+
+
 def hand_to_proto(
-    counts: Sequence[int], melds: Sequence[Meld] = (), flowers: Sequence[int] = ()
+    counts: Sequence[int],
+    melds: Sequence[Meld] = (),
+    flowers: Sequence[int] = (),
+    jokers: int = 0,
 ) -> rules_pb2.Hand:
     return rules_pb2.Hand(
-        concealed=tiles_to_proto(from_counts(counts)),
+        concealed=tiles_to_proto(from_counts(counts, jokers)),
         melds=melds_to_proto(melds),
         flowers=tiles_to_proto(flowers),
     )
@@ -89,14 +121,16 @@ def evaluation_to_proto(
 
 
 # --- table snapshot --------------------------------------------------------------------------
-def seat_state_from_proto(pb: rules_pb2.SeatState, field: str) -> TB.SeatState:
-    tiles = tiles_from_proto(pb.concealed, f"{field}.concealed")
-    counts = counts_from_tiles(tiles, f"{field}.concealed")
-    melds = melds_from_proto(pb.melds, f"{field}.melds")
-    flowers = tiles_from_proto(pb.flowers, f"{field}.flowers")
-    check_flowers(flowers, f"{field}.flowers")
+def seat_state_from_proto(
+    pb: rules_pb2.SeatState, field: str, ruleset: Ruleset | None = None
+) -> TB.SeatState:
+    """A seat; with ``ruleset``, a tile its set lacks (1a-4a, 1j outside shanghai-baida) is
+    INVALID_ARGUMENT naming the field, and the seat's 百搭 are counted apart."""
+    ts = tile_set_of(ruleset) if ruleset is not None else STANDARD
+    counts, jokers, melds, flowers = _hand_parts(pb, ts, field)
     discards = tiles_from_proto(pb.discards, f"{field}.discards")
-    counts_from_tiles(discards, f"{field}.discards")
+    ts.check_tiles(discards, f"{field}.discards")
+    counts_and_wildcards(discards, f"{field}.discards")
     missed = tiles_from_proto(pb.missed_wins, f"{field}.missed_wins")
     counts_from_tiles(missed, f"{field}.missed_wins")
     return TB.SeatState(
@@ -107,12 +141,13 @@ def seat_state_from_proto(pb: rules_pb2.SeatState, field: str) -> TB.SeatState:
         declared_ready=pb.declared_ready,
         missed_wins=frozenset(missed),
         has_drawn=pb.has_drawn,
+        wildcards=jokers,
     )
 
 
 def seat_state_to_proto(st: TB.SeatState) -> rules_pb2.SeatState:
     return rules_pb2.SeatState(
-        concealed=tiles_to_proto(from_counts(st.concealed)),
+        concealed=tiles_to_proto(from_counts(st.concealed, st.wildcards)),
         melds=melds_to_proto(st.melds),
         flowers=tiles_to_proto(st.flowers),
         discards=tiles_to_proto(st.discards),
@@ -152,7 +187,10 @@ def snapshot_from_proto(
             f"{field}.seats has {len(pb.seats)} seats; a table has {TB.NUM_SEATS}",
             field=f"{field}.seats",
         )
-    seats = tuple(seat_state_from_proto(s, f"{field}.seats[{i}]") for i, s in enumerate(pb.seats))
+    ruleset = ruleset or ruleset_from_ref(pb.ruleset, f"{field}.ruleset")
+    seats = tuple(
+        seat_state_from_proto(s, f"{field}.seats[{i}]", ruleset) for i, s in enumerate(pb.seats)
+    )
     if not pb.HasField("last_action"):
         raise InvalidArgument(f"{field}.last_action is not set", field=f"{field}.last_action")
     if pb.wall_remaining < 0:
@@ -169,7 +207,7 @@ def snapshot_from_proto(
             raise InvalidArgument(f"{where}.count {c.count} is negative", field=f"{where}.count")
         counts[a][b] += c.count
     snap = TB.TableSnapshot(
-        ruleset=ruleset or ruleset_from_ref(pb.ruleset, f"{field}.ruleset"),
+        ruleset=ruleset,
         seats=seats,  # type: ignore[arg-type]
         dealer=seat_from_proto(pb.dealer, f"{field}.dealer"),
         turn=seat_from_proto(pb.turn, f"{field}.turn"),
@@ -177,6 +215,7 @@ def snapshot_from_proto(
         last=last_action_from_proto(pb.last_action, f"{field}.last_action"),
         first_go_around=pb.first_go_around,
         claim_counts=tuple(tuple(row) for row in counts),
+        wild_kind=tile_from_proto_optional(pb.wild_kind, f"{field}.wild_kind"),
     )
     TB.check_snapshot(snap)
     return snap
@@ -222,6 +261,7 @@ def snapshot_to_proto(
             for b, n in enumerate(row)
             if n
         ],
+        wild_kind=0 if snap.wild_kind is None else tile_to_proto(snap.wild_kind),
     )
 
 

@@ -17,15 +17,15 @@ def _ruleset(request):
 class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
     def EvaluateHand(self, request, context):
         ruleset = _ruleset(request)
-        counts, melds, flowers = R.hand_from_proto(request.hand)
-        result = domain.evaluate_hand(counts, melds, ruleset, flowers)
+        counts, jokers, melds, flowers = R.ruleset_hand_from_proto(request.hand, ruleset)
+        result = domain.evaluate_hand(counts, melds, ruleset, flowers, jokers)
         return R.evaluation_to_proto(result.hand, result.eight_flowers, result.decompositions)
 
     def GetWaits(self, request, context):
         ruleset = _ruleset(request)
-        counts, melds, _ = R.hand_from_proto(request.hand)
+        counts, jokers, melds, _ = R.ruleset_hand_from_proto(request.hand, ruleset)
         return rules_pb2.GetWaitsResponse(
-            waits=C.tiles_to_proto(domain.hand_waits(counts, melds, ruleset))
+            waits=C.tiles_to_proto(domain.hand_waits(counts, melds, ruleset, jokers))
         )
 
     def GetOwnTurnOptions(self, request, context):

@@ -14,14 +14,19 @@ from mahjong.scoring.v1 import scoring_pb2
 
 from services.scoring.domain import (
     Claim,
+    FeederHand,
     HandContext,
     Item,
+    ReplacementAfter,
     Settlement,
     WinInput,
     WinKind,
     WinnerHand,
+    WinnerResult,
 )
+from services.scoring.domain.old.rules import FAN_OPTIONS
 from shared.convert import common as C
+from shared.errors import InvalidArgument
 from shared.ruleset import Ruleset
 
 
@@ -49,6 +54,38 @@ def winner_from_proto(pb: scoring_pb2.WinnerHand, field: str) -> WinnerHand:
     )
 
 
+_REPLACEMENT_AFTER = {
+    scoring_pb2.REPLACEMENT_AFTER_UNSPECIFIED: ReplacementAfter.KONG,
+    scoring_pb2.REPLACEMENT_AFTER_KONG: ReplacementAfter.KONG,
+    scoring_pb2.REPLACEMENT_AFTER_FLOWER: ReplacementAfter.FLOWER,
+}
+_REPLACEMENT_AFTER_PB = {
+    ReplacementAfter.KONG: scoring_pb2.REPLACEMENT_AFTER_KONG,
+    ReplacementAfter.FLOWER: scoring_pb2.REPLACEMENT_AFTER_FLOWER,
+}
+# OldFan values are the [old_fan] options in table order, from 1
+_OLD_FAN_PB = {name: i + 1 for i, name in enumerate(FAN_OPTIONS)}
+
+
+def replacement_after_from_proto(value: int) -> ReplacementAfter:
+    try:
+        return _REPLACEMENT_AFTER[value]
+    except KeyError:
+        raise InvalidArgument(
+            f"replacement_after has no value {value}; 0-2", field="replacement_after"
+        ) from None
+
+
+def feeder_hand_from_proto(req: scoring_pb2.SettleWinRequest) -> FeederHand | None:
+    if not req.HasField("from_hand"):
+        return None
+    pb = req.from_hand
+    return FeederHand(
+        concealed=tuple(C.tiles_from_proto(pb.concealed, "from_hand.concealed")),
+        melds=tuple(C.melds_from_proto(pb.melds, "from_hand.melds")),
+    )
+
+
 def win_input_from_proto(req: scoring_pb2.SettleWinRequest) -> WinInput:
     claims = tuple(
         Claim(
@@ -69,6 +106,10 @@ def win_input_from_proto(req: scoring_pb2.SettleWinRequest) -> WinInput:
         ),
         claims=claims or None,
         first_go_around=req.first_go_around,
+        last_tile=req.last_tile,
+        replacement_after=replacement_after_from_proto(req.replacement_after),
+        feeder_hand=feeder_hand_from_proto(req),
+        wild_indicator=C.tile_from_proto_optional(req.wild_indicator, "wild_indicator"),
     )
 
 
@@ -101,6 +142,20 @@ def _name(ruleset: Ruleset) -> str:
 def win_input_to_proto(
     w: WinInput, ruleset_name: str = "", options: dict | None = None
 ) -> scoring_pb2.SettleWinRequest:
+    req = _win_request(w, ruleset_name, options)
+    if w.feeder_hand is not None:
+        req.from_hand.CopyFrom(
+            scoring_pb2.FeederHand(
+                concealed=C.tiles_to_proto(w.feeder_hand.concealed),
+                melds=C.melds_to_proto(w.feeder_hand.melds),
+            )
+        )
+    return req
+
+
+def _win_request(
+    w: WinInput, ruleset_name: str, options: dict | None
+) -> scoring_pb2.SettleWinRequest:
     return scoring_pb2.SettleWinRequest(
         context=context_to_proto(w.context, ruleset_name, options),
         winners=[
@@ -126,6 +181,9 @@ def win_input_to_proto(
             for c in (w.claims or ())
         ],
         first_go_around=w.first_go_around,
+        last_tile=w.last_tile,
+        replacement_after=_REPLACEMENT_AFTER_PB[w.replacement_after],
+        wild_indicator=0 if w.wild_indicator is None else C.tile_to_proto(w.wild_indicator),
     )
 
 
@@ -143,18 +201,33 @@ def item_to_proto(it: Item) -> scoring_pb2.BreakdownItem:
     )
 
 
+def winner_to_proto(r: WinnerResult) -> scoring_pb2.WinnerResult:
+    pb = scoring_pb2.WinnerResult(
+        seat=C.seat_to_proto(r.seat),
+        hand=C.hand_type_to_proto(r.hand),
+        flowers=r.flowers,
+        value=r.value,
+        cap_lezi=r.cap_lezi,
+    )
+    if r.old is not None:
+        pb.old.CopyFrom(
+            scoring_pb2.OldScore(
+                hu=r.old.hu,
+                hu_rounded=r.old.hu_rounded,
+                fan=r.old.fan,
+                fan_items=[_OLD_FAN_PB[name] for name in r.old.fan_items],
+            )
+        )
+    if r.baida is not None:
+        pb.baida.CopyFrom(
+            scoring_pb2.BaidaScore(multiplier=r.baida.multiplier, wildcards=r.baida.wildcards)
+        )
+    return pb
+
+
 def settlement_to_proto(s: Settlement) -> scoring_pb2.Settlement:
     return scoring_pb2.Settlement(
-        winners=[
-            scoring_pb2.WinnerResult(
-                seat=C.seat_to_proto(r.seat),
-                hand=C.hand_type_to_proto(r.hand),
-                flowers=r.flowers,
-                value=r.value,
-                cap_lezi=r.cap_lezi,
-            )
-            for r in s.winners
-        ],
+        winners=[winner_to_proto(r) for r in s.winners],
         payments=list(s.payments),
         house=s.house,
         transfers=[

@@ -6,9 +6,14 @@ One JSON object per hand: ``ruleset`` (preset name; optional ``options`` overrid
 ``flowers``, ``win_tile``), ``win``, ``from``, ``replacement``, ``ready``, ``claims`` (pairs
 ``[claimer, claimed_from]``, optionally a third element true when the claimed-from player had
 declared 敲), ``first_go_around`` (天胡/地胡), ``garden_stacks`` (逛花园), and for an escape
-``seat``. ``expect`` is ignored. The result is printed with the keys of ``expect``: ``winners``
-(per winner ``seat``, ``hand``, ``flowers``, ``value``), ``payments`` and ``house``, plus
-``breakdown`` (the items as JSON).
+``seat``; RULES-presets §13.0 adds ``last_tile`` (海底捞月), ``replacement_after`` (``kong``
+or ``flower``), ``from_hand`` (``{concealed, melds}`` of the discarder, shanghai-old's 包输) and
+``wild_indicator`` (the turned-up tile of a flipped-百搭 table). ``expect`` is ignored. The
+result is printed with the keys of ``expect``: ``winners`` (per winner ``seat``, ``hand``,
+``flowers``, ``value`` under the 敲麻 model; ``seat``, ``hand``, ``hu``, ``fan``,
+``fan_items``, ``value`` under the 户/番 model; ``seat``, ``hand``, ``flowers``,
+``multiplier``, ``value`` under the 倍 model), ``payments`` and ``house``, plus ``breakdown``
+(the items as JSON).
 
 Malformed input raises :class:`shared.errors.InvalidArgument` naming the key.
 """
@@ -20,12 +25,15 @@ from typing import Any
 
 from services.scoring.domain import (
     Claim,
+    FeederHand,
     HandContext,
+    ReplacementAfter,
     Settlement,
     SettlementKind,
     WinInput,
     WinKind,
     WinnerHand,
+    WinnerResult,
     settle_draw,
     settle_escape,
     settle_win,
@@ -85,20 +93,24 @@ def _context(obj: Mapping) -> HandContext:
     )
 
 
+def _melds(raw: Any, key: str) -> tuple[Meld, ...]:
+    melds = []
+    for j, m in enumerate(_list(raw or [], key)):
+        try:
+            melds.append(Meld.from_json(m))
+        except (MeldError, ValueError, KeyError, TypeError, T.NotationError) as exc:
+            raise InvalidArgument(f"{key}[{j}]: {exc}", field=key) from None
+    return tuple(melds)
+
+
 def _winner(d: Any, i: int) -> WinnerHand:
     where = f"winners[{i}]."
     if not isinstance(d, Mapping):
         raise InvalidArgument(f"winners[{i}] must be an object", field="winners")
-    melds = []
-    for j, m in enumerate(_list(d.get("melds") or [], f"{where}melds")):
-        try:
-            melds.append(Meld.from_json(m))
-        except (MeldError, ValueError, KeyError, TypeError, T.NotationError) as exc:
-            raise InvalidArgument(f"{where}melds[{j}]: {exc}", field="melds") from None
     return WinnerHand(
         seat=_require(d, "seat", where),
         concealed=_tiles(d.get("concealed", ""), f"{where}concealed"),
-        melds=tuple(melds),
+        melds=_melds(d.get("melds"), f"{where}melds"),
         flowers=_tiles(d.get("flowers", ""), f"{where}flowers"),
         win_tile=_one_tile(_require(d, "win_tile", where), f"{where}win_tile"),
     )
@@ -132,6 +144,26 @@ def _claims(raw: Any) -> tuple[Claim, ...] | None:
     return tuple(out)
 
 
+def _feeder_hand(raw: Any) -> FeederHand | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping):
+        raise InvalidArgument("from_hand must be an object {concealed, melds}", field="from_hand")
+    return FeederHand(
+        concealed=_tiles(raw.get("concealed", ""), "from_hand.concealed"),
+        melds=_melds(raw.get("melds"), "from_hand.melds"),
+    )
+
+
+def _replacement_after(raw: Any) -> ReplacementAfter:
+    try:
+        return ReplacementAfter(raw)
+    except ValueError:
+        raise InvalidArgument(
+            f"replacement_after {raw!r}: expected kong or flower", field="replacement_after"
+        ) from None
+
+
 def win_input(obj: Mapping) -> WinInput:
     """A ``kind: win`` object as a :class:`WinInput`."""
     label = _require(obj, "win")
@@ -152,6 +184,14 @@ def win_input(obj: Mapping) -> WinInput:
         ready=frozenset(_seats(obj.get("ready") or [], "ready")),
         claims=_claims(obj.get("claims")),
         first_go_around=bool(obj.get("first_go_around", False)),
+        last_tile=bool(obj.get("last_tile", False)),
+        replacement_after=_replacement_after(obj.get("replacement_after", "kong")),
+        feeder_hand=_feeder_hand(obj.get("from_hand")),
+        wild_indicator=(
+            None
+            if obj.get("wild_indicator") is None
+            else _one_tile(obj["wild_indicator"], "wild_indicator")
+        ),
     )
 
 
@@ -173,12 +213,31 @@ def settlement_json(s: Settlement, *, breakdown: bool = True) -> dict:
     """The printed result: the keys of ``expect`` plus ``breakdown``."""
     out: dict = {}
     if s.kind is SettlementKind.WIN:
-        out["winners"] = [
-            {"seat": r.seat, "hand": r.hand.label, "flowers": r.flowers, "value": r.value}
-            for r in s.winners
-        ]
+        out["winners"] = [winner_json(r) for r in s.winners]
     out["payments"] = list(s.payments)
     out["house"] = s.house
     if breakdown:
         out["breakdown"] = [it.to_json() for it in s.breakdown]
     return out
+
+
+def winner_json(r: WinnerResult) -> dict:
+    """One winner with the keys of its model's ``expect.winners[]``."""
+    if r.old is not None:
+        return {
+            "seat": r.seat,
+            "hand": r.hand.label,
+            "hu": r.old.hu,
+            "fan": r.old.fan,
+            "fan_items": list(r.old.fan_items),
+            "value": r.value,
+        }
+    if r.baida is not None:
+        return {
+            "seat": r.seat,
+            "hand": r.hand.label,
+            "flowers": r.flowers,
+            "multiplier": r.baida.multiplier,
+            "value": r.value,
+        }
+    return {"seat": r.seat, "hand": r.hand.label, "flowers": r.flowers, "value": r.value}

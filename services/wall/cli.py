@@ -17,13 +17,15 @@ import json
 import sys
 from typing import Any
 
-from services.wall.record import DEAL, DRAW, REPLACEMENT, SWAP, HandWall
+from services.wall.record import DEAL, DRAW, INDICATOR, REPLACEMENT, SWAP, HandWall
 from services.wall.verify import RecordError, verify_record
-from services.wall.wall import STACKS, STACKS_PER_SEAT, opened_seat
+from services.wall.wall import opened_seat, seat_wall_start
 from shared import tiles as T
 from shared.addresses import default_address
+from shared.ruleset import RulesetError, resolve_ruleset
+from shared.tile_set import tile_set_of
 
-_KIND_LABELS = {1: DEAL, 2: DRAW, 3: REPLACEMENT, 4: SWAP}
+_KIND_LABELS = {1: DEAL, 2: DRAW, 3: REPLACEMENT, 4: SWAP, 5: INDICATOR}
 TIMEOUT = 10.0
 
 
@@ -37,6 +39,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     show = ws.add_parser("show", help="the wall a seed gives (offline)")
     show.add_argument("--seed", required=True, help="64 hex digits")
     show.add_argument("--dealer", type=int, default=0, choices=range(4))
+    show.add_argument(
+        "--ruleset", default="", help="preset whose tile set is shuffled (shanghai-baida: 152)"
+    )
     show.set_defaults(func=_show)
 
     def remote(name: str, help_: str, fn, *, hand: bool = True, seat: bool = False):
@@ -60,6 +65,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     remote("draw", "a live draw", _draw, seat=True)
     remote("replacement", "a replacement draw", _replacement, seat=True)
     remote("remaining", "tiles left", _remaining)
+    remote("flip", "翻百搭: turn the 百搭 indicator (flipped wildcards only)", _flip)
     swap = remote("swap", "换牌: bury tiles, take as many from the wall", _swap, seat=True)
     swap.add_argument("buried", help="mpsz, e.g. 19m5p4z7z")
     remote("reveal", "end the hand; print its verification record", _reveal)
@@ -84,7 +90,11 @@ def _verify(args: argparse.Namespace) -> int:
 def _show(args: argparse.Namespace) -> int:
     try:
         seed = bytes.fromhex(args.seed)
-        hand = HandWall.create("show", seed, args.dealer)
+        tile_set = tile_set_of(resolve_ruleset(args.ruleset))
+        hand = HandWall.create("show", seed, args.dealer, tile_set=tile_set)
+    except RulesetError as exc:
+        print(f"wall show: {exc}", file=sys.stderr)
+        return 2
     except ValueError as exc:
         print(f"wall show: bad seed: {exc}", file=sys.stderr)
         return 2
@@ -93,14 +103,13 @@ def _show(args: argparse.Namespace) -> int:
     print(f"commitment  {hand.commitment.hex()}")
     print(f"dice        {hand.dice[0]} + {hand.dice[1]} = {sum(hand.dice)}")
     print(f"opened      wall of seat {opened_seat(hand.dealer, hand.dice)}")
-    print(f"break stack {wall.start} (replacements from stack {(wall.start - 1) % STACKS})")
+    print(f"break stack {wall.start} (replacements from stack {(wall.start - 1) % wall.stacks})")
     for seat, held in enumerate(hand.deal()):
         mark = " (dealer)" if seat == hand.dealer else ""
         print(f"seat {seat}{mark:<9} {T.format_tiles(held)}")
-    print("stacks (top over bottom), 18 in front of each seat:")
+    print(f"stacks (top over bottom), {wall.stacks} in all, in front of each seat:")
     for seat in range(4):
-        first = seat * STACKS_PER_SEAT
-        stacks = range(first, first + STACKS_PER_SEAT)
+        stacks = range(seat_wall_start(seat, wall.stacks), seat_wall_start(seat + 1, wall.stacks))
         print(f"  seat {seat} top    " + " ".join(T.format_tile(tiles[2 * s]) for s in stacks))
         print("         bottom " + " ".join(T.format_tile(tiles[2 * s + 1]) for s in stacks))
     return 0
@@ -229,6 +238,22 @@ def _remaining(args: argparse.Namespace) -> int:
     return _print({"revealed": r.revealed, **_counts(r.counts)})
 
 
+def _flip(args: argparse.Namespace) -> int:
+    from mahjong.wall.v1 import wall_pb2
+
+    req = wall_pb2.FlipIndicatorRequest(hand_id=args.hand_id)
+    r = _call(args, "FlipIndicator", req)
+    return _print(
+        {
+            "indicator": _mpsz([r.indicator]),
+            "wild": _mpsz([r.wild]),
+            "setAside": _mpsz(r.set_aside),
+            "sequence": r.sequence,
+            **_counts(r.counts),
+        }
+    )
+
+
 def _swap(args: argparse.Namespace) -> int:
     from mahjong.wall.v1 import wall_pb2
 
@@ -270,8 +295,13 @@ def record_from_reveal(hand_id: str, r) -> dict[str, Any]:
         "dice": [r.dice.first, r.dice.second],
         "reserved_tiles": r.reserved_tiles,
         "tile_swap_count": r.tile_swap_count,
+        **({"tile_set": facts} if any((facts := _tile_set_facts(r.tile_set)).values()) else {}),
         "events": events,
     }
+
+
+def _tile_set_facts(pb) -> dict[str, bool]:
+    return {f.name: getattr(pb, f.name) for f in pb.DESCRIPTOR.fields}
 
 
 def _reveal(args: argparse.Namespace) -> int:

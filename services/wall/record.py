@@ -19,9 +19,32 @@ from services.wall import shuffle
 from services.wall.wall import DEALT_TILES, SEATS, Wall
 from shared import tiles as T
 from shared.errors import FailedPrecondition, InvalidArgument
+from shared.tile_set import STANDARD, TileSet
 
-DEAL, DRAW, REPLACEMENT, SWAP = "deal", "draw", "replacement", "swap"
-EVENT_KINDS = (DEAL, DRAW, REPLACEMENT, SWAP)
+DEAL, DRAW, REPLACEMENT, SWAP, INDICATOR = "deal", "draw", "replacement", "swap", "indicator"
+EVENT_KINDS = (DEAL, DRAW, REPLACEMENT, SWAP, INDICATOR)
+
+# The tile-set facts a stored hand and a verification record carry (absent: the standard set).
+_SET_KEYS = ("extras", "dedicated_wildcards", "flipped_wildcard", "flipped_same", "dragons_bonus")
+
+
+def tile_set_to_json(ts: TileSet) -> dict[str, bool] | None:
+    """The facts of a tile set the wall needs (None for the standard set)."""
+    if ts == STANDARD:
+        return None
+    return {key: bool(getattr(ts, key)) for key in _SET_KEYS}
+
+
+def tile_set_from_json(d: dict[str, Any] | None) -> TileSet:
+    if not d:
+        return STANDARD
+    unknown = set(d) - set(_SET_KEYS)
+    if unknown:
+        raise ValueError(f"tile_set has unknown keys {', '.join(sorted(unknown))}")
+    for key, value in d.items():
+        if not isinstance(value, bool):
+            raise ValueError(f"tile_set.{key} must be true or false, got {value!r}")
+    return TileSet(name="baida", **{key: bool(d.get(key, False)) for key in _SET_KEYS})
 
 
 class WallEvent(NamedTuple):
@@ -75,24 +98,34 @@ class HandWall:
     revealed: bool = False
     created: float = 0.0  # seconds since the epoch, for retention (repository.prune)
     request_id: str = ""  # the NewHand idempotency key, if any
+    tile_set: TileSet = STANDARD
 
     # --- creation --------------------------------------------------------------------------
     @classmethod
     def create(
-        cls, hand_id: str, seed: bytes, dealer: int, *, reserved: int = 0, swap_count: int = 0
+        cls,
+        hand_id: str,
+        seed: bytes,
+        dealer: int,
+        *,
+        reserved: int = 0,
+        swap_count: int = 0,
+        tile_set: TileSet = STANDARD,
     ) -> HandWall:
-        """Shuffle and roll from ``seed`` and open the wall (RULES.md §3)."""
+        """Shuffle and roll from ``seed`` and open the wall (RULES.md §3; the 百搭 sets of
+        RULES-presets §13.B.2)."""
         if not 0 <= dealer < SEATS:
             raise InvalidArgument(f"dealer seat {dealer} out of range 0-3", field="dealer")
-        if not 0 <= reserved <= T.WALL_SIZE - 53:
+        full = tile_set.tiles()
+        if not 0 <= reserved <= len(full) - DEALT_TILES:
             raise InvalidArgument(
-                f"reserved tiles {reserved} out of range 0-{T.WALL_SIZE - 53}",
+                f"reserved tiles {reserved} out of range 0-{len(full) - DEALT_TILES}",
                 field="ruleset.table.reserved_tiles",
             )
         shuffle.check_seed(seed)
-        tiles, dice = shuffle.shuffle_and_dice(seed)
-        wall = Wall.build(tiles, dealer, dice, reserved)
-        return cls(hand_id, bytes(seed), dealer, dice, wall, swap_count)
+        tiles, dice = shuffle.shuffle_and_dice(seed, full)
+        wall = Wall.build(tiles, dealer, dice, reserved, full)
+        return cls(hand_id, bytes(seed), dealer, dice, wall, swap_count, tile_set=tile_set)
 
     @property
     def commitment(self) -> bytes:
@@ -235,9 +268,10 @@ class HandWall:
             )
         held = self.received(seat)
         for k in buried:
-            if T.is_flower(k):
+            if self.tile_set.is_bonus(k):
                 raise InvalidArgument(
-                    f"flower {T.format_tile(k)} cannot be buried: flowers are exposed (补花)",
+                    f"bonus tile {T.format_tile(k)} cannot be buried: bonus tiles are exposed "
+                    "(补花)",
                     field="buried",
                 )
             if k not in held:
@@ -252,6 +286,47 @@ class HandWall:
         self.swap_stream_position = stream.position
         self.swapped.add(seat)
         return self._record(SWAP, seat, taken, buried, request_id)
+
+    def indicator_event(self) -> WallEvent | None:
+        """The 翻百搭 flip of this hand, if made."""
+        return next((e for e in self.events if e.kind == INDICATOR), None)
+
+    def flip_indicator(self, request_id: str = "") -> WallEvent:
+        """翻百搭 (RULES-presets §13.B.9, ``baida_tiles.wildcards = "flipped"``): after the deal
+        and its 补花 the next replacement tile is turned face up as the indicator and put aside
+        out of play; a bonus tile turned up is put aside exposed and the next replacement tile
+        is turned instead. Once per hand, before the first live draw of play; the event (seat =
+        the dealer, who turns it) lists the tiles turned in order, the indicator last."""
+        again = self.replayed(request_id, INDICATOR, self.dealer)
+        if again is not None:
+            return again
+        self._check_open()
+        self._check_dealt()
+        if not self.tile_set.flipped_wildcard:
+            raise FailedPrecondition(
+                "this table's ruleset has no flipped 百搭 (baida_tiles.wildcards is not flipped)",
+                reason="NO_FLIPPED_WILDCARD",
+            )
+        earlier = self.indicator_event()
+        if earlier is not None:
+            return earlier
+        if self.wall.live_drawn > DEALT_TILES:
+            raise FailedPrecondition(
+                "the 百搭 indicator is turned before the first draw of play",
+                reason="INDICATOR_TOO_LATE",
+            )
+        turned: list[int] = []
+        while True:
+            tile = self.wall.draw_replacement()[0]  # WallExhausted leaves the hand drawn
+            turned.append(tile)
+            if not self.tile_set.is_bonus(tile):
+                break
+        return self._record(INDICATOR, self.dealer, turned, (), request_id)
+
+    def wild_kind(self) -> int | None:
+        """The kind every tile of which is a 百搭 this hand (flipped), or None."""
+        event = self.indicator_event()
+        return None if event is None else self.tile_set.wild_kind_for(event.tiles[-1])
 
     def reveal(self) -> None:
         """End the hand's wall: the seed may be disclosed; no more draws."""
@@ -308,6 +383,9 @@ class HandWall:
             "created": self.created,
             "request_id": self.request_id,
         }
+        ts = tile_set_to_json(self.tile_set)
+        if ts is not None:
+            data["tile_set"] = ts
         return json.dumps(data, separators=(",", ":")).encode()
 
     @classmethod
@@ -339,4 +417,5 @@ class HandWall:
             d["revealed"],
             d.get("created", 0.0),
             d.get("request_id", ""),
+            tile_set_from_json(d.get("tile_set")),
         )

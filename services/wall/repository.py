@@ -33,6 +33,7 @@ from services.wall.rows import HandHeader, WallOp, decode_record, op_for
 from shared.errors import InvalidArgument, NotFound
 from shared.store import AlreadyExists, Conflict, Store
 from shared.store.base import StoreUnavailable
+from shared.tile_set import STANDARD, TileSet
 
 NAMESPACE = "wall"
 REQUESTS = "wall-request"
@@ -94,6 +95,7 @@ class WallRepository:
         reserved: int = 0,
         swap_count: int = 0,
         request_id: str = "",
+        tile_set: TileSet = STANDARD,
     ) -> HandWall:
         """Create a hand's wall from ``seed`` (default: a fresh secret seed). With a request
         id, a repeated call returns the hand the first call created."""
@@ -108,6 +110,7 @@ class WallRepository:
             dealer,
             reserved=reserved,
             swap_count=swap_count,
+            tile_set=tile_set,
         )
         hand.created = self.clock()
         hand.request_id = request_id
@@ -270,6 +273,10 @@ class WallRepository:
         return self._update(
             hand_id, lambda h: (h.swap(seat, buried, request_id), h.copy()), request_id
         )
+
+    def flip_indicator(self, hand_id: str, request_id: str = "") -> tuple[WallEvent, HandWall]:
+        """翻百搭: turn the 百搭 indicator (:meth:`HandWall.flip_indicator`)."""
+        return self._update(hand_id, lambda h: (h.flip_indicator(request_id), h.copy()), request_id)
 
     def reveal(self, hand_id: str) -> HandWall:
         def op(h: HandWall) -> HandWall:

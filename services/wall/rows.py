@@ -2,12 +2,13 @@
 
 * :class:`HandHeader`, the record ``wall/<hand_id>``: what never changes after NewHand (seed,
   dealer, dice, the shuffled tiles, reserved tiles, 换牌 count, creation time, the NewHand
-  request id). Written once.
+  request id, the tile set when it is not the standard 144). Written once.
 * :class:`WallOp`, one entry of the log ``wall/<hand_id>`` per operation that changed the
   hand: the deal, a live or replacement draw (seat, tile, request id), a swap (seat, buried,
-  taken, request id), the reveal. Appended with the number the writer read the log at
-  (``Store.append(expected_seq=…)``), so two replicas drawing from one hand at once never both
-  succeed: the loser reads the winner's row and draws again.
+  taken, request id), the 翻百搭 flip (the tiles turned, indicator last), the reveal. Appended
+  with the number the writer read the log at (``Store.append(expected_seq=…)``), so two
+  replicas drawing from one hand at once never both succeed: the loser reads the winner's row
+  and draws again.
 
 The hand is the header replayed through its operations (every operation is deterministic
 given the seed), and each replayed draw is checked against the tile its row recorded. Version
@@ -23,13 +24,23 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from services.wall.record import DEAL, DRAW, REPLACEMENT, SWAP, HandWall
+from services.wall.record import (
+    DEAL,
+    DRAW,
+    INDICATOR,
+    REPLACEMENT,
+    SWAP,
+    HandWall,
+    tile_set_from_json,
+    tile_set_to_json,
+)
 from services.wall.wall import Wall
+from shared.tile_set import STANDARD, TileSet
 
 HEADER_VERSION = 2
 OP_VERSION = 1
 REVEAL = "reveal"
-OP_KINDS = (DEAL, DRAW, REPLACEMENT, SWAP, REVEAL)
+OP_KINDS = (DEAL, DRAW, REPLACEMENT, SWAP, INDICATOR, REVEAL)
 
 
 class CorruptWall(RuntimeError):
@@ -47,6 +58,7 @@ class HandHeader:
     swap_count: int
     created: float
     request_id: str
+    tile_set: TileSet = STANDARD  # the 百搭 sets (RULES-presets §13.B.2); absent: the 144
 
     @classmethod
     def of(cls, hand: HandWall) -> HandHeader:
@@ -61,19 +73,31 @@ class HandHeader:
             hand.swap_count,
             hand.created,
             hand.request_id,
+            hand.tile_set,
         )
 
     def hand(self) -> HandWall:
         """The hand as NewHand left it."""
-        wall = Wall.build(self.tiles, self.dealer, self.dice, self.reserved)
-        hand = HandWall(self.hand_id, self.seed, self.dealer, self.dice, wall, self.swap_count)
+        full = self.tile_set.tiles()
+        wall = Wall.build(self.tiles, self.dealer, self.dice, self.reserved, full)
+        hand = HandWall(
+            self.hand_id,
+            self.seed,
+            self.dealer,
+            self.dice,
+            wall,
+            self.swap_count,
+            tile_set=self.tile_set,
+        )
         hand.created = self.created
         hand.request_id = self.request_id
         return hand
 
     def to_bytes(self) -> bytes:
+        ts = tile_set_to_json(self.tile_set)
         return json.dumps(
             {
+                **({"tile_set": ts} if ts is not None else {}),
                 "v": HEADER_VERSION,
                 "hand_id": self.hand_id,
                 "seed": self.seed.hex(),
@@ -101,6 +125,7 @@ class HandHeader:
                 int(d["swap_count"]),
                 float(d["created"]),
                 str(d["request_id"]),
+                tile_set_from_json(d.get("tile_set")),
             )
         except (KeyError, TypeError, ValueError, IndexError) as exc:
             raise CorruptWall(f"wall header does not decode: {exc!r}") from None
@@ -170,6 +195,8 @@ class WallOp:
             event = hand.draw(self.seat, self.request_id)
         elif kind == REPLACEMENT:
             event = hand.draw_replacement(self.seat, self.request_id)
+        elif kind == INDICATOR:
+            event = hand.flip_indicator(self.request_id)
         else:
             event = hand.swap(self.seat, self.buried, self.request_id)
         if len(hand.events) == before or event.tiles != self.tiles:

@@ -6,12 +6,21 @@ from __future__ import annotations
 from mahjong.wall.v1 import wall_pb2, wall_pb2_grpc
 from prometheus_client import Counter
 
-from services.wall.record import DEAL, DRAW, REPLACEMENT, SWAP, HandWall, WallEvent
+from services.wall.record import (
+    DEAL,
+    DRAW,
+    INDICATOR,
+    REPLACEMENT,
+    SWAP,
+    HandWall,
+    WallEvent,
+    tile_set_to_json,
+)
 from services.wall.repository import WallRepository
 from services.wall.wall import opened_seat
-from shared import tiles as T
 from shared.convert import common as C
 from shared.errors import FailedPrecondition, InvalidArgument
+from shared.tile_set import tile_set_of
 
 HANDS_STARTED = Counter("mahjong_wall_hands_started_total", "Hands whose wall was shuffled.")
 HANDS_REVEALED = Counter("mahjong_wall_hands_revealed_total", "Reveal calls answered.")
@@ -26,6 +35,7 @@ _EVENT_KIND = {
     DRAW: wall_pb2.WALL_EVENT_KIND_DRAW,
     REPLACEMENT: wall_pb2.WALL_EVENT_KIND_REPLACEMENT,
     SWAP: wall_pb2.WALL_EVENT_KIND_SWAP,
+    INDICATOR: wall_pb2.WALL_EVENT_KIND_INDICATOR,
 }
 
 
@@ -85,6 +95,7 @@ class WallServicer(wall_pb2_grpc.WallServiceServicer):
             reserved=table.reserved_tiles,
             swap_count=table.tile_swap_count if table.tile_swap else 0,
             request_id=request.request_id,
+            tile_set=tile_set_of(ruleset),
         )
         HANDS_STARTED.inc()
         return wall_pb2.NewHandResponse(
@@ -104,7 +115,7 @@ class WallServicer(wall_pb2_grpc.WallServiceServicer):
                 wall_pb2.SeatTiles(
                     seat=C.seat_to_proto(seat),
                     tiles=C.tiles_to_proto(tiles),
-                    flowers=C.tiles_to_proto(k for k in tiles if T.is_flower(k)),
+                    flowers=C.tiles_to_proto(k for k in tiles if hand.tile_set.is_bonus(k)),
                 )
                 for seat, tiles in enumerate(hands)
             ],
@@ -140,6 +151,17 @@ class WallServicer(wall_pb2_grpc.WallServiceServicer):
             taken=C.tiles_to_proto(event.tiles), counts=counts_pb(hand), sequence=event.sequence
         )
 
+    def FlipIndicator(self, request, context):
+        event, hand = self.repo.flip_indicator(request.hand_id, request.request_id)
+        *aside, indicator = event.tiles
+        return wall_pb2.FlipIndicatorResponse(
+            indicator=C.tile_to_proto(indicator),
+            wild=C.tile_to_proto(hand.tile_set.wild_kind_for(indicator)),
+            set_aside=C.tiles_to_proto(aside),
+            counts=counts_pb(hand),
+            sequence=event.sequence,
+        )
+
     def Reveal(self, request, context):
         hand = self.repo.reveal(request.hand_id)
         HANDS_REVEALED.inc()
@@ -152,4 +174,5 @@ class WallServicer(wall_pb2_grpc.WallServiceServicer):
             events=[event_pb(e) for e in hand.events],
             reserved_tiles=hand.wall.reserved,
             tile_swap_count=hand.swap_count,
+            tile_set=wall_pb2.TileSetFacts(**(tile_set_to_json(hand.tile_set) or {})),
         )

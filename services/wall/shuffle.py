@@ -9,10 +9,12 @@
 3. **Uniform integers** (rejection sampling, no modulo bias): to draw ``r`` in ``[0, n)``, read
    the next 4 bytes of the stream as a big-endian unsigned ``x``; if
    ``x < 2**32 - (2**32 mod n)`` then ``r = x mod n``, otherwise discard ``x`` and read again.
-4. **Shuffle** (Fisher–Yates): start from the 144 tiles in canonical order (RULES.md §1: 1m×4,
-   2m×4, …, 7z×4, then 1f … 8f once each; as kind indices 0-33 ×4 then 34-41); for ``i`` from
-   143 down to 1, draw ``j`` uniform in ``[0, i]`` and swap elements ``i`` and ``j``. Element
-   ``p`` of the result is the tile at wall position ``p``.
+4. **Shuffle** (Fisher–Yates): start from the table's ``N`` tiles in canonical order (RULES.md
+   §1: 1m×4, 2m×4, …, 7z×4, then 1f … 8f once each; as kind indices 0-33 ×4 then 34-41 — the
+   144 of the standard set; the 百搭 set of RULES-presets §13.B.1 continues with 1a … 4a once
+   each (42-45) when it has the extras, then 1j ×4 (46) when it has dedicated 百搭: 152, 148 or
+   144 tiles); for ``i`` from ``N − 1`` down to 1, draw ``j`` uniform in ``[0, i]`` and swap
+   elements ``i`` and ``j``. Element ``p`` of the result is the tile at wall position ``p``.
 5. **Dice:** continuing the same stream, ``first = 1 + uniform(6)``, ``second = 1 + uniform(6)``.
 
 How positions form the physical wall is :mod:`services.wall.wall`.
@@ -24,8 +26,9 @@ import hashlib
 import hmac
 import secrets
 import struct
+from collections.abc import Sequence
 
-from shared.tiles import WALL_SIZE, canonical_set
+from shared.tiles import canonical_set
 
 SEED_BYTES = 32
 SHUFFLE_LABEL = b"mahjong/wall/v1/shuffle"
@@ -108,13 +111,19 @@ class ByteStream:
                 return x % n
 
 
-def shuffle_and_dice(seed: bytes) -> tuple[list[int], tuple[int, int]]:
-    """The wall's tiles by position (0-143) and the two dice, from the seed (steps 2-5)."""
+def shuffle_and_dice(
+    seed: bytes, tile_set: Sequence[int] = _CANONICAL
+) -> tuple[list[int], tuple[int, int]]:
+    """The wall's tiles by position (0 … N − 1) and the two dice, from the seed (steps 2-5).
+    ``tile_set`` is the set in canonical order (default: the 144 tiles of RULES §1;
+    :meth:`shared.tile_set.TileSet.tiles` for another ruleset's)."""
     check_seed(seed)
+    if not 2 <= len(tile_set) < _TABLE_SIZE:
+        raise ValueError(f"a tile set of {len(tile_set)} tiles cannot be shuffled")
     word = _words(bytes(seed), SHUFFLE_LABEL, 0).__next__
     limits = _LIMITS
-    tiles = list(_CANONICAL)
-    for i in range(WALL_SIZE - 1, 0, -1):  # inlined uniform(i + 1): the hot path
+    tiles = list(tile_set)
+    for i in range(len(tiles) - 1, 0, -1):  # inlined uniform(i + 1): the hot path
         n = i + 1
         x = word()
         while x >= limits[n]:

@@ -9,11 +9,14 @@ reads)::
      "dice": [3, 4],                    # optional: checked when present
      "reserved_tiles": 0,               # optional, default 0
      "tile_swap_count": 5,              # optional, needed only when the record has swaps
+     "tile_set": {"extras": true, "dedicated_wildcards": true, "dragons_bonus": true},
+                                        # optional: the 百搭 sets (RULES-presets §13.B.1)
      "events": [                        # in order; the deal events first
         {"kind": "deal", "seat": 0, "tiles": "1m2m3m..."},   # tiles in the order taken
         {"kind": "draw", "seat": 1, "tiles": "5p"},
         {"kind": "replacement", "seat": 0, "tiles": "3f"},
         {"kind": "swap", "seat": 2, "buried": "11223m", "tiles": "..."},
+        {"kind": "indicator", "seat": 0, "tiles": "5z3m"},  # 翻百搭: set aside, indicator last
         {"kind": "draw", "seat": 2}     # tiles unknown to this client: not compared
      ]}
 
@@ -28,7 +31,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from services.wall import shuffle
-from services.wall.record import DEAL, DRAW, EVENT_KINDS, REPLACEMENT, HandWall
+from services.wall.record import (
+    DEAL,
+    DRAW,
+    EVENT_KINDS,
+    INDICATOR,
+    REPLACEMENT,
+    HandWall,
+    tile_set_from_json,
+    tile_set_to_json,
+)
 from shared import tiles as T
 from shared.errors import DomainError
 
@@ -99,7 +111,14 @@ def verify_record(record: dict[str, Any]) -> Verification:
     seed = _hex(record, "seed", shuffle.SEED_BYTES)
     committed = _hex(record, "commitment", 32)
     dealer = _int(record, "dealer", 0, 3)
-    reserved = _int(record, "reserved_tiles", 0, T.WALL_SIZE - 53, 0)
+    facts = record.get("tile_set")
+    if facts is not None and not isinstance(facts, dict):
+        raise RecordError("tile_set must be an object of true/false facts")
+    try:
+        tile_set = tile_set_from_json(facts)
+    except ValueError as exc:
+        raise RecordError(str(exc)) from None
+    reserved = _int(record, "reserved_tiles", 0, tile_set.size - 53, 0)
     swap_count = _int(record, "tile_swap_count", 0, 13, 0)
     events = record.get("events", [])
     if not isinstance(events, list):
@@ -110,7 +129,9 @@ def verify_record(record: dict[str, Any]) -> Verification:
         result.problems.append(
             "commitment does not match SHA-256 of the seed: the wall may have been changed"
         )
-    hand = HandWall.create("verify", seed, dealer, reserved=reserved, swap_count=swap_count)
+    hand = HandWall.create(
+        "verify", seed, dealer, reserved=reserved, swap_count=swap_count, tile_set=tile_set
+    )
     result.dice = hand.dice
     if "dice" in record:
         dice = record["dice"]
@@ -140,6 +161,8 @@ def verify_record(record: dict[str, Any]) -> Verification:
                 actual = list(hand.draw(seat).tiles)
             elif kind == REPLACEMENT:
                 actual = list(hand.draw_replacement(seat).tiles)
+            elif kind == INDICATOR:
+                actual = list(hand.flip_indicator().tiles)
             else:
                 buried = _tiles(event, "buried", where)
                 if buried is None:
@@ -172,5 +195,6 @@ def record_of(hand: HandWall) -> dict[str, Any]:
         "dice": list(hand.dice),
         "reserved_tiles": hand.wall.reserved,
         "tile_swap_count": hand.swap_count,
+        **({"tile_set": ts} if (ts := tile_set_to_json(hand.tile_set)) else {}),
         "events": [e.to_json() for e in hand.events],
     }

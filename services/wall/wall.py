@@ -1,12 +1,14 @@
-"""The physical wall of RULES.md §3: 72 stacks of two in a ring, opened by the dice.
+"""The physical wall of RULES.md §3: stacks of two in a ring, opened by the dice.
 
-Positions and stacks: wall position ``p`` (0-143, the order :mod:`services.wall.shuffle` lays
-tiles out in) is stack ``p // 2``, the top tile when ``p`` is even and the bottom tile when odd.
-Stacks ``18w .. 18w+17`` stand in front of seat ``w``.
+Positions and stacks: a set of ``N`` tiles (144; 152 or 148 in the 百搭 set, RULES-presets
+§13.B.2) stands as ``S = N / 2`` stacks. Wall position ``p`` (0 … N − 1, the order
+:mod:`services.wall.shuffle` lays tiles out in) is stack ``p // 2``, the top tile when ``p`` is
+even and the bottom tile when odd. Seat ``w``'s wall is stacks ``⌊w·S/4⌋ … ⌊(w+1)·S/4⌋ − 1``
+(18 each of 72; 19 each of 76; 18, 19, 18, 19 of 74).
 
 Opening (开牌): with dice sum ``s``, counting the dealer as 1 in turn order, the wall of seat
 ``(dealer + s - 1) mod 4`` is opened; ``s`` of its stacks are skipped and the *break stack*
-``18 * opened + s`` is where live draws start.
+``⌊opened·S/4⌋ + s`` (mod ``S``) is where live draws start.
 
 * **Live draws** (摸牌) go forward around the ring from the break stack: top, then bottom, then
   the next stack.
@@ -28,7 +30,7 @@ from shared import tiles as T
 from shared.errors import FailedPrecondition, InvalidArgument
 
 SEATS = 4
-STACKS = 72
+STACKS = 72  # of the standard 144-tile set
 STACKS_PER_SEAT = 18
 DEALER_TILES = 14
 OTHER_TILES = 13
@@ -47,9 +49,14 @@ def opened_seat(dealer: int, dice: Sequence[int]) -> int:
     return (dealer + sum(dice) - 1) % SEATS
 
 
-def break_stack(dealer: int, dice: Sequence[int]) -> int:
+def seat_wall_start(seat: int, stacks: int = STACKS) -> int:
+    """The first stack of ``seat``'s wall in a ring of ``stacks``: ``⌊seat·stacks/4⌋``."""
+    return seat * stacks // SEATS
+
+
+def break_stack(dealer: int, dice: Sequence[int], stacks: int = STACKS) -> int:
     """The stack live draws start from: ``sum(dice)`` stacks into the opened seat's wall."""
-    return (STACKS_PER_SEAT * opened_seat(dealer, dice) + sum(dice)) % STACKS
+    return (seat_wall_start(opened_seat(dealer, dice), stacks) + sum(dice)) % stacks
 
 
 def deal_order(dealer: int) -> list[tuple[int, int]]:
@@ -67,7 +74,7 @@ class Wall:
     tiles: list[int]
     start: int  # the break stack
     reserved: int = 0
-    taken: bytearray = field(default_factory=lambda: bytearray(T.WALL_SIZE))
+    taken: bytearray = field(default_factory=bytearray)  # empty: none taken yet
     live_drawn: int = 0
     replacements_drawn: int = 0
 
@@ -75,27 +82,40 @@ class Wall:
         # After a 换牌 a position may hold a buried tile, so only the shape is checked here;
         # :meth:`build` checks that a fresh wall is the full set.
         tiles = self.tiles
-        if len(tiles) != T.WALL_SIZE or min(tiles) < 0 or max(tiles) >= T.NUM_TILE_KINDS:
-            raise ValueError("a wall has 144 positions, each holding a tile kind")
-        if len(self.taken) != T.WALL_SIZE:
-            raise ValueError("a wall has 144 taken flags")
-        if not 0 <= self.start < STACKS:
-            raise ValueError(f"break stack {self.start} out of range 0-71")
-        if not 0 <= self.reserved < T.WALL_SIZE:
-            raise ValueError(f"reserved tiles {self.reserved} out of range 0-143")
+        size = len(tiles)
+        if size < 2 * SEATS or size % 2 or min(tiles) < 0 or max(tiles) >= T.NUM_TILE_KINDS:
+            raise ValueError("a wall has an even number of positions, each holding a tile kind")
+        if not self.taken:
+            self.taken = bytearray(size)
+        if len(self.taken) != size:
+            raise ValueError(f"a wall of {size} tiles has {size} taken flags")
+        self.size = size
+        self.stacks = size // 2
+        if not 0 <= self.start < self.stacks:
+            raise ValueError(f"break stack {self.start} out of range 0-{self.stacks - 1}")
+        if not 0 <= self.reserved < size:
+            raise ValueError(f"reserved tiles {self.reserved} out of range 0-{size - 1}")
 
     @classmethod
-    def build(cls, tiles: Sequence[int], dealer: int, dice: Sequence[int], reserved: int = 0):
-        """A fresh wall from shuffled tiles, opened by the dealer's dice."""
-        if sorted(tiles) != _FULL_SET:
-            raise ValueError("a wall holds exactly the 144 tiles of the set")
-        return cls(list(tiles), break_stack(dealer, dice), reserved)
+    def build(
+        cls,
+        tiles: Sequence[int],
+        dealer: int,
+        dice: Sequence[int],
+        reserved: int = 0,
+        tile_set: Sequence[int] = _FULL_SET,
+    ) -> Wall:
+        """A fresh wall from shuffled tiles (a permutation of ``tile_set``, in canonical
+        order; default the 144 of RULES §1), opened by the dealer's dice."""
+        if sorted(tiles) != list(tile_set):
+            raise ValueError(f"a wall holds exactly the {len(tile_set)} tiles of the set")
+        return cls(list(tiles), break_stack(dealer, dice, len(tiles) // 2), reserved)
 
     # --- counts ---------------------------------------------------------------------------
     @property
     def remaining(self) -> int:
         """Tiles still standing."""
-        return T.WALL_SIZE - self.live_drawn - self.replacements_drawn
+        return self.size - self.live_drawn - self.replacements_drawn
 
     @property
     def drawable(self) -> int:
@@ -105,11 +125,11 @@ class Wall:
     # --- geometry --------------------------------------------------------------------------
     def stack_at(self, k: int) -> int:
         """The ``k``-th stack in live order (``k = 0`` is the break stack)."""
-        return (self.start + k) % STACKS
+        return (self.start + k) % self.stacks
 
     def live_order(self) -> list[int]:
         """Every position in the order live draws would take them from a full wall."""
-        return [2 * self.stack_at(k) + level for k in range(STACKS) for level in (0, 1)]
+        return [2 * self.stack_at(k) + level for k in range(self.stacks) for level in (0, 1)]
 
     def standing(self) -> list[int]:
         """Positions still standing, in live order."""
@@ -117,9 +137,9 @@ class Wall:
 
     # --- draws -----------------------------------------------------------------------------
     def _take_from(self, ks: range) -> int:
-        taken, start = self.taken, self.start
+        taken, start, stacks = self.taken, self.start, self.stacks
         for k in ks:
-            p = 2 * ((start + k) % STACKS)  # the stack's top (stack_at inlined: once a draw)
+            p = 2 * ((start + k) % stacks)  # the stack's top (stack_at inlined: once a draw)
             if not taken[p]:
                 taken[p] = 1
                 return p
@@ -139,18 +159,18 @@ class Wall:
 
     def draw_live(self) -> tuple[int, int]:
         """摸牌: the next tile from the front; returns ``(tile, position)``."""
-        if T.WALL_SIZE - self.live_drawn - self.replacements_drawn <= self.reserved:
+        if self.size - self.live_drawn - self.replacements_drawn <= self.reserved:
             self._check_drawable("live draw")  # raises: nothing drawable
         # The first live_drawn positions in live order are gone, so start the scan there.
-        p = self._take_from(range(self.live_drawn // 2, STACKS))
+        p = self._take_from(range(self.live_drawn // 2, self.stacks))
         self.live_drawn += 1
         return self.tiles[p], p
 
     def draw_replacement(self) -> tuple[int, int]:
         """补张: the next tile from the tail (top, then bottom, then the stack before)."""
-        if T.WALL_SIZE - self.live_drawn - self.replacements_drawn <= self.reserved:
+        if self.size - self.live_drawn - self.replacements_drawn <= self.reserved:
             self._check_drawable("replacement draw")  # raises: nothing drawable
-        p = self._take_from(range(STACKS - 1 - self.replacements_drawn // 2, -1, -1))
+        p = self._take_from(range(self.stacks - 1 - self.replacements_drawn // 2, -1, -1))
         self.replacements_drawn += 1
         return self.tiles[p], p
 

@@ -31,7 +31,7 @@ _WIN_KIND_LABELS = {v: k for k, v in WIN_KINDS.items()}
 
 # --- tiles -----------------------------------------------------------------------------------
 def tile_to_proto(kind: int) -> int:
-    """Domain tile kind (0-41) → proto ``Tile`` value (1-42)."""
+    """Domain tile kind (0-46) → proto ``Tile`` value (1-47)."""
     if not T.is_valid_kind(kind):
         raise ValueError(f"not a tile kind: {kind!r}")
     return kind + 1

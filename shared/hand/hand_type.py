@@ -25,6 +25,15 @@ class HandType(enum.IntEnum):
     ALL_HONORS = 6  # 风一色 / 乱风向 all honors in any arrangement
     ALL_HONOR_PONGS = 7  # 风碰 (字一色) all honors and 碰碰胡
     EIGHT_FLOWERS = 8  # 八花齐 all eight flowers
+    # RULES-presets §13.A.4 (shanghai-old) and §13.B.5 (shanghai-baida; PONG_PONG and
+    # FULL_FLUSH above name its 对对胡 and 清一色 平胡 too).
+    STANDARD = 9  # old: any standard shape
+    SEVEN_PAIRS = 10  # 七对 seven pairs of different kinds
+    PING_HU = 11  # baida: 平胡 a standard shape with a chow
+    DRAGON_SEVEN_PAIRS = 12  # baida: 龙七对 one kind makes two of the pairs
+    FULL_FLUSH_PONG_PONG = 13  # baida: 清一色对对胡
+    FULL_FLUSH_SEVEN_PAIRS = 14  # baida: 清一色七对
+    FULL_FLUSH_DRAGON_SEVEN_PAIRS = 15  # baida: 清一色龙七对
 
     @property
     def label(self) -> str:
@@ -52,6 +61,13 @@ _NAMES_ZH = {
     HandType.ALL_HONORS: "风一色",
     HandType.ALL_HONOR_PONGS: "风碰",
     HandType.EIGHT_FLOWERS: "八花齐",
+    HandType.STANDARD: "和",
+    HandType.SEVEN_PAIRS: "七对",
+    HandType.PING_HU: "平胡",
+    HandType.DRAGON_SEVEN_PAIRS: "龙七对",
+    HandType.FULL_FLUSH_PONG_PONG: "清一色对对胡",
+    HandType.FULL_FLUSH_SEVEN_PAIRS: "清一色七对",
+    HandType.FULL_FLUSH_DRAGON_SEVEN_PAIRS: "清一色龙七对",
 }
 
 _ZERO7 = bytes(7)

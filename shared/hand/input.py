@@ -17,19 +17,42 @@ COMPLETE_SIZE = 14  # tiles of a hand that may win or must discard
 
 
 def counts_from_tiles(tiles: Iterable[int], what: str = "concealed tiles") -> list[int]:
-    """34-count array of hand tiles; a flower or an unknown kind among them is an error."""
+    """34-count array of natural hand tiles; a bonus tile, a 百搭 or an unknown kind among them
+    is an error (:func:`counts_and_wildcards` accepts 百搭)."""
+    counts, wildcards = counts_and_wildcards(tiles, what)
+    if wildcards:
+        raise InvalidArgument(
+            f"百搭 1j among the {what}: only a preset with 百搭 wildcards (shanghai-baida) "
+            f"holds them",
+            field=what,
+            tile="1j",
+        )
+    return counts
+
+
+def counts_and_wildcards(
+    tiles: Iterable[int], what: str = "concealed tiles"
+) -> tuple[list[int], int]:
+    """(34-count array, number of 百搭 ``1j``) of hand tiles; a bonus tile (flower, 1a-4a) or
+    an unknown kind among them is an error. Whether the table has 百搭 at all is the caller's
+    to check (:meth:`shared.tile_set.TileSet.check_tiles`)."""
     counts = [0] * T.NUM_KINDS
+    wildcards = 0
     for k in tiles:
         if not T.is_valid_kind(k):
             raise InvalidArgument(f"{what}: {k!r} is not a tile", field=what)
-        if T.is_flower(k):
+        if T.is_wildcard(k):
+            wildcards += 1
+            continue
+        if T.is_bonus(k):
+            role = "flower" if T.is_flower(k) else "bonus tile"
             raise InvalidArgument(
-                f"flower {T.format_tile(k)} among the {what}: flowers are exposed, not held",
+                f"{role} {T.format_tile(k)} among the {what}: {role}s are exposed, not held",
                 field=what,
                 tile=T.format_tile(k),
             )
         counts[k] += 1
-    return counts
+    return counts, wildcards
 
 
 def check_counts_array(counts: Sequence[int], what: str = "concealed tiles") -> None:
@@ -79,30 +102,44 @@ def check_hand(
     melds: Sequence[Meld],
     sizes: tuple[int, ...] = (WAITING_SIZE, COMPLETE_SIZE),
     what: str = "hand",
+    jokers: int = 0,
 ) -> int:
-    """Validate a hand (counts, melds, copies, size in ``sizes``); returns its size."""
+    """Validate a hand (counts, melds, copies, size in ``sizes``; ``jokers`` 百搭 held beside
+    the natural counts count towards the size); returns its size."""
     check_counts_array(counts, f"{what} concealed tiles")
     check_melds(melds, f"{what} melds")
     check_copies(counts, melds, what)
-    size = hand_size(counts, melds)
+    size = hand_size(counts, melds) + jokers
     if size not in sizes:
         want = " or ".join(str(s) for s in sizes)
+        held = sum(counts) + jokers
         raise InvalidArgument(
-            f"{what} has {sum(counts)} concealed tiles and {len(melds)} melds, {size} tiles in "
+            f"{what} has {held} concealed tiles and {len(melds)} melds, {size} tiles in "
             f"all (a kong counts as 3); expected {want}",
             tiles=size,
         )
     return size
 
 
-def check_flowers(flowers: Sequence[int], what: str = "flowers") -> None:
-    seen: set[int] = set()
+def check_flowers(
+    flowers: Sequence[int], what: str = "flowers", dragons: bool = False, extras: bool = False
+) -> None:
+    """Exposed bonus tiles: flowers 1f-8f once each; with ``extras`` also 1a-4a once each, and
+    with ``dragons`` (shanghai-baida, §13.B.1) the dragons 5z-7z up to four times each."""
+    seen = [0] * T.NUM_TILE_KINDS
     for f in flowers:
-        if not T.is_valid_kind(f) or not T.is_flower(f):
+        ok = T.is_valid_kind(f) and (
+            T.is_flower(f) or (extras and T.is_extra(f)) or (dragons and T.is_dragon(f))
+        )
+        if not ok:
             name = T.format_tile(f) if T.is_valid_kind(f) else repr(f)
-            raise InvalidArgument(f"{what}: {name} is not a flower", field=what)
-        if f in seen:
-            raise InvalidArgument(
-                f"{what}: flower {T.format_tile(f)} twice; each flower exists once", field=what
+            role = "a bonus tile of this set" if dragons or extras else "a flower"
+            raise InvalidArgument(f"{what}: {name} is not {role}", field=what)
+        seen[f] += 1
+        if seen[f] > T.copies_of(f):
+            message = (
+                f"{what}: {T.format_tile(f)} {seen[f]} times; the set has {T.copies_of(f)}"
+                if T.is_dragon(f)
+                else f"{what}: flower {T.format_tile(f)} twice; each flower exists once"
             )
-        seen.add(f)
+            raise InvalidArgument(message, field=what)

@@ -14,7 +14,9 @@ Targets: both ratios ≥ 3× on uniformly random hands (the headline); figures f
 complete or one tile off, where ``is_agari`` has to do its full work, are printed beside them.
 
 Then the table decisions the gateway asks for on every turn and discard: own-turn options and
-claim options for all seats, in-process and over a loopback gRPC server.
+claim options for all seats, in-process and over a loopback gRPC server; and the 百搭 hands of
+shanghai-baida: win check and waits with 0-4 百搭 per hand, per call and as a ratio to the
+natural-hand check on hands of the same kind.
 
 The two checks answer different questions (``is_agari`` accepts any riichi shape, ours only the
 winning hands of RULES §6), so the run also checks that the inputs are the same: our standard
@@ -159,6 +161,105 @@ def decisions() -> None:
         print(f"  {'GetClaimOptions, gRPC loopback, 1 client':<44} {per_s:>10,.0f} calls/s")
 
 
+# --- 百搭 wildcard hands (shanghai-baida) -------------------------------------------------
+BAIDA_KINDS = tuple(range(31))  # suited and winds: dragons are bonus tiles in baida
+WILD_HANDS = 2000
+
+
+def baida_hand(rnd: random.Random, size: int, jokers: int) -> list[int]:
+    """A complete hand of sets and a pair of suited tiles and winds (often one suit) with
+    ``jokers`` tiles turned into 百搭, half the time one natural tile swapped; ``size`` 13
+    drops a natural."""
+    while True:
+        suit = rnd.randrange(3) * 9
+        pool = rnd.choice([BAIDA_KINDS, tuple(range(suit, suit + 9))])
+        tiles: list[int] = []
+        for _ in range(4):
+            k = rnd.choice(pool)
+            run = k < 27 and k % 9 <= 6 and rnd.random() < 0.5
+            tiles += [k, k + 1, k + 2] if run else [k, k, k]
+        k = rnd.choice(pool)
+        tiles += [k, k]
+        rnd.shuffle(tiles)
+        naturals = tiles[jokers:]
+        if rnd.random() < 0.5:
+            naturals[0] = rnd.choice(BAIDA_KINDS)
+        if size == 13:
+            naturals.pop()
+        counts = [0] * 34
+        for t in naturals:
+            counts[t] += 1
+        if max(counts) <= 4:
+            return counts
+
+
+def _best_ns(fn, items: list, rounds: int) -> float:
+    """Nanoseconds per item of ``fn`` over ``items``: the best of ``rounds`` timed passes (the
+    machine is shared; the best pass is the least disturbed)."""
+    import time
+
+    best = float("inf")
+    for _ in range(rounds):
+        start = time.perf_counter_ns()
+        for h in items:
+            fn(h)
+        best = min(best, (time.perf_counter_ns() - start) / len(items))
+    return best
+
+
+def wildcards() -> None:
+    """Win check and waits of 百搭 hands with 0-4 百搭: per call, and the ratio to the natural
+    (qiaoma) check on hands of the same kind; rounds interleaved, best kept."""
+    from shared.hand.hand_type import is_winning_hand
+    from shared.hand.preset_hands import hand_waits, is_winning
+
+    baida, qiaoma = load_ruleset("shanghai-baida"), load_ruleset()
+    old = load_ruleset("shanghai-old")
+    rnd = random.Random(SEED)
+    rounds = max(3, int(bench_seconds() * 4))
+    rows = [
+        (
+            j,
+            [baida_hand(rnd, 14, j) for _ in range(WILD_HANDS)],
+            [baida_hand(rnd, 13, j) for _ in range(WILD_HANDS // 4)],
+        )
+        for j in range(5)
+    ]
+    natural14, natural13 = rows[0][1], rows[0][2]
+    best: dict[tuple[str, int], float] = {}
+    for _ in range(rounds):  # interleaved: every figure sees the same machine load
+        for key, fn, items in [
+            (("win", -1), lambda h: is_winning_hand(h, (), qiaoma), natural14),
+            (("waits", -1), lambda h: waits(h, (), qiaoma), natural13),
+            (("waits-any", -1), lambda h: hand_waits(h, (), old), natural13),
+            *[(("win", j), lambda h, j=j: is_winning(h, (), baida, j), h14) for j, h14, _ in rows],
+            *[
+                (("waits", j), lambda h, j=j: hand_waits(h, (), baida, j), h13)
+                for j, _, h13 in rows
+            ],
+        ]:
+            ns = _best_ns(fn, items, 1)
+            best[key] = min(best.get(key, ns), ns)
+    win_ns, waits_ns = best["win", -1], best["waits", -1]
+    print(f"百搭 hands (shanghai-baida), {WILD_HANDS} near-complete hands per row (seed {SEED})")
+    print(
+        f"  natural check on the 0-百搭 hands (qiaoma is_winning_hand / waits): "
+        f"{win_ns / 1000:.2f}µs / {waits_ns / 1000:.2f}µs"
+    )
+    print(
+        "  natural waits where any standard shape wins (shanghai-old hand_waits): "
+        f"{best['waits-any', -1] / 1000:.2f}µs"
+    )
+    print(f"  {'百搭':<6} {'win check':>10} {'× natural':>10} {'waits':>10} {'× natural':>10}")
+    for j in range(5):
+        w_ns, t_ns = best["win", j], best["waits", j]
+        print(
+            f"  {j:<6} {w_ns / 1000:>8.2f}µs {w_ns / win_ns:>9.1f}× "
+            f"{t_ns / 1000:>8.2f}µs {t_ns / waits_ns:>9.1f}×",
+            flush=True,
+        )
+
+
 def main() -> int:
     repeat = max(3, int(bench_seconds() * 4))  # rounds per side; each round times every hand
     sets = hand_sets(random.Random(SEED))
@@ -188,6 +289,7 @@ def main() -> int:
         print(f"{what}: {ratios[name]:.2f}× (target ≥ {TARGET:.0f}×: {verdict})")
     configure_logging("warning")  # the server's per-call logs would drown the figures
     decisions()
+    wildcards()
     return 1 if wrong else 0
 
 

@@ -4,6 +4,9 @@
   payments, 承包, caps, bookkeeping and the full breakdown),
 * over gRPC on a loopback server (1 client, then 4 concurrent clients),
 
+and, for each preset of RULES-presets §13 (shanghai-old's 户/番 model, shanghai-baida's 倍
+model with 百搭 substitution), in-process and gRPC-1-client settlements per second on that
+preset's win vectors (tests/vectors/presets-scoring.jsonl, cycled, options included);
 side by side, in the same run, with the nearest Python peer: the PyPI ``mahjong`` package's
 ``HandCalculator.estimate_hand_value`` (Japanese riichi rules: a different rule set) on the same
 14-tile hands (every meld included), run in ``.venv-bench`` in a subprocess (the peer's top-level
@@ -108,6 +111,45 @@ def peer_hand(vector: dict) -> dict:
     }
 
 
+def preset_vectors(ruleset: str) -> list[dict]:
+    return [
+        v
+        for v in load_vectors("presets-scoring.jsonl")
+        if v["ruleset"] == ruleset and v.get("kind", "win") == "win"
+    ]
+
+
+def preset_rates(stub) -> None:
+    """Settlements per second under each new preset, in-process and over gRPC (1 client)."""
+    for ruleset in ("shanghai-old", "shanghai-baida"):
+        vectors = preset_vectors(ruleset)
+        inputs = [win_input(v) for v in vectors]
+
+        def in_process(inputs=inputs) -> int:
+            for i in range(BATCH):
+                settle_win(inputs[i % len(inputs)])
+            return BATCH
+
+        best = max(rate(in_process, bench_seconds() / 3)[0] for _ in range(3))
+        label = f"{ruleset}: in-process settle_win ({len(inputs)} hands)"
+        print(f"  {label:<46} {best:>10,.0f} settlements/s")
+        requests = [
+            S.win_input_to_proto(
+                w, v["ruleset"], {k: str(x) for k, x in v.get("options", {}).items()}
+            )
+            for w, v in zip(inputs, vectors, strict=True)
+        ]
+
+        def one_call(requests=requests) -> int:
+            for r in requests:
+                stub.SettleWin(r, timeout=TIMEOUT)
+            return len(requests)
+
+        over_grpc, _ = rate(one_call)
+        label = f"{ruleset}: gRPC loopback SettleWin, 1 client"
+        print(f"  {label:<46} {over_grpc:>10,.0f} settlements/s")
+
+
 def main() -> int:
     vectors = bench_vectors()
     inputs = [win_input(v) for v in vectors]
@@ -151,6 +193,7 @@ def main() -> int:
         for channel in channels:
             channel.close()
         print(f"  {'gRPC loopback SettleWin, 4 clients':<46} {four:>10,.0f} settlements/s")
+        preset_rates(stub)
 
     python = bench_venv(PEER, "mahjong.hand_calculating.hand")
     if python is None:

@@ -62,6 +62,21 @@ def collect(stub, table_id: str, token: str, out: list, timeout: float = PLAY_SE
             return
 
 
+def subscribe_all(stub, tables) -> tuple[dict[tuple[str, int], list], list[threading.Thread]]:
+    """A thread per seat of each table collecting its stream: (events by (table, seat), the
+    threads, started)."""
+    streams: dict[tuple[str, int], list] = {}
+    threads = []
+    for t in tables:
+        for seat, token in enumerate(t.seat_tokens):
+            buf: list = []
+            streams[(t.table_id, seat)] = buf
+            th = threading.Thread(target=collect, args=(stub, t.table_id, token, buf))
+            th.start()
+            threads.append(th)
+    return streams, threads
+
+
 def check_hiding(seat: int, events: list) -> int:
     """No message to ``seat`` shows another seat's concealed or drawn tiles, or a prompt."""
     checked = 0
@@ -191,15 +206,7 @@ def test_two_hundred_bot_hands(stack):
         create(stub, HANDS_PER_TABLE, players=[p for p, _ in players[4 * i : 4 * i + 4]])
         for i in range(TABLES)
     ]
-    streams: dict[tuple[str, int], list] = {}
-    threads = []
-    for t in tables:
-        for seat, token in enumerate(t.seat_tokens):
-            buf: list = []
-            streams[(t.table_id, seat)] = buf
-            th = threading.Thread(target=collect, args=(stub, t.table_id, token, buf))
-            th.start()
-            threads.append(th)
+    streams, threads = subscribe_all(stub, tables)
     views_checked = [0]
     polls = [
         threading.Thread(target=poll_views, args=(stub, t, seat, views_checked))

@@ -26,6 +26,7 @@ from services.wall import shuffle
 from services.wall.record import HandWall
 from shared.ruleset import resolve_ruleset
 from shared.table import Action, ClaimOptions, ClaimResolution, OwnTurnOptions, TableSnapshot
+from shared.tile_set import tile_set_of
 
 
 class InProcessWall:
@@ -48,6 +49,7 @@ class InProcessWall:
             dealer,
             reserved=ruleset.table.reserved_tiles,
             swap_count=swap,
+            tile_set=tile_set_of(ruleset),
         )
         if len(self.hands) >= self.keep:  # keep memory bounded in long benchmark runs
             self.hands.pop(next(iter(self.hands)))
@@ -71,6 +73,11 @@ class InProcessWall:
         hand = self.hands[hand_id]
         event = hand.draw_replacement(seat)
         return WallDraw(event.tiles[0], hand.wall.remaining)
+
+    def flip_indicator(self, hand_id: str) -> tuple[list[int], int]:
+        self.counter.wall += 1
+        hand = self.hands[hand_id]
+        return list(hand.flip_indicator().tiles), hand.wall.remaining
 
     def swap(self, hand_id: str, seat: int, buried: list[int], number: int = 0) -> list[int]:
         self.counter.wall += 1
@@ -171,6 +178,12 @@ def win_input_of(facts: HandFacts):
         ready=frozenset(facts.ready),
         claims=tuple(scoring_domain.Claim(c, f, feeder_ready=r) for c, f, r in facts.claims),
         first_go_around=facts.first_go_around,
+        last_tile=facts.last_tile,
+        replacement_after=scoring_domain.ReplacementAfter(facts.replacement_after),
+        feeder_hand=None
+        if facts.feeder_hand is None
+        else scoring_domain.FeederHand(*facts.feeder_hand),
+        wild_indicator=facts.wild_indicator,
     )
 
 

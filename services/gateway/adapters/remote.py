@@ -118,6 +118,16 @@ class RemoteWall:
         )
         return WallDraw(C.tile_from_proto(resp.tile), resp.counts.remaining)
 
+    def flip_indicator(self, hand_id: str) -> tuple[list[int], int]:
+        self.counter.wall += 1
+        resp = call(
+            self.stub.FlipIndicator,
+            wall_pb2.FlipIndicatorRequest(hand_id=hand_id, request_id=f"{hand_id}/flip"),
+            self.timeout,
+        )
+        turned = [*C.tiles_from_proto(resp.set_aside), C.tile_from_proto(resp.indicator)]
+        return turned, resp.counts.remaining
+
     def draw_replacement(self, hand_id: str, seat: int, number: int) -> WallDraw:
         self.counter.wall += 1
         resp = call(

@@ -8,7 +8,10 @@ that waits (听牌) is at 0, a complete ``3n + 2`` hand at −1. It is the class
 * :func:`flush_distance` 清/混一色 in one suit: sets and partials from that suit (runs too) and
   honor pongs and pairs; tiles of the other suits are dead weight;
 * :func:`honors_distance` 风一色 / 乱风向: any arrangement of honors, so only the number of
-  non-honor tiles counts.
+  non-honor tiles counts;
+* :func:`standard_distance` any standard shape, chows of every suit and honor pongs (the 平胡
+  of shanghai-old and shanghai-baida, RULES-presets §13.A.4, §13.B.5);
+* :func:`pairs_distance` 七对: pairs of different kinds (a four is one pair), no melds.
 
 A suit's decompositions are enumerated once per distinct nine-count shape and cached, so a
 distance is a cache look-up plus a scan of the honors.
@@ -120,22 +123,35 @@ def flush_distance(
         if not flush_meld_fits(m, suit, honors):
             return INFEASIBLE
     base = 9 * suit
-    honor_sets = honor_pairs = 0
+    honor_sets, honor_pairs = _honor_groups(counts, honors)
+    fixed = len(melds) + honor_sets
+    readings = [(fixed + m, t, p) for m, t, p in suit_partials(tuple(counts[base : base + 9]))]
+    return _best_formula(readings, honor_pairs)
+
+
+def _honor_groups(counts: Sequence[int], honors: Sequence[int]) -> tuple[int, int]:
+    """(pongs, pairs) among the ``honors``."""
+    sets = pairs = 0
     for k in honors:
         n = counts[k]
         if n >= 3:
-            honor_sets += 1
+            sets += 1
         elif n == 2:
-            honor_pairs += 1
-    fixed = len(melds) + honor_sets
+            pairs += 1
+    return sets, pairs
+
+
+def _best_formula(readings, honor_pairs: int) -> int:
+    """The lowest distance of the suits' ``(sets, partials, pair)`` readings with
+    ``honor_pairs`` honor pairs beside them (one of which is the pair if the suits have none)."""
     best = INFEASIBLE
-    for m, t, p in suit_partials(tuple(counts[base : base + 9])):
+    for m, t, p in readings:
         if p:
-            d = _formula(fixed + m, t + honor_pairs, 1)
+            d = _formula(m, t + honor_pairs, 1)
         elif honor_pairs:
-            d = _formula(fixed + m, t + honor_pairs - 1, 1)
+            d = _formula(m, t + honor_pairs - 1, 1)
         else:
-            d = _formula(fixed + m, t, 0)
+            d = _formula(m, t, 0)
         if d < best:
             best = d
     return best
@@ -151,3 +167,31 @@ def honors_distance(
     total = sum(counts)
     inside = sum(counts[k] for k in honors)
     return total - inside - (1 if total % 3 == 2 else 0)
+
+
+def standard_distance(counts: Sequence[int], melds: Sequence[Meld]) -> int:
+    """Any standard shape: every suit read as sets and partials (the best combination of the
+    suits' readings), honors as pongs and pairs, at most one pair."""
+    honor_sets, honor_pairs = _honor_groups(counts, HONOR_KINDS)
+    # (sets, partials, pair) of the three suits together, dominated readings dropped
+    combined: set[tuple[int, int, int]] = {(len(melds) + honor_sets, 0, 0)}
+    for base in (0, 9, 18):
+        options = suit_partials(tuple(counts[base : base + 9]))
+        combined = set(
+            _pareto(
+                {
+                    (m + sm, t + st, p + sp)
+                    for m, t, p in combined
+                    for sm, st, sp in options
+                    if p + sp <= 1
+                }
+            )
+        )
+    return _best_formula(combined, honor_pairs)
+
+
+def pairs_distance(counts: Sequence[int], melds: Sequence[Meld]) -> int:
+    """七对 distance: six minus the pairs of different kinds held (a four counts once)."""
+    if melds:
+        return INFEASIBLE
+    return 6 - sum(1 for n in counts if n >= 2)

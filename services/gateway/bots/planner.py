@@ -26,6 +26,7 @@ from services.gateway.bots.plan import (
     feasible_plans,
     plan_cost,
     plan_distance,
+    plan_family,
     useful_tiles,
 )
 from services.gateway.bots.view import SeatView, unseen_counts
@@ -47,6 +48,7 @@ from shared.table import (
     Win,
     WinOption,
 )
+from shared.tiles import NUM_KINDS
 
 
 class PlanningBot:
@@ -199,8 +201,11 @@ def best_discard(
     """
     honors = allowed_honors(view.ruleset)
     counts = list(concealed)
-    kinds = sorted(set(allowed))
-    plans = feasible_plans(melds, counts, honors)
+    # a 百搭 (1j, or a tile of the flipped wild kind) is kept (plan.py)
+    kinds = sorted(k for k in set(allowed) if k < NUM_KINDS and k != view.wild_kind)
+    if not kinds:
+        return allowed[0], None
+    plans = feasible_plans(melds, counts, honors, plan_family(view.ruleset))
     unseen_total = sum(unseen)
     best: tuple[float, int, int] | None = None
     best_choice: PlanChoice | None = None

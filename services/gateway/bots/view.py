@@ -36,6 +36,8 @@ class SeatView:
     ready: tuple[bool, ...] = (False,) * NUM_SEATS
     tiles_left: int = 0
     dealer: int = 0
+    wildcards: int = 0  # 百搭 1j held beside ``concealed`` (shanghai-baida)
+    wild_kind: int | None = None  # 翻百搭: the kind that is 百搭 this hand
 
     @classmethod
     def from_snapshot(cls, snapshot: TableSnapshot, seat: int) -> SeatView:
@@ -58,6 +60,8 @@ class SeatView:
             ready=tuple(s.declared_ready for s in snapshot.seats),
             tiles_left=snapshot.wall_remaining,
             dealer=snapshot.dealer,
+            wildcards=own.wildcards,
+            wild_kind=snapshot.wild_kind,
         )
 
 

@@ -27,7 +27,8 @@ from shared.convert.common import (
     tiles_from_proto,
     tiles_to_proto,
 )
-from shared.hand.hand_type import HandType, classify
+from shared.hand.hand_type import HandType
+from shared.hand.preset_hands import classify_hand
 from shared.melds import Meld, MeldKind
 from shared.table import (
     Action,
@@ -36,7 +37,7 @@ from shared.table import (
     WinKind,
     WinOption,
 )
-from shared.tiles import NUM_FLOWERS, NUM_KINDS
+from shared.tiles import NUM_FLOWERS, NUM_KINDS, WILDCARD
 
 OWN_TURN = gateway_pb2.PROMPT_KIND_OWN_TURN
 CLAIM = gateway_pb2.PROMPT_KIND_CLAIM
@@ -67,15 +68,21 @@ def view_from_proto(
     seats = list(table.seats)
     own = seats[viewer]
     concealed = [0] * NUM_KINDS
+    wildcards = 0
     for k in tiles_from_proto(own.concealed, "concealed"):
         if k < NUM_KINDS:
             concealed[k] += 1
+        elif k == WILDCARD:
+            wildcards += 1
     melds = tuple(meld_from_view(m) for m in own.melds)
     prompt = prompt if prompt is not None else (table.prompt if table.HasField("prompt") else None)
     want = (14 if prompt is not None and prompt.kind == OWN_TURN else 13) - 3 * len(melds)
     drawn = tile_from_proto_optional(own.drawn, "drawn")
-    if drawn is not None and drawn < NUM_KINDS and sum(concealed) == want - 1:
-        concealed[drawn] += 1
+    if drawn is not None and sum(concealed) + wildcards == want - 1:
+        if drawn < NUM_KINDS:
+            concealed[drawn] += 1
+        elif drawn == WILDCARD:
+            wildcards += 1
     return SeatView(
         seat=viewer,
         ruleset=ruleset_from_ref(table.ruleset),
@@ -88,6 +95,7 @@ def view_from_proto(
         ready=tuple(s.ready for s in seats),
         tiles_left=table.hand.tiles_left,
         dealer=seat_from_proto_optional(table.hand.dealer, "hand.dealer") or 0,
+        wildcards=wildcards,
     )
 
 
@@ -96,7 +104,8 @@ def _win_option(view: SeatView, kind: WinKind, tile: int | None) -> WinOption:
     counts = list(view.concealed)
     if tile is not None and kind is not WinKind.SELF_DRAW and sum(counts) % 3 == 1:
         counts[tile] += 1
-    hand = classify(counts, view.melds, view.ruleset) if sum(counts) % 3 == 2 else None
+    complete = (sum(counts) + view.wildcards) % 3 == 2
+    hand = classify_hand(counts, view.melds, view.ruleset, view.wildcards) if complete else None
     if hand is None and len(view.flowers) >= NUM_FLOWERS:
         return WinOption(HandType.EIGHT_FLOWERS, WinKind.EIGHT_FLOWERS)
     return WinOption(hand or HandType.PONG_PONG, kind, tile)
@@ -115,7 +124,8 @@ def _own_turn_wins(
     if not o.win_shape:
         return (flowers,)
     counts = list(view.concealed)
-    hand = classify(counts, view.melds, view.ruleset) if sum(counts) % 3 == 2 else None
+    complete = (sum(counts) + view.wildcards) % 3 == 2
+    hand = classify_hand(counts, view.melds, view.ruleset, view.wildcards) if complete else None
     return (WinOption(hand or HandType.PONG_PONG, WinKind.SELF_DRAW, tile), flowers)
 
 

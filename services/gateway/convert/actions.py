@@ -85,9 +85,10 @@ def action_from_proto(action: pb.Action) -> SeatRequest:
 
 def _hand_tile(value: int, field: str) -> int:
     k = tile_from_proto(value, field)
-    if T.is_flower(k):
+    if T.is_bonus(k):
         raise InvalidArgument(
-            f"{field} is a flower: flowers are exposed, never played", field=field
+            f"{field} is a bonus tile ({T.format_tile(k)}): bonus tiles are exposed, never played",
+            field=field,
         )
     return k
 

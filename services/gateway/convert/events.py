@@ -273,6 +273,17 @@ def _table_halted(ev: K.TableHalted, e: pb.Event) -> None:
     e.table_halted.CopyFrom(pb.TableHalted(reason=ev.reason, message=ev.message))
 
 
+def _wild_flipped(ev: K.WildFlipped, e: pb.Event) -> None:
+    e.wild_flipped.CopyFrom(
+        pb.WildFlipped(
+            indicator=tile(ev.indicator),
+            wild=tile(ev.wild),
+            set_aside=tiles(ev.set_aside),
+            tiles_left=ev.tiles_left,
+        )
+    )
+
+
 # One converter per event class: it fills the proto Event's field of that kind.
 CONVERTERS: dict[type[K.TableEvent], Callable] = {
     K.TableStarted: _table_started,
@@ -293,6 +304,7 @@ CONVERTERS: dict[type[K.TableEvent], Callable] = {
     K.TilesSwapped: _tiles_swapped,
     K.TimedOut: _timed_out,
     K.TableHalted: _table_halted,
+    K.WildFlipped: _wild_flipped,
 }
 # The log's record of actions is seen by no viewer (events.views): it has no proto form.
 _NEVER_SHOWN = {K.ActionTaken}

@@ -65,6 +65,10 @@ class WallPort(Protocol):
 
     def reveal(self, hand_id: str) -> WallReveal: ...
 
+    def flip_indicator(self, hand_id: str) -> tuple[list[int], int]:
+        """翻百搭: the tiles turned up (bonus tiles set aside, the indicator last) and the tiles
+        left; the same answer when repeated."""
+
 
 class RulesPort(Protocol):
     def own_turn_options(self, snapshot: TableSnapshot, seat: int) -> OwnTurnOptions: ...
@@ -106,6 +110,13 @@ class HandFacts:
     claims: tuple[tuple[int, int, bool], ...] = ()  # (claimer, from, from was ready)
     first_go_around: bool = False  # 天胡 / 地胡
     garden_stacks: tuple[int, ...] | None = None  # 逛花园: each seat's chips before the hand
+    # RULES-presets §13.0: the self-drawn winning tile was the last the wall could give (海底);
+    # what the 杠开 replacement replaced ("kong" or "flower"); the discarder's (robbed
+    # player's) hand after the winning tile left it, (concealed, melds), for old's 包输
+    last_tile: bool = False
+    replacement_after: str = "kong"
+    feeder_hand: tuple[tuple[int, ...], tuple[Meld, ...]] | None = None
+    wild_indicator: int | None = None  # 翻百搭: the indicator turned up
 
 
 @dataclass(frozen=True, slots=True)

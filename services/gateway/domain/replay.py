@@ -10,7 +10,8 @@ its log record's format (:mod:`services.gateway.domain.events.codec`, with its s
 2. every action was legal: the hand is played again by the same engine against the recorded
    tiles and the rules domain, each recorded action must be one of the options the rules give
    (and pass ``validate_action``), and the replayed events must equal the recorded ones;
-3. all 144 tiles are accounted for at the end, and payments plus the house sum to zero.
+3. all the set's tiles (144; 152 or 148 in the 百搭 sets) are accounted for at the end, and
+   payments plus the house sum to zero.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from shared import tiles as T
 from shared.errors import DomainError
 from shared.ruleset import resolve_ruleset
 from shared.table import NUM_SEATS, TileSwap
+from shared.tile_set import tile_set_of
 
 # The events the hand engine emits (an escape's result is the session's, not the hand's).
 ENGINE_KINDS = frozenset(
@@ -43,6 +45,7 @@ ENGINE_KINDS = frozenset(
         K.Prompt,
         K.ActionTaken,
         K.TilesSwapped,
+        K.WildFlipped,
         K.WinDeclared,
         K.HandResult,
         K.SeedRevealed,
@@ -122,15 +125,18 @@ class Verdict:
 
 class RecordedWall:
     """A wall port that hands out a hand's recorded tiles: the deal, then the live draws,
-    replacement draws and 换牌 tiles in the order the log holds them."""
+    replacement draws, 换牌 tiles and the 翻百搭 flip in the order the log holds them."""
 
     def __init__(self, started: K.HandStarted, dealt: K.TilesDealt, wall: dict[str, Any]):
         self.started, self.dealt = started, dealt
         self.live: deque[int] = deque()
         self.tail: deque[int] = deque()
         self.swaps: deque[list[int]] = deque()
+        self.flip: list[int] | None = None  # the recorded 翻百搭 flip (set aside, indicator)
         for e in wall["events"]:
-            if e["kind"] == "draw":
+            if e["kind"] == "indicator":
+                self.flip = T.parse(e["tiles"])
+            elif e["kind"] == "draw":
                 self.live.extend(T.parse(e["tiles"]))
             elif e["kind"] == "replacement":
                 self.tail.extend(T.parse(e["tiles"]))
@@ -141,7 +147,8 @@ class RecordedWall:
 
     def new_hand(self, ruleset_name, overrides, dealer, request_id) -> WallHand:
         s = self.started
-        return WallHand(s.hand_id, s.dice, s.commitment, T.WALL_SIZE)
+        size = tile_set_of(resolve_ruleset(ruleset_name, overrides)).size  # 144, 148 or 152
+        return WallHand(s.hand_id, s.dice, s.commitment, size)
 
     def deal(self, hand_id):
         self.remaining = self.dealt.tiles_left
@@ -164,12 +171,25 @@ class RecordedWall:
             raise DomainError("the record has no tile swap here")
         return self.swaps.popleft()
 
+    def flip_indicator(self, hand_id) -> tuple[list[int], int]:
+        if self.flip is None:
+            raise DomainError("the record has no 百搭 indicator here")
+        turned, self.flip = self.flip, None
+        self.remaining -= len(turned)
+        return turned, self.remaining
+
     def reveal(self, hand_id) -> WallReveal:
         return WallReveal(self.seed, self.started.commitment)
 
 
-def wall_record(events: list[K.TableEvent], reserved: int, swap_count: int = 0) -> dict[str, Any]:
-    """The wall verifier's record (services.wall.verify) of a hand's events."""
+def wall_record(
+    events: list[K.TableEvent],
+    reserved: int,
+    swap_count: int = 0,
+    tile_set: dict[str, bool] | None = None,
+) -> dict[str, Any]:
+    """The wall verifier's record (services.wall.verify) of a hand's events; ``tile_set`` the
+    wall record's facts of a 百搭 set (None: the 144 tiles)."""
     started = next(e for e in events if isinstance(e, K.HandStarted))
     assert isinstance(started, K.HandStarted)
     seed = next((e.seed for e in events if isinstance(e, K.SeedRevealed)), "")
@@ -197,6 +217,9 @@ def wall_record(events: list[K.TableEvent], reserved: int, swap_count: int = 0) 
             else:
                 kind_w = "replacement" if e.draw == "replacement" else "draw"
                 out.append({"kind": kind_w, "seat": e.seat, "tiles": fmt(e.flowers, sort=False)})
+        elif isinstance(e, K.WildFlipped):
+            turned = fmt((*e.set_aside, e.indicator), sort=False)
+            out.append({"kind": "indicator", "seat": dealer, "tiles": turned})
         elif isinstance(e, K.TileDrawn) and e.tile is not None:
             kind_w = "replacement" if e.replacement else "draw"
             out.append({"kind": kind_w, "seat": e.seat, "tiles": T.format_tile(e.tile)})
@@ -207,6 +230,7 @@ def wall_record(events: list[K.TableEvent], reserved: int, swap_count: int = 0) 
         "dice": list(started.dice),
         "reserved_tiles": reserved,
         "tile_swap_count": swap_count,
+        **({"tile_set": tile_set} if tile_set else {}),
         "events": out,
     }
 
@@ -241,7 +265,10 @@ def verify_hand(
         verdict.problems.append("the record has no hand_started or tiles_dealt event")
         return verdict
     swap_count = ruleset.table.tile_swap_count if ruleset.table.tile_swap else 0
-    wall = wall_record(everything, ruleset.table.reserved_tiles, swap_count)
+    from services.wall.record import tile_set_to_json
+
+    facts = tile_set_to_json(tile_set_of(ruleset))
+    wall = wall_record(everything, ruleset.table.reserved_tiles, swap_count, facts)
     if not wall["seed"]:
         verdict.problems.append("the seed was never revealed: the hand is not finished")
         return verdict
@@ -333,8 +360,10 @@ def verify_hand(
     if not engine.finished:
         verdict.problems.append("the hand did not finish in the replay")
     else:
-        if engine.tiles_accounted() != T.WALL_SIZE:
-            verdict.problems.append(f"{engine.tiles_accounted()} tiles accounted for, not 144")
+        if engine.tiles_accounted() != engine.tile_set.size:
+            verdict.problems.append(
+                f"{engine.tiles_accounted()} tiles accounted for, not {engine.tile_set.size}"
+            )
         st = engine.settlement
         assert st is not None
         if sum(st.payments) + st.house != 0:

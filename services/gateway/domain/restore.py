@@ -64,6 +64,11 @@ class ResumingWall(RecordedWall):
             return self.swaps.popleft()
         return self.live_wall.swap(hand_id, seat, buried, number)
 
+    def flip_indicator(self, hand_id) -> tuple[list[int], int]:
+        if self.flip is not None:
+            return super().flip_indicator(hand_id)
+        return self.live_wall.flip_indicator(hand_id)
+
     def reveal(self, hand_id) -> WallReveal:
         return self.live_wall.reveal(hand_id)
 

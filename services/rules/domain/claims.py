@@ -24,6 +24,7 @@ from services.rules.domain.win_situation import (
 )
 from shared.errors import FailedPrecondition
 from shared.hand import classify, is_winning_hand
+from shared.hand.preset_hands import BAIDA, QIAOMA, classify_hand, model_of
 from shared.melds import Meld, MeldKind
 from shared.table import (
     NUM_SEATS,
@@ -33,10 +34,11 @@ from shared.table import (
     TableSnapshot,
     WinKind,
     WinOption,
+    is_wild_tile,
     next_seat,
     seats_from,
 )
-from shared.tiles import format_tile, format_tiles, is_suited, rank_of
+from shared.tiles import NUM_KINDS, format_tile, format_tiles, is_suited, rank_of
 
 _CLAIMABLE = (LastActionKind.DISCARD, LastActionKind.ADDED_KONG)
 _HONOR_BASE = 27
@@ -55,6 +57,8 @@ def claim_refusal(snap: TableSnapshot, seat: int) -> str | None:
         return f"nothing to claim: the last action is a {last.kind.label} by seat {last.seat}"
     if seat == last.seat:
         return f"seat {seat} cannot claim its own {last.kind.label.replace('_', ' ')}"
+    if is_wild_tile(snap, last.tile):
+        return f"a discarded {format_tile(last.tile or 0)} (百搭) can never be claimed"
     return None
 
 
@@ -72,11 +76,20 @@ def _completing_win(snap: TableSnapshot, seat: int) -> WinOption | None:
 
 
 def _win_on(snap: TableSnapshot, seat: int, st: SeatState, tile: int) -> WinOption | None:
+    """The win ``tile`` makes for ``seat`` on a discard or an added kong; never under the 百搭
+    model, which wins by self-draw only (no 冲, no 抢杠: RULES-presets §13.B.4)."""
+    ruleset = snap.ruleset
+    model = model_of(ruleset)
+    if model == BAIDA:
+        return None
     counts = list(st.concealed)
     counts[tile] += 1
-    if not is_winning_hand(counts, st.melds, snap.ruleset):  # quick scans reject most hands
-        return None
-    hand = classify(counts, st.melds, snap.ruleset)
+    if model == QIAOMA:  # the hot path as it was: scans, then the suit tables
+        if not is_winning_hand(counts, st.melds, ruleset):
+            return None
+        hand = classify(counts, st.melds, ruleset)
+    else:
+        hand = classify_hand(counts, st.melds, ruleset, st.wildcards)
     if hand is None:
         return None
     kind = WinKind.ROB_KONG if snap.last.kind is LastActionKind.ADDED_KONG else WinKind.DISCARD
@@ -154,6 +167,8 @@ def chow_refusal(snap: TableSnapshot, seat: int, low: int) -> str | None:
     if not (low >= 0 and is_suited(low) and rank_of(low) <= 7 and low <= tile <= low + 2):
         return f"no run starting at {format_tile(low)} holds {format_tile(tile)}"
     for k in (low, low + 1, low + 2):
+        if k == snap.wild_kind:
+            return f"{format_tile(k)} is 百搭 this hand: a 百搭 is never chowed"
         if k != tile and not st.concealed[k]:
             run = format_tiles((low, low + 1, low + 2))
             return f"seat {seat} lacks {format_tile(k)} for the chow {run}"
@@ -201,6 +216,8 @@ def _seat_options(snap: TableSnapshot, seat: int, tile: int, may_chow: bool) -> 
     the rule's first, cheap condition holds (the tile completes the hand; two or three of it
     held; the chow's other two held), so no refusal message is built for the usual seat that
     can do nothing with the tile. ``may_chow``: the seat is the discarder's 下家 on a discard."""
+    if tile >= NUM_KINDS or tile == snap.wild_kind:  # a 百搭 is never claimed
+        return _NO_CLAIM[seat]
     st = snap.seats[seat]
     held = st.concealed[tile]
     win, missed = _win_on(snap, seat, st, tile), False

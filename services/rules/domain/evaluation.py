@@ -7,22 +7,41 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from shared.hand import HandType, classify, waits
+from shared.hand import HandType
 from shared.hand.decomposition import Decomposition, decompositions
 from shared.hand.input import COMPLETE_SIZE, WAITING_SIZE, check_flowers, check_hand
+from shared.hand.preset_hands import (
+    BAIDA,
+    QIAOMA,
+    classify_hand,
+    model_of,
+    wildcard_kinds,
+)
+from shared.hand.preset_hands import hand_waits as preset_waits
+from shared.hand.wildcard import readings
 from shared.melds import Meld
 from shared.ruleset import Ruleset
+from shared.tile_set import check_hand_kinds, tile_set_of
 from shared.tiles import NUM_FLOWERS
 
 
 @dataclass(frozen=True, slots=True)
 class HandEvaluation:
     """A 14-tile hand judged: the allowed winning hand it makes (None: no win), whether its
-    owner holds 八花齐, and every split into sets and a pair (empty for 乱风向 in no shape)."""
+    owner holds 八花齐, and every split into sets and a pair (empty for 乱风向 in no shape; for
+    a 百搭 hand the splits of its substituted readings)."""
 
     hand: HandType | None
     eight_flowers: bool
     decompositions: tuple[Decomposition, ...]
+
+
+def _check(
+    counts: Sequence[int], melds: Sequence[Meld], ruleset: Ruleset, jokers: int, size: int
+) -> None:
+    ts = tile_set_of(ruleset)
+    check_hand(counts, melds, (size,), jokers=jokers)
+    check_hand_kinds(ts, counts, melds, jokers)
 
 
 def evaluate_hand(
@@ -30,19 +49,35 @@ def evaluate_hand(
     melds: Sequence[Meld],
     ruleset: Ruleset,
     flowers: Sequence[int] = (),
+    jokers: int = 0,
 ) -> HandEvaluation:
-    """Judge a complete hand (14 tiles, a kong counting as 3). The highest allowed hand is
-    reported (RULES §6); 八花齐 is reported beside it, since it wins whatever the hand."""
-    check_hand(counts, melds, (COMPLETE_SIZE,))
-    check_flowers(flowers)
+    """Judge a complete hand (14 tiles, a kong counting as 3; ``jokers`` 百搭 beside the
+    natural ``counts``). The highest allowed hand of the ruleset's model is reported (RULES §6,
+    RULES-presets §13.A.4, §13.B.5); 八花齐 (qiaoma-style presets only) beside it, since it
+    wins whatever the hand."""
+    _check(counts, melds, ruleset, jokers, COMPLETE_SIZE)
+    ts = tile_set_of(ruleset)
+    check_flowers(flowers, dragons=ts.dragons_bonus, extras=ts.extras)
+    model = model_of(ruleset)
+    if model == BAIDA:
+        splits = tuple(
+            r.decomposition
+            for r in readings(counts, jokers, melds, allowed=wildcard_kinds(ruleset))
+            if r.decomposition is not None
+        )
+    else:
+        splits = tuple(decompositions(counts, melds))
     return HandEvaluation(
-        hand=classify(counts, melds, ruleset),
-        eight_flowers=len(flowers) == NUM_FLOWERS,
-        decompositions=tuple(decompositions(counts, melds)),
+        hand=classify_hand(counts, melds, ruleset, jokers),
+        eight_flowers=model == QIAOMA and len(flowers) == NUM_FLOWERS,
+        decompositions=splits,
     )
 
 
-def hand_waits(counts: Sequence[int], melds: Sequence[Meld], ruleset: Ruleset) -> list[int]:
-    """The waits of a 13-tile hand (RULES §6; kinds the hand holds all four of left out)."""
-    check_hand(counts, melds, (WAITING_SIZE,))
-    return waits(counts, melds, ruleset)
+def hand_waits(
+    counts: Sequence[int], melds: Sequence[Meld], ruleset: Ruleset, jokers: int = 0
+) -> list[int]:
+    """The waits of a 13-tile hand (RULES §6, RULES-presets §13.0; kinds the hand holds all
+    four of left out; ``1j`` last when a drawn 百搭 completes it)."""
+    _check(counts, melds, ruleset, jokers, WAITING_SIZE)
+    return preset_waits(counts, melds, ruleset, jokers)

@@ -26,7 +26,8 @@ from services.rules.domain.readiness import (
 )
 from services.rules.domain.win_situation import win_option, win_refusal
 from shared.errors import FailedPrecondition
-from shared.hand import HandType, classify, is_winning_hand, waits
+from shared.hand import HandType
+from shared.hand.preset_hands import QIAOMA, classify_hand, hand_waits, is_winning, model_of
 from shared.melds import Meld, MeldKind
 from shared.table import (
     LastActionKind,
@@ -35,8 +36,11 @@ from shared.table import (
     WinKind,
     WinOption,
     check_seat,
+    is_wild_tile,
+    wild_hand,
 )
-from shared.tiles import NUM_FLOWERS, NUM_KINDS, format_tile
+from shared.tile_set import tile_set_of
+from shared.tiles import NUM_FLOWERS, NUM_KINDS, WILDCARD, format_tile
 
 _DRAWN = (LastActionKind.DEAL, LastActionKind.DRAW, LastActionKind.REPLACEMENT_DRAW)
 _OWN_TURN = (*_DRAWN, LastActionKind.CHOW, LastActionKind.PONG)
@@ -70,17 +74,20 @@ def drawn_tile(snap: TableSnapshot) -> int | None:
 
 
 def _waiting_before_draw(snap: TableSnapshot, seat: int) -> list[int]:
+    """The natural counts before this turn's draw (a drawn 百搭 leaves them as they are)."""
     counts = list(snap.seats[seat].concealed)
     tile = drawn_tile(snap)
-    if tile is not None:
+    if tile is not None and tile != WILDCARD:
         counts[tile] -= 1
     return counts
 
 
 def discard_refusal(snap: TableSnapshot, seat: int, tile: int) -> str | None:
     st = snap.seats[seat]
-    if not st.concealed[tile]:
+    if not st.holds(tile):
         return f"seat {seat} does not hold {format_tile(tile)}"
+    if is_wild_tile(snap, tile) and not tile_set_of(snap.ruleset).wildcard_discard:
+        return "a 百搭 may not be discarded here (baida_tiles.wildcard_discard is false)"
     drawn = drawn_tile(snap)
     if is_locked(st, snap.ruleset) and drawn is not None and tile != drawn:
         return (
@@ -96,8 +103,13 @@ def allowed_discards(snap: TableSnapshot, seat: int) -> tuple[int, ...]:
     st = snap.seats[seat]
     drawn = drawn_tile(snap)
     if drawn is not None and is_locked(st, snap.ruleset):
-        return (drawn,) if st.concealed[drawn] else ()
-    return tuple(compress(_KINDS, st.concealed))
+        return (drawn,) if st.holds(drawn) else ()
+    kinds = tuple(compress(_KINDS, st.concealed))
+    if not st.wildcards and snap.wild_kind is None:
+        return kinds
+    if not tile_set_of(snap.ruleset).wildcard_discard:
+        return tuple(k for k in kinds if k != snap.wild_kind)
+    return (*kinds, WILDCARD) if st.wildcards else kinds
 
 
 def declare_ready_refusal(snap: TableSnapshot, seat: int, tile: int) -> str | None:
@@ -112,7 +124,7 @@ def declare_ready_refusal(snap: TableSnapshot, seat: int, tile: int) -> str | No
         return refusal
     counts = list(st.concealed)
     counts[tile] -= 1
-    if not waits(counts, st.melds, snap.ruleset):
+    if not hand_waits(counts, st.melds, snap.ruleset):
         return f"discarding {format_tile(tile)} leaves seat {seat} waiting on no winning tile"
     return None
 
@@ -131,6 +143,8 @@ def concealed_kong_refusal(snap: TableSnapshot, seat: int, tile: int) -> str | N
     if refusal:
         return refusal
     st = snap.seats[seat]
+    if tile == snap.wild_kind:
+        return f"{format_tile(tile)} is 百搭 this hand: a 百搭 is never konged"
     if st.concealed[tile] != 4:
         return f"seat {seat} holds {st.concealed[tile]} of {format_tile(tile)}, not 4"
     after = list(st.concealed)
@@ -174,9 +188,11 @@ def _self_draw_option(snap: TableSnapshot, seat: int) -> WinOption | None:
     """The self-draw win the hand makes (whether or not it may be declared), or None; for a
     turn that began with a draw."""
     st = snap.seats[seat]
-    if not is_winning_hand(st.concealed, st.melds, snap.ruleset):  # quick scans reject most
+    ruleset = snap.ruleset
+    counts, jokers = wild_hand(snap, st)
+    if not is_winning(counts, st.melds, ruleset, jokers):  # quick scans reject most
         return None
-    hand = classify(st.concealed, st.melds, snap.ruleset)
+    hand = classify_hand(counts, st.melds, ruleset, jokers)
     if hand is None:
         return None
     tile = drawn_tile(snap)
@@ -184,14 +200,20 @@ def _self_draw_option(snap: TableSnapshot, seat: int) -> WinOption | None:
     if tile is None:
         # The dealer's initial 14 (天胡) has no drawn tile: its right-most tile stands for the
         # winning tile, so the win is reported and settled like any other (13 tiles + 1).
-        tile = max(k for k in range(NUM_KINDS) if st.concealed[k])
-        waiting[tile] -= 1
+        if jokers:
+            tile = WILDCARD if st.wildcards else snap.wild_kind
+        else:
+            tile = max(k for k in range(NUM_KINDS) if st.concealed[k])
+            waiting[tile] -= 1
     return win_option(snap, seat, hand, WinKind.SELF_DRAW, tile, waiting)
 
 
 def eight_flowers_win(snap: TableSnapshot, seat: int) -> WinOption | None:
-    """八花齐 on the seat's own turn (after the draw that brought the eighth flower)."""
+    """八花齐 on the seat's own turn (after the draw that brought the eighth flower); the
+    shanghai-old and -baida games have no 八花齐 (RULES-presets §13.1)."""
     if not _turn_began_with_draw(snap) or not has_eight_flowers(snap.seats[seat]):
+        return None
+    if model_of(snap.ruleset) != QIAOMA:
         return None
     return WinOption(hand=HandType.EIGHT_FLOWERS, kind=WinKind.EIGHT_FLOWERS)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from shared.hand import waits
+from shared.hand.preset_hands import hand_waits
 from shared.hand.waits import discards_that_may_wait
 from shared.melds import Meld
 from shared.readiness import declaration_required
@@ -30,7 +31,7 @@ def is_ready(seat: SeatState, ruleset: Ruleset) -> bool:
     Only meaningful for a seat holding 13 − 3 × melds tiles."""
     if declaration_required(ruleset):
         return seat.declared_ready
-    return bool(waits(seat.concealed, seat.melds, ruleset))
+    return bool(hand_waits(seat.concealed, seat.melds, ruleset, seat.wildcards))
 
 
 def ready_discards(

@@ -55,9 +55,14 @@ def check_action(action: Action) -> None:
     if not isinstance(action, _ACTION_TYPES):
         raise InvalidArgument(f"unknown action {action!r}")
     tile = _action_tile(action)
-    if tile is not None and (not T.is_valid_kind(tile) or T.is_flower(tile)):
+    if tile is not None and (not T.is_valid_kind(tile) or T.is_bonus(tile)):
         name = T.format_tile(tile) if T.is_valid_kind(tile) else repr(tile)
         raise InvalidArgument(f"{action_name(action)} needs a hand tile, got {name}", field="tile")
+    if tile == T.WILDCARD and not isinstance(action, Discard | DeclareReady):
+        raise InvalidArgument(
+            f"{action_name(action)} of 1j: a 百搭 is never melded (RULES-presets §13.B.3)",
+            field="tile",
+        )
 
 
 def _own_turn_refusal(snap: TableSnapshot, seat: int, action: Action) -> str | None:

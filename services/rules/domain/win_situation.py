@@ -34,6 +34,8 @@ def is_big_hanging(
     concealed_kong_ok = bool(ruleset.scoring.get("big_hanging_concealed_kong", False))
     return (
         win_tile is not None
+        and 0 <= win_tile < len(waiting)
+        and seat.wildcards == 0
         and sum(waiting) == 1
         and waiting[win_tile] == 1
         and all(m.kind.is_exposed or concealed_kong_ok for m in seat.melds)

@@ -26,6 +26,8 @@ class Unit(enum.Enum):
     CHIPS = 6  # chips (points × stake)
     COUNTER = 7  # the 荒番 counter or a number of claims
     SEAT = 8  # a seat number 0-3
+    HU = 9  # 户 hu points (shanghai-old)
+    FAN = 10  # 番 doublings (shanghai-old)
 
 
 # code -> (English label, Chinese term). Codes are stable API: clients may translate by code.
@@ -72,6 +74,58 @@ CATALOG: dict[str, tuple[str, str]] = {
     "GARDEN_LIMIT": ("pays no more than the chips left", "逛花园"),
     "ROUNDING": ("rounding remainder", "余数"),
     "TRANSFER": ("chips paid", "付"),
+    # 户 of the 户/番 model (RULES-presets §13.A.5): HU_ + the [old_hu] option
+    "OLD_READING": ("hand read as", "牌型"),
+    "HU_WIN": ("winning hand", "和底"),
+    "HU_SELF_DRAW": ("self-drawn winning tile", "自摸"),
+    "HU_ONLY_WAIT": ("only wait", "独听"),
+    "HU_FLOWER": ("bonus tiles", "坐花"),
+    "HU_PAIR_DRAGON": ("pair of dragons", "箭将"),
+    "HU_PAIR_SEAT_WIND": ("pair of the seat wind", "门风将"),
+    "HU_PONG_SIMPLE_EXPOSED": ("exposed pong of simples", "明刻"),
+    "HU_PONG_SIMPLE_CONCEALED": ("concealed pong of simples", "暗刻"),
+    "HU_PONG_TERMINAL_EXPOSED": ("exposed pong of terminals or honors", "幺九明刻"),
+    "HU_PONG_TERMINAL_CONCEALED": ("concealed pong of terminals or honors", "幺九暗刻"),
+    "HU_KONG_SIMPLE_EXPOSED": ("exposed kong of simples", "明杠"),
+    "HU_KONG_SIMPLE_CONCEALED": ("concealed kong of simples", "暗杠"),
+    "HU_KONG_TERMINAL_EXPOSED": ("exposed kong of terminals or honors", "幺九明杠"),
+    "HU_KONG_TERMINAL_CONCEALED": ("concealed kong of terminals or honors", "幺九暗杠"),
+    "HU_TOTAL": ("hu in all", "户数"),
+    "HU_ROUNDED": ("hu rounded up", "户数进位"),
+    # 番 of the 户/番 model (§13.A.6): FAN_ + the [old_fan] option
+    "FAN_MENQING": ("concealed hand", "门清"),
+    "FAN_PONG_PONG": ("all pongs", "碰碰胡"),
+    "FAN_HALF_FLUSH": ("half flush", "混一色"),
+    "FAN_FULL_FLUSH": ("full flush", "清一色"),
+    "FAN_ALL_HONORS": ("all honors", "字一色"),
+    "FAN_SEVEN_PAIRS": ("seven pairs", "七对"),
+    "FAN_BIG_HANGING": ("big hanging: single wait with four melds laid down", "大吊车"),
+    "FAN_REPLACEMENT": ("win on a replacement draw", "杠上开花"),
+    "FAN_LAST_TILE": ("win on the last tile of the wall", "海底捞月"),
+    "FAN_ROB_KONG": ("robbing a kong", "抢杠"),
+    "FAN_DRAGON_PONG": ("dragon pong", "箭刻"),
+    "FAN_SEAT_WIND_PONG": ("pong of the seat wind", "门风刻"),
+    "FAN_TOTAL": ("fan in all: hu doubled per fan", "番数"),
+    "OLD_LIMIT": ("limit", "封顶"),
+    # payments of the 户/番 model (§13.A.8-9)
+    "PAY_CHUCHONG": ("discarded the winning tile: pays double", "出冲"),
+    "PAY_CHUCHONG_OTHER": ("pays a single share of a discard win", "照付"),
+    "PAY_BAOCHONG": ("discarder pays for the whole table", "包冲"),
+    "PAY_BAOSHU": ("nine tiles laid down: the discarder pays all", "清一色九张落地包输"),
+    "BAOSHU_READY": ("discarder's ready hand in fan", "三番叫胡"),
+    # the 倍 model (RULES-presets §13.B.6)
+    "BAIDA_READING": ("hand read as", "牌型"),
+    "WILDCARD": ("wildcard stands for", "百搭"),
+    "BONUS_TILE": ("bonus tile", "花"),
+    "BEI_SHAPE": ("hand shape", "牌型倍数"),
+    "BEI_FULL_FLUSH": ("full flush", "清一色"),
+    "BEI_HALF_FLUSH": ("half flush", "混一色"),
+    "BEI_KONG": ("kong doubles", "杠翻"),
+    "BEI_LAST_TILE": ("win on the last tile of the wall", "海底捞月"),
+    "BEI_KONG_REPLACEMENT": ("win on the replacement for a kong", "杠上花"),
+    "BEI_NO_WILDCARD": ("no wildcard in the hand", "无百搭"),
+    "BEI_TOTAL": ("multiplier in all", "倍数"),
+    "BAIDA_CAP": ("hand cap", "封顶"),
     # drawn hands, escapes, bookkeeping (RULES §2, §9, §10)
     "DRAWN_HAND": ("drawn hand: nobody pays", "流局"),
     "ESCAPE_PENALTY": ("escape penalty", "逃跑罚分"),
@@ -140,6 +194,8 @@ def _amount_text(it: Item) -> str:
         Unit.SHARES: " 份",
         Unit.CHIPS: " chips",
         Unit.COUNTER: "",
+        Unit.HU: " 户",
+        Unit.FAN: " 番",
     }[it.unit]
     return f"{it.amount}{suffix}"
 

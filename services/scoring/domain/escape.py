@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from services.scoring.domain.breakdown import Item, Unit, item
+from services.scoring.domain.garden import stacks_after
+from services.scoring.domain.model import HandContext, Settlement, SettlementKind, Transfer
 from services.scoring.domain.rules import ScoringRules
 
 
@@ -25,17 +27,25 @@ class EscapeShares:
     items: tuple[Item, ...]
 
 
-def escape_penalty(r: ScoringRules, stake: int) -> int:
-    """The full penalty in chips (before any 逛花园 limit)."""
-    return r.escape_penalty_base * stake * (r.base_points + r.base_flowers)
+def escape_penalty(r: ScoringRules, stake: int, base: int | None = None) -> int:
+    """The full penalty in chips (before any 逛花园 limit); ``base`` is the model's 底分 in
+    points (default the 敲麻 one, ``base_points`` + ``flowers.base``)."""
+    if base is None:
+        base = r.base_points + r.base_flowers
+    return r.escape_penalty_base * stake * base
 
 
 def split_escape(
-    r: ScoringRules, stake: int, seat: int, stacks: Sequence[int] | None = None
+    r: ScoringRules,
+    stake: int,
+    seat: int,
+    stacks: Sequence[int] | None = None,
+    base: int | None = None,
 ) -> EscapeShares:
-    """The penalty of ``seat`` and how it is shared out."""
-    base = r.base_points + r.base_flowers
-    penalty = escape_penalty(r, stake)
+    """The penalty of ``seat`` and how it is shared out (``base``: as :func:`escape_penalty`)."""
+    if base is None:
+        base = r.base_points + r.base_flowers
+    penalty = escape_penalty(r, stake, base)
     items = [
         item(
             "ESCAPE_PENALTY",
@@ -81,3 +91,33 @@ def split_escape(
         )
     )
     return EscapeShares(penalty, each, house, tuple(items))
+
+
+def escape_settlement(
+    ctx: HandContext,
+    seat: int,
+    shares: EscapeShares,
+    tail: Sequence[Item],
+    huangfan: int,
+    next_huangfan: int,
+) -> Settlement:
+    """The settlement of an escape: the penalty paid out as ``shares`` says, the dealer deals
+    again; ``tail`` are the bookkeeping items after the shares, ``huangfan`` and
+    ``next_huangfan`` the 荒番 counter of this hand and the next."""
+    payments = [shares.each] * 4
+    payments[seat] = -shares.penalty
+    transfers = [Transfer(seat, (seat + s) % 4, shares.each) for s in (1, 2, 3) if shares.each]
+    if shares.house:
+        transfers.append(Transfer(seat, None, shares.house))
+    return Settlement(
+        SettlementKind.ESCAPE,
+        (),
+        tuple(payments),
+        shares.house,
+        tuple(transfers),
+        ctx.dealer,
+        huangfan,
+        next_huangfan,
+        (*shares.items, *tail),
+        stacks_after(ctx.garden_stacks, payments) if ctx.garden_stacks is not None else None,
+    )

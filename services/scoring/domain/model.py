@@ -66,6 +66,23 @@ class WinnerHand:
 
 
 @dataclass(frozen=True, slots=True)
+class FeederHand:
+    """The discarder's (or the robbed player's) hand after the winning tile left it:
+    ``concealed`` and ``melds``, 13 tiles with a kong counting 3 (shanghai-old judges
+    九张落地包输 and its 三番叫胡 exception on it, RULES-presets §13.A.9)."""
+
+    concealed: tuple[int, ...]
+    melds: tuple[Meld, ...]
+
+
+class ReplacementAfter(enum.Enum):
+    """What the replacement draw of a 杠开 win replaced (RULES-presets §13.0)."""
+
+    KONG = "kong"
+    FLOWER = "flower"
+
+
+@dataclass(frozen=True, slots=True)
 class Claim:
     """A chow, pong or exposed kong that ``claimer`` took from ``claimed_from``'s discard.
     ``feeder_ready``: the discarder had already declared 敲 (for
@@ -81,7 +98,11 @@ class WinInput:
     """A won hand to settle. ``from_seat`` is the discarder (discard) or the robbed player
     (rob_kong), None otherwise. ``replacement``: the winning tile was a replacement draw after
     a kong or a flower (杠开). ``claims`` None means: the winners' claimed melds are the claims.
-    ``first_go_around``: the win came in the first go-around with no claim yet (天胡/地胡)."""
+    ``first_go_around``: the win came in the first go-around with no claim yet (天胡/地胡).
+    RULES-presets §13.0: ``last_tile`` the winning tile was the last the wall could give
+    (海底捞月); ``replacement_after`` what a replacement draw replaced; ``feeder_hand`` the
+    discarder's hand (shanghai-old's 包输); ``wild_indicator`` the turned-up indicator of a
+    flipped-百搭 table (``baida_tiles.wildcards = "flipped"``), None otherwise."""
 
     context: HandContext
     winners: tuple[WinnerHand, ...]
@@ -91,17 +112,46 @@ class WinInput:
     ready: frozenset[int] = frozenset()
     claims: tuple[Claim, ...] | None = None
     first_go_around: bool = False
+    last_tile: bool = False
+    replacement_after: ReplacementAfter = ReplacementAfter.KONG
+    feeder_hand: FeederHand | None = None
+    wild_indicator: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class OldResult:
+    """The 户/番 of the arrangement scored (§13.A.7): 户 before and after rounding, 番 and the
+    番 item names in table order, one per occurrence."""
+
+    hu: int
+    hu_rounded: int
+    fan: int
+    fan_items: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class BaidaResult:
+    """The 倍 of the reading scored (§13.B.6) and how many 百搭 the hand held."""
+
+    multiplier: int
+    wildcards: int
 
 
 @dataclass(frozen=True, slots=True)
 class WinnerResult:
-    """A winner's hand (RULES §6), its 花 count (§8) and value: the points of one share."""
+    """A winner's hand, its 花 count and value: the points of one share. Under the 敲麻 model
+    ``hand`` is the RULES §6 hand and ``cap_lezi`` its cap; under the 户/番 model (``hand``
+    STANDARD or SEVEN_PAIRS) ``old`` and under the 倍 model (``hand`` PING_HU … FULL_FLUSH_
+    DRAGON_SEVEN_PAIRS) ``baida`` say how it was scored (``cap_lezi`` 0; ``flowers`` is then
+    the bonus tiles: 坐花 in old, 花 in baida)."""
 
     seat: int
     hand: HandType
     flowers: int
     value: int
-    cap_lezi: int
+    cap_lezi: int = 0
+    old: OldResult | None = None
+    baida: BaidaResult | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ pays each winner; the liable co-winner pays nothing).
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from services.scoring.domain.chengbao import Relation, relation_shares
@@ -63,10 +63,18 @@ def owed_to_winner(
                     merged[payer] = entry
     else:
         merged = base_shares(win, winner, from_seat, r)
+    return in_turn_order(winner, merged, winners)
+
+
+def in_turn_order(
+    winner: int, by_payer: Mapping[int, tuple[int, str, str]], winners: Collection[int]
+) -> list[Owed]:
+    """The payments of ``by_payer`` (payer -> (shares, code, why)) owed to ``winner``, in turn
+    order after the winner; none from a winner of the same hand, none of 0 shares."""
     out = []
     for step in (1, 2, 3):
         payer = (winner + step) % 4
-        entry = merged.get(payer)
+        entry = by_payer.get(payer)
         if entry is None or payer in winners or entry[0] <= 0:
             continue
         out.append(Owed(payer, winner, *entry))

@@ -9,8 +9,11 @@ every call costs more than the arithmetic. :func:`scoring_rules` compiles a
 
 from __future__ import annotations
 
+import functools
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from services.scoring.domain.chengbao import ChengbaoTable, chengbao_table
 from services.scoring.domain.flowers import FlowerTable, flower_table
@@ -50,6 +53,7 @@ class ScoringRules:
     situation_lezi: dict[str, tuple[int, int]]  # situation -> (fixed 勒子, cap 勒子)
     rob_kong_shares: int
     loss_cap_lezi: int
+    chengbao_on: bool  # payment.chengbao: false turns 承包 off
     chengbao_threshold: int
     chengbao_excludes_declared_feeder: bool
     chengbao: ChengbaoTable
@@ -61,25 +65,37 @@ class ScoringRules:
     flowers: FlowerTable
 
 
-_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+Compiled = TypeVar("Compiled")
+
+
+def per_ruleset(compile_fn: Callable[[Ruleset], Compiled]) -> Callable[[Ruleset], Compiled]:
+    """``compile_fn`` run once per ruleset object, its result cached while the ruleset lives
+    (rulesets are immutable); every scoring model compiles its options this way."""
+    cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    @functools.wraps(compile_fn)
+    def compiled(ruleset: Ruleset) -> Compiled:
+        hit = cache.get(ruleset)
+        if hit is None:
+            hit = cache[ruleset] = compile_fn(ruleset)
+        return hit
+
+    return compiled
 
 
 def scoring_rules(ruleset: Ruleset) -> ScoringRules:
     """The compiled scoring options of ``ruleset`` (built on first use, then cached)."""
-    compiled = _CACHE.get(ruleset)
-    if compiled is None:
-        compiled = _compile(ruleset)
-        _CACHE[ruleset] = compiled
-    return compiled
+    return _compiled(ruleset)
 
 
-def _compile(rs: Ruleset) -> ScoringRules:
+@per_ruleset
+def _compiled(rs: Ruleset) -> ScoringRules:
     sc, hands, caps, pay = rs.scoring, rs.hands, rs.hand_caps, rs.payment
     size = max(HandType) + 1
     fixed = [0] * size
     cap = [caps.default] * size
-    for h in HandType:
-        fixed[h] = getattr(hands, h.label)
+    for h in HandType:  # the hands of other models (STANDARD, PING_HU …) have no option: 0
+        fixed[h] = hands.get(h.label, 0)
         cap[h] = caps.get(h.label, caps.default)
     situations = {
         situ: (hands.get(option, 0), caps.get(option, caps.default))
@@ -109,6 +125,7 @@ def _compile(rs: Ruleset) -> ScoringRules:
         situation_lezi=situations,
         rob_kong_shares=pay.rob_kong_shares,
         loss_cap_lezi=pay.loss_cap_lezi,
+        chengbao_on=pay.chengbao,
         chengbao_threshold=pay.chengbao_threshold,
         chengbao_excludes_declared_feeder=pay.chengbao_excludes_declared_feeder,
         chengbao=chengbao_table(rs, reverse=False),

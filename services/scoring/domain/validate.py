@@ -12,20 +12,27 @@ only once everything has passed, so nothing is ever half-settled.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from services.scoring.domain.chengbao import claims_from_melds
 from services.scoring.domain.garden import check_garden_stacks
-from services.scoring.domain.model import HandContext, WinInput, WinKind, WinnerHand
+from services.scoring.domain.model import (
+    HandContext,
+    ReplacementAfter,
+    WinInput,
+    WinKind,
+    WinnerHand,
+)
 from services.scoring.domain.rules import ScoringRules, scoring_rules
 from shared import tiles as T
 from shared.errors import InvalidArgument
 from shared.hand import HandType, classify
 from shared.hand.input import check_copies, check_flowers, check_melds, counts_from_tiles
-from shared.melds import MeldKind
+from shared.melds import Meld, MeldKind
 from shared.table import MAX_STAKE
 
-ALL_FLOWERS = frozenset(range(T.FLOWER_BASE, T.NUM_TILE_KINDS))
+ALL_FLOWERS = frozenset(range(T.FLOWER_BASE, T.EXTRA_BASE))
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,11 +74,11 @@ def check_context(ctx: HandContext, needs_dice: bool) -> None:
     check_garden_stacks(ctx.ruleset, ctx.garden_stacks)
 
 
-def check_win(w: WinInput) -> list[CheckedWinner]:
-    """Every check of a won hand; returns the winners with their counts and hand types."""
-    ctx = w.context
-    r = scoring_rules(ctx.ruleset)
-    check_context(ctx, needs_dice=r.kaibao or r.dice_huangfan)
+def check_win_request(w: WinInput, needs_dice: bool) -> None:
+    """The checks of a won hand every scoring model makes: the context, the win kind, the
+    winners' seats, the discarder or robbed seat, and the situations only a self-draw has
+    (杠开, 海底捞月)."""
+    check_context(w.context, needs_dice=needs_dice)
     if not isinstance(w.win, WinKind):
         raise InvalidArgument(f"unknown win kind {w.win!r}", field="win")
     if not w.winners:
@@ -104,8 +111,26 @@ def check_win(w: WinInput) -> list[CheckedWinner]:
             f"a replacement-draw win (杠开) is a self-draw, not a {w.win.value} win",
             field="replacement",
         )
+    if w.last_tile and not w.win.is_self_draw:
+        raise InvalidArgument(
+            f"the last tile of the wall (海底捞月) is a self-draw, not a {w.win.value} win",
+            field="last_tile",
+        )
+    if not isinstance(w.replacement_after, ReplacementAfter):
+        raise InvalidArgument(
+            f"replacement_after {w.replacement_after!r}: kong or flower",
+            field="replacement_after",
+        )
     for s in w.ready:
         check_seat(s, "ready seat")
+
+
+def check_win(w: WinInput) -> list[CheckedWinner]:
+    """Every check of a won hand under the 敲麻 model; returns the winners with their counts
+    and hand types."""
+    ctx = w.context
+    r = scoring_rules(ctx.ruleset)
+    check_win_request(w, needs_dice=r.kaibao or r.dice_huangfan)
     if w.first_go_around:
         for h in w.winners:
             for m in h.melds:
@@ -122,16 +147,28 @@ def check_win(w: WinInput) -> list[CheckedWinner]:
             if c.claimer == c.claimed_from:
                 raise InvalidArgument(f"claim by seat {c.claimer} from itself", field="claims")
     checked = [_check_winner(w, h, r) for h in w.winners]
-    _check_tiles_add_up(w, checked)
+    check_tiles_add_up(w, checked)
     if w.claims is not None:
         _check_claims_cover_melds(w)
     return checked
 
 
-def _check_winner(w: WinInput, h: WinnerHand, r: ScoringRules) -> CheckedWinner:
-    ctx = w.context
-    who = f"seat {h.seat}"
-    check_melds(h.melds, f"{who} melds")
+def check_natural_melds(melds: Sequence[Meld], what: str) -> None:
+    """Valid meld shapes of playing tiles only (no 百搭, no bonus tile in a declared set)."""
+    check_melds(melds, what)
+    for m in melds:
+        if any(not T.is_playing(k) for k in m.tiles):
+            raise InvalidArgument(
+                f"{what}: {m.kind.label} {T.format_tiles(m.tiles)}: a declared meld holds "
+                "playing tiles only (no 百搭, no bonus tile)",
+                field="melds",
+            )
+
+
+def check_claimed_melds(h: WinnerHand, who: str) -> None:
+    """The winner's melds: valid shapes of playing tiles, each claimed one from another
+    seat."""
+    check_natural_melds(h.melds, f"{who} melds")
     for m in h.melds:
         if m.kind is MeldKind.CONCEALED_KONG:
             continue
@@ -147,11 +184,53 @@ def _check_winner(w: WinInput, h: WinnerHand, r: ScoringRules) -> CheckedWinner:
                 f"{who}: {m.kind.label} {T.format_tiles(m.tiles)} claimed from itself",
                 field="melds",
             )
+
+
+def check_win_tile_kind(win_tile: object, who: str) -> None:
+    if not T.is_valid_kind(win_tile):
+        raise InvalidArgument(f"{who}: winning tile {win_tile!r} is not a tile", field="win_tile")
+
+
+def check_complete_hand(w: WinInput, h: WinnerHand, counts: list[int], who: str) -> list[int]:
+    """The concealed ``counts`` (without the winning tile) and melds with a natural winning
+    tile: 14 tiles, no kind five times, a robbed kong's tile not held; returns the counts with
+    the winning tile."""
+    win_tile = h.win_tile
+    if not T.is_playing(win_tile):
+        raise InvalidArgument(
+            f"{who}: {T.format_tile(win_tile)} is no natural hand tile; it completes no hand "
+            "here (a flower only 八花齐)",
+            field="win_tile",
+        )
+    size = sum(counts) + 3 * len(h.melds)
+    full = list(counts)
+    full[win_tile] += 1
+    if size + 1 != 14:
+        raise InvalidArgument(
+            f"{who} has {sum(counts)} concealed tiles + the winning tile and {len(h.melds)} "
+            f"melds: {size + 1} tiles in all (a kong counts as 3); a winning hand has 14",
+            field="concealed",
+        )
+    check_copies(full, h.melds, who)
+    if w.win is WinKind.ROB_KONG:
+        held = counts[win_tile] + sum(m.tiles.count(win_tile) for m in h.melds)
+        if held:
+            raise InvalidArgument(
+                f"{who} robs a kong of {T.format_tile(win_tile)} but holds {held} more: the "
+                "robbed player held the other three",
+                field="win_tile",
+            )
+    return full
+
+
+def _check_winner(w: WinInput, h: WinnerHand, r: ScoringRules) -> CheckedWinner:
+    ctx = w.context
+    who = f"seat {h.seat}"
+    check_claimed_melds(h, who)
     check_flowers(h.flowers, f"{who} flowers")
     counts = counts_from_tiles(h.concealed, f"{who} concealed tiles")
     win_tile = h.win_tile
-    if not T.is_valid_kind(win_tile):
-        raise InvalidArgument(f"{who}: winning tile {win_tile!r} is not a tile", field="win_tile")
+    check_win_tile_kind(win_tile, who)
     size = sum(counts) + 3 * len(h.melds)
     if w.win is WinKind.EIGHT_FLOWERS:
         if not T.is_flower(win_tile):
@@ -176,38 +255,10 @@ def _check_winner(w: WinInput, h: WinnerHand, r: ScoringRules) -> CheckedWinner:
             )
         check_copies(counts, h.melds, who)
         return CheckedWinner(h, counts, HandType.EIGHT_FLOWERS)
-    if T.is_flower(win_tile):
-        raise InvalidArgument(
-            f"{who}: a flower ({T.format_tile(win_tile)}) completes no hand except 八花齐",
-            field="win_tile",
-        )
-    full = list(counts)
-    full[win_tile] += 1
-    if size + 1 != 14:
-        raise InvalidArgument(
-            f"{who} has {sum(counts)} concealed tiles + the winning tile and {len(h.melds)} "
-            f"melds: {size + 1} tiles in all (a kong counts as 3); a winning hand has 14",
-            field="concealed",
-        )
-    check_copies(full, h.melds, who)
-    if w.win is WinKind.ROB_KONG:
-        held = counts[win_tile] + sum(m.tiles.count(win_tile) for m in h.melds)
-        if held:
-            raise InvalidArgument(
-                f"{who} robs a kong of {T.format_tile(win_tile)} but holds {held} more: the "
-                "robbed player held the other three",
-                field="win_tile",
-            )
+    full = check_complete_hand(w, h, counts, who)
     hand = classify(full, h.melds, ctx.ruleset)
     if hand is None:
-        shown = T.format_tiles(T.from_counts(full))
-        melds = " ".join(T.format_tiles(m.tiles) for m in h.melds)
-        raise InvalidArgument(
-            f"{who} claims a win but {shown}{' + ' + melds if melds else ''} is no allowed "
-            "winning hand (RULES §6)",
-            field="winners",
-            reason="NOT_A_WIN",
-        )
+        raise not_a_win(who, full, h.melds, "is no allowed winning hand (RULES §6)")
     if r.require_ready and h.seat not in w.ready and not (r.heavenly_earthly and w.first_go_around):
         raise InvalidArgument(
             f"{who} wins without having declared ready (敲), which ruleset {r.name} requires",
@@ -217,22 +268,42 @@ def _check_winner(w: WinInput, h: WinnerHand, r: ScoringRules) -> CheckedWinner:
     return CheckedWinner(h, full, hand)
 
 
-def _check_tiles_add_up(w: WinInput, checked: list[CheckedWinner]) -> None:
-    """Across winners: no kind more than 4 times (the shared winning tile once), no flower
-    twice."""
-    if len(checked) == 1:
-        return  # one hand: its own copies and flowers were checked with it
+def not_a_win(who: str, counts: Sequence[int], melds: Sequence[Meld], why: str) -> InvalidArgument:
+    """The error for a claimed win that is none: ``who`` claims a win but <tiles> ``why``."""
+    shown = T.format_tiles(T.from_counts(counts))
+    laid = " ".join(T.format_tiles(m.tiles) for m in melds)
+    return InvalidArgument(
+        f"{who} claims a win but {shown}{' + ' + laid if laid else ''} {why}",
+        field="winners",
+        reason="NOT_A_WIN",
+    )
+
+
+def winners_tiles(w: WinInput, checked: Sequence[CheckedWinner]) -> list[int]:
+    """Copies of each kind the winners hold (counts with the winning tile, and melds), one
+    discarded winning tile counted once however many win on it."""
     total = [0] * T.NUM_KINDS
-    flowers: Counter = Counter()
     for c in checked:
         for k, n in enumerate(c.counts):
             total[k] += n
         for m in c.hand.melds:
             for k in m.tiles:
                 total[k] += 1
+    if w.win.has_feeder:
+        total[w.winners[0].win_tile] -= len(checked) - 1
+    return total
+
+
+def check_tiles_add_up(w: WinInput, checked: list[CheckedWinner]) -> None:
+    """Across winners: no kind more than 4 times (the shared winning tile once), no flower
+    twice."""
+    if len(checked) == 1:
+        return  # one hand: its own copies and flowers were checked with it
+    total = winners_tiles(w, checked)
+    flowers: Counter = Counter()
+    for c in checked:
         flowers.update(c.hand.flowers)
     if w.win.has_feeder:
-        total[w.winners[0].win_tile] -= len(checked) - 1  # one discarded tile, several winners
         tiles = {c.hand.win_tile for c in checked}
         if len(tiles) > 1:
             raise InvalidArgument(

@@ -147,3 +147,17 @@ def test_tiles_to_bury_become_a_tile_swap():
     pb = action_to_proto(tuple(parse("19m5p1z7z")))
     assert pb.WhichOneof("kind") == "tile_swap"
     assert list(pb.tile_swap.tiles) == p("19m5p1z7z")
+
+
+def test_a_baida_view_counts_its_wildcards_and_names_the_win():
+    prompt = own_prompt(discards=p("1m1j"), win=True)
+    t = table("123m456p789s2224z1j", drawn="1j", prompt=prompt)
+    t.ruleset.name = "shanghai-baida"
+    v = view_from_proto(t, prompt)
+    assert sum(v.concealed) == 13 and v.wildcards == 1
+    opts = options_from_prompt(prompt, v)
+    assert opts.wins[0].hand is HandType.PING_HU
+    # the drawn 百搭 listed apart joins the hand
+    t = table("123m456p789s2224z", drawn="1j", prompt=prompt)
+    t.ruleset.name = "shanghai-baida"
+    assert view_from_proto(t, prompt).wildcards == 1

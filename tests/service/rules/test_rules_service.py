@@ -19,7 +19,7 @@ from shared.melds import Meld
 from shared.table import Chow, Pass, Pong, Win, WinKind
 from tests.conftest import load_vectors
 from tests.support.grpc_server import serving
-from tests.support.probes import health_status, list_services
+from tests.support.probes import health_status, list_services, rpc_error
 from tests.unit.rules.builders import seat, table, tile
 
 TIMEOUT = 10
@@ -60,16 +60,21 @@ def test_health_and_reflection(stub):
     assert SERVICE_NAME in list_services(channel)
 
 
-@pytest.mark.parametrize("vector", load_vectors("rules.jsonl"), ids=lambda v: v["name"])
+@pytest.mark.parametrize(
+    "vector",
+    load_vectors("rules.jsonl") + load_vectors("presets-rules.jsonl"),
+    ids=lambda v: v["name"],
+)
 def test_rule_vectors_over_grpc(stub, vector):
     s, _ = stub
     melds = [Meld.from_json(m) for m in vector["melds"]]
     hand = hand_pb(vector["concealed"], melds)
+    ref = C.ruleset_to_ref(vector.get("ruleset", ""), vector.get("options"))
     if "waits" in vector["expect"]:
-        r = s.GetWaits(rules_pb2.GetWaitsRequest(hand=hand), timeout=TIMEOUT)
+        r = s.GetWaits(rules_pb2.GetWaitsRequest(hand=hand, ruleset=ref), timeout=TIMEOUT)
         assert T.format_tiles(C.tiles_from_proto(r.waits)) == vector["expect"]["waits"]
     else:
-        r = s.EvaluateHand(rules_pb2.EvaluateHandRequest(hand=hand), timeout=TIMEOUT)
+        r = s.EvaluateHand(rules_pb2.EvaluateHandRequest(hand=hand, ruleset=ref), timeout=TIMEOUT)
         want = vector["expect"]["hand"]
         assert r.winning == (want is not None)
         got = HandType(r.hand_type).label if r.hand_type else None
@@ -324,3 +329,24 @@ def test_seat_out_of_range_and_unset_action(stub):
     )
     code, details, _ = error_of(lambda: s.ResolveClaims(twice, timeout=TIMEOUT))
     assert code is grpc.StatusCode.INVALID_ARGUMENT and "seat 1 claims twice" in details
+
+
+@pytest.mark.parametrize(
+    ("ruleset", "concealed", "flowers", "field"),
+    [
+        ("", "123m456p789s1j222z", "", "hand.concealed[9]"),
+        ("shanghai-old", "123m456p789s222z2a", "", "hand.concealed[12]"),
+        ("", "123m456p789s2222z", "1a", "hand.flowers[0]"),
+        ("shanghai-baida", "123m456p789s1j555z", "", "hand"),
+    ],
+)
+def test_tiles_outside_the_preset_are_invalid_argument_naming_the_field(
+    stub, ruleset, concealed, flowers, field
+):
+    s, _ = stub
+    req = rules_pb2.GetWaitsRequest(
+        hand=hand_pb(concealed, flowers=flowers), ruleset=common_pb2.RulesetRef(name=ruleset)
+    )
+    code, message, info = rpc_error(lambda: s.GetWaits(req, timeout=TIMEOUT))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+    assert info.metadata["field"] == field, message

@@ -6,24 +6,16 @@ from __future__ import annotations
 import grpc
 import pytest
 from mahjong.common.v1 import common_pb2
-from mahjong.scoring.v1 import scoring_pb2, scoring_pb2_grpc
+from mahjong.scoring.v1 import scoring_pb2
 
 from services.scoring import convert as S
-from services.scoring.server import SPEC
 from services.scoring.vector_format import win_input
 from tests.conftest import load_vectors
-from tests.support.grpc_server import serving
 from tests.support.probes import rpc_error
 
 VECTORS = load_vectors("scoring.jsonl")
 WINS = [v for v in VECTORS if v.get("kind", "win") == "win"]
 TIMEOUT = 10
-
-
-@pytest.fixture(scope="module")
-def stub():
-    with serving(SPEC) as (_server, channel):
-        yield scoring_pb2_grpc.ScoringServiceStub(channel)
 
 
 def request_for(vector) -> scoring_pb2.SettleWinRequest:

@@ -379,3 +379,53 @@ def test_retention_flag_starts_and_stops_the_sweeper():
     assert not sweeper._thread.is_alive()
     with serving(SPEC) as (server, _):
         assert server.resource.sweeper is None
+
+
+def _ruleset(name, **options):
+    return common_pb2.RulesetRef(name=name, options=options)
+
+
+def test_a_baida_hand_deals_152_tiles_lists_dragons_as_bonus_and_verifies(wall):
+    _, _, stub = wall
+    hand = new_hand(stub, dealer=1, ruleset=_ruleset("shanghai-baida"), seed=bytes(range(32)))
+    assert hand.counts.remaining == 152
+    deal = stub.Deal(wall_pb2.DealRequest(hand_id=hand.hand_id), timeout=TIMEOUT)
+    for seat in deal.hands:
+        tiles = C.tiles_from_proto(seat.tiles)
+        bonus = [k for k in tiles if T.is_bonus(k) or T.is_dragon(k)]
+        assert C.tiles_from_proto(seat.flowers) == bonus
+    reveal = stub.Reveal(wall_pb2.RevealRequest(hand_id=hand.hand_id), timeout=TIMEOUT)
+    assert reveal.tile_set.extras and reveal.tile_set.dedicated_wildcards
+    assert reveal.tile_set.dragons_bonus and not reveal.tile_set.flipped_wildcard
+    record = record_from_reveal(hand.hand_id, reveal)
+    assert verify_record(record).ok
+
+
+def test_the_flipped_indicator_over_grpc(wall):
+    _, _, stub = wall
+    ref = _ruleset("shanghai-baida", **{"baida_tiles.wildcards": "flipped"})
+    hand = new_hand(stub, dealer=0, ruleset=ref)
+    assert hand.counts.remaining == 148
+    stub.Deal(wall_pb2.DealRequest(hand_id=hand.hand_id), timeout=TIMEOUT)
+    req = wall_pb2.FlipIndicatorRequest(hand_id=hand.hand_id, request_id="flip-1")
+    flip = stub.FlipIndicator(req, timeout=TIMEOUT)
+    assert stub.FlipIndicator(req, timeout=TIMEOUT) == flip
+    indicator = C.tile_from_proto(flip.indicator)
+    wild = C.tile_from_proto(flip.wild)
+    assert not T.is_bonus(indicator) and not T.is_dragon(indicator)
+    assert wild != indicator and flip.counts.replacements_drawn == 1 + len(flip.set_aside)
+    reveal = stub.Reveal(wall_pb2.RevealRequest(hand_id=hand.hand_id), timeout=TIMEOUT)
+    assert reveal.events[-1].kind == wall_pb2.WALL_EVENT_KIND_INDICATOR
+    assert verify_record(record_from_reveal(hand.hand_id, reveal)).ok
+
+
+def test_flip_without_a_flipped_wildcard_is_failed_precondition(wall):
+    _, _, stub = wall
+    hand = new_hand(stub, dealer=0, ruleset=_ruleset("shanghai-baida"))
+    stub.Deal(wall_pb2.DealRequest(hand_id=hand.hand_id), timeout=TIMEOUT)
+    code, _, info = rpc_error(
+        lambda: stub.FlipIndicator(
+            wall_pb2.FlipIndicatorRequest(hand_id=hand.hand_id), timeout=TIMEOUT
+        )
+    )
+    assert code == grpc.StatusCode.FAILED_PRECONDITION and info.reason == "NO_FLIPPED_WILDCARD"

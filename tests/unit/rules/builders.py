@@ -63,7 +63,7 @@ def table(
     if t is not None:
         k0 = tile(t)
         banned.update(k for k in range(k0 - 2, k0 + 3) if 0 <= k < NUM_KINDS)
-        if kind == "discard":
+        if kind == "discard" and k0 < NUM_KINDS:  # a discarded 1j takes no natural copy
             left[k0] -= 1
     order = [k for k in range(27) if k not in banned]
     all_seats = []

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import VECTORS, load_vectors
 
 MAHJONG = [sys.executable, "-m", "services.cli"]
@@ -24,12 +26,27 @@ def judge(args, stdin=None):
     )
 
 
-def test_judge_answers_every_rule_vector():
-    vectors = load_vectors("rules.jsonl")
-    run = judge([str(VECTORS / "rules.jsonl")])
+@pytest.mark.parametrize("name", ["rules.jsonl", "presets-rules.jsonl"])
+def test_judge_answers_every_rule_vector(name):
+    vectors = load_vectors(name)
+    run = judge([str(VECTORS / name)])
     assert run.returncode == 0, run.stderr
     answers = [json.loads(line) for line in run.stdout.splitlines()]
     assert answers == [v["expect"] for v in vectors]
+
+
+def test_judge_refuses_the_baida_tiles_under_another_preset_naming_the_field():
+    lines = "\n".join(
+        [
+            '{"concealed": "123m456p789s1j222z", "melds": []}',
+            '{"ruleset": "shanghai-baida", "concealed": "123m456p789s1j555z", "melds": []}',
+        ]
+    )
+    run = judge([], stdin=lines)
+    assert run.returncode == 1
+    out = [json.loads(line) for line in run.stdout.splitlines()]
+    assert "concealed[9] is 1j, which is not a tile of the standard set" in out[0]["error"]
+    assert "dragons are bonus tiles" in out[1]["error"]
 
 
 def test_judge_reads_stdin_and_names_bad_lines():

@@ -5,13 +5,15 @@ from __future__ import annotations
 import pytest
 
 from services.rules.domain import evaluate_hand, hand_waits
+from shared import tiles as T
 from shared.errors import InvalidArgument
 from shared.hand import HandType
 from shared.melds import Meld, MeldKind
+from shared.ruleset import resolve_ruleset
 from shared.tiles import format_tiles, parse, parse_counts
 from tests.conftest import load_vectors
 
-VECTORS = load_vectors("rules.jsonl")
+VECTORS = load_vectors("rules.jsonl") + load_vectors("presets-rules.jsonl")
 
 
 def judge(concealed: str, melds=(), ruleset=None, flowers=""):
@@ -20,13 +22,16 @@ def judge(concealed: str, melds=(), ruleset=None, flowers=""):
 
 
 @pytest.mark.parametrize("vector", VECTORS, ids=[v["name"] for v in VECTORS])
-def test_rule_vectors(vector, qiaoma):
-    counts = parse_counts(vector["concealed"])
+def test_rule_vectors(vector):
+    ruleset = resolve_ruleset(vector.get("ruleset", ""), vector.get("options"))
+    tiles = parse(vector["concealed"])
+    counts, jokers = T.to_counts(tiles), T.count_wildcards(tiles)
     melds = [Meld.from_json(m) for m in vector["melds"]]
     if "waits" in vector["expect"]:
-        assert format_tiles(hand_waits(counts, melds, qiaoma)) == vector["expect"]["waits"]
+        waits = hand_waits(counts, melds, ruleset, jokers)
+        assert format_tiles(waits) == vector["expect"]["waits"]
     else:
-        hand = evaluate_hand(counts, melds, qiaoma).hand
+        hand = evaluate_hand(counts, melds, ruleset, jokers=jokers).hand
         assert (hand.label if hand else None) == vector["expect"]["hand"]
 
 

@@ -120,3 +120,11 @@ def test_classic_fan_chengbao_claimer_pays_extra_when_the_liable_player_wins():
         8,
         0,
     ]
+
+
+def test_chengbao_option_off_pays_as_without_a_relation():
+    off = {"payment.chengbao": False}
+    assert pay(win="self_draw", options=off) == [-3, 9, -3, -3]
+    assert pay(win="discard", **{"from": 0}, ready=[1], options=off) == [-3, 3, 0, 0]
+    s = settle(winners=[HAND], win="self_draw", options=off)
+    assert not any(it.code == "CHENGBAO_RELATION" for it in s.breakdown)

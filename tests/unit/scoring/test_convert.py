@@ -59,3 +59,43 @@ def test_claims_from_proto_name_the_field():
     req.claims[1].claimer = 0
     with pytest.raises(InvalidArgument, match=r"claims\[1\].claimer is not set"):
         S.win_input_from_proto(req)
+
+
+PRESET_WINS = [v for v in load_vectors("presets-scoring.jsonl") if v.get("kind", "win") == "win"]
+
+
+@pytest.mark.parametrize("vector", PRESET_WINS, ids=[v["name"] for v in PRESET_WINS])
+def test_preset_request_round_trip(vector):
+    w = win_input(vector)
+    back = S.win_input_from_proto(S.win_input_to_proto(w, vector["ruleset"]))
+    assert back.winners == w.winners
+    assert (back.last_tile, back.replacement_after, back.feeder_hand, back.wild_indicator) == (
+        w.last_tile,
+        w.replacement_after,
+        w.feeder_hand,
+        w.wild_indicator,
+    )
+
+
+def test_preset_results_to_proto():
+    by_name = {v["name"]: v for v in PRESET_WINS}
+    old = next(v for n, v in by_name.items() if "海底捞月 self-draw" in n)
+    pb = S.settlement_to_proto(settle_win(win_input(old)))
+    (w,) = pb.winners
+    assert w.hand == common_pb2.HAND_TYPE_STANDARD
+    assert (w.old.hu, w.old.hu_rounded, w.old.fan) == (34, 34, 3)
+    assert list(w.old.fan_items) == [
+        scoring_pb2.OLD_FAN_MENQING,
+        scoring_pb2.OLD_FAN_LAST_TILE,
+        scoring_pb2.OLD_FAN_DRAGON_PONG,
+    ]
+    assert not w.HasField("baida")
+    assert {i.unit for i in pb.breakdown} >= {
+        scoring_pb2.BREAKDOWN_UNIT_HU,
+        scoring_pb2.BREAKDOWN_UNIT_FAN,
+    }
+    baida = next(v for n, v in by_name.items() if "清一色对对胡" in n)
+    (w,) = S.settlement_to_proto(settle_win(win_input(baida))).winners
+    assert w.hand == common_pb2.HAND_TYPE_FULL_FLUSH_PONG_PONG
+    assert (w.baida.multiplier, w.baida.wildcards, w.value) == (16, 1, 50)
+    assert not w.HasField("old")

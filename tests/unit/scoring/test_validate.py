@@ -180,3 +180,19 @@ def test_malformed_vector_input_is_invalid_argument(vector, data):
         settle_object(obj)
     except InvalidArgument as exc:
         assert exc.message
+
+
+def test_the_baida_tiles_are_refused_outside_shanghai_baida():
+    wild = winner(1, "222m444p1j111z", "9s", [meld("pong", "777s", 0)])
+    assert rejects("百搭 1j", winners=[wild], win="self_draw").details["field"] == (
+        "seat 1 concealed tiles"
+    )
+    in_meld = winner(1, "222m444p9s111z", "9s", [meld("pong", "1j1j1j", 0)])
+    assert (
+        rejects("playing tiles only", winners=[in_meld], win="self_draw").details["field"]
+        == "melds"
+    )
+    extra = winner(1, "222m444p9s111z", "9s", [meld("pong", "777s", 0)], "1a")
+    assert rejects("not a flower", winners=[extra], win="self_draw").details["field"] == (
+        "seat 1 flowers"
+    )

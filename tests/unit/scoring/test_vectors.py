@@ -1,4 +1,5 @@
-"""Every scoring vector (tests/vectors/scoring.jsonl) through the domain and through the CLI."""
+"""Every scoring vector (tests/vectors/scoring.jsonl and, for shanghai-old and -baida,
+presets-scoring.jsonl) through the domain and through the CLI."""
 
 from __future__ import annotations
 
@@ -13,9 +14,15 @@ from services.scoring.vector_format import settle_object, settlement_json
 from tests.conftest import VECTORS, load_vectors
 
 SCORING = load_vectors("scoring.jsonl")
+PRESETS = load_vectors("presets-scoring.jsonl")
+FILES = {"scoring.jsonl": SCORING, "presets-scoring.jsonl": PRESETS}
 
 
-@pytest.mark.parametrize("vector", SCORING, ids=[v["name"] for v in SCORING])
+def test_the_vector_files_hold_every_example():
+    assert (len(SCORING), len(PRESETS)) == (11, 26)
+
+
+@pytest.mark.parametrize("vector", SCORING + PRESETS, ids=[v["name"] for v in SCORING + PRESETS])
 def test_vector(vector):
     got = settlement_json(settle_object(vector))
     expect = vector["expect"]
@@ -23,9 +30,11 @@ def test_vector(vector):
     assert sum(got["payments"]) + got["house"] == 0
 
 
-def test_cli_prints_the_expect_keys_for_every_vector():
+@pytest.mark.parametrize("name", FILES)
+def test_cli_prints_the_expect_keys_for_every_vector(name):
+    vectors = FILES[name]
     proc = subprocess.run(
-        [sys.executable, "-m", "services.cli", "score", str(VECTORS / "scoring.jsonl")],
+        [sys.executable, "-m", "services.cli", "score", str(VECTORS / name)],
         capture_output=True,
         text=True,
         check=False,
@@ -33,8 +42,8 @@ def test_cli_prints_the_expect_keys_for_every_vector():
     )
     assert proc.returncode == 0, proc.stderr
     lines = [json.loads(x) for x in proc.stdout.splitlines()]
-    assert len(lines) == len(SCORING)
-    for got, vector in zip(lines, SCORING, strict=True):
+    assert len(lines) == len(vectors)
+    for got, vector in zip(lines, vectors, strict=True):
         assert {k: got[k] for k in vector["expect"]} == vector["expect"], vector["name"]
         assert set(got) == set(vector["expect"]) | {"breakdown"}
         assert all(

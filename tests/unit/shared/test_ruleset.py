@@ -87,8 +87,8 @@ def test_bad_overrides_name_the_option(overrides, words):
 def test_unknown_and_unimplemented_presets():
     with pytest.raises(RulesetError, match=r"unknown ruleset 'nope'; known: .*shanghai-qiaoma"):
         load_ruleset("nope")
-    with pytest.raises(RulesetError, match="not implemented"):
-        load_ruleset("shanghai-old")
+    with pytest.raises(RulesetError, match="拉西胡 is named in seed 000 with no rules"):
+        load_ruleset("laxihu")
     with pytest.raises(RulesetError, match="empty"):
         load_ruleset("")
     with pytest.raises(RulesetError, match="unknown ruleset option"):

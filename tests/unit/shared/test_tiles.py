@@ -21,6 +21,22 @@ def test_canonical_set_is_the_144_tiles_in_rules_order():
 
 
 @pytest.mark.parametrize(
+    ("extras", "wildcards", "size", "tail"),
+    [
+        (True, True, 152, "12345678f1234a1111j"),
+        (True, False, 148, "12345678f1234a"),
+        (False, True, 148, "12345678f1111j"),
+        (False, False, 144, "12345678f"),
+    ],
+)
+def test_baida_sets_append_the_extras_then_the_wildcards(extras, wildcards, size, tail):
+    tiles = T.canonical_set(extras, wildcards)
+    assert len(tiles) == size
+    assert tiles == sorted(tiles)
+    assert T.format_tiles(tiles[136:]) == tail
+
+
+@pytest.mark.parametrize(
     ("text", "expected"),
     [
         ("123m55z1f", [0, 1, 2, 31, 31, 34]),
@@ -28,6 +44,8 @@ def test_canonical_set_is_the_144_tiles_in_rules_order():
         ("19s", [18, 26]),
         ("1234567z", list(range(27, 34))),
         ("12345678f", list(range(34, 42))),
+        ("1234a1j", [42, 43, 44, 45, 46]),
+        ("11j5z", [46, 46, 31]),
         (" 1m 2p ", [0, 10]),
         ("", []),
     ],
@@ -73,8 +91,14 @@ def test_parse_errors_for_missing_digits_or_suit():
 
 def test_parse_counts_rejects_flowers():
     assert T.parse_counts("11m")[0] == 2
-    with pytest.raises(T.NotationError, match="flower 3f"):
+    with pytest.raises(T.NotationError, match="3f where only natural hand tiles"):
         T.parse_counts("11m3f")
+    with pytest.raises(T.NotationError, match="1j where only natural hand tiles"):
+        T.parse_counts("11m1j")
+    with pytest.raises(T.NotationError, match="bad character '5' at position 0"):
+        T.parse("5a")
+    with pytest.raises(T.NotationError, match="no tile 2j"):
+        T.parse("2j")
 
 
 @given(st.lists(st.integers(0, T.NUM_KINDS - 1), max_size=14))
@@ -86,6 +110,13 @@ def test_counts_round_trip(tiles):
 
 def test_to_counts_ignores_flowers():
     assert sum(T.to_counts(T.parse("1m1f2f"))) == 1
+
+
+def test_wildcards_are_counted_beside_the_array():
+    tiles = T.parse("12m3a1j1j")
+    assert sum(T.to_counts(tiles)) == 2 and len(T.to_counts(tiles)) == T.NUM_KINDS
+    assert T.count_wildcards(tiles) == 2
+    assert T.format_tiles(T.from_counts(T.to_counts(tiles), 2)) == "12m11j"
 
 
 @given(kinds)
@@ -100,13 +131,20 @@ def test_classification():
     assert all(T.is_dragon(k) for k in T.DRAGONS)
     assert T.is_honor(T.EAST) and T.is_honor(T.RED) and not T.is_honor(34)
     assert T.is_flower(34) and T.is_flower(41) and not T.is_flower(42)
-    assert T.copies_of(0) == 4 and T.copies_of(35) == 1
+    assert T.is_extra(42) and T.is_extra(45) and not T.is_extra(46) and not T.is_extra(41)
+    assert T.is_bonus(34) and T.is_bonus(45) and not T.is_bonus(46) and not T.is_bonus(33)
+    assert T.is_wildcard(T.WILDCARD) and T.format_tile(T.WILDCARD) == "1j"
+    assert T.is_playing(33) and not T.is_playing(34) and not T.is_playing(46)
+    assert T.copies_of(0) == 4 and T.copies_of(35) == 1 and T.copies_of(43) == 1
+    assert T.copies_of(T.WILDCARD) == 4
     assert T.name_zh(0) == "一万" and T.name_zh(T.RED) == "中" and T.name_zh(38) == "梅"
-    assert not T.is_valid_kind(42) and not T.is_valid_kind(-1) and not T.is_valid_kind("1")
+    assert T.name_zh(42) == "老鼠" and T.name_zh(45) == "聚宝盆" and T.name_zh(46) == "百搭"
+    assert T.is_valid_kind(46) and not T.is_valid_kind(47)
+    assert not T.is_valid_kind(-1) and not T.is_valid_kind("1")
 
 
 def test_bad_kind_and_rank_errors():
     with pytest.raises(ValueError, match="rank 8 out of range for suit z"):
         T.kind(T.HONOR, 8)
-    with pytest.raises(ValueError, match="not a tile kind: 42"):
-        T.format_tiles([42])
+    with pytest.raises(ValueError, match="not a tile kind: 47"):
+        T.format_tiles([47])

@@ -22,7 +22,20 @@ def fixed_seeds(n: int, tag: str) -> list[bytes]:
     return [hashlib.sha256(f"{tag}-{i}".encode()).digest() for i in range(n)]
 
 
-def reference_shuffle(seed: bytes) -> tuple[list[int], tuple[int, int]]:
+def reference_tiles(extras: bool = False, wildcards: bool = False) -> list[int]:
+    """The README's starting order, written from the text: 1m×4 … 7z×4, 1f … 8f, then the
+    百搭 set's 1a … 4a once each (kinds 42-45) and 1j ×4 (46)."""
+    tiles = [k for k in range(34) for _ in range(4)] + list(range(34, 42))
+    if extras:
+        tiles += [42, 43, 44, 45]
+    if wildcards:
+        tiles += [46, 46, 46, 46]
+    return tiles
+
+
+def reference_shuffle(
+    seed: bytes, start: list[int] | None = None
+) -> tuple[list[int], tuple[int, int]]:
     """The README's algorithm written again from the text, independently of the module."""
     blocks = (
         hmac.new(seed, b"mahjong/wall/v1/shuffle" + i.to_bytes(8, "big"), "sha256").digest()
@@ -36,8 +49,8 @@ def reference_shuffle(seed: bytes) -> tuple[list[int], tuple[int, int]]:
             if x < 2**32 - (2**32 % n):
                 return x % n
 
-    tiles = [k for k in range(34) for _ in range(4)] + list(range(34, 42))
-    for i in range(143, 0, -1):
+    tiles = list(start) if start is not None else reference_tiles()
+    for i in range(len(tiles) - 1, 0, -1):
         j = uniform(i + 1)
         tiles[i], tiles[j] = tiles[j], tiles[i]
     return tiles, (1 + uniform(6), 1 + uniform(6))
@@ -47,6 +60,37 @@ def reference_shuffle(seed: bytes) -> tuple[list[int], tuple[int, int]]:
 @given(seeds)
 def test_matches_the_documented_algorithm(seed):
     assert S.shuffle_and_dice(seed) == reference_shuffle(seed)
+
+
+SETS = [(False, False), (True, True), (True, False), (False, True)]
+
+
+@settings(max_examples=10, deadline=None)
+@given(seeds, st.sampled_from(SETS))
+def test_every_tile_set_matches_the_documented_algorithm(seed, which):
+    extras, wildcards = which
+    start = T.canonical_set(extras, wildcards)
+    assert start == reference_tiles(extras, wildcards)
+    assert S.shuffle_and_dice(seed, start) == reference_shuffle(seed, start)
+
+
+@pytest.mark.parametrize(
+    ("extras", "wildcards", "first", "dice", "jokers"),
+    [
+        (False, False, "9s7z8s212z61m22s1p1s", (5, 2), []),
+        (True, True, "6p1j4z5m7f2p45z566p9s", (2, 3), [1, 103, 124, 137]),
+        (True, False, "6m5s5z6f9m5z3m5z4p4s9m2s", (4, 2), []),
+        (False, True, "6m5s5z6f9m5z3m5z4p4s9m2s", (4, 2), [18, 19, 88, 132]),
+    ],
+)
+def test_known_answers_for_each_tile_set(extras, wildcards, first, dice, jokers):
+    """Seed 00…00 for the 144, 152 and both 148-tile sets (README.md); the 144-tile answer is
+    the one it always was."""
+    tiles, got_dice = S.shuffle_and_dice(bytes(32), T.canonical_set(extras, wildcards))
+    assert T.format_tiles(tiles[:12], sort=False) == first
+    assert got_dice == dice
+    assert [p for p, k in enumerate(tiles) if k == T.WILDCARD] == jokers
+    assert sorted(tiles) == T.canonical_set(extras, wildcards)
 
 
 def test_known_answer_pins_the_algorithm():

@@ -162,11 +162,42 @@ def test_swap_needs_enough_standing_tiles():
 def test_wall_rejects_impossible_shapes():
     with pytest.raises(ValueError, match="exactly the 144 tiles"):
         Wall.build([0] * 144, 0, (1, 1))
-    with pytest.raises(ValueError, match="144 positions"):
+    with pytest.raises(ValueError, match="even number of positions"):
         Wall([0] * 143, 0)
-    with pytest.raises(ValueError, match="144 positions"):
-        Wall([42] * 144, 0)
+    with pytest.raises(ValueError, match="each holding a tile kind"):
+        Wall([47] * 144, 0)
     with pytest.raises(ValueError, match="break stack 72"):
         Wall(T.canonical_set(), 72)
     with pytest.raises(ValueError, match="reserved"):
         Wall(T.canonical_set(), 0, 144)
+
+
+@pytest.mark.parametrize(
+    ("extras", "wildcards", "walls"),
+    [
+        (True, True, [19, 19, 19, 19]),
+        (True, False, [18, 19, 18, 19]),
+        (False, False, [18, 18, 18, 18]),
+    ],
+)
+def test_seat_walls_of_every_set_are_floor_divisions_of_the_ring(extras, wildcards, walls):
+    """RULES-presets §13.B.2: seat w's wall is stacks ⌊w·S/4⌋ … ⌊(w+1)·S/4⌋ − 1."""
+    from services.wall.wall import seat_wall_start
+
+    full = T.canonical_set(extras, wildcards)
+    stacks = len(full) // 2
+    sizes = [seat_wall_start(w + 1, stacks) - seat_wall_start(w, stacks) for w in range(4)]
+    assert sizes == walls
+    wall = Wall.build(full, 0, (3, 4), tile_set=full)  # s = 7: the wall of seat 2
+    assert wall.stacks == stacks and wall.start == seat_wall_start(2, stacks) + 7
+    live = [wall.draw_live()[1] for _ in range(3)]
+    assert live == [2 * wall.start, 2 * wall.start + 1, 2 * wall.start + 2]
+    assert wall.draw_replacement()[1] == 2 * (wall.start - 1)
+    while wall.drawable:
+        wall.draw_live()
+    assert wall.remaining == 0 and all(wall.taken)
+
+
+def test_a_152_tile_wall_refuses_the_144_set():
+    with pytest.raises(ValueError, match="exactly the 152 tiles"):
+        Wall.build(T.canonical_set(), 0, (1, 1), tile_set=T.canonical_set(True, True))

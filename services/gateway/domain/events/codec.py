@@ -286,6 +286,7 @@ FIELD_CODECS: dict[type[K.TableEvent], dict[str, FieldCodec]] = {
     K.TilesSwapped: {"buried": TILES, "taken": TILES},
     K.TimedOut: {},
     K.TableHalted: {},
+    K.WildFlipped: {"indicator": TILE, "wild": TILE, "set_aside": TILES},
 }
 
 # Fields left out of a record while they hold their default (given here), else always written.

@@ -785,6 +785,30 @@ class TableHalted(TableEvent):
         self.hand_number = hand_number
 
 
+class WildFlipped(TableEvent):
+    """翻百搭 (``baida_tiles.wildcards = "flipped"``): after the deal's 补花 the wall turns up the
+    indicator from the replacement end (``set_aside``: bonus tiles turned before it, set aside);
+    ``wild`` is the kind that is 百搭 this hand. Public: the tiles lie face up."""
+
+    FIELDS = ("indicator", "wild", "set_aside", "tiles_left", "hand_id", "hand_number")
+
+    def __init__(
+        self,
+        indicator: int,
+        wild: int,
+        set_aside: tuple[int, ...],
+        tiles_left: int,
+        hand_id: str = "",
+        hand_number: int = 0,
+    ) -> None:
+        self.indicator = indicator
+        self.wild = wild
+        self.set_aside = set_aside
+        self.tiles_left = tiles_left
+        self.hand_id = hand_id
+        self.hand_number = hand_number
+
+
 # Every kind by its name in the log and the API.
 KINDS: dict[str, type[TableEvent]] = {
     "table_started": TableStarted,
@@ -806,6 +830,7 @@ KINDS: dict[str, type[TableEvent]] = {
     "tiles_swapped": TilesSwapped,
     "timed_out": TimedOut,
     "table_halted": TableHalted,
+    "wild_flipped": WildFlipped,
 }
 KIND_NAMES: dict[type[TableEvent], str] = {cls: name for name, cls in KINDS.items()}
 EVENT_CLASSES: tuple[type[TableEvent], ...] = tuple(KINDS.values())

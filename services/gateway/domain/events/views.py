@@ -137,6 +137,7 @@ VIEW_RULES: dict[type[K.TableEvent], ViewRule] = {
     K.TilesSwapped: _both(_swap_for_others),
     K.TimedOut: _both(_timeout_for_others),
     K.TableHalted: _everyone(_halted_for_viewers),
+    K.WildFlipped: PUBLIC,  # turned face up for all
 }
 _missing = set(K.EVENT_CLASSES) - set(VIEW_RULES)
 if _missing:  # pragma: no cover - a kind added without its rule

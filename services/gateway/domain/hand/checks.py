@@ -132,7 +132,7 @@ def check_swap(p: Pending, action: Decision, held_counts: list[int]) -> None:
         )
     held = list(held_counts)
     for k in action.tiles:
-        if not 0 <= k < T.NUM_KINDS or held[k] == 0:
+        if not 0 <= k < T.NUM_TILE_KINDS or held[k] == 0:
             raise FailedPrecondition(
                 f"seat {p.seat} does not hold {fmt(k)} to bury", reason="ILLEGAL_ACTION"
             )

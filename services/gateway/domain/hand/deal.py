@@ -1,14 +1,14 @@
 """The deal and 补花 (replacing flowers, RULES §3): the wall's deal, then, in dealer order, each
-seat's flowers shown and replaced from the tail, in rounds while a replacement is itself a
-flower. The same rounds serve a flower drawn in play's 换牌 (:mod:`.swap`)."""
+seat's bonus tiles (flowers; in the 百搭 sets also the extras and dragons) shown and replaced
+from the tail, in rounds while a replacement is itself one; then, under 翻百搭, the indicator
+turned up. The same rounds serve the tiles a 换牌 takes (:mod:`.swap`)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from services.gateway.domain.events.kinds import FlowersExposed, TilesDealt
+from services.gateway.domain.events.kinds import FlowersExposed, TilesDealt, WildFlipped
 from services.gateway.domain.hand.state import STEP_DEAL_FLOWERS
-from shared import tiles as T
 from shared.table import NUM_SEATS, LastAction, LastActionKind
 
 if TYPE_CHECKING:
@@ -28,9 +28,9 @@ def deal(h: HandEngine) -> None:
     h._deal_flowers = []
     for seat, tiles in enumerate(hands):
         s = h.seats[seat]
-        h._deal_flowers.append([k for k in tiles if T.is_flower(k)])
+        h._deal_flowers.append([k for k in tiles if h.is_bonus(k)])
         for k in tiles:
-            if not T.is_flower(k):
+            if not h.is_bonus(k):
                 s.counts[k] += 1
         s.changed()
     h.drawn[cfg.dealer] = hands[cfg.dealer][-1]
@@ -62,14 +62,36 @@ def replace_deal_flowers(h: HandEngine) -> None:
             h.finish_drawn_hand()
             return
         if seat == cfg.dealer:
-            plain = [k for _, got, _ in rounds for k in got if not T.is_flower(k)]
+            plain = [k for _, got, _ in rounds for k in got if not h.is_bonus(k)]
             if plain:
                 h.drawn[seat] = plain[-1]
         h._deal_flowers[seat] = []
         h._deal_turn += 1
+    if h.tile_set.flipped_wildcard and not h.flipped:
+        flip_indicator(h)
     h.turn = cfg.dealer
     h.last = LastAction(LastActionKind.DEAL, cfg.dealer)
     h.after_deal()
+
+
+def flip_indicator(h: HandEngine) -> None:
+    """翻百搭 after the deal's 补花 (RULES-presets §13.B.9): the wall turns the indicator up from
+    the replacement end; a call that fails is made again (the wall answers a repeat with the
+    same flip) and nothing changes before it returns."""
+    turned, remaining = h.wall.flip_indicator(h.hand_id)
+    h.flipped = list(turned)
+    h.remaining = remaining
+    h.wild_kind = h.tile_set.wild_kind_for(turned[-1])
+    h.emit_event(
+        WildFlipped(
+            indicator=turned[-1],
+            wild=h.wild_kind,
+            set_aside=tuple(turned[:-1]),
+            tiles_left=remaining,
+            hand_id=h.hand_id,
+            hand_number=h.number,
+        )
+    )
 
 
 def replacement_rounds(
@@ -95,7 +117,7 @@ def replacement_rounds(
             remaining = d.remaining
             replacements.append(d.tile)
         rounds.append((flowers, replacements, remaining))
-        flowers = [k for k in replacements if T.is_flower(k)]
+        flowers = [k for k in replacements if h.is_bonus(k)]
     return rounds, number, None
 
 
@@ -106,7 +128,7 @@ def expose_flowers(h: HandEngine, seat: int, rounds: list[Round], draw: str) -> 
     for flowers, replacements, remaining in rounds:
         s.flowers.extend(flowers)
         for k in replacements:
-            if not T.is_flower(k):
+            if not h.is_bonus(k):
                 s.counts[k] += 1
         s.changed()
         h.remaining = remaining

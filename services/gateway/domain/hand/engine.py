@@ -50,7 +50,6 @@ from services.gateway.domain.hand.state import (
     SeatHand,
 )
 from services.gateway.domain.ports import RulesPort, ScoringPort, Settlement, WallPort
-from shared import tiles as T
 from shared.dice import dice_huangfan_bonus, is_kaibao
 from shared.errors import FailedPrecondition
 from shared.hand.hand_type import HandType
@@ -73,6 +72,7 @@ from shared.table import (
     Win,
     WinOption,
 )
+from shared.tile_set import tile_set_of
 
 # isinstance() tuples built once (``A | B`` in a call builds a union object every time).
 _DISCARD_ACTIONS = (Discard, DeclareReady)
@@ -98,6 +98,10 @@ class HandEngine:
         self.config = config
         self.ruleset = config.ruleset
         self.reserved_tiles = int(config.ruleset.table.reserved_tiles)
+        self.tile_set = tile_set_of(config.ruleset)
+        self.is_bonus = self.tile_set.is_bonus  # 补花: flowers, and the 百搭 set's extras/dragons
+        self.wild_kind: int | None = None  # 翻百搭: the kind that is 百搭 this hand
+        self.flipped: list[int] = []  # the tiles turned up for it (set aside, indicator last)
         self.wall = wall
         self.rules = rules
         self.scoring = scoring
@@ -125,6 +129,7 @@ class HandEngine:
         self._claim_counts_tuple = tuple(map(tuple, self.claim_counts))
         self.drawn: dict[int, int] = {}  # the tile each seat just drew (for 摸打 / timeouts)
         self.replacement_draw = False  # the seat to act drew from the tail (杠开)
+        self.replaced_flower = False  # … and that replacement replaced a flower, not a kong
         self.pending: dict[int, Pending] = {}
         self.window: str | None = None  # CLAIM or ROB_KONG while a window is open
         self.claims: dict[int, Action] = {}
@@ -173,6 +178,7 @@ class HandEngine:
             self.last,
             self.first_go_around,
             self._claim_counts_tuple,
+            self.wild_kind,
         )
 
     def emit_event(self, event: TableEvent) -> int:
@@ -398,6 +404,7 @@ class HandEngine:
         """A live or replacement draw; flowers are exposed and replaced from the tail."""
         if seat == self.dealer and not replacement:
             self.first_go_around = False  # the dealer's second turn begins
+        after_flower = False
         while True:
             self._step, self._step_seat, self._step_replacement = STEP_DRAW, seat, replacement
             if self.remaining <= self.reserved_tiles:  # nothing drawable
@@ -410,12 +417,12 @@ class HandEngine:
                 d = self.wall.draw(self.hand_id, seat, n)
             self.wall_calls = n
             self.remaining = d.remaining
-            if d.tile < T.FLOWER_BASE:  # not a flower (the wall holds valid kinds only)
+            if not self.is_bonus(d.tile):  # a playing tile (or 百搭): it joins the hand
                 break
             self.seats[seat].flowers.append(d.tile)
             self.seats[seat].changed()
             deal.expose_flowers_drawn(self, seat, d.tile, replacement)
-            replacement = True
+            replacement = after_flower = True
         s = self.seats[seat]
         s.counts[d.tile] += 1
         s.has_drawn = True
@@ -424,6 +431,7 @@ class HandEngine:
         self.drawn[seat] = d.tile
         self.turn = seat
         self.replacement_draw = replacement
+        self.replaced_flower = after_flower
         kind = LastActionKind.REPLACEMENT_DRAW if replacement else LastActionKind.DRAW
         self.last = LastAction(kind, seat, d.tile)
         self._emit(
@@ -464,8 +472,9 @@ class HandEngine:
         return Win()  # nothing to discard can only mean a forced win; never expected
 
     def tiles_accounted(self) -> int:
-        """Tiles in hands, melds, flowers, unclaimed discards and the wall: always 144."""
-        n = self.remaining + (1 if self.robbed_tile is not None else 0)
+        """Tiles in hands, melds, flowers, unclaimed discards and the wall: always the set's
+        144 (152 or 148 in the 百搭 sets)."""
+        n = self.remaining + (1 if self.robbed_tile is not None else 0) + len(self.flipped)
         for s in self.seats:
             n += sum(s.counts) + sum(len(m.tiles) for m in s.melds) + len(s.flowers)
             n += len(s.discards) - s.claimed

@@ -23,6 +23,7 @@ from services.gateway.domain.hand.state import STEP_NONE, STEP_WIN
 from services.gateway.domain.ports import HandFacts, Settlement, WallReveal, WinnerInput
 from shared import tiles as T
 from shared.hand.hand_type import HandType
+from shared.melds import Meld, MeldKind
 from shared.readiness import ready_seats
 from shared.table import NUM_SEATS, WinKind, WinOption
 
@@ -122,6 +123,10 @@ def finish_win(h: HandEngine, wins: Wins, from_seat: int | None) -> None:
             win=win_kind.label,
             from_seat=from_seat,
             replacement=any(o.replacement for _, o in wins),
+            last_tile=win_kind == WinKind.SELF_DRAW and h.remaining <= h.reserved_tiles,
+            replacement_after="flower" if h.replaced_flower else "kong",
+            feeder_hand=feeder_hand(h, from_seat, win_kind, wins[0][1].win_tile),
+            wild_indicator=h.flipped[-1] if h.flipped else None,
         )
     )
     reveal = h.wall.reveal(h.hand_id)
@@ -143,6 +148,23 @@ def finish_win(h: HandEngine, wins: Wins, from_seat: int | None) -> None:
     shown = range(NUM_SEATS) if win_kind == WinKind.DISCARD else [s for s, _ in wins]
     from_other = win_kind in (WinKind.DISCARD, WinKind.ROB_KONG)
     _publish_result(h, "win", wins, shown, reveal, h.last.seat if from_other else None)
+
+
+def feeder_hand(
+    h: HandEngine, seat: int | None, kind: WinKind, tile: int | None
+) -> tuple[tuple[int, ...], tuple[Meld, ...]] | None:
+    """The discarder's (robbed player's) hand after the winning tile left it: a robbed added
+    kong is a pong again (RULES-presets §13.0 ``from_hand``, for shanghai-old's 包输)."""
+    if seat is None or kind not in (WinKind.DISCARD, WinKind.ROB_KONG):
+        return None
+    s = h.seats[seat]
+    melds = tuple(
+        Meld(MeldKind.PONG, m.tiles[:3], m.from_seat)
+        if kind == WinKind.ROB_KONG and m.kind is MeldKind.ADDED_KONG and m.tiles[0] == tile
+        else m
+        for m in s.melds
+    )
+    return tuple(T.from_counts(s.counts)), melds
 
 
 def finish_drawn_hand(h: HandEngine) -> None:

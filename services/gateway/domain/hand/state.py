@@ -41,9 +41,11 @@ class SwapOptions:
 
 @dataclass
 class SeatHand:
-    """One seat's tiles during a hand (mutable; the engine's private state)."""
+    """One seat's tiles during a hand (mutable; the engine's private state). ``counts`` is
+    indexed by every kind, so a held 百搭 is ``counts[T.WILDCARD]``; the rules see the 34
+    playing kinds and the 百搭 apart (:meth:`state`)."""
 
-    counts: list[int] = field(default_factory=lambda: [0] * T.NUM_KINDS)
+    counts: list[int] = field(default_factory=lambda: [0] * T.NUM_TILE_KINDS)
     melds: list[Meld] = field(default_factory=list)
     flowers: list[int] = field(default_factory=list)
     discards: list[int] = field(default_factory=list)
@@ -59,13 +61,14 @@ class SeatHand:
         st = self._state
         if st is None:
             st = self._state = SeatState(  # in field order
-                tuple(self.counts),
+                tuple(self.counts[: T.NUM_KINDS]),
                 tuple(self.melds),
                 tuple(self.flowers),
                 tuple(self.discards),
                 self.ready,
                 frozenset(self.missed) if self.missed else _NO_MARKS,
                 self.has_drawn,
+                self.counts[T.WILDCARD],
             )
         return st
 

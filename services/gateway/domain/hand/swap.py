@@ -11,7 +11,6 @@ from services.gateway.domain.events.kinds import SWAP, ActionTaken, TilesSwapped
 from services.gateway.domain.hand.checks import check_swap
 from services.gateway.domain.hand.deal import Round, expose_flowers, replacement_rounds
 from services.gateway.domain.hand.state import STEP_PROMPT, Pending, SwapOptions
-from shared import tiles as T
 from shared.errors import FailedPrecondition
 from shared.table import NUM_SEATS, Decision, TileSwap
 
@@ -41,7 +40,7 @@ def answer_swap(h: HandEngine, p: Pending, action: Decision, auto: bool) -> None
     if isinstance(action, TileSwap):
         number += 1
         taken = h.wall.swap(h.hand_id, seat, list(action.tiles), number)
-        flowers = [k for k in taken if T.is_flower(k)]
+        flowers = [k for k in taken if h.is_bonus(k)]
         rounds, number, ran_out = replacement_rounds(h, seat, flowers, number)
         if ran_out is not None:
             raise FailedPrecondition(
@@ -71,7 +70,7 @@ def _apply_swap(
         for k in action.tiles:
             s.counts[k] -= 1
         for k in taken:
-            if not T.is_flower(k):
+            if not h.is_bonus(k):
                 s.counts[k] += 1
         s.changed()
         h.emit_event(

@@ -224,6 +224,9 @@ EVENTS = {
     K.TilesSwapped: st.builds(K.TilesSwapped, seat=seats, buried=tiles, taken=tiles, **heads),
     K.TimedOut: st.builds(K.TimedOut, seat=seats, kind=prompt_kinds, in_a_row=small, **heads),
     K.TableHalted: st.builds(K.TableHalted, reason=text, message=text, error=text, **heads),
+    K.WildFlipped: st.builds(
+        K.WildFlipped, indicator=plain, wild=plain, set_aside=flowers, tiles_left=small, **heads
+    ),
 }
 
 any_event = st.one_of(*EVENTS.values())

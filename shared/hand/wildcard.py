@@ -1,0 +1,374 @@
+"""百搭 wildcard hands on count arrays (RULES-presets §13.B.3, §13.B.5).
+
+A wildcard hand is a 34-count array of natural tiles plus a number of 百搭 (``jokers``). No
+substitution is ever tried one by one. The win checks are arithmetic on *jokers needed*:
+
+* per suit, :func:`suit_cost` is the fewest 百搭 that make its nine counts complete — into sets
+  only, and into sets plus the one pair — a table keyed by the suit's 9-byte pattern, filled on
+  first use by a small search over the groups that can hold the suit's lowest tile (a pong, a
+  chow or the pair, each with 百搭 filling its missing tiles) and kept (bounded) after;
+* an honor kind needs ``_HONOR_SETS[c]`` / ``_HONOR_WITH_PAIR[c]`` 百搭 for ``c`` copies;
+* a standard shape exists iff the sum of the components' set-only costs plus the cheapest
+  component's extra cost for holding the pair (a pair of two 百搭 costs 2) is at most
+  ``jokers``: what is left over is a multiple of three (sizes add up), and three 百搭 make a
+  pong of any kind. A 百搭 may be a fifth copy (option ``wildcard_fifth_copy``), so no cap on
+  the substituted counts applies.
+
+对对胡 (all pongs), 七对 and 龙七对 are read off the counts the same way. :func:`readings` yields
+the arrangements themselves (decompositions with the 百搭 substitutions chosen), for scoring to
+pick the best; it searches groups, never substitutions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from shared.hand.decomposition import Decomposition, HandSet, SetKind, meld_set
+from shared.melds import Meld
+
+INF = 99  # more 百搭 than any hand holds
+_CAP = 5  # costs are exact up to 4 (a hand holds at most four 百搭); above is "too many"
+_HONOR_SETS = (0, 2, 1, 0, 2)  # 百搭 for c copies of an honor to become pongs
+_HONOR_WITH_PAIR = (2, 1, 0, 2, 1)  # … pongs and the pair
+_SUIT_BASES = (0, 9, 18)
+
+_COST: dict[tuple[bytes, bool], int] = {}
+_COST_LIMIT = 400_000  # entries kept; cleared past this (a few tens of MB at most)
+
+
+def _cost(c: list[int], pair: bool) -> int:
+    """Fewest 百搭 making the nine suit counts ``c`` into sets (and the pair, with ``pair``),
+    capped at :data:`_CAP`."""
+    key = (bytes(c), pair)
+    hit = _COST.get(key)
+    if hit is not None:
+        return hit
+    i = 0
+    while i < 9 and c[i] == 0:
+        i += 1
+    if i == 9:
+        best = 2 if pair else 0
+    else:
+        best = _CAP
+        n = c[i]
+        # a pong of rank i with a natural copies (1-3) and 3 - a 百搭
+        for a in range(1, min(n, 3) + 1):
+            c[i] -= a
+            best = min(best, 3 - a + _cost(c, pair))
+            c[i] += a
+        # the pair of rank i with a natural copies (1-2)
+        if pair:
+            for a in range(1, min(n, 2) + 1):
+                c[i] -= a
+                best = min(best, 2 - a + _cost(c, False))
+                c[i] += a
+        # a chow holding rank i: the window i..i+2, or the top window 7-9 for ranks 8 and 9;
+        # ranks below i hold nothing, so they are 百搭; others use a natural or a 百搭
+        s = i if i <= 6 else 6
+        others = [r for r in (s, s + 1, s + 2) if r != i]
+        c[i] -= 1
+        for use0 in (False, True):
+            if use0 and c[others[0]] == 0:
+                continue
+            for use1 in (False, True):
+                if use1 and c[others[1]] == 0:
+                    continue
+                c[others[0]] -= use0
+                c[others[1]] -= use1
+                best = min(best, 2 - use0 - use1 + _cost(c, pair))
+                c[others[0]] += use0
+                c[others[1]] += use1
+        c[i] += 1
+        best = min(best, _CAP)
+    if len(_COST) >= _COST_LIMIT:
+        _COST.clear()
+    _COST[key] = best
+    return best
+
+
+_SUIT: dict[bytes, tuple[int, int]] = {}  # a suit's 9-byte pattern → (sets, sets + pair)
+_HONOR_DELTA = tuple(p - q for p, q in zip(_HONOR_WITH_PAIR, _HONOR_SETS, strict=True))
+
+
+def _suit_costs(key: bytes) -> tuple[int, int]:
+    got = _SUIT.get(key)
+    if got is None:
+        c = list(key)
+        got = (_cost(c, False), _cost(c, True))
+        if len(_SUIT) >= _COST_LIMIT:
+            _SUIT.clear()
+        _SUIT[key] = got
+    return got
+
+
+def suit_cost(nine: Sequence[int], pair: bool) -> int:
+    """Fewest 百搭 that make one suit's nine counts sets only (``pair`` False) or sets and the
+    pair (True); :data:`_CAP` (5) stands for "more than four"."""
+    return _suit_costs(bytes(nine))[1 if pair else 0]
+
+
+def standard_cost(counts: Sequence[int]) -> int:
+    """Fewest 百搭 that complete the natural ``counts`` (each 0-4) into sets and one pair
+    (四副一将), with any melds counted apart; at least :data:`_CAP` when more than four would
+    be needed. Three look-ups in the per-suit table and the seven honors."""
+    b = bytes(counts)
+    s0, p0 = _suit_costs(b[0:9])
+    s1, p1 = _suit_costs(b[9:18])
+    s2, p2 = _suit_costs(b[18:27])
+    base = s0 + s1 + s2
+    extra = min(2, p0 - s0, p1 - s1, p2 - s2)
+    for c in b[27:34]:
+        base += _HONOR_SETS[c]
+        d = _HONOR_DELTA[c]
+        if d < extra:
+            extra = d
+    return base + extra
+
+
+def is_wild_standard(counts: Sequence[int], jokers: int) -> bool:
+    """Do the natural ``counts`` and ``jokers`` 百搭 (3n + 2 tiles) make a standard shape with
+    some substitution?"""
+    return standard_cost(counts) <= jokers
+
+
+def pong_pong_cost(counts: Sequence[int]) -> int:
+    """Fewest 百搭 that make the natural ``counts`` pongs and one pair (对对胡)."""
+    base = 0
+    extra = 2
+    for c in counts:
+        if c > 4:
+            return INF
+        base += _HONOR_SETS[c]
+        delta = _HONOR_WITH_PAIR[c] - _HONOR_SETS[c]
+        if delta < extra:
+            extra = delta
+    return base + extra
+
+
+def seven_pairs_kinds(counts: Sequence[int], jokers: int) -> tuple[bool, bool]:
+    """(plain 七对 possible, 龙七对 possible) for a concealed hand of 14 tiles (``counts`` and
+    ``jokers`` together; no melds). Pairs of seven different kinds need every natural count at
+    most two; 龙七对 needs some kind four times, 百搭 included. Leftover 百搭 pair up with each
+    other (as a new kind, or as a second pair of a kind held)."""
+    singles = 0
+    dragon = False
+    plain = True
+    for c in counts:
+        if c & 1:
+            singles += 1
+        if c >= 3:
+            plain = False
+            dragon = True
+    if singles > jokers or (jokers - singles) & 1:
+        return False, False
+    if jokers - singles >= 2:
+        dragon = True  # two 百搭 double a pair already there
+    return plain, dragon
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """One arrangement of a wildcard hand: the decomposition of the substituted hand (None for
+    七对), the seven pairs' kinds for 七对 (a kind twice in 龙七对), and the kinds the 百搭 stand
+    for (one entry per 百搭, in no particular order)."""
+
+    decomposition: Decomposition | None
+    pairs: tuple[int, ...]
+    wild: tuple[int, ...]
+
+    @property
+    def is_seven_pairs(self) -> bool:
+        return self.decomposition is None
+
+    @property
+    def is_dragon_seven_pairs(self) -> bool:
+        """龙七对: some kind makes two of the seven pairs."""
+        return self.decomposition is None and len(set(self.pairs)) < 7
+
+
+def _filler_kind(counts: Sequence[int], allowed: Sequence[int]) -> int:
+    """The kind a group made of 百搭 only stands for: one that keeps the hand's colour — the
+    first allowed kind of the suit its natural tiles are in, if one suit, else the first
+    allowed kind (scoring-wise every choice is alike beyond colour)."""
+    suits = {k // 9 if k < 27 else 3 for k, n in enumerate(counts) if n}
+    if len(suits) == 1:
+        (s,) = suits
+        for k in allowed:
+            if (k // 9 if k < 27 else 3) == s:
+                return k
+    return allowed[0]
+
+
+def _groups(
+    c: list[int], k: int, pair: bool, jokers: int
+) -> Iterator[tuple[list[HandSet], int | None, list[int]]]:
+    """Every split of the naturals ``c`` (from kind ``k`` on) into sets and, with ``pair``, the
+    pair, each group completed by 百搭 (at most ``jokers``): yields (sets, pair kind or None
+    when the pair is still to be made of 百搭, kinds the 百搭 used stand for)."""
+    while k < 34 and c[k] == 0:
+        k += 1
+    if k == 34:
+        yield [], None, []
+        return
+    n = c[k]
+    for a in range(min(n, 3), 0, -1):  # a pong of k: a naturals, 3 - a 百搭
+        if 3 - a > jokers:
+            continue
+        c[k] -= a
+        for sets, p, wild in _groups(c, k, pair, jokers - (3 - a)):
+            yield [HandSet(SetKind.PONG, k), *sets], p, [k] * (3 - a) + wild
+        c[k] += a
+    if pair:
+        for a in range(min(n, 2), 0, -1):  # the pair of k
+            if 2 - a > jokers:
+                continue
+            c[k] -= a
+            for sets, _p, wild in _groups(c, k, False, jokers - (2 - a)):
+                yield sets, k, [k] * (2 - a) + wild
+            c[k] += a
+    if k < 27 and jokers:  # a chow holding k; lower ranks of the window are 百搭
+        base = k - k % 9
+        r = k - base
+        s = r if r <= 6 else 6
+        window = [base + s, base + s + 1, base + s + 2]
+        others = [x for x in window if x != k]
+        c[k] -= 1
+        for use0 in (True, False):
+            if use0 and c[others[0]] == 0:
+                continue
+            for use1 in (True, False):
+                if use1 and c[others[1]] == 0:
+                    continue
+                need = 2 - use0 - use1
+                if need > jokers or need == 0:
+                    continue  # need 0 is the natural chow, taken below
+                c[others[0]] -= use0
+                c[others[1]] -= use1
+                wild = [x for x, used in zip(others, (use0, use1), strict=True) if not used]
+                for sets, p, rest in _groups(c, k, pair, jokers - need):
+                    yield [HandSet(SetKind.CHOW, window[0]), *sets], p, wild + rest
+                c[others[0]] += use0
+                c[others[1]] += use1
+        c[k] += 1
+    if k < 27 and (k - k % 9) + 6 >= k and c[k + 1] and c[k + 2]:  # the natural chow
+        for d in (0, 1, 2):
+            c[k + d] -= 1
+        for sets, p, wild in _groups(c, k, pair, jokers):
+            yield [HandSet(SetKind.CHOW, k), *sets], p, wild
+        for d in (0, 1, 2):
+            c[k + d] += 1
+
+
+def readings(
+    counts: Sequence[int],
+    jokers: int,
+    melds: Sequence[Meld] = (),
+    *,
+    allowed: Sequence[int] = tuple(range(34)),
+    seven_pairs: bool = True,
+) -> Iterator[Reading]:
+    """Every distinct arrangement of the concealed natural ``counts`` plus ``jokers`` 百搭 (win
+    tile included; 14 − 3 × melds tiles) and the declared ``melds`` as a winning hand: each
+    standard decomposition with the 百搭 substitutions it needs, then (no melds, and with
+    ``seven_pairs``) the 七对 readings — seven different kinds if possible, and 龙七对 if a kind
+    can make two pairs. 百搭 that form a group on their own stand for one representative kind of
+    ``allowed`` (the kinds a 百搭 may be: playing kinds that are no bonus tile), chosen to keep
+    the hand's colour: a pong (worth at least a chow), or the pair."""
+    if standard_cost(counts) <= jokers:
+        declared = tuple(meld_set(m) for m in melds)
+        seen: set[Decomposition] = set()
+        filler = _filler_kind(counts, allowed)
+        for sets, pair, wild in _groups(list(counts), 0, True, jokers):
+            left = jokers - len(wild)
+            extra: list[HandSet] = []
+            wild = list(wild)
+            if pair is None:
+                if left < 2:
+                    continue
+                pair = filler
+                wild += [filler, filler]
+                left -= 2
+            if left % 3:
+                continue
+            for _ in range(left // 3):
+                extra.append(HandSet(SetKind.PONG, filler))
+                wild += [filler] * 3
+            d = Decomposition(pair, declared + tuple(sorted(sets + extra)))
+            if d not in seen:
+                seen.add(d)
+                yield Reading(d, (), tuple(sorted(wild)))
+    if seven_pairs and not melds:
+        yield from _seven_pairs_readings(counts, jokers, allowed)
+
+
+def _seven_pairs_readings(
+    counts: Sequence[int], jokers: int, allowed: Sequence[int]
+) -> Iterator[Reading]:
+    plain, dragon = seven_pairs_kinds(counts, jokers)
+    if not (plain or dragon):
+        return
+    pairs: list[int] = []
+    wild: list[int] = []
+    for k, c in enumerate(counts):
+        pairs.extend([k] * (c // 2))
+        if c & 1:
+            pairs.append(k)
+            wild.append(k)
+    left = jokers - len(wild)
+    if plain:
+        fresh = [k for k in allowed if not counts[k]]
+        extra = fresh[: left // 2]
+        yield Reading(None, tuple(sorted(pairs + extra)), tuple(sorted(wild + extra * 2)))
+    if dragon:
+        if left >= 2:  # two 百搭 double the first pair (or make one of a filler kind)
+            first = pairs[0] if pairs else allowed[0]
+            extra = [first] * (left // 2)
+            yield Reading(None, tuple(sorted(pairs + extra)), tuple(sorted(wild + extra * 2)))
+        elif not plain:  # a natural three or four already makes the 龙
+            yield Reading(None, tuple(sorted(pairs)), tuple(sorted(wild)))
+
+
+def completing_kinds(
+    counts: Sequence[int], jokers: int, seven_pairs: bool, kinds: Sequence[int]
+) -> list[int]:
+    """The kinds among ``kinds`` whose addition to the 13-tile natural ``counts`` (with
+    ``jokers`` 百搭) makes a standard shape — or, with ``seven_pairs``, seven pairs of either
+    kind. One table look-up per candidate: only the candidate's suit is judged again, the other
+    components' costs are kept (and the cheapest two pair deltas, so replacing one is O(1))."""
+    b = bytearray(counts)
+    sets: list[int] = []
+    deltas: list[int] = []
+    for base in _SUIT_BASES:
+        s_, p_ = _suit_costs(bytes(b[base : base + 9]))
+        sets.append(s_)
+        deltas.append(p_ - s_)
+    for c in b[27:34]:
+        sets.append(_HONOR_SETS[c])
+        deltas.append(_HONOR_DELTA[c])
+    total = sum(sets)
+    order = sorted(range(len(deltas)), key=deltas.__getitem__)
+    first, second = order[0], order[1]
+    singles = sum(c & 1 for c in b)
+    out: list[int] = []
+    for k in kinds:
+        if k < 27:
+            comp = k // 9
+            base = 9 * comp
+            b[k] += 1
+            s_, p_ = _suit_costs(bytes(b[base : base + 9]))
+            b[k] -= 1
+            d_ = p_ - s_
+        else:
+            comp = 3 + k - 27
+            c = b[k] + 1
+            if c > 4:
+                continue
+            s_, d_ = _HONOR_SETS[c], _HONOR_DELTA[c]
+        other = deltas[second] if comp == first else deltas[first]
+        extra = min(2, d_, other)
+        standard = total - sets[comp] + s_ + extra <= jokers
+        pairs = seven_pairs and singles + (-1 if b[k] & 1 else 1) <= jokers
+        if standard or pairs:
+            out.append(k)
+    return out
