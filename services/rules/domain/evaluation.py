@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from shared.errors import InvalidArgument
 from shared.hand import HandType
 from shared.hand.decomposition import Decomposition, decompositions
 from shared.hand.input import COMPLETE_SIZE, WAITING_SIZE, check_flowers, check_hand
@@ -22,7 +23,7 @@ from shared.hand.wildcard import readings
 from shared.melds import Meld
 from shared.ruleset import Ruleset
 from shared.tile_set import check_hand_kinds, tile_set_of
-from shared.tiles import NUM_FLOWERS
+from shared.tiles import NUM_FLOWERS, NUM_KINDS, WILDCARD
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,18 +45,43 @@ def _check(
     check_hand_kinds(ts, counts, melds, jokers)
 
 
+def flipped_hand(
+    counts: Sequence[int], melds: Sequence[Meld], ruleset: Ruleset, jokers: int, wild: int | None
+) -> tuple[list[int], int]:
+    """The natural counts and 百搭 of a hand whose ``wild`` kind is 百搭 (翻百搭, §13.B.9):
+    InvalidArgument when the ruleset has no flipped 百搭, the kind is none of its playing kinds
+    or a meld shows it."""
+    if wild is None:
+        return list(counts), jokers
+    ts = tile_set_of(ruleset)
+    if not ts.flipped_wildcard:
+        raise InvalidArgument(
+            "wild_kind is set but the ruleset has no flipped 百搭", field="wild_kind"
+        )
+    if not ts.is_hand_kind(wild) or wild >= NUM_KINDS:
+        raise InvalidArgument(f"wild_kind {wild!r} is no playing kind", field="wild_kind")
+    if any(wild in m.tiles for m in melds):
+        raise InvalidArgument("a 百搭 (the wild kind) is never in a meld", field="wild_kind")
+    natural = list(counts)
+    held = natural[wild]
+    natural[wild] = 0
+    return natural, jokers + held
+
+
 def evaluate_hand(
     counts: Sequence[int],
     melds: Sequence[Meld],
     ruleset: Ruleset,
     flowers: Sequence[int] = (),
     jokers: int = 0,
+    wild: int | None = None,
 ) -> HandEvaluation:
     """Judge a complete hand (14 tiles, a kong counting as 3; ``jokers`` 百搭 beside the
     natural ``counts``). The highest allowed hand of the ruleset's model is reported (RULES §6,
     RULES-presets §13.A.4, §13.B.5); 八花齐 (qiaoma-style presets only) beside it, since it
     wins whatever the hand."""
     _check(counts, melds, ruleset, jokers, COMPLETE_SIZE)
+    counts, jokers = flipped_hand(counts, melds, ruleset, jokers, wild)
     ts = tile_set_of(ruleset)
     check_flowers(flowers, dragons=ts.dragons_bonus, extras=ts.extras)
     model = model_of(ruleset)
@@ -75,9 +101,19 @@ def evaluate_hand(
 
 
 def hand_waits(
-    counts: Sequence[int], melds: Sequence[Meld], ruleset: Ruleset, jokers: int = 0
+    counts: Sequence[int],
+    melds: Sequence[Meld],
+    ruleset: Ruleset,
+    jokers: int = 0,
+    wild: int | None = None,
 ) -> list[int]:
     """The waits of a 13-tile hand (RULES §6, RULES-presets §13.0; kinds the hand holds all
-    four of left out; ``1j`` last when a drawn 百搭 completes it)."""
+    four of left out; ``1j`` last when a drawn 百搭 completes it; with a flipped ``wild`` kind
+    that kind stands where the 百搭 wait would, in canonical order)."""
     _check(counts, melds, ruleset, jokers, WAITING_SIZE)
-    return preset_waits(counts, melds, ruleset, jokers)
+    if wild is None:
+        return preset_waits(counts, melds, ruleset, jokers)
+    natural, wilds = flipped_hand(counts, melds, ruleset, jokers, wild)
+    found = preset_waits(natural, melds, ruleset, wilds)
+    out = [k for k in found if k not in (WILDCARD, wild)]  # a drawn wild tile is a 百搭
+    return sorted([*out, wild]) if WILDCARD in found else out

@@ -160,3 +160,15 @@ def test_the_wild_kind_and_wildcards_travel_in_the_snapshot_proto():
     dedicated = table({0: wild_seat("123m456p789s2224z1j")}, ("draw", 0, "1j"), ruleset=BAIDA)
     back = R.snapshot_from_proto(R.snapshot_to_proto(dedicated))
     assert back.wild_kind is None and back.seats[0].wildcards == 1
+
+
+def test_evaluate_and_waits_with_a_flipped_wild_kind():
+    from services.rules.domain import evaluate_hand, hand_waits
+
+    counts = T.parse_counts("123m456p789s2224z5m")  # 5m wild: pairs the 4z
+    assert evaluate_hand(counts, (), FLIPPED, wild=FIVE_MAN).hand is HandType.PING_HU
+    assert evaluate_hand(counts, (), FLIPPED).hand is None  # read naturally: no win
+    waits = hand_waits(T.parse_counts("123m456p789s2224z"), (), FLIPPED, wild=FIVE_MAN)
+    assert waits == T.parse("5m4z")  # 4z naturally; a drawn 5m is a 百搭
+    with pytest.raises(InvalidArgument, match="no flipped 百搭"):
+        hand_waits(T.parse_counts("123m456p789s2224z"), (), BAIDA, wild=FIVE_MAN)
