@@ -357,6 +357,7 @@ class HandWall:
             self.revealed,
             self.created,
             self.request_id,
+            self.tile_set,
         )
 
     # --- storage (version 1: the whole hand in one record; see services/wall/rows.py) ------

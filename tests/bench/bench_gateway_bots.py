@@ -82,18 +82,21 @@ import json, sys, time
 cfg = json.load(open(sys.argv[1]))
 from services.gateway.bots import RandomBot
 from services.gateway.bots.arena import play_table
-seed = cfg["seed"]
-play_table(RandomBot(seed), 1, seed=seed)  # warm up (imports, tables)
+seed, ruleset = cfg["seed"], cfg["ruleset"]
+play_table(RandomBot(seed), 1, seed=seed, ruleset=ruleset)  # warm up (imports, tables)
 hands, start, cpu, table = 0, time.perf_counter(), time.process_time(), 0
 while time.perf_counter() - start < cfg["seconds"]:
     table += 1
-    hands += len(play_table(RandomBot(seed + table), 10, seed=seed + table).hands)
+    bot = RandomBot(seed + table)
+    hands += len(play_table(bot, 10, seed=seed + table, ruleset=ruleset).hands)
 print(json.dumps({"hands": hands, "seconds": time.perf_counter() - start,
                   "cpu_seconds": time.process_time() - cpu}))
 """
 
 
-def engine_rate(seconds: float, seed: int) -> tuple[float, float, int]:
+def engine_rate(
+    seconds: float, seed: int, ruleset: str = "shanghai-qiaoma"
+) -> tuple[float, float, int]:
     """Whole hands per second (wall clock, CPU time) of our engine with four random legal-move
     bots, and the hands played: in a fresh process of the main venv, as RLCard runs in one of
     its own (not in this one, which earlier benchmarks have filled with objects the garbage
@@ -101,7 +104,7 @@ def engine_rate(seconds: float, seed: int) -> tuple[float, float, int]:
     out = run_peer(
         Path(sys.executable),
         ENGINE_SCRIPT,
-        {"seed": seed, "seconds": seconds},
+        {"seed": seed, "seconds": seconds, "ruleset": ruleset},
         timeout=seconds * 10 + 120,
     )
     if out is None:
@@ -225,6 +228,11 @@ def main() -> int:
     )
     for group, share in engine_profile():
         print(f"    {group:<34} {share:5.1f}%")
+
+    print("  the same engine under each preset (four random bots, fresh process each):")
+    for preset in ("shanghai-qiaoma", "shanghai-old", "shanghai-baida"):
+        rate, rate_cpu, n = engine_rate(seconds / 2, seed=7, ruleset=preset)
+        print(f"    {preset:<18} : {rate:8.1f} hands/s, {rate_cpu:8.1f} per CPU s ({n} hands)")
 
     print(f"planning bot vs three random bots, {WIN_RATE_HANDS} hands")
     t = time.perf_counter()

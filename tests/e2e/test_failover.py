@@ -1,10 +1,13 @@
-"""A gateway replica dies mid-hand (SIGKILL); another replica on the same store takes the table
-over when the lease expires, rebuilt from the event log. The player reconnects to it with the
-same seat token and its last sequence number, sees exactly the events it missed and plays the
-table to its end; every hand of the log (written by both replicas) verifies."""
+"""A gateway replica dies mid-hand (SIGKILL), or is paused past its lease (SIGSTOP, then
+SIGCONT); another replica on the same store takes the table over when the lease expires,
+rebuilt from the event log. The player reconnects to it with the same seat token and its last
+sequence number, sees exactly the events it missed and plays the table to its end; every hand
+of the log (written by both replicas) verifies, and a paused former owner writes nothing."""
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import time
 
 import grpc
@@ -50,6 +53,32 @@ def gateway(stack, db, name):
     )
 
 
+def play_until_own_turn(stub, player: str, max_hands: int, turns: int):
+    """A table of the player ``player`` and three bots on ``stub``'s replica, played (the player
+    answering every prompt) until its ``turns``-th own turn is prompted, left unanswered:
+    (the table, the player's token, the events it saw)."""
+    t = request_table(
+        stub,
+        [pb.SeatAssignment(player_id=player), *[pb.SeatAssignment(bot=True)] * 3],
+        max_hands=max_hands,
+        first_dealer=common_pb2.SEAT_1,
+    )
+    token = t.seat_tokens[0]
+    seen = []
+    own = 0
+    stream = stub.Subscribe(pb.SubscribeRequest(table_id=t.table_id, seat_token=token), timeout=60)
+    for r in stream:
+        seen.append(r.event)
+        if r.event.WhichOneof("kind") == "prompt":
+            if r.event.prompt.kind == pb.PROMPT_KIND_OWN_TURN:
+                own += 1
+                if own == turns:
+                    break
+            answer(stub, t.table_id, token, r.event)
+    stream.cancel()
+    return t, token, seen
+
+
 def test_another_replica_takes_the_table_over_and_the_player_plays_on(stack):
     db = stack["tmp"] / "failover.db"
     a = gateway(stack, db, "replica-a")
@@ -57,27 +86,8 @@ def test_another_replica_takes_the_table_over_and_the_player_plays_on(stack):
     try:
         ch = grpc.insecure_channel(a.address)
         stub = gateway_pb2_grpc.GatewayServiceStub(ch)
-        t = request_table(
-            stub,
-            [pb.SeatAssignment(player_id="fo-0"), *[pb.SeatAssignment(bot=True)] * 3],
-            max_hands=2,
-            first_dealer=common_pb2.SEAT_1,
-        )
-        token = t.seat_tokens[0]
-        seen = []
-        turns = 0
-        stream = stub.Subscribe(
-            pb.SubscribeRequest(table_id=t.table_id, seat_token=token), timeout=60
-        )
-        for r in stream:
-            seen.append(r.event)
-            if r.event.WhichOneof("kind") == "prompt":
-                if r.event.prompt.kind == pb.PROMPT_KIND_OWN_TURN:
-                    turns += 1
-                    if turns == 3:  # a prompt pending when the replica dies
-                        break
-                answer(stub, t.table_id, token, r.event)
-        stream.cancel()
+        # a prompt pending when the replica dies
+        t, token, seen = play_until_own_turn(stub, "fo-0", max_hands=2, turns=3)
         ch.close()
         a.proc.kill()
         a.proc.wait()
@@ -118,6 +128,67 @@ def test_another_replica_takes_the_table_over_and_the_player_plays_on(stack):
             assert verdict.ok, verdict.problems
         ch.close()
     finally:
+        a.stop()
+        if b is not None:
+            b.stop()
+
+
+def test_a_paused_owner_never_writes_after_the_takeover(stack):
+    """The split seen before fencing: the owner SIGSTOPped for several leases mid-hand, another
+    replica takes over, then SIGCONT. The paused owner's timers and bots wake up on a table it
+    no longer owns; the store refuses its writes. The table finishes on the new owner, its log
+    is numbered without a gap or a duplicate and every hand replay-verifies."""
+    db = stack["tmp"] / "paused.db"
+    a = gateway(stack, db, "replica-a")
+    b = None
+    try:
+        ch = grpc.insecure_channel(a.address)
+        stub = gateway_pb2_grpc.GatewayServiceStub(ch)
+        t, token, seen = play_until_own_turn(stub, "ps-0", max_hands=1, turns=2)
+        # The answer reaches the owner, whose bots then play on... and the owner is paused.
+        answer(stub, t.table_id, token, seen[-1])
+        a.proc.send_signal(signal.SIGSTOP)
+        b = gateway(stack, db, "replica-b")
+        ch_b = grpc.insecure_channel(b.address)
+        stub_b = gateway_pb2_grpc.GatewayServiceStub(ch_b)
+        time.sleep(2.0)  # more than three leases of 600 ms: b takes the table over
+        got, finished, resumed = [], False, False
+        last = seen[-1].sequence  # the player resumes from the last event it saw
+        for r in stub_b.Subscribe(
+            pb.SubscribeRequest(table_id=t.table_id, seat_token=token, after_sequence=last),
+            timeout=120,
+        ):
+            got.append(r.event)
+            kind = r.event.WhichOneof("kind")
+            if kind == "prompt":
+                if not resumed:
+                    a.proc.send_signal(signal.SIGCONT)  # it wakes up mid-hand, on b's table
+                    resumed = True
+                answer(stub_b, t.table_id, token, r.event)
+            if kind == "table_finished":
+                finished = True
+                break
+        assert finished and resumed
+        time.sleep(1.0)  # whatever the old owner tries now is refused
+        log = read_log(db, t.table_id)
+        assert [e.seq for e in log] == list(range(1, len(log) + 1))
+        assert [e.sequence for e in got] == sorted({e.sequence for e in got})
+        assert log[-1].kind == "table_finished"
+        header = table_header(t.table_id, log)
+        hands = [d["hand_id"] for _, _, k, d in json_log(log) if k == "hand_started"]
+        assert len(hands) == 1
+        verdict = verify_hand(export_hand(header, log, hands[0]))
+        assert verdict.ok, verdict.problems
+        # The old owner holds the table no more: it serves the finished table from the log.
+        view = stub.GetTableState(
+            pb.GetTableStateRequest(table_id=t.table_id, seat_token=token), timeout=10
+        ).table
+        assert view.phase == pb.TABLE_PHASE_FINISHED and view.last_sequence == len(log)
+        ch.close()
+        ch_b.close()
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            a.proc.send_signal(signal.SIGCONT)
         a.stop()
         if b is not None:
             b.stop()

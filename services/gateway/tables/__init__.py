@@ -1,13 +1,13 @@
 """Live tables of one gateway replica (see :mod:`.manager`, the facade the servicer calls)."""
 
 from services.gateway.tables.creation import TableSpec, spec_fingerprint
+from services.gateway.tables.leases import LEASE_PREFIX, owner_of
 from services.gateway.tables.live import LiveTable
 from services.gateway.tables.log import read_table_log
 from services.gateway.tables.manager import GatewaySettings, TableManager
 from services.gateway.tables.records import (
     CREATES,
     JOINS,
-    LEASES,
     OUTBOX,
     REPORTED,
     REQUESTS,
@@ -17,7 +17,7 @@ from services.gateway.tables.records import (
 __all__ = [
     "CREATES",
     "JOINS",
-    "LEASES",
+    "LEASE_PREFIX",
     "OUTBOX",
     "REPORTED",
     "REQUESTS",
@@ -26,6 +26,7 @@ __all__ = [
     "TableManager",
     "TableSpec",
     "check_id",
+    "owner_of",
     "read_table_log",
     "spec_fingerprint",
 ]

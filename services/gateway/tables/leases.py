@@ -1,63 +1,43 @@
-"""Table ownership: one replica runs a table, through a lease record in the store
-(``gateway-lease``) that it renews every lease/3. A replica whose renewal finds another
-replica's lease running (it was paused or cut off longer than the lease) stops serving the
-table at once. Taking or renewing a lease is one atomic store update, so two replicas never
-both hold a running lease on a table."""
+"""Table ownership: one replica runs a table, through the store's lease on it
+(``gateway-table/<table id>``, :class:`shared.store.ownership.Ownership`), with an epoch that
+rises on every change of owner. Every write of the table — event append, request-id record,
+outbox row — carries the lease's fence and is checked by the store in the same transaction,
+so a replica that was paused or cut off longer than the lease can never write once another
+has taken the table over: the store refuses, not the former owner's good will. Expiry is
+judged by the store's clock. A draining replica releases its leases, so the tables move at
+once. Each replica advertises its address (``gateway-replica/<replica id>``) for the
+NOT_OWNER redirect."""
 
 from __future__ import annotations
 
-import time
-
-from services.gateway.tables.records import LEASES, Lease
 from shared.errors import Unavailable
 from shared.store import Store
 
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
-
-
-def read_lease(store: Store, table_id: str) -> Lease | None:
-    rec = store.get(LEASES, table_id)
-    return Lease.decode(rec.value) if rec else None
+LEASE_PREFIX = "gateway-table/"
+REPLICAS = "gateway-replica"
 
 
-def take_lease(store: Store, table_id: str, owner: str, address: str, lease_ms: int) -> None:
-    """The lease of a table this replica has just created."""
-    store.put(LEASES, table_id, Lease(owner, address, now_ms() + lease_ms).encode())
+def advertise(store: Store, replica_id: str, address: str) -> None:
+    """Where clients reach ``replica_id`` (empty: through the load balancer)."""
+    store.put(REPLICAS, replica_id, address.encode())
 
 
-def claim_lease(
-    store: Store, table_id: str, owner: str, address: str, lease_ms: int, now: int | None = None
-) -> bool:
-    """Take or renew ``owner``'s lease on a table; False while another replica's lease is still
-    running."""
-    now = now_ms() if now is None else now
-
-    def claim(raw: bytes | None) -> tuple[bytes | None, bool]:
-        cur = Lease.decode(raw) if raw else None
-        if cur is not None and cur.owner != owner and cur.expires_ms > now:
-            return None, False
-        return Lease(owner, address, now + lease_ms).encode(), True
-
-    return store.update(LEASES, table_id, claim)
+def owner_of(store: Store, table_id: str) -> str:
+    """The replica whose lease on the table is running ("" for none)."""
+    lease = store.get_lease(LEASE_PREFIX + table_id)
+    return lease.owner if lease is not None and lease.held else ""
 
 
-def expired_leases(store: Store, owner: str) -> list[str]:
-    """Tables whose lease has run out (or is ``owner``'s own from an earlier run)."""
-    now = now_ms()
-    out = []
-    for table_id, rec in store.scan(LEASES):
-        lease = Lease.decode(rec.value)
-        if lease.expires_ms <= now or lease.owner == owner:
-            out.append(table_id)
-    return out
+def address_of(store: Store, replica_id: str) -> str:
+    rec = store.get(REPLICAS, replica_id) if replica_id else None
+    return rec.value.decode() if rec is not None else ""
 
 
-def not_owner(replica_id: str, table_id: str, lease: Lease | None) -> Unavailable:
-    """UNAVAILABLE NOT_OWNER: another replica runs the table now; its address (from the lease
-    record, when it advertises one) is in the details, to reconnect there."""
-    where = lease.address if lease is not None else ""
+def not_owner(store: Store, replica_id: str, table_id: str) -> Unavailable:
+    """UNAVAILABLE NOT_OWNER: another replica runs the table now; its address (when it
+    advertises one) is in the details, to reconnect there."""
+    owner = owner_of(store, table_id)
+    where = address_of(store, owner) if owner and owner != replica_id else ""
     details = {"table_id": table_id}
     if where:
         details["owner_address"] = where

@@ -7,13 +7,26 @@ from services.gateway.domain.events import codec
 from services.gateway.domain.events.kinds import TableEvent
 from services.gateway.domain.events.log import LoggedEvent
 from shared.store import Store
+from shared.store.base import Fence
 
 LOG_PREFIX = "gateway-log/"
 
 
-def append_event(store: Store, table_id: str, t_ms: int, event: TableEvent) -> int:
-    """Append one event; its sequence number."""
-    return store.append(LOG_PREFIX + table_id, codec.encode(t_ms, event))
+def append_event(
+    store: Store,
+    table_id: str,
+    t_ms: int,
+    event: TableEvent,
+    *,
+    fence: Fence | None = None,
+    expected_seq: int | None = None,
+) -> int:
+    """Append one event; its sequence number. ``fence``: the writer's lease on the table,
+    checked in the same transaction; ``expected_seq``: the last number the writer holds (a
+    log that moved on is not this writer's any more)."""
+    return store.append(
+        LOG_PREFIX + table_id, codec.encode(t_ms, event), expected_seq=expected_seq, fence=fence
+    )
 
 
 def read_table_log(

@@ -38,6 +38,7 @@ against the options held (FAILED_PRECONDITION). A refused request changes nothin
 
 from __future__ import annotations
 
+import contextlib
 import json
 import secrets
 import threading
@@ -71,7 +72,6 @@ from services.gateway.tables.log import append_event, read_table_log
 from services.gateway.tables.records import (
     CREATES,
     JOINS,
-    LEASES,
     OUTBOX,
     REPORTED,
     TABLES,
@@ -93,6 +93,8 @@ from shared.errors import (
     Unavailable,
 )
 from shared.store import AlreadyExists, Store
+from shared.store.base import Conflict, Fence, Fenced, StoreError, StoreUnavailable
+from shared.store.ownership import NotOwner, Ownership
 from shared.table import ResumePlay, SeatRequest
 
 log_ = structlog.get_logger("mahjong.gateway")
@@ -154,6 +156,16 @@ class TableManager:
         # lost (event None, what happened: "taken_over", "lost").
         self.on_event = on_event
         self.tables: dict[str, LiveTable] = {}
+        # The tables this replica owns: the store's leases, renewed every lease/3; a table
+        # another replica took over is dropped (_lost) and every write is fenced by its lease.
+        self.ownership = Ownership(
+            store,
+            settings.replica_id,
+            ttl_ms=max(1, settings.lease_ms),
+            prefix=leases.LEASE_PREFIX,
+            on_lost=self._lost_id,
+        )
+        leases.advertise(store, settings.replica_id, settings.address)
         self._lock = threading.Lock()
         self._recover_lock = threading.RLock()
         self._stop = threading.Event()
@@ -182,7 +194,8 @@ class TableManager:
                 self.store.delete(REPORTED, table_id)
                 return self._created_for(spec.request_id, fingerprint)
         st = self.settings
-        leases.take_lease(self.store, table_id, st.replica_id, st.address, st.lease_ms)
+        if self.ownership.claim(table_id) is None:  # a fresh random id: nobody else has it
+            raise Unavailable(f"table {table_id} is leased elsewhere; retry", reason="NOT_OWNER")
         table = LiveTable(table_id, spec.tag, spec.report_hands)
         lock = table.lock
         sched = LockedScheduler(self.scheduler, lock, lambda: None, table_id)
@@ -273,15 +286,21 @@ class TableManager:
         if t is None:
             t = self._recover(table_id)
         if t is None:
-            lease = leases.read_lease(self.store, table_id)
-            if lease and lease.owner != self.settings.replica_id:
-                raise leases.not_owner(self.settings.replica_id, table_id, lease)
+            owner = leases.owner_of(self.store, table_id)
+            if owner and owner != self.settings.replica_id:
+                raise self._not_owner(table_id)
             raise NotFound(f"no table {table_id!r} on this gateway", table_id=table_id)
         return t
 
     def _not_owner(self, table_id: str) -> Unavailable:
-        lease = leases.read_lease(self.store, table_id)
-        return leases.not_owner(self.settings.replica_id, table_id, lease)
+        return leases.not_owner(self.store, self.settings.replica_id, table_id)
+
+    def _fence(self, table: LiveTable) -> Fence:
+        """The fence of every write of ``table``: NOT_OWNER once this replica lost it."""
+        try:
+            return self.ownership.fence(table.id)
+        except NotOwner:
+            raise self._not_owner(table.id) from None
 
     # --- taking over a table -----------------------------------------------------------------
     def _recover(self, table_id: str) -> LiveTable | None:
@@ -297,13 +316,8 @@ class TableManager:
             if not log:
                 return None
             over = any(isinstance(e.event, K.TableFinished | K.TableHalted) for e in log)
-            st = self.settings
-            if over:  # nothing to own; a lease left by a race with its end goes
-                self.store.delete(LEASES, table_id)
-            elif not leases.claim_lease(
-                self.store, table_id, st.replica_id, st.address, st.lease_ms
-            ):
-                return None
+            if not over and self.ownership.claim(table_id) is None:
+                return None  # another replica's lease is running
             started = next(e.event for e in log if isinstance(e.event, K.TableStarted))
             assert isinstance(started, K.TableStarted)
             reported = self.store.get(REPORTED, table_id)
@@ -314,7 +328,7 @@ class TableManager:
                 table.keep(e)
             if not over:
                 requests.load(self.store, table)
-            requests.prune(self.store, table)
+            requests.prune(self.store, table, None if over else self.ownership.fence(table_id))
             sched = LockedScheduler(self.scheduler, table.lock, lambda: None, table_id)
             with table.lock:
                 session = restore_session(
@@ -330,8 +344,8 @@ class TableManager:
             return table
 
     def _take_over_expired(self) -> None:
-        """Adopt every table whose owner stopped renewing its lease."""
-        for table_id in leases.expired_leases(self.store, self.settings.replica_id):
+        """Adopt every table whose owner stopped renewing its lease (or released it)."""
+        for table_id in self.ownership.orphans():
             if table_id in self.tables:
                 continue
             try:
@@ -349,7 +363,18 @@ class TableManager:
         if not table.owned:  # another replica took the table over: write nothing more
             raise self._not_owner(table.id)
         t = int(time.time() * 1000)
-        seq = append_event(self.store, table.id, t, event)
+        try:
+            seq = append_event(
+                self.store, table.id, t, event, fence=self._fence(table), expected_seq=table.head
+            )
+        except (Fenced, Conflict) as exc:
+            # Another replica took the table over (its epoch is newer, or it wrote already):
+            # the store refused the write; this replica stops serving the table.
+            log_.warning("table_write_refused", table=table.id, error=str(exc))
+            self._lost(table)
+            raise self._not_owner(table.id) from exc
+        except StoreUnavailable as exc:  # transient: the engine retries the step
+            raise Unavailable(str(exc), reason="STORE_UNAVAILABLE") from exc
         e = LoggedEvent(seq, t, event)
         table.keep(e)
         if seq != table.head:
@@ -357,11 +382,10 @@ class TableManager:
         if self.on_event is not None:
             self.on_event(table, e, "appended")
         if isinstance(event, K.HandStarted):
-            requests.prune(self.store, table)
+            requests.prune(self.store, table, self._fence(table))
         elif isinstance(event, K.TableFinished):  # nothing left to own or to retry
-            self.store.delete(LEASES, table.id)
-            requests.forget_all(self.store, table.id)
-            self._evict_later(table)
+            requests.forget_all(self.store, table.id, self._fence(table))
+            self._evict_later(table)  # its lease goes with the finished report (_report)
         table.cond.notify_all()
         return seq
 
@@ -379,8 +403,16 @@ class TableManager:
                 log_.info("table_evicted", table=table.id, why=why)
 
     def _report(self, table: LiveTable, kind: str, data: dict[str, Any]) -> None:
-        if not (self.settings.report_to_matchmaking and table.report_hands):
-            return
+        """A settled hand or the table's end, into the outbox for matchmaking (when the table
+        reports). The end is the table's last write: its lease is released after it."""
+        try:
+            if self.settings.report_to_matchmaking and table.report_hands:
+                self._write_report(table, kind, data)
+        finally:
+            if kind == "finished":
+                self.ownership.release(table.id)
+
+    def _write_report(self, table: LiveTable, kind: str, data: dict[str, Any]) -> None:
         session = table.session
         players = (
             [s.player_id or f"bot:{i}" for i, s in enumerate(session.seats)] if session else []
@@ -405,33 +437,33 @@ class TableManager:
                 "hands_played": data["hands_played"],
             }
             key = f"{table.id}/~finished"
-        self.store.put(OUTBOX, key, json.dumps(payload).encode())
+        self.store.put(OUTBOX, key, json.dumps(payload).encode(), fence=self._fence(table))
 
     # --- leases ----------------------------------------------------------------------------
     def _renew_leases(self) -> None:
+        """Renew this replica's leases every lease/3, and look for tables to take over (an
+        owner gone, or one that released its tables when it drained) every second at most."""
         st = self.settings
-        interval = max(0.2, st.lease_ms / 3000)
-        while not self._stop.wait(interval):
-            now = leases.now_ms()
-            for table in list(self.tables.values()):
-                s = table.session
-                if s is None or s.phase in (FINISHED, HALTED):
-                    continue
+        renew_every = max(0.05, st.lease_ms / 3000)
+        scan_every = min(1.0, renew_every)
+        last_renew = 0.0
+        while not self._stop.wait(scan_every):
+            now = time.monotonic()
+            if now - last_renew >= renew_every:
+                last_renew = now
                 try:
-                    owned = leases.claim_lease(
-                        self.store, table.id, st.replica_id, st.address, st.lease_ms, now
-                    )
-                    if owned and s.phase == FINISHED:  # it finished meanwhile: no lease
-                        self.store.delete(LEASES, table.id)
+                    self.ownership.renew()  # a lease another replica took: _lost_id
                 except Exception as exc:  # the store is down: keep playing, retry later
-                    log_.warning("lease_renewal_failed", table=table.id, error=repr(exc))
-                    continue
-                if not owned:
-                    self._lost(table)
+                    log_.warning("lease_renewal_failed", error=repr(exc))
             try:
                 self._take_over_expired()
             except Exception as exc:
                 log_.warning("take_over_scan_failed", error=repr(exc))
+
+    def _lost_id(self, table_id: str) -> None:
+        table = self.tables.get(table_id)
+        if table is not None:
+            self._lost(table)
 
     def _lost(self, table: LiveTable) -> None:
         """Another replica holds the table's lease now (this one was paused or cut off longer
@@ -447,7 +479,7 @@ class TableManager:
             self.on_event(table, None, "lost")
         with table.cond:  # then its streams end: a client reconnecting finds it gone
             table.cond.notify_all()
-        log_.warning("table_lost", table=table.id, lease=leases.read_lease(self.store, table.id))
+        log_.warning("table_lost", table=table.id, owner=leases.owner_of(self.store, table.id))
 
     # --- seats -----------------------------------------------------------------------------
     def _viewer(self, table: LiveTable, token: str, seat_claim: int | None) -> int | None:
@@ -561,10 +593,14 @@ class TableManager:
                 seq = self._apply(table, seat, last_sequence, action)
             except DomainError as exc:
                 if exc.reason != "NOT_OWNER":
-                    requests.remember(self.store, table, seat, request_id, refusal=Refusal.of(exc))
+                    self._remember(table, seat, request_id, refusal=Refusal.of(exc))
                 raise
-            requests.remember(self.store, table, seat, request_id, result=seq)
+            self._remember(table, seat, request_id, result=seq)
             return seq, False
+
+    def _remember(self, table: LiveTable, seat: int, request_id: str, **result) -> None:
+        """Keep a request's first result, fenced like every write of the table."""
+        requests.remember(self.store, table, seat, request_id, fence=self._fence(table), **result)
 
     def _refuse_if_over(self, table: LiveTable) -> None:
         session = self._session(table)
@@ -632,10 +668,10 @@ class TableManager:
                 penalty = self._session(table).leave(seat)
             except DomainError as exc:
                 if request_id and exc.reason != "NOT_OWNER":
-                    requests.remember(self.store, table, seat, rid, refusal=Refusal.of(exc))
+                    self._remember(table, seat, rid, refusal=Refusal.of(exc))
                 raise
             if request_id:
-                requests.remember(self.store, table, seat, rid, result=penalty)
+                self._remember(table, seat, rid, result=penalty)
             return penalty
 
     # --- views -----------------------------------------------------------------------------
@@ -666,5 +702,10 @@ class TableManager:
         return stream(self.store, table, viewer, after, active, lambda: self._not_owner(table.id))
 
     def close(self) -> None:
+        """Stop: no more timers or steps, then hand every table over at once (the leases are
+        released, so another replica takes them without waiting for them to expire)."""
         self._stop.set()
+        self._lease_thread.join(timeout=5)
         self.scheduler.close()
+        with contextlib.suppress(StoreError):
+            self.ownership.release_all()

@@ -1,6 +1,6 @@
 """The gateway's records in the store besides the event log, each a typed, versioned value.
 
-Namespaces: ``gateway-lease`` (table id -> :class:`Lease`), ``gateway-request``
+Namespaces (the tables' leases are the store's own, :mod:`.leases`): ``gateway-request``
 (``<table>/<seat>/<request id>`` -> :class:`RequestRecord`), ``gateway-create`` (CreateTable
 request id -> :class:`CreateRecord`), ``gateway-join`` (``<table>/<player>`` -> the JoinSeat
 request id that took an open seat), ``gateway-table`` (table id -> its seats, :class:`SeatRecord`
@@ -19,7 +19,6 @@ from typing import Any
 
 from shared.errors import DomainError, InvalidArgument
 
-LEASES = "gateway-lease"
 REQUESTS = "gateway-request"
 CREATES = "gateway-create"
 JOINS = "gateway-join"
@@ -42,23 +41,6 @@ def _load(raw: bytes, what: str) -> dict[str, Any]:
     if v != VERSION:
         raise ValueError(f"{what} record of version {v}: this release reads version {VERSION}")
     return d
-
-
-@dataclass(frozen=True)
-class Lease:
-    """Which replica runs a table, where it can be reached, and until when (unix ms)."""
-
-    owner: str
-    address: str
-    expires_ms: int
-
-    def encode(self) -> bytes:
-        return _dump({"owner": self.owner, "address": self.address, "expires_ms": self.expires_ms})
-
-    @staticmethod
-    def decode(raw: bytes) -> Lease:
-        d = _load(raw, "lease")
-        return Lease(d["owner"], d.get("address", ""), int(d["expires_ms"]))
 
 
 @dataclass(frozen=True)

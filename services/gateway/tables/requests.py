@@ -22,6 +22,7 @@ from __future__ import annotations
 from services.gateway.tables.live import LiveTable
 from services.gateway.tables.records import REQUESTS, RequestRecord
 from shared.store import Store
+from shared.store.base import Fence
 
 
 def _key(table_id: str, seat: int, request_id: str) -> str:
@@ -36,11 +37,13 @@ def remember(
     *,
     result: int | None = None,
     refusal=None,
+    fence: Fence | None = None,
 ) -> None:
-    """Keep the first result of a seat's request id, here and in the store."""
+    """Keep the first result of a seat's request id, in the store (fenced by the table's
+    lease) and here."""
     record = RequestRecord(table.head, result=result, refusal=refusal)
+    store.put(REQUESTS, _key(table.id, seat, request_id), record.encode(), fence=fence)
     table.requests[(seat, request_id)] = record
-    store.put(REQUESTS, _key(table.id, seat, request_id), record.encode())
 
 
 def load(store: Store, table: LiveTable) -> None:
@@ -51,7 +54,7 @@ def load(store: Store, table: LiveTable) -> None:
         table.requests[(int(seat), rid)] = RequestRecord.decode(rec.value)
 
 
-def prune(store: Store, table: LiveTable) -> None:
+def prune(store: Store, table: LiveTable, fence: Fence | None = None) -> None:
     """Forget the request ids made before the previous hand started."""
     if len(table.hand_starts) < 2:
         return
@@ -59,10 +62,10 @@ def prune(store: Store, table: LiveTable) -> None:
     old = [key for key, rec in table.requests.items() if rec.at < cut]
     for seat, rid in old:
         del table.requests[(seat, rid)]
-        store.delete(REQUESTS, _key(table.id, seat, rid))
+        store.delete(REQUESTS, _key(table.id, seat, rid), fence=fence)
 
 
-def forget_all(store: Store, table_id: str) -> None:
+def forget_all(store: Store, table_id: str, fence: Fence | None = None) -> None:
     """A finished table: nothing is left to retry."""
     for key, _ in list(store.scan(REQUESTS, f"{table_id}/")):
-        store.delete(REQUESTS, key)
+        store.delete(REQUESTS, key, fence=fence)

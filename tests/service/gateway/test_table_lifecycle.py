@@ -17,10 +17,10 @@ from services.gateway import metrics
 from services.gateway.domain.session import FINISHED, Seat
 from services.gateway.domain.tokens import sign_seat_token
 from services.gateway.tables import (
-    LEASES,
     REQUESTS,
     TableManager,
     TableSpec,
+    owner_of,
     read_table_log,
 )
 from services.gateway.tables.log import LOG_PREFIX
@@ -100,7 +100,7 @@ def test_finished_tables_leave_memory_and_are_then_served_read_only_from_the_log
             m.act(t, sign_seat_token(SEAT_SECRET, t, 0), 0, "r1", len(log), Pass())
         assert refused.value.reason == "TABLE_FINISHED"
         assert m.leave(t, sign_seat_token(SEAT_SECRET, t, 1), "") == 0
-        assert store.get(LEASES, t) is None
+        assert owner_of(store, t) == ""
         assert list(store.scan(REQUESTS, f"{t}/")) == []
         assert len(store.read_log(LOG_PREFIX + t)) == len(log)
         # ... and it leaves memory again.
@@ -119,7 +119,7 @@ def test_another_replica_serves_a_finished_table_without_taking_it():
         assert t in first.tables  # kept for the time-to-live
         view = second.view(t, _spectator(t), None)
         assert view["phase"] == FINISHED
-        assert store.get(LEASES, t) is None
+        assert owner_of(store, t) == ""
         assert len(store.read_log(LOG_PREFIX + t)) == view["last_sequence"]
     finally:
         first.close()

@@ -1,0 +1,113 @@
+"""A table cannot split between replicas: ownership is the store's lease with an epoch, every
+write of a table (event, request id, outbox row) is fenced by it in the same transaction, and
+expiry is the store's clock. A replica paused past its lease (here: its renewals stopped, as a
+SIGSTOP would) finds every later write refused by the store, and the log holds no event of it
+after the takeover. A replica that stops hands its tables over at once. On every backend."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from services.gateway.domain.tokens import sign_seat_token
+from services.gateway.tables import LEASE_PREFIX, owner_of, read_table_log
+from shared.errors import Unavailable
+from shared.table import Discard
+from tests.support.sessions import inprocess_ports, seats
+from tests.support.stacks import SEAT_SECRET, table_manager, table_spec
+
+SLOW = {"discard_ms": 600_000, "claim_ms": 600_000}  # the player's timers never run out here
+
+
+def until(cond, what: str, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.01)
+
+
+def prompted(manager, t, token):
+    return lambda: manager.view(t, token, 0).get("prompt") is not None
+
+
+def test_a_paused_owner_can_no_longer_write_once_another_replica_took_over(backend):
+    ports = inprocess_ports()
+    first = table_manager(backend.open(), ports, seed=3, replica_id="gw-a", lease_ms=300, **SLOW)
+    second = None
+    try:
+        t, tokens = first.create_table(table_spec(seats(1, "p"), first_dealer=0))
+        token = tokens[0]
+        until(prompted(first, t, token), "seat 0's prompt")
+        # Paused: the first replica stops renewing (its memory says it still owns the table).
+        first._stop.set()
+        first._lease_thread.join()
+        held = first.tables[t]
+        head = held.head
+        view = first.view(t, token, 0)
+        second = table_manager(
+            backend.open(), ports, seed=3, replica_id="gw-b", lease_ms=300, **SLOW
+        )
+        until(lambda: t in second.tables, "the second replica to take the table over")
+        assert owner_of(second.store, t) == "gw-b"
+        epoch = second.store.get_lease(LEASE_PREFIX + t).epoch
+        assert epoch >= 2, "a takeover raises the epoch"
+        # The paused replica wakes up and acts on what it held: the store refuses the write.
+        tile = view["prompt"].options.discards[0]
+        with pytest.raises(Unavailable) as refused:
+            first.act(t, token, 0, "late-1", view["last_sequence"], Discard(tile))
+        assert refused.value.reason == "NOT_OWNER"
+        assert t not in first.tables and not held.owned
+        log = read_table_log(second.store, t)
+        assert [e.seq for e in log] == list(range(1, len(log) + 1))
+        assert len(log) >= head
+        assert not any(e.kind == "action" and e.seq > head and e.event.seat == 0 for e in log), (
+            "an event of the stale owner reached the log"
+        )
+        # The new owner serves the same seat with the same token.
+        assert second.view(t, token, 0)["prompt"] is not None
+    finally:
+        first.close()
+        if second is not None:
+            second.close()
+
+
+def test_a_stopping_replica_hands_its_tables_over_at_once(backend):
+    ports = inprocess_ports()
+    # A long lease: waiting for it to expire would take 30 s.
+    first = table_manager(backend.open(), ports, seed=4, replica_id="gw-a", lease_ms=30_000, **SLOW)
+    second = table_manager(
+        backend.open(), ports, seed=4, replica_id="gw-b", lease_ms=30_000, **SLOW
+    )
+    try:
+        t, tokens = first.create_table(table_spec(seats(1, "p"), first_dealer=0))
+        until(prompted(first, t, tokens[0]), "seat 0's prompt")
+        assert owner_of(first.store, t) == "gw-a"
+        start = time.monotonic()
+        first.close()  # SIGTERM: drained, the leases released
+        until(lambda: t in second.tables, "the second replica to take the table over", 5.0)
+        moved = time.monotonic() - start
+        assert moved < 3.0, f"the table took {moved:.1f} s to move"
+        assert owner_of(second.store, t) == "gw-b"
+        assert second.view(t, tokens[0], 0)["prompt"] is not None
+    finally:
+        first.close()
+        second.close()
+
+
+def test_a_finished_table_releases_its_lease(backend):
+    manager = table_manager(backend.open(), inprocess_ports(), seed=5, replica_id="gw-a")
+    try:
+        t, _ = manager.create_table(table_spec())
+        until(
+            lambda: any(e.kind == "table_finished" for e in read_table_log(manager.store, t)),
+            "the bot table to finish",
+            60.0,
+        )
+        until(lambda: owner_of(manager.store, t) == "", "the lease to be released")
+        lease = manager.store.get_lease(LEASE_PREFIX + t)
+        assert lease is not None and not lease.held
+        spectator = sign_seat_token(SEAT_SECRET, t, None)
+        assert manager.view(t, spectator, None)["phase"] == "finished"
+    finally:
+        manager.close()
