@@ -96,6 +96,7 @@ def view_from_proto(
         tiles_left=table.hand.tiles_left,
         dealer=seat_from_proto_optional(table.hand.dealer, "hand.dealer") or 0,
         wildcards=wildcards,
+        wild_kind=tile_from_proto_optional(table.hand.wild_kind, "hand.wild_kind"),
     )
 
 

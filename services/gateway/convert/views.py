@@ -74,6 +74,8 @@ def view_to_proto(v: dict[str, Any]) -> pb.TableView:
                 last_discard=tile(h["last_discard"]),
                 last_discard_seat=seat(h["last_discard_seat"]),
                 finished=h["finished"],
+                wild_indicator=tile(h.get("wild_indicator")),
+                wild_kind=tile(h.get("wild_kind")),
             )
         )
     p = v.get("prompt")

@@ -161,3 +161,16 @@ def test_a_baida_view_counts_its_wildcards_and_names_the_win():
     t = table("123m456p789s2224z", drawn="1j", prompt=prompt)
     t.ruleset.name = "shanghai-baida"
     assert view_from_proto(t, prompt).wildcards == 1
+
+
+def test_a_flipped_baida_view_carries_the_wild_kind_to_remote_bots():
+    """翻百搭: the view names the indicator and the wild kind, so a remote bot plans with them."""
+    prompt = own_prompt(discards=p("1m"), win=False)
+    t = table("123m456p789s2224z", drawn="1m", prompt=prompt)
+    t.ruleset.name = "shanghai-baida"
+    t.ruleset.options["baida_tiles.wildcards"] = "flipped"
+    t.hand.wild_indicator = p("4z")[0]
+    t.hand.wild_kind = p("1z")[0]
+    assert view_from_proto(t, prompt).wild_kind == parse("1z")[0]
+    t.hand.ClearField("wild_kind")
+    assert view_from_proto(t, prompt).wild_kind is None

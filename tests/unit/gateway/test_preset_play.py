@@ -16,6 +16,7 @@ from services.gateway.domain.events.log import LoggedEvent
 from services.gateway.domain.replay import export_hand
 from services.gateway.domain.session import FINISHED, Ports, Seat, SessionConfig, TableSession
 from services.gateway.verify import verify_hand
+from shared import tiles as T
 from shared.ruleset import resolve_ruleset
 from shared.tile_set import tile_set_of
 from tests.support.events import json_log
@@ -99,3 +100,26 @@ def test_the_planner_finishes_hands_of_each_preset(preset, overrides):
     assert len(results) == 4
     flips = [d for _, _, k, d in log if k == "wild_flipped"]
     assert len(flips) == (4 if overrides.get("baida_tiles.wildcards") == "flipped" else 0)
+
+
+def test_the_view_shows_the_flipped_indicator_and_wild_kind():
+    """A seat's and a spectator's view name the indicator turned up and this hand's wild kind,
+    as the wild_flipped event did (a reconnecting client learns them from GetTableState)."""
+    from tests.support.sessions import local_table, seats, session_config
+
+    overrides = {"baida_tiles.wildcards": "flipped"}
+    t = local_table(
+        session_config("t-flip-view", overrides, ruleset="shanghai-baida", max_hands=1),
+        seats(0),
+        policy=engine_policy(make_bot("random", seed=2)),
+    )
+    t.session.start()
+    for _ in range(50):
+        if any(k == "wild_flipped" for k, _ in t.events):
+            break
+        t.scheduler.run_due()
+    (flip,) = [d for k, d in t.events if k == "wild_flipped"]
+    for viewer in (None, 0, 2):
+        hand = t.session.seat_view(viewer)["hand"]
+        assert T.format_tile(hand["wild_kind"]) == flip["wild"]
+        assert T.format_tile(hand["wild_indicator"]) == flip["indicator"]

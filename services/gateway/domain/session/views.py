@@ -84,6 +84,9 @@ def seat_view(t: TableSession, viewer: int | None) -> SeatView:
             "last_discard": hand.last.tile if discard else None,
             "last_discard_seat": hand.last.seat if discard else None,
             "finished": hand.finished,
+            # 翻百搭: the indicator turned up (public) and the kind that is 百搭 this hand
+            "wild_indicator": hand.flipped[-1] if hand.flipped else None,
+            "wild_kind": hand.wild_kind,
         }
         view["prompt"] = prompt_event(own) if own is not None else None
     return view
