@@ -27,3 +27,15 @@ def default_address(service: str) -> str:
     """Where a caller finds ``service``: ``MAHJONG_<SERVICE>_ADDR`` or its loopback default."""
     env = os.environ.get(f"MAHJONG_{service.upper()}_ADDR")
     return env or f"127.0.0.1:{DEFAULT_PORTS[service][0]}"
+
+
+# What a client of the deployment's servers sets on its channels: a ping every 30 s (no more
+# often than the servers accept) that must be answered within 10 s, so a stream on a dead
+# connection ends and the client reconnects instead of waiting forever.
+CLIENT_KEEPALIVE_OPTIONS = (
+    ("grpc.keepalive_time_ms", 30_000),
+    ("grpc.keepalive_timeout_ms", 10_000),
+    ("grpc.http2.ping_timeout_ms", 10_000),
+    ("grpc.keepalive_permit_without_calls", 1),
+    ("grpc.http2.max_pings_without_data", 0),
+)

@@ -39,7 +39,7 @@ from typing import Any
 
 import grpc
 import structlog
-from google.protobuf import any_pb2
+from google.protobuf import any_pb2, duration_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
@@ -82,6 +82,19 @@ class Config:
     drain_seconds: float = 1.0
     grace_seconds: float = 5.0
     internal_token: str = ""  # "" = internal methods unauthenticated (development mode)
+    # "threads": one handler thread per call (streams included); "asyncio": an event loop runs
+    # every call, blocking work in --max-workers threads (shared/aio_server.py); "": the
+    # service's default (ServiceSpec.server_models[0]).
+    server_model: str = ""
+    # Keepalive pings on every connection: a client that vanished without closing its
+    # connection is noticed within keepalive + timeout seconds, and its calls end.
+    keepalive_seconds: float = 20.0
+    keepalive_timeout_seconds: float = 10.0
+    # Limits of the asyncio model (0 = none): open streams in all and per client address, and
+    # the connections one address holds calls on.
+    max_streams: int = 0
+    max_streams_per_address: int = 0
+    max_connections_per_address: int = 0
     extra: dict[str, Any] = field(default_factory=dict)  # the service's own flags
 
 
@@ -92,7 +105,8 @@ class ServiceSpec:
     name: str  # "wall", "rules", …
     default_port: int
     default_metrics_port: int
-    # Registers servicers on the server; may return a resource with ``close()``.
+    # Registers servicers on the server; may return a resource with ``close()`` (after the
+    # server stopped) and ``before_stop()`` (after the drain, before calls in flight end).
     add_to_server: Callable[[grpc.Server, Config], Any]
     # Fully-qualified service names for health and reflection, e.g. "mahjong.wall.v1.WallService".
     service_names: Iterable[str]
@@ -104,6 +118,8 @@ class ServiceSpec:
     # Method names (e.g. "RecordHand") of the services above that only other services of the
     # deployment may call: they require the internal token when one is configured.
     internal_methods: frozenset[str] = frozenset()
+    # The server models its servicers support, the default first ("threads", "asyncio").
+    server_models: tuple[str, ...] = ("threads",)
 
 
 def _env(service: str, flag: str) -> str | None:
@@ -170,6 +186,39 @@ def parse_config(spec: ServiceSpec, argv: list[str] | None = None) -> Config:
         default=env_default("max_workers", spec.default_max_workers, int),
         help="gRPC handler threads (each open server stream holds one)",
     )
+    if len(spec.server_models) > 1:
+        p.add_argument(
+            "--server-model",
+            choices=spec.server_models,
+            default=env_default("server_model", spec.server_models[0]),
+            help="asyncio: an event loop runs every call, an open stream costs memory, not a "
+            "thread; threads: one handler thread per call for its whole life (streams included)",
+        )
+    p.add_argument(
+        "--keepalive-seconds",
+        type=float,
+        default=env_default("keepalive_seconds", 20.0, float),
+        help="ping each client connection this often; one that does not answer within "
+        "--keepalive-timeout-seconds is closed and its calls end",
+    )
+    p.add_argument(
+        "--keepalive-timeout-seconds",
+        type=float,
+        default=env_default("keepalive_timeout_seconds", 10.0, float),
+    )
+    if "asyncio" in spec.server_models:
+        for flag, default, what in (
+            ("max-streams", 20_000, "open streams on this server"),
+            ("max-streams-per-address", 2_000, "open streams of one client address"),
+            ("max-connections-per-address", 200, "connections one client address holds calls on"),
+        ):
+            key = flag.replace("-", "_")
+            p.add_argument(
+                f"--{flag}",
+                type=int,
+                default=env_default(key, default, int),
+                help=f"most {what} (asyncio model; 0: no limit)",
+            )
     p.add_argument("--drain-seconds", type=float, default=env_default("drain_seconds", 1.0, float))
     p.add_argument("--grace-seconds", type=float, default=env_default("grace_seconds", 5.0, float))
     p.add_argument(
@@ -200,6 +249,12 @@ def parse_config(spec: ServiceSpec, argv: list[str] | None = None) -> Config:
         drain_seconds=ns.drain_seconds,
         grace_seconds=ns.grace_seconds,
         internal_token=ns.internal_token,
+        server_model=getattr(ns, "server_model", spec.server_models[0]),
+        keepalive_seconds=ns.keepalive_seconds,
+        keepalive_timeout_seconds=ns.keepalive_timeout_seconds,
+        max_streams=getattr(ns, "max_streams", 0),
+        max_streams_per_address=getattr(ns, "max_streams_per_address", 0),
+        max_connections_per_address=getattr(ns, "max_connections_per_address", 0),
         extra={k: getattr(ns, k) for k in own},
     )
 
@@ -245,12 +300,29 @@ def rich_status(err: DomainError | StoreError) -> status_pb2.Status:
     """The google.rpc.Status (code, message, an ErrorInfo detail) of a domain error, or of a
     store error with a code of its own (UNAVAILABLE when the store cannot be reached)."""
     code = getattr(code_pb2, err.code, code_pb2.UNKNOWN)
-    details = err.details if isinstance(err, DomainError) else {}
-    metadata = {_bounded(k): _bounded(v) for k, v in details.items()}
+    facts = details_of(err)
+    metadata = {_bounded(k): _bounded(v) for k, v in facts.items()}
     info = error_details_pb2.ErrorInfo(reason=err.reason, domain=ERROR_DOMAIN, metadata=metadata)
     detail = any_pb2.Any()
     detail.Pack(info)
-    return status_pb2.Status(code=code, message=_bounded(err.message), details=[detail])
+    details = [detail]
+    delay = facts.get("retry_delay_ms", "")
+    if delay.isdigit():  # a refusal that says when to retry: google.rpc.RetryInfo as well
+        retry = any_pb2.Any()
+        retry.Pack(
+            error_details_pb2.RetryInfo(
+                retry_delay=duration_pb2.Duration(
+                    seconds=int(delay) // 1000, nanos=int(delay) % 1000 * 1_000_000
+                )
+            )
+        )
+        details.append(retry)
+    return status_pb2.Status(code=code, message=_bounded(err.message), details=details)
+
+
+def details_of(err: DomainError | StoreError) -> dict[str, str]:
+    """The facts of an error (ErrorInfo metadata); ``retry_delay_ms`` is sent as RetryInfo too."""
+    return err.details if isinstance(err, DomainError) else {}
 
 
 def status_for(err: DomainError | StoreError) -> grpc.Status:
@@ -285,15 +357,44 @@ def status_code(code: int) -> grpc.StatusCode:
     return next((c for c in grpc.StatusCode if c.value[0] == code), grpc.StatusCode.UNKNOWN)
 
 
-def _split_method(full: str) -> tuple[str, str]:
+def split_method(full: str) -> tuple[str, str]:
     _, service, method = full.split("/", 2) if full.count("/") >= 2 else ("", "", full)
     return service, method
+
+
+def keepalive_options(config: Config) -> list[tuple[str, int]]:
+    """The server's HTTP/2 keepalive: ping every connection each ``keepalive_seconds`` (calls or
+    not) and close one whose ping is not answered within ``keepalive_timeout_seconds``, so a
+    client gone without a FIN (a phone that lost its network, a paused process) frees its calls
+    within their sum. Clients may ping every 10 s at most
+    (:data:`shared.addresses.CLIENT_KEEPALIVE_OPTIONS`)."""
+    return [
+        ("grpc.keepalive_time_ms", max(1, round(config.keepalive_seconds * 1000))),
+        ("grpc.keepalive_timeout_ms", max(1, round(config.keepalive_timeout_seconds * 1000))),
+        # grpc 1.5x and later time an unanswered ping by this one (a minute by default)
+        ("grpc.http2.ping_timeout_ms", max(1, round(config.keepalive_timeout_seconds * 1000))),
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.http2.max_pings_without_data", 0),
+        ("grpc.http2.min_recv_ping_interval_without_data_ms", 10_000),
+    ]
 
 
 def stream_limit(max_workers: int) -> int:
     """How many server streams may be open at once: every handler thread but a reserve for
     unary calls (a quarter of the threads, 2 to 8), so watchers never starve the service."""
     return max(1, max_workers - max(2, min(8, max_workers // 4)))
+
+
+def peer_address(peer: str) -> tuple[str, str]:
+    """(the client's address, its connection) of a gRPC peer string: ``ipv4:10.0.0.7:51234`` is
+    (``10.0.0.7``, ``10.0.0.7:51234``), ``ipv6:[::1]:5000`` is (``[::1]``, ``[::1]:5000``)."""
+    _, _, rest = peer.partition(":")
+    if not rest:
+        return peer, peer
+    host, sep, port = rest.rpartition(":")
+    if not sep or not port.isdigit():
+        return rest, rest
+    return host, rest
 
 
 def internal_metadata(token: str) -> tuple[tuple[str, str], ...]:
@@ -396,7 +497,7 @@ class ServerInterceptor(grpc.ServerInterceptor):
         handler = continuation(handler_call_details)
         if handler is None:
             return None
-        service, method = _split_method(handler_call_details.method)
+        service, method = split_method(handler_call_details.method)
         if handler.unary_unary:
             return grpc.unary_unary_rpc_method_handler(
                 self._wrap_unary(handler.unary_unary, service, method),
@@ -514,7 +615,7 @@ class RunningServer:
                     internal_token=config.internal_token,
                 )
             ],
-            options=[("grpc.so_reuseport", 0)],
+            options=[("grpc.so_reuseport", 0), *keepalive_options(config)],
         )
         self.health = health.HealthServicer(experimental_non_blocking=True)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
@@ -579,6 +680,9 @@ class RunningServer:
         self.health.enter_graceful_shutdown()
         if drain > 0:
             time.sleep(drain)
+        before = getattr(self.resource, "before_stop", None)
+        if callable(before):  # e.g. the gateway hands its tables over, ending their streams
+            before()
         self.server.stop(self.config.grace_seconds if grace is None else grace).wait()
         close = getattr(self.resource, "close", None)
         if callable(close):
@@ -596,9 +700,17 @@ def open_config_store(config: Config) -> Store:
 
 def start(spec: ServiceSpec, config: Config | None = None) -> RunningServer:
     """Build and start a server (tests use this with port 0 and ``memory://``)."""
+    config = config or Config()
     if not _logging_done:
-        configure_logging((config or Config()).log_level)
-    return RunningServer(spec, config or Config()).start()
+        configure_logging(config.log_level)
+    model = config.server_model or spec.server_models[0]
+    if model not in spec.server_models:
+        raise ValueError(f"{spec.name} has no {model!r} server model")
+    if model == "asyncio":
+        from shared.aio_server import AsyncRunningServer
+
+        return AsyncRunningServer(spec, config).start()  # type: ignore[return-value]
+    return RunningServer(spec, config).start()
 
 
 def serve(spec: ServiceSpec, argv: list[str] | None = None) -> None:

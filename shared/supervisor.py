@@ -89,6 +89,9 @@ class ServiceProcess:
     log_path: Path | None = None
     proc: subprocess.Popen | None = None
     internal_token: str = ""  # "" = run_token(); MAHJONG_INTERNAL_TOKEN in ``env`` wins
+    # A command the service runs under, e.g. ``["taskset", "-c", "0"]`` (the benchmarks pin
+    # the gateway to one core).
+    prefix: list[str] = field(default_factory=list)
 
     def child_env(self) -> dict[str, str]:
         """The child's environment: ours, the internal token and the store URL, then ``env``.
@@ -104,6 +107,7 @@ class ServiceProcess:
 
     def start(self) -> ServiceProcess:
         cmd = [
+            *self.prefix,
             sys.executable,
             "-m",
             ENTRY_MODULE,

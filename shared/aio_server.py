@@ -1,0 +1,392 @@
+"""The asyncio server model (``--server-model asyncio``): an open stream costs memory, not a thread.
+
+:mod:`shared.server`'s threaded model holds one handler thread per call for the call's whole
+life, so a server can never hold more open streams than it has threads. Here one event loop (in
+its own thread) runs every call of a ``grpc.aio`` server: an idle stream is a suspended
+coroutine. The servicer's handlers are coroutines; what must block (a table's lock, the store,
+another service) runs in a bounded pool of worker threads (``--max-workers``) through
+:meth:`AsyncRunningServer.run_blocking`, never on the loop.
+
+Everything else is the threaded model's, reused, not rewritten: configuration, health (the
+``grpc.health.v1`` asyncio servicer) and reflection, :func:`shared.server.rpc_context` around every
+call (log context, the internal token), :func:`shared.server.error_status` for every error,
+:func:`shared.server.record_rpc` for the metrics, internal methods authorised by
+:func:`shared.server.check_internal_token`, graceful shutdown (health NOT_SERVING, the drain,
+then the grace period for calls in flight).
+
+And, for servers that face the internet: keepalive pings (:func:`shared.server.keepalive_options`)
+so a client that vanished without closing its connection frees its streams; limits on open
+streams, in all and per client address, and on the connections one address holds calls on
+(:class:`CallLimits`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import inspect
+import threading
+import time
+from collections.abc import Callable
+from concurrent import futures
+from typing import Any, TypeVar
+
+import grpc
+import structlog
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+from grpc_status import rpc_status
+from prometheus_client import Gauge
+
+from shared.errors import ResourceExhausted, Unauthenticated
+from shared.server import (
+    BindError,
+    Config,
+    ServiceSpec,
+    check_internal_token,
+    error_status,
+    keepalive_options,
+    peer_address,
+    record_rpc,
+    redact_url,
+    rpc_context,
+    split_method,
+    start_metrics,
+    status_code,
+)
+
+log = structlog.get_logger("mahjong.server")
+T = TypeVar("T")
+
+STREAMS_OPEN = Gauge(
+    "grpc_server_streams_open",
+    "Server streams open now (asyncio servers), and the most allowed (0: no limit).",
+    ["limit"],
+)
+
+
+class CallLimits:
+    """Open streams in all and per client address, and connections per address that hold a call.
+
+    A connection counts while it holds at least one call (unary or stream): gRPC does not let a
+    server see idle connections, and an idle connection costs a file descriptor and a few KiB, not
+    a stream. Used on the event loop only (no lock)."""
+
+    def __init__(
+        self, max_streams: int = 0, streams_per_address: int = 0, connections_per_address: int = 0
+    ) -> None:
+        self.max_streams = max_streams
+        self.streams_per_address = streams_per_address
+        self.connections_per_address = connections_per_address
+        self.streams = 0
+        self._streams_of: dict[str, int] = {}
+        self._calls_of_connection: dict[str, int] = {}
+        self._connections_of: dict[str, set[str]] = {}
+
+    def enter(self, peer: str, stream: bool) -> Callable[[], None]:
+        """Admit one call from ``peer`` (RESOURCE_EXHAUSTED past a limit); returns its exit."""
+        address, connection = peer_address(peer)
+        conns = self._connections_of.get(address)
+        new_connection = connection not in self._calls_of_connection
+        limit = self.connections_per_address
+        if new_connection and limit and conns is not None and len(conns) >= limit:
+            raise ResourceExhausted(
+                f"{address} holds calls on {limit} connections, the limit per client address; "
+                "send more calls on the connections you have",
+                reason="CONNECTION_LIMIT",
+                limit=limit,
+            )
+        if stream:
+            if self.max_streams and self.streams >= self.max_streams:
+                raise ResourceExhausted(
+                    f"{self.max_streams} streams are open on this server, its limit; retry later "
+                    "or on another replica",
+                    reason="STREAM_LIMIT",
+                    limit=self.max_streams,
+                )
+            mine = self._streams_of.get(address, 0)
+            if self.streams_per_address and mine >= self.streams_per_address:
+                raise ResourceExhausted(
+                    f"{address} has {mine} streams open here, the limit per client address",
+                    reason="ADDRESS_STREAM_LIMIT",
+                    limit=self.streams_per_address,
+                )
+            self.streams += 1
+            self._streams_of[address] = mine + 1
+        self._calls_of_connection[connection] = self._calls_of_connection.get(connection, 0) + 1
+        self._connections_of.setdefault(address, set()).add(connection)
+
+        def leave() -> None:
+            left = self._calls_of_connection[connection] - 1
+            if left:
+                self._calls_of_connection[connection] = left
+            else:
+                del self._calls_of_connection[connection]
+                held = self._connections_of[address]
+                held.discard(connection)
+                if not held:
+                    del self._connections_of[address]
+            if stream:
+                self.streams -= 1
+                n = self._streams_of[address] - 1
+                if n:
+                    self._streams_of[address] = n
+                else:
+                    del self._streams_of[address]
+
+        return leave
+
+
+class AsyncServerInterceptor(grpc.aio.ServerInterceptor):
+    """The threaded model's interceptor (:class:`shared.server.ServerInterceptor`) for coroutine
+    handlers: log context, metrics, internal methods, errors as rich statuses; and the
+    :class:`CallLimits` of every call."""
+
+    def __init__(
+        self,
+        limits: CallLimits,
+        *,
+        internal: frozenset[tuple[str, str]] = frozenset(),
+        internal_token: str = "",
+    ) -> None:
+        self.limits = limits
+        self._internal = internal if internal_token else frozenset()
+        self._token = internal_token
+
+    async def intercept_service(self, continuation, handler_call_details):
+        handler = await continuation(handler_call_details)
+        if handler is None:
+            return None
+        service, method = split_method(handler_call_details.method)
+        if handler.unary_unary:
+            return grpc.unary_unary_rpc_method_handler(
+                self._wrap_unary(handler.unary_unary, service, method),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        if handler.unary_stream:
+            return grpc.unary_stream_rpc_method_handler(
+                self._wrap_stream(handler.unary_stream, service, method),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        return handler  # streaming requests: not used by our contracts
+
+    def _authorize(self, service: str, method: str, context) -> None:
+        if (service, method) in self._internal:
+            try:
+                check_internal_token(self._token, context.invocation_metadata() or (), method)
+            except Unauthenticated as exc:
+                log.warning(
+                    "internal_call_refused", rpc=method, peer=context.peer(), error=exc.reason
+                )
+                raise
+
+    @staticmethod
+    async def _abort(context, status) -> None:
+        """End the call with ``status`` (a google.rpc.Status), its details included."""
+        if status.details:
+            s = rpc_status.to_status(status)
+            await context.abort(s.code, s.details, s.trailing_metadata)
+        await context.abort(status_code(status.code), status.message)
+
+    def _wrap_unary(self, fn, service: str, method: str):
+        blocking = not inspect.iscoroutinefunction(fn)
+
+        async def wrapper(request, context):
+            async with self._call_scope(service, method, context, stream=False):
+                if blocking:  # a plain function: never on the loop
+                    return await run_blocking(fn, request, context)
+                return await fn(request, context)
+
+        return wrapper
+
+    def _wrap_stream(self, fn, service: str, method: str):
+        if inspect.iscoroutinefunction(fn):  # writes with context.write(): no generator
+            return self._wrap_writer(fn, service, method)
+        if not inspect.isasyncgenfunction(fn):
+            raise TypeError(f"{service}/{method}: a stream handler of the asyncio model is async")
+
+        async def wrapper(request, context):
+            async with self._call_scope(service, method, context, stream=True):
+                async for message in fn(request, context):
+                    yield message
+
+        return wrapper
+
+    def _wrap_writer(self, fn, service: str, method: str):
+        async def wrapper(request, context):
+            async with self._call_scope(service, method, context, stream=True):
+                await fn(request, context)
+
+        return wrapper
+
+    @contextlib.asynccontextmanager
+    async def _call_scope(self, service: str, method: str, context, *, stream: bool):
+        """What every call runs inside: the log context, the internal-method check, then its
+        place in the :class:`CallLimits` (so unauthenticated callers never hold a stream), its
+        errors as statuses, its metrics."""
+        start, code = time.perf_counter(), "OK"
+        leave = None
+        try:
+            with rpc_context(method, context.peer(), self._token):
+                try:
+                    self._authorize(service, method, context)
+                    leave = self.limits.enter(context.peer(), stream=stream)
+                    yield
+                except asyncio.CancelledError:
+                    code = "CANCELLED"  # the client went away
+                    raise
+                except grpc.aio.AbortError:
+                    code = _code_name(context)
+                    raise
+                except Exception as exc:
+                    status = error_status(exc, service, method)
+                    code = status_code(status.code).name
+                    await self._abort(context, status)
+        finally:
+            if leave is not None:
+                leave()
+            record_rpc(service, method, code, start)
+
+
+def _code_name(context) -> str:
+    code = context.code()
+    if isinstance(code, grpc.StatusCode):
+        return code.name
+    if isinstance(code, int):
+        return status_code(code).name
+    return "UNKNOWN"
+
+
+# --- the worker pool ------------------------------------------------------------------------
+def run_blocking(fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
+    """Run ``fn(*args)`` in the server's worker threads with the caller's context variables (the
+    log context, the serving token), so a blocking call never stalls the event loop."""
+    loop = asyncio.get_running_loop()
+    ctx = contextvars.copy_context()
+    return loop.run_in_executor(None, ctx.run, fn, *args)  # the server's pool
+
+
+class AsyncRunningServer:
+    """A started asyncio service, with the interface of :class:`shared.server.RunningServer`:
+    its bound port, ``address``, ``resource``, ``stop`` and ``wait``. Its event loop runs in a
+    thread of its own, so ``start`` and ``stop`` are called from ordinary code (tests, serve)."""
+
+    def __init__(self, spec: ServiceSpec, config: Config) -> None:
+        self.spec = spec
+        self.config = config
+        self._names = list(spec.service_names)
+        self.pool = futures.ThreadPoolExecutor(
+            max_workers=config.max_workers, thread_name_prefix=spec.name
+        )
+        self.loop = asyncio.new_event_loop()
+        self.loop.set_default_executor(self.pool)
+        self._thread = threading.Thread(
+            target=self.loop.run_forever, name=f"{spec.name}-loop", daemon=True
+        )
+        self._thread.start()
+        self._stopped = threading.Event()
+        self._terminated = threading.Event()
+        try:
+            self._call(self._build())
+        except BaseException:
+            self._close_loop()
+            raise
+
+    def _call(self, coro):
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+
+    async def _build(self) -> None:
+        config, spec = self.config, self.spec
+        self.limits = CallLimits(
+            config.max_streams, config.max_streams_per_address, config.max_connections_per_address
+        )
+        STREAMS_OPEN.labels("open").set_function(lambda: self.limits.streams)
+        STREAMS_OPEN.labels("max").set(config.max_streams)
+        self.server = grpc.aio.server(
+            interceptors=[
+                AsyncServerInterceptor(
+                    self.limits,
+                    internal=frozenset((s, m) for s in self._names for m in spec.internal_methods),
+                    internal_token=config.internal_token,
+                )
+            ],
+            options=[("grpc.so_reuseport", 0), *keepalive_options(config)],
+            maximum_concurrent_rpcs=None,
+        )
+        self.health = health.aio.HealthServicer()
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
+        self.resource = spec.add_to_server(self.server, config)
+        reflection.enable_server_reflection(
+            [*self._names, health.SERVICE_NAME, reflection.SERVICE_NAME], self.server
+        )
+        flag = f"MAHJONG_{spec.name.upper()}"
+        try:
+            self.port = self.server.add_insecure_port(f"{config.host}:{config.port}")
+        except RuntimeError:
+            self.port = 0
+        if self.port == 0:
+            raise BindError(
+                f"cannot listen on {config.host}:{config.port} (in use?); "
+                f"choose another with --port or {flag}_PORT"
+            )
+        try:
+            self.metrics_port = start_metrics(config.metrics_port, config.host)
+        except OSError as exc:
+            raise BindError(
+                f"cannot serve metrics on {config.host}:{config.metrics_port} ({exc.strerror}); "
+                f"choose another with --metrics-port or {flag}_METRICS_PORT (0 = off)"
+            ) from None
+
+    @property
+    def address(self) -> str:
+        return f"{self.config.host}:{self.port}"
+
+    def start(self) -> AsyncRunningServer:
+        async def go() -> None:
+            await self.server.start()
+            for name in ["", *self._names]:
+                await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+
+        self._call(go())
+        log.info(
+            "serving",
+            service=self.spec.name,
+            port=self.port,
+            metrics_port=self.metrics_port,
+            store=redact_url(self.config.store_url),
+            server_model="asyncio",
+            internal_methods_authenticated=bool(self.spec.internal_methods)
+            and bool(self.config.internal_token),
+        )
+        return self
+
+    def stop(self, grace: float | None = None, drain: float = 0.0) -> None:
+        """Health NOT_SERVING, wait ``drain`` seconds so balancers notice, then stop accepting
+        calls and give those in flight ``grace`` seconds; then the service's resources."""
+        if self._stopped.is_set():
+            return
+        self._stopped.set()
+        self._call(self.health.enter_graceful_shutdown())
+        if drain > 0:
+            time.sleep(drain)
+        close = getattr(self.resource, "close", None)
+        before = getattr(self.resource, "before_stop", None)
+        if callable(before):  # e.g. end the streams so the grace period is not spent on them
+            before()
+        self._call(self.server.stop(self.config.grace_seconds if grace is None else grace))
+        if callable(close):
+            close()
+        self._close_loop()
+        log.info("stopped", service=self.spec.name)
+
+    def _close_loop(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(timeout=5)
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        self._terminated.set()
+
+    def wait(self) -> None:
+        self._terminated.wait()
