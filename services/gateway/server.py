@@ -25,7 +25,10 @@ from shared.addresses import DEFAULT_PORTS, WEB_PORTS, default_address
 from shared.server import Config, ServiceSpec, open_config_store, serve, stream_limit
 
 CALLS = ("wall", "rules", "scoring", "matchmaking")
-DEFAULT_MAX_WORKERS = 512
+# Worker threads: on the asyncio server (the default) they run the unary calls' blocking work
+# (a table's lock, the store) while streams wait on the event loop; on the threaded server each
+# call, each open Subscribe stream included, holds one for its whole life.
+DEFAULT_MAX_WORKERS = 64
 SECRET_NS = "gateway-config"
 DEFAULT_WEB_ROOT = Path(__file__).resolve().parents[2] / "web" / "dist"
 
@@ -60,6 +63,15 @@ def _advertised(address: str, config: Config) -> str:
 # Each setting's default is the GatewaySettings field's (one place): the flags show them.
 _D = GatewaySettings(secret=b"")
 RPC_TIMEOUT_S = 2.0  # deadline of every call to wall, rules and scoring
+
+
+def _switch(text: str) -> bool:
+    value = text.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise argparse.ArgumentTypeError(f"{text!r} is not on or off")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -102,10 +114,48 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="threads running timers, bots and the service calls after actions "
         "(fewer: lower Act latency under load; more: more bot tables in parallel)",
     )
-    # Each Subscribe stream holds one server thread for its lifetime: the gateway needs many
-    # more than the bootstrap's default (the flag or MAHJONG_[GATEWAY_]MAX_WORKERS still win).
     if not (os.environ.get("MAHJONG_GATEWAY_MAX_WORKERS") or os.environ.get("MAHJONG_MAX_WORKERS")):
         p.set_defaults(max_workers=DEFAULT_MAX_WORKERS)
+    p.add_argument(
+        "--public-tables",
+        type=_switch,
+        default=_D.public_tables,
+        help="may callers without the internal token (players, the web page) create tables: "
+        "on for the local stack and `mahjong play`, off where tables come from matchmaking",
+    )
+    p.add_argument(
+        "--public-tables-per-minute",
+        type=float,
+        default=_D.public_tables_per_minute,
+        help="new tables per minute one client address may create without the internal token",
+    )
+    p.add_argument(
+        "--public-tables-per-address",
+        type=int,
+        default=_D.public_tables_per_address,
+        help="live tables one client address may hold that it created without the token (0: any)",
+    )
+    p.add_argument(
+        "--seat-calls-per-second",
+        type=float,
+        default=_D.seat_calls_per_second,
+        help="calls per second one seat token may make, after a burst (0: no limit)",
+    )
+    p.add_argument(
+        "--seat-call-burst", type=int, default=_D.seat_call_burst, help="the burst allowed"
+    )
+    p.add_argument(
+        "--stream-write-timeout-seconds",
+        type=float,
+        default=_D.stream_write_timeout_ms / 1000,
+        help="a Subscribe whose client reads nothing for this long ends RESOURCE_EXHAUSTED",
+    )
+    p.add_argument(
+        "--stream-max-lag",
+        type=int,
+        default=_D.stream_max_lag,
+        help="a Subscribe this many events behind its live table ends RESOURCE_EXHAUSTED",
+    )
     p.add_argument(
         "--web-port",
         type=int,
@@ -211,6 +261,23 @@ def add_to_server(server: grpc.Server, config: Config):
                 float(x.get("finished_table_ttl_seconds", _D.finished_table_ttl_ms / 1000)) * 1000
             ),
         ),
+        public_tables=bool(x.get("public_tables", _D.public_tables)),
+        public_tables_per_minute=float(
+            x.get("public_tables_per_minute", _D.public_tables_per_minute)
+        ),
+        public_tables_per_address=int(
+            x.get("public_tables_per_address", _D.public_tables_per_address)
+        ),
+        seat_calls_per_second=float(x.get("seat_calls_per_second", _D.seat_calls_per_second)),
+        seat_call_burst=int(x.get("seat_call_burst", _D.seat_call_burst)),
+        stream_write_timeout_ms=max(
+            1,
+            round(
+                float(x.get("stream_write_timeout_seconds", _D.stream_write_timeout_ms / 1000))
+                * 1000
+            ),
+        ),
+        stream_max_lag=int(x.get("stream_max_lag", _D.stream_max_lag)),
     )
     manager = TableManager(
         store,
@@ -221,7 +288,13 @@ def add_to_server(server: grpc.Server, config: Config):
     )
     metrics.TABLES_HELD.set_function(lambda: len(manager.tables))
     servicer = GatewayServicer(manager)
-    gateway_pb2_grpc.add_GatewayServiceServicer_to_server(servicer, server)
+    if isinstance(server, grpc.aio.Server):
+        from services.gateway.aio_servicer import AsyncGatewayServicer
+
+        aio = AsyncGatewayServicer(servicer)
+        gateway_pb2_grpc.add_GatewayServiceServicer_to_server(aio, server)
+    else:
+        gateway_pb2_grpc.add_GatewayServiceServicer_to_server(servicer, server)
     closables = [manager, *channels]
     if int(x.get("web_port", 0)) > 0:
         closables.insert(0, _web_server(servicer, config))
@@ -236,6 +309,7 @@ def add_to_server(server: grpc.Server, config: Config):
     closables.append(store)
     resources = _Resources(*closables)
     resources.manager = manager  # type: ignore[attr-defined]
+    resources.before_stop = manager.hand_over  # type: ignore[attr-defined]
     return resources
 
 
@@ -246,6 +320,7 @@ SPEC = ServiceSpec(
     add_to_server=add_to_server,
     service_names=["mahjong.gateway.v1.GatewayService"],
     add_arguments=add_arguments,
+    server_models=("asyncio", "threads"),
 )
 
 

@@ -10,16 +10,18 @@ from services.gateway.convert.actions import action_from_proto, action_to_proto
 from services.gateway.convert.events import event_to_proto
 from services.gateway.convert.views import view_to_proto
 from services.gateway.domain.session import Seat
+from services.gateway.domain.tokens import verify_seat_token
 from services.gateway.hints import hint, hints_allowed
+from services.gateway.limits import RateLimiter
 from services.gateway.tables import TableManager, TableSpec, check_id
 from shared.convert.common import (
     ruleset_from_ref,
     seat_from_proto_optional,
     seat_to_proto,
 )
-from shared.errors import InvalidArgument
+from shared.errors import DomainError, InvalidArgument, PermissionDenied
 from shared.ruleset import DEFAULT_RULESET
-from shared.server import from_internal_caller
+from shared.server import from_internal_caller, peer_address
 
 MAX_HANDS = 10_000
 MAX_ROUNDS = 1_000
@@ -98,20 +100,91 @@ def _seat_wait_ms(seconds: int) -> int | None:
 class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
     """Every call of the client API, whatever the transport: gRPC, and Connect and gRPC-Web
     for browsers (:mod:`shared.web` calls these same methods with the HTTP headers as
-    metadata), so each call's checks and errors are written once."""
+    metadata), so each call's checks and errors are written once. Each RPC is :meth:`admit`
+    (flood control, before any work) then its call (``create_table`` …), which the asyncio
+    server (:mod:`services.gateway.aio_servicer`) runs in a worker thread after admitting it on
+    its event loop."""
 
     def __init__(self, manager: TableManager) -> None:
         self.manager = manager
+        st = manager.settings
+        self.seat_calls = RateLimiter(st.seat_calls_per_second, st.seat_call_burst)
+        per_minute = st.public_tables_per_minute
+        self.new_tables = RateLimiter(per_minute / 60, per_minute)
 
+    def admit(self, request, context) -> None:
+        """Flood control: a seat token past its rate is refused RESOURCE_EXHAUSTED (with the
+        delay to wait), before any lock or store is touched. A seat's calls count by its token;
+        a spectator's token is the same for every spectator of a table, so theirs count by
+        token and client address (as do forged tokens)."""
+        token = getattr(request, "seat_token", "")
+        if not token or not self.seat_calls.enabled:
+            return
+        try:
+            seat = verify_seat_token(self.manager.settings.secret, token, request.table_id)
+        except DomainError:
+            seat = None
+        key = token if seat is not None else f"{token}@{peer_address(context.peer())[0]}"
+        self.seat_calls.take(key, "calls with this seat token")
+
+    # --- the RPCs -------------------------------------------------------------------------
     def CreateTable(self, request, context):
-        # Only matchmaking's tables (CreateTable with the internal token) go to its ledger.
-        spec = table_spec_from_proto(request, report_hands=from_internal_caller(context))
-        table_id, tokens = self.manager.create_table(spec)
+        self.admit(request, context)
+        return self.create_table(request, context)
+
+    def JoinSeat(self, request, context):
+        self.admit(request, context)
+        return self.join_seat(request, context)
+
+    def Subscribe(self, request, context):
+        self.admit(request, context)
+        for logged, seen in self.manager.subscribe(
+            request.table_id, request.seat_token, request.after_sequence, context.is_active
+        ):
+            yield pb.SubscribeResponse(event=event_to_proto(logged, seen))
+
+    def Act(self, request, context):
+        self.admit(request, context)
+        return self.act(request, context)
+
+    def GetTableState(self, request, context):
+        self.admit(request, context)
+        return self.get_table_state(request, context)
+
+    def Leave(self, request, context):
+        self.admit(request, context)
+        return self.leave(request, context)
+
+    def GetHint(self, request, context):
+        self.admit(request, context)
+        return self.get_hint(request, context)
+
+    # --- the calls ------------------------------------------------------------------------
+    def create_table(self, request, context):
+        # Only matchmaking's tables (CreateTable with the internal token) go to its ledger;
+        # anyone else's are a setting of the gateway, limited per client address.
+        internal = from_internal_caller(context)
+        spec = table_spec_from_proto(request, report_hands=internal)
+        creator = "" if internal else self._public_creator(context)
+        table_id, tokens = self.manager.create_table(spec, creator)
         return pb.CreateTableResponse(
             table_id=table_id, seat_tokens=tokens, gateway_address=self.manager.settings.address
         )
 
-    def JoinSeat(self, request, context):
+    def _public_creator(self, context) -> str:
+        """The client address of a CreateTable without the internal token, if it may create."""
+        if not self.manager.settings.public_tables:
+            raise PermissionDenied(
+                "CreateTable needs the deployment's internal token on this gateway: its tables "
+                "come from matchmaking (join a queue or a room there); public table creation is "
+                "off (--public-tables)",
+                reason="PUBLIC_TABLES_OFF",
+            )
+        creator = peer_address(context.peer())[0]
+        self.new_tables.take(creator, "tables created from this client address")
+        return creator
+
+    def join_seat(self, request, context):
         check_id(request.request_id, "request_id", required=False)
         seat = seat_from_proto_optional(request.seat, "seat")
         got, token, last = self.manager.join(
@@ -132,13 +205,7 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
             last_sequence=last,
         )
 
-    def Subscribe(self, request, context):
-        for logged, seen in self.manager.subscribe(
-            request.table_id, request.seat_token, request.after_sequence, context.is_active
-        ):
-            yield pb.SubscribeResponse(event=event_to_proto(logged, seen))
-
-    def Act(self, request, context):
+    def act(self, request, context):
         if not request.HasField("action"):
             raise InvalidArgument("action is not set", field="action")
         seat = seat_from_proto_optional(request.seat, "seat")
@@ -153,18 +220,18 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         )
         return pb.ActResponse(sequence=seq, replayed=replayed)
 
-    def GetTableState(self, request, context):
+    def get_table_state(self, request, context):
         seat = seat_from_proto_optional(request.seat, "seat")
         view = self.manager.view(request.table_id, request.seat_token, seat)
         table = view_to_proto(view)
         table.hints = hints_allowed(self.manager, request.table_id)
         return pb.GetTableStateResponse(table=table)
 
-    def Leave(self, request, context):
+    def leave(self, request, context):
         penalty = self.manager.leave(request.table_id, request.seat_token, request.request_id)
         return pb.LeaveResponse(penalty=penalty)
 
-    def GetHint(self, request, context):
+    def get_hint(self, request, context):
         seat = seat_from_proto_optional(request.seat, "seat")
         h = hint(self.manager, request.table_id, request.seat_token, seat)
         return pb.GetHintResponse(

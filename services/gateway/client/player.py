@@ -26,10 +26,28 @@ from services.gateway.client.convert import (
     options_from_prompt,
     view_from_proto,
 )
+from shared.addresses import CLIENT_KEEPALIVE_OPTIONS
 from shared.table import Action, OwnTurnOptions
 from shared.tiles import NUM_KINDS
 
 _TRANSIENT = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+
+
+def retry_delay(exc: grpc.RpcError) -> float | None:
+    """The seconds a RESOURCE_EXHAUSTED refusal asks to wait before retrying (its
+    ``google.rpc.RetryInfo`` detail: the gateway's flood control), None for any other error."""
+    if exc.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
+        return None
+    from google.rpc import error_details_pb2
+    from grpc_status import rpc_status
+
+    status = rpc_status.from_call(exc)  # type: ignore[arg-type]
+    for detail in status.details if status is not None else ():
+        if detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
+            info = error_details_pb2.RetryInfo()
+            detail.Unpack(info)
+            return info.retry_delay.seconds + info.retry_delay.nanos / 1e9
+    return None
 
 
 class Policy(Protocol):
@@ -97,7 +115,11 @@ class RemotePlayer:
         keep_events: bool = False,
     ) -> None:
         self._own_channel = isinstance(target, str)
-        self.channel = grpc.insecure_channel(target) if isinstance(target, str) else target
+        self.channel = (
+            grpc.insecure_channel(target, options=CLIENT_KEEPALIVE_OPTIONS)
+            if isinstance(target, str)
+            else target
+        )
         self.stub = gateway_pb2_grpc.GatewayServiceStub(self.channel)
         self.table_id = table_id
         self.seat_token = seat_token
@@ -136,7 +158,11 @@ class RemotePlayer:
         ``reconnect_for`` seconds) with the same request id, which the gateway answers with the
         seat it gave that request even when the first answer was lost. Rejoining a seat already
         assigned to ``player_id`` needs its ``seat_token``."""
-        channel = grpc.insecure_channel(target) if isinstance(target, str) else target
+        channel = (
+            grpc.insecure_channel(target, options=CLIENT_KEEPALIVE_OPTIONS)
+            if isinstance(target, str)
+            else target
+        )
         stub = gateway_pb2_grpc.GatewayServiceStub(channel)
         req = gateway_pb2.JoinSeatRequest(
             request_id=str(uuid.uuid4()),
@@ -169,13 +195,19 @@ class RemotePlayer:
         return 0 if self.seat is None else self.seat + 1
 
     def state(self) -> gateway_pb2.TableView:
-        """GetTableState: this seat's view now."""
-        return self.stub.GetTableState(
-            gateway_pb2.GetTableStateRequest(
-                table_id=self.table_id, seat_token=self.seat_token, seat=self._seat_value
-            ),
-            timeout=self.timeout,
-        ).table
+        """GetTableState: this seat's view now (waiting as asked when refused for its rate)."""
+        req = gateway_pb2.GetTableStateRequest(
+            table_id=self.table_id, seat_token=self.seat_token, seat=self._seat_value
+        )
+        deadline = time.monotonic() + self.reconnect_for
+        while True:
+            try:
+                return self.stub.GetTableState(req, timeout=self.timeout).table
+            except grpc.RpcError as exc:
+                delay = retry_delay(exc)
+                if delay is None or time.monotonic() + delay > deadline:
+                    raise
+                time.sleep(delay)
 
     def act(
         self, action: Action | tuple[int, ...] | gateway_pb2.Action, *, request_id: str = ""
@@ -199,8 +231,9 @@ class RemotePlayer:
                 return resp
             except grpc.RpcError as exc:
                 code = exc.code()
-                if code in _TRANSIENT and time.monotonic() < deadline:
-                    time.sleep(0.1)
+                delay = 0.1 if code in _TRANSIENT else retry_delay(exc)
+                if delay is not None and time.monotonic() + delay < deadline:
+                    time.sleep(delay)  # the same request id: never applied twice
                     continue
                 self.log.rejections.append(Rejection(code, exc.details() or "", pb))
                 return None
@@ -239,13 +272,19 @@ class RemotePlayer:
                         break
             except grpc.RpcError as exc:
                 code = exc.code()
-                if code == grpc.StatusCode.CANCELLED or code in _TRANSIENT:
+                # a dropped stream, or one cut for its pace (flood control, a slow reader):
+                # resumed from the last event seen
+                if (
+                    code == grpc.StatusCode.CANCELLED
+                    or code in _TRANSIENT
+                    or (code == grpc.StatusCode.RESOURCE_EXHAUSTED)
+                ):
                     if give_up is None:
                         give_up = time.monotonic() + self.reconnect_for
                     if time.monotonic() > give_up:
                         raise
                     if not self._drop.is_set():
-                        time.sleep(0.1)
+                        time.sleep(retry_delay(exc) or 0.1)
                 else:
                     raise
             finally:

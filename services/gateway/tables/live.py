@@ -1,13 +1,15 @@
 """A live table in a replica's memory: its session behind a lock, the events of its current and
-previous hand (older ones are read from the store), its request ids, whether it is still owned."""
+previous hand (older ones are read from the store), its request ids, whether it is still owned,
+and what wakes its streams (threads wait on ``cond``, asyncio streams on ``wakeup``)."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 
 from services.gateway.domain.events import kinds as K
 from services.gateway.domain.events.log import LoggedEvent
-from services.gateway.domain.session import TableSession
+from services.gateway.domain.session import FINISHED, HALTED, TableSession
 from services.gateway.tables.records import RequestRecord
 
 
@@ -18,15 +20,19 @@ class LiveTable:
         self.report_hands = report_hands
         self.lock = threading.RLock()
         self.cond = threading.Condition(self.lock)
-        # The events of the current and the previous hand (older ones are read from the
-        # store): ``events[i].seq == base + i + 1``.
-        self.events: list[LoggedEvent] = []
-        self.base = 0
+        self.wakeup = Wakeup()
+        # (base, events): the events of the current and the previous hand, ``events[i].seq ==
+        # base + i + 1`` (older ones are read from the store). One attribute, whose list only
+        # grows until the pair is replaced, so a stream reads it without taking the lock.
+        self.window: tuple[int, list[LoggedEvent]] = (0, [])
         self.hand_starts: list[int] = []
         # (seat, request id) -> its first result
         self.requests: dict[tuple[int, str], RequestRecord] = {}
         self.session: TableSession | None = None
         self.owned = True
+        # Where the table came from when it was created by a caller without the internal token
+        # (its client address, for the per-caller table limit); "" otherwise.
+        self.creator = ""
         # seat -> the sequence of its latest decision event: its latest prompt, or the action
         # that answered it (the seat's own, the timer's or 托管's). A request whose last
         # sequence is older was decided on a stale state: ABORTED, even once the prompt is
@@ -34,19 +40,83 @@ class LiveTable:
         self.last_decision: dict[int, int] = {}
 
     @property
+    def live(self) -> bool:
+        """Still playing or waiting for players (not finished, not halted)."""
+        session = self.session
+        return session is None or session.phase not in (FINISHED, HALTED)
+
+    @property
     def head(self) -> int:
-        return self.base + len(self.events)
+        base, events = self.window
+        return base + len(events)
+
+    def after(self, index: int) -> list[LoggedEvent] | None:
+        """The events held after sequence ``index`` (None: some are older than those held)."""
+        base, events = self.window
+        return events[index - base :] if index >= base else None
 
     def keep(self, e: LoggedEvent) -> None:
         """Hold ``e``; when a hand starts, drop what came before the previous hand."""
-        self.events.append(e)
+        base, events = self.window
+        events.append(e)
         ev = e.event
         if isinstance(ev, K.Prompt | K.ActionTaken):
             self.last_decision[ev.seat] = e.seq
         elif isinstance(ev, K.HandStarted):
             self.hand_starts.append(e.seq)
             if len(self.hand_starts) > 2:
-                cut = self.hand_starts[-2]  # first event of the previous hand
-                del self.events[: cut - 1 - self.base]
-                self.base = cut - 1
+                cut = self.hand_starts[-2] - 1  # the event before the previous hand's first
+                self.window = (cut, events[cut - base :])
                 self.hand_starts = self.hand_starts[-2:]
+
+    def notify(self) -> None:
+        """Wake every stream of the table (called with ``lock`` held)."""
+        self.cond.notify_all()
+        self.wakeup.fire()
+
+
+class Wakeup:
+    """Wakes a table's asyncio streams from any thread. Per event loop one ``asyncio.Event``,
+    replaced each time it fires; a burst of events from the table's thread costs one
+    ``call_soon_threadsafe`` per loop, however many streams wait. A stream takes the current
+    event (:meth:`waiter`) *before* it looks for new events, so no wake-up is lost."""
+
+    __slots__ = ("_signals",)
+
+    def __init__(self) -> None:
+        self._signals: dict[asyncio.AbstractEventLoop, _LoopSignal] = {}
+
+    def waiter(self) -> asyncio.Event:
+        """The event the calling coroutine waits on (on its running loop)."""
+        loop = asyncio.get_running_loop()
+        signal = self._signals.get(loop)
+        if signal is None:
+            signal = self._signals[loop] = _LoopSignal(loop)
+        return signal.event
+
+    def fire(self) -> None:
+        for signal in list(self._signals.values()):
+            signal.fire_threadsafe()
+
+
+class _LoopSignal:
+    __slots__ = ("event", "loop", "scheduled")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.event = asyncio.Event()
+        self.scheduled = False
+
+    def fire_threadsafe(self) -> None:
+        if self.scheduled:  # a wake-up is on its way: it will show this event too
+            return
+        self.scheduled = True
+        try:
+            self.loop.call_soon_threadsafe(self._fire)
+        except RuntimeError:  # the loop is closed: nobody waits any more
+            self.scheduled = False
+
+    def _fire(self) -> None:
+        self.scheduled = False
+        fired, self.event = self.event, asyncio.Event()
+        fired.set()

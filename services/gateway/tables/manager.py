@@ -43,7 +43,7 @@ import json
 import secrets
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,7 +82,7 @@ from services.gateway.tables.records import (
     decode_seats,
     encode_seats,
 )
-from services.gateway.tables.streams import stream
+from services.gateway.tables.streams import stream, stream_async
 from shared.errors import (
     Aborted,
     DomainError,
@@ -90,6 +90,7 @@ from shared.errors import (
     InvalidArgument,
     NotFound,
     PermissionDenied,
+    ResourceExhausted,
     Unavailable,
 )
 from shared.store import AlreadyExists, Store
@@ -134,6 +135,18 @@ class GatewaySettings:
     timer_workers: int = 2  # threads running timers, bots and the steps after actions
     # How long a finished table stays in memory (later looks read its log from the store).
     finished_table_ttl_ms: int = 300_000
+    # Tables created by callers without the internal token (players, the web page): allowed at
+    # all, how many new ones per client address per minute, and how many live at once.
+    public_tables: bool = True
+    public_tables_per_minute: float = 10.0
+    public_tables_per_address: int = 8
+    # Flood control: calls per second one seat token may make (after a burst).
+    seat_calls_per_second: float = 20.0
+    seat_call_burst: int = 40
+    # A stream whose client does not read: cut once one event waits this long to be written,
+    # or once it is this many events behind the table (the client resumes from its last one).
+    stream_write_timeout_ms: int = 10_000
+    stream_max_lag: int = 1_000
 
 
 class TableManager:
@@ -168,12 +181,35 @@ class TableManager:
         leases.advertise(store, settings.replica_id, settings.address)
         self._lock = threading.Lock()
         self._recover_lock = threading.RLock()
+        self._public_lock = threading.Lock()
         self._stop = threading.Event()
         self._lease_thread = threading.Thread(target=self._renew_leases, daemon=True)
         self._lease_thread.start()
 
     # --- tables ----------------------------------------------------------------------------
-    def create_table(self, spec: TableSpec) -> tuple[str, list[str]]:
+    def create_table(self, spec: TableSpec, creator: str = "") -> tuple[str, list[str]]:
+        """A new table (or the one an earlier call with the same request id made). ``creator``:
+        the client address of a caller without the internal token, who may hold at most
+        ``public_tables_per_address`` live tables."""
+        if not creator:
+            return self._create_table(spec, "")
+        with self._public_lock:  # the count and the new table together: the limit is exact
+            limit = self.settings.public_tables_per_address
+            held = sum(1 for t in list(self.tables.values()) if t.creator == creator and t.live)
+            if limit and held >= limit and not self._known_request(spec):
+                raise ResourceExhausted(
+                    f"{creator} already has {held} live tables created without the internal "
+                    f"token, the limit per client address ({limit}); finish or leave one first",
+                    reason="TABLE_LIMIT",
+                    limit=limit,
+                )
+            return self._create_table(spec, creator)
+
+    def _known_request(self, spec: TableSpec) -> bool:
+        """A retry of an earlier CreateTable (its answer is not a new table)."""
+        return bool(spec.request_id) and self.store.get(CREATES, spec.request_id) is not None
+
+    def _create_table(self, spec: TableSpec, creator: str) -> tuple[str, list[str]]:
         fingerprint = spec_fingerprint(spec)
         if spec.request_id and self.store.get(CREATES, spec.request_id) is not None:
             return self._created_for(spec.request_id, fingerprint)
@@ -197,6 +233,7 @@ class TableManager:
         if self.ownership.claim(table_id) is None:  # a fresh random id: nobody else has it
             raise Unavailable(f"table {table_id} is leased elsewhere; retry", reason="NOT_OWNER")
         table = LiveTable(table_id, spec.tag, spec.report_hands)
+        table.creator = creator
         lock = table.lock
         sched = LockedScheduler(self.scheduler, lock, lambda: None, table_id)
         session = TableSession(
@@ -386,7 +423,7 @@ class TableManager:
         elif isinstance(event, K.TableFinished):  # nothing left to own or to retry
             requests.forget_all(self.store, table.id, self._fence(table))
             self._evict_later(table)  # its lease goes with the finished report (_report)
-        table.cond.notify_all()
+        table.notify()
         return seq
 
     def _evict_later(self, table: LiveTable) -> None:
@@ -478,7 +515,7 @@ class TableManager:
         if self.on_event is not None:
             self.on_event(table, None, "lost")
         with table.cond:  # then its streams end: a client reconnecting finds it gone
-            table.cond.notify_all()
+            table.notify()
         log_.warning("table_lost", table=table.id, owner=leases.owner_of(self.store, table.id))
 
     # --- seats -----------------------------------------------------------------------------
@@ -685,10 +722,8 @@ class TableManager:
             v["config"] = session.config
             return v
 
-    def subscribe(
-        self, table_id: str, token: str, after: int, active: Callable[[], bool]
-    ) -> Iterator[tuple[LoggedEvent, K.TableEvent]]:
-        """The viewer's events after ``after``, then live ones until the table finishes."""
+    def open_stream(self, table_id: str, token: str, after: int) -> tuple[LiveTable, int | None]:
+        """The table and the viewer of a Subscribe after sequence ``after``, checked."""
         if after < 0:
             raise InvalidArgument("after_sequence is negative", field="after_sequence")
         table = self.table(table_id)
@@ -699,7 +734,46 @@ class TableManager:
                     f"after_sequence {after} is beyond the table's last event {table.head}",
                     field="after_sequence",
                 )
+        return table, viewer
+
+    def subscribe(
+        self, table_id: str, token: str, after: int, active: Callable[[], bool]
+    ) -> Iterator[tuple[LoggedEvent, K.TableEvent]]:
+        """The viewer's events after ``after``, then live ones until the table finishes (a
+        thread waits for them: the threaded server and the web port)."""
+        table, viewer = self.open_stream(table_id, token, after)
         return stream(self.store, table, viewer, after, active, lambda: self._not_owner(table.id))
+
+    def subscribe_async(
+        self,
+        table: LiveTable,
+        viewer: int | None,
+        after: int,
+        run_blocking: Callable[..., Awaitable],
+    ) -> AsyncIterator[tuple[LoggedEvent, K.TableEvent]]:
+        """The same events for a coroutine on the server's event loop (no thread held while it
+        waits), for a stream :meth:`open_stream` checked."""
+        return stream_async(
+            self.store, table, viewer, after, lambda: self._not_owner(table.id), run_blocking
+        )
+
+    def hand_over(self) -> None:
+        """Draining (SIGTERM, after the drain period): stop playing here, end every stream
+        UNAVAILABLE NOT_OWNER once it has what this replica wrote (its client resumes from its
+        last event on another replica) and release every lease at once, so other replicas take
+        the tables over within a second instead of after the lease expires."""
+        self._stop.set()
+        self._lease_thread.join(timeout=5)
+        self.scheduler.close()
+        for table in list(self.tables.values()):
+            with table.cond:  # after any step in progress: nothing more is written here
+                table.owned = False
+                if table.session is not None:
+                    table.session.detach()
+                table.notify()
+        with contextlib.suppress(StoreError):
+            self.ownership.release_all()
+        log_.info("tables_handed_over", tables=len(self.tables))
 
     def close(self) -> None:
         """Stop: no more timers or steps, then hand every table over at once (the leases are

@@ -2,20 +2,38 @@
 sequence number — from memory, or from the store when older than the two hands held — then live
 ones as they are appended, each cut down to what the viewer may see (events.views), until the
 table finishes or halts. A replica that loses the table ends its streams NOT_OWNER once every
-event it held was sent, so the client resumes from its last number where the table is now."""
+event it held was sent, so the client resumes from its last number where the table is now.
+
+Two ways to wait for the next event, one way to find it (:func:`_next_batch`): :func:`stream`
+blocks its thread on the table's condition (the threaded server, the web port's threads);
+:func:`stream_async` is a coroutine on the server's event loop that waits on the table's
+``wakeup`` and reads the store in a worker thread, so an open stream holds no thread."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 
 from services.gateway.domain.events.kinds import TableEvent
 from services.gateway.domain.events.log import LoggedEvent
 from services.gateway.domain.events.views import project
-from services.gateway.domain.session import FINISHED, HALTED
 from services.gateway.tables.live import LiveTable
 from services.gateway.tables.log import read_table_log
 from shared.errors import Unavailable
 from shared.store import Store
+
+
+def _projected(
+    batch: list[LoggedEvent], viewer: int | None
+) -> Iterator[tuple[LoggedEvent, TableEvent]]:
+    for e in batch:
+        seen = project(e.event, viewer)
+        if seen is not None:
+            yield e, seen
+
+
+def _after_settled(table: LiveTable, index: int) -> list[LoggedEvent] | None:
+    with table.lock:
+        return table.after(index)
 
 
 def stream(
@@ -26,25 +44,58 @@ def stream(
     active: Callable[[], bool],
     not_owner: Callable[[], Unavailable],
 ) -> Iterator[tuple[LoggedEvent, TableEvent]]:
-    """(the logged event, the viewer's copy) after ``after`` while ``active()``."""
+    """(the logged event, the viewer's copy) after ``after`` while ``active()``: a thread waits."""
     index = after
     while active():
         with table.cond:
             while index >= table.head and active():
-                session = table.session
-                if session is not None and session.phase in (FINISHED, HALTED):
+                if not table.live:
                     return
                 if not table.owned:  # every event held was sent: go to the new owner
                     raise not_owner()
                 table.cond.wait(0.25)
-            base = table.base
-            batch = table.events[index - base :] if index >= base else []
-        if index < base:  # older than what is held: from the store
-            batch = read_table_log(store, table.id, index, base - index)
-        if not batch:
+            batch = table.after(index)
+        if batch is None:  # older than what is held: from the store
+            batch = read_table_log(store, table.id, index, table.window[0] - index)
+        if batch:
+            index = batch[-1].seq
+            yield from _projected(batch, viewer)
+
+
+async def stream_async(
+    store: Store,
+    table: LiveTable,
+    viewer: int | None,
+    after: int,
+    not_owner: Callable[[], Unavailable],
+    run_blocking: Callable[..., Awaitable],
+) -> AsyncIterator[tuple[LoggedEvent, TableEvent]]:
+    """The same events, for a coroutine: it waits on the table's wake-up (on its event loop) and
+    reads older events from the store through ``run_blocking`` (in a worker thread). It ends when
+    the table is over, raises ``not_owner()`` when the table moved; a client gone cancels it."""
+    index = after
+    while True:
+        woken = table.wakeup.waiter()  # before looking: an event appended after is not missed
+        batch = table.after(index)
+        if batch is None:
+            base = table.window[0]
+            batch = await run_blocking(read_table_log, store, table.id, index, base - index)
+        if batch:
+            index = batch[-1].seq
+            for pair in _projected(batch, viewer):
+                yield pair
             continue
-        index = batch[-1].seq
-        for e in batch:
-            seen = project(e.event, viewer)
-            if seen is not None:
-                yield e, seen
+        if not table.live:
+            # under the lock, the step that ended the table has appended its last events
+            batch = await run_blocking(_after_settled, table, index)
+            if batch is None:  # older than what is held: the store, at the loop's top
+                continue
+            if not batch:
+                return
+            index = batch[-1].seq
+            for pair in _projected(batch, viewer):
+                yield pair
+            continue
+        if not table.owned:
+            raise not_owner()
+        await woken.wait()  # an append, the table's end or its loss sets it
