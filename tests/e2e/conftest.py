@@ -32,8 +32,6 @@ def stack(tmp_path_factory):
             "0",
             "--seat-secret",
             "e2e-secret",
-            "--max-workers",
-            "128",  # each Subscribe stream holds a server thread
             "--matchmaking-addr",
             procs["matchmaking"].address,
         ]
@@ -55,6 +53,10 @@ def stack(tmp_path_factory):
                 "600000",
                 "--claim-ms",
                 "600000",
+                # the fuzzed client calls at machine speed on purpose: no flood control here
+                # (tests/service/gateway/test_hostile_clients.py tests it)
+                "--seat-calls-per-second",
+                "0",
             ],
             log_name="gateway-slow",
         ).start()

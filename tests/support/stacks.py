@@ -61,14 +61,22 @@ def inprocess_backends() -> Iterator[dict[str, str]]:
 
 
 @contextlib.contextmanager
-def inprocess_gateway(internal_token: str = "", **gateway_extra) -> Iterator[InProcessGateway]:
+def inprocess_gateway(
+    internal_token: str = "", server_config: dict | None = None, **gateway_extra
+) -> Iterator[InProcessGateway]:
     """Wall, rules and scoring served in-process on loopback ports, then a gateway calling them
-    with the service flags ``gateway_extra`` (``seat_secret=…``, ``discard_ms=…``); every
-    server stops when the block ends."""
+    with the service flags ``gateway_extra`` (``seat_secret=…``, ``discard_ms=…``) and the
+    bootstrap's ``server_config`` (Config fields: ``server_model``, ``keepalive_seconds`` …);
+    every server stops when the block ends."""
     with contextlib.ExitStack() as stack:
         addrs = stack.enter_context(inprocess_backends())
         server, channel = stack.enter_context(
-            serving(GATEWAY, internal_token=internal_token, extra={**addrs, **gateway_extra})
+            serving(
+                GATEWAY,
+                internal_token=internal_token,
+                extra={**addrs, **gateway_extra},
+                **(server_config or {}),
+            )
         )
         yield InProcessGateway(server, channel, gateway_pb2_grpc.GatewayServiceStub(channel))
 

@@ -28,8 +28,18 @@ PASS = pb.Action(**{"pass": pb.Pass()})
 
 @pytest.fixture(scope="module")
 def stack():
-    # long timers: the person's prompt waits for the test, nothing moves under it
-    args = {"gateway": ["--discard-ms", "600000", "--claim-ms", "600000"]}
+    # long timers: the person's prompt waits for the test, nothing moves under it; the tables
+    # (created from one address without the internal token) never finish: no per-address cap
+    args = {
+        "gateway": [
+            "--discard-ms",
+            "600000",
+            "--claim-ms",
+            "600000",
+            "--public-tables-per-address",
+            "0",
+        ]
+    }
     with LocalStack(extra_args=args) as st:
         yield st
 

@@ -1,0 +1,323 @@
+"""Gateway capacity (issue 12): the previous server model (``--server-model threads``: one
+handler thread per call, each open stream holding one) against the asyncio model (the
+default), side by side in one run. The gateway is pinned to core 0 and everything else (wall,
+rules, scoring, the load generators) to core 1 with ``taskset``, so the figures are the
+gateway's own.
+
+(1) Idle streams: spectator streams opened on one waiting table by a client process; how many
+    one replica holds, the gateway's threads, its memory per stream (goal: 10,000 streams,
+    ≤ 20 KiB each), and a unary call's latency while they are open.
+(2) Human-paced tables: every seat a real gRPC client with its own stream
+    (tests/bench/seat_load.py), deciding in about a second; Act p50/p99 (goal p99 ≤ 50 ms at
+    ≥ 1,000 tables), CPU per action, and both processes' CPU use (the load generator must stay
+    well under its core, else the point is marked as bound by it).
+(3) Event fan-out: spectators on tables of bots; events delivered per second per gateway core.
+
+MAHJONG_BENCH_QUICK=1 runs small sizes; MAHJONG_BENCH_CAPACITY_SECONDS sets each load point's
+length (default 20).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import grpc
+from mahjong.gateway.v1 import gateway_pb2 as pb
+from mahjong.gateway.v1 import gateway_pb2_grpc
+
+from shared.server import internal_metadata
+from shared.supervisor import ServiceProcess, free_port, run_token
+
+DOWNSTREAM = ("wall", "rules", "scoring")
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _pin(core: int) -> list[str]:
+    """``taskset -c core`` when this machine has two cores to pin to, else nothing."""
+    return ["taskset", "-c", str(core)] if len(os.sched_getaffinity(0)) >= 2 else []
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def _status(pid: int, key: str) -> int:
+    text = Path(f"/proc/{pid}/status").read_text()
+    return int(re.search(rf"{key}:\s+(\d+)", text).group(1))
+
+
+class PinnedStack:
+    """Wall, rules and scoring on core 1, the gateway (``model``) alone on core 0."""
+
+    def __init__(self, model: str, workers: int, flags: list[str]) -> None:
+        self.tmp = Path(tempfile.mkdtemp(prefix="bench-capacity-"))
+        self.procs: dict[str, ServiceProcess] = {}
+        for name in DOWNSTREAM:
+            self.procs[name] = ServiceProcess(
+                name,
+                free_port(),
+                free_port(),
+                "memory://",
+                ["--log-level", "warning", "--max-workers", "64"],
+                log_path=self.tmp / f"{name}.log",
+                prefix=_pin(1),
+            ).start()
+        for p in self.procs.values():
+            p.wait_ready()
+        addrs = [f for n in DOWNSTREAM for f in (f"--{n}-addr", self.procs[n].address)]
+        self.gateway = ServiceProcess(
+            "gateway",
+            free_port(),
+            free_port(),
+            f"sqlite:///{self.tmp / 'gateway.db'}",
+            [
+                *addrs,
+                "--log-level",
+                "warning",
+                "--server-model",
+                model,
+                "--max-workers",
+                str(workers),
+                "--max-streams",
+                "0",
+                "--max-streams-per-address",
+                "0",
+                "--max-connections-per-address",
+                "0",
+                "--seat-wait-seconds",
+                "0",
+                *flags,
+            ],
+            log_path=self.tmp / "gateway.log",
+            prefix=_pin(0),
+        ).start()
+        self.gateway.wait_ready(timeout=60)
+        self.channel = grpc.insecure_channel(self.gateway.address)
+        self.stub = gateway_pb2_grpc.GatewayServiceStub(self.channel)
+        self.pid = self.gateway.proc.pid
+
+    def create(self, seats: list[pb.SeatAssignment], max_hands: int = 0) -> pb.CreateTableResponse:
+        return self.stub.CreateTable(  # as matchmaking creates tables: with the internal token
+            pb.CreateTableRequest(
+                request_id=uuid.uuid4().hex, stake=1, seats=seats, max_hands=max_hands
+            ),
+            metadata=internal_metadata(run_token()),
+            timeout=30,
+        )
+
+    def spectator(self, table_id: str) -> str:
+        return self.stub.JoinSeat(
+            pb.JoinSeatRequest(request_id=uuid.uuid4().hex, table_id=table_id, spectator=True),
+            timeout=10,
+        ).seat_token
+
+    def close(self) -> None:
+        self.channel.close()
+        self.gateway.stop()
+        for p in self.procs.values():
+            p.stop()
+
+
+class StreamClient:
+    """tests/support/stream_load.py in a process on core 1."""
+
+    def __init__(self, address: str, table_id: str, token: str, n: int, channels: int) -> None:
+        args = [address, table_id, token, str(n), str(channels)]
+        self.proc = subprocess.Popen(
+            [*_pin(1), sys.executable, "-m", "tests.support.stream_load", *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=Path(__file__).resolve().parents[2],
+        )
+        self.opened = self._reply()
+
+    def _reply(self) -> dict:
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError("the stream client died")
+        return json.loads(line)
+
+    def ask(self, command: str) -> dict:
+        self.proc.stdin.write(command + "\n")
+        self.proc.stdin.flush()
+        return self._reply()
+
+    def close(self) -> dict:
+        try:
+            return self.ask("close")
+        finally:
+            self.proc.wait(timeout=60)
+
+
+# --- (1) idle streams ---------------------------------------------------------------------------
+def idle_streams(model: str, n: int, workers: int) -> dict:
+    stack = PinnedStack(model, workers, ["--seat-calls-per-second", "0"])
+    try:
+        table = stack.create([pb.SeatAssignment(player_id="host")] + [pb.SeatAssignment()] * 3)
+        token = stack.spectator(table.table_id)
+        time.sleep(1.0)
+        rss0 = _status(stack.pid, "VmRSS")
+        client = StreamClient(stack.gateway.address, table.table_id, token, n, max(10, n // 500))
+        time.sleep(2.0)
+        rss1 = _status(stack.pid, "VmRSS")
+        threads = _status(stack.pid, "Threads")
+        unary = client.ask("probe")["unary_ms"]
+        client.close()
+        held = client.opened["open"]
+        return {
+            "model": model,
+            "asked": n,
+            "held": held,
+            "refused": client.opened["failed"],
+            "threads": threads,
+            "kib_per_stream": (rss1 - rss0) / max(1, held),
+            "unary_ms": unary,
+            "open_seconds": client.opened["seconds"],
+        }
+    finally:
+        stack.close()
+
+
+# --- (2) human-paced tables ---------------------------------------------------------------------
+def human_paced(model: str, tables: int, seconds: float) -> dict:
+    workers = 64 if model == "asyncio" else tables * 4 + 64  # threads: one per stream
+    stack = PinnedStack(
+        model,
+        workers,
+        ["--discard-ms", "60000", "--claim-ms", "60000", "--between-hands-ms", "1000"],
+    )
+    try:
+        made = []
+        for _ in range(tables):
+            t = stack.create([pb.SeatAssignment(player_id=f"p{s}") for s in range(4)])
+            made.append([t.table_id, list(t.seat_tokens)])
+        path = stack.tmp / "tables.json"
+        path.write_text(json.dumps(made))
+        cpu0 = _cpu_seconds(stack.pid)
+        started = time.monotonic()
+        args = [stack.gateway.address, str(path), str(seconds)]
+        out = subprocess.run(
+            [*_pin(1), sys.executable, "-m", "tests.bench.seat_load", *args],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=Path(__file__).resolve().parents[2],
+        )
+        wall = time.monotonic() - started
+        gateway_cpu = _cpu_seconds(stack.pid) - cpu0
+        r = json.loads(out.stdout.strip().splitlines()[-1])
+        r.update(
+            model=model,
+            tables=tables,
+            gateway_core=gateway_cpu / wall,
+            gateway_ms_per_act=gateway_cpu * 1000 / max(1, r["acts"]),
+            loadgen_core=r["cpu_seconds"] / r["seconds"],
+            threads=_status(stack.pid, "Threads"),
+        )
+        return r
+    finally:
+        stack.close()
+
+
+# --- (3) fan-out --------------------------------------------------------------------------------
+def fan_out(model: str, tables: int, watchers: int, seconds: float) -> dict:
+    n = tables * watchers
+    workers = 64 if model == "asyncio" else n + 64
+    stack = PinnedStack(model, workers, ["--seat-calls-per-second", "0", "--bot-delay-ms", "100"])
+    try:
+        made = [
+            stack.create([pb.SeatAssignment(bot=True)] * 4, max_hands=1000) for _ in range(tables)
+        ]
+        clients = [
+            StreamClient(
+                stack.gateway.address, t.table_id, stack.spectator(t.table_id), watchers, 4
+            )
+            for t in made
+        ]
+        before = sum(c.ask("count")["events"] for c in clients)
+        cpu0, t0 = _cpu_seconds(stack.pid), time.monotonic()
+        time.sleep(seconds)
+        delivered = sum(c.ask("count")["events"] for c in clients) - before
+        wall = time.monotonic() - t0
+        gateway_cpu = _cpu_seconds(stack.pid) - cpu0
+        for c in clients:
+            c.close()
+        return {
+            "model": model,
+            "streams": n,
+            "delivered_per_s": delivered / wall,
+            "gateway_core": gateway_cpu / wall,
+            "per_core_s": delivered / max(1e-9, gateway_cpu),
+        }
+    finally:
+        stack.close()
+
+
+def main() -> int:
+    quick = os.environ.get("MAHJONG_BENCH_QUICK") == "1"
+    seconds = float(os.environ.get("MAHJONG_BENCH_CAPACITY_SECONDS", "8" if quick else "20"))
+    pinned = "gateway on core 0, the rest on core 1" if _pin(0) else "NOT pinned (one core)"
+    print(f"gateway capacity: threads (previous model) vs asyncio; {pinned}")
+
+    print("(1) idle streams on one replica")
+    idle = [
+        idle_streams("threads", 300 if quick else 1500, 256 if quick else 1024),
+        idle_streams("asyncio", 2000 if quick else 10_000, 64),
+    ]
+    for r in idle:
+        print(
+            f"    {r['model']:8s} asked {r['asked']:6d}: held {r['held']:6d}, refused "
+            f"{r['refused']:5d}; {r['threads']:5d} gateway threads; "
+            f"{r['kib_per_stream']:6.1f} KiB per stream; a unary call meanwhile "
+            f"{r['unary_ms']:.1f} ms"
+        )
+    old, new = idle
+    goal = "meets" if new["held"] >= 10_000 and new["kib_per_stream"] <= 20 else "MISSES"
+    print(
+        f"    ratio asyncio/threads: {new['held'] / max(1, old['held']):.1f}x streams held, "
+        f"{new['kib_per_stream'] / max(1e-9, old['kib_per_stream']):.2f}x memory per stream "
+        f"— {goal} the 10,000 streams ≤ 20 KiB goal"
+    )
+
+    print(f"(2) human-paced tables, every seat a gRPC client deciding in ~1 s, {seconds:g} s each")
+    sizes = (50, 100) if quick else (250, 500, 1000, 2000)
+    points = [("threads", sizes[0]), ("threads", sizes[1])] + [("asyncio", n) for n in sizes]
+    for model, n in points:
+        r = human_paced(model, n, seconds)
+        bound = " [load generator near its core]" if r["loadgen_core"] > 0.85 else ""
+        goal = "≤ 50 ms" if r["p99_ms"] <= 50 else "> 50 ms"
+        print(
+            f"    {model:8s} {n:5d} tables: Act p50 {r['p50_ms']:7.1f} ms, p99 "
+            f"{r['p99_ms']:7.1f} ms ({goal}); {r['acts'] / r['seconds']:6.0f} acts/s, "
+            f"{r['gateway_ms_per_act']:.2f} gateway CPU ms per act; gateway core "
+            f"{r['gateway_core']:.0%}, load generator core {r['loadgen_core']:.0%}; "
+            f"refused {sum(r['refused'].values())}, stream errors {r['stream_errors']}; "
+            f"{r['threads']} threads{bound}"
+        )
+
+    print(f"(3) event fan-out to spectators of bot tables, {seconds:g} s")
+    tables, watchers = (2, 100) if quick else (4, 250)
+    fans = [fan_out(m, tables, watchers, seconds) for m in ("threads", "asyncio")]
+    for r in fans:
+        print(
+            f"    {r['model']:8s} {r['streams']} streams: {r['delivered_per_s']:8.0f} events "
+            f"delivered/s, gateway core {r['gateway_core']:.0%}, "
+            f"{r['per_core_s']:8.0f} deliveries per gateway core-second"
+        )
+    ratio = fans[1]["per_core_s"] / max(1e-9, fans[0]["per_core_s"])
+    print(f"    ratio asyncio/threads per core: {ratio:.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
