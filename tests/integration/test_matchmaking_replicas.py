@@ -6,7 +6,8 @@ every replica a real process.
   bot tournament created on one and started on the other; every quick-match, room and
   tournament table is formed once (one allocation per table, tables counted over both
   replicas' metrics), the ledger reconciles. Then the replica holding the ticker duty is
-  SIGKILLed: the other takes the duty within the lease and forms the next tables.
+  SIGKILLed: the other takes the duty within the lease and forms the next tables; stopped
+  with SIGTERM, a holder hands the duty over at once.
 * Three gateway replicas' outbox senders (spawned processes) on one store deliver 240 reports
   to a matchmaking process: each is delivered once (matchmaking counts no repeat), every hand
   is in the ledger once, the books reconcile.
@@ -276,6 +277,22 @@ def test_two_matchmaking_replicas_form_every_table_once(replicas):
         late = [assignment(stub, tok, tid) for tok, tid in joined]
         assert len(check_quick_tables(late)) == 1
         assert len(allocations(store, "quick/")) == 4
+
+        # The killed one comes back; the holder stops (SIGTERM) and hands the duty over at
+        # once, without waiting for the lease.
+        replicas.procs[lease.owner] = replicas._matchmaking(lease.owner).start().wait_ready(60)
+        held = store.get_lease(PREFIX + TICKER)
+        assert held.owner == other
+        stopped = time.monotonic()
+        replicas.procs[other].stop()
+        wait_for(
+            lambda: store.get_lease(PREFIX + TICKER).owner == lease.owner, 5, "handover", replicas
+        )
+        handover = time.monotonic() - stopped
+        assert handover < LEASE_MS / 1000, f"handover took {handover:.2f} s"
+        print(
+            f"ticker duty: SIGKILL to takeover {took:.2f} s, SIGTERM to handover {handover:.2f} s"
+        )
     finally:
         store.close()
 
