@@ -50,7 +50,7 @@ def test_an_abandoned_duty_is_taken_once_its_lease_runs_out(backend):
         gone = time.monotonic()
         assert not b.held()  # still running by the store's clock
         waited = wait_for(b.held, 5)
-        assert 0 < time.monotonic() - gone < TTL_MS / 1000 + 0.5, waited
+        assert 0 < time.monotonic() - gone < TTL_MS / 1000 + 1.0, waited
     finally:
         b.close()
 
