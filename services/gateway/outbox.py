@@ -19,12 +19,27 @@ status code (:func:`classify`):
   (``mahjong_gateway_outbox_dropped_total``); the next report goes on. Nothing is kept in the
   store. Casual tables (created without the internal token: ``mahjong play``, tests, clients)
   never reach the outbox (``TableSpec.report_hands``), so a drop means something is wrong.
+
+Several gateway replicas share one store, and each runs a sender. A table's reports are sent
+by one sender at a time: before sending them a sender claims the table's outbox lease
+(``gateway-outbox/<table id>``, a store lease of :data:`CLAIM_TTL_MS` or more, skipped while
+another sender holds it), reads the table's rows again under the claim (a row another sender
+delivered meanwhile is gone), sends them in key order, deletes each under the claim's fence and
+releases the claim. So a report is delivered once; only a sender that dies (or is paused past
+the claim) between matchmaking's answer and the delete leaves a row for the next sender, whose
+resend matchmaking answers as a repeat (RecordHand is idempotent per hand id, TableFinished per
+table), so it is applied once.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import socket
 import threading
+import time
+import uuid
+from collections.abc import Iterator
 
 import grpc
 import structlog
@@ -35,10 +50,13 @@ from services.gateway.tables import OUTBOX
 from shared.convert.common import seat_to_proto
 from shared.server import internal_metadata
 from shared.store import Store
+from shared.store.base import Fenced, Lease, LeaseHeld, Record
 
 log = structlog.get_logger("mahjong.gateway.outbox")
 
 RETRY, MISCONFIGURED, DROP = "retry", "misconfigured", "drop"
+CLAIM_PREFIX = "gateway-outbox/"
+CLAIM_TTL_MS = 10_000  # at least; five send timeouts when those are longer
 _MISCONFIGURED = {
     grpc.StatusCode.UNAUTHENTICATED,
     grpc.StatusCode.PERMISSION_DENIED,
@@ -82,8 +100,12 @@ class OutboxSender:
         timeout: float = 2.0,
         interval: float = 0.2,
         internal_token: str = "",
+        owner: str = "",
     ) -> None:
         self.store = store
+        # Who claims tables' reports: unique per sender (a restarted replica is a new sender).
+        self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.claim_ttl_ms = max(CLAIM_TTL_MS, int(timeout * 5000))
         self.metadata = internal_metadata(internal_token)
         self.stub = matchmaking_pb2_grpc.MatchmakingServiceStub(channel)
         self.timeout = timeout
@@ -125,23 +147,50 @@ class OutboxSender:
             )
 
     def flush(self) -> int:
-        """Send every pending report once (in key order: a table's hands before its end);
-        returns how many went out."""
+        """Send every pending report once (a table's in key order: its hands before its end),
+        each table under its claim; returns how many went out. Stops at a report to retry."""
         done = 0
-        for key, rec in self.store.scan(OUTBOX):
-            payload = json.loads(rec.value)
-            try:
-                self.send_one(payload)
-            except grpc.RpcError as exc:
-                if not self._refused(key, payload, exc):
-                    return done
-                continue
-            self.store.delete(OUTBOX, key)
-            done += 1
-            self.sent += 1
+        for table_id in self._tables_pending():
+            sent, go_on = self._flush_table(table_id)
+            done += sent
+            if not go_on:
+                return done
         return done
 
-    def _refused(self, key: str, payload: dict, exc: grpc.RpcError) -> bool:
+    def _tables_pending(self) -> list[str]:
+        return sorted({key.split("/", 1)[0] for key, _ in self.store.scan(OUTBOX)})
+
+    def _flush_table(self, table_id: str) -> tuple[int, bool]:
+        """The table's reports under its claim: (how many went out, whether to go on)."""
+        try:
+            lease = self.store.acquire_lease(CLAIM_PREFIX + table_id, self.owner, self.claim_ttl_ms)
+        except LeaseHeld:
+            return 0, True  # another sender has them
+        claim = _Claim(self.store, lease, self.claim_ttl_ms)
+        done = 0
+        try:
+            for key, rec in self._rows(table_id):  # read under the claim: none sent twice
+                if not claim.keep():
+                    return done, True
+                payload = json.loads(rec.value)
+                try:
+                    self.send_one(payload)
+                except grpc.RpcError as exc:
+                    if not self._refused(key, payload, exc, claim.lease):
+                        return done, False
+                    continue
+                done += 1
+                self.sent += 1
+                if not claim.delete(key):
+                    return done, True
+            return done, True
+        finally:
+            claim.release()
+
+    def _rows(self, table_id: str) -> Iterator[tuple[str, Record]]:
+        return self.store.scan(OUTBOX, table_id + "/")
+
+    def _refused(self, key: str, payload: dict, exc: grpc.RpcError, lease: Lease) -> bool:
         """Handle a refusal by its code; True when the report was set aside (go on)."""
         code = exc.code()
         details = exc.details() if hasattr(exc, "details") else ""
@@ -170,7 +219,10 @@ class OutboxSender:
             error=details,
             report=payload,
         )
-        self.store.delete(OUTBOX, key)
+        try:
+            self.store.delete(OUTBOX, key, fence=lease.fence)
+        except Fenced:
+            return False  # another sender took the table over: it decides
         return True
 
     def _run(self) -> None:
@@ -184,3 +236,37 @@ class OutboxSender:
 
     def close(self) -> None:
         self._stop.set()
+
+
+class _Claim:
+    """A sender's claim on one table's reports: renewed before it could run out, each delete
+    fenced by it (refused once another sender took the table over), released when done."""
+
+    def __init__(self, store: Store, lease: Lease, ttl_ms: int) -> None:
+        self.store, self.lease, self.ttl_ms = store, lease, ttl_ms
+        self._renew_at = time.monotonic() + ttl_ms / 3000
+        self.lost = False
+
+    def keep(self) -> bool:
+        """Whether the claim still holds (renewed when a third of it has passed)."""
+        if not self.lost and time.monotonic() >= self._renew_at:
+            try:
+                self.lease = self.store.renew_lease(self.lease, self.ttl_ms)
+                self._renew_at = time.monotonic() + self.ttl_ms / 3000
+            except Fenced:
+                self.lost = True
+        return not self.lost
+
+    def delete(self, key: str) -> bool:
+        """Delete a delivered row under the claim; False when another sender took it over."""
+        try:
+            self.store.delete(OUTBOX, key, fence=self.lease.fence)
+        except Fenced:
+            self.lost = True
+            log.warning("outbox_claim_lost", key=key, lease=self.lease.name)
+            return False
+        return True
+
+    def release(self) -> None:
+        if not self.lost:
+            self.store.release_lease(self.lease)

@@ -14,6 +14,12 @@ are refused and change nothing.
   ("tournament-T-r1-t0") would let anyone pre-create that table with seats and stake of their
   choosing, or fetch its seat tokens. A sealed id is still deterministic, so retries and other
   replicas get the same table.
+* With several replicas on one store, a table is created by one of them: the creation of a
+  request is claimed first (a store lease, ``matchmaking-create/<sealed id>``; while another
+  replica holds it the call is ``UNAVAILABLE`` TABLE_BEING_CREATED and the caller retries on a
+  later tick), the allocation is read back under the claim (namespace ``mm_tables_by_request``)
+  and returned as ``reused`` when another replica made it, so the gateway is asked once per
+  table and each table is counted once.
 * :func:`check_report` is what RecordHand and TableFinished call first: NotFound for a table
   matchmaking never allocated, FailedPrecondition for a tag or seating that differs from the
   allocation, Unavailable while a matching allocation is still pending (matchmaking stopped
@@ -24,17 +30,21 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from shared.errors import FailedPrecondition, NotFound, Unavailable
-from shared.store.base import Store
+from shared.store.base import LeaseHeld, Store
 
 from . import records
 from .allocator import TableAllocation, TableAllocator, TableRequest
 
 TABLES = "mm_tables"
 PENDING = "mm_tables_pending"
+BY_REQUEST = "mm_tables_by_request"
+CLAIM_PREFIX = "matchmaking-create/"
+CLAIM_TTL_MS = 30_000  # longer than a CreateTable deadline; a dead claimant delays this long
 _SEAL_CONTEXT = b"mahjong/matchmaking/create-table/"
 
 
@@ -70,29 +80,65 @@ def find(store: Store, table_id: str) -> AllocatedTable | None:
 
 
 class RecordingAllocator:
-    """A :class:`TableAllocator` that seals request ids and records every table it gets."""
+    """A :class:`TableAllocator` that seals request ids, creates each table once across the
+    replicas sharing the store, and records every table it gets."""
 
-    def __init__(self, store: Store, allocator: TableAllocator, secret: bytes) -> None:
+    def __init__(
+        self, store: Store, allocator: TableAllocator, secret: bytes, owner: str = ""
+    ) -> None:
         self.store = store
         self.inner = allocator
         self._secret = secret
+        self.owner = owner or "mm-" + uuid.uuid4().hex[:12]
 
     def create_table(self, request: TableRequest) -> TableAllocation:
         sealed = replace(request, request_id=sealed_request_id(self._secret, request.request_id))
-        pending = {"tag": request.tag, "player_ids": _seats(request)}
-        self.store.put(PENDING, sealed.request_id, records.dump(pending))
-        alloc = self.inner.create_table(sealed)
-        record(
-            self.store,
-            AllocatedTable(alloc.table_id, request.tag, tuple(_seats(request)), sealed.request_id),
-        )
-        self.store.delete(PENDING, sealed.request_id)
-        return alloc
+        try:
+            # One claimant per call: two threads of one replica exclude each other too.
+            claimant = f"{self.owner}/{uuid.uuid4().hex[:8]}"
+            claim = self.store.acquire_lease(
+                CLAIM_PREFIX + sealed.request_id, claimant, CLAIM_TTL_MS
+            )
+        except LeaseHeld as exc:
+            raise Unavailable(
+                f"table {request.request_id} is being created by another replica; retry",
+                reason="TABLE_BEING_CREATED",
+            ) from exc
+        try:
+            known = self.store.get(BY_REQUEST, sealed.request_id)  # read under the claim
+            if known is not None:
+                return _allocation(known.value)
+            pending = {"tag": request.tag, "player_ids": _seats(request)}
+            self.store.put(PENDING, sealed.request_id, records.dump(pending))
+            alloc = self.inner.create_table(sealed)
+            record(
+                self.store,
+                AllocatedTable(
+                    alloc.table_id, request.tag, tuple(_seats(request)), sealed.request_id
+                ),
+            )
+            body = {
+                "table_id": alloc.table_id,
+                "seat_tokens": list(alloc.seat_tokens),
+                "gateway_address": alloc.gateway_address,
+            }
+            self.store.put(BY_REQUEST, sealed.request_id, records.dump(body))
+            self.store.delete(PENDING, sealed.request_id)
+            return replace(alloc, reused=False)
+        finally:
+            self.store.release_lease(claim)
 
     def close(self) -> None:
         close = getattr(self.inner, "close", None)
         if callable(close):
             close()
+
+
+def _allocation(raw: bytes) -> TableAllocation:
+    data = records.load(raw)
+    return TableAllocation(
+        data["table_id"], tuple(data["seat_tokens"]), data["gateway_address"], reused=True
+    )
 
 
 def _pending_match(store: Store, tag: str, player_ids: Sequence[str] | None) -> bool:

@@ -35,6 +35,9 @@ class TableAllocation:
     table_id: str
     seat_tokens: tuple[str, ...]  # by seat; "" for bot seats
     gateway_address: str
+    # True when the request's table existed already (another replica, or an earlier try,
+    # created it): nothing was created now, so nothing is counted as created.
+    reused: bool = False
 
 
 class TableAllocator(Protocol):

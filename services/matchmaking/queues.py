@@ -274,7 +274,8 @@ def _start_match(store: Store, queue: str, seats: tuple[str | None, ...], now: f
 
 def _complete(store: Store, allocator: TableAllocator, match_id: str, now: float):
     """Create the match's table and assign its tickets; None while the gateway is unavailable
-    (the match stays pending and is retried) or while its tickets are still being claimed."""
+    (the match stays pending and is retried), while its tickets are still being claimed, or
+    when another replica created its table (this call only finished the assignment)."""
     rec = store.get(MATCHES, match_id)
     if rec is None:
         return None
@@ -323,4 +324,6 @@ def _complete(store: Store, allocator: TableAllocator, match_id: str, now: float
         store.delete(_QUEUE + t.queue, _index_key(t))
         presence.release(store, t.player_id, presence.QUEUE, t.ticket_id)
     store.delete(MATCHES, match_id)
+    if table.reused:  # another replica created it (and counts it)
+        return None
     return Formed(match_id, tuple(assigned), sum(t is None for t in tickets))

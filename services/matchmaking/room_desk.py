@@ -115,9 +115,8 @@ class RoomDesk:
         return room
 
     def _start_room(self, code: str) -> rooms.Room:
-        before = rooms.get_room(self.store, code).state
-        room = room_start.start_if_ready(self.store, self.allocator, code)
-        if room.state == rooms.PLAYING and before != rooms.PLAYING:
+        room, created = room_start.start_if_ready(self.store, self.allocator, code)
+        if created:
             metrics.TABLES.labels("room").inc()
             log.info("room_table", room=code, table=room.table_id)
         return room

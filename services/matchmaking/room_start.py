@@ -93,16 +93,17 @@ def ready_to_start(room: Room) -> bool:
     )
 
 
-def start_if_ready(store: Store, allocator: TableAllocator, code: str) -> Room:
+def start_if_ready(store: Store, allocator: TableAllocator, code: str) -> tuple[Room, bool]:
     """Create the table on a gateway once the room is full, agreed and ready (retried while the
-    gateway is unavailable: the room stays STARTING)."""
+    gateway is unavailable, or another replica is creating it: the room stays STARTING).
+    Returns the room and whether this call created its table."""
 
     def begin(room: Room) -> Room:
         return replace(room, state=STARTING) if ready_to_start(room) else room
 
     room = mutate_room(store, code, begin)
     if room.state != STARTING:
-        return room
+        return room, False
     request = TableRequest(
         request_id=f"room-{room.code}-{room.request_id}",
         ruleset=room.ruleset,
@@ -115,9 +116,11 @@ def start_if_ready(store: Store, allocator: TableAllocator, code: str) -> Room:
     try:
         table = allocator.create_table(request)
     except DomainError:
-        return room
+        return room, False
 
     def playing(room: Room) -> Room:
+        if room.state != STARTING:
+            return room  # another replica moved it on
         return replace(
             room,
             state=PLAYING,
@@ -126,4 +129,4 @@ def start_if_ready(store: Store, allocator: TableAllocator, code: str) -> Room:
             seat_tokens=tuple(table.seat_tokens),
         )
 
-    return mutate_room(store, code, playing)
+    return mutate_room(store, code, playing), not table.reused

@@ -1,10 +1,12 @@
 """``mahjong serve matchmaking``: the MatchmakingService over a store, creating tables on the
 gateway given by ``--gateway-addr``. A background ticker drives the timers (queue bot fill, room
-Start timers) and the work waiting on the gateway."""
+Start timers) and the work waiting on the gateway; with several replicas on one store only the
+one holding the ticker duty ticks (:mod:`.duty`, a store lease of ``--lease-ms``)."""
 
 from __future__ import annotations
 
 import argparse
+import socket
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -17,12 +19,14 @@ from shared.server import Config, ServiceSpec, open_config_store
 
 from .allocator import TableAllocator
 from .clock import Clock, system_clock
+from .duty import TickerDuty
 from .gateway_client import GatewayAllocator
 from .service import Matchmaking, MatchmakingConfig
 from .servicer import MatchmakingServicer
 
 CALLS = ("gateway",)
 DEFAULT_MAX_WORKERS = 256
+DEFAULT_LEASE_MS = 10_000
 SERVICE_NAME = "mahjong.matchmaking.v1.MatchmakingService"
 INTERNAL_METHODS = frozenset({"RecordHand", "TableFinished"})
 log = structlog.get_logger("mahjong.matchmaking")
@@ -32,6 +36,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gateway-addr", default=default_address("gateway"))
     p.add_argument("--gateway-timeout", type=float, default=5.0, help="CreateTable deadline (s)")
     p.add_argument("--tick-seconds", type=float, default=0.25, help="timer resolution (s)")
+    p.add_argument(
+        "--lease-ms",
+        type=int,
+        default=DEFAULT_LEASE_MS,
+        help="the ticker duty's lease: a replica that stops renewing it is replaced after this",
+    )
+    p.add_argument(
+        "--replica-id",
+        default="",
+        help="this replica's ticker-duty owner id (default: host name and port)",
+    )
     p.add_argument(
         "--bot-fill-seconds",
         type=float,
@@ -54,11 +69,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 class Ticker:
-    """Calls ``fn`` every ``seconds`` on a daemon thread until closed; errors are logged."""
+    """Calls ``fn`` every ``seconds`` on a daemon thread until closed, while ``duty.held()``
+    (this replica's turn among those on the store); errors are logged. Closing releases the
+    duty, after the last tick."""
 
-    def __init__(self, fn: Callable[[], None], seconds: float) -> None:
+    def __init__(self, fn: Callable[[], None], seconds: float, duty: TickerDuty) -> None:
         self._fn = fn
         self._seconds = seconds
+        self._duty = duty
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="matchmaking-ticker", daemon=True)
         self._thread.start()
@@ -66,13 +84,15 @@ class Ticker:
     def _run(self) -> None:
         while not self._stop.wait(self._seconds):
             try:
-                self._fn()
+                if self._duty.held():
+                    self._fn()
             except Exception as exc:  # a tick must never kill the ticker
                 log.exception("tick_failed", error=repr(exc))
 
     def close(self) -> None:
         self._stop.set()
         self._thread.join(timeout=5)
+        self._duty.close()
 
 
 class Resources:
@@ -119,7 +139,12 @@ def make_add_to_server(
         mm = Matchmaking(store, allocator, clock, mm_config(config.extra))
         servicer = MatchmakingServicer(mm)
         pb_grpc.add_MatchmakingServiceServicer_to_server(servicer, server)
-        ticker = Ticker(mm.tick, config.extra.get("tick_seconds", 0.25)) if ticking else None
+        ticker = None
+        if ticking:
+            replica = config.extra.get("replica_id") or f"{socket.gethostname()}:{config.port}"
+            lease_ms = int(config.extra.get("lease_ms", DEFAULT_LEASE_MS))
+            duty = TickerDuty(store, replica, lease_ms)
+            ticker = Ticker(mm.tick, config.extra.get("tick_seconds", 0.25), duty)
         closer = getattr(allocator, "close", None)
         return Resources(mm, ticker, *([allocator] if callable(closer) else []), store)
 

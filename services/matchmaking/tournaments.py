@@ -247,8 +247,9 @@ def start(store: Store, tournament_id: str, player_id: str) -> Tournament:
 
 
 def allocate_tables(store: Store, allocator: TableAllocator, tournament_id: str) -> int:
-    """Create the current round's tables that have none yet; returns how many were created.
-    A table the gateway cannot create now stays pending and is retried on the next call."""
+    """Create the current round's tables that have none yet; returns how many were created
+    (not those another replica created meanwhile). A table the gateway cannot create now (or
+    that another replica is creating) stays pending and is retried on the next call."""
     t = get(store, tournament_id)
     if t.state != RUNNING:
         return 0
@@ -286,7 +287,7 @@ def allocate_tables(store: Store, allocator: TableAllocator, tournament_id: str)
             return replace(cur, tables=tables)
 
         _mutate(store, tournament_id, fn)
-        created += 1
+        created += not alloc.reused  # another replica's table: counted there
     return created
 
 

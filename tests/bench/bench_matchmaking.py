@@ -1,25 +1,39 @@
-"""Matchmaking benchmark: 10,000 queued tickets formed into tables, tables per second.
+"""Matchmaking benchmark: 10,000 queued tickets formed into tables, tables per second; and the
+ledger behind real matchmaking processes on PostgreSQL.
 
 Tickets are queued first (not timed); then one ``tick`` forms every table and
 creates it through the allocator port (an in-process allocator, so the gateway's own speed is
 not measured). Runs on the in-memory store and on SQLite (the embedded default), and times the
 pure planning step alone for comparison.
+
+The replicas part (when the test PostgreSQL server is reachable): RecordHand calls per second
+over gRPC from 8 client threads (each its own table and players) to 1 matchmaking process,
+then to 2 on the same database in the same run; and GetBalances' latency (median) for an
+account with 10 entries and one with 10,000 (the balance is one row: it should not grow).
 """
 
 from __future__ import annotations
 
 import itertools
+import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from services.matchmaking import queues
+import grpc
+from mahjong.matchmaking.v1 import matchmaking_pb2 as mpb
+from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as mpb_grpc
+
+from services.matchmaking import allocated_tables, ledger, queues
 from services.matchmaking.allocator import TableAllocation, TableRequest
 from services.matchmaking.clock import ManualClock
+from services.matchmaking.ledger import HandReport
 from services.matchmaking.service import Matchmaking, MatchmakingConfig
-from shared.server import configure_logging
+from shared.server import configure_logging, internal_metadata
 from shared.store import open_store
+from shared.supervisor import run_token
+from tests.bench import concurrent_rate, postgres_url
 
 TICKETS = 10_000
 STAKES = (1, 2, 4, 8)  # four queues of one ruleset, by level
@@ -75,6 +89,96 @@ def plan_only(tickets: int = TICKETS) -> dict[str, float]:
     return {"tables": len(tables), "seconds": seconds, "tables_per_s": len(tables) / seconds}
 
 
+CLIENTS = 8
+BIG = 10_000
+NO_SYNC_COMMIT = "options=-c%20synchronous_commit%3Doff"
+
+
+def _table(i: int) -> tuple[str, str, tuple[str, ...]]:
+    return f"bench-t{i}", f"quick/bench{i}", tuple(f"bench-p{i}-{s}" for s in range(4))
+
+
+def _replica(url: str, log_dir: Path, name: str):
+    from tests.support.stacks import service_process
+
+    args = ["--gateway-addr", "127.0.0.1:1", "--replica-id", name, "--drain-seconds", "0"]
+    args += ["--log-level", "warning", "--max-workers", "32"]
+    return service_process("matchmaking", log_dir, store_url=url, extra=args, log_name=name)
+
+
+def record_hand_rate(addresses: list[str], run: str) -> float:
+    """RecordHand calls per second, ``CLIENTS`` threads spread over ``addresses``."""
+    metadata = internal_metadata(run_token())
+    counter = itertools.count()
+
+    def worker(i: int):
+        channel = grpc.insecure_channel(addresses[i % len(addresses)])
+        stub = mpb_grpc.MatchmakingServiceStub(channel)
+        table_id, tag, ids = _table(i)
+
+        def one() -> int:
+            n = next(counter)
+            pay = [-1, -1, -1, -1]
+            pay[n % 4] = 3
+            req = mpb.RecordHandRequest(
+                hand_id=f"{run}-{n}", table_id=table_id, tag=tag, player_ids=ids, payments=pay
+            )
+            stub.RecordHand(req, timeout=10, metadata=metadata)
+            return 1
+
+        return one
+
+    return concurrent_rate(worker, CLIENTS)
+
+
+def balance_latency_us(address: str, account: str, reads: int = 300) -> float:
+    channel = grpc.insecure_channel(address)
+    stub = mpb_grpc.MatchmakingServiceStub(channel)
+    req = mpb.GetBalancesRequest(player_ids=[account])
+    stub.GetBalances(req, timeout=10)
+    times = []
+    for _ in range(reads):
+        t0 = time.perf_counter()
+        stub.GetBalances(req, timeout=10)
+        times.append(time.perf_counter() - t0)
+    channel.close()
+    return statistics.median(times) * 1e6
+
+
+def replicas_figures(url: str, log_dir: Path) -> dict[str, float]:
+    store = open_store(url, pool_size=2)
+    lazy = open_store(f"{url}?{NO_SYNC_COMMIT}", pool_size=4)
+    procs = []
+    try:
+        for i in range(CLIENTS):
+            table_id, tag, ids = _table(i)
+            allocated_tables.record(store, allocated_tables.AllocatedTable(table_id, tag, ids, ""))
+        few = ("bench-f0", "bench-f1", "bench-f2", "bench-f3")
+        for j in range(10):
+            ledger.record_hand(lazy, HandReport(f"few-{j}", "t", "x", few, (3, -1, -1, -1)), 1.0)
+        many = ("bench-m0", "bench-m1", "bench-m2", "bench-m3")
+        for j in range(BIG):  # not timed: the account to read has 10,000 entries
+            ledger.record_hand(lazy, HandReport(f"many-{j}", "t", "x", many, (3, -1, -1, -1)), 1.0)
+        procs = [_replica(url, log_dir, n).start() for n in ("mm-a", "mm-b")]
+        for p in procs:
+            p.wait_ready(60)
+        a, b = procs[0].address, procs[1].address
+        out = {
+            "RecordHand/s, 1 replica": record_hand_rate([a], "one"),
+            "RecordHand/s, 2 replicas": record_hand_rate([a, b], "two"),
+            "balance, 10 entries (us)": balance_latency_us(a, "bench-f0"),
+            f"balance, {BIG:,} entries (us)": balance_latency_us(a, "bench-m0"),
+        }
+        assert len(ledger.entries(store, "bench-m0")) == BIG
+        assert ledger.reconcile(store) == []
+        return out
+    finally:
+        for p in procs:
+            p.stop()
+        lazy.close()
+        store.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m tests.bench.bench_matchmaking [TICKETS]``; the bench runner calls main()."""
     tickets = int(argv[0]) if argv else TICKETS
@@ -99,6 +203,16 @@ def main(argv: list[str] | None = None) -> int:
         f"  ratio memory/sqlite {mem / sql:.1f}x; "
         f"pure planning is {pure['tables_per_s'] / mem:.0f}x the full path on memory"
     )
+    print(f"matchmaking replicas on PostgreSQL: RecordHand over gRPC, {CLIENTS} client threads")
+    with postgres_url() as url, tempfile.TemporaryDirectory() as logs:
+        if url is not None:
+            r = replicas_figures(url, Path(logs))
+            for name, value in r.items():
+                print(f"  {name:<30}{value:>12,.0f}")
+            one, two = r["RecordHand/s, 1 replica"], r["RecordHand/s, 2 replicas"]
+            few, many = r["balance, 10 entries (us)"], r[f"balance, {BIG:,} entries (us)"]
+            print(f"  RecordHand 2 replicas / 1: {two / one:.2f}x")
+            print(f"  balance read with {BIG:,} entries / with 10: {many / few:.2f}x")
     return 0
 
 

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from shared.errors import FailedPrecondition
 from shared.store.base import Store
 
 if TYPE_CHECKING:
@@ -64,6 +65,16 @@ def account_deltas(entries: Sequence[Entry]) -> list[tuple[str, int, int]]:
     return [(a, s, amount) for (a, s), amount in sorted(deltas.items())]
 
 
+def reference_taken(hand_id: str) -> FailedPrecondition:
+    """The refusal of a hand whose id is already the reference of an entry of one of its
+    accounts (a grant's): entries are unique per (reference, account), nothing is written."""
+    return FailedPrecondition(
+        f"hand {hand_id}: an account of the hand already has an entry with that reference",
+        reason="HAND_ID_REUSED",
+        hand_id=hand_id,
+    )
+
+
 def discrepancies(
     balances: dict[str, int],
     sums: dict[str, int],
@@ -89,7 +100,8 @@ class LedgerStore(abc.ABC):
         """Record a hand and its entries, and move the balances, in one transaction. None when
         recorded; the report stored under that hand id when it was recorded before (then
         nothing is written). InvalidArgument (nothing written) when the entries do not sum to
-        zero."""
+        zero; :func:`reference_taken` when an account already has an entry under the hand's
+        id."""
 
     @abc.abstractmethod
     def grant(self, entry: Entry) -> bool:

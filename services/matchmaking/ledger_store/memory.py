@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from services.matchmaking.ledger import GRANT, Entry
 from shared.errors import InvalidArgument
 
-from . import GRANT_KINDS, HandRow, LedgerStore, account_deltas, discrepancies
+from . import GRANT_KINDS, HandRow, LedgerStore, account_deltas, discrepancies, reference_taken
 
 
 class MemoryLedger(LedgerStore):
@@ -35,6 +35,8 @@ class MemoryLedger(LedgerStore):
                 return stored.report
             if sum(e.amount for e in entries) != 0:
                 raise InvalidArgument(f"hand {hand.hand_id}: entries do not sum to zero")
+            if any((e.ref, e.account) in self._entries for e in entries):
+                raise reference_taken(hand.hand_id)
             self._apply(entries)  # first: it computes everything before it changes anything
             self._hands[hand.hand_id] = hand
             return None

@@ -15,7 +15,7 @@ from services.matchmaking.ledger import Entry
 from shared.errors import InvalidArgument
 from shared.store.postgres import PostgresStore
 
-from . import HandRow, account_deltas
+from . import HandRow, account_deltas, reference_taken
 from .sql import SqlLedger
 
 MIGRATIONS = (
@@ -90,7 +90,10 @@ class PostgresLedger(SqlLedger):
                 return conn.execute(
                     "SELECT report FROM ledger_hands WHERE hand_id = %s", (hand.hand_id,)
                 ).fetchone()[0]
-            _, total = self._apply(conn, entries)
+            try:
+                _, total = self._apply(conn, entries)
+            except _Repeat as exc:  # (ref, account) taken: the transaction rolls back
+                raise reference_taken(hand.hand_id) from exc
             if total != 0:
                 raise InvalidArgument(f"hand {hand.hand_id}: entries sum to {total}, not 0")
             return None

@@ -11,7 +11,7 @@ from services.matchmaking.ledger import Entry
 from shared.errors import InvalidArgument
 from shared.store.sqlite import SqliteStore
 
-from . import HandRow, account_deltas
+from . import HandRow, account_deltas, reference_taken
 from .sql import SqlLedger
 
 MIGRATIONS = (
@@ -68,7 +68,10 @@ class SqliteLedger(SqlLedger):
                 return db.execute(
                     "SELECT report FROM ledger_hands WHERE hand_id = ?", (hand.hand_id,)
                 ).fetchone()[0]
-            self._apply(db, entries)
+            try:
+                self._apply(db, entries)
+            except sqlite3.IntegrityError as exc:  # (ref, account) taken: rolled back whole
+                raise reference_taken(hand.hand_id) from exc
             (total,) = db.execute(
                 "SELECT COALESCE(SUM(amount), 0) FROM ledger_entries WHERE ref = ?",
                 (hand.hand_id,),

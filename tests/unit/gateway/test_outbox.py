@@ -1,13 +1,16 @@
 """The matchmaking outbox: reports stay in the store until matchmaking accepts them, are sent
-in order (a table's hands before its end), and a failed send is retried later, never lost."""
+in order (a table's hands before its end), and a failed send is retried later, never lost. A
+table's reports are sent under its claim: never by two replicas' senders at once, and a sender
+whose claim was taken over deletes nothing."""
 
 from __future__ import annotations
 
 import json
+import time
 
 import grpc
 
-from services.gateway.outbox import OutboxSender
+from services.gateway.outbox import CLAIM_PREFIX, OutboxSender
 from services.gateway.tables import OUTBOX
 from shared.store.memory import MemoryStore
 
@@ -74,3 +77,57 @@ def test_reports_survive_failures_and_go_out_in_order():
     assert list(fake.hands[0].payments) == [3, -1, -1, -1]
     assert [f.hands_played for f in fake.finished] == [2]
     assert not list(store.scan(OUTBOX))
+
+
+def hand_row(store, table: str, n: int) -> None:
+    payload = {
+        "kind": "hand",
+        "hand_id": f"{table}-h{n}",
+        "table_id": table,
+        "tag": "x",
+        "player_ids": ["a", "b", "c", "d"],
+        "payments": [3, -1, -1, -1],
+        "house": 0,
+        "escaped_seat": None,
+    }
+    report(store, f"{table}/{table}-h{n}", payload)
+
+
+def sender_on(store, owner: str) -> tuple[OutboxSender, FakeMatchmaking]:
+    sender = OutboxSender(store, grpc.insecure_channel("127.0.0.1:1"), owner=owner)
+    fake = FakeMatchmaking(fail_first=0)
+    sender.stub = fake
+    return sender, fake
+
+
+def test_a_table_claimed_by_another_replicas_sender_is_left_to_it():
+    store = MemoryStore()
+    for table in ("t_1", "t_2"):
+        hand_row(store, table, 1)
+    other = store.acquire_lease(CLAIM_PREFIX + "t_1", "gw-b", 10_000)  # b is sending t_1
+    sender, fake = sender_on(store, "gw-a")
+    assert sender.flush() == 1 and [h.hand_id for h in fake.hands] == ["t_2-h1"]
+    assert [k for k, _ in store.scan(OUTBOX)] == ["t_1/t_1-h1"]
+    assert not store.get_lease(CLAIM_PREFIX + "t_2").held  # released once sent
+    store.release_lease(other)
+    assert sender.flush() == 1 and not list(store.scan(OUTBOX))
+
+
+def test_a_sender_whose_claim_was_taken_over_deletes_nothing_and_stops():
+    """A sender paused past its claim: the row it delivered stays for the new claimant, whose
+    resend matchmaking answers as a repeat (applied once)."""
+    store = MemoryStore()
+    for n in (1, 2):
+        hand_row(store, "t_1", n)
+    sender, fake = sender_on(store, "gw-a")
+    sender.claim_ttl_ms = 1
+
+    def paused_send(req, timeout, metadata=()):
+        fake.hands.append(req)
+        time.sleep(0.01)  # the claim runs out; another sender takes the table
+        store.acquire_lease(CLAIM_PREFIX + "t_1", "gw-b", 10_000)
+
+    fake.RecordHand = paused_send
+    assert sender.flush() == 1  # sent h1, but its delete was refused
+    assert [k for k, _ in store.scan(OUTBOX)] == ["t_1/t_1-h1", "t_1/t_1-h2"]
+    assert store.get_lease(CLAIM_PREFIX + "t_1").owner == "gw-b"  # not released by a

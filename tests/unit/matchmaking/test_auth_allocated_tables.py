@@ -1,7 +1,10 @@
 """The ledger accepts gateway reports only for tables matchmaking allocated, with exactly the
-players it seated there (and the tag): a forged or foreign report changes nothing."""
+players it seated there (and the tag): a forged or foreign report changes nothing. Replicas
+creating the same table at once ask the gateway once."""
 
 from __future__ import annotations
+
+import time
 
 import pytest
 
@@ -12,6 +15,7 @@ from services.matchmaking.ledger import HandReport
 from services.matchmaking.service import Matchmaking, MatchmakingConfig
 from shared.errors import FailedPrecondition, NotFound, Unavailable
 from shared.store.memory import MemoryStore
+from tests.support.concurrency import run_threads
 from tests.unit.matchmaking.mm_fakes import FakeAllocator, make_service
 
 
@@ -172,3 +176,38 @@ def test_recording_allocator_records_the_requested_seating():
     found = allocated_tables.find(store, got.table_id)
     assert found.player_ids == ("p0", "p1", "p2", "p3") and found.tag == "quick/m1"
     assert allocated_tables.find(store, "nope") is None and allocated_tables.find(store, "") is None
+
+
+class SlowAllocator(FakeAllocator):
+    """A gateway that takes a while to answer, so concurrent creations overlap."""
+
+    def create_table(self, request):
+        time.sleep(0.05)
+        return super().create_table(request)
+
+
+def test_replicas_creating_the_same_table_at_once_ask_the_gateway_once(backend):
+    gateway = SlowAllocator()
+    replicas = [
+        allocated_tables.RecordingAllocator(backend.open(), gateway, b"secret") for _ in range(2)
+    ]
+    request = TableRequest(
+        "room-123456-1", "shanghai-qiaoma", 1, tuple(SeatRequest(p, p) for p in "abcd")
+    )
+    answers: list = []
+
+    def create(i: int) -> None:
+        try:
+            answers.append(replicas[i % 2].create_table(request))
+        except Unavailable as exc:
+            answers.append(exc.reason)
+
+    run_threads(create, 6, with_index=True)
+    assert gateway.calls == 1
+    made = [a for a in answers if not isinstance(a, str)]
+    assert [a.reused for a in made].count(False) == 1
+    assert {a.table_id for a in made} == {"tbl-1"}
+    assert set(answers) - set(made) <= {"TABLE_BEING_CREATED"}
+    again = replicas[1].create_table(request)  # later: the recorded table, nothing created
+    assert (again.table_id, again.reused, gateway.calls) == ("tbl-1", True, 1)
+    assert again.seat_tokens == made[0].seat_tokens

@@ -111,6 +111,15 @@ def test_grants_are_once_per_reference(store):
     assert ledger.balance(store, "zz") == 0 and ledger.entries(store, "zz") == []
 
 
+def test_a_hand_whose_id_is_a_grants_reference_is_refused_and_writes_nothing(store):
+    ledger.grant(store, "b", "h1", 5, 1.0)  # entries are unique per (reference, account)
+    with pytest.raises(FailedPrecondition) as err:
+        ledger.record_hand(store, report("h1"), 2.0)
+    assert err.value.reason == "HAND_ID_REUSED"
+    assert [ledger.balance(store, p) for p in PIDS] == [0, 5, 0, 0]
+    assert not ledger.has_hand(store, "h1") and ledger.reconcile(store) == []
+
+
 def test_reconcile_finds_a_balance_that_is_not_the_sum_of_its_entries(store):
     ledger.grant(store, "a", "registration", 1000, 1.0)
     ledger.record_hand(store, report(), 2.0)
