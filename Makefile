@@ -18,7 +18,7 @@ PYTEST_ARGS ?=
 SOURCES := $(shell find shared services -name '*.py')
 COMPILE_STAMP := $(VENV)/.compiled
 
-.PHONY: install proto web browser run test lint bench clean pure
+.PHONY: install proto web browser promtool run test lint bench clean pure
 
 ifdef MAHJONG_PURE_PYTHON
 install: $(STAMP) $(GEN_STAMP) pure
@@ -80,10 +80,16 @@ browser:
 	@command -v chromium >/dev/null && fc-list 2>/dev/null | grep -qi 'wqy\|noto sans cjk' || { \
 		apt-get update -qq && apt-get install -y -qq chromium fonts-wqy-zenhei >/dev/null; }
 
+# promtool, which checks and unit-tests the alert rules of deploy/monitoring in tests/deploy:
+# Debian's prometheus package (the server is installed but not started), when missing.
+promtool:
+	@command -v promtool >/dev/null || { \
+		apt-get update -qq && apt-get install -y -qq --no-install-recommends prometheus >/dev/null; }
+
 run: install web
 	$(BIN)/mahjong run
 
-test: install web browser
+test: install web browser promtool
 	$(BIN)/pytest -n 2 $(PYTEST_ARGS)
 
 lint: install

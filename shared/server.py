@@ -7,7 +7,9 @@ that adds its servicers, its own flags) and calls :func:`serve`. The bootstrap p
   ``MAHJONG_<FLAG>``), then defaults;
 * gRPC health (``grpc.health.v1``) and server reflection;
 * structlog JSON logs with the RPC, peer and request context bound on every line;
-* Prometheus metrics per RPC (count by status code, latency histogram) on an HTTP port;
+* Prometheus metrics per RPC (count by status code, latency histogram), open server streams
+  beside their limit and the container's cgroup limits (:mod:`shared.process_limits`) on an
+  HTTP port;
 * domain errors (:mod:`shared.errors`) mapped to status codes with google.rpc details, and any
   other exception answered INTERNAL and logged, never crashing the process;
 * graceful shutdown on SIGTERM/SIGINT: health NOT_SERVING, a drain period, then a grace period
@@ -44,9 +46,10 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from grpc_status import rpc_status
-from prometheus_client import Counter, Histogram, start_http_server
+from prometheus_client import Counter, Gauge, Histogram, start_http_server
 
 from shared.errors import DomainError, Unauthenticated
+from shared.process_limits import export_limits
 from shared.store import DEFAULT_POOL_SIZE, Store, open_store, redact_url
 from shared.store.base import StoreError
 
@@ -62,6 +65,13 @@ RPC_LATENCY = Histogram(
     "Time to handle an RPC (for streams: until the stream ends).",
     ["grpc_service", "grpc_method"],
     buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10),
+)
+STREAMS_OPEN = Gauge(
+    "mahjong_server_streams_open", "Server streams open now (each holds a handler thread)."
+)
+STREAM_LIMIT = Gauge(
+    "mahjong_server_stream_limit",
+    "Server streams that may be open at once; past it a stream ends RESOURCE_EXHAUSTED.",
 )
 
 ERROR_DOMAIN = "mahjong"
@@ -480,6 +490,8 @@ class ServerInterceptor(grpc.ServerInterceptor):
     ) -> None:
         self._max_streams = max_streams
         self._streams = threading.BoundedSemaphore(max_streams) if max_streams else None
+        if max_streams:
+            STREAM_LIMIT.set(max_streams)
         self._internal = frozenset(internal) if internal_token else frozenset()
         self._token = internal_token
 
@@ -562,10 +574,12 @@ class ServerInterceptor(grpc.ServerInterceptor):
                     f"{self._max_streams} streams are open on this server, its limit; "
                     "retry later or on another replica",
                 )
+            STREAMS_OPEN.inc()
             try:
                 with self._call_scope(service, method, context, start):
                     yield from fn(request, context)
             finally:
+                STREAMS_OPEN.dec()
                 if self._streams is not None:
                     self._streams.release()
 
@@ -590,6 +604,7 @@ def start_metrics(port: int, host: str = "127.0.0.1") -> int:
         if port not in _metrics_ports:
             start_http_server(port, addr=host)
             _metrics_ports.add(port)
+            export_limits()
     return port
 
 

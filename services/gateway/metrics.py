@@ -1,5 +1,6 @@
 """Game metrics of the gateway (Prometheus), derived from the events tables emit: hands, wins
-by hand type, drawn hands, timeouts, active tables, actions; and the tables held in memory."""
+by hand type, drawn hands, timeouts, active tables, actions; the tables held in memory; and
+the tables whose lease this replica took over or lost."""
 
 from __future__ import annotations
 
@@ -25,6 +26,13 @@ STEP_FAILURES = Counter(
 )
 
 
+OWNERSHIP = Counter(
+    "mahjong_gateway_table_ownership_changes_total",
+    "Tables whose lease changed hands on this replica: taken_over (adopted from a replica that "
+    "released it on drain or let it expire), lost (another replica took it: this one was "
+    "paused or cut off longer than the lease).",
+    ["change"],
+)
 TABLES_HALTED = Counter(
     "mahjong_gateway_tables_halted_total",
     "Tables whose engine stopped on an error no retry mends (a bug); their logs are kept.",
@@ -36,8 +44,10 @@ def observe(table, logged: LoggedEvent | None, what: str) -> None:
     if logged is None:
         if what == "taken_over":
             ACTIVE_TABLES.inc()
+            OWNERSHIP.labels("taken_over").inc()
         elif what == "lost":  # another replica runs it now
             ACTIVE_TABLES.dec()
+            OWNERSHIP.labels("lost").inc()
         return
     ev = logged.event
     if isinstance(ev, K.HandResult):

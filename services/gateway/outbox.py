@@ -44,7 +44,7 @@ from collections.abc import Iterator
 import grpc
 import structlog
 from mahjong.matchmaking.v1 import matchmaking_pb2, matchmaking_pb2_grpc
-from prometheus_client import Counter
+from prometheus_client import Counter, Gauge
 
 from services.gateway.tables import OUTBOX
 from shared.convert.common import seat_to_proto
@@ -79,6 +79,12 @@ OUTBOX_MISCONFIGURED = Counter(
     "mahjong_gateway_outbox_misconfigured_total",
     "Report attempts refused as unauthenticated/unimplemented (wrong internal token or address).",
     ["code"],
+)
+
+OUTBOX_PENDING = Gauge(
+    "mahjong_gateway_outbox_pending",
+    "Reports in the store's outbox not yet accepted by matchmaking, as this replica's sender "
+    "last counted them (the outbox is shared: every replica counts the same rows).",
 )
 
 
@@ -228,7 +234,8 @@ class OutboxSender:
     def _run(self) -> None:
         while not self._stop.wait(self.backoff):
             try:
-                pending = any(True for _ in self.store.scan(OUTBOX))
+                pending = sum(1 for _ in self.store.scan(OUTBOX))  # the scan reads them all
+                OUTBOX_PENDING.set(pending)
                 ok = self.flush() if pending else 0
                 self.backoff = self.interval if ok or not pending else min(5.0, self.backoff * 2)
             except Exception as exc:  # never let the sender thread die

@@ -55,6 +55,7 @@ from shared.store.base import (
     next_lease,
     renewed_lease,
 )
+from shared.store.metrics import STORE_RETRIES, instrument
 from shared.store.urls import redact_url
 
 R = TypeVar("R")
@@ -167,7 +168,18 @@ class PostgresStore(Store):
         (at most ``retries`` times); a lost connection is StoreUnavailable (a ``read_only`` one
         is tried once more first). ``single``: ``fn`` runs one statement, which is its own
         transaction (no BEGIN/COMMIT round trips; implied by ``read_only``). For modules that
-        keep their own tables in this database (the ledger)."""
+        keep their own tables in this database (the ledger); measured as the operation
+        ``transaction`` (:mod:`shared.store.metrics`)."""
+        return self._transaction(fn, read_only=read_only, single=single)
+
+    def _transaction(
+        self,
+        fn: Callable[[psycopg.Connection], R],
+        *,
+        read_only: bool = False,
+        single: bool = False,
+    ) -> R:
+        """:meth:`transaction` for this class's own operations (each measured as itself)."""
         lost = 0
         attempt = 0
         bare = single or read_only
@@ -179,6 +191,7 @@ class PostgresStore(Store):
                     with conn.transaction():
                         return fn(conn)
             except RETRY_SQLSTATES as exc:
+                STORE_RETRIES.labels("postgres", exc.sqlstate or "").inc()
                 attempt += 1
                 if attempt > self.retries:
                     raise StoreUnavailable(
@@ -234,7 +247,7 @@ class PostgresStore(Store):
                 )
             return before
 
-        return self.transaction(tx)
+        return self._transaction(tx)
 
     def schema_version(self, component: str = "store") -> int:
         def tx(conn: psycopg.Connection) -> int:
@@ -243,7 +256,7 @@ class PostgresStore(Store):
             ).fetchone()
             return row[0] if row else 0
 
-        return self.transaction(tx, read_only=True)
+        return self._transaction(tx, read_only=True)
 
     @staticmethod
     def _lease(conn: psycopg.Connection, name: str, lock: str = "") -> Lease | None:
@@ -296,7 +309,7 @@ class PostgresStore(Store):
     def get(self, namespace: str, key: str) -> Record | None:
         if has_nul(namespace, key):
             return None
-        return self.transaction(lambda c: self._row(c, namespace, key, False), read_only=True)
+        return self._transaction(lambda c: self._row(c, namespace, key, False), read_only=True)
 
     def create(
         self, namespace: str, key: str, value: bytes, *, fence: Fence | None = None
@@ -309,7 +322,7 @@ class PostgresStore(Store):
                 raise AlreadyExists(f"{namespace}/{key} exists")
             return Record(bytes(value), 1)
 
-        return self.transaction(tx, single=fence is None)
+        return self._transaction(tx, single=fence is None)
 
     def put(
         self,
@@ -343,7 +356,7 @@ class PostgresStore(Store):
                 raise Conflict(f"{namespace}/{key} was just created, not at version 0")
             return Record(bytes(value), current + 1)
 
-        return self.transaction(tx, single=expected_version is None and fence is None)
+        return self._transaction(tx, single=expected_version is None and fence is None)
 
     def update(
         self,
@@ -368,7 +381,7 @@ class PostgresStore(Store):
 
         for _ in range(self.retries + 1):
             try:
-                return self.transaction(tx)
+                return self._transaction(tx)
             except _Raced:
                 continue
         raise StoreUnavailable(f"{namespace}/{key} kept being created concurrently: retry")
@@ -384,7 +397,7 @@ class PostgresStore(Store):
             )
             return cur.rowcount > 0
 
-        return self.transaction(tx, single=fence is None)
+        return self._transaction(tx, single=fence is None)
 
     def scan(self, namespace: str, prefix: str = "") -> Iterator[tuple[str, Record]]:
         if has_nul(namespace, prefix):
@@ -397,7 +410,7 @@ class PostgresStore(Store):
                 (namespace, _like_prefix(prefix)),
             ).fetchall()
 
-        rows = self.transaction(tx, read_only=True)
+        rows = self._transaction(tx, read_only=True)
         return iter([(k, Record(bytes(v), ver)) for k, v, ver in rows])
 
     def namespaces(self, prefix: str = "") -> list[str]:
@@ -411,7 +424,7 @@ class PostgresStore(Store):
                 (_like_prefix(prefix),),
             ).fetchall()
 
-        return [ns for (ns,) in self.transaction(tx, read_only=True)]
+        return [ns for (ns,) in self._transaction(tx, read_only=True)]
 
     # --- logs -------------------------------------------------------------------------------
     def append(
@@ -465,7 +478,7 @@ class PostgresStore(Store):
             row = conn.execute(sql, args).fetchone()
             return None if row is None else row[0]
 
-        seq = self.transaction(tx, single=True)
+        seq = self._transaction(tx, single=True)
         if seq is not None:
             return seq
         if fence is not None:  # epochs only rise: stale then is stale now
@@ -483,7 +496,7 @@ class PostgresStore(Store):
             conn.execute("DELETE FROM store_log_heads WHERE log = %s", (log,))
             return conn.execute("DELETE FROM store_logs WHERE log = %s", (log,)).rowcount
 
-        return self.transaction(tx)
+        return self._transaction(tx)
 
     def read_log(
         self, log: str, after: int = 0, limit: int | None = None
@@ -498,11 +511,11 @@ class PostgresStore(Store):
                 (log, after, limit),
             ).fetchall()
 
-        return [(seq, bytes(entry)) for seq, entry in self.transaction(tx, read_only=True)]
+        return [(seq, bytes(entry)) for seq, entry in self._transaction(tx, read_only=True)]
 
     # --- leases -----------------------------------------------------------------------------
     def clock_ms(self) -> int:
-        return self.transaction(self._now, read_only=True)
+        return self._transaction(self._now, read_only=True)
 
     def _locked_lease(self, conn: psycopg.Connection, name: str) -> Lease | None:
         """The lease row locked FOR UPDATE (created empty first if absent, so that two first
@@ -532,7 +545,7 @@ class PostgresStore(Store):
                 conn, next_lease(current, name, owner, ttl_ms, self._now(conn))
             )
 
-        return self.transaction(tx)
+        return self._transaction(tx)
 
     def renew_lease(self, lease: Lease, ttl_ms: int) -> Lease:
         def tx(conn: psycopg.Connection) -> Lease:
@@ -540,7 +553,7 @@ class PostgresStore(Store):
             current = None if current is None or current.epoch == 0 else current
             return self._write_lease(conn, renewed_lease(current, lease, ttl_ms, self._now(conn)))
 
-        return self.transaction(tx)
+        return self._transaction(tx)
 
     def release_lease(self, lease: Lease) -> bool:
         def tx(conn: psycopg.Connection) -> bool:
@@ -551,7 +564,7 @@ class PostgresStore(Store):
             )
             return cur.rowcount == 1
 
-        return self.transaction(tx)
+        return self._transaction(tx)
 
     def _read_leases(self, where: str, args: tuple) -> list[Lease]:
         def tx(conn: psycopg.Connection) -> list[Any]:
@@ -563,7 +576,7 @@ class PostgresStore(Store):
 
         return [
             Lease(n, o, e, x, expired)
-            for n, o, e, x, expired in self.transaction(tx, read_only=True)
+            for n, o, e, x, expired in self._transaction(tx, read_only=True)
         ]
 
     def get_lease(self, name: str) -> Lease | None:
@@ -582,3 +595,6 @@ class PostgresStore(Store):
 
     def __repr__(self) -> str:
         return f"PostgresStore({self.shown_url!r})"
+
+
+instrument(PostgresStore, "postgres")

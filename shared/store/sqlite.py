@@ -21,11 +21,13 @@ from shared.store.base import (
     Lease,
     Record,
     Store,
+    StoreUnavailable,
     check_fence,
     check_names,
     next_lease,
     renewed_lease,
 )
+from shared.store.metrics import instrument
 
 R = TypeVar("R")
 
@@ -341,3 +343,9 @@ class SqliteStore(Store):
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+# A driver error that escapes an operation: the file locked past the busy timeout, a full disk.
+instrument(
+    SqliteStore, "sqlite", {StoreUnavailable: "unavailable", sqlite3.Error: "sqlite"}, timed=False
+)

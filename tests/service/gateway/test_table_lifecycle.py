@@ -193,9 +193,12 @@ def test_a_taken_over_table_forgets_request_ids_older_than_the_previous_hand():
     assert len(starts) == 3
     store.put(REQUESTS, f"{t}/0/old", b'{"result": 5, "at": %d}' % starts[0])
     store.put(REQUESTS, f"{t}/0/new", b'{"result": 9, "at": %d}' % starts[-1])
-    second = _manager(store, "gw-b", ports=ports, **SLOW)
+    taken_over = metrics.OWNERSHIP.labels("taken_over")
+    before = _gauge(taken_over)
+    second = _manager(store, "gw-b", ports=ports, on_event=metrics.observe, **SLOW)
     try:
         kept = second.table(t).requests
+        assert _gauge(taken_over) == before + 1  # mahjong_gateway_table_ownership_changes_total
         assert (0, "new") in kept and (0, "old") not in kept
         assert store.get(REQUESTS, f"{t}/0/old") is None
         assert all(rec.at >= starts[-2] for rec in kept.values())
@@ -219,6 +222,7 @@ def test_a_replica_that_lost_the_lease_ends_its_streams_with_not_owner():
         store, "gw-a", ports, metrics.observe, address="10.0.0.1:50054", lease_ms=0, **SLOW
     )
     active_before = _gauge(metrics.ACTIVE_TABLES)
+    lost_before = _gauge(metrics.OWNERSHIP.labels("lost"))
     second = None
     try:
         t, tokens = first.create_table(_spec(humans=1))
@@ -257,6 +261,7 @@ def test_a_replica_that_lost_the_lease_ends_its_streams_with_not_owner():
         # The lost table left the first replica, which answers every call NOT_OWNER.
         assert t not in first.tables
         assert _gauge(metrics.ACTIVE_TABLES) == active_before
+        assert _gauge(metrics.OWNERSHIP.labels("lost")) == lost_before + 1
         for call in (
             lambda: first.view(t, token, 0),
             lambda: list(first.subscribe(t, token, 0, lambda: True)),

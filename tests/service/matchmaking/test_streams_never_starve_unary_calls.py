@@ -11,9 +11,10 @@ import grpc
 import pytest
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
+from prometheus_client import REGISTRY
 
 from services.matchmaking.server import SPEC
-from shared.server import parse_config
+from shared.server import parse_config, stream_limit
 from tests.support.grpc_server import serving
 from tests.support.stacks import matchmaking_spec
 
@@ -35,6 +36,7 @@ def test_watchers_past_the_stream_limit_are_refused_and_unary_calls_still_answer
         timeout=10,
     )
     request = pb.WatchTournamentRequest(tournament_id=created.tournament.tournament_id)
+    streams_before = REGISTRY.get_sample_value("mahjong_server_streams_open")
     open_streams, refused = [], []
     try:
         for _ in range(WORKERS + 4):
@@ -47,6 +49,12 @@ def test_watchers_past_the_stream_limit_are_refused_and_unary_calls_still_answer
         assert open_streams and refused
         assert all(e.code() == grpc.StatusCode.RESOURCE_EXHAUSTED for e in refused)
         assert "stream" in refused[0].details()
+        # The gauges an alert compares (mahjong_server_streams_open / _stream_limit).
+        assert REGISTRY.get_sample_value("mahjong_server_stream_limit") == stream_limit(WORKERS)
+        assert len(open_streams) == stream_limit(WORKERS)
+        assert REGISTRY.get_sample_value("mahjong_server_streams_open") == streams_before + len(
+            open_streams
+        )
         levels = stub.ListLevels(pb.ListLevelsRequest(), timeout=5).levels
         assert levels
     finally:
