@@ -37,10 +37,11 @@ import structlog
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from grpc_status import rpc_status
-from prometheus_client import Gauge
 
 from shared.errors import ResourceExhausted, Unauthenticated
 from shared.server import (
+    STREAM_LIMIT,
+    STREAMS_OPEN,
     BindError,
     Config,
     ServiceSpec,
@@ -58,12 +59,6 @@ from shared.server import (
 
 log = structlog.get_logger("mahjong.server")
 T = TypeVar("T")
-
-STREAMS_OPEN = Gauge(
-    "grpc_server_streams_open",
-    "Server streams open now (asyncio servers), and the most allowed (0: no limit).",
-    ["limit"],
-)
 
 
 class CallLimits:
@@ -303,8 +298,8 @@ class AsyncRunningServer:
         self.limits = CallLimits(
             config.max_streams, config.max_streams_per_address, config.max_connections_per_address
         )
-        STREAMS_OPEN.labels("open").set_function(lambda: self.limits.streams)
-        STREAMS_OPEN.labels("max").set(config.max_streams)
+        STREAMS_OPEN.set_function(lambda: self.limits.streams)
+        STREAM_LIMIT.set(config.max_streams)
         self.server = grpc.aio.server(
             interceptors=[
                 AsyncServerInterceptor(
@@ -364,18 +359,19 @@ class AsyncRunningServer:
         return self
 
     def stop(self, grace: float | None = None, drain: float = 0.0) -> None:
-        """Health NOT_SERVING, wait ``drain`` seconds so balancers notice, then stop accepting
-        calls and give those in flight ``grace`` seconds; then the service's resources."""
+        """Health NOT_SERVING and the service's ``before_stop``, wait ``drain`` seconds so
+        balancers notice, then stop accepting calls and give those in flight ``grace`` seconds;
+        then the service's resources."""
         if self._stopped.is_set():
             return
         self._stopped.set()
         self._call(self.health.enter_graceful_shutdown())
+        before = getattr(self.resource, "before_stop", None)
+        if callable(before):  # e.g. the gateway hands its tables over to other replicas
+            before()
         if drain > 0:
             time.sleep(drain)
         close = getattr(self.resource, "close", None)
-        before = getattr(self.resource, "before_stop", None)
-        if callable(before):  # e.g. end the streams so the grace period is not spent on them
-            before()
         self._call(self.server.stop(self.config.grace_seconds if grace is None else grace))
         if callable(close):
             close()

@@ -67,7 +67,8 @@ RPC_LATENCY = Histogram(
     buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10),
 )
 STREAMS_OPEN = Gauge(
-    "mahjong_server_streams_open", "Server streams open now (each holds a handler thread)."
+    "mahjong_server_streams_open",
+    "Server streams open now (on the threaded model each holds a handler thread).",
 )
 STREAM_LIMIT = Gauge(
     "mahjong_server_stream_limit",
@@ -116,7 +117,7 @@ class ServiceSpec:
     default_port: int
     default_metrics_port: int
     # Registers servicers on the server; may return a resource with ``close()`` (after the
-    # server stopped) and ``before_stop()`` (after the drain, before calls in flight end).
+    # server stopped) and ``before_stop()`` (at SIGTERM, as health turns NOT_SERVING).
     add_to_server: Callable[[grpc.Server, Config], Any]
     # Fully-qualified service names for health and reflection, e.g. "mahjong.wall.v1.WallService".
     service_names: Iterable[str]
@@ -693,11 +694,11 @@ class RunningServer:
             return
         self._stopped.set()
         self.health.enter_graceful_shutdown()
+        before = getattr(self.resource, "before_stop", None)
+        if callable(before):  # e.g. the gateway hands its tables over to other replicas
+            before()
         if drain > 0:
             time.sleep(drain)
-        before = getattr(self.resource, "before_stop", None)
-        if callable(before):  # e.g. the gateway hands its tables over, ending their streams
-            before()
         self.server.stop(self.config.grace_seconds if grace is None else grace).wait()
         close = getattr(self.resource, "close", None)
         if callable(close):

@@ -758,7 +758,7 @@ class TableManager:
         )
 
     def hand_over(self) -> None:
-        """Draining (SIGTERM, after the drain period): stop playing here, end every stream
+        """Draining (SIGTERM, as health turns NOT_SERVING): stop playing here, end every stream
         UNAVAILABLE NOT_OWNER once it has what this replica wrote (its client resumes from its
         last event on another replica) and release every lease at once, so other replicas take
         the tables over within a second instead of after the lease expires."""
