@@ -6,6 +6,10 @@ and then runs :class:`~services.gateway.servicer.GatewayServicer`'s own call in 
 threaded server's exactly. ``Subscribe`` is a coroutine: it waits for the table's events on the
 loop (:func:`~services.gateway.tables.streams.stream_async`), so an open stream holds no thread.
 
+Any replica serves any client: a call for a table another replica runs is forwarded to it, and
+a stream of such a table relayed from it (:mod:`services.gateway.forwarding`) — also a stream
+whose table moves while it is open: it goes on from the new owner after the last event sent.
+
 A client that does not read its stream: gRPC's flow control stops the writes once the
 connection's windows are full (the backlog sits in the client's buffers, not here: nothing is
 produced ahead of a write). A write that waits ``stream_write_timeout_ms``, or a stream that
@@ -17,71 +21,116 @@ from __future__ import annotations
 
 import asyncio
 
+import grpc
 from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
 from services.gateway.convert.events import event_to_proto
+from services.gateway.forwarding import Forwarder, relay_error
 from services.gateway.servicer import GatewayServicer
 from shared.aio_server import run_blocking
-from shared.errors import ResourceExhausted
+from shared.errors import ResourceExhausted, Unavailable
 
 
 class AsyncGatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
     def __init__(self, calls: GatewayServicer) -> None:
         self.calls = calls
         self.manager = calls.manager
+        st = self.manager.settings
+        self.forwarder = Forwarder(st.replica_id, st.address)
+
+    async def _call(self, method: str, fn, request, context):
+        """Admit, run ``fn`` in a worker thread; a table another replica runs: forwarded."""
+        self.calls.admit(request, context)
+        try:
+            return await run_blocking(fn, request, context)
+        except Unavailable as exc:
+            owner = self.forwarder.owner(exc, context)
+            if owner is None:
+                raise
+        return await self.forwarder.unary(method, owner, request, context)
 
     async def CreateTable(self, request, context):
-        self.calls.admit(request, context)
+        self.calls.admit(request, context)  # always created here: this replica owns it
         return await run_blocking(self.calls.create_table, request, context)
 
     async def JoinSeat(self, request, context):
-        self.calls.admit(request, context)
-        return await run_blocking(self.calls.join_seat, request, context)
+        return await self._call("JoinSeat", self.calls.join_seat, request, context)
 
     async def Act(self, request, context):
-        self.calls.admit(request, context)
-        return await run_blocking(self.calls.act, request, context)
+        return await self._call("Act", self.calls.act, request, context)
 
     async def GetTableState(self, request, context):
-        self.calls.admit(request, context)
-        return await run_blocking(self.calls.get_table_state, request, context)
+        return await self._call("GetTableState", self.calls.get_table_state, request, context)
 
     async def Leave(self, request, context):
-        self.calls.admit(request, context)
-        return await run_blocking(self.calls.leave, request, context)
+        return await self._call("Leave", self.calls.leave, request, context)
 
     async def GetHint(self, request, context):
-        self.calls.admit(request, context)
-        return await run_blocking(self.calls.get_hint, request, context)
+        return await self._call("GetHint", self.calls.get_hint, request, context)
 
     async def Subscribe(self, request, context):
         self.calls.admit(request, context)
-        after = request.after_sequence
+        writer = _Writer(context, request.table_id, request.after_sequence, self.manager.settings)
+        try:
+            await self._local_stream(request, writer)
+        except Unavailable as exc:
+            owner = self.forwarder.owner(exc, context)
+            if owner is None:
+                raise
+            await self._relayed_stream(owner, request, writer, context)
+
+    async def _local_stream(self, request, writer: _Writer) -> None:
         table, viewer = await run_blocking(
-            self.manager.open_stream, request.table_id, request.seat_token, after
+            self.manager.open_stream, request.table_id, request.seat_token, writer.sent
         )
-        st = self.manager.settings
-        timeout = st.stream_write_timeout_ms / 1000
         live_from = table.head  # events after this one were appended while the stream ran
-        sent = after
-        async for logged, seen in self.manager.subscribe_async(table, viewer, after, run_blocking):
+        async for logged, seen in self.manager.subscribe_async(
+            table, viewer, writer.sent, run_blocking
+        ):
             behind = table.head - logged.seq
-            if logged.seq > live_from and behind > st.stream_max_lag:
-                raise _slow(table.id, sent, f"is {behind} events behind the table")
-            message = pb.SubscribeResponse(event=event_to_proto(logged, seen))
-            try:
-                async with asyncio.timeout(timeout):  # no task per write, unlike wait_for
-                    await context.write(message)
-            except TimeoutError:
-                raise _slow(table.id, sent, f"read nothing for {timeout:g} s") from None
-            sent = logged.seq
+            if logged.seq > live_from and behind > writer.max_lag:
+                raise writer.slow(f"is {behind} events behind the table")
+            await writer.write(logged.seq, pb.SubscribeResponse(event=event_to_proto(logged, seen)))
+
+    async def _relayed_stream(self, owner: str, request, writer: _Writer, context) -> None:
+        """The owner's stream from the last event sent, each event written on (flow control
+        and the slow-reader limits hold as for a local stream)."""
+        relayed = pb.SubscribeRequest()
+        relayed.CopyFrom(request)
+        relayed.after_sequence = writer.sent
+        call = self.forwarder.stream(owner, relayed, context)
+        try:
+            async for response in call:
+                await writer.write(response.event.sequence, response)
+        except grpc.aio.AioRpcError as exc:
+            await relay_error(context, exc)
+        finally:
+            call.cancel()
 
 
-def _slow(table_id: str, sent: int, why: str) -> ResourceExhausted:
-    return ResourceExhausted(
-        f"the stream of table {table_id} {why} (its client is not reading); resume with "
-        f"Subscribe after_sequence = the last event received ({sent} or later)",
-        reason="SLOW_CONSUMER",
-        last_sequence=sent,
-    )
+class _Writer:
+    """One Subscribe's writes: each with the slow-reader timeout, the last sequence sent."""
+
+    def __init__(self, context, table_id: str, after: int, settings) -> None:
+        self.context = context
+        self.table_id = table_id
+        self.sent = after
+        self.timeout = settings.stream_write_timeout_ms / 1000
+        self.max_lag = settings.stream_max_lag
+
+    async def write(self, seq: int, message: pb.SubscribeResponse) -> None:
+        try:
+            async with asyncio.timeout(self.timeout):  # no task per write, unlike wait_for
+                await self.context.write(message)
+        except TimeoutError:
+            raise self.slow(f"read nothing for {self.timeout:g} s") from None
+        self.sent = seq
+
+    def slow(self, why: str) -> ResourceExhausted:
+        return ResourceExhausted(
+            f"the stream of table {self.table_id} {why} (its client is not reading); resume "
+            f"with Subscribe after_sequence = the last event received ({self.sent} or later)",
+            reason="SLOW_CONSUMER",
+            last_sequence=self.sent,
+        )

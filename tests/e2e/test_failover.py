@@ -27,7 +27,7 @@ from tests.support.tables import request_table
 pytestmark = pytest.mark.integration
 
 
-def gateway(stack, db, name):
+def gateway(stack, db, name, *extra: str):
     procs = stack["procs"]
     flags = [
         *backend_flags(procs),
@@ -43,6 +43,7 @@ def gateway(stack, db, name):
         "600000",
         "--bot-delay-ms",
         "20",
+        *extra,
     ]
     return (
         service_process(

@@ -321,6 +321,9 @@ class TableManager:
         check_id(table_id, "table_id")
         t = self.tables.get(table_id)
         if t is None:
+            owner = leases.owner_of(self.store, table_id)
+            if owner and owner != self.settings.replica_id:  # its lease runs: not ours to load
+                raise self._not_owner(table_id)
             t = self._recover(table_id)
         if t is None:
             owner = leases.owner_of(self.store, table_id)
