@@ -33,7 +33,7 @@ table), so it is applied once.
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import os
 import socket
 import threading
@@ -47,6 +47,7 @@ from mahjong.matchmaking.v1 import matchmaking_pb2, matchmaking_pb2_grpc
 from prometheus_client import Counter, Gauge
 
 from services.gateway.tables import OUTBOX
+from services.gateway.tables.records import HandReport, Report, decode_report
 from shared.convert.common import seat_to_proto
 from shared.server import internal_metadata
 from shared.store import Store
@@ -125,17 +126,17 @@ class OutboxSender:
         self._thread.start()
         return self
 
-    def send_one(self, payload: dict) -> None:
-        if payload["kind"] == "hand":
-            esc = payload.get("escaped_seat")
+    def send_one(self, report: Report) -> None:
+        if isinstance(report, HandReport):
+            esc = report.escaped_seat
             self.stub.RecordHand(
                 matchmaking_pb2.RecordHandRequest(
-                    hand_id=payload["hand_id"],
-                    table_id=payload["table_id"],
-                    tag=payload["tag"],
-                    player_ids=payload["player_ids"],
-                    payments=payload["payments"],
-                    house=payload["house"],
+                    hand_id=report.hand_id,
+                    table_id=report.table_id,
+                    tag=report.tag,
+                    player_ids=report.player_ids,
+                    payments=report.payments,
+                    house=report.house,
                     escaped_seat=seat_to_proto(esc) if esc is not None else 0,
                 ),
                 timeout=self.timeout,
@@ -144,9 +145,7 @@ class OutboxSender:
         else:
             self.stub.TableFinished(
                 matchmaking_pb2.TableFinishedRequest(
-                    table_id=payload["table_id"],
-                    tag=payload["tag"],
-                    hands_played=payload["hands_played"],
+                    table_id=report.table_id, tag=report.tag, hands_played=report.hands_played
                 ),
                 timeout=self.timeout,
                 metadata=self.metadata,
@@ -178,11 +177,15 @@ class OutboxSender:
             for key, rec in self._rows(table_id):  # read under the claim: none sent twice
                 if not claim.keep():
                     return done, True
-                payload = json.loads(rec.value)
                 try:
-                    self.send_one(payload)
+                    report = decode_report(rec.value)
+                except (ValueError, KeyError, TypeError) as exc:  # kept for an operator
+                    log.error("outbox_record_unreadable", key=key, error=repr(exc))
+                    continue
+                try:
+                    self.send_one(report)
                 except grpc.RpcError as exc:
-                    if not self._refused(key, payload, exc, claim.lease):
+                    if not self._refused(key, report, exc, claim.lease):
                         return done, False
                     continue
                 done += 1
@@ -196,7 +199,7 @@ class OutboxSender:
     def _rows(self, table_id: str) -> Iterator[tuple[str, Record]]:
         return self.store.scan(OUTBOX, table_id + "/")
 
-    def _refused(self, key: str, payload: dict, exc: grpc.RpcError, lease: Lease) -> bool:
+    def _refused(self, key: str, report: Report, exc: grpc.RpcError, lease: Lease) -> bool:
         """Handle a refusal by its code; True when the report was set aside (go on)."""
         code = exc.code()
         details = exc.details() if hasattr(exc, "details") else ""
@@ -215,15 +218,15 @@ class OutboxSender:
                 "MAHJONG_INTERNAL_TOKEN and check --matchmaking-addr; reports are kept and retried",
             )
             return False
-        OUTBOX_DROPPED.labels(payload.get("kind", "?"), code.name).inc()
+        OUTBOX_DROPPED.labels(report.kind, code.name).inc()
         log.error(
             "outbox_report_dropped",
             key=key,
-            table=payload.get("table_id"),
-            tag=payload.get("tag"),
+            table=report.table_id,
+            tag=report.tag,
             code=code.name,
             error=details,
-            report=payload,
+            report={"kind": report.kind, **dataclasses.asdict(report)},
         )
         try:
             self.store.delete(OUTBOX, key, fence=lease.fence)

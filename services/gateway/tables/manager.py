@@ -39,7 +39,6 @@ against the options held (FAILED_PRECONDITION). A refused request changes nothin
 from __future__ import annotations
 
 import contextlib
-import json
 import secrets
 import threading
 import time
@@ -76,10 +75,14 @@ from services.gateway.tables.records import (
     REPORTED,
     TABLES,
     CreateRecord,
+    FinishedReport,
+    HandReport,
     Refusal,
+    Report,
     SeatRecord,
     check_id,
     decode_seats,
+    encode_report,
     encode_seats,
 )
 from services.gateway.tables.streams import stream, stream_async
@@ -457,27 +460,20 @@ class TableManager:
         players = (
             [s.player_id or f"bot:{i}" for i, s in enumerate(session.seats)] if session else []
         )
+        report: Report
         if kind == "hand":
-            payload = {
-                "kind": "hand",
-                "hand_id": data["hand_id"],
-                "table_id": table.id,
-                "tag": table.tag,
-                "player_ids": players,
-                "payments": data["payments"],
-                "house": data["house"],
-                "escaped_seat": data.get("escaped_seat"),
-            }
-            key = f"{table.id}/{data['hand_id']}"
+            report = HandReport(
+                hand_id=data["hand_id"],
+                table_id=table.id,
+                tag=table.tag,
+                player_ids=tuple(players),
+                payments=tuple(data["payments"]),
+                house=data["house"],
+                escaped_seat=data.get("escaped_seat"),
+            )
         else:
-            payload = {
-                "kind": "finished",
-                "table_id": table.id,
-                "tag": table.tag,
-                "hands_played": data["hands_played"],
-            }
-            key = f"{table.id}/~finished"
-        self.store.put(OUTBOX, key, json.dumps(payload).encode(), fence=self._fence(table))
+            report = FinishedReport(table.id, table.tag, data["hands_played"])
+        self.store.put(OUTBOX, report.key(), encode_report(report), fence=self._fence(table))
 
     # --- leases ----------------------------------------------------------------------------
     def _renew_leases(self) -> None:

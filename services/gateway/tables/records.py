@@ -5,7 +5,9 @@ Namespaces (the tables' leases are the store's own, :mod:`.leases`): ``gateway-r
 request id -> :class:`CreateRecord`), ``gateway-join`` (``<table>/<player>`` -> the JoinSeat
 request id that took an open seat), ``gateway-table`` (table id -> its seats, :class:`SeatRecord`
 list), ``gateway-reported`` (table id -> ``b"1"``/``b"0"``: whether its hands go to matchmaking's
-ledger) and ``gateway-outbox`` (reports for matchmaking, :mod:`services.gateway.outbox`).
+ledger) and ``gateway-outbox`` (``<table>/<hand id>`` -> :class:`HandReport`,
+``<table>/~finished`` -> :class:`FinishedReport`: reports for matchmaking, sent by
+:mod:`services.gateway.outbox`).
 
 Each JSON record carries ``"v"``; records written before the field existed are version 1 (the
 same fields). A record of an unknown version is refused by name.
@@ -171,3 +173,69 @@ def check_id(value: str, field_name: str, *, required: bool = True) -> str:
             f"{field_name} must be printable and at most {MAX_ID} characters", field=field_name
         )
     return value
+
+
+@dataclass(frozen=True)
+class HandReport:
+    """A settled hand for matchmaking's ledger: chips by seat (``payments``, with ``house``
+    summing to zero), the players by seat (``bot:<seat>`` for a bot) and the seat that escaped
+    (逃跑), if one did."""
+
+    hand_id: str
+    table_id: str
+    tag: str
+    player_ids: tuple[str, ...]
+    payments: tuple[int, ...]
+    house: int
+    escaped_seat: int | None = None
+
+    kind = "hand"
+
+    def key(self) -> str:
+        return f"{self.table_id}/{self.hand_id}"
+
+
+@dataclass(frozen=True)
+class FinishedReport:
+    """A table's end, after its last hand's report."""
+
+    table_id: str
+    tag: str
+    hands_played: int
+
+    kind = "finished"
+
+    def key(self) -> str:
+        return f"{self.table_id}/~finished"
+
+
+Report = HandReport | FinishedReport
+
+
+def encode_report(report: Report) -> bytes:
+    d = {k: getattr(report, k) for k in report.__dataclass_fields__}
+    return _dump({"kind": report.kind, **d})
+
+
+def decode_report(raw: bytes) -> Report:
+    """An outbox row (rows written before ``"v"`` existed are version 1, the same fields)."""
+    d = _load(raw, "outbox")
+    kind = d.pop("kind", None)
+    if kind == "hand":
+        esc = d.get("escaped_seat")
+        return HandReport(
+            hand_id=str(d["hand_id"]),
+            table_id=str(d["table_id"]),
+            tag=str(d.get("tag", "")),
+            player_ids=tuple(str(p) for p in d["player_ids"]),
+            payments=tuple(int(x) for x in d["payments"]),
+            house=int(d["house"]),
+            escaped_seat=None if esc is None else int(esc),
+        )
+    if kind == "finished":
+        return FinishedReport(
+            table_id=str(d["table_id"]),
+            tag=str(d.get("tag", "")),
+            hands_played=int(d["hands_played"]),
+        )
+    raise ValueError(f"outbox record of kind {kind!r}: this release knows 'hand' and 'finished'")
