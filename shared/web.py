@@ -93,6 +93,10 @@ class WebCallContext:
     def is_active(self) -> bool:
         return time.monotonic() < self._until
 
+    def time_remaining(self) -> float | None:
+        """No deadline reaches a WSGI call (a forwarded call takes its own)."""
+        return None
+
 
 def method_infos(descriptor: ServiceDescriptor) -> dict[str, MethodInfo]:
     """Connect's description of each unary and server-streaming method of a service, read from

@@ -10,29 +10,39 @@ again: a replica that is not the owner either answers NOT_OWNER, so no call loop
 replicas. The internal token, when the caller sent it, goes along (JoinSeat checks it). When
 the owner cannot be reached (it died; its lease has not expired yet) the caller gets UNAVAILABLE
 and retries; once the lease expires a replica takes the table over and serves it itself.
+
+:class:`Forwarder` serves the asyncio server (on its event loop), :class:`SyncForwarder` the
+threaded one and the web port (Connect, gRPC-Web), whose calls run in threads: there the
+owner's error is raised again as the same domain error (code, message, reason, details), so
+every transport answers it as the owner did.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import grpc
+from google.rpc import error_details_pb2
+from grpc_status import rpc_status
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
+from services.gateway.tables.records import ERROR_CLASSES
 from shared.addresses import CLIENT_KEEPALIVE_OPTIONS
-from shared.errors import Unavailable
+from shared.errors import DomainError, Unavailable
 from shared.server import INTERNAL_TOKEN_HEADER
 
 FORWARDED_HEADER = "x-mahjong-forwarded"
 FORWARD_TIMEOUT_S = 30.0  # a forwarded unary call without a deadline of its own
 
 
-class Forwarder:
-    """Channels to the other replicas (one per address, kept), used on the event loop."""
+class _Forwarding:
+    """Which calls go where, and what they carry; channels to the other replicas, one per
+    address, kept."""
 
     def __init__(self, replica_id: str, own_address: str) -> None:
         self.replica_id = replica_id
         self.own_address = own_address
         self._stubs: dict[str, gateway_pb2_grpc.GatewayServiceStub] = {}
-        self._channels: list[grpc.aio.Channel] = []
 
     def owner(self, exc: Exception, context) -> str | None:
         """Where to send a call refused with ``exc``: the owner's address when ``exc`` is
@@ -47,10 +57,12 @@ class Forwarder:
     def stub(self, address: str) -> gateway_pb2_grpc.GatewayServiceStub:
         stub = self._stubs.get(address)
         if stub is None:
-            channel = grpc.aio.insecure_channel(address, options=CLIENT_KEEPALIVE_OPTIONS)
-            self._channels.append(channel)
+            channel = self._channel(address)
             stub = self._stubs[address] = gateway_pb2_grpc.GatewayServiceStub(channel)
         return stub
+
+    def _channel(self, address: str):
+        raise NotImplementedError
 
     def metadata(self, context) -> tuple[tuple[str, str], ...]:
         sent = tuple(
@@ -61,7 +73,15 @@ class Forwarder:
     @staticmethod
     def timeout(context) -> float:
         left = context.time_remaining()
-        return FORWARD_TIMEOUT_S if left is None else max(0.0, left)
+        # None (asyncio) or 0/infinite (the threaded server) when the call has no deadline
+        return left if left is not None and 0 < left < FORWARD_TIMEOUT_S else FORWARD_TIMEOUT_S
+
+
+class Forwarder(_Forwarding):
+    """For the asyncio server: used on its event loop."""
+
+    def _channel(self, address: str) -> grpc.aio.Channel:
+        return grpc.aio.insecure_channel(address, options=CLIENT_KEEPALIVE_OPTIONS)
 
     async def unary(self, method: str, address: str, request, context):
         """``method`` on the owner; its error is this call's, unchanged."""
@@ -77,9 +97,47 @@ class Forwarder:
         """The owner's Subscribe for ``request`` (the caller iterates and cancels it)."""
         return self.stub(address).Subscribe(request, metadata=self.metadata(context))
 
-    async def close(self) -> None:
-        for channel in self._channels:
-            await channel.close()
+
+class SyncForwarder(_Forwarding):
+    """For calls that run in threads (the threaded server, the web port)."""
+
+    def _channel(self, address: str) -> grpc.Channel:
+        return grpc.insecure_channel(address, options=CLIENT_KEEPALIVE_OPTIONS)
+
+    def unary(self, method: str, address: str, request, context):
+        call = getattr(self.stub(address), method)
+        try:
+            return call(request, metadata=self.metadata(context), timeout=self.timeout(context))
+        except grpc.RpcError as exc:
+            raise error_of(exc) from None
+
+    def stream(self, address: str, request, context) -> Iterator:
+        """The owner's Subscribe, response by response (cancelled when the caller stops)."""
+        call = self.stub(address).Subscribe(request, metadata=self.metadata(context))
+        try:
+            yield from call
+        except grpc.RpcError as exc:
+            raise error_of(exc) from None
+        finally:
+            call.cancel()
+
+
+def error_of(exc: grpc.RpcError) -> DomainError:
+    """The owner's refusal as the domain error it was raised as there: same code, message,
+    reason and details (so :func:`shared.server.rich_status` sends the same status again)."""
+    code = exc.code().name if isinstance(exc, grpc.Call) else "UNAVAILABLE"
+    message = exc.details() if isinstance(exc, grpc.Call) else str(exc)
+    reason, details = "", {}
+    status = rpc_status.from_call(exc) if isinstance(exc, grpc.Call) else None
+    for detail in status.details if status is not None else ():
+        info = error_details_pb2.ErrorInfo()
+        if detail.Unpack(info):
+            reason, details = info.reason, dict(info.metadata)
+    cls = ERROR_CLASSES.get(code, DomainError)
+    err = cls(message or "", reason=reason or None, **details)
+    if cls is DomainError:
+        err.code = code
+    return err
 
 
 def forwarded(context) -> bool:

@@ -11,6 +11,7 @@ from services.gateway.convert.events import event_to_proto
 from services.gateway.convert.views import view_to_proto
 from services.gateway.domain.session import Seat
 from services.gateway.domain.tokens import verify_seat_token
+from services.gateway.forwarding import SyncForwarder
 from services.gateway.hints import hint, hints_allowed
 from services.gateway.limits import RateLimiter
 from services.gateway.tables import TableManager, TableSpec, check_id
@@ -19,7 +20,7 @@ from shared.convert.common import (
     seat_from_proto_optional,
     seat_to_proto,
 )
-from shared.errors import DomainError, InvalidArgument, PermissionDenied
+from shared.errors import DomainError, InvalidArgument, PermissionDenied, Unavailable
 from shared.ruleset import DEFAULT_RULESET
 from shared.server import from_internal_caller, peer_address
 
@@ -111,6 +112,7 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         self.seat_calls = RateLimiter(st.seat_calls_per_second, st.seat_call_burst)
         per_minute = st.public_tables_per_minute
         self.new_tables = RateLimiter(per_minute / 60, per_minute)
+        self.forwarder = SyncForwarder(st.replica_id, st.address)
 
     def admit(self, request, context) -> None:
         """Flood control: a seat token past its rate is refused RESOURCE_EXHAUSTED (with the
@@ -133,31 +135,51 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         return self.create_table(request, context)
 
     def JoinSeat(self, request, context):
-        self.admit(request, context)
-        return self.join_seat(request, context)
+        return self._here_or_owner("JoinSeat", self.join_seat, request, context)
 
     def Subscribe(self, request, context):
         self.admit(request, context)
-        for logged, seen in self.manager.subscribe(
-            request.table_id, request.seat_token, request.after_sequence, context.is_active
-        ):
-            yield pb.SubscribeResponse(event=event_to_proto(logged, seen))
+        sent = request.after_sequence
+        try:
+            for logged, seen in self.manager.subscribe(
+                request.table_id, request.seat_token, sent, context.is_active
+            ):
+                yield pb.SubscribeResponse(event=event_to_proto(logged, seen))
+                sent = logged.seq
+        except Unavailable as exc:  # another replica runs the table (now): relayed from it
+            owner = self.forwarder.owner(exc, context)
+            if owner is None:
+                raise
+            relayed = pb.SubscribeRequest()
+            relayed.CopyFrom(request)
+            relayed.after_sequence = sent
+            for response in self.forwarder.stream(owner, relayed, context):
+                if not context.is_active():
+                    return
+                yield response
 
     def Act(self, request, context):
-        self.admit(request, context)
-        return self.act(request, context)
+        return self._here_or_owner("Act", self.act, request, context)
 
     def GetTableState(self, request, context):
-        self.admit(request, context)
-        return self.get_table_state(request, context)
+        return self._here_or_owner("GetTableState", self.get_table_state, request, context)
 
     def Leave(self, request, context):
-        self.admit(request, context)
-        return self.leave(request, context)
+        return self._here_or_owner("Leave", self.leave, request, context)
 
     def GetHint(self, request, context):
+        return self._here_or_owner("GetHint", self.get_hint, request, context)
+
+    def _here_or_owner(self, method: str, call, request, context):
+        """Admit, answer here; a table another replica runs: forwarded to it."""
         self.admit(request, context)
-        return self.get_hint(request, context)
+        try:
+            return call(request, context)
+        except Unavailable as exc:
+            owner = self.forwarder.owner(exc, context)
+            if owner is None:
+                raise
+        return self.forwarder.unary(method, owner, request, context)
 
     # --- the calls ------------------------------------------------------------------------
     def create_table(self, request, context):

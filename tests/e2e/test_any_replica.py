@@ -148,3 +148,53 @@ def test_the_owner_dies_and_the_player_on_another_replica_plays_on(stack):
     finally:
         a.stop()
         b.stop()
+
+
+def test_browsers_and_threaded_replicas_forward_too(stack):
+    """The web port (Connect) of replica B, and replica C on the threaded server model, serve a
+    table replica A runs; the answers are the owner's, refusals included."""
+    from shared.supervisor import free_port
+    from tests.support.web import WebGateway
+
+    db = stack["tmp"] / "any-replica-web.db"
+    web_port = free_port()
+    a = gateway(stack, db, "web-a", "--seat-calls-per-second", "0")
+    b = gateway(stack, db, "web-b", "--seat-calls-per-second", "0", "--web-port", str(web_port))
+    c = gateway(stack, db, "web-c", "--seat-calls-per-second", "0", "--server-model", "threads")
+    channels = [grpc.insecure_channel(p.address) for p in (a, c)]
+    on_a, on_c = (gateway_pb2_grpc.GatewayServiceStub(ch) for ch in channels)
+    web = WebGateway(f"http://127.0.0.1:{web_port}", "connect")
+    try:
+        t = _table(on_a, "browser")
+        token = t.seat_tokens[0]
+        look = pb.GetTableStateRequest(table_id=t.table_id, seat_token=token)
+        views = [on_a.GetTableState(look, timeout=10).table, on_c.GetTableState(look).table]
+        views.append(web.GetTableState(look).table)
+        assert views[0] == views[1] == views[2]
+        # the first events, relayed to the browser and by the threaded replica
+        request = pb.SubscribeRequest(table_id=t.table_id, seat_token=token)
+        first_web = [
+            r.event.sequence for _, r in zip(range(3), web.Subscribe(request), strict=False)
+        ]
+        stream_c = on_c.Subscribe(request, timeout=30)
+        first_c = [next(stream_c).event.sequence for _ in range(3)]
+        stream_c.cancel()
+        assert first_web == first_c == [1, 2, 3]
+        forged = pb.GetTableStateRequest(table_id=t.table_id, seat_token=token[:-2] + "xx")
+        answers = []
+        for call in (on_a.GetTableState, on_c.GetTableState):
+            with pytest.raises(grpc.RpcError) as refused:
+                call(forged, timeout=10)
+            answers.append((refused.value.code().name, refused.value.details()))
+        from connectrpc.errors import ConnectError
+
+        with pytest.raises(ConnectError) as web_refused:
+            web.GetTableState(forged)
+        assert answers[0] == answers[1]
+        assert web_refused.value.message == answers[0][1]
+    finally:
+        web.close()
+        for ch in channels:
+            ch.close()
+        for p in (a, b, c):
+            p.stop()

@@ -1,7 +1,7 @@
 """The table lifecycle over real loopback gateways (wall, rules and scoring served in-process,
 two gateway replicas on one SQLite store): a finished table evicted from memory still answers
-GetTableState and Subscribe from its log; a replica whose lease another replica took ends its
-Subscribe streams UNAVAILABLE NOT_OWNER with the new owner's address in the ErrorInfo."""
+GetTableState and Subscribe from its log; a replica whose lease another replica took relays its
+Subscribe streams from the new owner's address (UNAVAILABLE when that cannot be reached)."""
 
 from __future__ import annotations
 
@@ -96,7 +96,7 @@ def _payload(event: pb.Event) -> str:
     return event.WhichOneof("kind")
 
 
-def test_a_replica_that_lost_the_lease_ends_subscribe_with_not_owner(backends, tmp_path):
+def test_a_replica_that_lost_the_lease_ends_or_relays_its_subscribe(backends, tmp_path):
     url = f"sqlite:///{tmp_path}/gw.db"
     with contextlib.ExitStack() as stack:
         # The first replica's lease lapses at once, as if it were paused; its human seat does
@@ -129,10 +129,10 @@ def test_a_replica_that_lost_the_lease_ends_subscribe_with_not_owner(backends, t
         while isinstance(item, pb.Event):
             item = out.get(timeout=10)
         assert isinstance(item, grpc.RpcError), item
-        code, _, info = rpc_error(lambda: (_ for _ in ()).throw(item))
+        # The first replica relays the stream from the new owner's advertised address
+        # (services/gateway/forwarding.py), which does not exist here: UNAVAILABLE, retryable.
+        code, _, _info = rpc_error(lambda: (_ for _ in ()).throw(item))
         assert code == grpc.StatusCode.UNAVAILABLE
-        assert info.reason == "NOT_OWNER"
-        assert info.metadata["owner_address"] == "10.0.0.2:50054"
         # The new owner has every event; the client resumes there.
         resumed = second.Subscribe(
             pb.SubscribeRequest(table_id=t, seat_token=token, after_sequence=0), timeout=30
