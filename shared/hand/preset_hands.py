@@ -26,6 +26,7 @@ from shared.hand.hand_type import HandType, classify, is_winning_hand
 from shared.hand.shape import is_standard_shape
 from shared.hand.waits import waits
 from shared.hand.wildcard import (
+    Reading,
     completing_kinds,
     pong_pong_cost,
     readings,
@@ -178,8 +179,11 @@ def baida_shapes(
     as 对对胡 unless the options make 平胡 worth more (then a reading with a chow is looked
     for). ``visible`` is read only without fifth copies (the module docstring)."""
     opts = _options(ruleset)
-    if not opts.fifth_copy:
-        return _capped_shapes(counts, jokers, melds, ruleset, visible)
+    if not opts.fifth_copy and jokers:
+        caps = wild_caps(counts, melds, visible)
+        if any(caps[k] < jokers for k in opts.allowed):
+            return _capped_shapes(counts, jokers, melds, opts, caps)
+        # otherwise no kind is so near its last copy that the 百搭 could make a fifth
     out: list[HandType] = []
     chow_meld = any(m.kind is MeldKind.CHOW for m in melds)
     if not melds:
@@ -215,23 +219,49 @@ def _capped_shapes(
     counts: Sequence[int],
     jokers: int,
     melds: Sequence[Meld],
-    ruleset: Ruleset,
-    visible: Sequence[int] | None,
+    opts: _Options,
+    caps: Sequence[int],
 ) -> list[HandType]:
-    """:func:`baida_shapes` with no fifth copies: from the readings, keeping those whose
-    substituted hand, with the ``visible`` tiles, holds no kind five times."""
-    found: set[HandType] = set()
-    caps = wild_caps(counts, melds, visible)
-    for r in readings(counts, jokers, melds, allowed=_options(ruleset).allowed, caps=caps):
-        if r.decomposition is None:
-            found.add(
-                HandType.DRAGON_SEVEN_PAIRS if r.is_dragon_seven_pairs else HandType.SEVEN_PAIRS
-            )
-        elif r.decomposition.all_pongs:
-            found.add(HandType.PONG_PONG)
-        else:
-            found.add(HandType.PING_HU)
+    """:func:`baida_shapes` with no fifth copies: the shapes of the readings in which no kind
+    has more 百搭 than its cap (:func:`shared.hand.wildcard.wild_caps`: held and visible
+    counted). A hand no substitution at all completes is rejected first, off the tables."""
+    if not _baida_wins(counts, jokers, melds):
+        return []
+    found = {_shape(r) for r in readings(counts, jokers, melds, allowed=opts.allowed, caps=caps)}
     return [h for h in _TIE_ORDER if h in found]
+
+
+def _shape(r: Reading) -> HandType:
+    if r.decomposition is None:
+        return HandType.DRAGON_SEVEN_PAIRS if r.is_dragon_seven_pairs else HandType.SEVEN_PAIRS
+    return HandType.PONG_PONG if r.decomposition.all_pongs else HandType.PING_HU
+
+
+def _capped_wins(
+    counts: Sequence[int],
+    jokers: int,
+    melds: Sequence[Meld],
+    opts: _Options,
+    visible: Sequence[int] | None,
+) -> bool:
+    """The win check without fifth copies: the first reading within the caps whose shape is
+    worth something decides (no search for the best, which only scoring needs)."""
+    if not _baida_wins(counts, jokers, melds):
+        return False
+    limits = wild_caps(counts, melds, visible)
+    # without a kind so near its last copy that a 百搭 could be a fifth, no caps are needed
+    binding = jokers > 0 and any(limits[k] < jokers for k in opts.allowed)
+    caps = limits if binding else None
+    values = {
+        HandType.PING_HU: opts.ping_value,
+        HandType.PONG_PONG: opts.pong_value,
+        HandType.SEVEN_PAIRS: opts.seven_value,
+        HandType.DRAGON_SEVEN_PAIRS: opts.dragon_value,
+    }
+    return any(
+        values[_shape(r)] > 0
+        for r in readings(counts, jokers, melds, allowed=opts.allowed, caps=caps)
+    )
 
 
 _TIE_ORDER = (
@@ -300,7 +330,7 @@ def classify_hand(
     return classify_baida(counts, jokers, melds, ruleset, visible)
 
 
-def _baida_wins(counts: Sequence[int], jokers: int, melds: Sequence[Meld], opts: _Options) -> bool:
+def _baida_wins(counts: Sequence[int], jokers: int, melds: Sequence[Meld]) -> bool:
     """The baida win check: with the default options a standard shape or seven pairs (either
     kind) is enough, read off the 百搭-needed tables; otherwise the hand is classified."""
     if standard_cost(counts) <= jokers:
@@ -323,7 +353,9 @@ def is_winning(
     if opts.model == QIAOMA:
         return not jokers and is_winning_hand(counts, melds, ruleset)
     if opts.model == BAIDA and opts.every_shape_wins:
-        return _baida_wins(counts, jokers, melds, opts)
+        return _baida_wins(counts, jokers, melds)
+    if opts.model == BAIDA and not opts.fifth_copy:
+        return _capped_wins(counts, jokers, melds, opts, visible)
     return classify_hand(counts, melds, ruleset, jokers, visible) is not None
 
 

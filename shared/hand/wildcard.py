@@ -210,6 +210,15 @@ def _filler_kind(
     return None
 
 
+def _colour_first(counts: Sequence[int], allowed: Sequence[int]) -> list[int]:
+    """``allowed`` with the kinds of the hand's one suit (or honors) first, if it has one."""
+    groups = {k // 9 if k < 27 else 3 for k, n in enumerate(counts) if n}
+    if len(groups) != 1:
+        return list(allowed)
+    (g,) = groups
+    return sorted(allowed, key=lambda k: (k // 9 if k < 27 else 3) != g)
+
+
 def wild_caps(
     counts: Sequence[int], melds: Sequence[Meld], visible: Sequence[int] | None = None
 ) -> list[int]:
@@ -377,24 +386,24 @@ def _seven_pairs_readings(
     if room is None:
         return  # a single can only be paired by a 百搭 standing for a fifth copy
     left = jokers - len(wild)
+    # kinds the hand holds none of, that two 百搭 may stand for, the hand's suit first
+    fresh = [k for k in _colour_first(counts, allowed) if not counts[k] and room[k] >= 2]
     if plain:
-        fresh = [k for k in allowed if not counts[k] and room[k] >= 2]
         extra = fresh[: left // 2]
         if len(extra) == left // 2:
             yield Reading(None, tuple(sorted(pairs + extra)), tuple(sorted(wild + extra * 2)))
     if dragon:
         if left >= 2:  # two 百搭 double a pair (the first that may), the rest pair apart
-            first = next((k for k in pairs if room[k] >= 2), None)
-            if first is None and caps is None:
-                first = allowed[0]
-            if first is None:
-                return
             if caps is None:
-                extra = [first] * (left // 2)
+                extra = [pairs[0] if pairs else allowed[0]] * (left // 2)
             else:
-                fresh = [k for k in allowed if not counts[k] and k != first and room[k] >= 2]
-                extra = [first, *fresh[: left // 2 - 1]]
-                if len(extra) != left // 2:
+                natural = not plain  # a natural three or four already makes the 龙
+                first = [] if natural else [k for k in pairs if room[k] >= 2][:1]
+                if not (natural or first) and left >= 4:  # four 百搭: one fresh kind twice
+                    first = [k for k in fresh if room[k] >= 4][:1] * 2
+                rest = [k for k in fresh if k not in first]
+                extra = first + rest[: left // 2 - len(first)]
+                if len(extra) != left // 2 or not (natural or first):
                     return
             yield Reading(None, tuple(sorted(pairs + extra)), tuple(sorted(wild + extra * 2)))
         elif not plain:  # a natural three or four already makes the 龙

@@ -16,6 +16,7 @@ from shared.hand.preset_hands import (
     baida_shapes,
     classify_hand,
     hand_waits,
+    is_winning,
     shape_of,
     wildcard_kinds,
 )
@@ -260,4 +261,9 @@ def test_without_fifth_copies_a_hand_wins_iff_a_substitution_stays_within_four(d
     visible = data.draw(seen_tiles(naturals))
     expected = brute_capped_shapes(naturals, jokers, visible)
     got = set(baida_shapes(counts(naturals), jokers, (), CAPPED, visible))
+    # where the caps cannot bind, 平胡 is left out beside 对对胡 as with fifth copies
+    if HandType.PONG_PONG in expected:
+        expected.discard(HandType.PING_HU)
+        got.discard(HandType.PING_HU)
     assert got == expected, (T.format_tiles(naturals), jokers, visible)
+    assert is_winning(counts(naturals), (), CAPPED, jokers, visible) == bool(expected)
