@@ -388,6 +388,33 @@ def wild_hand(snap: TableSnapshot, st: SeatState) -> tuple[Sequence[int], int]:
     return counts, st.wildcards + jokers
 
 
+def visible_tiles(snap: TableSnapshot, seat: int, indicator: bool = True) -> tuple[int, ...] | None:
+    """What ``seat`` sees outside its hand, as 34 counts, for the rule that a 百搭 may not stand
+    for a kind of which all four natural tiles are held or visible (RULES-presets §13.B.3,
+    ``baida_tiles.wildcard_fifth_copy`` false): every discard on the table, the other seats'
+    melds (a concealed kong stays face down, RULES §4, so it is not seen) and the flipped
+    百搭's indicator (§13.B.9, face up aside). Bonus tiles are no kind a 百搭 may be and are
+    left out (and the indicator too without ``indicator``: scoring counts it from
+    ``wild_indicator``). None when the option allows fifth copies (nothing needs counting)."""
+    ts = tile_set_of(snap.ruleset)
+    if ts.wildcard_fifth_copy or not ts.has_wildcards:
+        return None
+    out = [0] * NUM_KINDS
+    for i, st in enumerate(snap.seats):
+        for k in st.discards:
+            if k < NUM_KINDS:
+                out[k] += 1
+        if i == seat:
+            continue
+        for m in st.melds:
+            if m.kind is not MeldKind.CONCEALED_KONG:
+                for k in m.tiles:
+                    out[k] += 1
+    if indicator and snap.wild_kind is not None:
+        out[ts.indicator_for(snap.wild_kind)] += 1
+    return tuple(out)
+
+
 def check_snapshot(snap: TableSnapshot) -> None:
     """InvalidArgument naming the first thing that makes ``snap`` impossible: seats out of
     range, impossible melds, flowers among hand tiles, more than four copies of a kind, or a

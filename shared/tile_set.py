@@ -93,6 +93,16 @@ class TileSet:
         """The wild kind a flipped indicator makes (``flipped_wild`` next or same)."""
         return indicator if self.flipped_same else self.next_kind(indicator)
 
+    def indicator_for(self, wild: int) -> int:
+        """The indicator tile that made the wild kind ``wild`` (the inverse of
+        :meth:`wild_kind_for`: each cycle of :meth:`next_kind` is a ring)."""
+        if self.flipped_same:
+            return wild
+        k = wild
+        while (after := self.next_kind(k)) != wild:
+            k = after
+        return k
+
 
 STANDARD = TileSet()
 
@@ -152,3 +162,79 @@ def check_hand_kinds(
         )
     if jokers > T.COPIES:
         raise InvalidArgument(f"{what} holds {jokers} 百搭; the set has {T.COPIES}", field=what)
+
+
+def flipped_wild_kind(ts: TileSet, indicator: int | None, ruleset_name: str) -> int | None:
+    """The wild kind a flipped 百搭 indicator makes (§13.B.9), or None on a table that flips
+    none. InvalidArgument naming ``wild_indicator`` when an indicator is given to a table that
+    flips none, is missing on one that does, or is no playing tile of the set (a bonus tile
+    turned up is put aside and the next one turned)."""
+    if not ts.flipped_wildcard:
+        if indicator is not None:
+            shown = T.format_tile(indicator) if T.is_valid_kind(indicator) else repr(indicator)
+            raise InvalidArgument(
+                f"ruleset {ruleset_name} has no flipped 百搭, but a wild indicator {shown} is "
+                "given",
+                field="wild_indicator",
+            )
+        return None
+    if indicator is None:
+        raise InvalidArgument(
+            f"ruleset {ruleset_name} flips a 百搭 indicator (翻百搭): wild_indicator is required",
+            field="wild_indicator",
+        )
+    if not T.is_valid_kind(indicator) or not T.is_playing(indicator) or ts.is_bonus(indicator):
+        shown = T.format_tile(indicator) if T.is_valid_kind(indicator) else repr(indicator)
+        raise InvalidArgument(
+            f"wild indicator {shown} is not a playing tile (a bonus tile turned up is put "
+            "aside and the next one turned)",
+            field="wild_indicator",
+        )
+    return ts.wild_kind_for(indicator)
+
+
+def check_indicator_copies(
+    counts: Sequence[int], melds: Sequence[Meld], indicator: int, who: str
+) -> None:
+    """The flipped indicator is out of play (§13.B.9): InvalidArgument when the hand (natural
+    ``counts`` before the wild kind is taken out, and ``melds``) holds four of its kind."""
+    held = counts[indicator] + sum(m.tiles.count(indicator) for m in melds)
+    if held > T.COPIES - 1:
+        raise InvalidArgument(
+            f"{who} holds {held} {T.format_tile(indicator)}, but the indicator, one of them, is "
+            "out of play",
+            field="concealed",
+        )
+
+
+def visible_counts(
+    ts: TileSet, visible: Sequence[int], held: Sequence[int], field: str = "visible"
+) -> list[int] | None:
+    """The 34 counts of the ``visible`` tiles (those a hand's owner sees outside it: the
+    discards, the other seats' exposed melds, the flipped indicator), which the rule that a
+    百搭 may not be a fifth copy reads (``wildcard_fifth_copy`` false, §13.B.3); None when
+    none are given. InvalidArgument naming ``field`` for a tile that is no playing tile of the
+    set, or a kind seen and ``held`` (the hand's copies, melds included) more than four
+    times."""
+    if not visible:
+        return None
+    out = [0] * T.NUM_KINDS
+    for i, k in enumerate(visible):
+        if not T.is_valid_kind(k) or not ts.is_hand_kind(k):
+            shown = T.format_tile(k) if T.is_valid_kind(k) else repr(k)
+            raise InvalidArgument(
+                f"{field}[{i}] is {shown}, which is no playing tile of the {ts.name} set (a "
+                "bonus tile is no kind a 百搭 stands for: leave it out)",
+                field=f"{field}[{i}]",
+            )
+        if k < T.NUM_KINDS:  # a discarded 1j stands for nothing
+            out[k] += 1
+    for k, n in enumerate(out):
+        if n and n + held[k] > T.COPIES:
+            raise InvalidArgument(
+                f"{field} holds {n} {T.format_tile(k)} and the hand {held[k]}: more than the "
+                f"{T.COPIES} copies of the set",
+                field=field,
+                tile=T.format_tile(k),
+            )
+    return out

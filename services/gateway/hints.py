@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from services.gateway.bots import engine_policy
 from services.gateway.bots.planner import PlanningBot
-from services.gateway.bots.view import SeatView
+from services.gateway.bots.policy import seat_view
 from services.gateway.domain.session import PLAYING
 from services.gateway.play import plan_text
 from services.gateway.tables import TableManager
@@ -57,5 +57,5 @@ def hint(manager: TableManager, table_id: str, token: str, seat_claim: int | Non
                 reason="NO_PROMPT",
             )
         action = _POLICY(pending, hand)
-        plan = plan_text(SeatView.from_snapshot(hand.snapshot(), seat)).removeprefix(" — ")
+        plan = plan_text(seat_view(hand, seat)).removeprefix(" — ")
         return Hint(action, plan, pending.sequence)

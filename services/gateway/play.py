@@ -143,7 +143,7 @@ def render_table(table: gateway_pb2.TableView, now_ms: int | None = None) -> str
     lines = [
         f"=== hand {hand.hand_number}{rounds_text(table)} · dealer {_seat_name(table, dealer)} "
         f"· dice {hand.dice.first}+{hand.dice.second}{' 开宝' if hand.kaibao else ''} · 荒番 "
-        f"{hand.huangfan} · tiles left {hand.tiles_left} ==="
+        f"{hand.huangfan} · tiles left {hand.tiles_left}{wild_text(hand)} ==="
     ]
     for s in table.seats:
         i = s.seat - 1
@@ -172,6 +172,14 @@ def render_table(table: gateway_pb2.TableView, now_ms: int | None = None) -> str
         left = (hand.deadline_unix_ms - (now_ms or int(time.time() * 1000))) / 1000
         lines.append(f"timer: {max(0.0, left):.0f}s left")
     return "\n".join(lines)
+
+
+def wild_text(hand: gateway_pb2.HandView) -> str:
+    """`` · 百搭 8m八万 (7m七万 turned up)`` on a flipped-百搭 table (翻百搭), ``""`` otherwise."""
+    if not hand.wild_kind:
+        return ""
+    shown = f" ({tile_text(hand.wild_indicator - 1)} turned up)" if hand.wild_indicator else ""
+    return f" · 百搭 {tile_text(hand.wild_kind - 1)}{shown}"
 
 
 def rounds_text(table: gateway_pb2.TableView) -> str:
@@ -227,6 +235,11 @@ def render_event(event: gateway_pb2.Event, me: int) -> str | None:
         if ev.seat - 1 == me and ev.replacements:
             line += f", replaced by {tiles_text(_tiles(ev.replacements))}"
         return line
+    if kind == "wild_flipped":
+        return (
+            f"翻百搭: {tile_text(ev.indicator - 1)} turned up — every "
+            f"{tile_text(ev.wild - 1)} is 百搭 this hand"
+        )
     if kind == "tile_drawn":
         if ev.seat - 1 == me and ev.tile:
             return f"you draw {tile_text(ev.tile - 1)}{' (replacement)' if ev.replacement else ''}"

@@ -4,10 +4,17 @@
 JSON object per line with ``concealed`` and ``melds`` in mpsz, optional ``ruleset`` and
 ``options`` (``{"section.option": value}``; RULES-presets §13.0: ``1j`` 百搭 in ``concealed``
 under shanghai-baida, and ``1j`` ending the waits when a drawn 百搭 completes the hand); other keys
-such as ``name`` and ``expect`` are ignored) and prints one JSON object per line with the keys of
-``expect``: ``{"waits": "45z"}`` for a 13-tile hand, ``{"hand": "full_flush"}`` (or null) for a
-14-tile hand. A line that cannot be judged prints ``{"error": "..."}`` naming the problem; the
-exit status is then 1 (2 when the file cannot be read).
+such as ``name`` and ``expect`` are ignored). Two more keys serve shanghai-baida's options:
+``wild_indicator`` — the turned-up tile of a flipped-百搭 table (``baida_tiles.wildcards =
+"flipped"``, §13.B.9; required there, refused elsewhere, as ``mahjong score`` reads it): the
+tiles of the wild kind it makes (``flipped_wild``) are 百搭, and a drawn one is the 百搭 wait,
+listed as that kind; ``visible`` — mpsz tiles seen outside the hand (discards, the other
+seats' exposed melds; the indicator is added), which with ``baida_tiles.wildcard_fifth_copy``
+false a 百搭 may not make a fifth copy of (§13.B.3). It prints one JSON object per line
+with the keys of ``expect``: ``{"waits": "45z"}`` for a 13-tile hand, ``{"hand":
+"full_flush"}`` (or null) for a 14-tile hand. A line that cannot be judged prints
+``{"error": "..."}`` naming the problem; the exit status is then 1 (2 when the file cannot be
+read).
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from shared.errors import InvalidArgument
 from shared.hand.input import COMPLETE_SIZE, check_hand, counts_and_wildcards
 from shared.melds import Meld
 from shared.ruleset import RulesetError, resolve_ruleset
-from shared.tile_set import tile_set_of
+from shared.tile_set import check_indicator_copies, flipped_wild_kind, tile_set_of
 from shared.tiles import NotationError, format_tiles, parse
 
 
@@ -40,22 +47,43 @@ def judge_line(obj: Any) -> dict[str, Any]:
         raise InvalidArgument("each line must be a JSON object")
     try:
         ruleset = resolve_ruleset(obj.get("ruleset") or "", obj.get("options") or {})
-        concealed = obj.get("concealed", "")
-        if not isinstance(concealed, str):
-            raise InvalidArgument("concealed must be an mpsz string such as '123m55z'")
-        tiles = parse(concealed)
+        tiles = parse(_mpsz(obj.get("concealed", ""), "concealed"))
         tile_set_of(ruleset).check_tiles(tiles, "concealed")
         counts, jokers = counts_and_wildcards(tiles, "concealed tiles")
         melds_in = obj.get("melds") or []
         if not isinstance(melds_in, list):
             raise InvalidArgument("melds must be a list of {kind, tiles, from}")
         melds = [Meld.from_json(m) for m in melds_in]
+        indicator = _one_tile(obj.get("wild_indicator"), "wild_indicator")
+        visible = parse(_mpsz(obj.get("visible", ""), "visible"))
     except (NotationError, RulesetError, ValueError, KeyError, TypeError) as exc:
         raise InvalidArgument(str(exc)) from None
-    if check_hand(counts, melds, jokers=jokers) == COMPLETE_SIZE:
-        hand = evaluate_hand(counts, melds, ruleset, jokers=jokers).hand
+    size = check_hand(counts, melds, jokers=jokers)
+    ts = tile_set_of(ruleset)
+    wild = flipped_wild_kind(ts, indicator, ruleset.name)
+    if indicator is not None:
+        check_indicator_copies(counts, melds, indicator, "the hand")
+        visible.append(indicator)  # face up beside the wall
+    if size == COMPLETE_SIZE:
+        hand = evaluate_hand(counts, melds, ruleset, (), jokers, wild, visible).hand
         return {"hand": None if hand is None else hand.label}
-    return {"waits": format_tiles(hand_waits(counts, melds, ruleset, jokers))}
+    return {"waits": format_tiles(hand_waits(counts, melds, ruleset, jokers, wild, visible))}
+
+
+def _mpsz(value: Any, key: str) -> str:
+    if not isinstance(value, str):
+        raise InvalidArgument(f"{key} must be an mpsz string such as '3p'")
+    return value
+
+
+def _one_tile(value: Any, key: str) -> int | None:
+    """The one tile an mpsz string such as ``"3p"`` names (None when the key is absent)."""
+    if value is None:
+        return None
+    tiles = parse(_mpsz(value, key))
+    if len(tiles) != 1:
+        raise InvalidArgument(f"{key} must be one tile such as '3p', got {value!r}")
+    return tiles[0]
 
 
 def judge_stream(lines: TextIO, out: TextIO) -> int:

@@ -19,16 +19,17 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         ruleset = _ruleset(request)
         counts, jokers, melds, flowers = R.ruleset_hand_from_proto(request.hand, ruleset)
         wild = C.tile_from_proto_optional(request.wild_kind, "wild_kind")
-        result = domain.evaluate_hand(counts, melds, ruleset, flowers, jokers, wild)
+        visible = C.tiles_from_proto(request.visible, "visible")
+        result = domain.evaluate_hand(counts, melds, ruleset, flowers, jokers, wild, visible)
         return R.evaluation_to_proto(result.hand, result.eight_flowers, result.decompositions)
 
     def GetWaits(self, request, context):
         ruleset = _ruleset(request)
         counts, jokers, melds, _ = R.ruleset_hand_from_proto(request.hand, ruleset)
         wild = C.tile_from_proto_optional(request.wild_kind, "wild_kind")
-        return rules_pb2.GetWaitsResponse(
-            waits=C.tiles_to_proto(domain.hand_waits(counts, melds, ruleset, jokers, wild))
-        )
+        visible = C.tiles_from_proto(request.visible, "visible")
+        waits = domain.hand_waits(counts, melds, ruleset, jokers, wild, visible)
+        return rules_pb2.GetWaitsResponse(waits=C.tiles_to_proto(waits))
 
     def GetOwnTurnOptions(self, request, context):
         snap = R.snapshot_from_proto(request.table)

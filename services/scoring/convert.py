@@ -110,6 +110,7 @@ def win_input_from_proto(req: scoring_pb2.SettleWinRequest) -> WinInput:
         replacement_after=replacement_after_from_proto(req.replacement_after),
         feeder_hand=feeder_hand_from_proto(req),
         wild_indicator=C.tile_from_proto_optional(req.wild_indicator, "wild_indicator"),
+        visible=tuple(C.tiles_from_proto(req.visible, "visible")),
     )
 
 
@@ -184,6 +185,7 @@ def _win_request(
         last_tile=w.last_tile,
         replacement_after=_REPLACEMENT_AFTER_PB[w.replacement_after],
         wild_indicator=0 if w.wild_indicator is None else C.tile_to_proto(w.wild_indicator),
+        visible=C.tiles_to_proto(w.visible),
     )
 
 

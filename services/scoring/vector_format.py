@@ -8,7 +8,9 @@ One JSON object per hand: ``ruleset`` (preset name; optional ``options`` overrid
 declared 敲), ``first_go_around`` (天胡/地胡), ``garden_stacks`` (逛花园), and for an escape
 ``seat``; RULES-presets §13.0 adds ``last_tile`` (海底捞月), ``replacement_after`` (``kong``
 or ``flower``), ``from_hand`` (``{concealed, melds}`` of the discarder, shanghai-old's 包输) and
-``wild_indicator`` (the turned-up tile of a flipped-百搭 table). ``expect`` is ignored. The
+``wild_indicator`` (the turned-up tile of a flipped-百搭 table), and ``visible`` (mpsz: the
+tiles the winner sees outside the hand, read with ``baida_tiles.wildcard_fifth_copy`` false).
+``expect`` is ignored. The
 result is printed with the keys of ``expect``: ``winners`` (per winner ``seat``, ``hand``,
 ``flowers``, ``value`` under the 敲麻 model; ``seat``, ``hand``, ``hu``, ``fan``,
 ``fan_items``, ``value`` under the 户/番 model; ``seat``, ``hand``, ``flowers``,
@@ -192,6 +194,7 @@ def win_input(obj: Mapping) -> WinInput:
             if obj.get("wild_indicator") is None
             else _one_tile(obj["wild_indicator"], "wild_indicator")
         ),
+        visible=tuple(_tiles(obj.get("visible", ""), "visible")),
     )
 
 

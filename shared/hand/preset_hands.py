@@ -12,7 +12,10 @@ ruleset's ``table.scoring_model``:
   七对, 平胡; a shape worth 0 is no win.
 
 Every function takes the natural 34-count array and, for baida, the number of 百搭 held
-(``jokers``); the qiaoma path is the table-driven code it always was.
+(``jokers``); the qiaoma path is the table-driven code it always was. With
+``baida_tiles.wildcard_fifth_copy`` false the baida checks also take ``visible``: the 34 counts
+of the tiles the owner sees outside the hand (:func:`shared.table.visible_tiles`), since a 百搭
+may not stand for a kind of which all four natural tiles are held or visible (§13.B.3).
 """
 
 from __future__ import annotations
@@ -23,11 +26,13 @@ from shared.hand.hand_type import HandType, classify, is_winning_hand
 from shared.hand.shape import is_standard_shape
 from shared.hand.waits import waits
 from shared.hand.wildcard import (
+    Reading,
     completing_kinds,
     pong_pong_cost,
     readings,
     seven_pairs_kinds,
     standard_cost,
+    wild_caps,
 )
 from shared.melds import Meld, MeldKind
 from shared.ruleset import Ruleset
@@ -162,30 +167,23 @@ def is_baida_flush(counts: Sequence[int], melds: Sequence[Meld], honors_flush: b
     return group != -1 and (group < 3 or honors_flush)
 
 
-def _substituted_ok(counts: Sequence[int], melds: Sequence[Meld], wild: Sequence[int]) -> bool:
-    """No kind more than four times once the 百搭 are substituted (``wildcard_fifth_copy``
-    false)."""
-    held = list(counts)
-    for m in melds:
-        for k in m.tiles:
-            held[k] += 1
-    for k in wild:
-        held[k] += 1
-        if held[k] > 4:
-            return False
-    return True
-
-
 def baida_shapes(
-    counts: Sequence[int], jokers: int, melds: Sequence[Meld], ruleset: Ruleset
+    counts: Sequence[int],
+    jokers: int,
+    melds: Sequence[Meld],
+    ruleset: Ruleset,
+    visible: Sequence[int] | None = None,
 ) -> list[HandType]:
     """The shapes (PING_HU, PONG_PONG, SEVEN_PAIRS, DRAGON_SEVEN_PAIRS) some substitution of the
     ``jokers`` 百搭 makes of the hand (win tile included). 平胡 is left out of a hand that reads
     as 对对胡 unless the options make 平胡 worth more (then a reading with a chow is looked
-    for)."""
+    for). ``visible`` is read only without fifth copies (the module docstring)."""
     opts = _options(ruleset)
-    if not opts.fifth_copy:
-        return _capped_shapes(counts, jokers, melds, ruleset)
+    if not opts.fifth_copy and jokers:
+        caps = wild_caps(counts, melds, visible)
+        if any(caps[k] < jokers for k in opts.allowed):
+            return _capped_shapes(counts, jokers, melds, opts, caps)
+        # otherwise no kind is so near its last copy that the 百搭 could make a fifth
     out: list[HandType] = []
     chow_meld = any(m.kind is MeldKind.CHOW for m in melds)
     if not melds:
@@ -218,23 +216,52 @@ def _has_chow_reading(
 
 
 def _capped_shapes(
-    counts: Sequence[int], jokers: int, melds: Sequence[Meld], ruleset: Ruleset
+    counts: Sequence[int],
+    jokers: int,
+    melds: Sequence[Meld],
+    opts: _Options,
+    caps: Sequence[int],
 ) -> list[HandType]:
-    """:func:`baida_shapes` with no fifth copies: from the readings, keeping those whose
-    substituted hand holds no kind five times."""
-    found: set[HandType] = set()
-    for r in readings(counts, jokers, melds, allowed=_options(ruleset).allowed):
-        if not _substituted_ok(counts, melds, r.wild):
-            continue
-        if r.decomposition is None:
-            found.add(
-                HandType.DRAGON_SEVEN_PAIRS if r.is_dragon_seven_pairs else HandType.SEVEN_PAIRS
-            )
-        elif r.decomposition.all_pongs:
-            found.add(HandType.PONG_PONG)
-        else:
-            found.add(HandType.PING_HU)
+    """:func:`baida_shapes` with no fifth copies: the shapes of the readings in which no kind
+    has more 百搭 than its cap (:func:`shared.hand.wildcard.wild_caps`: held and visible
+    counted). A hand no substitution at all completes is rejected first, off the tables."""
+    if not _baida_wins(counts, jokers, melds):
+        return []
+    found = {_shape(r) for r in readings(counts, jokers, melds, allowed=opts.allowed, caps=caps)}
     return [h for h in _TIE_ORDER if h in found]
+
+
+def _shape(r: Reading) -> HandType:
+    if r.decomposition is None:
+        return HandType.DRAGON_SEVEN_PAIRS if r.is_dragon_seven_pairs else HandType.SEVEN_PAIRS
+    return HandType.PONG_PONG if r.decomposition.all_pongs else HandType.PING_HU
+
+
+def _capped_wins(
+    counts: Sequence[int],
+    jokers: int,
+    melds: Sequence[Meld],
+    opts: _Options,
+    visible: Sequence[int] | None,
+) -> bool:
+    """The win check without fifth copies: the first reading within the caps whose shape is
+    worth something decides (no search for the best, which only scoring needs)."""
+    if not _baida_wins(counts, jokers, melds):
+        return False
+    limits = wild_caps(counts, melds, visible)
+    # without a kind so near its last copy that a 百搭 could be a fifth, no caps are needed
+    binding = jokers > 0 and any(limits[k] < jokers for k in opts.allowed)
+    caps = limits if binding else None
+    values = {
+        HandType.PING_HU: opts.ping_value,
+        HandType.PONG_PONG: opts.pong_value,
+        HandType.SEVEN_PAIRS: opts.seven_value,
+        HandType.DRAGON_SEVEN_PAIRS: opts.dragon_value,
+    }
+    return any(
+        values[_shape(r)] > 0
+        for r in readings(counts, jokers, melds, allowed=opts.allowed, caps=caps)
+    )
 
 
 _TIE_ORDER = (
@@ -258,12 +285,16 @@ def shape_value(shape: HandType, ruleset: Ruleset) -> int:
 
 
 def classify_baida(
-    counts: Sequence[int], jokers: int, melds: Sequence[Meld], ruleset: Ruleset
+    counts: Sequence[int],
+    jokers: int,
+    melds: Sequence[Meld],
+    ruleset: Ruleset,
+    visible: Sequence[int] | None = None,
 ) -> HandType | None:
     """The baida hand with the highest hand 倍 (shape × colour), or None (§13.B.5)."""
     best: HandType | None = None
     best_value = 0
-    for shape in baida_shapes(counts, jokers, melds, ruleset):
+    for shape in baida_shapes(counts, jokers, melds, ruleset, visible):
         value = shape_value(shape, ruleset)
         if value > best_value or (
             value == best_value and best is not None and _before(shape, best)
@@ -283,19 +314,23 @@ def _before(a: HandType, b: HandType) -> bool:
 
 # --- every preset ------------------------------------------------------------------------------
 def classify_hand(
-    counts: Sequence[int], melds: Sequence[Meld], ruleset: Ruleset, jokers: int = 0
+    counts: Sequence[int],
+    melds: Sequence[Meld],
+    ruleset: Ruleset,
+    jokers: int = 0,
+    visible: Sequence[int] | None = None,
 ) -> HandType | None:
     """The winning hand the concealed ``counts`` (win tile included), ``jokers`` 百搭 and
-    ``melds`` make under the ruleset's model, or None."""
+    ``melds`` make under the ruleset's model, or None (``visible``: the module docstring)."""
     model = _options(ruleset).model
     if model == QIAOMA:
         return classify(counts, melds, ruleset) if not jokers else None
     if model == OLD:
         return classify_old(counts, melds, ruleset) if not jokers else None
-    return classify_baida(counts, jokers, melds, ruleset)
+    return classify_baida(counts, jokers, melds, ruleset, visible)
 
 
-def _baida_wins(counts: Sequence[int], jokers: int, melds: Sequence[Meld], opts: _Options) -> bool:
+def _baida_wins(counts: Sequence[int], jokers: int, melds: Sequence[Meld]) -> bool:
     """The baida win check: with the default options a standard shape or seven pairs (either
     kind) is enough, read off the 百搭-needed tables; otherwise the hand is classified."""
     if standard_cost(counts) <= jokers:
@@ -307,24 +342,36 @@ def _baida_wins(counts: Sequence[int], jokers: int, melds: Sequence[Meld], opts:
 
 
 def is_winning(
-    counts: Sequence[int], melds: Sequence[Meld], ruleset: Ruleset, jokers: int = 0
+    counts: Sequence[int],
+    melds: Sequence[Meld],
+    ruleset: Ruleset,
+    jokers: int = 0,
+    visible: Sequence[int] | None = None,
 ) -> bool:
     """胡 check under the ruleset's model (the qiaoma path keeps its fast scans)."""
     opts = _options(ruleset)
     if opts.model == QIAOMA:
         return not jokers and is_winning_hand(counts, melds, ruleset)
     if opts.model == BAIDA and opts.every_shape_wins:
-        return _baida_wins(counts, jokers, melds, opts)
-    return classify_hand(counts, melds, ruleset, jokers) is not None
+        return _baida_wins(counts, jokers, melds)
+    if opts.model == BAIDA and not opts.fifth_copy:
+        return _capped_wins(counts, jokers, melds, opts, visible)
+    return classify_hand(counts, melds, ruleset, jokers, visible) is not None
 
 
 def hand_waits(
-    counts: Sequence[int], melds: Sequence[Meld], ruleset: Ruleset, jokers: int = 0
+    counts: Sequence[int],
+    melds: Sequence[Meld],
+    ruleset: Ruleset,
+    jokers: int = 0,
+    visible: Sequence[int] | None = None,
 ) -> list[int]:
     """Every kind that completes the 13-tile hand (13 − 3 × melds concealed tiles, 百搭
     included) under the ruleset's model, in canonical order, 1j last when drawing a 百搭
     completes it (baida). Natural kinds the hand holds four of are left out; a 百搭 may still
-    stand for a fifth copy, so ``1j`` may be the only wait."""
+    stand for a fifth copy, so ``1j`` may be the only wait — unless ``wildcard_fifth_copy`` is
+    false: then the ``visible`` tiles count with the hand's own (§13.B.3), both for the kinds
+    a 百搭 may stand for and for the natural kinds left out (all four held or seen)."""
     opts = _options(ruleset)
     if opts.model == QIAOMA:
         return waits(counts, melds, ruleset) if not jokers else []
@@ -342,15 +389,17 @@ def hand_waits(
             if held[single] < 4 and single not in out:
                 out = sorted([*out, single])
         return out
-    if not is_winning(counts, melds, ruleset, jokers + 1):
+    if not is_winning(counts, melds, ruleset, jokers + 1, visible):
         return []  # a natural tile that completes the hand could be a 百搭 instead
+    if visible is not None and not opts.fifth_copy:  # a kind all seen cannot be drawn either
+        held = [a + b for a, b in zip(held, visible, strict=True)]
     candidates = [k for k in opts.allowed if held[k] < 4]
     if opts.every_shape_wins:
         out = completing_kinds(counts, jokers, not melds, candidates)
     else:
         for k in candidates:
             trial[k] += 1
-            if is_winning(trial, melds, ruleset, jokers):
+            if is_winning(trial, melds, ruleset, jokers, visible):
                 out.append(k)
             trial[k] -= 1
     if jokers < 4:  # all four 百搭 held: none left to draw

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from shared.hand.decomposition import Decomposition, HandSet, SetKind, meld_set
 from shared.melds import Meld
+from shared.tiles import COPIES
 
 INF = 99  # more 百搭 than any hand holds
 _CAP = 5  # costs are exact up to 4 (a hand holds at most four 百搭); above is "too many"
@@ -187,25 +188,73 @@ class Reading:
         return self.decomposition is None and len(set(self.pairs)) < 7
 
 
-def _filler_kind(counts: Sequence[int], allowed: Sequence[int]) -> int:
+def _filler_kind(
+    counts: Sequence[int],
+    allowed: Sequence[int],
+    room: Sequence[int] | None = None,
+    need: int = 0,
+) -> int | None:
     """The kind a group made of 百搭 only stands for: one that keeps the hand's colour — the
     first allowed kind of the suit its natural tiles are in, if one suit, else the first
-    allowed kind (scoring-wise every choice is alike beyond colour)."""
+    allowed kind (scoring-wise every choice is alike beyond colour). With ``room`` (百搭 each
+    kind may still stand for, no fifth copies) only a kind with ``need`` of room qualifies;
+    None when none does."""
     suits = {k // 9 if k < 27 else 3 for k, n in enumerate(counts) if n}
+    first = list(allowed)
     if len(suits) == 1:
         (s,) = suits
-        for k in allowed:
-            if (k // 9 if k < 27 else 3) == s:
-                return k
-    return allowed[0]
+        first = [k for k in allowed if (k // 9 if k < 27 else 3) == s] + first
+    for k in first:
+        if room is None or room[k] >= need:
+            return k
+    return None
+
+
+def _colour_first(counts: Sequence[int], allowed: Sequence[int]) -> list[int]:
+    """``allowed`` with the kinds of the hand's one suit (or honors) first, if it has one."""
+    groups = {k // 9 if k < 27 else 3 for k, n in enumerate(counts) if n}
+    if len(groups) != 1:
+        return list(allowed)
+    (g,) = groups
+    return sorted(allowed, key=lambda k: (k // 9 if k < 27 else 3) != g)
+
+
+def wild_caps(
+    counts: Sequence[int], melds: Sequence[Meld], visible: Sequence[int] | None = None
+) -> list[int]:
+    """How many 百搭 may stand for each kind when no fifth copy is allowed
+    (``baida_tiles.wildcard_fifth_copy`` false, §13.B.3): four less the natural copies held
+    (concealed ``counts`` and ``melds``) and ``visible`` outside the hand."""
+    caps = [COPIES - c for c in counts]
+    for m in melds:
+        for k in m.tiles:
+            caps[k] -= 1
+    if visible is not None:
+        for k, n in enumerate(visible):
+            caps[k] -= n
+    return caps
+
+
+def _within(wild: Sequence[int], caps: Sequence[int]) -> list[int] | None:
+    """The room left per kind once ``wild`` is substituted, or None when some kind would go
+    past its cap."""
+    room = list(caps)
+    for k in wild:
+        room[k] -= 1
+        if room[k] < 0:
+            return None
+    return room
 
 
 def _groups(
-    c: list[int], k: int, pair: bool, jokers: int
+    c: list[int], k: int, pair: bool, jokers: int, wide: bool = False
 ) -> Iterator[tuple[list[HandSet], int | None, list[int]]]:
     """Every split of the naturals ``c`` (from kind ``k`` on) into sets and, with ``pair``, the
     pair, each group completed by 百搭 (at most ``jokers``): yields (sets, pair kind or None
-    when the pair is still to be made of 百搭, kinds the 百搭 used stand for)."""
+    when the pair is still to be made of 百搭, kinds the 百搭 used stand for). A chow of 百搭
+    and the lowest natural ``k`` is tried in one window (they all cost the same); with
+    ``wide`` in every window holding ``k`` (百搭 below it), since which kinds the 百搭 stand
+    for matters when fifth copies are not allowed."""
     while k < 34 and c[k] == 0:
         k += 1
     if k == 34:
@@ -216,7 +265,7 @@ def _groups(
         if 3 - a > jokers:
             continue
         c[k] -= a
-        for sets, p, wild in _groups(c, k, pair, jokers - (3 - a)):
+        for sets, p, wild in _groups(c, k, pair, jokers - (3 - a), wide):
             yield [HandSet(SetKind.PONG, k), *sets], p, [k] * (3 - a) + wild
         c[k] += a
     if pair:
@@ -224,37 +273,38 @@ def _groups(
             if 2 - a > jokers:
                 continue
             c[k] -= a
-            for sets, _p, wild in _groups(c, k, False, jokers - (2 - a)):
+            for sets, _p, wild in _groups(c, k, False, jokers - (2 - a), wide):
                 yield sets, k, [k] * (2 - a) + wild
             c[k] += a
     if k < 27 and jokers:  # a chow holding k; lower ranks of the window are 百搭
         base = k - k % 9
         r = k - base
-        s = r if r <= 6 else 6
-        window = [base + s, base + s + 1, base + s + 2]
-        others = [x for x in window if x != k]
+        starts = [x for x in (r - 2, r - 1, r) if 0 <= x <= 6] if wide else [min(r, 6)]
         c[k] -= 1
-        for use0 in (True, False):
-            if use0 and c[others[0]] == 0:
-                continue
-            for use1 in (True, False):
-                if use1 and c[others[1]] == 0:
+        for s in starts:
+            window = [base + s, base + s + 1, base + s + 2]
+            others = [x for x in window if x != k]
+            for use0 in (True, False):
+                if use0 and c[others[0]] == 0:
                     continue
-                need = 2 - use0 - use1
-                if need > jokers or need == 0:
-                    continue  # need 0 is the natural chow, taken below
-                c[others[0]] -= use0
-                c[others[1]] -= use1
-                wild = [x for x, used in zip(others, (use0, use1), strict=True) if not used]
-                for sets, p, rest in _groups(c, k, pair, jokers - need):
-                    yield [HandSet(SetKind.CHOW, window[0]), *sets], p, wild + rest
-                c[others[0]] += use0
-                c[others[1]] += use1
+                for use1 in (True, False):
+                    if use1 and c[others[1]] == 0:
+                        continue
+                    need = 2 - use0 - use1
+                    if need > jokers or need == 0:
+                        continue  # need 0 is the natural chow, taken below
+                    c[others[0]] -= use0
+                    c[others[1]] -= use1
+                    wild = [x for x, used in zip(others, (use0, use1), strict=True) if not used]
+                    for sets, p, rest in _groups(c, k, pair, jokers - need, wide):
+                        yield [HandSet(SetKind.CHOW, window[0]), *sets], p, wild + rest
+                    c[others[0]] += use0
+                    c[others[1]] += use1
         c[k] += 1
     if k < 27 and (k - k % 9) + 6 >= k and c[k + 1] and c[k + 2]:  # the natural chow
         for d in (0, 1, 2):
             c[k + d] -= 1
-        for sets, p, wild in _groups(c, k, pair, jokers):
+        for sets, p, wild in _groups(c, k, pair, jokers, wide):
             yield [HandSet(SetKind.CHOW, k), *sets], p, wild
         for d in (0, 1, 2):
             c[k + d] += 1
@@ -267,6 +317,7 @@ def readings(
     *,
     allowed: Sequence[int] = tuple(range(34)),
     seven_pairs: bool = True,
+    caps: Sequence[int] | None = None,
 ) -> Iterator[Reading]:
     """Every distinct arrangement of the concealed natural ``counts`` plus ``jokers`` 百搭 (win
     tile included; 14 − 3 × melds tiles) and the declared ``melds`` as a winning hand: each
@@ -274,36 +325,52 @@ def readings(
     ``seven_pairs``) the 七对 readings — seven different kinds if possible, and 龙七对 if a kind
     can make two pairs. 百搭 that form a group on their own stand for one representative kind of
     ``allowed`` (the kinds a 百搭 may be: playing kinds that are no bonus tile), chosen to keep
-    the hand's colour: a pong (worth at least a chow), or the pair."""
+    the hand's colour: a pong (worth at least a chow), or the pair.
+
+    With ``caps`` (:func:`wild_caps`: no fifth copies) only readings in which no kind has more
+    百搭 than its cap are yielded, and every placement of a chow's 百搭 is tried, since the
+    kinds they stand for then matter."""
     if standard_cost(counts) <= jokers:
         declared = tuple(meld_set(m) for m in melds)
         seen: set[Decomposition] = set()
         filler = _filler_kind(counts, allowed)
-        for sets, pair, wild in _groups(list(counts), 0, True, jokers):
+        assert filler is not None  # with no room to respect every allowed kind qualifies
+        for sets, pair, wild in _groups(list(counts), 0, True, jokers, caps is not None):
             left = jokers - len(wild)
+            if left % 3 != (0 if pair is not None else 2):
+                continue
+            room = None if caps is None else _within(wild, caps)
+            if caps is not None and room is None:
+                continue
             extra: list[HandSet] = []
             wild = list(wild)
             if pair is None:
-                if left < 2:
+                pair = filler if room is None else _filler_kind(counts, allowed, room, 2)
+                if pair is None:
                     continue
-                pair = filler
-                wild += [filler, filler]
+                wild += [pair, pair]
                 left -= 2
-            if left % 3:
-                continue
-            for _ in range(left // 3):
-                extra.append(HandSet(SetKind.PONG, filler))
-                wild += [filler] * 3
+                if room is not None:
+                    room[pair] -= 2
+            pongs = [filler] * (left // 3)
+            if room is not None and pongs:  # four 百搭 at most: one such pong
+                fits = _filler_kind(counts, allowed, room, left)
+                if fits is None:
+                    continue
+                pongs = [fits]
+            for kind in pongs:  # pongs of three 百搭
+                extra.append(HandSet(SetKind.PONG, kind))
+                wild += [kind] * 3
             d = Decomposition(pair, declared + tuple(sorted(sets + extra)))
             if d not in seen:
                 seen.add(d)
                 yield Reading(d, (), tuple(sorted(wild)))
     if seven_pairs and not melds:
-        yield from _seven_pairs_readings(counts, jokers, allowed)
+        yield from _seven_pairs_readings(counts, jokers, allowed, caps)
 
 
 def _seven_pairs_readings(
-    counts: Sequence[int], jokers: int, allowed: Sequence[int]
+    counts: Sequence[int], jokers: int, allowed: Sequence[int], caps: Sequence[int] | None
 ) -> Iterator[Reading]:
     plain, dragon = seven_pairs_kinds(counts, jokers)
     if not (plain or dragon):
@@ -315,15 +382,29 @@ def _seven_pairs_readings(
         if c & 1:
             pairs.append(k)
             wild.append(k)
+    room = [INF] * len(counts) if caps is None else _within(wild, caps)
+    if room is None:
+        return  # a single can only be paired by a 百搭 standing for a fifth copy
     left = jokers - len(wild)
+    # kinds the hand holds none of, that two 百搭 may stand for, the hand's suit first
+    fresh = [k for k in _colour_first(counts, allowed) if not counts[k] and room[k] >= 2]
     if plain:
-        fresh = [k for k in allowed if not counts[k]]
         extra = fresh[: left // 2]
-        yield Reading(None, tuple(sorted(pairs + extra)), tuple(sorted(wild + extra * 2)))
+        if len(extra) == left // 2:
+            yield Reading(None, tuple(sorted(pairs + extra)), tuple(sorted(wild + extra * 2)))
     if dragon:
-        if left >= 2:  # two 百搭 double the first pair (or make one of a filler kind)
-            first = pairs[0] if pairs else allowed[0]
-            extra = [first] * (left // 2)
+        if left >= 2:  # two 百搭 double a pair (the first that may), the rest pair apart
+            if caps is None:
+                extra = [pairs[0] if pairs else allowed[0]] * (left // 2)
+            else:
+                natural = not plain  # a natural three or four already makes the 龙
+                first = [] if natural else [k for k in pairs if room[k] >= 2][:1]
+                if not (natural or first) and left >= 4:  # four 百搭: one fresh kind twice
+                    first = [k for k in fresh if room[k] >= 4][:1] * 2
+                rest = [k for k in fresh if k not in first]
+                extra = first + rest[: left // 2 - len(first)]
+                if len(extra) != left // 2 or not (natural or first):
+                    return
             yield Reading(None, tuple(sorted(pairs + extra)), tuple(sorted(wild + extra * 2)))
         elif not plain:  # a natural three or four already makes the 龙
             yield Reading(None, tuple(sorted(pairs)), tuple(sorted(wild)))

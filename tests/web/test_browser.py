@@ -1,7 +1,8 @@
 """The web table in a real browser: headless Chromium (Debian's, driven by playwright-core from
 web/node_modules) plays a person's hand at a real local stack over Connect and over gRPC-Web
 (web/tests/table.test.mjs: create a table, click the offered options to the hand's end, reload
-mid-hand, the result's breakdown and the wall's verification, a spectator, a forged token).
+mid-hand, the result's breakdown and the wall's verification, a spectator, a forged token; a
+flipped-百搭 table showing its indicator and wild kind).
 Screenshots land in web/test-artifacts/ (not in git). ``make test`` installs Chromium and the
 npm packages and builds the page first."""
 
@@ -55,5 +56,5 @@ def test_a_person_plays_a_hand_in_the_browser(protocol):
         )
         logs = "" if run.returncode == 0 else stack.log_tail("gateway")
     assert run.returncode == 0, f"{run.stdout}\n{run.stderr}\ngateway log:\n{logs}"
-    for name in ("mid-hand", "result", "spectator", "forged-token"):
+    for name in ("mid-hand", "result", "spectator", "forged-token", "baida-flipped"):
         assert (WEB / "test-artifacts" / f"{protocol}-{name}.png").stat().st_size > 10_000

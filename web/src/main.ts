@@ -35,6 +35,20 @@ const HAND_TYPES: Record<number, string> = {
   [HandType.ALL_HONOR_PONGS]: "风碰",
   [HandType.EIGHT_FLOWERS]: "八花齐",
 };
+// The rules a table can be started with: a preset and its options (RULES §13, RULES-presets).
+const RULES: { id: string; label: string; name: string; options: Record<string, string> }[] = [
+  { id: "qiaoma", label: "上海敲麻 Qiaoma", name: "shanghai-qiaoma", options: {} },
+  { id: "old", label: "上海老麻将 户/番", name: "shanghai-old", options: {} },
+  { id: "baida", label: "上海百搭 4 × 百搭", name: "shanghai-baida", options: {} },
+  { id: "baida-flipped", label: "上海百搭 翻百搭", name: "shanghai-baida", options: { "baida_tiles.wildcards": "flipped" } },
+];
+const PRESET_NAMES: Record<string, string> = {
+  "": "上海敲麻",
+  "shanghai-qiaoma": "上海敲麻",
+  "shanghai-old": "上海老麻将",
+  "shanghai-baida": "上海百搭",
+};
+
 const WIN_KINDS: Record<number, string> = {
   [WinKind.SELF_DRAW]: "自摸",
   [WinKind.DISCARD]: "点炮",
@@ -87,6 +101,7 @@ function lobby(error?: ApiError): void {
   const name = h("input", { id: "name", value: localStorage.getItem("mahjong.name") ?? "", placeholder: "your name", maxlength: "32" });
   const hands = h("select", { id: "hands" }, ...["1", "4", "8"].map((n) => h("option", { value: n }, `${n} hand${n === "1" ? "" : "s"}`)));
   hands.value = "4";
+  const rules = h("select", { id: "rules" }, ...RULES.map((r) => h("option", { value: r.id }, r.label)));
   const tableId = h("input", { id: "join-table", placeholder: "table id" });
   const token = h("input", { id: "join-token", placeholder: "seat token (empty: an open seat)" });
   const watchId = h("input", { id: "watch-table", placeholder: "table id" });
@@ -102,7 +117,8 @@ function lobby(error?: ApiError): void {
       h("h2", {}, "Play against three bots"),
       h("label", {}, "Name ", name),
       h("label", {}, "Length ", hands),
-      button("Start a table", "create", () => void createTable(name.value, Number(hands.value)), "primary"),
+      h("label", {}, "Rules ", rules),
+      button("Start a table", "create", () => void createTable(name.value, Number(hands.value), rules.value), "primary"),
     ),
     h(
       "section",
@@ -136,11 +152,13 @@ function playerName(name: string): { id: string; display: string } {
   return { id, display };
 }
 
-async function createTable(name: string, maxHands: number): Promise<void> {
+async function createTable(name: string, maxHands: number, rulesId = "qiaoma"): Promise<void> {
   const me = playerName(name);
+  const rules = RULES.find((r) => r.id === rulesId) ?? RULES[0];
   try {
     const r = await gateway.createTable({
       requestId: requestId(),
+      ruleset: { name: rules.name, options: rules.options },
       stake: 1n,
       maxHands,
       seats: [
@@ -327,6 +345,8 @@ class TableScreen {
         return `${this.name(seatOf(k.value.seat))} ${meldName(k.value.meld)}`;
       case "flowersExposed":
         return `${this.name(seatOf(k.value.seat))} 补花 ${tilesText(k.value.flowers)}`;
+      case "wildFlipped":
+        return `翻百搭: ${tileLabel(k.value.indicator)} turned up — ${tileLabel(k.value.wild)} is 百搭 this hand`;
       case "winDeclared":
         return `${this.name(seatOf(k.value.seat))} wins (${WIN_KINDS[k.value.winKind] ?? ""}) on ${tileLabel(k.value.tile)}`;
       case "handDrawn":
@@ -399,7 +419,7 @@ class TableScreen {
     if (!v) return;
     const me = this.me;
     const base = me ?? 0;
-    document.title = `上海敲麻 · ${v.tableId}`;
+    document.title = `${PRESET_NAMES[v.ruleset?.name ?? ""] ?? v.ruleset?.name} · ${v.tableId}`;
     const felt = h("div", { class: "felt", "data-testid": "table" });
     for (let off = 0; off < 4; off++) {
       const seat = (base + off) % 4;
@@ -458,7 +478,7 @@ class TableScreen {
     if (!mine) for (let i = 0; i < (s?.concealedCount ?? 0); i++) backs.append(tileBack("sm"));
     const discards = h("div", { class: "discards", "data-testid": `discards-${seat}` });
     (s?.discards ?? []).forEach((t, i, all) => {
-      const tile = tileElement(t, "sm");
+      const tile = wildMarked(tileElement(t, "sm"), t, hand?.wildKind);
       if (hand && i === all.length - 1 && seatOf(hand.lastDiscardSeat) === seat && hand.lastDiscard === t) tile.classList.add("last");
       discards.append(tile);
     });
@@ -487,6 +507,8 @@ class TableScreen {
         hand && hand.kaibao ? " · 开宝" : "",
       ),
       hand ? h("div", { class: "commit", title: "SHA-256 of the wall's seed, revealed at the end" }, `commitment ${hand.commitment.slice(0, 12)}…`) : null,
+      h("div", { class: "rules", "data-testid": "rules" }, PRESET_NAMES[v.ruleset?.name ?? ""] ?? v.ruleset?.name ?? ""),
+      hand?.wildIndicator ? wildBox(hand.wildIndicator, hand.wildKind) : null,
     );
   }
 
@@ -503,7 +525,7 @@ class TableScreen {
     const order = concealed.map((t, i) => ({ t, i })).filter((x) => x.i !== drawnAt).sort((a, b) => a.t - b.t);
     if (drawnAt >= 0) order.push({ t: concealed[drawnAt], i: drawnAt });
     for (const { t, i } of order) {
-      const tile = tileElement(t, "lg");
+      const tile = wildMarked(tileElement(t, "lg"), t, v.hand?.wildKind);
       tile.setAttribute("data-testid", "hand-tile");
       if (i === drawnAt) tile.classList.add("drawn");
       if (own && allowed.has(t)) {
@@ -706,6 +728,33 @@ function meldName(m: Meld | undefined): string {
     [MeldKind.CONCEALED_KONG]: "暗杠",
   };
   return `${kinds[m.kind] ?? "meld"} ${tilesText(m.tiles)}`;
+}
+
+/** 翻百搭 (RULES-presets §13.B.9): the indicator turned up beside the wall, and the kind it
+ * makes 百搭 this hand. */
+function wildBox(indicator: number, wild: number): HTMLElement {
+  const shown = tileElement(indicator, "md");
+  shown.setAttribute("data-testid", "wild-indicator");
+  const kind = wildMarked(tileElement(wild, "md"), wild, wild);
+  kind.setAttribute("data-testid", "wild-kind");
+  return h(
+    "div",
+    { class: "wild", "data-testid": "wild", title: `翻百搭: ${tileLabel(indicator)} turned up, every ${tileLabel(wild)} is 百搭` },
+    h("span", { class: "wild-label" }, "翻"),
+    shown,
+    h("span", { class: "wild-arrow" }, "→"),
+    kind,
+    h("span", { class: "wild-label" }, "百搭"),
+  );
+}
+
+/** A tile of the flipped wild kind wears a 百搭 badge wherever it is shown. */
+function wildMarked(tile: HTMLElement, value: number, wild: number | undefined): HTMLElement {
+  if (wild && value === wild) {
+    tile.classList.add("wild-tile");
+    tile.append(h("span", { class: "wild-badge" }, "搭"));
+  }
+  return tile;
 }
 
 function meldElement(m: Meld): HTMLElement {

@@ -5,14 +5,17 @@ const NUMERALS = ["一", "二", "三", "四", "五", "六", "七", "八", "九"]
 const HONORS = ["东", "南", "西", "北", "白", "发", "中"];
 const HONOR_NAMES = ["东风", "南风", "西风", "北风", "白板", "发财", "红中"];
 const FLOWERS = ["春", "夏", "秋", "冬", "梅", "兰", "竹", "菊"];
+// shanghai-baida's extra bonus tiles 1a-4a and its 百搭 1j (RULES-presets §13.0)
+const EXTRAS = ["老鼠", "财神", "猫", "聚宝盆"];
+const EXTRA_GLYPHS = ["鼠", "财", "猫", "盆"];
 const SUITS = ["m", "p", "s"] as const;
 const SUIT_NAMES = { m: "万", p: "筒", s: "条" } as const;
 
-export type Suit = "m" | "p" | "s" | "z" | "f";
+export type Suit = "m" | "p" | "s" | "z" | "f" | "a" | "j";
 
 export interface TileFacts {
   value: number;
-  rank: number; // 1-9 suits, 1-7 honors, 1-8 flowers
+  rank: number; // 1-9 suits, 1-7 honors, 1-8 flowers, 1-4 extras, 1 百搭
   suit: Suit;
   code: string; // mpsz: "5m"
   name: string; // Chinese: "五万"
@@ -20,7 +23,9 @@ export interface TileFacts {
 
 export function tileFacts(value: number): TileFacts {
   const i = value - 1;
-  if (i < 0 || i > 41) return { value, rank: 0, suit: "z", code: "?", name: "?" };
+  if (i < 0 || i > 46) return { value, rank: 0, suit: "z", code: "?", name: "?" };
+  if (i === 46) return { value, rank: 1, suit: "j", code: "1j", name: "百搭" };
+  if (i >= 42) return { value, rank: i - 41, suit: "a", code: `${i - 41}a`, name: EXTRAS[i - 42] };
   if (i < 27) {
     const suit = SUITS[Math.floor(i / 9)];
     const rank = (i % 9) + 1;
@@ -78,8 +83,12 @@ export function tileElement(value: number, size: "lg" | "md" | "sm" = "md"): HTM
   } else if (t.suit === "z") {
     const glyph = el("span", `honor honor-${t.rank}`, t.rank === 5 ? "" : HONORS[t.rank - 1]);
     face.append(glyph);
-  } else {
+  } else if (t.suit === "f") {
     face.append(el("span", "flower", FLOWERS[t.rank - 1]), el("span", "flower-n", String(t.rank)));
+  } else if (t.suit === "a") {
+    face.append(el("span", "flower extra", EXTRA_GLYPHS[t.rank - 1]));
+  } else {
+    face.append(el("span", "joker", "百"), el("span", "joker", "搭"));
   }
   tile.append(face, el("span", "code", t.code));
   if (size === "lg") tile.append(el("span", "caption", t.name)); // 五筒 under one's own tiles

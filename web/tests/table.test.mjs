@@ -58,7 +58,9 @@ async function decide(page, state) {
   return null;
 }
 
-test("a person plays a whole hand at the web table, reloads mid-hand and verifies the wall", async () => {
+// A browser on the lobby with a one-hand table of ``rules`` chosen (not yet started); page
+// errors are collected in ``problems``.
+async function lobbyPage(rules) {
   const ctx = await launch();
   const page = ctx.pages()[0] ?? (await ctx.newPage());
   const problems = [];
@@ -67,6 +69,17 @@ test("a person plays a whole hand at the web table, reloads mid-hand and verifie
     await page.goto(withProtocol());
     await page.locator("#name").fill("Tester");
     await page.locator("#hands").selectOption("1");
+    await page.locator("#rules").selectOption(rules);
+  } catch (e) {
+    await ctx.close();
+    throw e;
+  }
+  return { ctx, page, problems };
+}
+
+test("a person plays a whole hand at the web table, reloads mid-hand and verifies the wall", async () => {
+  const { ctx, page, problems } = await lobbyPage("qiaoma");
+  try {
     await shot(page, "lobby");
     await page.getByTestId("create").click();
     await page.getByTestId("my-tiles").waitFor();
@@ -165,6 +178,41 @@ test("a person plays a whole hand at the web table, reloads mid-hand and verifie
     assert.match(await error.innerText(), /signature does not verify/);
     assert.equal(await forged.getByTestId("hand-tile").count(), 0, "a forged token saw tiles");
     await shot(forged, "forged-token");
+    assert.deepEqual(problems, [], "the page threw");
+  } finally {
+    await ctx.close();
+  }
+});
+
+// The kind after an indicator (RULES-presets §13.B.9, flipped_wild "next"): 1→…→9→1 in a suit,
+// 东→南→西→北→东 (the dragons are bonus tiles in shanghai-baida, so never an indicator).
+function nextKind(code) {
+  const rank = Number(code[0]);
+  const suit = code[1];
+  return suit === "z" ? `${(rank % 4) + 1}z` : `${(rank % 9) + 1}${suit}`;
+}
+
+test("a flipped 百搭 table shows the indicator turned up and the wild kind", async () => {
+  const { ctx, page, problems } = await lobbyPage("baida-flipped");
+  try {
+    await page.getByTestId("create").click();
+    await page.getByTestId("my-tiles").waitFor();
+    const wild = page.getByTestId("wild");
+    await wild.waitFor({ timeout: 15_000 });
+    assert.match(await wild.innerText(), /百搭/);
+    assert.equal(await page.getByTestId("rules").innerText(), "上海百搭");
+    const indicator = await page.getByTestId("wild-indicator").getAttribute("data-tile");
+    const kind = await page.getByTestId("wild-kind").getAttribute("data-tile");
+    assert.match(indicator, /^[1-9][mps]$|^[1-4]z$/, `the indicator is a playing tile: ${indicator}`);
+    assert.equal(kind, nextKind(indicator), `indicator ${indicator} makes ${nextKind(indicator)} wild`);
+    // the log tells it as the event came, and the person's own tiles of that kind are marked
+    const log = await page.getByTestId("log").locator("li").allInnerTexts();
+    assert.ok(log.some((l) => l.startsWith(`翻百搭: ${indicator}`) && l.includes(`${kind}`)), log.join("\n"));
+    const mine = await page.getByTestId("hand-tile").evaluateAll((ts) =>
+      ts.map((t) => [t.dataset.tile, t.classList.contains("wild-tile")]),
+    );
+    for (const [code, marked] of mine) assert.equal(marked, code === kind, `${code} marked ${marked}`);
+    await shot(page, "baida-flipped");
     assert.deepEqual(problems, [], "the page threw");
   } finally {
     await ctx.close();

@@ -184,6 +184,7 @@ def win_input_of(facts: HandFacts):
         if facts.feeder_hand is None
         else scoring_domain.FeederHand(*facts.feeder_hand),
         wild_indicator=facts.wild_indicator,
+        visible=facts.visible,
     )
 
 

@@ -45,12 +45,16 @@ def engine_policy(bots: Mapping[int, Any] | Any | None = None) -> Policy:
         bot, needs_view = seats[pending.seat]
         options = pending.options
         if isinstance(options, OwnTurnOptions):
-            view = SeatView.from_snapshot(hand.snapshot(), pending.seat) if needs_view else None
+            view = seat_view(hand, pending.seat) if needs_view else None
             return bot.own_turn(view, options)
         if isinstance(options, SwapOptions):
-            view = SeatView.from_snapshot(hand.snapshot(), pending.seat)
-            return TileSwap(tuple(bot.tile_swap(view, options.count)))
-        view = SeatView.from_snapshot(hand.snapshot(), pending.seat) if needs_view else None
+            return TileSwap(tuple(bot.tile_swap(seat_view(hand, pending.seat), options.count)))
+        view = seat_view(hand, pending.seat) if needs_view else None
         return bot.claim(view, options, pending.tile)
 
     return policy  # type: ignore[return-value]
+
+
+def seat_view(hand: HandEngine, seat: int) -> SeatView:
+    """The seat's own view of the hand in progress, discards as its clients see them."""
+    return SeatView.from_snapshot(hand.snapshot(), seat, hand.discard_piles())

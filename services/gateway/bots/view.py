@@ -40,9 +40,16 @@ class SeatView:
     wild_kind: int | None = None  # 翻百搭: the kind that is 百搭 this hand
 
     @classmethod
-    def from_snapshot(cls, snapshot: TableSnapshot, seat: int) -> SeatView:
+    def from_snapshot(
+        cls,
+        snapshot: TableSnapshot,
+        seat: int,
+        discards: tuple[tuple[int, ...], ...] | None = None,
+    ) -> SeatView:
         """The view of ``seat`` taken from the rules' table snapshot (in-process play), with
-        every other seat's concealed kongs hidden as they are from a remote client."""
+        every other seat's concealed kongs hidden as they are from a remote client.
+        ``discards``: every seat's discards as a client sees them, claimed ones included
+        (``HandEngine.discard_piles``; the snapshot holds only those still in front)."""
         own = snapshot.seats[seat]
         melds_by_seat = tuple(
             s.melds if i == seat else tuple(_public_meld(m) for m in s.melds)
@@ -55,7 +62,7 @@ class SeatView:
             melds=own.melds,
             flowers=own.flowers,
             declared_ready=own.declared_ready,
-            discards=tuple(s.discards for s in snapshot.seats),
+            discards=discards or tuple(s.discards for s in snapshot.seats),
             melds_by_seat=melds_by_seat,
             ready=tuple(s.declared_ready for s in snapshot.seats),
             tiles_left=snapshot.wall_remaining,

@@ -117,6 +117,7 @@ class HandFacts:
     replacement_after: str = "kong"
     feeder_hand: tuple[tuple[int, ...], tuple[Meld, ...]] | None = None
     wild_indicator: int | None = None  # 翻百搭: the indicator turned up
+    visible: tuple[int, ...] = ()  # no fifth copies: what the winner sees outside the hand
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,13 @@ from dataclasses import dataclass
 from shared.errors import InvalidArgument
 from shared.hand import HandType
 from shared.hand.decomposition import Decomposition, decompositions
-from shared.hand.input import COMPLETE_SIZE, WAITING_SIZE, check_flowers, check_hand
+from shared.hand.input import (
+    COMPLETE_SIZE,
+    WAITING_SIZE,
+    check_flowers,
+    check_hand,
+    held_counts,
+)
 from shared.hand.preset_hands import (
     BAIDA,
     QIAOMA,
@@ -22,7 +28,7 @@ from shared.hand.preset_hands import hand_waits as preset_waits
 from shared.hand.wildcard import readings
 from shared.melds import Meld
 from shared.ruleset import Ruleset
-from shared.tile_set import check_hand_kinds, tile_set_of
+from shared.tile_set import check_hand_kinds, tile_set_of, visible_counts
 from shared.tiles import NUM_FLOWERS, NUM_KINDS, WILDCARD
 
 
@@ -75,12 +81,15 @@ def evaluate_hand(
     flowers: Sequence[int] = (),
     jokers: int = 0,
     wild: int | None = None,
+    visible: Sequence[int] = (),
 ) -> HandEvaluation:
     """Judge a complete hand (14 tiles, a kong counting as 3; ``jokers`` 百搭 beside the
     natural ``counts``). The highest allowed hand of the ruleset's model is reported (RULES §6,
     RULES-presets §13.A.4, §13.B.5); 八花齐 (qiaoma-style presets only) beside it, since it
-    wins whatever the hand."""
+    wins whatever the hand. ``visible``: the tiles seen outside the hand
+    (:func:`shared.tile_set.visible_counts`)."""
     _check(counts, melds, ruleset, jokers, COMPLETE_SIZE)
+    seen = visible_counts(tile_set_of(ruleset), visible, held_counts(counts, melds))
     counts, jokers = flipped_hand(counts, melds, ruleset, jokers, wild)
     ts = tile_set_of(ruleset)
     check_flowers(flowers, dragons=ts.dragons_bonus, extras=ts.extras)
@@ -94,7 +103,7 @@ def evaluate_hand(
     else:
         splits = tuple(decompositions(counts, melds))
     return HandEvaluation(
-        hand=classify_hand(counts, melds, ruleset, jokers),
+        hand=classify_hand(counts, melds, ruleset, jokers, seen),
         eight_flowers=model == QIAOMA and len(flowers) == NUM_FLOWERS,
         decompositions=splits,
     )
@@ -106,14 +115,17 @@ def hand_waits(
     ruleset: Ruleset,
     jokers: int = 0,
     wild: int | None = None,
+    visible: Sequence[int] = (),
 ) -> list[int]:
     """The waits of a 13-tile hand (RULES §6, RULES-presets §13.0; kinds the hand holds all
     four of left out; ``1j`` last when a drawn 百搭 completes it; with a flipped ``wild`` kind
-    that kind stands where the 百搭 wait would, in canonical order)."""
+    that kind stands where the 百搭 wait would, in canonical order). ``visible``: the tiles
+    seen outside the hand (:func:`shared.tile_set.visible_counts`)."""
     _check(counts, melds, ruleset, jokers, WAITING_SIZE)
+    seen = visible_counts(tile_set_of(ruleset), visible, held_counts(counts, melds))
     if wild is None:
-        return preset_waits(counts, melds, ruleset, jokers)
+        return preset_waits(counts, melds, ruleset, jokers, seen)
     natural, wilds = flipped_hand(counts, melds, ruleset, jokers, wild)
-    found = preset_waits(natural, melds, ruleset, wilds)
+    found = preset_waits(natural, melds, ruleset, wilds, seen)
     out = [k for k in found if k not in (WILDCARD, wild)]  # a drawn wild tile is a 百搭
     return sorted([*out, wild]) if WILDCARD in found else out

@@ -37,6 +37,7 @@ from shared.table import (
     WinOption,
     check_seat,
     is_wild_tile,
+    visible_tiles,
     wild_hand,
 )
 from shared.tile_set import tile_set_of
@@ -190,9 +191,10 @@ def _self_draw_option(snap: TableSnapshot, seat: int) -> WinOption | None:
     st = snap.seats[seat]
     ruleset = snap.ruleset
     counts, jokers = wild_hand(snap, st)
-    if not is_winning(counts, st.melds, ruleset, jokers):  # quick scans reject most
+    visible = visible_tiles(snap, seat) if jokers else None  # no fifth copies: what is seen
+    if not is_winning(counts, st.melds, ruleset, jokers, visible):  # quick scans reject most
         return None
-    hand = classify_hand(counts, st.melds, ruleset, jokers)
+    hand = classify_hand(counts, st.melds, ruleset, jokers, visible)
     if hand is None:
         return None
     tile = drawn_tile(snap)

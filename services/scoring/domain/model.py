@@ -102,7 +102,10 @@ class WinInput:
     RULES-presets §13.0: ``last_tile`` the winning tile was the last the wall could give
     (海底捞月); ``replacement_after`` what a replacement draw replaced; ``feeder_hand`` the
     discarder's hand (shanghai-old's 包输); ``wild_indicator`` the turned-up indicator of a
-    flipped-百搭 table (``baida_tiles.wildcards = "flipped"``), None otherwise."""
+    flipped-百搭 table (``baida_tiles.wildcards = "flipped"``), None otherwise; ``visible``
+    the tiles the winner sees outside the hand (discards, the other seats' melds but their
+    concealed kongs; the indicator apart), read when ``baida_tiles.wildcard_fifth_copy`` is
+    false (§13.B.3)."""
 
     context: HandContext
     winners: tuple[WinnerHand, ...]
@@ -116,6 +119,7 @@ class WinInput:
     replacement_after: ReplacementAfter = ReplacementAfter.KONG
     feeder_hand: FeederHand | None = None
     wild_indicator: int | None = None
+    visible: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -115,6 +115,17 @@ def play_through(term: Terminal, extras: tuple[str, ...] = (), seconds: float = 
     return turns
 
 
+def play_to_the_end(term: Terminal) -> int:
+    """:func:`play_through` until the command exits (0, or the test fails); the prompts."""
+    try:
+        turns = play_through(term)
+        assert term.proc.wait(timeout=30) == 0, term.output[-3000:]
+    finally:
+        if term.proc.poll() is None:
+            term.proc.kill()
+    return turns
+
+
 def test_a_person_plays_a_whole_hand_through_stdin(stack):
     term = Terminal(["--gateway-addr", stack.gateway, "--hands", "1", "--name", "ann"])
     try:
@@ -138,6 +149,27 @@ def test_a_person_plays_a_whole_hand_through_stdin(stack):
     assert "=== table finished after 1 hands (max_hands)" in out
     assert "played 1 hand; bye" in out
     assert turns > 0
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--ruleset", "shanghai-old"],
+        ["--ruleset", "shanghai-baida", "--option", "baida_tiles.wildcards=flipped"],
+    ],
+    ids=["old", "baida-flipped"],
+)
+def test_a_person_plays_a_hand_of_each_preset(stack, args):
+    term = Terminal(["--gateway-addr", stack.gateway, "--hands", "1", "--name", "bo", *args])
+    turns = play_to_the_end(term)
+    out = term.output
+    assert turns > 0 and "=== hand over:" in out, out[-3000:]
+    assert "=== table finished after 1 hands (max_hands)" in out, out[-3000:]
+    if "shanghai-baida" in args:
+        # the indicator turned up, told as it happens and shown with the table
+        flip = re.search(r"翻百搭: (\d[mpsz])\S* turned up — every (\d[mpsz])\S* is 百搭", out)
+        assert flip, out[-3000:]
+        assert re.search(rf" · 百搭 {flip.group(2)}\S* \({flip.group(1)}\S* turned up\) ===", out)
 
 
 def test_quitting_mid_hand_leaves_and_pays_the_escape_penalty(stack):
@@ -166,12 +198,7 @@ def test_a_person_joins_an_open_seat_of_an_existing_table(stack):
     table = create_table(stack.gateway, [None, "", None, None], max_hands=1)
     assert table.seat_tokens[1] == ""  # an open seat: no token until someone joins
     term = Terminal(["--gateway-addr", stack.gateway, "--table", table.table_id, "--name", "eve"])
-    try:
-        turns = play_through(term)
-        assert term.proc.wait(timeout=30) == 0, term.output[-3000:]
-    finally:
-        if term.proc.poll() is None:
-            term.proc.kill()
+    turns = play_to_the_end(term)
     out = term.output
     assert turns > 0, out[-3000:]
     assert "seat 1 you" in out, out[-3000:]  # JoinSeat gave the open seat 1

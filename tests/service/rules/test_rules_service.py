@@ -350,3 +350,43 @@ def test_tiles_outside_the_preset_are_invalid_argument_naming_the_field(
     code, message, info = rpc_error(lambda: s.GetWaits(req, timeout=TIMEOUT))
     assert code == grpc.StatusCode.INVALID_ARGUMENT
     assert info.metadata["field"] == field, message
+
+
+def test_no_fifth_copy_reads_what_the_seat_sees(stub):
+    """baida_tiles.wildcard_fifth_copy false over gRPC: the snapshot's discards and the other
+    seats' melds, and EvaluateHand's / GetWaits' visible tiles, count with the hand's own."""
+    s, _ = stub
+    capped = common_pb2.RulesetRef(
+        name="shanghai-baida", options={"baida_tiles.wildcard_fifth_copy": "false"}
+    )
+    ruleset = C.ruleset_from_ref(capped)
+    wild = seat("111m234p567p12s99s")._replace(wildcards=1)  # the drawn 百搭 can only be a 3s
+
+    def own_wins(others):
+        snap = table({0: wild, **others}, ("draw", 0, "1j"), ruleset=ruleset, avoid="3s")
+        req = rules_pb2.GetOwnTurnOptionsRequest(
+            table=R.snapshot_to_proto(snap), seat=C.seat_to_proto(0)
+        )
+        return R.own_turn_options_from_proto(s.GetOwnTurnOptions(req, timeout=TIMEOUT).options).wins
+
+    other = "123p456p789p1z"
+    assert own_wins({2: seat(other, [("pong", "333s", 3)])})
+    assert not own_wins(
+        {2: seat(other, [("pong", "333s", 3)]), 1: seat("123m456m789m1234z", discards="3s")}
+    )
+    hand = hand_pb("111m234p567p12s99s1j")
+    seen = C.tiles_to_proto(T.parse("3333s"))
+    r = s.EvaluateHand(rules_pb2.EvaluateHandRequest(ruleset=capped, hand=hand), timeout=TIMEOUT)
+    assert r.winning
+    req = rules_pb2.EvaluateHandRequest(ruleset=capped, hand=hand, visible=seen)
+    assert not s.EvaluateHand(req, timeout=TIMEOUT).winning
+    waits = rules_pb2.GetWaitsRequest(
+        ruleset=capped, hand=hand_pb("111m234p567p12s99s"), visible=seen[:3]
+    )
+    assert C.tiles_from_proto(s.GetWaits(waits, timeout=TIMEOUT).waits) == T.parse("3s1j")
+    bad = rules_pb2.EvaluateHandRequest(
+        ruleset=capped, hand=hand, visible=C.tiles_to_proto(T.parse("5z"))
+    )
+    code, message, info = rpc_error(lambda: s.EvaluateHand(bad, timeout=TIMEOUT))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and info.metadata["field"] == "visible[0]"
+    assert "no playing tile" in message

@@ -57,6 +57,12 @@ def test_pong_beats_chow_and_the_ponger_discards_without_drawing():
     assert eng.claim_counts[2][0] == 1 and eng.seats[0].claimed == 1
     assert sum(eng.seats[2].counts) == 11  # 13 - 2, must discard now
     assert len(eng.wall.live) == 3  # no draw
+    # the ponged 5m sits in seat 2's meld: the views list it, the rules' snapshot does not
+    # (SeatState.discards are those still in front of the seat)
+    assert eng.discard_piles()[0] == (t("5m"),)
+    assert eng.snapshot().seats[0].discards == ()
+    eng.act(2, Discard(t("9m")))
+    assert eng.snapshot().seats[2].discards == (t("9m"),)
 
 
 def test_all_pass_then_the_next_seat_draws():

@@ -92,6 +92,12 @@ def test_random_bots_play_the_flipped_wildcard(seed, same):
             "shanghai-baida",
             {"baida_tiles.wildcards": "flipped", "baida_tiles.flipped_wild": "same"},
         ),
+        # no fifth copies: rules and scoring both count what the winner sees
+        ("shanghai-baida", {"baida_tiles.wildcard_fifth_copy": "false"}),
+        (
+            "shanghai-baida",
+            {"baida_tiles.wildcards": "flipped", "baida_tiles.wildcard_fifth_copy": "false"},
+        ),
     ],
 )
 def test_the_planner_finishes_hands_of_each_preset(preset, overrides):

@@ -16,6 +16,7 @@ from shared.hand.preset_hands import (
     baida_shapes,
     classify_hand,
     hand_waits,
+    is_winning,
     shape_of,
     wildcard_kinds,
 )
@@ -227,3 +228,42 @@ def test_seven_pairs_values_of_zero_make_them_no_win():
     c = counts(T.parse("11m22m33p44p55s66s1z"))
     assert classify_hand(c, (), BAIDA, 1) is HandType.SEVEN_PAIRS
     assert classify_hand(c, (), none, 1) is None
+
+
+CAPPED = resolve_ruleset("shanghai-baida", {"baida_tiles.wildcard_fifth_copy": "false"})
+
+
+def brute_capped_shapes(naturals: list[int], jokers: int, visible: list[int]) -> set[HandType]:
+    """The shapes some substitution makes in which no kind is held or visible five times:
+    every allowed kind tried for every 百搭."""
+    out: set[HandType] = set()
+    for sub in combinations_with_replacement(ALLOWED, jokers):
+        full = naturals + list(sub)
+        if all(full.count(k) + visible[k] <= T.COPIES for k in set(sub)):
+            out |= natural_shapes(full, ())
+    return out
+
+
+@st.composite
+def seen_tiles(draw, naturals: list[int]):
+    """Visible counts beside the hand: some of its kinds seen up to the fourth copy."""
+    visible = [0] * T.NUM_KINDS
+    for k in draw(st.lists(st.sampled_from(sorted(set(naturals) | {0, 30})), max_size=4)):
+        room = T.COPIES - naturals.count(k)
+        visible[k] = draw(st.integers(1, room)) if room else 0
+    return visible
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_without_fifth_copies_a_hand_wins_iff_a_substitution_stays_within_four(data):
+    naturals, jokers = data.draw(wild_hands(max_jokers=2))
+    visible = data.draw(seen_tiles(naturals))
+    expected = brute_capped_shapes(naturals, jokers, visible)
+    got = set(baida_shapes(counts(naturals), jokers, (), CAPPED, visible))
+    # where the caps cannot bind, 平胡 is left out beside 对对胡 as with fifth copies
+    if HandType.PONG_PONG in expected:
+        expected.discard(HandType.PING_HU)
+        got.discard(HandType.PING_HU)
+    assert got == expected, (T.format_tiles(naturals), jokers, visible)
+    assert is_winning(counts(naturals), (), CAPPED, jokers, visible) == bool(expected)

@@ -27,6 +27,7 @@ from shared.table import (
     WinKind,
     check_snapshot,
 )
+from shared.tile_set import tile_set_of
 from tests.unit.rules.builders import seat, table
 
 BAIDA = resolve_ruleset("shanghai-baida")
@@ -172,3 +173,66 @@ def test_evaluate_and_waits_with_a_flipped_wild_kind():
     assert waits == T.parse("5m4z")  # 4z naturally; a drawn 5m is a 百搭
     with pytest.raises(InvalidArgument, match="no flipped 百搭"):
         hand_waits(T.parse_counts("123m456p789s2224z"), (), BAIDA, wild=FIVE_MAN)
+
+
+CAPPED = resolve_ruleset("shanghai-baida", {"baida_tiles.wildcard_fifth_copy": "false"})
+FLIPPED_CAPPED = resolve_ruleset(
+    "shanghai-baida",
+    {"baida_tiles.wildcards": "flipped", "baida_tiles.wildcard_fifth_copy": "false"},
+)
+# 111m 234p 567p 12s 99s and a drawn 百搭, which can only be the 3s of 123s
+NEEDS_3S = "111m234p567p12s99s"
+OTHER = "123m456m789m1234z"
+
+
+def wins_of(others: dict[int, SeatState], ruleset=CAPPED) -> list[HandType]:
+    """Seat 0's wins on its drawn 百搭 beside the ``others`` (discards and melds)."""
+    snap = table(
+        {0: wild_seat(NEEDS_3S + "1j"), **others}, ("draw", 0, "1j"), ruleset=ruleset, avoid="3s"
+    )
+    return [w.hand for w in own_turn_options(snap, 0).wins]
+
+
+def test_no_fifth_copy_counts_the_discards_on_the_table():
+    three = {1: seat(OTHER, discards="33s"), 3: seat("123p456p789p11z22z", discards="3s")}
+    assert wins_of(three) == [HandType.PING_HU]  # three seen: the 百搭 is the fourth 3s
+    four = {1: seat(OTHER, discards="33s"), 3: seat("123p456p789p11z22z", discards="33s")}
+    assert wins_of(four) == []  # all four seen: a 百搭 3s would be a fifth
+    assert wins_of(four, ruleset=BAIDA) == [HandType.PING_HU]  # fifth copies allowed (default)
+
+
+def test_no_fifth_copy_counts_other_seats_melds_but_not_their_concealed_kongs():
+    def melded(kind: str, tiles: str, discards: str = "") -> dict[int, SeatState]:
+        return {
+            2: seat(
+                "123p456p789p1z",
+                [(kind, tiles, 3 if kind != "concealed_kong" else None)],
+                discards=discards,
+            )
+        }
+
+    assert wins_of(melded("pong", "333s")) == [HandType.PING_HU]
+    assert wins_of(melded("pong", "333s", discards="3s")) == []
+    assert wins_of(melded("exposed_kong", "3333s")) == []
+    # a concealed kong stays face down (RULES §4): seat 0 cannot see those 3s
+    assert wins_of(melded("concealed_kong", "3333s")) == [HandType.PING_HU]
+
+
+def flipped_win(indicator: str, drawn: str, discards: str) -> list[HandType]:
+    ts = tile_set_of(FLIPPED_CAPPED)
+    snap = table(
+        {0: seat(NEEDS_3S + drawn), 1: seat(OTHER, discards=discards)},
+        ("draw", 0, drawn),
+        ruleset=FLIPPED_CAPPED,
+        avoid="3s" + indicator + drawn,
+    )._replace(wild_kind=ts.wild_kind_for(T.parse(indicator)[0]))
+    check_snapshot(snap)
+    return [w.hand for w in own_turn_options(snap, 0).wins]
+
+
+def test_no_fifth_copy_counts_the_flipped_indicator():
+    # indicator 4z: 1z is wild, and the drawn 1z is the 3s of 123s
+    assert flipped_win("4z", "1z", discards="333s") == [HandType.PING_HU]
+    # indicator 3s (4s wild): the indicator is a 3s everybody sees
+    assert flipped_win("3s", "4s", discards="33s") == [HandType.PING_HU]
+    assert flipped_win("3s", "4s", discards="333s") == []

@@ -130,6 +130,26 @@ def test_fifth_copy_option():
     assert e.value.reason == "NOT_A_WIN"
 
 
+def test_no_fifth_copy_counts_the_visible_tiles_and_the_indicator():
+    # 222m 444s 777p, 33z + the drawn 3z, and 9s with a 百搭 that can only be its pair
+    capped = {"baida_tiles.wildcard_fifth_copy": False}
+    w = winner(1, "222m444s9s1j33z777p", "3z")
+    assert first(baida(w, options=capped, visible="99s"))["hand"] == "pong_pong"
+    with pytest.raises(InvalidArgument) as e:
+        baida(w, options=capped, visible="999s")  # with the 9s held, all four are seen
+    assert e.value.reason == "NOT_A_WIN"
+    assert first(baida(w, visible="999s"))["hand"] == "pong_pong"  # fifth copies allowed
+    # flipped: indicator 9s makes 1s wild, and the indicator is a 9s everybody sees
+    flipped = capped | {"baida_tiles.wildcards": "flipped"}
+    w = winner(1, "222m444s9s1s33z777p", "3z")
+    assert first(baida(w, options=flipped, wild_indicator="9s", visible="9s"))["value"] == 4
+    with pytest.raises(InvalidArgument) as e:
+        baida(w, options=flipped, wild_indicator="9s", visible="99s")
+    assert e.value.reason == "NOT_A_WIN"
+    with pytest.raises(InvalidArgument, match="visible holds 4 9s and the hand 1"):
+        baida(winner(1, "222m444s9s1j33z777p", "3z"), visible="9999s")
+
+
 @pytest.mark.parametrize(("wild", "indicator"), [("next", "3p"), ("same", "4p")])
 def test_flipped_wildcards(wild, indicator):
     opts = {"baida_tiles.wildcards": "flipped", "baida_tiles.flipped_wild": wild}

@@ -10,6 +10,7 @@ from mahjong.scoring.v1 import scoring_pb2
 from services.scoring import convert as S
 from services.scoring.domain import settle_win
 from services.scoring.vector_format import win_input
+from shared import tiles as T
 from shared.errors import InvalidArgument
 from tests.conftest import load_vectors
 
@@ -75,6 +76,12 @@ def test_preset_request_round_trip(vector):
         w.feeder_hand,
         w.wild_indicator,
     )
+
+
+def test_visible_tiles_round_trip():
+    w = win_input(dict(PRESET_WINS[0], visible="3399s"))
+    assert w.visible == tuple(T.parse("3399s"))
+    assert S.win_input_from_proto(S.win_input_to_proto(w, "shanghai-baida")).visible == w.visible
 
 
 def test_preset_results_to_proto():

@@ -102,7 +102,10 @@ def rob_kong(h: HandEngine, seat: int, tile: int) -> None:
 def take(h: HandEngine, taker: int, action: Action, discarder: int, tile: int) -> None:
     """The claim that stands: the taker melds the tile and goes on (a kong draws first)."""
     s = h.seats[taker]
-    h.seats[discarder].claimed += 1
+    pile = h.seats[discarder]
+    assert pile.discards[-1] == tile  # the claim window follows the discard at once
+    pile.claimed_at.append(len(pile.discards) - 1)
+    pile.changed()
     if isinstance(action, Pong):
         s.counts[tile] -= 2
         meld = Meld(MeldKind.PONG, (tile,) * 3, discarder)

@@ -471,6 +471,11 @@ class HandEngine:
             return Discard(max(opts.discards))
         return Win()  # nothing to discard can only mean a forced win; never expected
 
+    def discard_piles(self) -> tuple[tuple[int, ...], ...]:
+        """Every seat's discards as the table's views show them: claimed ones included (the
+        snapshot's seats hold only those still in front)."""
+        return tuple(tuple(s.discards) for s in self.seats)
+
     def tiles_accounted(self) -> int:
         """Tiles in hands, melds, flowers, unclaimed discards and the wall: always the set's
         144 (152 or 148 in the 百搭 sets)."""

@@ -25,7 +25,7 @@ from shared import tiles as T
 from shared.hand.hand_type import HandType
 from shared.melds import Meld, MeldKind
 from shared.readiness import ready_seats
-from shared.table import NUM_SEATS, WinKind, WinOption
+from shared.table import NUM_SEATS, WinKind, WinOption, visible_tiles
 
 if TYPE_CHECKING:
     from services.gateway.domain.hand.engine import HandEngine
@@ -97,6 +97,13 @@ def facts(h: HandEngine, winners: tuple[WinnerInput, ...] = (), **kw) -> HandFac
     )
 
 
+def _seen_by(h: HandEngine, seat: int) -> tuple[int, ...]:
+    """What the (self-drawing) winner sees outside the hand, for a 百搭 table without fifth
+    copies (RULES-presets §13.B.3); empty elsewhere."""
+    seen = visible_tiles(h.snapshot(), seat, indicator=False)
+    return () if seen is None else tuple(T.from_counts(seen))
+
+
 def finish_win(h: HandEngine, wins: Wins, from_seat: int | None) -> None:
     """Settle a win and end the hand."""
     h._step, h._step_wins, h._step_from = STEP_WIN, wins, from_seat
@@ -127,6 +134,7 @@ def finish_win(h: HandEngine, wins: Wins, from_seat: int | None) -> None:
             replacement_after="flower" if h.replaced_flower else "kong",
             feeder_hand=feeder_hand(h, from_seat, win_kind, wins[0][1].win_tile),
             wild_indicator=h.flipped[-1] if h.flipped else None,
+            visible=_seen_by(h, wins[0][0]) if win_kind == WinKind.SELF_DRAW else (),
         )
     )
     reveal = h.wall.reveal(h.hand_id)

@@ -49,7 +49,7 @@ class SeatHand:
     melds: list[Meld] = field(default_factory=list)
     flowers: list[int] = field(default_factory=list)
     discards: list[int] = field(default_factory=list)
-    claimed: int = 0  # how many of the discards were claimed by others (chow/pong/kong)
+    claimed_at: list[int] = field(default_factory=list)  # indices of discards others claimed
     ready: bool = False  # 敲
     missed: set[int] = field(default_factory=set)  # 漏胡 marks
     has_drawn: bool = False
@@ -64,13 +64,27 @@ class SeatHand:
                 tuple(self.counts[: T.NUM_KINDS]),
                 tuple(self.melds),
                 tuple(self.flowers),
-                tuple(self.discards),
+                self.discards_in_front(),
                 self.ready,
                 frozenset(self.missed) if self.missed else _NO_MARKS,
                 self.has_drawn,
                 self.counts[T.WILDCARD],
             )
         return st
+
+    @property
+    def claimed(self) -> int:
+        """How many of the discards others claimed (chow, pong, kong)."""
+        return len(self.claimed_at)
+
+    def discards_in_front(self) -> tuple[int, ...]:
+        """The discards still in front of the seat (the rules' ``SeatState.discards``): those
+        others claimed sit in their melds instead. ``discards`` lists them all, in order, as
+        the table's views show them."""
+        if not self.claimed_at:
+            return tuple(self.discards)
+        taken = set(self.claimed_at)
+        return tuple(k for i, k in enumerate(self.discards) if i not in taken)
 
     def changed(self) -> None:
         """To be called after any change to the seat's tiles, melds, flowers, discards, 敲 or

@@ -5,7 +5,8 @@ is the only win (no discard, no 抢杠, no 八花齐); every tile belongs to the
 (:class:`shared.tile_set.TileSet`: 1a-4a and 1j only where the options have them, dragons
 only as bonus tiles when ``dragons_are_flowers``); bonus tiles are exposed, never held; melds
 are natural (no 百搭, no tile of the flipped wild kind); the flipped indicator is given
-exactly when the table flips one, and is a playing tile no hand holds four of; 14 tiles.
+exactly when the table flips one, and is a playing tile no hand holds four of; 14 tiles;
+the ``visible`` tiles are playing tiles no hand holds a fifth copy of with them.
 
 The 百搭 of a hand are the 1j tiles (``wildcards = "dedicated"``) or the tiles of the wild
 kind (``"flipped"``), winning tile included.
@@ -24,44 +25,26 @@ from services.scoring.domain.validate import (
 )
 from shared import tiles as T
 from shared.errors import InvalidArgument
-from shared.hand.input import check_copies, check_flowers, counts_and_wildcards
+from shared.hand.input import check_copies, check_flowers, counts_and_wildcards, held_counts
+from shared.tile_set import check_indicator_copies, flipped_wild_kind, visible_counts
 
 
 @dataclass(frozen=True, slots=True)
 class BaidaChecked:
     """A winner that passed: natural counts with the winning tile, 百搭 held (winning tile
-    included), and the wild kind of a flipped table (None with dedicated 百搭)."""
+    included), the wild kind of a flipped table (None with dedicated 百搭), and with
+    ``wildcard_fifth_copy`` false the 34 counts of what the winner sees outside the hand (the
+    ``visible`` tiles and the indicator; None otherwise)."""
 
     hand: WinnerHand
     counts: list[int]
     jokers: int
     wild_kind: int | None
+    visible: list[int] | None = None
 
 
 def wild_kind_of(w: WinInput, rules: BaidaRules) -> int | None:
-    ts = rules.tiles
-    ind = w.wild_indicator
-    if not ts.flipped_wildcard:
-        if ind is not None:
-            raise InvalidArgument(
-                f"ruleset {rules.name} has no flipped 百搭, but a wild indicator "
-                f"{T.format_tile(ind) if T.is_valid_kind(ind) else ind!r} is given",
-                field="wild_indicator",
-            )
-        return None
-    if ind is None:
-        raise InvalidArgument(
-            f"ruleset {rules.name} flips a 百搭 indicator (翻百搭): wild_indicator is required",
-            field="wild_indicator",
-        )
-    if not T.is_valid_kind(ind) or not T.is_playing(ind) or ts.is_bonus(ind):
-        shown = T.format_tile(ind) if T.is_valid_kind(ind) else repr(ind)
-        raise InvalidArgument(
-            f"wild indicator {shown} is not a playing tile (a bonus tile turned up is put "
-            "aside and the next one turned)",
-            field="wild_indicator",
-        )
-    return ts.wild_kind_for(ind)
+    return flipped_wild_kind(rules.tiles, w.wild_indicator, rules.name)
 
 
 def check_baida_win(w: WinInput, rules: BaidaRules) -> list[BaidaChecked]:
@@ -115,23 +98,19 @@ def _check_winner(w: WinInput, h: WinnerHand, rules: BaidaRules, wild: int | Non
             field="concealed",
         )
     check_copies(counts, h.melds, who)
+    seen = visible_counts(ts, (*w.visible, *_indicator(w)), held_counts(counts, h.melds))
     if jokers > T.COPIES:
         raise InvalidArgument(
             f"{who} holds {jokers} 百搭; the set has {T.COPIES}", field="concealed"
         )
     if wild is not None:
+        assert w.wild_indicator is not None  # wild_kind_of requires it
+        check_indicator_copies(counts, h.melds, w.wild_indicator, who)
         jokers = counts[wild]
         counts[wild] = 0
-        if w.wild_indicator == wild and jokers > T.COPIES - 1:
-            raise InvalidArgument(
-                f"{who} holds {jokers} {T.format_tile(wild)}, but the indicator is one of them",
-                field="concealed",
-            )
-        held = counts[w.wild_indicator] + sum(m.tiles.count(w.wild_indicator) for m in h.melds)
-        if held > T.COPIES - 1:
-            raise InvalidArgument(
-                f"{who} holds {held} {T.format_tile(w.wild_indicator)}, but the indicator, one of "
-                "them, is out of play",
-                field="concealed",
-            )
-    return BaidaChecked(h, counts, jokers, wild)
+    return BaidaChecked(h, counts, jokers, wild, None if ts.wildcard_fifth_copy else seen)
+
+
+def _indicator(w: WinInput) -> tuple[int, ...]:
+    """The flipped indicator, face up aside: one of the tiles every player sees."""
+    return () if w.wild_indicator is None else (w.wild_indicator,)

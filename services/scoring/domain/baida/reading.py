@@ -8,8 +8,9 @@ substitutions chosen) judged as a shape and a colour on the substituted hand.
 * colour: 清一色 when every tile — naturals, melds and what the 百搭 stand for — is of one suit,
   or with ``baida_scoring.honors_flush`` all winds; 混一色 one suit and winds.
 
-With ``baida_tiles.wildcard_fifth_copy`` false a reading in which a 百搭 stands for a fifth copy
-of a kind (with the four the hand holds) is no reading.
+With ``baida_tiles.wildcard_fifth_copy`` false a reading in which a 百搭 stands for a kind of
+which all four are held (melds included) or visible (the winner's ``visible`` tiles and the
+flipped indicator) is no reading: :func:`shared.hand.wildcard.readings` is given the caps.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from services.scoring.domain.baida.rules import BaidaRules
 from shared import tiles as T
 from shared.hand import HandType
 from shared.hand.decomposition import SetKind
-from shared.hand.wildcard import Reading, readings
+from shared.hand.wildcard import Reading, readings, wild_caps
 from shared.melds import Meld
 
 # (shape, 清一色) -> the hand's name (shared.hand.HandType)
@@ -94,17 +95,19 @@ def judge(counts: Sequence[int], melds: Sequence[Meld], r: Reading, rules: Baida
 
 
 def judged_readings(
-    counts: Sequence[int], jokers: int, melds: Sequence[Meld], rules: BaidaRules
+    counts: Sequence[int],
+    jokers: int,
+    melds: Sequence[Meld],
+    rules: BaidaRules,
+    visible: Sequence[int] | None = None,
 ) -> Iterator[Judged]:
     """Every reading of the concealed naturals ``counts`` (winning tile included) with
     ``jokers`` 百搭 and ``melds``, judged; shapes worth 0 倍 (no win) and fifth copies the
-    options forbid are left out."""
-    fifth = rules.tiles.wildcard_fifth_copy
+    options forbid (counting the ``visible`` tiles) are left out."""
+    caps = None if rules.tiles.wildcard_fifth_copy else wild_caps(counts, melds, visible)
     allowed = rules.wild_stand_ins
     seven = rules.shape["seven_pairs"] > 0 or rules.shape["dragon_seven_pairs"] > 0
-    for r in readings(counts, jokers, melds, allowed=allowed, seven_pairs=seven):
-        if not fifth and r.wild and max(substituted(counts, melds, r)) > T.COPIES:
-            continue
+    for r in readings(counts, jokers, melds, allowed=allowed, seven_pairs=seven, caps=caps):
         j = judge(counts, melds, r, rules)
         if rules.shape[j.shape] > 0:
             yield j

@@ -87,7 +87,7 @@ def settle_win(w: WinInput) -> Settlement:
     debts: Debts = {}
     for c in checked:
         h = c.hand
-        judged = judged_readings(c.counts, c.jokers, h.melds, rules)
+        judged = judged_readings(c.counts, c.jokers, h.melds, rules, c.visible)
         v = best_value(judged, len(h.flowers), situation_of(w, c, rules), rules)
         if v is None:
             why = (
