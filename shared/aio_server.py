@@ -109,6 +109,7 @@ class CallLimits:
                 )
             self.streams += 1
             self._streams_of[address] = mine + 1
+            STREAMS_OPEN.inc()
         self._calls_of_connection[connection] = self._calls_of_connection.get(connection, 0) + 1
         self._connections_of.setdefault(address, set()).add(connection)
 
@@ -124,6 +125,7 @@ class CallLimits:
                     del self._connections_of[address]
             if stream:
                 self.streams -= 1
+                STREAMS_OPEN.dec()
                 n = self._streams_of[address] - 1
                 if n:
                     self._streams_of[address] = n
@@ -298,7 +300,6 @@ class AsyncRunningServer:
         self.limits = CallLimits(
             config.max_streams, config.max_streams_per_address, config.max_connections_per_address
         )
-        STREAMS_OPEN.set_function(lambda: self.limits.streams)
         STREAM_LIMIT.set(config.max_streams)
         self.server = grpc.aio.server(
             interceptors=[

@@ -6,12 +6,14 @@ B taking the table over once the lease expires."""
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 
 import grpc
 import pytest
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
+from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
@@ -165,9 +167,18 @@ def test_browsers_and_threaded_replicas_forward_too(stack):
     on_a, on_c = (gateway_pb2_grpc.GatewayServiceStub(ch) for ch in channels)
     web = WebGateway(f"http://127.0.0.1:{web_port}", "connect")
     try:
-        t = _table(on_a, "browser")
+        t = request_table(  # the person deals: the table waits on their first discard
+            on_a,
+            [pb.SeatAssignment(player_id="browser"), *[pb.SeatAssignment(bot=True)] * 3],
+            max_hands=1,
+            first_dealer=common_pb2.SEAT_0,
+        )
         token = t.seat_tokens[0]
         look = pb.GetTableStateRequest(table_id=t.table_id, seat_token=token)
+        deadline = time.monotonic() + 20
+        while not on_a.GetTableState(look, timeout=10).table.HasField("prompt"):
+            assert time.monotonic() < deadline, "the person's first prompt never came"
+            time.sleep(0.05)
         views = [on_a.GetTableState(look, timeout=10).table, on_c.GetTableState(look).table]
         views.append(web.GetTableState(look).table)
         assert views[0] == views[1] == views[2]
