@@ -309,3 +309,52 @@ def test_both_server_models_play_a_remote_hand_alike(model):
         assert log.table_finished is not None
         assert log.sequences == sorted(set(log.sequences))  # each event once, in order
         assert not log.rejections
+
+
+def test_a_stalled_store_write_stalls_no_other_table_nor_any_stream(tmp_path):
+    """Another process holds the SQLite store's write lock for two seconds: the bot table whose
+    step is writing waits, while a table waiting on its player answers at once, a new stream
+    gets its history from memory, and open streams stay open; then everything goes on."""
+    import sqlite3
+
+    db = tmp_path / "gw.db"
+    with inprocess_gateway(
+        seat_secret="s", bot_delay_ms=5, discard_ms=60_000, store_url=f"sqlite:///{db}"
+    ) as gw:
+        address = gw.server.address
+        waiting = create_table(address, ["p", None, None, None], max_hands=1, first_dealer=0)
+        busy = _bot_table(address, hands=2)
+        look = pb.GetTableStateRequest(table_id=waiting.table_id, seat_token=waiting.seat_tokens[0])
+        _wait_for(lambda: gw.stub.GetTableState(look).table.HasField("prompt"), 20)
+        watch = gw.stub.Subscribe(
+            pb.SubscribeRequest(table_id=busy, seat_token=_spectator(gw.stub, busy))
+        )
+        next(watch)
+        blocker = sqlite3.connect(db, timeout=10)
+        blocker.execute("BEGIN EXCLUSIVE")  # every write of the gateway waits
+        try:
+            time.sleep(0.3)
+            start = time.perf_counter()
+            view = gw.stub.GetTableState(look, timeout=5).table
+            history = [
+                r.event.sequence
+                for _, r in zip(
+                    range(5),
+                    gw.stub.Subscribe(
+                        pb.SubscribeRequest(
+                            table_id=waiting.table_id, seat_token=waiting.seat_tokens[0]
+                        ),
+                        timeout=5,
+                    ),
+                    strict=False,
+                )
+            ]
+            answered = time.perf_counter() - start
+            time.sleep(1.5)
+        finally:
+            blocker.rollback()
+            blocker.close()
+        assert view.HasField("prompt") and history[0] == 1
+        assert answered < 1.0, f"the waiting table took {answered:.2f} s to answer"
+        kinds = [r.event.WhichOneof("kind") for r in watch]  # the open stream went on to the end
+        assert kinds[-1] == "table_finished"
