@@ -38,21 +38,20 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from grpc_status import rpc_status
 
-from shared.errors import ResourceExhausted, Unauthenticated
+from shared.errors import ResourceExhausted
 from shared.server import (
     STREAM_LIMIT,
     STREAMS_OPEN,
     BindError,
+    CallPolicy,
     Config,
     ServiceSpec,
-    check_internal_token,
     error_status,
     keepalive_options,
     peer_address,
     record_rpc,
     redact_url,
     rpc_context,
-    split_method,
     start_metrics,
     status_code,
 )
@@ -135,7 +134,7 @@ class CallLimits:
         return leave
 
 
-class AsyncServerInterceptor(grpc.aio.ServerInterceptor):
+class AsyncServerInterceptor(CallPolicy, grpc.aio.ServerInterceptor):
     """The threaded model's interceptor (:class:`shared.server.ServerInterceptor`) for coroutine
     handlers: log context, metrics, internal methods, errors as rich statuses; and the
     :class:`CallLimits` of every call."""
@@ -148,37 +147,10 @@ class AsyncServerInterceptor(grpc.aio.ServerInterceptor):
         internal_token: str = "",
     ) -> None:
         self.limits = limits
-        self._internal = internal if internal_token else frozenset()
-        self._token = internal_token
+        super().__init__(internal, internal_token)
 
     async def intercept_service(self, continuation, handler_call_details):
-        handler = await continuation(handler_call_details)
-        if handler is None:
-            return None
-        service, method = split_method(handler_call_details.method)
-        if handler.unary_unary:
-            return grpc.unary_unary_rpc_method_handler(
-                self._wrap_unary(handler.unary_unary, service, method),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        if handler.unary_stream:
-            return grpc.unary_stream_rpc_method_handler(
-                self._wrap_stream(handler.unary_stream, service, method),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        return handler  # streaming requests: not used by our contracts
-
-    def _authorize(self, service: str, method: str, context) -> None:
-        if (service, method) in self._internal:
-            try:
-                check_internal_token(self._token, context.invocation_metadata() or (), method)
-            except Unauthenticated as exc:
-                log.warning(
-                    "internal_call_refused", rpc=method, peer=context.peer(), error=exc.reason
-                )
-                raise
+        return self._rewrap(await continuation(handler_call_details), handler_call_details.method)
 
     @staticmethod
     async def _abort(context, status) -> None:

@@ -476,7 +476,51 @@ def from_internal_caller(context, *, strict: bool = False) -> bool:
     return True
 
 
-class ServerInterceptor(grpc.ServerInterceptor):
+class CallPolicy:
+    """What both server models' interceptors do around every handler: internal methods
+    answer only callers that send the internal token, and each unary or server-streaming
+    handler is wrapped (``_wrap_unary``, ``_wrap_stream``, each model's own)."""
+
+    def __init__(self, internal: Iterable[tuple[str, str]], internal_token: str) -> None:
+        self._internal = frozenset(internal) if internal_token else frozenset()
+        self._token = internal_token
+
+    def _authorize(self, service: str, method: str, context) -> None:
+        if (service, method) in self._internal:
+            try:
+                check_internal_token(self._token, context.invocation_metadata() or (), method)
+            except Unauthenticated as exc:
+                log.warning(
+                    "internal_call_refused", rpc=method, peer=context.peer(), error=exc.reason
+                )
+                raise
+
+    def _rewrap(self, handler, full_method: str):
+        if handler is None:
+            return None
+        service, method = split_method(full_method)
+        if handler.unary_unary:
+            return grpc.unary_unary_rpc_method_handler(
+                self._wrap_unary(handler.unary_unary, service, method),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        if handler.unary_stream:
+            return grpc.unary_stream_rpc_method_handler(
+                self._wrap_stream(handler.unary_stream, service, method),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        return handler  # streaming requests: not used by our contracts
+
+    def _wrap_unary(self, fn, service: str, method: str):
+        raise NotImplementedError
+
+    def _wrap_stream(self, fn, service: str, method: str):
+        raise NotImplementedError
+
+
+class ServerInterceptor(CallPolicy, grpc.ServerInterceptor):
     """Binds log context, records metrics and maps domain errors to status codes. With
     ``max_streams``, server streams past that many open at once end RESOURCE_EXHAUSTED. With
     ``internal_token``, the ``internal`` methods ((service, method) pairs) answer only callers
@@ -493,37 +537,10 @@ class ServerInterceptor(grpc.ServerInterceptor):
         self._streams = threading.BoundedSemaphore(max_streams) if max_streams else None
         if max_streams:
             STREAM_LIMIT.set(max_streams)
-        self._internal = frozenset(internal) if internal_token else frozenset()
-        self._token = internal_token
-
-    def _authorize(self, service: str, method: str, context) -> None:
-        if (service, method) in self._internal:
-            try:
-                check_internal_token(self._token, context.invocation_metadata() or (), method)
-            except Unauthenticated as exc:
-                log.warning(
-                    "internal_call_refused", rpc=method, peer=context.peer(), error=exc.reason
-                )
-                raise
+        super().__init__(internal, internal_token)
 
     def intercept_service(self, continuation, handler_call_details):
-        handler = continuation(handler_call_details)
-        if handler is None:
-            return None
-        service, method = split_method(handler_call_details.method)
-        if handler.unary_unary:
-            return grpc.unary_unary_rpc_method_handler(
-                self._wrap_unary(handler.unary_unary, service, method),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        if handler.unary_stream:
-            return grpc.unary_stream_rpc_method_handler(
-                self._wrap_stream(handler.unary_stream, service, method),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        return handler  # streaming requests: not used by our contracts
+        return self._rewrap(continuation(handler_call_details), handler_call_details.method)
 
     @staticmethod
     def _finish(service: str, method: str, start: float, context) -> None:

@@ -23,18 +23,10 @@ import grpc
 from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
+from tests.e2e.players import legal_answer
+
 CHANNELS = 16
 OPEN_WAVE = 100
-
-
-def _action(prompt: pb.Prompt) -> pb.Action:
-    o = prompt.options
-    if o.win:
-        return pb.Action(win=pb.Win())
-    if prompt.kind == pb.PROMPT_KIND_OWN_TURN:
-        tile = prompt.tile if prompt.tile in o.discards else o.discards[0]
-        return pb.Action(discard=pb.Discard(tile=tile))
-    return pb.Action(**{"pass": pb.Pass()})
 
 
 class Seat:
@@ -80,7 +72,7 @@ class Seat:
                     seat_token=self.token,
                     request_id=uuid.uuid4().hex,
                     last_sequence=e.sequence,
-                    action=_action(e.prompt),
+                    action=legal_answer(e.prompt),
                 ),
                 timeout=30,
             )
