@@ -15,7 +15,6 @@ every replica a real process.
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
 from pathlib import Path
@@ -30,7 +29,7 @@ from services.matchmaking import allocated_tables, ledger, queues
 from services.matchmaking.duty import PREFIX, TICKER
 from shared.store import open_store
 from shared.supervisor import ServiceProcess, free_port, run_token
-from tests.support import outbox_workers
+from tests.support import outbox_workers, probes
 from tests.support.concurrency import run_processes
 from tests.support.probes import fetch_metrics, metric_value
 from tests.support.stacks import backend_flags, service_process, start_services
@@ -113,14 +112,7 @@ def replicas(tmp_path, postgres_url):
 
 
 def wait_for(predicate, timeout: float, what: str, replicas: Replicas):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with contextlib.suppress(grpc.RpcError):
-            value = predicate()
-            if value:
-                return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}\n{replicas.logs()}")
+    return probes.wait_for(predicate, timeout, what, replicas.logs)
 
 
 def register(stub, name: str) -> str:

@@ -1,6 +1,7 @@
 """Matchmaking over the real stack: every service a real process (shared.supervisor), the
 matchmaking store a SQLite file in tmp_path, tables played on the real gateway by its built-in
-bots and by scripted players (``services.gateway.client.RemotePlayer``) for the people.
+bots and by scripted players for the people (``tests.support.cluster.Entrant``: a RemotePlayer
+per table).
 
 One stack serves the module (tests register their own players).
 
@@ -14,8 +15,6 @@ One stack serves the module (tests register their own players).
 
 from __future__ import annotations
 
-import contextlib
-import threading
 import time
 from pathlib import Path
 
@@ -26,6 +25,8 @@ from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
 from services.gateway.client import RemotePlayer
 from shared.supervisor import ServiceProcess, free_port
+from tests.support import probes
+from tests.support.cluster import Entrant
 from tests.support.stacks import backend_flags, service_process, start_services
 
 pytestmark = pytest.mark.integration
@@ -108,72 +109,16 @@ def stub_for(stack: Stack) -> tuple[grpc.Channel, pb_grpc.MatchmakingServiceStub
     return channel, pb_grpc.MatchmakingServiceStub(channel)
 
 
-class ScriptedPerson(threading.Thread):
-    """One person in a tournament: follows WatchTournament (reconnecting through restarts) and
-    plays every table it is seated at with a RemotePlayer until the tournament ends."""
-
-    def __init__(self, mm_address: str, tournament_id: str, token: str, deadline: float):
-        super().__init__(daemon=True)
-        self.mm_address, self.tid, self.token, self.deadline = (
-            mm_address,
-            tournament_id,
-            token,
-            deadline,
-        )
-        self.played: list[str] = []
-        self.error: BaseException | None = None
-
-    def run(self) -> None:
-        try:
-            self._run()
-        except BaseException as exc:  # reported by the test
-            self.error = exc
-
-    def _run(self) -> None:
-        while time.monotonic() < self.deadline:
-            channel = grpc.insecure_channel(self.mm_address)
-            stub = pb_grpc.MatchmakingServiceStub(channel)
-            try:
-                req = pb.WatchTournamentRequest(tournament_id=self.tid, player_token=self.token)
-                for msg in stub.WatchTournament(req, timeout=self.deadline - time.monotonic()):
-                    a = msg.assignment
-                    if a.table_id and a.table_id not in self.played:
-                        self.played.append(a.table_id)
-                        player = RemotePlayer(
-                            a.gateway_address, a.table_id, a.seat_token, seat=a.seat - 1
-                        )
-                        try:
-                            player.run()
-                        finally:
-                            player.close()
-                    if msg.tournament.state == pb.TOURNAMENT_STATE_FINISHED:
-                        return
-            except grpc.RpcError as exc:
-                if exc.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
-                    raise
-                time.sleep(0.2)  # matchmaking restarting: watch again
-            finally:
-                channel.close()
-        raise TimeoutError(f"tournament {self.tid} did not finish")
-
-
 def register(stub, name):
     r = stub.RegisterPlayer(pb.RegisterPlayerRequest(display_name=name), timeout=TIMEOUT)
     return r.player, r.player_token
 
 
 def wait_for(predicate, timeout: float, what: str, stack: Stack):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with contextlib.suppress(grpc.RpcError):
-            value = predicate()
-            if value:
-                return value
-        time.sleep(0.2)
-    raise AssertionError(
-        f"timed out waiting for {what}\n--- matchmaking\n{stack.logs('matchmaking')}"
-        f"\n--- gateway\n{stack.logs('gateway')}"
-    )
+    def logs() -> str:
+        return f"--- matchmaking\n{stack.logs('matchmaking')}\n--- gateway\n{stack.logs('gateway')}"
+
+    return probes.wait_for(predicate, timeout, what, logs, every=0.2)
 
 
 def run_tournament(stub, stack, people: int, bots: int, rounds: int, hands: int, *, restart=False):
@@ -191,7 +136,8 @@ def run_tournament(stub, stack, people: int, bots: int, rounds: int, hands: int,
     assert len(t.entrants) == people + bots
     deadline = time.monotonic() + 240
     threads = [
-        ScriptedPerson(f"127.0.0.1:{stack.mm_port}", tid, tok, deadline) for _, tok in persons
+        Entrant(f"127.0.0.1:{stack.mm_port}", tid, tok, f"Person {i + 1}", deadline)
+        for i, (_, tok) in enumerate(persons)
     ]
     for th in threads:
         th.start()

@@ -1,16 +1,22 @@
-"""Probes every service test uses: grpc health, reflection, Prometheus /metrics and the
-status and ErrorInfo of a failed call."""
+"""Probes every service test uses: grpc health, reflection, Prometheus /metrics, the status
+and ErrorInfo of a failed call, and waiting for a condition."""
 
 from __future__ import annotations
 
+import contextlib
 import re
+import time
 import urllib.request
+from collections.abc import Callable
+from typing import TypeVar
 
 import grpc
 from google.rpc import error_details_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from grpc_status import rpc_status
+
+T = TypeVar("T")
 
 
 def health_status(channel: grpc.Channel, service: str = "") -> str:
@@ -69,3 +75,23 @@ def rpc_error(fn) -> tuple[grpc.StatusCode, str, error_details_pb2.ErrorInfo]:
             status.details[0].Unpack(info)
         return exc.code(), exc.details(), info
     raise AssertionError("the call succeeded; an error was expected")
+
+
+def wait_for(
+    predicate: Callable[[], T | None],
+    timeout: float,
+    what: str,
+    logs: Callable[[], str] = lambda: "",
+    every: float = 0.1,
+) -> T:
+    """``predicate()``'s first true value, asked every ``every`` seconds (a call failing with
+    an RpcError counts as not yet); after ``timeout`` seconds an AssertionError naming ``what``
+    with ``logs()`` (the services' log tails)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(grpc.RpcError):
+            value = predicate()
+            if value:
+                return value
+        time.sleep(every)
+    raise AssertionError(f"timed out waiting for {what}\n{logs()}")

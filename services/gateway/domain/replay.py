@@ -62,10 +62,12 @@ def is_engine_event(ev: K.TableEvent) -> bool:
 
 
 def _comparable(ev: K.TableEvent) -> K.TableEvent:
-    """An event without what a replay cannot reproduce: deadlines (the clock) and the hand's
-    id and number (the header's)."""
+    """An event without what a replay cannot reproduce: deadlines (the clock), the request id
+    of a player's decision (the client's) and the hand's id and number (the header's)."""
     if isinstance(ev, K.Prompt):
         return ev.replace(deadline_ms=0, hand_id="", hand_number=0)
+    if isinstance(ev, K.ActionTaken):
+        return ev.replace(request_id="", hand_id="", hand_number=0)
     return ev.replace(hand_id="", hand_number=0)
 
 
@@ -127,7 +129,7 @@ class RecordedWall:
     """A wall port that hands out a hand's recorded tiles: the deal, then the live draws,
     replacement draws, 换牌 tiles and the 翻百搭 flip in the order the log holds them."""
 
-    def __init__(self, started: K.HandStarted, dealt: K.TilesDealt, wall: dict[str, Any]):
+    def __init__(self, started: K.HandStarted, dealt: K.TilesDealt | None, wall: dict[str, Any]):
         self.started, self.dealt = started, dealt
         self.live: deque[int] = deque()
         self.tail: deque[int] = deque()
@@ -143,7 +145,7 @@ class RecordedWall:
             elif e["kind"] == "swap":
                 self.swaps.append(T.parse(e["tiles"]))
         self.seed = wall["seed"]
-        self.remaining = dealt.tiles_left
+        self.remaining = dealt.tiles_left if dealt is not None else 0
 
     def new_hand(self, ruleset_name, overrides, dealer, request_id) -> WallHand:
         s = self.started
@@ -151,6 +153,8 @@ class RecordedWall:
         return WallHand(s.hand_id, s.dice, s.commitment, size)
 
     def deal(self, hand_id):
+        if self.dealt is None:
+            raise DomainError("the record has no deal")
         self.remaining = self.dealt.tiles_left
         return [list(h) for h in self.dealt.hands], self.remaining
 

@@ -43,11 +43,20 @@ from shared.ruleset import resolve_ruleset
 
 
 class ResumingWall(RecordedWall):
-    """Recorded tiles first, then the live wall (numbered on by the engine)."""
+    """Recorded tiles first, then the live wall (numbered on by the engine). ``dealt`` None:
+    the dead owner logged the hand's start but not its deal, which the wall deals again (a
+    repeated Deal gets the same tiles)."""
 
-    def __init__(self, live_wall, started: K.HandStarted, dealt: K.TilesDealt, record) -> None:
+    def __init__(
+        self, live_wall, started: K.HandStarted, dealt: K.TilesDealt | None, record
+    ) -> None:
         super().__init__(started, dealt, record)
         self.live_wall = live_wall
+
+    def deal(self, hand_id):
+        if self.dealt is None:
+            return self.live_wall.deal(hand_id)
+        return super().deal(hand_id)
 
     def draw(self, hand_id, seat, number=0) -> WallDraw:
         if self.live:
@@ -109,6 +118,7 @@ def restore_session(
         max_hands=started.max_hands,
         max_rounds=started.max_rounds,
         tag=started.tag,
+        first_dealer=started.first_dealer,
         discard_ms=timers.get("discard_ms"),
         claim_ms=timers.get("claim_ms"),
         bot_delay_ms=timers.get("bot_delay_ms") or 0,
@@ -193,8 +203,8 @@ def restore_session(
 def _resume_hand(session: TableSession, entries: list[LoggedEvent], left_in_hand: bool) -> None:
     engine_events = [e for e in entries if is_engine_event(e.event)]
     started = engine_events[0].event
-    dealt = next(e.event for e in engine_events if isinstance(e.event, K.TilesDealt))
-    assert isinstance(started, K.HandStarted) and isinstance(dealt, K.TilesDealt)
+    dealt = next((e.event for e in engine_events if isinstance(e.event, K.TilesDealt)), None)
+    assert isinstance(started, K.HandStarted)
     ruleset = session.config.ruleset
     swap_count = ruleset.table.tile_swap_count if ruleset.table.tile_swap else 0
     wall = ResumingWall(

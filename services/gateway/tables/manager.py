@@ -262,9 +262,28 @@ class TableManager:
         with lock:
             for s in spec.seats:
                 s.joined = bool(s.player_id) or s.bot
-            # The first hand starts from the scheduler so CreateTable answers at once.
-            sched.call_later(0, session.start)
+            # TableStarted is in the log before CreateTable answers: a replica that dies right
+            # after answering leaves a table the others take over, not a table id that leads
+            # nowhere. The first hand starts from the scheduler so CreateTable answers at once.
+            try:
+                session.announce()
+            except Exception:
+                self._abandon(table, spec.request_id)
+                raise
+            sched.call_later(0, session.begin)
         return table_id, seat_tokens(st.secret, table_id, seats)
+
+    def _abandon(self, table: LiveTable, request_id: str) -> None:
+        """Undo a table whose first event could not be written: a retry of its CreateTable
+        makes a new one."""
+        with self._lock:
+            self.tables.pop(table.id, None)
+        with contextlib.suppress(Exception):  # the store failing is why we are here
+            if request_id:
+                self.store.delete(CREATES, request_id)
+            self.store.delete(TABLES, table.id)
+            self.store.delete(REPORTED, table.id)
+            self.ownership.release(table.id)
 
     def _timers(self) -> dict[str, Any]:
         """The session's timer settings (None = the ruleset's)."""
@@ -371,6 +390,7 @@ class TableManager:
                 table.keep(e)
             if not over:
                 requests.load(self.store, table)
+                requests.load_from_log(table, log)
             requests.prune(self.store, table, None if over else self.ownership.fence(table_id))
             sched = LockedScheduler(self.scheduler, table.lock, lambda: None, table_id)
             with table.lock:
@@ -626,7 +646,7 @@ class TableManager:
                 raise self._not_owner(table.id)
             self._refuse_if_over(table)  # not kept: nothing is remembered of a finished table
             try:
-                seq = self._apply(table, seat, last_sequence, action)
+                seq = self._apply(table, seat, last_sequence, action, request_id)
             except DomainError as exc:
                 if exc.reason != "NOT_OWNER":
                     self._remember(table, seat, request_id, refusal=Refusal.of(exc))
@@ -653,7 +673,9 @@ class TableManager:
                 reason="TABLE_HALTED",
             )
 
-    def _apply(self, table: LiveTable, seat: int, last_sequence: int, action: SeatRequest) -> int:
+    def _apply(
+        self, table: LiveTable, seat: int, last_sequence: int, action: SeatRequest, request_id: str
+    ) -> int:
         """Check an action against the table's state and apply it; the resulting sequence."""
         if last_sequence > table.head:
             raise InvalidArgument(
@@ -683,7 +705,7 @@ class TableManager:
                 last_sequence=last_sequence,
                 decision_sequence=decided,
             )
-        session.act(seat, action)
+        session.act(seat, action, request_id)
         return table.head
 
     def leave(self, table_id: str, token: str, request_id: str) -> int:

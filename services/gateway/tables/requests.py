@@ -1,5 +1,7 @@
 """Idempotency by request id: the first result of a seat's request id is kept (in memory and in
-the store, so a replica taking the table over knows it too) and given again for a repeated id —
+the store, so a replica taking the table over knows it too; a decision's request id is also in
+its ``action`` event, for the owner that dies between the two writes) and given again for a
+repeated id —
 an accepted action's sequence number, a Leave's penalty, or a refusal (its status code,
 message, reason and details, returned as the same error): a request refused once is never
 evaluated again, even if it would be legal later. Refusals that come before the request id can
@@ -19,6 +21,8 @@ memory answer retries until the table leaves memory).
 
 from __future__ import annotations
 
+from services.gateway.domain.events import kinds as K
+from services.gateway.domain.events.log import LoggedEvent
 from services.gateway.tables.live import LiveTable
 from services.gateway.tables.records import REQUESTS, RequestRecord
 from shared.store import Store
@@ -52,6 +56,17 @@ def load(store: Store, table: LiveTable) -> None:
     for key, rec in store.scan(REQUESTS, prefix):
         seat, _, rid = key[len(prefix) :].partition("/")
         table.requests[(int(seat), rid)] = RequestRecord.decode(rec.value)
+
+
+def load_from_log(table: LiveTable, log: list[LoggedEvent]) -> None:
+    """The request ids of players' decisions in the log that have no record: the owner died
+    (or lost the table) after the decision's events were appended, before its record was
+    kept. Their result is the decision's event, so a retry is answered as applied, not
+    evaluated again."""
+    for e in log:
+        ev = e.event
+        if isinstance(ev, K.ActionTaken) and ev.request_id:
+            table.requests.setdefault((ev.seat, ev.request_id), RequestRecord(e.seq, result=e.seq))
 
 
 def prune(store: Store, table: LiveTable, fence: Fence | None = None) -> None:

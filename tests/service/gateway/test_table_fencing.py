@@ -2,7 +2,8 @@
 write of a table (event, request id, outbox row) is fenced by it in the same transaction, and
 expiry is the store's clock. A replica paused past its lease (here: its renewals stopped, as a
 SIGSTOP would) finds every later write refused by the store, and the log holds no event of it
-after the takeover. A replica that stops hands its tables over at once. On every backend."""
+after the takeover. A replica that stops hands its tables over at once; one that dies right
+after creating a table leaves it to the others. On every backend."""
 
 from __future__ import annotations
 
@@ -10,9 +11,19 @@ import time
 
 import pytest
 
+from services.gateway.bots import engine_policy, make_bot
 from services.gateway.domain.tokens import sign_seat_token
-from services.gateway.tables import LEASE_PREFIX, owner_of, read_table_log
+from services.gateway.runtime import ThreadScheduler
+from services.gateway.tables import (
+    LEASE_PREFIX,
+    GatewaySettings,
+    TableManager,
+    owner_of,
+    read_table_log,
+)
+from services.gateway.tables.records import REQUESTS
 from shared.errors import Unavailable
+from shared.store.base import StoreUnavailable
 from shared.table import Discard
 from tests.support.sessions import inprocess_ports, seats
 from tests.support.stacks import SEAT_SECRET, table_manager, table_spec
@@ -111,3 +122,93 @@ def test_a_finished_table_releases_its_lease(backend):
         assert manager.view(t, spectator, None)["phase"] == "finished"
     finally:
         manager.close()
+
+
+class StoppedScheduler(ThreadScheduler):
+    """A replica frozen right after it answered: nothing it schedules ever runs."""
+
+    def call_later(self, delay_ms: int, fn):
+        return super().call_later(3_600_000, fn)
+
+
+def test_a_replica_that_dies_right_after_creating_a_table_leaves_it_to_another(backend):
+    """CreateTable answered means the table is in the log: an owner that dies before starting
+    the first hand (the start is scheduled, so CreateTable answers at once) leaves a table the
+    other replicas take over and play, not a table id that leads nowhere."""
+    ports = inprocess_ports()
+    settings = GatewaySettings(secret=SEAT_SECRET, replica_id="gw-a", lease_ms=300)
+    first = TableManager(
+        backend.open(),
+        ports,
+        settings,
+        policy=engine_policy(make_bot("random", seed=6)),
+        scheduler=StoppedScheduler(1),
+    )
+    second = None
+    try:
+        t, _ = first.create_table(table_spec())
+        first._stop.set()  # and its lease is renewed no more
+        first._lease_thread.join()
+        assert [e.kind for e in read_table_log(first.store, t)] == ["table_started"]
+        second = table_manager(backend.open(), ports, seed=6, replica_id="gw-b", lease_ms=300)
+        until(
+            lambda: any(e.kind == "table_finished" for e in read_table_log(second.store, t)),
+            "the other replica to play the table",
+            60.0,
+        )
+        log = read_table_log(second.store, t)
+        assert [e.seq for e in log] == list(range(1, len(log) + 1))
+        assert [e.kind for e in log].count("table_started") == 1
+    finally:
+        first.close()
+        if second is not None:
+            second.close()
+
+
+def test_a_decision_whose_owner_died_before_keeping_its_request_id_is_not_applied_twice(
+    backend, monkeypatch
+):
+    """The owner appends a decision's events, then dies before its request record is written
+    (a separate write). The replica taking over finds the request id in the decision's event:
+    the client's retry is answered as applied (replayed), not evaluated again and refused as
+    stale while the log holds the decision it sent."""
+    ports = inprocess_ports()
+    first = table_manager(backend.open(), ports, seed=7, replica_id="gw-a", lease_ms=300, **SLOW)
+    second = None
+    try:
+        t, tokens = first.create_table(table_spec(seats(1, "p"), first_dealer=0))
+        token = tokens[0]
+        until(prompted(first, t, token), "seat 0's prompt")
+        view = first.view(t, token, 0)
+        put = first.store.put
+
+        def dies_before_the_record(namespace, key, value, **kw):
+            if namespace == REQUESTS:
+                raise StoreUnavailable("the owner died")
+            return put(namespace, key, value, **kw)
+
+        monkeypatch.setattr(first.store, "put", dies_before_the_record)
+        tile = view["prompt"].options.discards[0]
+        with pytest.raises(StoreUnavailable):
+            first.act(t, token, 0, "rid-1", view["last_sequence"], Discard(tile))
+        first._stop.set()  # and it renews nothing more
+        first._lease_thread.join()
+        monkeypatch.undo()
+        applied = [
+            e.seq
+            for e in read_table_log(first.store, t)
+            if e.kind == "action" and e.event.request_id == "rid-1"
+        ]
+        assert len(applied) == 1
+        second = table_manager(
+            backend.open(), ports, seed=7, replica_id="gw-b", lease_ms=300, **SLOW
+        )
+        until(lambda: t in second.tables, "the second replica to take the table over")
+        again = second.act(t, token, 0, "rid-1", view["last_sequence"], Discard(tile))
+        assert again == (applied[0], True)
+        log = read_table_log(second.store, t)
+        assert [e.event.request_id for e in log if e.kind == "action"].count("rid-1") == 1
+    finally:
+        first.close()
+        if second is not None:
+            second.close()

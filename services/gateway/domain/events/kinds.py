@@ -185,7 +185,9 @@ class TableEvent(Record):
 
 class TableStarted(TableEvent):
     """The table opens: its rules, stake, seats and limits; ``seat_deadline_ms`` when open
-    seats are waited for until then."""
+    seats are waited for until then; ``first_dealer``: the seat dealing the first hand (drawn at
+    random unless asked for), so a replica taking the table over before that hand's
+    HandStarted is logged asks the wall for the same hand (None in records written before)."""
 
     FIELDS = (
         "ruleset",
@@ -196,6 +198,7 @@ class TableStarted(TableEvent):
         "max_rounds",
         "tag",
         "seat_deadline_ms",
+        "first_dealer",
         "hand_id",
         "hand_number",
     )
@@ -210,6 +213,7 @@ class TableStarted(TableEvent):
         max_rounds: int,
         tag: str,
         seat_deadline_ms: int = 0,
+        first_dealer: int | None = None,
         hand_id: str = "",
         hand_number: int = 0,
     ) -> None:
@@ -221,6 +225,7 @@ class TableStarted(TableEvent):
         self.max_rounds = max_rounds
         self.tag = tag
         self.seat_deadline_ms = seat_deadline_ms
+        self.first_dealer = first_dealer
         self.hand_id = hand_id
         self.hand_number = hand_number
 
@@ -470,12 +475,15 @@ class Prompt(TableEvent):
 
 class ActionTaken(TableEvent):
     """The log's record of an applied decision (``auto``: the timer's, a bot's or 托管's), for
-    restores and replays; no viewer sees it."""
+    restores and replays; no viewer sees it. ``request_id``: the Act that made a player's
+    decision, so a replica taking the table over knows it was applied even when the owner
+    died before keeping its request record ("" for automatic ones and older records)."""
 
     FIELDS = (
         "seat",
         "action",
         "auto",
+        "request_id",
         "hand_id",
         "hand_number",
     )
@@ -485,12 +493,14 @@ class ActionTaken(TableEvent):
         seat: int,
         action: Decision,
         auto: bool,
+        request_id: str = "",
         hand_id: str = "",
         hand_number: int = 0,
     ) -> None:
         self.seat = seat
         self.action = action
         self.auto = auto
+        self.request_id = request_id
         self.hand_id = hand_id
         self.hand_number = hand_number
 

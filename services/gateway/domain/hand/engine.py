@@ -280,9 +280,10 @@ class HandEngine:
         return self.now_ms() + (ms if timer is None else timer(seat, ms))
 
     # --- acting ----------------------------------------------------------------------------
-    def act(self, seat: int, action: Decision, *, auto: bool = False) -> None:
-        """Apply ``seat``'s action; FailedPrecondition (nothing changed) when it is not one of
-        the options the seat holds now."""
+    def act(self, seat: int, action: Decision, *, auto: bool = False, request_id: str = "") -> None:
+        """Apply ``seat``'s action (``request_id``: the player's request, recorded with it);
+        FailedPrecondition (nothing changed) when it is not one of the options the seat holds
+        now."""
         if self.finished:
             raise FailedPrecondition("the hand is over", reason="HAND_OVER")
         p = self.pending.get(seat)
@@ -293,7 +294,7 @@ class HandEngine:
                 seat=seat,
             )
         if p.kind == SWAP:
-            swap.answer_swap(self, p, action, auto)
+            swap.answer_swap(self, p, action, auto, request_id)
             return
         if isinstance(action, TileSwap):
             raise FailedPrecondition(
@@ -306,7 +307,12 @@ class HandEngine:
         self.actions += 1
         self._emit(
             ActionTaken(
-                seat=seat, action=action, auto=auto, hand_id=self.hand_id, hand_number=self.number
+                seat=seat,
+                action=action,
+                auto=auto,
+                request_id=request_id,
+                hand_id=self.hand_id,
+                hand_number=self.number,
             )
         )
         if p.kind == OWN_TURN:

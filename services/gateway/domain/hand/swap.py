@@ -28,7 +28,9 @@ def open_swap_window(h: HandEngine) -> None:
         h.pending[s].sequence = h.emit_prompt(h.pending[s])
 
 
-def answer_swap(h: HandEngine, p: Pending, action: Decision, auto: bool) -> None:
+def answer_swap(
+    h: HandEngine, p: Pending, action: Decision, auto: bool, request_id: str = ""
+) -> None:
     """A seat's answer to the swap window. Every wall call is made first (the swap, then 补花 of
     the flowers it gave): if one fails nothing has changed, and the request sent again makes
     the same numbered calls, which the wall answers with the same tiles."""
@@ -49,7 +51,7 @@ def answer_swap(h: HandEngine, p: Pending, action: Decision, auto: bool) -> None
             )
     h.wall_calls = number
     h.actions += 1
-    _apply_swap(h, seat, action, taken, rounds, auto)
+    _apply_swap(h, seat, action, taken, rounds, auto, request_id)
 
 
 def _apply_swap(
@@ -59,11 +61,19 @@ def _apply_swap(
     taken: list[int] | None,
     rounds: list[Round],
     auto: bool,
+    request_id: str = "",
 ) -> None:
     """Apply a seat's 换牌 answer: the swap's tiles, then each 补花 round, all drawn already."""
     del h.pending[seat]
     h.emit_event(
-        ActionTaken(seat=seat, action=action, auto=auto, hand_id=h.hand_id, hand_number=h.number)
+        ActionTaken(
+            seat=seat,
+            action=action,
+            auto=auto,
+            request_id=request_id,
+            hand_id=h.hand_id,
+            hand_number=h.number,
+        )
     )
     if isinstance(action, TileSwap) and taken is not None:
         s = h.seats[seat]

@@ -202,6 +202,13 @@ class TableSession:
     def start(self) -> None:
         """Announce the table; start the first hand once no seat is open. With open seats and
         a ``seat_wait_ms``, the deadline for taking them is fixed now and announced."""
+        self.announce()
+        self.begin()
+
+    def announce(self) -> None:
+        """The table's first event (TableStarted): once it is in the log, any replica can take
+        the table over from there. With open seats and a ``seat_wait_ms``, the deadline for
+        taking them is fixed now and announced."""
         if self.config.seat_wait_ms > 0 and any(s.open for s in self.seats):
             self.seat_deadline_ms = self.scheduler.now_ms() + self.config.seat_wait_ms
         cfg = self.config
@@ -215,8 +222,12 @@ class TableSession:
                 max_rounds=self.max_rounds,
                 tag=cfg.tag,
                 seat_deadline_ms=self.seat_deadline_ms,
+                first_dealer=self.dealer,
             )
         )
+
+    def begin(self) -> None:
+        """After :meth:`announce`: wait for the open seats, or start the first hand."""
         self.resume_seat_wait()
         self._maybe_begin()
 
@@ -441,9 +452,10 @@ class TableSession:
         self.report("finished", {"hands_played": self.hands_played})
 
     # --- a player's requests -----------------------------------------------------------------
-    def act(self, seat: int, action: SeatRequest) -> None:
-        """A player's own action (not a bot's): applied, then 托管 ends for the seat.
-        :class:`ResumePlay` ends 托管 without acting (:func:`decisions.resume`)."""
+    def act(self, seat: int, action: SeatRequest, request_id: str = "") -> None:
+        """A player's own action (not a bot's; ``request_id``: its Act, recorded with it):
+        applied, then 托管 ends for the seat. :class:`ResumePlay` ends 托管 without acting
+        (:func:`decisions.resume`)."""
         if isinstance(action, ResumePlay):
             decisions.resume(self, seat)
             return
@@ -451,7 +463,7 @@ class TableSession:
         s = self.seats[seat]
         if s.left:
             raise FailedPrecondition(f"seat {seat} left the table", reason="SEAT_LEFT")
-        hand.act(seat, action)
+        hand.act(seat, action, request_id=request_id)
         s.timeouts_in_row = 0
         if s.auto_play:
             s.auto_play = False

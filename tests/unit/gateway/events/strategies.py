@@ -121,6 +121,7 @@ EVENTS = {
         max_rounds=small,
         tag=text,
         seat_deadline_ms=st.integers(0, 10**13),
+        first_dealer=opt_seats,
         **heads,
     ),
     K.HandStarted: st.builds(
@@ -165,7 +166,12 @@ EVENTS = {
     K.ReadyDeclared: st.builds(K.ReadyDeclared, seat=seats, **heads),
     K.Prompt: prompts(),
     K.ActionTaken: st.builds(
-        K.ActionTaken, seat=seats, action=actions, auto=st.booleans(), **heads
+        K.ActionTaken,
+        seat=seats,
+        action=actions,
+        auto=st.booleans(),
+        request_id=text,
+        **heads,
     ),
     K.WinDeclared: st.builds(
         K.WinDeclared,
