@@ -9,7 +9,7 @@ Domain modules (pure Python, no gRPC):
 * :mod:`~services.wall.record` — one hand's wall with its event log, request-id retries, 换牌
   rules and the revealed flag; its storage encoding.
 * :mod:`~services.wall.verify` — the verifier (验牌) of a revealed hand's record.
-* :mod:`~services.wall.repository` — walls in the store, one atomic update per draw.
+* :mod:`~services.wall.repository` — walls in the store, one conditional append per draw.
 * :mod:`~services.wall.retention` — the sweeper that deletes old walls.
 
 gRPC and process: :mod:`~services.wall.servicer` (protobuf ↔ domain), :mod:`~services.wall.server`

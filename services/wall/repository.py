@@ -3,15 +3,22 @@
 (:mod:`services.wall.rows`): a draw is one conditional append of one row with its request id,
 in one store transaction, instead of rewriting the whole hand.
 
-* **Atomic across replicas.** An operation reads the log to its end, applies itself to the hand
-  as of that row, and appends its row with ``expected_seq`` = the row it read: if another
-  replica appended first, the store refuses (Conflict), and the operation reads the new rows and
-  runs again. So concurrent callers on any replica never receive the same tile, and a refused
+* **Atomic across replicas.** An operation applies itself to the hand as of log row ``seq``
+  and appends its row with ``expected_seq`` = that row: if another replica appended first, the
+  store refuses (Conflict) and writes nothing, and the operation reads the new rows and runs
+  again. So concurrent callers on any replica never receive the same tile, and a refused
   operation writes nothing.
-* **Cheap per draw.** Each repository keeps the hands it served (``cache_size`` of them, least
-  recently used dropped), caught up from the log before every operation, so a draw costs one
-  read of the rows after the last one seen (none, when this replica is the hand's only writer)
-  and one append. Callers get snapshots (:meth:`HandWall.copy`), never the cached hand.
+* **One transaction per draw.** Each repository keeps the hands it served (``cache_size`` of
+  them, least recently used dropped) with the last row it holds, and appends straight away on
+  the cached hand, without reading the log first: one store transaction. When another replica
+  drew meanwhile the append is refused, and the Conflict brings the rows it missed (read in
+  the same transaction): they are applied and the operation runs again, two transactions in
+  all (a read-then-append costs as many, on every draw). Operations run on a copy of the
+  cached hand, which only becomes the cached one once its row is in, so a refused or lost
+  operation leaves the cache as it was. A refusal, or an answer that writes nothing (a
+  retried request id), is only given from a hand just read, so a stale cache never refuses
+  a draw nor answers a retry with an old hand. Callers get snapshots
+  (:meth:`HandWall.copy`), never the cached hand.
 * Idempotent NewHand requests map ``request_id → hand_id`` in the namespace ``wall-request``;
   a retried draw's request id is found in the replayed rows.
 * Walls stored by version 1 (the whole hand in the record, rewritten per operation) are still
@@ -30,7 +37,7 @@ from typing import TypeVar
 from services.wall import shuffle
 from services.wall.record import HandWall, WallEvent
 from services.wall.rows import HandHeader, WallOp, decode_record, op_for
-from shared.errors import InvalidArgument, NotFound
+from shared.errors import DomainError, InvalidArgument, NotFound
 from shared.store import AlreadyExists, Conflict, Store
 from shared.store.base import StoreUnavailable
 from shared.tile_set import STANDARD, TileSet
@@ -64,13 +71,15 @@ def check_id(value: str, field: str) -> str:
 
 class _Held:
     """A hand this repository serves: its state as of log row ``seq``, and the lock that
-    orders this process's operations on it."""
+    orders this process's operations on it. ``synced``: no reason to think another writer
+    appended after ``seq`` (an operation may append without reading the log first)."""
 
-    __slots__ = ("hand", "lock", "seq")
+    __slots__ = ("hand", "lock", "seq", "synced")
 
-    def __init__(self, hand: HandWall, seq: int) -> None:
+    def __init__(self, hand: HandWall, seq: int, *, synced: bool) -> None:
         self.hand = hand
         self.seq = seq
+        self.synced = synced
         self.lock = threading.Lock()
 
 
@@ -122,7 +131,7 @@ class WallRepository:
                 self.store.delete(NAMESPACE, hand.hand_id)
                 winner = self.store.get(REQUESTS, request_id).value.decode()
                 return self._same_request(winner, request_id, dealer)
-        self._keep(hand.hand_id, _Held(hand.copy(), 0))
+        self._keep(hand.hand_id, _Held(hand.copy(), 0, synced=True))
         return hand
 
     def _same_request(self, hand_id: str, request_id: str, dealer: int) -> HandWall:
@@ -163,17 +172,29 @@ class WallRepository:
         data = decode_record(rec.value)
         if data["v"] == 1:
             return None
-        return self._keep(hand_id, _Held(HandHeader.from_json(data).hand(), 0))
+        return self._keep(hand_id, _Held(HandHeader.from_json(data).hand(), 0, synced=False))
 
     def _catch_up(self, hand_id: str, held: _Held) -> None:
         """Apply the rows other writers appended since ``held.seq`` (under ``held.lock``)."""
-        for seq, raw in self.store.read_log(LOG_PREFIX + hand_id, held.seq):
+        self._apply(held, self.store.read_log(LOG_PREFIX + hand_id, held.seq))
+        held.synced = True
+
+    @staticmethod
+    def _apply(held: _Held, rows: list[tuple[int, bytes]]) -> int:
+        """Apply ``rows`` that follow ``held.seq`` on from it (stopping at a gap); returns
+        how many were applied."""
+        applied = 0
+        for seq, raw in rows:
+            if seq != held.seq + 1:
+                break
             WallOp.from_bytes(raw).apply(held.hand)
             held.seq = seq
+            applied += 1
+        return applied
 
     def _reload(self, hand_id: str, held: _Held) -> _Held:
-        """Start ``hand_id`` again from its header and rows (after a lost race or a failure
-        that may have left ``held`` half-changed)."""
+        """Start ``hand_id`` again from its header and rows (its log was not where ``held``
+        left it, e.g. deleted by retention: NotFound once the header is gone)."""
         self._drop(hand_id, held)
         fresh = self._held_hand(hand_id)
         if fresh is None:  # cannot happen: a hand's version never goes back
@@ -199,8 +220,8 @@ class WallRepository:
 
     def _update(self, hand_id: str, op: Callable[[HandWall], R], request_id: str = "") -> R:
         """Apply ``op`` to the hand and append the row of what it did, atomically; nothing is
-        written if it raises. ``op`` gets a hand it may change and returns its answer, which
-        must not hold on to that hand (return ``hand.copy()``)."""
+        written if it raises. ``op`` gets a copy of the hand, its own to change and to return
+        (the caller's snapshot); the cached hand replays the row once it is in."""
         check_id(hand_id, "hand_id")
         if request_id:  # kept in the hand's rows: bounded like NewHand's
             check_id(request_id, "request_id")
@@ -211,26 +232,40 @@ class WallRepository:
             lost = False
             with held.lock:
                 try:
-                    self._catch_up(hand_id, held)
-                    hand = held.hand
+                    read = not held.synced
+                    if read:
+                        self._catch_up(hand_id, held)
+                    hand = held.hand.copy()  # the op's, and its answer's: never the cache's
                     events, revealed = len(hand.events), hand.revealed
-                    result = op(hand)  # a refusal (DomainError) changes nothing
+                    try:
+                        result = op(hand)
+                    except DomainError:
+                        if read:
+                            raise
+                        held.synced = False  # refused by a hand maybe behind: read, ask again
+                        continue
                     row = op_for(hand, events, revealed, request_id)
                     if row is None:
+                        if read:
+                            return result
+                        held.synced = False  # a repeat: answered from the hand as it is now
+                        continue
+                    try:
+                        seq = self.store.append(
+                            LOG_PREFIX + hand_id, row.to_bytes(), expected_seq=held.seq
+                        )
+                    except Conflict as refused:  # another replica appended first: its rows,
+                        lost = not self._apply(held, refused.entries)  # then ours again
+                    else:
+                        row.apply(held.hand)  # the cached hand as of our row (checked again)
+                        held.seq = seq
+                        if hand.revealed:  # nothing more to serve: keep the cache for live hands
+                            self._drop(hand_id, held)
                         return result
-                    seq = self.store.append(
-                        LOG_PREFIX + hand_id, row.to_bytes(), expected_seq=held.seq
-                    )
-                    held.seq = seq
-                    if hand.revealed:  # nothing more to serve: keep the cache for live hands
-                        self._drop(hand_id, held)
-                    return result
-                except Conflict:
-                    lost = True  # another replica appended first: its row, then ours again
                 except BaseException:
                     self._drop(hand_id, held)
                     raise
-            if lost:
+            if lost:  # refused with nothing to catch up on: the log is not where it was
                 held = self._reload(hand_id, held)
         raise StoreUnavailable(f"hand {hand_id} kept being written by others: retry")
 
@@ -253,35 +288,33 @@ class WallRepository:
 
         def op(h: HandWall) -> tuple[list[list[int]], HandWall, bool]:
             fresh = not h.dealt
-            return h.deal(), h.copy(), fresh
+            return h.deal(), h, fresh
 
         return self._update(hand_id, op)
 
     def draw(self, hand_id: str, seat: int, request_id: str = "") -> tuple[WallEvent, HandWall]:
-        return self._update(hand_id, lambda h: (h.draw(seat, request_id), h.copy()), request_id)
+        return self._update(hand_id, lambda h: (h.draw(seat, request_id), h), request_id)
 
     def draw_replacement(
         self, hand_id: str, seat: int, request_id: str = ""
     ) -> tuple[WallEvent, HandWall]:
         return self._update(
-            hand_id, lambda h: (h.draw_replacement(seat, request_id), h.copy()), request_id
+            hand_id, lambda h: (h.draw_replacement(seat, request_id), h), request_id
         )
 
     def swap(
         self, hand_id: str, seat: int, buried: list[int], request_id: str = ""
     ) -> tuple[WallEvent, HandWall]:
-        return self._update(
-            hand_id, lambda h: (h.swap(seat, buried, request_id), h.copy()), request_id
-        )
+        return self._update(hand_id, lambda h: (h.swap(seat, buried, request_id), h), request_id)
 
     def flip_indicator(self, hand_id: str, request_id: str = "") -> tuple[WallEvent, HandWall]:
         """翻百搭: turn the 百搭 indicator (:meth:`HandWall.flip_indicator`)."""
-        return self._update(hand_id, lambda h: (h.flip_indicator(request_id), h.copy()), request_id)
+        return self._update(hand_id, lambda h: (h.flip_indicator(request_id), h), request_id)
 
     def reveal(self, hand_id: str) -> HandWall:
         def op(h: HandWall) -> HandWall:
             h.reveal()
-            return h.copy()
+            return h
 
         return self._update(hand_id, op)
 

@@ -53,7 +53,15 @@ class AlreadyExists(StoreError):
 
 
 class Conflict(StoreError):
-    """A write whose ``expected_version`` no longer matches."""
+    """A write whose ``expected_version`` (or an append whose ``expected_seq``) no longer
+    matches. ``entries``: for an append, the log's entries after ``expected_seq`` as the
+    refusing transaction saw them, in order (what the writer missed, without a second
+    transaction to read it; possibly not the very newest, whose writer committed meanwhile);
+    empty otherwise."""
+
+    def __init__(self, message: str, entries: list[tuple[int, bytes]] | None = None) -> None:
+        super().__init__(message)
+        self.entries: list[tuple[int, bytes]] = entries or []
 
 
 class InvalidKey(StoreError):
@@ -266,7 +274,9 @@ class Store(abc.ABC):
         """Append to a log; returns the entry's sequence number (1, 2, …). With
         ``expected_seq`` the append succeeds only if the log's last number is still that
         (0 = empty): else :class:`Conflict` and nothing is written (optimistic concurrency for
-        a writer that computed the entry from the log as it read it)."""
+        a writer that computed the entry from the log as it read it); the Conflict's
+        ``entries`` are the log's entries after ``expected_seq``, read in the same
+        transaction, so a writer that missed some catches up without reading the log."""
 
     @abc.abstractmethod
     def delete_log(self, log: str, *, fence: Fence | None = None) -> int:

@@ -129,7 +129,8 @@ class MemoryStore(Store):
             entries = self._logs.get(log)
             last = len(entries) if entries else 0
             if expected_seq is not None and expected_seq != last:
-                raise Conflict(f"log {log} is at {last}, not {expected_seq}")
+                missed = [(i + 1, entries[i]) for i in range(max(expected_seq, 0), last)]
+                raise Conflict(f"log {log} is at {last}, not {expected_seq}", missed)
             if entries is None:
                 entries = self._logs[log] = []
             entries.append(bytes(entry))

@@ -438,7 +438,9 @@ class PostgresStore(Store):
         check_names(log)
         # One statement (its own transaction, one round trip): the fence's lease row read FOR
         # SHARE, the head row moved on (only from ``expected_seq``, when given), the entry
-        # inserted under the new number. No row back: fenced or not at ``expected_seq``.
+        # inserted under the new number; back: its number, with no entry. Otherwise fenced or
+        # not at ``expected_seq``: back, with ``expected_seq``, the entries after it (as of the
+        # statement's snapshot: one whose writer committed while this waited may be missing).
         if fence is not None and has_nul(fence.lease):
             raise Fenced(fence, None)
         args: dict[str, Any] = {"log": log, "entry": bytes(entry), "expected": expected_seq}
@@ -469,23 +471,31 @@ class PostgresStore(Store):
                 + " RETURNING last"
             )
         ctes.append(f"head AS ({head})")
-        sql = (
-            f"WITH {', '.join(ctes)} INSERT INTO store_logs (log, seq, entry) "
-            "SELECT %(log)s, last, %(entry)s FROM head RETURNING seq"
+        insert = (
+            "INSERT INTO store_logs (log, seq, entry) SELECT %(log)s, last, %(entry)s FROM head"
         )
+        if expected_seq is None:
+            sql = f"WITH {', '.join(ctes)} {insert} RETURNING seq, NULL::bytea"
+        else:
+            ctes.append(f"ins AS ({insert} RETURNING seq)")
+            sql = (
+                f"WITH {', '.join(ctes)} SELECT seq, NULL::bytea FROM ins UNION ALL "
+                "SELECT seq, entry FROM store_logs WHERE log = %(log)s AND seq > %(expected)s "
+                "AND NOT EXISTS (SELECT 1 FROM head)"
+            )
 
-        def tx(conn: psycopg.Connection) -> int | None:
-            row = conn.execute(sql, args).fetchone()
-            return None if row is None else row[0]
+        def tx(conn: psycopg.Connection) -> list[Any]:
+            return conn.execute(sql, args).fetchall()
 
-        seq = self._transaction(tx, single=True)
-        if seq is not None:
-            return seq
+        rows = self._transaction(tx, single=True)
+        if rows and rows[0][1] is None:
+            return rows[0][0]
         if fence is not None:  # epochs only rise: stale then is stale now
             current = self.get_lease(fence.lease)
             if current is None or current.epoch != fence.epoch or not current.owner:
                 raise Fenced(fence, current)
-        raise Conflict(f"log {log} is no longer at {expected_seq}")
+        missed = sorted((seq, bytes(entry)) for seq, entry in rows)
+        raise Conflict(f"log {log} is no longer at {expected_seq}", missed)
 
     def delete_log(self, log: str, *, fence: Fence | None = None) -> int:
         if has_nul(log):

@@ -259,7 +259,14 @@ class SqliteStore(Store):
                 "SELECT COALESCE(MAX(seq), 0) FROM logs WHERE log = ?", (log,)
             ).fetchone()
             if expected_seq is not None and expected_seq != last:
-                raise Conflict(f"log {log} is at {last}, not {expected_seq}")
+                missed = db.execute(
+                    "SELECT seq, entry FROM logs WHERE log = ? AND seq > ? ORDER BY seq",
+                    (log, expected_seq),
+                ).fetchall()
+                raise Conflict(
+                    f"log {log} is at {last}, not {expected_seq}",
+                    [(seq, bytes(e)) for seq, e in missed],
+                )
             db.execute(
                 "INSERT INTO logs (log, seq, entry) VALUES (?, ?, ?)", (log, last + 1, bytes(entry))
             )

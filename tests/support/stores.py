@@ -7,9 +7,12 @@ that is the one store object, which has no second process to share with."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
-from shared.store import Store, open_store
+from shared.store import Conflict, Store, open_store
+from shared.store.metrics import OPERATIONS
 
 KINDS = ("memory", "sqlite", "postgres")
 SHARED_KINDS = ("sqlite", "postgres")  # that several processes can open
@@ -43,3 +46,34 @@ def backend_for(request, tmp_path) -> Backend:
     if kind == "sqlite":
         return Backend(kind, f"sqlite:///{tmp_path}/store.db")
     return Backend(kind, request.getfixturevalue("postgres_url"))
+
+
+class CountingStore:
+    """``store`` with every operation it is asked for counted (``calls``, by name: each is one
+    store transaction on every backend) and its Conflicts (``conflicts``); a stand-in for the
+    store wherever a caller only calls its operations."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.calls: Counter[str] = Counter()
+        self.conflicts = 0
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self.store, name)
+        if name not in OPERATIONS:
+            return attr
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            self.calls[name] += 1
+            try:
+                return attr(*args, **kwargs)
+            except Conflict:
+                self.conflicts += 1
+                raise
+
+        return counted
+
+    def taken(self) -> Counter[str]:
+        """The counts so far, then zero again."""
+        calls, self.calls = self.calls, Counter()
+        return calls

@@ -170,6 +170,21 @@ def test_conditional_append_and_delete_log(store):
     assert store.append("t", b"again") == 1
 
 
+def test_a_refused_append_brings_the_entries_the_writer_missed(store):
+    """A Conflict of ``append(expected_seq=…)`` carries the entries after ``expected_seq``
+    (read in the refusing transaction), so the writer catches up without a read."""
+    for entry in (b"a", b"b", b"c"):
+        store.append("t", entry)
+    for stale, missed in ((0, [(1, b"a"), (2, b"b"), (3, b"c")]), (2, [(3, b"c")]), (5, [])):
+        with pytest.raises(Conflict) as refused:
+            store.append("t", b"x", expected_seq=stale)
+        assert refused.value.entries == missed
+    assert store.append("t", b"d", expected_seq=3) == 4
+    with pytest.raises(Conflict) as refused:
+        store.put("ns", "k", b"v", expected_version=3)
+    assert refused.value.entries == []
+
+
 def test_concurrent_conditional_appends_have_one_winner_per_number(store):
     """8 threads each read the log's end and append conditionally, retrying on Conflict,
     20 entries each: 160 entries numbered 1-160, none lost."""
