@@ -42,17 +42,17 @@ from shared.errors import ResourceExhausted
 from shared.server import (
     STREAM_LIMIT,
     STREAMS_OPEN,
-    BindError,
     CallPolicy,
     Config,
     ServiceSpec,
+    bind,
     error_status,
     keepalive_options,
     peer_address,
     record_rpc,
     redact_url,
     rpc_context,
-    start_metrics,
+    serve_metrics,
     status_code,
 )
 
@@ -290,23 +290,8 @@ class AsyncRunningServer:
         reflection.enable_server_reflection(
             [*self._names, health.SERVICE_NAME, reflection.SERVICE_NAME], self.server
         )
-        flag = f"MAHJONG_{spec.name.upper()}"
-        try:
-            self.port = self.server.add_insecure_port(f"{config.host}:{config.port}")
-        except RuntimeError:
-            self.port = 0
-        if self.port == 0:
-            raise BindError(
-                f"cannot listen on {config.host}:{config.port} (in use?); "
-                f"choose another with --port or {flag}_PORT"
-            )
-        try:
-            self.metrics_port = start_metrics(config.metrics_port, config.host)
-        except OSError as exc:
-            raise BindError(
-                f"cannot serve metrics on {config.host}:{config.metrics_port} ({exc.strerror}); "
-                f"choose another with --metrics-port or {flag}_METRICS_PORT (0 = off)"
-            ) from None
+        self.port = bind(self.server, spec, config)
+        self.metrics_port = serve_metrics(spec, config)
 
     @property
     def address(self) -> str:

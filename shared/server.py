@@ -630,6 +630,32 @@ class BindError(RuntimeError):
     """A port the server cannot listen on; the message names it and the flag that moves it."""
 
 
+def bind(server, spec: ServiceSpec, config: Config) -> int:
+    """Listen on ``config``'s host and port (either server model); the bound port."""
+    try:
+        port = server.add_insecure_port(f"{config.host}:{config.port}")
+    except RuntimeError:  # grpc raises on a port in use (older versions return 0)
+        port = 0
+    if port == 0:
+        raise BindError(
+            f"cannot listen on {config.host}:{config.port} (in use?); "
+            f"choose another with --port or MAHJONG_{spec.name.upper()}_PORT"
+        )
+    return port
+
+
+def serve_metrics(spec: ServiceSpec, config: Config) -> int:
+    """The service's /metrics port (0 = off), or BindError naming the flag that moves it."""
+    try:
+        return start_metrics(config.metrics_port, config.host)
+    except OSError as exc:
+        raise BindError(
+            f"cannot serve metrics on {config.host}:{config.metrics_port} ({exc.strerror}); "
+            f"choose another with --metrics-port or MAHJONG_{spec.name.upper()}_METRICS_PORT "
+            "(0 = off)"
+        ) from None
+
+
 class RunningServer:
     """A started service: its bound port, health servicer and a graceful ``stop``."""
 
@@ -656,24 +682,12 @@ class RunningServer:
         reflection.enable_server_reflection(
             [*names, health.SERVICE_NAME, reflection.SERVICE_NAME], self.server
         )
-        flag = f"MAHJONG_{spec.name.upper()}"
+        self.port = bind(self.server, spec, config)
         try:
-            self.port = self.server.add_insecure_port(f"{config.host}:{config.port}")
-        except RuntimeError:  # grpc raises on a port in use (older versions return 0)
-            self.port = 0
-        if self.port == 0:
-            raise BindError(
-                f"cannot listen on {config.host}:{config.port} (in use?); "
-                f"choose another with --port or {flag}_PORT"
-            )
-        try:
-            self.metrics_port = start_metrics(config.metrics_port, config.host)
-        except OSError as exc:
+            self.metrics_port = serve_metrics(spec, config)
+        except BindError:
             self.server.stop(0)
-            raise BindError(
-                f"cannot serve metrics on {config.host}:{config.metrics_port} ({exc.strerror}); "
-                f"choose another with --metrics-port or {flag}_METRICS_PORT (0 = off)"
-            ) from None
+            raise
         self._names = names
         self._stopped = threading.Event()
 
