@@ -48,9 +48,10 @@ from shared.server import (
     bind,
     error_status,
     keepalive_options,
+    log_serving,
     peer_address,
     record_rpc,
-    redact_url,
+    resource_hook,
     rpc_context,
     serve_metrics,
     status_code,
@@ -304,16 +305,7 @@ class AsyncRunningServer:
                 await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
 
         self._call(go())
-        log.info(
-            "serving",
-            service=self.spec.name,
-            port=self.port,
-            metrics_port=self.metrics_port,
-            store=redact_url(self.config.store_url),
-            server_model="asyncio",
-            internal_methods_authenticated=bool(self.spec.internal_methods)
-            and bool(self.config.internal_token),
-        )
+        log_serving(self.spec, self.config, self.port, self.metrics_port, "asyncio")
         return self
 
     def stop(self, grace: float | None = None, drain: float = 0.0) -> None:
@@ -324,15 +316,11 @@ class AsyncRunningServer:
             return
         self._stopped.set()
         self._call(self.health.enter_graceful_shutdown())
-        before = getattr(self.resource, "before_stop", None)
-        if callable(before):  # e.g. the gateway hands its tables over to other replicas
-            before()
+        resource_hook(self.resource, "before_stop")
         if drain > 0:
             time.sleep(drain)
-        close = getattr(self.resource, "close", None)
         self._call(self.server.stop(self.config.grace_seconds if grace is None else grace))
-        if callable(close):
-            close()
+        resource_hook(self.resource, "close")
         self._close_loop()
         log.info("stopped", service=self.spec.name)
 

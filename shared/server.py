@@ -656,6 +656,36 @@ def serve_metrics(spec: ServiceSpec, config: Config) -> int:
         ) from None
 
 
+def log_serving(spec: ServiceSpec, config: Config, port: int, metrics_port: int, model: str):
+    """The start-up line of either server model, and the development-mode warning."""
+    log.info(
+        "serving",
+        service=spec.name,
+        port=port,
+        metrics_port=metrics_port,
+        store=redact_url(config.store_url),
+        server_model=model,
+        internal_methods_authenticated=bool(spec.internal_methods) and bool(config.internal_token),
+    )
+    if spec.internal_methods and not config.internal_token:
+        log.warning(
+            "internal_methods_unauthenticated",
+            service=spec.name,
+            methods=sorted(spec.internal_methods),
+            hint="development mode: anyone who reaches this port may call them; set "
+            "MAHJONG_INTERNAL_TOKEN (or --internal-token) to the same secret on every service",
+        )
+
+
+def resource_hook(resource: Any, name: str) -> None:
+    """Call the service resource's ``before_stop`` (at SIGTERM, as health turns NOT_SERVING:
+    e.g. the gateway hands its tables over) or ``close`` (once the server stopped), if it has
+    one."""
+    hook = getattr(resource, name, None)
+    if callable(hook):
+        hook()
+
+
 class RunningServer:
     """A started service: its bound port, health servicer and a graceful ``stop``."""
 
@@ -699,23 +729,7 @@ class RunningServer:
         self.server.start()
         for name in ["", *self._names]:
             self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
-        log.info(
-            "serving",
-            service=self.spec.name,
-            port=self.port,
-            metrics_port=self.metrics_port,
-            store=redact_url(self.config.store_url),
-            internal_methods_authenticated=bool(self.spec.internal_methods)
-            and bool(self.config.internal_token),
-        )
-        if self.spec.internal_methods and not self.config.internal_token:
-            log.warning(
-                "internal_methods_unauthenticated",
-                service=self.spec.name,
-                methods=sorted(self.spec.internal_methods),
-                hint="development mode: anyone who reaches this port may call them; set "
-                "MAHJONG_INTERNAL_TOKEN (or --internal-token) to the same secret on every service",
-            )
+        log_serving(self.spec, self.config, self.port, self.metrics_port, "threads")
         return self
 
     def stop(self, grace: float | None = None, drain: float = 0.0) -> None:
@@ -725,15 +739,11 @@ class RunningServer:
             return
         self._stopped.set()
         self.health.enter_graceful_shutdown()
-        before = getattr(self.resource, "before_stop", None)
-        if callable(before):  # e.g. the gateway hands its tables over to other replicas
-            before()
+        resource_hook(self.resource, "before_stop")
         if drain > 0:
             time.sleep(drain)
         self.server.stop(self.config.grace_seconds if grace is None else grace).wait()
-        close = getattr(self.resource, "close", None)
-        if callable(close):
-            close()
+        resource_hook(self.resource, "close")
         log.info("stopped", service=self.spec.name)
 
     def wait(self) -> None:

@@ -96,10 +96,7 @@ class AsyncGatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
     async def _relayed_stream(self, owner: str, request, writer: _Writer, context) -> None:
         """The owner's stream from the last event sent, each event written on (flow control
         and the slow-reader limits hold as for a local stream)."""
-        relayed = pb.SubscribeRequest()
-        relayed.CopyFrom(request)
-        relayed.after_sequence = writer.sent
-        call = self.forwarder.stream(owner, relayed, context)
+        call = self.forwarder.stream(owner, request, writer.sent, context)
         try:
             async for response in call:
                 await writer.write(response.event.sequence, response)

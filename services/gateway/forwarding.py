@@ -24,7 +24,7 @@ from collections.abc import Iterator
 import grpc
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
-from mahjong.gateway.v1 import gateway_pb2_grpc
+from mahjong.gateway.v1 import gateway_pb2, gateway_pb2_grpc
 
 from services.gateway.tables.records import ERROR_CLASSES
 from shared.addresses import CLIENT_KEEPALIVE_OPTIONS
@@ -93,9 +93,12 @@ class Forwarder(_Forwarding):
         except grpc.aio.AioRpcError as exc:
             await relay_error(context, exc)
 
-    def stream(self, address: str, request, context):
-        """The owner's Subscribe for ``request`` (the caller iterates and cancels it)."""
-        return self.stub(address).Subscribe(request, metadata=self.metadata(context))
+    def stream(self, address: str, request, after: int, context):
+        """The owner's Subscribe for ``request`` from ``after`` on (the caller iterates and
+        cancels it)."""
+        return self.stub(address).Subscribe(
+            resumed(request, after), metadata=self.metadata(context)
+        )
 
 
 class SyncForwarder(_Forwarding):
@@ -111,9 +114,12 @@ class SyncForwarder(_Forwarding):
         except grpc.RpcError as exc:
             raise error_of(exc) from None
 
-    def stream(self, address: str, request, context) -> Iterator:
-        """The owner's Subscribe, response by response (cancelled when the caller stops)."""
-        call = self.stub(address).Subscribe(request, metadata=self.metadata(context))
+    def stream(self, address: str, request, after: int, context) -> Iterator:
+        """The owner's Subscribe from ``after`` on, response by response (cancelled when the
+        caller stops)."""
+        call = self.stub(address).Subscribe(
+            resumed(request, after), metadata=self.metadata(context)
+        )
         try:
             yield from call
         except grpc.RpcError as exc:
@@ -138,6 +144,15 @@ def error_of(exc: grpc.RpcError) -> DomainError:
     if cls is DomainError:
         err.code = code
     return err
+
+
+def resumed(request: gateway_pb2.SubscribeRequest, after: int) -> gateway_pb2.SubscribeRequest:
+    """``request`` again from the last event the caller was sent (a stream relayed after the
+    table moved goes on where it was)."""
+    again = gateway_pb2.SubscribeRequest()
+    again.CopyFrom(request)
+    again.after_sequence = after
+    return again
 
 
 def forwarded(context) -> bool:

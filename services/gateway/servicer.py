@@ -150,10 +150,7 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
             owner = self.forwarder.owner(exc, context)
             if owner is None:
                 raise
-            relayed = pb.SubscribeRequest()
-            relayed.CopyFrom(request)
-            relayed.after_sequence = sent
-            for response in self.forwarder.stream(owner, relayed, context):
+            for response in self.forwarder.stream(owner, request, sent, context):
                 if not context.is_active():
                     return
                 yield response
