@@ -655,8 +655,10 @@ class TableManager:
             return seq, False
 
     def _remember(self, table: LiveTable, seat: int, request_id: str, **result) -> None:
-        """Keep a request's first result, fenced like every write of the table."""
-        requests.remember(self.store, table, seat, request_id, fence=self._fence(table), **result)
+        """Keep a request's first result, fenced like every write of the table (none once the
+        request ended it: :func:`.requests.remember`)."""
+        fence = self._fence(table) if table.live else None
+        requests.remember(self.store, table, seat, request_id, fence=fence, **result)
 
     def _refuse_if_over(self, table: LiveTable) -> None:
         session = self._session(table)

@@ -44,9 +44,12 @@ def remember(
     fence: Fence | None = None,
 ) -> None:
     """Keep the first result of a seat's request id, in the store (fenced by the table's
-    lease) and here."""
+    lease) and here. A request that ended the table (the last player leaving: 人走光) is kept
+    here only: a finished table's records leave the store with its end, and its lease with
+    them, so a retry while the table is held gets the same answer and nothing is written."""
     record = RequestRecord(table.head, result=result, refusal=refusal)
-    store.put(REQUESTS, _key(table.id, seat, request_id), record.encode(), fence=fence)
+    if table.live:
+        store.put(REQUESTS, _key(table.id, seat, request_id), record.encode(), fence=fence)
     table.requests[(seat, request_id)] = record
 
 

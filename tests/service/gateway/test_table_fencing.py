@@ -212,3 +212,28 @@ def test_a_decision_whose_owner_died_before_keeping_its_request_id_is_not_applie
         first.close()
         if second is not None:
             second.close()
+
+
+def test_the_last_player_leaving_ends_the_table_and_gets_its_answer(backend):
+    """Leave of the only person at a table of bots, between hands, ends it (人走光) and
+    releases its lease in the same call: the answer is the Leave's, not NOT_OWNER from writing
+    its request record, and a retry with the same request id is answered the same."""
+    manager = table_manager(
+        backend.open(),
+        inprocess_ports(),
+        seed=11,
+        replica_id="gw-a",
+        discard_ms=20,  # the person's timer decides for them: the hand ends by itself
+        claim_ms=20,
+        auto_play_delay_ms=0,
+        between_hands_ms=600_000,
+    )
+    try:
+        t, tokens = manager.create_table(table_spec(seats(humans=1), max_hands=3))
+        until(lambda: manager.view(t, tokens[0], 0)["phase"] == "between_hands", "a hand's end")
+        assert manager.leave(t, tokens[0], "leave-1") == 0
+        assert manager.view(t, tokens[0], 0)["phase"] == "finished"
+        assert owner_of(manager.store, t) == ""  # the lease went with the table's end
+        assert manager.leave(t, tokens[0], "leave-1") == 0
+    finally:
+        manager.close()
