@@ -6,15 +6,17 @@ Two primitives cover them all:
 * **records**: ``namespace/key → bytes`` with a version that rises on every write. ``update``
   is an atomic read-modify-write (one transaction; concurrent callers are serialised), so a
   wall draw or a balance change can never be lost or applied twice.
-* **logs**: append-only sequences per log name, numbered from 1 (table event logs, ledgers).
+* **logs**: append-only sequences per log name, numbered from 1 (table event logs, ledgers);
+  ``append_many`` writes several entries in one transaction (a table's events of one step).
 * **leases with fencing** (ownership of a shard, e.g. a gateway's table): ``acquire_lease``
   gives a :class:`Lease` with an **epoch** that rises on every change of owner; expiry is
   judged by the store's own clock (never the caller's). Every write (``create``, ``put``,
-  ``update``, ``delete``, ``append``) takes an optional :class:`Fence` (lease name + epoch)
-  that the store checks in the same transaction as the write: once another owner has taken
-  the lease (or its owner released it), a write under the old epoch is refused with
-  :class:`Fenced` and changes nothing. The store refuses, not the owner's good will, so a
-  paused or partitioned former owner can never write (as Temporal's shard range ids).
+  ``update``, ``delete``, ``append``, ``append_many``) takes an optional :class:`Fence`
+  (lease name + epoch) that the store checks in the same transaction as the write: once
+  another owner has taken the lease (or its owner released it), a write under the old epoch
+  is refused with :class:`Fenced` and changes nothing. The store refuses, not the owner's
+  good will, so a paused or partitioned former owner can never write (as Temporal's shard
+  range ids).
 
 Backends (one file each): :mod:`shared.store.memory` for unit tests, :mod:`shared.store.sqlite`
 for the embedded default, :mod:`shared.store.postgres` for a cluster. Values are opaque bytes;
@@ -29,7 +31,7 @@ reached is ``UNAVAILABLE`` (retry; the write was either applied whole or not at 
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -78,6 +80,23 @@ def check_names(*names: str) -> None:
     for name in names:
         if "\x00" in name:
             raise InvalidKey(f"a store name cannot hold a NUL character: {name!r}")
+
+
+def check_entries(entries: Sequence[bytes]) -> list[bytes]:
+    """The entries of an ``append_many``, as bytes; ``ValueError`` for none."""
+    if not entries:
+        raise ValueError("append_many needs at least one entry")
+    return [bytes(e) for e in entries]
+
+
+def last_values(records: Sequence[tuple[str, str, bytes]]) -> dict[tuple[str, str], bytes]:
+    """The records an ``append_many`` writes: ``(namespace, key) -> value``, the last value of a
+    key given twice, names checked (:class:`InvalidKey`)."""
+    out: dict[tuple[str, str], bytes] = {}
+    for namespace, key, value in records:
+        check_names(namespace, key)
+        out[(namespace, key)] = bytes(value)
+    return out
 
 
 def has_nul(*names: str) -> bool:
@@ -277,6 +296,24 @@ class Store(abc.ABC):
         a writer that computed the entry from the log as it read it); the Conflict's
         ``entries`` are the log's entries after ``expected_seq``, read in the same
         transaction, so a writer that missed some catches up without reading the log."""
+
+    @abc.abstractmethod
+    def append_many(
+        self,
+        log: str,
+        entries: Sequence[bytes],
+        *,
+        expected_seq: int | None = None,
+        fence: Fence | None = None,
+        records: Sequence[tuple[str, str, bytes]] = (),
+    ) -> int:
+        """Append ``entries`` to a log in one transaction, numbered on from its last entry in
+        order; returns the last one's number (the first is that minus ``len(entries)`` plus
+        one). ``records``: ``(namespace, key, value)`` written as :meth:`put` would, in the same
+        transaction (a key given twice: the last value), so a writer's log and the records that
+        go with it (an outbox row, a request's result) are stored together or not at all.
+        ``expected_seq`` and ``fence`` as for :meth:`append`, checked once for the whole batch.
+        ``ValueError`` for no entries (nothing to number)."""
 
     @abc.abstractmethod
     def delete_log(self, log: str, *, fence: Fence | None = None) -> int:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
 from shared.store.base import (
@@ -17,8 +17,10 @@ from shared.store.base import (
     Lease,
     Record,
     Store,
+    check_entries,
     check_fence,
     check_names,
+    last_values,
     next_lease,
     renewed_lease,
 )
@@ -123,6 +125,27 @@ class MemoryStore(Store):
         expected_seq: int | None = None,
         fence: Fence | None = None,
     ) -> int:
+        return self._append(log, (entry,), expected_seq, fence)
+
+    def append_many(
+        self,
+        log: str,
+        entries: Sequence[bytes],
+        *,
+        expected_seq: int | None = None,
+        fence: Fence | None = None,
+        records: Sequence[tuple[str, str, bytes]] = (),
+    ) -> int:
+        return self._append(log, check_entries(entries), expected_seq, fence, last_values(records))
+
+    def _append(
+        self,
+        log: str,
+        new: Sequence[bytes],
+        expected_seq: int | None,
+        fence: Fence | None,
+        records: dict[tuple[str, str], bytes] | None = None,
+    ) -> int:
         check_names(log)
         with self._lock:
             self._fenced(fence)
@@ -133,8 +156,11 @@ class MemoryStore(Store):
                 raise Conflict(f"log {log} is at {last}, not {expected_seq}", missed)
             if entries is None:
                 entries = self._logs[log] = []
-            entries.append(bytes(entry))
-            return last + 1
+            entries.extend(bytes(e) for e in new)
+            for name, value in (records or {}).items():
+                old = self._records.get(name)
+                self._records[name] = Record(value, old.version + 1 if old else 1)
+            return last + len(new)
 
     def delete_log(self, log: str, *, fence: Fence | None = None) -> int:
         with self._lock:

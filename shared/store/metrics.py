@@ -58,6 +58,7 @@ OPERATIONS = (
     "scan",
     "namespaces",
     "append",
+    "append_many",
     "delete_log",
     "read_log",
     "acquire_lease",

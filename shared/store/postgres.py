@@ -49,9 +49,11 @@ from shared.store.base import (
     Store,
     StoreError,
     StoreUnavailable,
+    check_entries,
     check_fence,
     check_names,
     has_nul,
+    last_values,
     next_lease,
     renewed_lease,
 )
@@ -435,15 +437,42 @@ class PostgresStore(Store):
         expected_seq: int | None = None,
         fence: Fence | None = None,
     ) -> int:
+        return self._append(log, [bytes(entry)], expected_seq, fence)
+
+    def append_many(
+        self,
+        log: str,
+        entries: Sequence[bytes],
+        *,
+        expected_seq: int | None = None,
+        fence: Fence | None = None,
+        records: Sequence[tuple[str, str, bytes]] = (),
+    ) -> int:
+        return self._append(log, check_entries(entries), expected_seq, fence, last_values(records))
+
+    def _append(
+        self,
+        log: str,
+        entries: list[bytes],
+        expected_seq: int | None,
+        fence: Fence | None,
+        records: dict[tuple[str, str], bytes] | None = None,
+    ) -> int:
         check_names(log)
         # One statement (its own transaction, one round trip): the fence's lease row read FOR
-        # SHARE, the head row moved on (only from ``expected_seq``, when given), the entry
-        # inserted under the new number; back: its number, with no entry. Otherwise fenced or
-        # not at ``expected_seq``: back, with ``expected_seq``, the entries after it (as of the
-        # statement's snapshot: one whose writer committed while this waited may be missing).
+        # SHARE, the head row moved on by the entries' count (only from ``expected_seq``, when
+        # given), the entries inserted under the numbers it passed; back: their numbers, with no
+        # entry. Otherwise fenced or not at ``expected_seq``: back, with ``expected_seq``, the
+        # entries after it (as of the statement's snapshot: one whose writer committed while
+        # this waited may be missing).
         if fence is not None and has_nul(fence.lease):
             raise Fenced(fence, None)
-        args: dict[str, Any] = {"log": log, "entry": bytes(entry), "expected": expected_seq}
+        args: dict[str, Any] = {
+            "log": log,
+            "entries": entries,
+            "n": len(entries),
+            "expected": expected_seq,
+        }
         ctes = []
         gate = ""
         if fence is not None:
@@ -455,24 +484,37 @@ class PostgresStore(Store):
             gate = " WHERE EXISTS (SELECT 1 FROM f)"
         if expected_seq is None:
             head = (
-                f"INSERT INTO store_log_heads AS h (log, last) SELECT %(log)s, 1{gate} "
-                "ON CONFLICT (log) DO UPDATE SET last = h.last + 1 RETURNING last"
+                f"INSERT INTO store_log_heads AS h (log, last) SELECT %(log)s, %(n)s{gate} "
+                "ON CONFLICT (log) DO UPDATE SET last = h.last + %(n)s RETURNING last"
             )
         elif expected_seq == 0:
             head = (
-                f"INSERT INTO store_log_heads (log, last) SELECT %(log)s, 1{gate} "
+                f"INSERT INTO store_log_heads (log, last) SELECT %(log)s, %(n)s{gate} "
                 "ON CONFLICT DO NOTHING RETURNING last"
             )
         else:
             head = (
-                "UPDATE store_log_heads SET last = last + 1 WHERE log = %(log)s "
+                "UPDATE store_log_heads SET last = last + %(n)s WHERE log = %(log)s "
                 "AND last = %(expected)s"
                 + (" AND EXISTS (SELECT 1 FROM f)" if fence else "")
                 + " RETURNING last"
             )
         ctes.append(f"head AS ({head})")
+        if records:  # written only with the entries (FROM head: no row, no write)
+            ctes.append(
+                "recs AS (INSERT INTO store_records (namespace, key, value, version) "
+                "SELECT r.ns, r.k, r.v, 1 FROM head, unnest(%(rns)s::text[], %(rkeys)s::text[], "
+                "%(rvals)s::bytea[]) AS r(ns, k, v) ON CONFLICT (namespace, key) DO UPDATE "
+                "SET value = EXCLUDED.value, version = store_records.version + 1)"
+            )
+            args.update(
+                rns=[ns for ns, _ in records],
+                rkeys=[k for _, k in records],
+                rvals=list(records.values()),
+            )
         insert = (
-            "INSERT INTO store_logs (log, seq, entry) SELECT %(log)s, last, %(entry)s FROM head"
+            "INSERT INTO store_logs (log, seq, entry) SELECT %(log)s, head.last - %(n)s + u.i, "
+            "u.entry FROM head, unnest(%(entries)s::bytea[]) WITH ORDINALITY AS u(entry, i)"
         )
         if expected_seq is None:
             sql = f"WITH {', '.join(ctes)} {insert} RETURNING seq, NULL::bytea"
@@ -489,7 +531,7 @@ class PostgresStore(Store):
 
         rows = self._transaction(tx, single=True)
         if rows and rows[0][1] is None:
-            return rows[0][0]
+            return max(seq for seq, _ in rows)
         if fence is not None:  # epochs only rise: stale then is stale now
             current = self.get_lease(fence.lease)
             if current is None or current.epoch != fence.epoch or not current.owner:

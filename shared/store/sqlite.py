@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -22,8 +22,10 @@ from shared.store.base import (
     Record,
     Store,
     StoreUnavailable,
+    check_entries,
     check_fence,
     check_names,
+    last_values,
     next_lease,
     renewed_lease,
 )
@@ -250,6 +252,27 @@ class SqliteStore(Store):
         expected_seq: int | None = None,
         fence: Fence | None = None,
     ) -> int:
+        return self._append(log, (bytes(entry),), expected_seq, fence)
+
+    def append_many(
+        self,
+        log: str,
+        entries: Sequence[bytes],
+        *,
+        expected_seq: int | None = None,
+        fence: Fence | None = None,
+        records: Sequence[tuple[str, str, bytes]] = (),
+    ) -> int:
+        return self._append(log, check_entries(entries), expected_seq, fence, last_values(records))
+
+    def _append(
+        self,
+        log: str,
+        new: Sequence[bytes],
+        expected_seq: int | None,
+        fence: Fence | None,
+        records: dict[tuple[str, str], bytes] | None = None,
+    ) -> int:
         check_names(log)
 
         # MAX(seq) + 1 is safe here: the transaction holds the database's one write lock.
@@ -267,10 +290,14 @@ class SqliteStore(Store):
                     f"log {log} is at {last}, not {expected_seq}",
                     [(seq, bytes(e)) for seq, e in missed],
                 )
-            db.execute(
-                "INSERT INTO logs (log, seq, entry) VALUES (?, ?, ?)", (log, last + 1, bytes(entry))
+            db.executemany(
+                "INSERT INTO logs (log, seq, entry) VALUES (?, ?, ?)",
+                [(log, last + i, e) for i, e in enumerate(new, 1)],
             )
-            return last + 1
+            for (namespace, key), value in (records or {}).items():
+                old = self._row(db, namespace, key)
+                self._write(db, namespace, key, value, old.version + 1 if old else 1)
+            return last + len(new)
 
         return self._tx(tx)
 

@@ -185,6 +185,69 @@ def test_a_refused_append_brings_the_entries_the_writer_missed(store):
     assert refused.value.entries == []
 
 
+def test_append_many_numbers_its_entries_in_one_write_or_none(store):
+    """A step's events go in at once: numbered on in order, the last number back; refused
+    whole (Conflict with what the writer missed) when the log moved on."""
+    assert store.append_many("t", [b"a", b"b", b"c"], expected_seq=0) == 3
+    assert store.append("t", b"d") == 4
+    assert store.append_many("t", [b"e"], expected_seq=4) == 5
+    assert store.append_many("t", (b"f", b"g")) == 7  # unconditional: after whatever is there
+    with pytest.raises(Conflict) as refused:
+        store.append_many("t", [b"x", b"y"], expected_seq=5)
+    assert refused.value.entries == [(6, b"f"), (7, b"g")]
+    with pytest.raises(Conflict):
+        store.append_many("new", [b"x"], expected_seq=2)
+    assert store.read_log("new") == []
+    assert store.read_log("t") == [(i, e.encode()) for i, e in enumerate("abcdefg", 1)]
+    with pytest.raises(ValueError, match="at least one entry"):
+        store.append_many("t", [])
+    assert len(store.read_log("t")) == 7
+
+
+def test_append_many_writes_its_records_with_its_entries_or_not_at_all(store):
+    """The transactional outbox: records go in with the entries, versions rising as a put's,
+    and nothing of them when the append is refused (Conflict or Fenced)."""
+    store.put("outbox", "h1", b"old")
+    records = [("outbox", "h1", b"first"), ("outbox", "h2", b"x"), ("outbox", "h1", b"new")]
+    assert store.append_many("t", [b"a", b"b"], expected_seq=0, records=records) == 2
+    assert store.get("outbox", "h1") == Record(b"new", 2)  # a key twice: the last value
+    assert store.get("outbox", "h2") == Record(b"x", 1)
+    with pytest.raises(Conflict):
+        store.append_many("t", [b"c"], expected_seq=1, records=[("outbox", "h3", b"y")])
+    lease = store.acquire_lease("owner", "a", 60_000)
+    store.release_lease(lease)
+    with pytest.raises(Fenced):
+        store.append_many("t", [b"c"], fence=lease.fence, records=[("outbox", "h3", b"y")])
+    assert store.get("outbox", "h3") is None and store.read_log("t") == [(1, b"a"), (2, b"b")]
+    with pytest.raises(InvalidKey):
+        store.append_many("t", [b"c"], records=[("outbox", "bad\x00key", b"y")])
+    assert len(store.read_log("t")) == 2
+
+
+def test_concurrent_append_many_never_interleave(store):
+    """4 threads each write 25 batches of 3 conditionally, retrying on Conflict: 300 entries
+    numbered 1-300, each batch's three side by side and in order."""
+
+    def worker(i):
+        for j in range(25):
+            while True:
+                last = len(store.read_log("log"))
+                batch = [f"{i}-{j}-{k}".encode() for k in range(3)]
+                try:
+                    store.append_many("log", batch, expected_seq=last)
+                    break
+                except Conflict:
+                    continue
+
+    run_threads(worker, 4, with_index=True)
+    log = store.read_log("log")
+    assert [seq for seq, _ in log] == list(range(1, 301))
+    entries = [e.decode() for _, e in log]
+    for start in range(0, 300, 3):
+        owner = entries[start].rsplit("-", 1)[0]
+        assert entries[start : start + 3] == [f"{owner}-{k}" for k in range(3)]
+
+
 def test_concurrent_conditional_appends_have_one_winner_per_number(store):
     """8 threads each read the log's end and append conditionally, retrying on Conflict,
     20 entries each: 160 entries numbered 1-160, none lost."""
@@ -548,6 +611,7 @@ WRITES = {
     "update": lambda s, f: s.update("ns", "k", lambda old: (old + b"x", None), fence=f),
     "delete": lambda s, f: s.delete("ns", "k", fence=f),
     "append": lambda s, f: s.append("log", b"x", fence=f),
+    "append_many": lambda s, f: s.append_many("log", [b"x", b"y"], fence=f),
     "delete_log": lambda s, f: s.delete_log("log", fence=f),
 }
 
