@@ -2,7 +2,8 @@
 
 :class:`ThreadScheduler` keeps a heap of due times; the timer thread hands each due callback to
 a worker pool. :class:`LockedScheduler` is one table's view of it: its callbacks run under the
-table's lock and their errors are logged, never lost silently and never killing the thread.
+table's lock, each as one step of the table (its events written at once), and their errors
+are logged, never lost silently and never killing the thread.
 """
 
 from __future__ import annotations
@@ -13,8 +14,11 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
 
 import structlog
+
+from shared.errors import DomainError
 
 log = structlog.get_logger("mahjong.gateway.runtime")
 
@@ -76,11 +80,15 @@ class LockedScheduler:
     """One table's scheduler: callbacks run under ``lock``; errors are logged."""
 
     def __init__(
-        self, base: ThreadScheduler, lock: threading.RLock, after: Callable[[], None], table_id: str
+        self,
+        base: ThreadScheduler,
+        lock: threading.RLock,
+        step: Callable[[], AbstractContextManager[None]],
+        table_id: str,
     ) -> None:
         self.base = base
         self.lock = lock
-        self.after = after
+        self.step = step  # what a callback runs in: one step of the table (its writes at once)
         self.table_id = table_id
 
     def now_ms(self) -> int:
@@ -90,10 +98,11 @@ class LockedScheduler:
         def run() -> None:
             with self.lock:
                 try:
-                    fn()
+                    with self.step():
+                        fn()
+                except DomainError as exc:  # its step's events were not written (logged there)
+                    log.warning("table_callback_failed", table=self.table_id, error=repr(exc))
                 except Exception as exc:  # a timer must never die silently
                     log.exception("table_callback_failed", table=self.table_id, error=repr(exc))
-                finally:
-                    self.after()
 
         return self.base.call_later(delay_ms, run)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Callable
 
 from services.gateway.domain.events import kinds as K
 from services.gateway.domain.events.log import LoggedEvent
@@ -38,6 +39,12 @@ class LiveTable:
         # sequence is older was decided on a stale state: ABORTED, even once the prompt is
         # gone (a late answer after the timer decided for the seat).
         self.last_decision: dict[int, int] = {}
+        # The step running under the lock (TableManager.step): its events, numbered on from
+        # ``head``, and the records that go with them (outbox rows, request results), written
+        # in one fenced transaction when it ends; then ``after_write`` runs. None outside one.
+        self.unwritten: list[tuple[int, K.TableEvent]] | None = None
+        self.unwritten_records: list[tuple[str, str, bytes]] = []
+        self.after_write: list[Callable[[], None]] = []
 
     @property
     def live(self) -> bool:
@@ -49,6 +56,12 @@ class LiveTable:
     def head(self) -> int:
         base, events = self.window
         return base + len(events)
+
+    @property
+    def last_seq(self) -> int:
+        """The last event's number, counting the running step's not yet written (what the
+        engine and an Act's answer see; clients only ever see ``head``)."""
+        return self.head + len(self.unwritten or ())
 
     def after(self, index: int) -> list[LoggedEvent] | None:
         """The events held after sequence ``index`` (None: some are older than those held)."""

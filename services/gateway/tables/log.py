@@ -1,5 +1,6 @@
 """A table's event log in the store: namespace ``gateway-log/<table id>``, numbered from 1 (the
-per-table sequence numbers clients see), one record per event (:mod:`..domain.events.codec`)."""
+per-table sequence numbers clients see), one record per event (:mod:`..domain.events.codec`),
+a step's events appended in one transaction."""
 
 from __future__ import annotations
 
@@ -12,20 +13,23 @@ from shared.store.base import Fence
 LOG_PREFIX = "gateway-log/"
 
 
-def append_event(
+def append_events(
     store: Store,
     table_id: str,
-    t_ms: int,
-    event: TableEvent,
+    events: list[tuple[int, TableEvent]],
     *,
-    fence: Fence | None = None,
-    expected_seq: int | None = None,
+    fence: Fence,
+    expected_seq: int,
+    records: list[tuple[str, str, bytes]] | None = None,
 ) -> int:
-    """Append one event; its sequence number. ``fence``: the writer's lease on the table,
-    checked in the same transaction; ``expected_seq``: the last number the writer holds (a
-    log that moved on is not this writer's any more)."""
-    return store.append(
-        LOG_PREFIX + table_id, codec.encode(t_ms, event), expected_seq=expected_seq, fence=fence
+    """Append one step's events ``(t_ms, event)`` and the records that go with them in one
+    fenced transaction, after ``expected_seq``; the last event's sequence number."""
+    return store.append_many(
+        LOG_PREFIX + table_id,
+        [codec.encode(t, ev) for t, ev in events],
+        expected_seq=expected_seq,
+        fence=fence,
+        records=records or (),
     )
 
 

@@ -5,8 +5,12 @@ request id), :mod:`.creation` (the request, its fingerprint, seat tokens), :mod:
 (Subscribe) and :mod:`.records` (every other record in the store).
 
 Each table is a :class:`~services.gateway.domain.session.TableSession` behind a lock (one
-writer). Every event the session emits is appended to the table's log and wakes the table's
-subscribers; settled hands go to the matchmaking outbox (``gateway-outbox``).
+writer). Whatever runs under the lock is one step of the table (:meth:`TableManager.step`: an
+Act, a JoinSeat or Leave, a timer, a bot's move and what follows it): the events it emits are
+appended to the table's log in one transaction, fenced by the table's lease, together with the
+records that go with them — the request's result and settled hands for the matchmaking outbox
+(``gateway-outbox``) — and only then wake the table's subscribers and answer the caller. A step
+the store cannot take (unreachable) never happened: the table is rebuilt from its log.
 
 CreateTable is idempotent by request id (``gateway-create``: request id -> the table id and a
 fingerprint of the request). A retry of the same request returns the same table and seat
@@ -39,6 +43,7 @@ against the options held (FAILED_PRECONDITION). A refused request changes nothin
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import secrets
 import threading
 import time
@@ -67,7 +72,8 @@ from services.gateway.runtime import LockedScheduler, ThreadScheduler
 from services.gateway.tables import leases, requests
 from services.gateway.tables.creation import TableSpec, seat_tokens, spec_fingerprint
 from services.gateway.tables.live import LiveTable
-from services.gateway.tables.log import append_event, read_table_log
+from services.gateway.tables.log import append_events, read_table_log
+from services.gateway.tables.logged_first import LoggedFirstWall
 from services.gateway.tables.records import (
     CREATES,
     JOINS,
@@ -79,6 +85,7 @@ from services.gateway.tables.records import (
     HandReport,
     Refusal,
     Report,
+    RequestRecord,
     SeatRecord,
     check_id,
     decode_seats,
@@ -238,7 +245,7 @@ class TableManager:
         table = LiveTable(table_id, spec.tag, spec.report_hands)
         table.creator = creator
         lock = table.lock
-        sched = LockedScheduler(self.scheduler, lock, lambda: None, table_id)
+        sched = LockedScheduler(self.scheduler, lock, lambda: self.step(table), table_id)
         session = TableSession(
             SessionConfig(
                 table_id=table_id,
@@ -298,8 +305,11 @@ class TableManager:
 
     def _wiring(self, table: LiveTable, sched: LockedScheduler) -> dict[str, Any]:
         """What a session of ``table`` is connected to: ports, scheduler, log, outbox, bots."""
+        ports = dataclasses.replace(
+            self.ports, wall=LoggedFirstWall(self.ports.wall, lambda: self._write_so_far(table))
+        )
         return {
-            "ports": self.ports,
+            "ports": ports,
             "scheduler": sched,
             "emit": lambda event: self._append(table, event),
             "report": lambda kind, data: self._report(table, kind, data),
@@ -392,7 +402,7 @@ class TableManager:
                 requests.load(self.store, table)
                 requests.load_from_log(table, log)
             requests.prune(self.store, table, None if over else self.ownership.fence(table_id))
-            sched = LockedScheduler(self.scheduler, table.lock, lambda: None, table_id)
+            sched = LockedScheduler(self.scheduler, table.lock, lambda: self.step(table), table_id)
             with table.lock:
                 session = restore_session(
                     table_id, log, timers=self._timers(), **self._wiring(table, sched)
@@ -422,35 +432,123 @@ class TableManager:
         return t.session
 
     # --- events ----------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def step(self, table: LiveTable) -> Iterator[None]:
+        """One step of ``table``, run with its lock held: the events emitted meanwhile and the
+        records that go with them are written in one fenced transaction when it ends (also when
+        it raises: what was emitted before a failure happened), then kept, shown to the streams
+        and followed by ``after_write``. Nested: the outermost step writes."""
+        if table.unwritten is not None:
+            yield
+            return
+        table.unwritten = []
+        try:
+            yield
+        finally:
+            self._write_step(table)
+
     def _append(self, table: LiveTable, event: K.TableEvent) -> int:
+        """The session's ``emit``: the event joins the running step (one of its own when none
+        runs); its sequence number."""
         if not table.owned:  # another replica took the table over: write nothing more
             raise self._not_owner(table.id)
-        t = int(time.time() * 1000)
+        if table.unwritten is None:
+            with self.step(table):
+                return self._append(table, event)
+        table.unwritten.append((int(time.time() * 1000), event))
+        return table.last_seq
+
+    def _write_so_far(self, table: LiveTable) -> None:
+        """Write what the running step emitted so far, and go on with the step (before a wall
+        call: :mod:`.logged_first`)."""
+        if table.unwritten:
+            self._write_step(table)
+            table.unwritten = []
+
+    def _write_step(self, table: LiveTable) -> None:
+        events, table.unwritten = table.unwritten or [], None
+        records, table.unwritten_records = table.unwritten_records, []
+        after, table.after_write = table.after_write, []
+        if not events and not records:
+            for fn in after:
+                fn()
+            return
         try:
-            seq = append_event(
-                self.store, table.id, t, event, fence=self._fence(table), expected_seq=table.head
-            )
+            fence = self.ownership.fence(table.id)
+        except NotOwner:  # its lease was lost meanwhile: the session is ahead of nothing here
+            self._lost(table)
+            raise self._not_owner(table.id) from None
+        try:
+            if events:
+                last = append_events(
+                    self.store, table.id, events, fence=fence, expected_seq=table.head,
+                    records=records,
+                )  # fmt: skip
+            else:  # a refusal remembered: its record alone
+                for namespace, key, value in records:
+                    self.store.put(namespace, key, value, fence=fence)
         except (Fenced, Conflict) as exc:
             # Another replica took the table over (its epoch is newer, or it wrote already):
             # the store refused the write; this replica stops serving the table.
             log_.warning("table_write_refused", table=table.id, error=str(exc))
             self._lost(table)
             raise self._not_owner(table.id) from exc
-        except StoreUnavailable as exc:  # transient: the engine retries the step
+        except StoreUnavailable as exc:
+            if events:  # the session ran ahead of its log: start again from the log
+                self._rewind(table, exc)
             raise Unavailable(str(exc), reason="STORE_UNAVAILABLE") from exc
-        e = LoggedEvent(seq, t, event)
+        if events:
+            first = last - len(events) + 1
+            if first != table.head + 1:
+                log_.error("event_log_out_of_step", table=table.id, seq=first, held=table.head)
+            for i, (t, event) in enumerate(events):
+                self._written(table, LoggedEvent(first + i, t, event))
+            table.notify()
+        for fn in after:
+            fn()
+
+    def _written(self, table: LiveTable, e: LoggedEvent) -> None:
+        """An event in the log: held for the streams, counted, and what it ends forgotten."""
         table.keep(e)
-        if seq != table.head:
-            log_.error("event_log_out_of_step", table=table.id, seq=seq, held=table.head)
         if self.on_event is not None:
             self.on_event(table, e, "appended")
-        if isinstance(event, K.HandStarted):
+        if isinstance(e.event, K.HandStarted):
             requests.prune(self.store, table, self._fence(table))
-        elif isinstance(event, K.TableFinished):  # nothing left to own or to retry
+        elif isinstance(e.event, K.TableFinished):  # nothing left to own or to retry
             requests.forget_all(self.store, table.id, self._fence(table))
             self._evict_later(table)  # its lease goes with the finished report (_report)
-        table.notify()
-        return seq
+
+    def _rewind(self, table: LiveTable, exc: Exception) -> None:
+        """A step the store could not take (unreachable; written whole or not at all, so not
+        at all): the session is ahead of its log, so it is dropped and the table rebuilt from
+        the log, which still holds the lease. What was not written did not happen: the caller
+        was answered UNAVAILABLE and retries with the same request id, a bot or timer decides
+        again, and a wall draw asked again under its number gives the same tile. Streams end
+        (they resume from their last event); the table is rebuilt by the next call for it, or
+        by a retry here, with backoff, while the store stays away."""
+        log_.warning("table_step_unwritten", table=table.id, error=str(exc))
+        with table.cond:
+            table.owned = False
+            if table.session is not None:
+                table.session.detach()
+        self._forget(table, "step_unwritten")
+        if self.on_event is not None:
+            self.on_event(table, None, "lost")
+        with table.cond:
+            table.notify()
+        self._reload_later(table.id, 1)
+
+    def _reload_later(self, table_id: str, attempt: int) -> None:
+        def reload() -> None:
+            if self._stop.is_set() or table_id in self.tables:
+                return
+            try:
+                self._recover(table_id)
+            except Exception as exc:  # the store is still away: again, a little later
+                log_.warning("table_reload_failed", table=table_id, error=repr(exc))
+                self._reload_later(table_id, attempt + 1)
+
+        self.scheduler.call_later(min(5000, 100 * 2**attempt), reload)
 
     def _evict_later(self, table: LiveTable) -> None:
         """Drop a finished table from memory after ``finished_table_ttl_ms``."""
@@ -467,15 +565,18 @@ class TableManager:
 
     def _report(self, table: LiveTable, kind: str, data: dict[str, Any]) -> None:
         """A settled hand or the table's end, into the outbox for matchmaking (when the table
-        reports). The end is the table's last write: its lease is released after it."""
-        try:
+        reports), written with the step's events (the transactional outbox: a report exists
+        exactly when its hand's result is in the log). The end is the table's last write: its
+        lease is released after it."""
+        with self.step(table):
             if self.settings.report_to_matchmaking and table.report_hands:
-                self._write_report(table, kind, data)
-        finally:
+                table.unwritten_records.append(self._outbox_row(table, kind, data))
             if kind == "finished":
-                self.ownership.release(table.id)
+                table.after_write.append(lambda: self.ownership.release(table.id))
 
-    def _write_report(self, table: LiveTable, kind: str, data: dict[str, Any]) -> None:
+    def _outbox_row(
+        self, table: LiveTable, kind: str, data: dict[str, Any]
+    ) -> tuple[str, str, bytes]:
         session = table.session
         players = (
             [s.player_id or f"bot:{i}" for i, s in enumerate(session.seats)] if session else []
@@ -493,7 +594,7 @@ class TableManager:
             )
         else:
             report = FinishedReport(table.id, table.tag, data["hands_played"])
-        self.store.put(OUTBOX, report.key(), encode_report(report), fence=self._fence(table))
+        return OUTBOX, report.key(), encode_report(report)
 
     # --- leases ----------------------------------------------------------------------------
     def _renew_leases(self) -> None:
@@ -590,7 +691,8 @@ class TableManager:
                 if not free:
                     raise FailedPrecondition("no open seat at this table", reason="TABLE_FULL")
                 chosen = free[0]
-            session.join(chosen, player_id, display_name)
+            with self.step(table):
+                session.join(chosen, player_id, display_name)
             if request_id and not mine:  # took an open seat: a retry of this request may too
                 self.store.put(JOINS, f"{table.id}/{player_id}", request_id.encode())
             return chosen, sign_seat_token(self.settings.secret, table.id, chosen), table.head
@@ -645,20 +747,29 @@ class TableManager:
             if not table.owned:  # not kept: the request was not evaluated here
                 raise self._not_owner(table.id)
             self._refuse_if_over(table)  # not kept: nothing is remembered of a finished table
-            try:
-                seq = self._apply(table, seat, last_sequence, action, request_id)
-            except DomainError as exc:
-                if exc.reason != "NOT_OWNER":
-                    self._remember(table, seat, request_id, refusal=Refusal.of(exc))
-                raise
-            self._remember(table, seat, request_id, result=seq)
+            with self.step(table):  # the action's events and its result: one write
+                try:
+                    seq = self._apply(table, seat, last_sequence, action, request_id)
+                except DomainError as exc:
+                    if exc.reason != "NOT_OWNER":
+                        self._remember(table, seat, request_id, refusal=Refusal.of(exc))
+                    raise
+                self._remember(table, seat, request_id, result=seq)
             return seq, False
 
     def _remember(self, table: LiveTable, seat: int, request_id: str, **result) -> None:
-        """Keep a request's first result, fenced like every write of the table (none once the
-        request ended it: :func:`.requests.remember`)."""
-        fence = self._fence(table) if table.live else None
-        requests.remember(self.store, table, seat, request_id, fence=fence, **result)
+        """Keep a request's first result: written with the running step's events, then held
+        here (a write that fails keeps nothing, and the retry is evaluated again). A request
+        that ended the table (the last player leaving: 人走光) is held here only: a finished
+        table's records leave the store with its end, and its lease with them, so a retry while
+        the table is held gets the same answer and nothing is written."""
+        record = RequestRecord(table.last_seq, **result)
+        key = (seat, request_id)
+        if not table.live:
+            table.requests[key] = record
+            return
+        table.unwritten_records.append(requests.row(table.id, seat, request_id, record))
+        table.after_write.append(lambda: table.requests.__setitem__(key, record))
 
     def _refuse_if_over(self, table: LiveTable) -> None:
         session = self._session(table)
@@ -687,7 +798,7 @@ class TableManager:
         session = self._session(table)
         if isinstance(action, ResumePlay):  # ends 托管: no decision on a prompt, never stale
             session.act(seat, action)
-            return table.head
+            return table.last_seq
         p = None
         if session.phase == PLAYING and session.hand is not None:
             p = session.hand.pending.get(seat)
@@ -708,7 +819,7 @@ class TableManager:
                 decision_sequence=decided,
             )
         session.act(seat, action, request_id)
-        return table.head
+        return table.last_seq
 
     def leave(self, table_id: str, token: str, request_id: str) -> int:
         check_id(request_id, "request_id", required=False)
@@ -724,14 +835,15 @@ class TableManager:
                 raise self._not_owner(table.id)
             if self._session(table).phase in (FINISHED, HALTED):
                 return 0  # the table is over: nothing to pay and nothing to write
-            try:
-                penalty = self._session(table).leave(seat)
-            except DomainError as exc:
-                if request_id and exc.reason != "NOT_OWNER":
-                    self._remember(table, seat, rid, refusal=Refusal.of(exc))
-                raise
-            if request_id:
-                self._remember(table, seat, rid, result=penalty)
+            with self.step(table):
+                try:
+                    penalty = self._session(table).leave(seat)
+                except DomainError as exc:
+                    if request_id and exc.reason != "NOT_OWNER":
+                        self._remember(table, seat, rid, refusal=Refusal.of(exc))
+                    raise
+                if request_id:
+                    self._remember(table, seat, rid, result=penalty)
             return penalty
 
     # --- views -----------------------------------------------------------------------------

@@ -1,7 +1,7 @@
-"""Idempotency by request id: the first result of a seat's request id is kept (in memory and in
-the store, so a replica taking the table over knows it too; a decision's request id is also in
-its ``action`` event, for the owner that dies between the two writes) and given again for a
-repeated id —
+"""Idempotency by request id: the first result of a seat's request id is kept (in the store,
+written with the request's own events, so a replica taking the table over knows it too, and
+then in memory; a decision's request id is also in its ``action`` event, for logs written
+before the two were one write) and given again for a repeated id —
 an accepted action's sequence number, a Leave's penalty, or a refusal (its status code,
 message, reason and details, returned as the same error): a request refused once is never
 evaluated again, even if it would be legal later. Refusals that come before the request id can
@@ -33,24 +33,10 @@ def _key(table_id: str, seat: int, request_id: str) -> str:
     return f"{table_id}/{seat}/{request_id}"
 
 
-def remember(
-    store: Store,
-    table: LiveTable,
-    seat: int,
-    request_id: str,
-    *,
-    result: int | None = None,
-    refusal=None,
-    fence: Fence | None = None,
-) -> None:
-    """Keep the first result of a seat's request id, in the store (fenced by the table's
-    lease) and here. A request that ended the table (the last player leaving: 人走光) is kept
-    here only: a finished table's records leave the store with its end, and its lease with
-    them, so a retry while the table is held gets the same answer and nothing is written."""
-    record = RequestRecord(table.head, result=result, refusal=refusal)
-    if table.live:
-        store.put(REQUESTS, _key(table.id, seat, request_id), record.encode(), fence=fence)
-    table.requests[(seat, request_id)] = record
+def row(table_id: str, seat: int, request_id: str, record: RequestRecord) -> tuple[str, str, bytes]:
+    """A request's first result as the store keeps it: ``(namespace, key, value)``, written
+    with the request's own events (fenced by the table's lease)."""
+    return REQUESTS, _key(table_id, seat, request_id), record.encode()
 
 
 def load(store: Store, table: LiveTable) -> None:

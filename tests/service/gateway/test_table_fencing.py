@@ -165,11 +165,10 @@ def test_a_replica_that_dies_right_after_creating_a_table_leaves_it_to_another(b
             second.close()
 
 
-def test_a_decision_whose_owner_died_before_keeping_its_request_id_is_not_applied_twice(
-    backend, monkeypatch
-):
-    """The owner appends a decision's events, then dies before its request record is written
-    (a separate write). The replica taking over finds the request id in the decision's event:
+def test_a_decision_logged_without_its_request_record_is_not_applied_twice(backend):
+    """A decision's events and its request record are one write now; a log written by an
+    older release can still hold a decision whose owner died before writing the record (then
+    a separate write). The replica taking over finds the request id in the decision's event:
     the client's retry is answered as applied (replayed), not evaluated again and refused as
     stale while the log holds the decision it sent."""
     ports = inprocess_ports()
@@ -180,20 +179,13 @@ def test_a_decision_whose_owner_died_before_keeping_its_request_id_is_not_applie
         token = tokens[0]
         until(prompted(first, t, token), "seat 0's prompt")
         view = first.view(t, token, 0)
-        put = first.store.put
-
-        def dies_before_the_record(namespace, key, value, **kw):
-            if namespace == REQUESTS:
-                raise StoreUnavailable("the owner died")
-            return put(namespace, key, value, **kw)
-
-        monkeypatch.setattr(first.store, "put", dies_before_the_record)
         tile = view["prompt"].options.discards[0]
-        with pytest.raises(StoreUnavailable):
-            first.act(t, token, 0, "rid-1", view["last_sequence"], Discard(tile))
-        first._stop.set()  # and it renews nothing more
+        first.act(t, token, 0, "rid-1", view["last_sequence"], Discard(tile))
+        first._stop.set()  # the owner dies: it renews nothing more
         first._lease_thread.join()
-        monkeypatch.undo()
+        key = f"{t}/0/rid-1"
+        assert first.store.get(REQUESTS, key) is not None  # written with the decision
+        first.store.delete(REQUESTS, key)  # as the older release's owner left it
         applied = [
             e.seq
             for e in read_table_log(first.store, t)
@@ -212,6 +204,51 @@ def test_a_decision_whose_owner_died_before_keeping_its_request_id_is_not_applie
         first.close()
         if second is not None:
             second.close()
+
+
+def test_a_step_the_store_cannot_take_never_happened(backend, monkeypatch):
+    """The store unreachable as a decision's step is written (all of it or none, so none):
+    the Act is UNAVAILABLE with nothing in the log and no request record, no stream saw
+    anything, and the table is rebuilt from its log; the client's retry with the same request
+    id applies the decision once, and a repeat of it is answered as applied."""
+    ports = inprocess_ports()
+    manager = table_manager(backend.open(), ports, seed=7, replica_id="gw-a", **SLOW)
+    try:
+        t, tokens = manager.create_table(table_spec(seats(1, "p"), first_dealer=0))
+        token = tokens[0]
+        until(prompted(manager, t, token), "seat 0's prompt")
+        view = manager.view(t, token, 0)
+        held = manager.tables[t]
+        before = read_table_log(manager.store, t)
+        tile = view["prompt"].options.discards[0]
+
+        def unreachable(*args, **kw):
+            raise StoreUnavailable("connection lost")
+
+        monkeypatch.setattr(manager.store, "append_many", unreachable)
+        with pytest.raises(Unavailable) as refused:
+            manager.act(t, token, 0, "rid-1", view["last_sequence"], Discard(tile))
+        assert refused.value.reason == "STORE_UNAVAILABLE"
+        monkeypatch.undo()
+        assert read_table_log(manager.store, t) == before
+        assert manager.store.get(REQUESTS, f"{t}/0/rid-1") is None
+        assert held.head == before[-1].seq  # the streams were shown nothing of it
+        until(lambda: manager.tables.get(t) not in (None, held), "the table rebuilt")
+        again = manager.view(t, token, 0)
+        assert again["last_sequence"] == view["last_sequence"]
+        assert again["prompt"].options == view["prompt"].options
+        seq, replayed = manager.act(t, token, 0, "rid-1", view["last_sequence"], Discard(tile))
+        assert not replayed
+        assert manager.act(t, token, 0, "rid-1", view["last_sequence"], Discard(tile)) == (
+            seq,
+            True,
+        )
+        log = read_table_log(manager.store, t)
+        assert [e.event.request_id for e in log if e.kind == "action"].count("rid-1") == 1
+        assert [e.seq for e in log] == list(range(1, len(log) + 1))
+        assert manager.store.get(REQUESTS, f"{t}/0/rid-1") is not None
+    finally:
+        manager.close()
 
 
 def test_the_last_player_leaving_ends_the_table_and_gets_its_answer(backend):
