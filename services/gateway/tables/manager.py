@@ -501,22 +501,32 @@ class TableManager:
             first = last - len(events) + 1
             if first != table.head + 1:
                 log_.error("event_log_out_of_step", table=table.id, seq=first, held=table.head)
-            for i, (t, event) in enumerate(events):
-                self._written(table, LoggedEvent(first + i, t, event))
+            written = [LoggedEvent(first + i, t, event) for i, (t, event) in enumerate(events)]
+            for e in written:
+                table.keep(e)
+                if self.on_event is not None:
+                    self.on_event(table, e, "appended")
             table.notify()
+            self._forget_what_ended(table, written)
         for fn in after:
             fn()
 
-    def _written(self, table: LiveTable, e: LoggedEvent) -> None:
-        """An event in the log: held for the streams, counted, and what it ends forgotten."""
-        table.keep(e)
-        if self.on_event is not None:
-            self.on_event(table, e, "appended")
-        if isinstance(e.event, K.HandStarted):
-            requests.prune(self.store, table, self._fence(table))
-        elif isinstance(e.event, K.TableFinished):  # nothing left to own or to retry
-            requests.forget_all(self.store, table.id, self._fence(table))
-            self._evict_later(table)  # its lease goes with the finished report (_report)
+    def _forget_what_ended(self, table: LiveTable, written: list[LoggedEvent]) -> None:
+        """After written events: a hand started drops the request ids made before the previous
+        hand; the table finished drops them all, and the table leaves memory later (its lease
+        goes with the finished report: :meth:`_report`). Dropping records is best effort: one
+        a store failure left goes at the next hand's start or with the table."""
+        kinds = {type(e.event) for e in written}
+        finished = K.TableFinished in kinds
+        try:
+            if finished:  # nothing left to own or to retry
+                requests.forget_all(self.store, table.id, self._fence(table))
+            elif K.HandStarted in kinds:
+                requests.prune(self.store, table, self._fence(table))
+        except (StoreError, DomainError) as exc:
+            log_.warning("request_records_not_dropped", table=table.id, error=repr(exc))
+        if finished:
+            self._evict_later(table)
 
     def _rewind(self, table: LiveTable, exc: Exception) -> None:
         """A step the store could not take (unreachable; written whole or not at all, so not
