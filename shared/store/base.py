@@ -281,7 +281,6 @@ class Store(abc.ABC):
         """The namespaces holding at least one record whose name starts with ``prefix``, in
         order (for one-off migrations of data kept under one namespace per key)."""
 
-    @abc.abstractmethod
     def append(
         self,
         log: str,
@@ -296,8 +295,8 @@ class Store(abc.ABC):
         a writer that computed the entry from the log as it read it); the Conflict's
         ``entries`` are the log's entries after ``expected_seq``, read in the same
         transaction, so a writer that missed some catches up without reading the log."""
+        return self._append(log, [bytes(entry)], expected_seq, fence, {})
 
-    @abc.abstractmethod
     def append_many(
         self,
         log: str,
@@ -314,6 +313,19 @@ class Store(abc.ABC):
         go with it (an outbox row, a request's result) are stored together or not at all.
         ``expected_seq`` and ``fence`` as for :meth:`append`, checked once for the whole batch.
         ``ValueError`` for no entries (nothing to number)."""
+        return self._append(log, check_entries(entries), expected_seq, fence, last_values(records))
+
+    @abc.abstractmethod
+    def _append(
+        self,
+        log: str,
+        entries: list[bytes],
+        expected_seq: int | None,
+        fence: Fence | None,
+        records: dict[tuple[str, str], bytes],
+    ) -> int:
+        """What a backend implements of :meth:`append` and :meth:`append_many`: ``entries``
+        (at least one) and ``records`` (checked) in one transaction; the last entry's number."""
 
     @abc.abstractmethod
     def delete_log(self, log: str, *, fence: Fence | None = None) -> int:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from typing import TypeVar
 
 from shared.store.base import (
@@ -17,10 +17,8 @@ from shared.store.base import (
     Lease,
     Record,
     Store,
-    check_entries,
     check_fence,
     check_names,
-    last_values,
     next_lease,
     renewed_lease,
 )
@@ -117,50 +115,29 @@ class MemoryStore(Store):
         with self._lock:
             return sorted({ns for ns, _ in self._records if ns.startswith(prefix)})
 
-    def append(
-        self,
-        log: str,
-        entry: bytes,
-        *,
-        expected_seq: int | None = None,
-        fence: Fence | None = None,
-    ) -> int:
-        return self._append(log, (entry,), expected_seq, fence)
-
-    def append_many(
-        self,
-        log: str,
-        entries: Sequence[bytes],
-        *,
-        expected_seq: int | None = None,
-        fence: Fence | None = None,
-        records: Sequence[tuple[str, str, bytes]] = (),
-    ) -> int:
-        return self._append(log, check_entries(entries), expected_seq, fence, last_values(records))
-
     def _append(
         self,
         log: str,
-        new: Sequence[bytes],
+        entries: list[bytes],
         expected_seq: int | None,
         fence: Fence | None,
-        records: dict[tuple[str, str], bytes] | None = None,
+        records: dict[tuple[str, str], bytes],
     ) -> int:
         check_names(log)
         with self._lock:
             self._fenced(fence)
-            entries = self._logs.get(log)
-            last = len(entries) if entries else 0
+            held = self._logs.get(log)
+            last = len(held) if held else 0
             if expected_seq is not None and expected_seq != last:
-                missed = [(i + 1, entries[i]) for i in range(max(expected_seq, 0), last)]
+                missed = [(i + 1, held[i]) for i in range(max(expected_seq, 0), last)]
                 raise Conflict(f"log {log} is at {last}, not {expected_seq}", missed)
-            if entries is None:
-                entries = self._logs[log] = []
-            entries.extend(bytes(e) for e in new)
-            for name, value in (records or {}).items():
+            if held is None:
+                held = self._logs[log] = []
+            held.extend(entries)
+            for name, value in records.items():
                 old = self._records.get(name)
                 self._records[name] = Record(value, old.version + 1 if old else 1)
-            return last + len(new)
+            return last + len(entries)
 
     def delete_log(self, log: str, *, fence: Fence | None = None) -> int:
         with self._lock:

@@ -114,13 +114,13 @@ def instrument(
     *,
     timed: bool = True,
 ) -> type:
-    """Wrap ``cls``'s store operations (those of :data:`OPERATIONS` it defines) with the metrics
+    """Wrap ``cls``'s store operations (those of :data:`OPERATIONS` it has) with the metrics
     above under ``backend``; ``failures``: the exception types counted as errors and their
     ``error`` label (StoreUnavailable as "unavailable" by default). ``timed=False`` counts
     errors only (no latency histogram)."""
     kinds = failures or {StoreUnavailable: "unavailable"}
     for name in OPERATIONS:
-        method = cls.__dict__.get(name)
+        method = getattr(cls, name, None)  # its own, or the interface's (``append``: _append)
         if method is not None:
             setattr(cls, name, _measured(method, backend, name, kinds, timed))
     return cls

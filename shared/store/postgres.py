@@ -49,11 +49,9 @@ from shared.store.base import (
     Store,
     StoreError,
     StoreUnavailable,
-    check_entries,
     check_fence,
     check_names,
     has_nul,
-    last_values,
     next_lease,
     renewed_lease,
 )
@@ -429,34 +427,13 @@ class PostgresStore(Store):
         return [ns for (ns,) in self._transaction(tx, read_only=True)]
 
     # --- logs -------------------------------------------------------------------------------
-    def append(
-        self,
-        log: str,
-        entry: bytes,
-        *,
-        expected_seq: int | None = None,
-        fence: Fence | None = None,
-    ) -> int:
-        return self._append(log, [bytes(entry)], expected_seq, fence)
-
-    def append_many(
-        self,
-        log: str,
-        entries: Sequence[bytes],
-        *,
-        expected_seq: int | None = None,
-        fence: Fence | None = None,
-        records: Sequence[tuple[str, str, bytes]] = (),
-    ) -> int:
-        return self._append(log, check_entries(entries), expected_seq, fence, last_values(records))
-
     def _append(
         self,
         log: str,
         entries: list[bytes],
         expected_seq: int | None,
         fence: Fence | None,
-        records: dict[tuple[str, str], bytes] | None = None,
+        records: dict[tuple[str, str], bytes],
     ) -> int:
         check_names(log)
         # One statement (its own transaction, one round trip): the fence's lease row read FOR

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
@@ -22,10 +22,8 @@ from shared.store.base import (
     Record,
     Store,
     StoreUnavailable,
-    check_entries,
     check_fence,
     check_names,
-    last_values,
     next_lease,
     renewed_lease,
 )
@@ -244,34 +242,13 @@ class SqliteStore(Store):
         return [ns for (ns,) in rows]
 
     # --- logs -------------------------------------------------------------------------------
-    def append(
-        self,
-        log: str,
-        entry: bytes,
-        *,
-        expected_seq: int | None = None,
-        fence: Fence | None = None,
-    ) -> int:
-        return self._append(log, (bytes(entry),), expected_seq, fence)
-
-    def append_many(
-        self,
-        log: str,
-        entries: Sequence[bytes],
-        *,
-        expected_seq: int | None = None,
-        fence: Fence | None = None,
-        records: Sequence[tuple[str, str, bytes]] = (),
-    ) -> int:
-        return self._append(log, check_entries(entries), expected_seq, fence, last_values(records))
-
     def _append(
         self,
         log: str,
-        new: Sequence[bytes],
+        entries: list[bytes],
         expected_seq: int | None,
         fence: Fence | None,
-        records: dict[tuple[str, str], bytes] | None = None,
+        records: dict[tuple[str, str], bytes],
     ) -> int:
         check_names(log)
 
@@ -292,12 +269,12 @@ class SqliteStore(Store):
                 )
             db.executemany(
                 "INSERT INTO logs (log, seq, entry) VALUES (?, ?, ?)",
-                [(log, last + i, e) for i, e in enumerate(new, 1)],
+                [(log, last + i, e) for i, e in enumerate(entries, 1)],
             )
-            for (namespace, key), value in (records or {}).items():
+            for (namespace, key), value in records.items():
                 old = self._row(db, namespace, key)
                 self._write(db, namespace, key, value, old.version + 1 if old else 1)
-            return last + len(new)
+            return last + len(entries)
 
         return self._tx(tx)
 
