@@ -5,7 +5,8 @@
 // open seat and three built-in bots (CreateTable), takes the open seat (JoinSeat, which signs
 // the seat token and starts the table once no seat is open), follows the seat's event stream
 // (Subscribe), answers every prompt through Act (request id + last sequence number), and stops
-// after the first hand's result. It prints one JSON line with what it saw, and checks on the
+// after the first hand's result. A call refused with RetryInfo (flood control) is sent again
+// after the wait asked for. It prints one JSON line with what it saw, and checks on the
 // way that sequence numbers only grow and that no event shows another seat's concealed tiles.
 //
 // With --drop-after N it cuts its event stream after N events and resumes it with
@@ -20,6 +21,7 @@ const path = require('path');
 const crypto = require('crypto');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
+const protobuf = require('protobufjs');
 
 function parseArgs(argv) {
   const args = {
@@ -46,11 +48,67 @@ function loadGateway(protosDir) {
   return grpc.loadPackageDefinition(def).mahjong.gateway.v1;
 }
 
-function unary(client, method, request, deadlineSeconds = 10) {
-  return new Promise((resolve, reject) => {
-    const deadline = new Date(Date.now() + deadlineSeconds * 1000);
-    client[method](request, { deadline }, (err, resp) => (err ? reject(err) : resolve(resp)));
-  });
+// google.rpc.Status and RetryInfo, as they come in an error's grpc-status-details-bin trailer.
+const rpcTypes = protobuf.Root.fromJSON({
+  nested: {
+    google: {
+      nested: {
+        protobuf: {
+          nested: {
+            Any: { fields: { type_url: { type: 'string', id: 1 }, value: { type: 'bytes', id: 2 } } },
+            Duration: { fields: { seconds: { type: 'int64', id: 1 }, nanos: { type: 'int32', id: 2 } } },
+          },
+        },
+        rpc: {
+          nested: {
+            Status: {
+              fields: {
+                code: { type: 'int32', id: 1 },
+                message: { type: 'string', id: 2 },
+                details: { rule: 'repeated', type: 'google.protobuf.Any', id: 3 },
+              },
+            },
+            RetryInfo: { fields: { retry_delay: { type: 'google.protobuf.Duration', id: 1 } } },
+          },
+        },
+      },
+    },
+  },
+});
+const Status = rpcTypes.lookupType('google.rpc.Status');
+const RetryInfo = rpcTypes.lookupType('google.rpc.RetryInfo');
+
+// The wait an error asks for (RetryInfo: the gateway's flood control), in ms; null for none.
+function retryDelayMs(err) {
+  const raw = err.metadata && err.metadata.get('grpc-status-details-bin')[0];
+  if (!raw) return null;
+  for (const d of Status.decode(raw).details) {
+    if (d.type_url.endsWith('/google.rpc.RetryInfo')) {
+      const delay = RetryInfo.decode(d.value).retry_delay || {};
+      return Number(delay.seconds || 0) * 1000 + (delay.nanos || 0) / 1e6;
+    }
+  }
+  return null;
+}
+
+const flood = { waits: 0 }; // calls sent again after flood control's wait
+
+// A unary call; refused with RetryInfo, it is sent again (the same request, so the same
+// request id) after the wait the server asked for.
+async function unary(client, method, request, deadlineSeconds = 10) {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await new Promise((resolve, reject) => {
+        const deadline = new Date(Date.now() + deadlineSeconds * 1000);
+        client[method](request, { deadline }, (err, resp) => (err ? reject(err) : resolve(resp)));
+      });
+    } catch (err) {
+      const wait = retryDelayMs(err);
+      if (wait === null || attempt >= 50) throw err;
+      flood.waits += 1;
+      await new Promise((ok) => setTimeout(ok, wait));
+    }
+  }
 }
 
 // The decision of a simple but legal player: win when offered, declare ready (敲) as soon as
@@ -99,7 +157,7 @@ async function main() {
   const report = {
     table_id: tableId, seat: joined.seat - 1, joined_at: joined.last_sequence, events: 0, actions: 0, refused: [], prompts: 0,
     kinds: {}, outcome: 0, payments: [], house: 0, winners: [], hand_id: '', commitment: '',
-    seed: '', own_tiles_dealt: 0, leaks: [], sequence_ok: true, finished: false,
+    seed: '', own_tiles_dealt: 0, leaks: [], sequence_ok: true, finished: false, subscribes_retried: 0,
   };
   let lastSequence = 0;
 
@@ -112,9 +170,11 @@ async function main() {
     let dropped = false;
     const fail = (err) => { clearTimeout(timer); if (call) call.cancel(); reject(err); };
 
-    // Subscribe from the last number seen: at the start 0, after a dropped stream the resume.
-    function subscribe() {
-      subscribes.push(lastSequence);
+    // Subscribe from the last number seen: at the start 0, after a dropped stream the resume
+    // (a Subscribe sent again after flood control's wait is counted apart).
+    function subscribe(again = false) {
+      if (again) report.subscribes_retried += 1;
+      else subscribes.push(lastSequence);
       const c = client.Subscribe({ table_id: tableId, seat_token: token, after_sequence: lastSequence });
       call = c;
       c.on('data', (resp) => {
@@ -123,7 +183,10 @@ async function main() {
       });
       c.on('error', (err) => {
         if (c !== call || report.finished) return; // our own cancel
-        fail(err);
+        const wait = retryDelayMs(err);
+        if (wait === null) return fail(err);
+        call = null; // flood control: subscribe again from the last number after the wait
+        setTimeout(() => subscribe(true), wait);
       });
       c.on('end', () => {
         if (c === call && !report.finished) fail(new Error('stream ended before the table finished'));
@@ -168,8 +231,9 @@ async function main() {
     }
   });
 
-  // After the table: a fresh subscription from the start must hold exactly the same events.
-  function replayAll() {
+  // After the table: a fresh subscription from the start must hold exactly the same events
+  // (after the wait flood control may ask for: the token just played a whole hand).
+  function replayOnce() {
     return new Promise((resolve, reject) => {
       const seen = [];
       const c = client.Subscribe({ table_id: tableId, seat_token: token, after_sequence: 0 });
@@ -180,6 +244,17 @@ async function main() {
       c.on('error', (err) => (err.code === grpc.status.CANCELLED ? resolve(seen) : reject(err)));
       c.on('end', () => resolve(seen));
     });
+  }
+  async function replayAll() {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await replayOnce();
+      } catch (err) {
+        const wait = retryDelayMs(err);
+        if (wait === null || attempt >= 50) throw err;
+        await new Promise((ok) => setTimeout(ok, wait));
+      }
+    }
   }
 
   function checkHiding(ev) {
@@ -225,6 +300,7 @@ async function main() {
   const replayed = await replayAll();
   report.subscribes = subscribes;
   report.resume_exact = JSON.stringify(replayed) === JSON.stringify(sequences);
+  report.flood_waits = flood.waits;
   client.close();
   process.stdout.write(JSON.stringify(report) + '\n');
 }

@@ -88,3 +88,24 @@ def test_node_client_plays_a_whole_hand_against_bots(node):
     assert sum(report["payments"]) + report["house"] == 0
     # the wall commitment published at the start holds for the seed revealed at the end
     assert hashlib.sha256(bytes.fromhex(report["seed"])).hexdigest() == report["commitment"]
+
+
+def test_node_client_waits_as_flood_control_asks(node):
+    """A seat token allowed 4 calls a second: the client's calls are refused RESOURCE_EXHAUSTED
+    with RetryInfo, and it sends them again after the wait asked for, so it plays the hand
+    through with nothing refused for good."""
+    args = ["--seat-calls-per-second", "4", "--seat-call-burst", "4"]
+    with LocalStack(extra_args={"gateway": args}) as stack:
+        done = subprocess.run(
+            [node, "play_hand.js", "--gateway", stack.gateway, "--protos", str(PROTOS)],
+            cwd=HERE,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr[-3000:] + stack.log_tail("gateway")
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["finished"] is True and report["resume_exact"] is True
+    assert report["flood_waits"] > 0  # the limit was met, and waited out
+    assert report["refused"] == []
+    assert report["actions"] > 0
