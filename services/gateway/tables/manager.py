@@ -190,6 +190,7 @@ class TableManager:
         )
         leases.advertise(store, settings.replica_id, settings.address)
         self._lock = threading.Lock()
+        self._starting: set[str] = set()  # tables whose start this replica is making
         self._recover_lock = threading.RLock()
         self._public_lock = threading.Lock()
         self._stop = threading.Event()
@@ -222,7 +223,7 @@ class TableManager:
     def _create_table(self, spec: TableSpec, creator: str) -> tuple[str, list[str]]:
         fingerprint = spec_fingerprint(spec)
         if spec.request_id and self.store.get(CREATES, spec.request_id) is not None:
-            return self._created_for(spec.request_id, fingerprint)
+            return self._created_for(spec, fingerprint, creator)
         table_id = "t_" + secrets.token_hex(8)
         # The seats are stored before the request id is claimed: a retry of the same request
         # that arrives while this call is still starting the table then finds them and answers
@@ -238,10 +239,49 @@ class TableManager:
             except AlreadyExists:  # a concurrent call with the same request id won
                 self.store.delete(TABLES, table_id)
                 self.store.delete(REPORTED, table_id)
-                return self._created_for(spec.request_id, fingerprint)
+                return self._created_for(spec, fingerprint, creator)
+        return self._claim_and_start(table_id, spec, creator, seats)
+
+    def _claim_and_start(
+        self,
+        table_id: str,
+        spec: TableSpec,
+        creator: str,
+        seats: list[SeatRecord],
+        *,
+        cut_short: bool = False,
+    ) -> tuple[str, list[str]]:
+        """Take the new table's lease and start it, once: a call of the same request on this
+        replica that started it (or is starting it) is answered with its seat tokens, and one
+        on another replica that did is refused (its lease): the caller retries."""
+        with self._lock:
+            if table_id in self.tables or table_id in self._starting:
+                return table_id, seat_tokens(self.settings.secret, table_id, seats)
+            self._starting.add(table_id)
+        try:
+            if self.ownership.claim(table_id) is None:
+                if cut_short:  # its first replica may still be starting it: its lease runs
+                    raise Unavailable(
+                        f"table {table_id} for request_id {spec.request_id!r} is starting; retry",
+                        reason="TABLE_STARTING",
+                        request_id=spec.request_id,
+                    )
+                raise Unavailable(
+                    f"table {table_id} is leased elsewhere; retry", reason="NOT_OWNER"
+                )
+            if cut_short:
+                log_.warning("table_start_resumed", table=table_id, request_id=spec.request_id)
+            return self._start(table_id, spec, creator, seats)
+        finally:
+            with self._lock:
+                self._starting.discard(table_id)
+
+    def _start(
+        self, table_id: str, spec: TableSpec, creator: str, seats: list[SeatRecord]
+    ) -> tuple[str, list[str]]:
+        """Start a table whose lease this replica holds: its session, TableStarted in the log
+        (before the answer), and its first hand from the scheduler."""
         st = self.settings
-        if self.ownership.claim(table_id) is None:  # a fresh random id: nobody else has it
-            raise Unavailable(f"table {table_id} is leased elsewhere; retry", reason="NOT_OWNER")
         table = LiveTable(table_id, spec.tag, spec.report_hands)
         table.creator = creator
         lock = table.lock
@@ -318,9 +358,14 @@ class TableManager:
             "on_halted": lambda exc: table_halted(table.id, exc),
         }
 
-    def _created_for(self, request_id: str, fingerprint: str) -> tuple[str, list[str]]:
-        """The table an earlier CreateTable with ``request_id`` made, and its seat tokens —
-        if that request was this one (same ``fingerprint``)."""
+    def _created_for(
+        self, spec: TableSpec, fingerprint: str, creator: str
+    ) -> tuple[str, list[str]]:
+        """The table an earlier CreateTable with the same request id made, and its seat
+        tokens — if that request was this one (same ``fingerprint``). One whose start was cut
+        short (its replica died after keeping the request id, before TableStarted was logged)
+        is started now, from this request: it is the same request."""
+        request_id = spec.request_id
         rec = self.store.get(CREATES, request_id)
         assert rec is not None
         first = CreateRecord.decode(rec.value)
@@ -345,8 +390,10 @@ class TableManager:
                 reason="TABLE_STARTING",
                 request_id=request_id,
             )
-        tokens = seat_tokens(self.settings.secret, first.table_id, decode_seats(seats.value))
-        return first.table_id, tokens
+        records = decode_seats(seats.value)
+        if not read_table_log(self.store, first.table_id, limit=1):  # TableStarted not logged
+            return self._claim_and_start(first.table_id, spec, creator, records, cut_short=True)
+        return first.table_id, seat_tokens(self.settings.secret, first.table_id, records)
 
     def table(self, table_id: str) -> LiveTable:
         """A live table; one whose owner's lease expired is taken over from its log."""

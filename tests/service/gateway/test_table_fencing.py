@@ -165,6 +165,47 @@ def test_a_replica_that_dies_right_after_creating_a_table_leaves_it_to_another(b
             second.close()
 
 
+def test_a_retry_starts_a_table_whose_replica_died_before_logging_it(backend, monkeypatch):
+    """The replica starting a table dies after keeping the request id (and taking the table's
+    lease), before TableStarted is in the log. A retry of the CreateTable elsewhere is told the
+    table is starting while that lease runs, then starts it itself from the retried request
+    (the same request: its fingerprint matches), and the table plays."""
+    ports = inprocess_ports()
+    first = table_manager(backend.open(), ports, seed=6, replica_id="gw-a", lease_ms=300)
+    second = None
+    spec = table_spec(request_id="create-1")
+    try:
+
+        def dies(*args, **kw):
+            raise RuntimeError("killed before TableStarted")
+
+        monkeypatch.setattr(first, "_start", dies)
+        with pytest.raises(RuntimeError):
+            first.create_table(spec)
+        first._stop.set()  # dead: its lease is renewed no more
+        first._lease_thread.join()
+        monkeypatch.undo()
+        second = table_manager(backend.open(), ports, seed=6, replica_id="gw-b", lease_ms=300)
+        with pytest.raises(Unavailable) as starting:
+            second.create_table(table_spec(request_id="create-1"))
+        assert starting.value.reason == "TABLE_STARTING"
+        time.sleep(0.4)  # the dead replica's lease expires
+        t, tokens = second.create_table(table_spec(request_id="create-1"))
+        assert second.create_table(table_spec(request_id="create-1")) == (t, tokens)
+        until(
+            lambda: any(e.kind == "table_finished" for e in read_table_log(second.store, t)),
+            "the table to be played",
+            60.0,
+        )
+        log = read_table_log(second.store, t)
+        assert [e.kind for e in log].count("table_started") == 1
+        assert [e.seq for e in log] == list(range(1, len(log) + 1))
+    finally:
+        first.close()
+        if second is not None:
+            second.close()
+
+
 def test_a_decision_logged_without_its_request_record_is_not_applied_twice(backend):
     """A decision's events and its request record are one write now; a log written by an
     older release can still hold a decision whose owner died before writing the record (then
