@@ -3,7 +3,9 @@ PostgreSQL in a throw-away database of the test server: as configured, and with
 ``synchronous_commit`` off, the durability class of the SQLite default).
 
 * store operations per second, one thread: ``update`` (read-modify-write of one record),
-  ``append`` (to one log), ``get`` (one record); and ``update`` from 4 threads on 4 keys;
+  ``append`` (to one log), ``append_many`` (a table step: 4 entries and a record in one
+  transaction, counted in entries), ``get`` (one record); and ``update`` from 4 threads on 4
+  keys;
 * the ledger: a balance read's latency (median of repeated reads) with 10 and with 10,000
   entries on the account — the goal is that it does not depend on the count;
 * the ledger's RecordHand (``ledger.record_hand``: a new hand with 4 entries, one transaction)
@@ -37,9 +39,16 @@ def store_ops(store: Store) -> dict[str, float]:
         store.update("bench", "k", lambda old: (old, None))
         return 1
 
+    def step() -> int:  # a table step: 4 events and a request record, one transaction
+        i = next(n)
+        entries = [b"entry %d/%d" % (i, k) for k in range(4)]
+        store.append_many("bench-log", entries, records=[("bench-req", str(i), b"r")])
+        return len(entries)
+
     out = {
         "update": rate(update)[0],
         "append": rate(lambda: (store.append("bench-log", b"entry %d" % next(n)), 1)[1])[0],
+        "append_many (entries)": rate(step)[0],
         "get": rate(lambda: (store.get("bench", "k"), 1)[1])[0],
     }
 
@@ -137,6 +146,12 @@ def main() -> int:
     for n in names:
         few, many = (columns[n][1][k] for k in list(columns[n][1])[:2])
         print(f"  {n}: balance read with {BIG:,} entries / with 10: {many / few:.2f}x")
+    for n in names:
+        ops = columns[n][0]
+        print(
+            f"  {n}: entries per second in batches of 4 (with a record) / one by one: "
+            f"{ops['append_many (entries)'] / ops['append']:.2f}x"
+        )
     return 0
 
 
