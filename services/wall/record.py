@@ -173,6 +173,21 @@ class HandWall:
             )
         return event
 
+    def drawn_after(self, sequence: int) -> tuple[int, int]:
+        """(live, replacement) tiles taken from the wall once event ``sequence`` was made: the
+        counts a repeated request is answered with, as its first answer had them, not as they
+        are now (a takeover's retry of a draw after later draws)."""
+        w = self.wall
+        if sequence >= len(self.events):
+            return w.live_drawn, w.replacements_drawn
+        live = replacements = 0
+        for e in self.events[:sequence]:
+            if e.kind == DEAL or e.kind == DRAW:
+                live += len(e.tiles)
+            elif e.kind == REPLACEMENT or e.kind == INDICATOR:
+                replacements += len(e.tiles)
+        return live, replacements
+
     def _record(self, kind: str, seat: int, tiles: Sequence[int], buried=(), rid="") -> WallEvent:
         event = WallEvent(self.next_sequence, kind, seat, tuple(tiles), tuple(buried))
         self.events.append(event)

@@ -17,7 +17,7 @@ from services.wall.record import (
     tile_set_to_json,
 )
 from services.wall.repository import WallRepository
-from services.wall.wall import opened_seat
+from services.wall.wall import SEATS, opened_seat
 from shared.convert import common as C
 from shared.errors import FailedPrecondition, InvalidArgument
 from shared.tile_set import tile_set_of
@@ -39,14 +39,20 @@ _EVENT_KIND = {
 }
 
 
-def counts_pb(hand: HandWall) -> wall_pb2.WallCounts:
+def counts_pb(hand: HandWall, at: int | None = None) -> wall_pb2.WallCounts:
+    """The wall's counts now, or ``at`` an event: an answer repeated for a retried request
+    has the counts its first answer had (:meth:`HandWall.drawn_after`)."""
     w = hand.wall
+    live, replacements = (
+        (w.live_drawn, w.replacements_drawn) if at is None else hand.drawn_after(at)
+    )
+    remaining = w.size - live - replacements
     return wall_pb2.WallCounts(
-        remaining=w.remaining,
-        drawable=w.drawable,
+        remaining=remaining,
+        drawable=max(remaining - w.reserved, 0),
         reserved=w.reserved,
-        live_drawn=w.live_drawn,
-        replacements_drawn=w.replacements_drawn,
+        live_drawn=live,
+        replacements_drawn=replacements,
     )
 
 
@@ -103,7 +109,7 @@ class WallServicer(wall_pb2_grpc.WallServiceServicer):
             dice=C.dice_to_proto(hand.dice),
             commitment=hand.commitment,
             layout=layout_pb(hand),
-            counts=counts_pb(hand),
+            counts=counts_pb(hand, at=0),  # before anything was drawn, when repeated too
         )
 
     def Deal(self, request, context):
@@ -119,7 +125,7 @@ class WallServicer(wall_pb2_grpc.WallServiceServicer):
                 )
                 for seat, tiles in enumerate(hands)
             ],
-            counts=counts_pb(hand),
+            counts=counts_pb(hand, at=SEATS),  # the deal is the first four events
         )
 
     def _draw(self, request, draw, label: str, response_type):
@@ -127,7 +133,9 @@ class WallServicer(wall_pb2_grpc.WallServiceServicer):
         event, hand = draw(request.hand_id, seat, request.request_id)
         TILES_DRAWN.labels(label).inc()
         return response_type(
-            tile=C.tile_to_proto(event.tiles[0]), counts=counts_pb(hand), sequence=event.sequence
+            tile=C.tile_to_proto(event.tiles[0]),
+            counts=counts_pb(hand, at=event.sequence),
+            sequence=event.sequence,
         )
 
     def Draw(self, request, context):
@@ -148,7 +156,9 @@ class WallServicer(wall_pb2_grpc.WallServiceServicer):
         event, hand = self.repo.swap(request.hand_id, seat, buried, request.request_id)
         TILES_DRAWN.labels("swap").inc(len(event.tiles))
         return wall_pb2.SwapTilesResponse(
-            taken=C.tiles_to_proto(event.tiles), counts=counts_pb(hand), sequence=event.sequence
+            taken=C.tiles_to_proto(event.tiles),
+            counts=counts_pb(hand, at=event.sequence),
+            sequence=event.sequence,
         )
 
     def FlipIndicator(self, request, context):
@@ -158,7 +168,7 @@ class WallServicer(wall_pb2_grpc.WallServiceServicer):
             indicator=C.tile_to_proto(indicator),
             wild=C.tile_to_proto(hand.tile_set.wild_kind_for(indicator)),
             set_aside=C.tiles_to_proto(aside),
-            counts=counts_pb(hand),
+            counts=counts_pb(hand, at=event.sequence),
             sequence=event.sequence,
         )
 

@@ -147,6 +147,35 @@ def test_new_hand_request_id_is_idempotent(wall):
     assert new_hand(stub, 0, request_id="t1/h1") == a
 
 
+def test_a_repeated_call_is_answered_as_the_first_time_counts_included(wall):
+    """A numbered call retried after later ones (a gateway taking a table over redoes the
+    calls its log does not show yet) gets its first answer again: the same tile and the same
+    counts, not the wall's counts as they are now (the gateway sets its tiles left from them).
+    Deal and NewHand likewise."""
+    _, _, stub = wall
+    hand = new_hand(stub, 0, request_id="t-repeat/h1")
+    deal = stub.Deal(wall_pb2.DealRequest(hand_id=hand.hand_id), timeout=TIMEOUT)
+
+    def call(method, rid, **kw):
+        request_type = {
+            "Draw": wall_pb2.DrawRequest,
+            "DrawReplacement": wall_pb2.DrawReplacementRequest,
+        }[method]
+        req = request_type(hand_id=hand.hand_id, seat=common_pb2.SEAT_1, request_id=rid)
+        return getattr(stub, method)(req, timeout=TIMEOUT)
+
+    first = [call("DrawReplacement", "r1"), call("Draw", "r2"), call("DrawReplacement", "r3")]
+    assert [f.counts.remaining for f in first] == [
+        deal.counts.remaining - 1,
+        deal.counts.remaining - 2,
+        deal.counts.remaining - 3,
+    ]
+    again = [call("DrawReplacement", "r1"), call("Draw", "r2"), call("DrawReplacement", "r3")]
+    assert again == first
+    assert stub.Deal(wall_pb2.DealRequest(hand_id=hand.hand_id), timeout=TIMEOUT) == deal
+    assert new_hand(stub, 0, request_id="t-repeat/h1") == hand
+
+
 def test_draw_request_id_is_idempotent(wall):
     _, _, stub = wall
     hand = new_hand(stub)
