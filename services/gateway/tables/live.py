@@ -45,6 +45,8 @@ class LiveTable:
         self.unwritten: list[tuple[int, K.TableEvent]] | None = None
         self.unwritten_records: list[tuple[str, str, bytes]] = []
         self.after_write: list[Callable[[], None]] = []
+        # A write of the running step that failed (the error its caller gets), None otherwise.
+        self.write_failure: Exception | None = None
 
     @property
     def live(self) -> bool:

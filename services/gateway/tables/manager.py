@@ -56,6 +56,7 @@ import structlog
 from services.gateway import metrics
 from services.gateway.domain.events import kinds as K
 from services.gateway.domain.events.log import LoggedEvent
+from services.gateway.domain.ports import is_transient
 from services.gateway.domain.restore import restore_session
 from services.gateway.domain.session import (
     FINISHED,
@@ -191,6 +192,10 @@ class TableManager:
         leases.advertise(store, settings.replica_id, settings.address)
         self._lock = threading.Lock()
         self._starting: set[str] = set()  # tables whose start this replica is making
+        # Tables rewound (a step the store could not take): rewinds in a row, for the backoff
+        # of their rebuild, and those whose rebuild is scheduled (one at a time).
+        self._rewinds: dict[str, int] = {}
+        self._reload_pending: set[str] = set()
         self._recover_lock = threading.RLock()
         self._public_lock = threading.Lock()
         self._stop = threading.Event()
@@ -314,8 +319,11 @@ class TableManager:
             # nowhere. The first hand starts from the scheduler so CreateTable answers at once.
             try:
                 session.announce()
-            except Exception:
-                self._abandon(table, spec.request_id)
+            except Exception as exc:
+                # Refused as no longer the owner (paused past the lease): a retry of the same
+                # request started the table elsewhere, and its records are that table's now.
+                if not (isinstance(exc, DomainError) and exc.reason == "NOT_OWNER"):
+                    self._abandon(table, spec.request_id)
                 raise
             sched.call_later(0, session.begin)
         return table_id, seat_tokens(st.secret, table_id, seats)
@@ -326,10 +334,11 @@ class TableManager:
         with self._lock:
             self.tables.pop(table.id, None)
         with contextlib.suppress(Exception):  # the store failing is why we are here
+            fence = self.ownership.fence(table.id)  # never another owner's records
             if request_id:
-                self.store.delete(CREATES, request_id)
-            self.store.delete(TABLES, table.id)
-            self.store.delete(REPORTED, table.id)
+                self.store.delete(CREATES, request_id, fence=fence)
+            self.store.delete(TABLES, table.id, fence=fence)
+            self.store.delete(REPORTED, table.id, fence=fence)
             self.ownership.release(table.id)
 
     def _timers(self) -> dict[str, Any]:
@@ -484,15 +493,22 @@ class TableManager:
         """One step of ``table``, run with its lock held: the events emitted meanwhile and the
         records that go with them are written in one fenced transaction when it ends (also when
         it raises: what was emitted before a failure happened), then kept, shown to the streams
-        and followed by ``after_write``. Nested: the outermost step writes."""
+        and followed by ``after_write``. Nested: the outermost step writes. A write that
+        failed within the step (before a wall call: :meth:`_write_so_far`) fails the step too,
+        even if the engine took it for a failed service call and went on: its caller must not
+        be told that what it asked for was done."""
         if table.unwritten is not None:
             yield
             return
         table.unwritten = []
+        table.write_failure = None
         try:
             yield
         finally:
             self._write_step(table)
+        failure, table.write_failure = table.write_failure, None
+        if failure is not None:
+            raise failure
 
     def _append(self, table: LiveTable, event: K.TableEvent) -> int:
         """The session's ``emit``: the event joins the running step (one of its own when none
@@ -524,7 +540,8 @@ class TableManager:
             fence = self.ownership.fence(table.id)
         except NotOwner:  # its lease was lost meanwhile: the session is ahead of nothing here
             self._lost(table)
-            raise self._not_owner(table.id) from None
+            table.write_failure = self._not_owner(table.id)
+            raise table.write_failure from None
         try:
             if events:
                 last = append_events(
@@ -539,11 +556,16 @@ class TableManager:
             # the store refused the write; this replica stops serving the table.
             log_.warning("table_write_refused", table=table.id, error=str(exc))
             self._lost(table)
-            raise self._not_owner(table.id) from exc
+            table.write_failure = self._not_owner(table.id)
+            raise table.write_failure from exc
         except StoreUnavailable as exc:
             if events:  # the session ran ahead of its log: start again from the log
                 self._rewind(table, exc)
-            raise Unavailable(str(exc), reason="STORE_UNAVAILABLE") from exc
+            table.write_failure = Unavailable(str(exc), reason="STORE_UNAVAILABLE")
+            raise table.write_failure from exc
+        if table.id in self._rewinds:  # written again: its next rewind starts the backoff anew
+            with self._lock:
+                self._rewinds.pop(table.id, None)
         if events:
             first = last - len(events) + 1
             if first != table.head + 1:
@@ -593,19 +615,29 @@ class TableManager:
             self.on_event(table, None, "lost")
         with table.cond:
             table.notify()
-        self._reload_later(table.id, 1)
+        self._reload_later(table.id)
 
-    def _reload_later(self, table_id: str, attempt: int) -> None:
+    def _reload_later(self, table_id: str) -> None:
+        """Rebuild a rewound table from its log, later: 0.2 s after its first rewind, twice as
+        long after each rewind or failed rebuild in a row (5 s at most), one at a time."""
+        with self._lock:
+            if table_id in self._reload_pending:
+                return
+            self._reload_pending.add(table_id)
+            tries = self._rewinds[table_id] = self._rewinds.get(table_id, 0) + 1
+
         def reload() -> None:
+            with self._lock:
+                self._reload_pending.discard(table_id)
             if self._stop.is_set() or table_id in self.tables:
                 return
             try:
                 self._recover(table_id)
             except Exception as exc:  # the store is still away: again, a little later
                 log_.warning("table_reload_failed", table=table_id, error=repr(exc))
-                self._reload_later(table_id, attempt + 1)
+                self._reload_later(table_id)
 
-        self.scheduler.call_later(min(5000, 100 * 2**attempt), reload)
+        self.scheduler.call_later(min(5000, 100 * 2**tries), reload)
 
     def _evict_later(self, table: LiveTable) -> None:
         """Drop a finished table from memory after ``finished_table_ttl_ms``."""
@@ -808,7 +840,7 @@ class TableManager:
                 try:
                     seq = self._apply(table, seat, last_sequence, action, request_id)
                 except DomainError as exc:
-                    if exc.reason != "NOT_OWNER":
+                    if not is_transient(exc):  # an outage or NOT_OWNER: retried, not refused
                         self._remember(table, seat, request_id, refusal=Refusal.of(exc))
                     raise
                 self._remember(table, seat, request_id, result=seq)
@@ -896,7 +928,7 @@ class TableManager:
                 try:
                     penalty = self._session(table).leave(seat)
                 except DomainError as exc:
-                    if request_id and exc.reason != "NOT_OWNER":
+                    if request_id and not is_transient(exc):
                         self._remember(table, seat, rid, refusal=Refusal.of(exc))
                     raise
                 if request_id:
