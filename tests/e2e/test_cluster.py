@@ -125,15 +125,20 @@ def hurt(cluster: Cluster, store, rounds_done, timeline: list[str]) -> None:
     proc = cluster.procs[paused].proc
     proc.send_signal(signal.SIGSTOP)
     note(f"SIGSTOP {paused} (mid-hand at {len(tables)} tables)")
+
+    def moved() -> bool:
+        leases = {t: store.get_lease(LEASE_PREFIX + t) for t in epochs}
+        return all(v.epoch > epochs[t] and v.owner != paused for t, v in leases.items())
+
     try:
         time.sleep(2 * LEASE_MS / 1000)
+        # Paused until each of its tables runs elsewhere: it wakes up a stale owner of each.
+        # (Twice the lease is enough on a quiet machine; a loaded one takes the tables over
+        # one by one more slowly.)
+        wait_for(lambda: moved() or None, 30, f"{paused}'s tables to be taken over", cluster)
     finally:
         proc.send_signal(signal.SIGCONT)
     note(f"SIGCONT {paused}")
-    # Its tables were taken over while it slept: it woke up a stale owner of each.
-    for table_id, epoch in epochs.items():
-        lease = store.get_lease(LEASE_PREFIX + table_id)
-        assert lease.epoch > epoch and lease.owner != paused, (table_id, epoch, lease)
     # Matchmaking dies as it seats the next round: the ticker duty's holder.
     wait_for(lambda: rounds_done() >= 1, PLAY_SECONDS, "round 1 to end", cluster)
     duty = store.get_lease(DUTY_PREFIX + TICKER)
