@@ -188,6 +188,20 @@ class HandEngine:
     def emit_prompt(self, p: Pending) -> int:
         return self._emit(prompt_event(p, self.hand_id, self.number))
 
+    def emit_action(self, seat: int, action: Decision, auto: bool, request_id: str) -> int:
+        """Log an applied decision (ActionTaken; ``request_id``: the player's Act, "" for the
+        timer's, a bot's or 托管's)."""
+        return self._emit(
+            ActionTaken(
+                seat=seat,
+                action=action,
+                auto=auto,
+                request_id=request_id,
+                hand_id=self.hand_id,
+                hand_number=self.number,
+            )
+        )
+
     # --- steps -----------------------------------------------------------------------------
     def then(self) -> None:
         """Run the recorded next step (service calls: claim options, the next draw, scoring)
@@ -305,16 +319,7 @@ class HandEngine:
         else:
             check_claim(p, action)
         self.actions += 1
-        self._emit(
-            ActionTaken(
-                seat=seat,
-                action=action,
-                auto=auto,
-                request_id=request_id,
-                hand_id=self.hand_id,
-                hand_number=self.number,
-            )
-        )
+        self.emit_action(seat, action, auto, request_id)
         if p.kind == OWN_TURN:
             self._apply_own_turn(seat, p, action, auto)
         else:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from services.gateway.domain.events.kinds import SWAP, ActionTaken, TilesSwapped
+from services.gateway.domain.events.kinds import SWAP, TilesSwapped
 from services.gateway.domain.hand.checks import check_swap
 from services.gateway.domain.hand.deal import Round, expose_flowers, replacement_rounds
 from services.gateway.domain.hand.state import STEP_PROMPT, Pending, SwapOptions
@@ -65,16 +65,7 @@ def _apply_swap(
 ) -> None:
     """Apply a seat's 换牌 answer: the swap's tiles, then each 补花 round, all drawn already."""
     del h.pending[seat]
-    h.emit_event(
-        ActionTaken(
-            seat=seat,
-            action=action,
-            auto=auto,
-            request_id=request_id,
-            hand_id=h.hand_id,
-            hand_number=h.number,
-        )
-    )
+    h.emit_action(seat, action, auto, request_id)
     if isinstance(action, TileSwap) and taken is not None:
         s = h.seats[seat]
         for k in action.tiles:
