@@ -14,17 +14,11 @@ from services.gateway.tables.records import CREATES, REPORTED, TABLES
 from shared.errors import Unavailable
 from shared.store.base import StoreUnavailable
 from shared.store.memory import MemoryStore
+from tests.support.probes import wait_for
 from tests.support.sessions import inprocess_ports, seats
 from tests.support.stacks import table_manager, table_spec
 
 SLOW = {"discard_ms": 600_000, "claim_ms": 600_000}
-
-
-def until(cond, what: str, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.01)
 
 
 def fail_next_appends(monkeypatch, store, times: int) -> list[int]:
@@ -96,10 +90,11 @@ def test_a_paused_first_replica_leaves_the_retried_table_its_records(backend, mo
         assert store.get(CREATES, "create-2") is not None
         assert store.get(TABLES, t) is not None
         assert store.get(REPORTED, t).value == b"1"
-        until(
+        wait_for(
             lambda: any(e.kind == "table_finished" for e in read_table_log(store, t)),
+            60,
             "B to play the table",
-            60.0,
+            every=0.01,
         )
         assert [e.kind for e in read_table_log(store, t)].count("table_started") == 1
     finally:
@@ -128,7 +123,7 @@ def test_a_leave_refused_for_an_outage_is_evaluated_again(backend):
     manager = table_manager(backend.open(), ports, seed=4, **SLOW)
     try:
         t, tokens = manager.create_table(table_spec(seats(1, "p"), first_dealer=0))
-        until(lambda: manager.view(t, tokens[0], 0).get("prompt") is not None, "the prompt")
+        wait_for(lambda: manager.view(t, tokens[0], 0).get("prompt"), 20, "the prompt", every=0.01)
         scoring.down = True
         with pytest.raises(Unavailable):
             manager.leave(t, tokens[0], "L1")
