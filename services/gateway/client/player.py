@@ -50,6 +50,24 @@ def retry_delay(exc: grpc.RpcError) -> float | None:
     return None
 
 
+def call_retrying(
+    method: Callable[..., Any], req: Any, *, timeout: float, retry_for: float, transient: bool
+) -> Any:
+    """One unary call, retried for up to ``retry_for`` seconds: after the wait a
+    RESOURCE_EXHAUSTED refusal's ``RetryInfo`` names, and (``transient``: calls that carry a
+    request id, so a retry is never applied twice) after UNAVAILABLE / DEADLINE_EXCEEDED. Any
+    other error, or one that would outlast the window, is raised."""
+    deadline = time.monotonic() + retry_for
+    while True:
+        try:
+            return method(req, timeout=timeout)
+        except grpc.RpcError as exc:
+            delay = 0.1 if transient and exc.code() in _TRANSIENT else retry_delay(exc)
+            if delay is None or time.monotonic() + delay > deadline:
+                raise
+            time.sleep(delay)
+
+
 class Policy(Protocol):
     """What decides for the seat: a bot of :mod:`services.gateway.bots` or a scripted player."""
 
@@ -173,15 +191,13 @@ class RemotePlayer:
             spectator=spectator,
             seat_token=seat_token,
         )
-        deadline = time.monotonic() + kwargs.get("reconnect_for", 15.0)
-        while True:
-            try:
-                resp = stub.JoinSeat(req, timeout=kwargs.get("timeout", 10.0))
-                break
-            except grpc.RpcError as exc:
-                if exc.code() not in _TRANSIENT or time.monotonic() >= deadline:
-                    raise
-                time.sleep(0.1)
+        resp = call_retrying(
+            stub.JoinSeat,
+            req,
+            timeout=kwargs.get("timeout", 10.0),
+            retry_for=kwargs.get("reconnect_for", 15.0),
+            transient=True,
+        )
         player = cls(
             channel, table_id, resp.seat_token, seat=resp.seat - 1 if resp.seat else None, **kwargs
         )
@@ -199,15 +215,7 @@ class RemotePlayer:
         req = gateway_pb2.GetTableStateRequest(
             table_id=self.table_id, seat_token=self.seat_token, seat=self._seat_value
         )
-        deadline = time.monotonic() + self.reconnect_for
-        while True:
-            try:
-                return self.stub.GetTableState(req, timeout=self.timeout).table
-            except grpc.RpcError as exc:
-                delay = retry_delay(exc)
-                if delay is None or time.monotonic() + delay > deadline:
-                    raise
-                time.sleep(delay)
+        return self._call(self.stub.GetTableState, req, transient=False).table
 
     def act(
         self, action: Action | tuple[int, ...] | gateway_pb2.Action, *, request_id: str = ""
@@ -223,30 +231,25 @@ class RemotePlayer:
             action=pb,
             seat=self._seat_value,
         )
-        deadline = time.monotonic() + self.reconnect_for
-        while True:
-            try:
-                resp = self.stub.Act(req, timeout=self.timeout)
-                self.log.actions += 1
-                return resp
-            except grpc.RpcError as exc:
-                code = exc.code()
-                delay = 0.1 if code in _TRANSIENT else retry_delay(exc)
-                if delay is not None and time.monotonic() + delay < deadline:
-                    time.sleep(delay)  # the same request id: never applied twice
-                    continue
-                self.log.rejections.append(Rejection(code, exc.details() or "", pb))
-                return None
+        try:
+            resp = self._call(self.stub.Act, req, transient=True)
+        except grpc.RpcError as exc:
+            self.log.rejections.append(Rejection(exc.code(), exc.details() or "", pb))
+            return None
+        self.log.actions += 1
+        return resp
 
     def leave(self) -> int:
         """Leave the table; returns the escape penalty paid (0 between hands)."""
-        resp = self.stub.Leave(
-            gateway_pb2.LeaveRequest(
-                table_id=self.table_id, seat_token=self.seat_token, request_id=str(uuid.uuid4())
-            ),
-            timeout=self.timeout,
+        req = gateway_pb2.LeaveRequest(
+            table_id=self.table_id, seat_token=self.seat_token, request_id=str(uuid.uuid4())
         )
-        return resp.penalty
+        return self._call(self.stub.Leave, req, transient=True).penalty
+
+    def _call(self, method: Callable[..., Any], req: Any, *, transient: bool) -> Any:
+        return call_retrying(
+            method, req, timeout=self.timeout, retry_for=self.reconnect_for, transient=transient
+        )
 
     # --- the event loop --------------------------------------------------------------------
     def run(self, max_hands: int | None = None) -> PlayerLog:

@@ -131,6 +131,34 @@ def test_refusals_are_recorded_not_raised(stack):
         player.close()
 
 
+def test_calls_wait_out_flood_control_instead_of_failing(stack):
+    """A seat that has spent its call budget (here: a burst of GetTableState) still leaves:
+    the client waits as the refusal's RetryInfo says and retries with the same request id."""
+    table = create_table(stack.gateway, ["erin", None, None, None], max_hands=1)
+    player = RemotePlayer(stack.gateway, table.table_id, table.seat_tokens[0], seat=0)
+    request = gateway_pb2.GetTableStateRequest(
+        table_id=table.table_id, seat_token=table.seat_tokens[0], seat=1
+    )
+    try:
+        refused = None
+        for _ in range(200):  # past the burst: the next call is refused with a delay
+            try:
+                player.stub.GetTableState(request, timeout=10)
+            except grpc.RpcError as exc:
+                refused = exc
+                break
+        assert refused is not None and retry_delay(refused) is not None, refused
+        assert player.state().table_id == table.table_id  # waited, then answered
+        for _ in range(200):
+            try:
+                player.stub.GetTableState(request, timeout=10)
+            except grpc.RpcError:
+                break
+        assert player.leave() >= 0  # waited, then left: not RESOURCE_EXHAUSTED
+    finally:
+        player.close()
+
+
 def test_a_retried_request_id_is_applied_once(stack):
     table = create_table(stack.gateway, ["dave", None, None, None], max_hands=1, first_dealer=0)
     player = RemotePlayer(stack.gateway, table.table_id, table.seat_tokens[0], seat=0)
