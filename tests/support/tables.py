@@ -1,5 +1,6 @@
 """Tables over the GatewayService API for tests: CreateTable requests (seats of people and
-bots), a seat's view, waiting for its turn and acting in it."""
+bots), a seat's view, waiting for its turn and acting in it. Views and actions wait out the
+gateway's flood control as its RetryInfo asks (a test polling a view meets it by design)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from collections.abc import Mapping, Sequence
 
 from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
+
+from services.gateway.client.player import call_retrying
 
 RULESET = "shanghai-qiaoma"
 
@@ -67,9 +70,8 @@ def open_seat_request(open_seat: bool = True, **fields) -> pb.CreateTableRequest
 
 def state(stub, t, seat=0):
     """Seat ``seat``'s view of table ``t`` (a CreateTableResponse) from GetTableState."""
-    return stub.GetTableState(
-        pb.GetTableStateRequest(table_id=t.table_id, seat_token=t.seat_tokens[seat]), timeout=5
-    ).table
+    req = pb.GetTableStateRequest(table_id=t.table_id, seat_token=t.seat_tokens[seat])
+    return call_retrying(stub.GetTableState, req, timeout=5, retry_for=10, transient=False).table
 
 
 def wait_prompt(stub, t, seat=0, timeout=10.0):
@@ -89,7 +91,8 @@ def act(stub, t, action, *, last=None, rid=None, seat_token=None, seat=0, table_
     """Act for seat 0 of table ``t`` (by default: its token, a fresh request id and the last
     sequence number it sees); each keyword replaces one field to make a bad request."""
     view = state(stub, t)
-    return stub.Act(
+    return call_retrying(
+        stub.Act,
         pb.ActRequest(
             table_id=table_id or t.table_id,
             seat_token=seat_token if seat_token is not None else t.seat_tokens[0],
@@ -99,6 +102,8 @@ def act(stub, t, action, *, last=None, rid=None, seat_token=None, seat=0, table_
             seat=seat,
         ),
         timeout=5,
+        retry_for=10,
+        transient=False,
     )
 
 
