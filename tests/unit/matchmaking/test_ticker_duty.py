@@ -14,8 +14,8 @@ from services.matchmaking.server import Ticker
 TTL_MS = 400
 
 
-def duties(backend, n: int = 2) -> list[TickerDuty]:
-    return [TickerDuty(backend.open(), f"mm-{i}", TTL_MS) for i in range(n)]
+def duties(backend, n: int = 2, ttl_ms: int = TTL_MS) -> list[TickerDuty]:
+    return [TickerDuty(backend.open(), f"mm-{i}", ttl_ms) for i in range(n)]
 
 
 def wait_for(fn, seconds: float) -> float:
@@ -86,9 +86,11 @@ def test_two_tickers_on_one_store_never_tick_at_once(backend):
         with lock:
             ticking.remove(i)
 
-    a, b = duties(backend)
+    # A lease long enough that a loaded machine never delays a renewal past it: the duty
+    # moves here only when released (the other tests expire it on purpose).
+    a, b = duties(backend, ttl_ms=3000)
     tickers = [Ticker(lambda i=i: tick(i), 0.01, d) for i, d in enumerate((a, b))]
-    time.sleep(0.6)
+    wait_for(lambda: max(ticks) > 10, 5)
     holder = 0 if ticks[0] else 1
     assert ticks[holder] > 10 and ticks[1 - holder] == 0  # the other stood by
     tickers[holder].close()  # releases: the other goes on
