@@ -17,6 +17,14 @@ connection pool, thread-safe; many replicas of a service share one database).
   (``clock_timestamp()``); ``acquire_lease`` locks it ``FOR UPDATE``, and every fenced write
   first reads it ``FOR SHARE`` in its own transaction, so a takeover and a write under the old
   epoch are strictly ordered: the write either commits before the takeover or is refused.
+* **Paused clients**: a replica stopped between two statements of a transaction (a GC pause,
+  SIGSTOP, a frozen container) would hold that transaction's row locks for as long as it is
+  stopped: a lease row it locked would stall every other replica's takeover of that table,
+  and the scan of all the tables behind it. Each session therefore has
+  ``idle_in_transaction_session_timeout`` (:data:`IDLE_TRANSACTION_TIMEOUT_MS`): the server
+  ends a transaction left idle that long, rolled back whole, and the paused client finds its
+  connection gone (StoreUnavailable) when it wakes. No operation here waits on its client
+  between statements for more than a moment.
 * **Outages**: a lost connection, a server that went away or a pool with no free connection in
   time is :class:`~shared.store.base.StoreUnavailable` (gRPC UNAVAILABLE). A transaction is
   atomic, so a write is applied whole or not at all; reads are tried once more on a fresh
@@ -57,6 +65,11 @@ from shared.store.base import (
 )
 from shared.store.metrics import STORE_RETRIES, instrument
 from shared.store.urls import redact_url
+
+# How long the server lets a session sit inside a transaction without a statement before it
+# ends the session (PostgreSQL's idle_in_transaction_session_timeout): well past any pause
+# between two statements of a live transaction, well below a lease's takeover budget.
+IDLE_TRANSACTION_TIMEOUT_MS = 2000
 
 R = TypeVar("R")
 
@@ -119,9 +132,15 @@ class PostgresStore(Store):
         retries: int = 8,
         connect_timeout: float = 10.0,
         acquire_timeout: float = 10.0,
+        idle_transaction_timeout_ms: int = IDLE_TRANSACTION_TIMEOUT_MS,
     ) -> None:
         if pool_size < 1:
             raise ValueError(f"store pool size {pool_size} must be at least 1")
+        if idle_transaction_timeout_ms < 0:
+            raise ValueError(
+                f"idle transaction timeout {idle_transaction_timeout_ms} ms must be 0 (none) "
+                "or more"
+            )
         self.url = url
         self.shown_url = redact_url(url)
         self.retries = retries
@@ -138,6 +157,10 @@ class PostgresStore(Store):
             min_size=min(2, pool_size),
             max_size=pool_size,
             kwargs={"autocommit": True, "connect_timeout": max(1, int(connect_timeout))},
+            configure=lambda conn: conn.execute(
+                "SELECT set_config('idle_in_transaction_session_timeout', %s, false)",
+                (str(int(idle_transaction_timeout_ms)),),
+            ),
             open=False,
             name="mahjong-store",
         )
