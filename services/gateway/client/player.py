@@ -54,8 +54,9 @@ def call_retrying(
     method: Callable[..., Any], req: Any, *, timeout: float, retry_for: float, transient: bool
 ) -> Any:
     """One unary call, retried for up to ``retry_for`` seconds: after the wait a
-    RESOURCE_EXHAUSTED refusal's ``RetryInfo`` names, and (``transient``: calls that carry a
-    request id, so a retry is never applied twice) after UNAVAILABLE / DEADLINE_EXCEEDED. Any
+    RESOURCE_EXHAUSTED refusal's ``RetryInfo`` names, and (``transient``: reads, and calls that
+    carry a request id, so a retry is never applied twice) after UNAVAILABLE / DEADLINE_EXCEEDED
+    (the gateway unreachable, or the table moving to another replica: NOT_OWNER). Any
     other error, or one that would outlast the window, is raised."""
     deadline = time.monotonic() + retry_for
     while True:
@@ -211,11 +212,14 @@ class RemotePlayer:
         return 0 if self.seat is None else self.seat + 1
 
     def state(self) -> gateway_pb2.TableView:
-        """GetTableState: this seat's view now (waiting as asked when refused for its rate)."""
+        """GetTableState: this seat's view now, retried (it is a read) while the gateway is
+        unreachable or its table is moving between replicas, and after the wait flood control
+        asks for. A prompt's decision reads it: failing there would lose the prompt, since the
+        stream resumes after it."""
         req = gateway_pb2.GetTableStateRequest(
             table_id=self.table_id, seat_token=self.seat_token, seat=self._seat_value
         )
-        return self._call(self.stub.GetTableState, req, transient=False).table
+        return self._call(self.stub.GetTableState, req, transient=True).table
 
     def act(
         self, action: Action | tuple[int, ...] | gateway_pb2.Action, *, request_id: str = ""

@@ -1,0 +1,64 @@
+"""The Python client's unary calls (services/gateway/client/player.py) across a moving table:
+a read of the seat's view is retried while the gateway answers UNAVAILABLE (its table between
+replicas), so the prompt it decides on is not lost; refusals are not retried."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+from mahjong.gateway.v1 import gateway_pb2
+
+from services.gateway.client.player import RemotePlayer
+
+
+class Refusal(grpc.RpcError):
+    def __init__(self, code: grpc.StatusCode) -> None:
+        self._code = code
+
+    def code(self) -> grpc.StatusCode:
+        return self._code
+
+    def details(self) -> str:
+        return f"{self._code.name} for a test"
+
+
+class Stub:
+    """GetTableState answering ``failures`` first (raised in turn), then the view."""
+
+    def __init__(self, *failures: grpc.StatusCode) -> None:
+        self.failures = list(failures)
+        self.calls = 0
+
+    def GetTableState(self, req, timeout):
+        self.calls += 1
+        if self.failures:
+            raise Refusal(self.failures.pop(0))
+        return gateway_pb2.GetTableStateResponse(
+            table=gateway_pb2.TableView(table_id=req.table_id, last_sequence=7)
+        )
+
+
+def player(stub: Stub) -> RemotePlayer:
+    p = RemotePlayer(grpc.insecure_channel("127.0.0.1:9"), "t_1", "token", seat=0)
+    p.stub = stub
+    return p
+
+
+def test_a_view_read_outlasts_a_table_moving_between_replicas():
+    stub = Stub(grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+    p = player(stub)
+    try:
+        assert p.state().last_sequence == 7 and stub.calls == 3
+    finally:
+        p.close()
+
+
+def test_a_refused_view_read_is_raised_at_once():
+    stub = Stub(grpc.StatusCode.PERMISSION_DENIED)
+    p = player(stub)
+    try:
+        with pytest.raises(grpc.RpcError) as refused:
+            p.state()
+        assert refused.value.code() == grpc.StatusCode.PERMISSION_DENIED and stub.calls == 1
+    finally:
+        p.close()
