@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 from services.wall import shuffle
 from services.wall.wall import DEALT_TILES, SEATS, Wall
 from shared import tiles as T
-from shared.errors import FailedPrecondition, InvalidArgument
+from shared.errors import Aborted, FailedPrecondition, InvalidArgument
 from shared.tile_set import STANDARD, TileSet
 
 DEAL, DRAW, REPLACEMENT, SWAP, INDICATOR = "deal", "draw", "replacement", "swap", "indicator"
@@ -45,6 +45,13 @@ def tile_set_from_json(d: dict[str, Any] | None) -> TileSet:
         if not isinstance(value, bool):
             raise ValueError(f"tile_set.{key} must be true or false, got {value!r}")
     return TileSet(name="baida", **{key: bool(d.get(key, False)) for key in _SET_KEYS})
+
+
+class StaleOwner(Aborted):
+    """An operation under an owner epoch older than the hand's latest: another replica owns
+    the table this hand is played at now, so this caller's calls are refused (fencing)."""
+
+    reason = "STALE_OWNER"
 
 
 class WallEvent(NamedTuple):
@@ -83,7 +90,20 @@ class WallEvent(NamedTuple):
 @dataclass
 class HandWall:
     """The wall of one hand and its history. Operations validate first and change nothing
-    when they raise."""
+    when they raise.
+
+    **Fenced operations** (``epoch`` > 0, the caller's ownership epoch of the table: a fencing
+    token that rises on every takeover). The wall keeps the highest epoch of its operations
+    and refuses a lower one (:class:`StaleOwner`), so a former owner resumed after its lease
+    can hand out nothing more. A fenced caller numbers its calls by its own log and asks the
+    wall only for what its log does not hold yet; so a request id the wall has seen means the
+    caller's log ends before that operation: everything the wall handed out from it on (and a
+    reveal) was never logged by an owner, and is void (:meth:`_void_from`). The operation is
+    then made again from the hand as it was: the same tile for the same call, the right one
+    for a different call (a bot that decided otherwise on the new owner). Only a plain retry,
+    the same call under the same epoch as the hand's last operation, is answered as before.
+    Unfenced operations (``epoch`` 0) keep request-id idempotency: a reused id for another
+    call is refused."""
 
     hand_id: str
     seed: bytes
@@ -99,6 +119,12 @@ class HandWall:
     created: float = 0.0  # seconds since the epoch, for retention (repository.prune)
     request_id: str = ""  # the NewHand idempotency key, if any
     tile_set: TileSet = STANDARD
+    epoch: int = 0  # the highest owner epoch of an operation so far (0: none fenced)
+    event_epochs: list[int] = field(default_factory=list)  # the owner epoch of each event
+    # What the operation under way did besides its own event (read by rows.op_for, reset by
+    # each operation): the event it voided from (0: none) and the epoch it was made under.
+    voided_from: int = 0
+    op_epoch: int = 0
 
     # --- creation --------------------------------------------------------------------------
     @classmethod
@@ -191,15 +217,98 @@ class HandWall:
     def _record(self, kind: str, seat: int, tiles: Sequence[int], buried=(), rid="") -> WallEvent:
         event = WallEvent(self.next_sequence, kind, seat, tuple(tiles), tuple(buried))
         self.events.append(event)
+        self.event_epochs.append(self.op_epoch)
         if rid:
             self.request_ids[rid] = event.sequence
         return event
+
+    # --- fencing ---------------------------------------------------------------------------
+    def _begin(self, epoch: int) -> None:
+        if epoch < 0:
+            raise InvalidArgument(f"owner epoch {epoch} is negative", field="owner_epoch")
+        self.op_epoch = epoch
+        self.voided_from = 0
+
+    def _check_epoch(self, epoch: int) -> None:
+        if epoch < self.epoch:
+            raise StaleOwner(
+                f"hand {self.hand_id}: owner epoch {epoch} is older than {self.epoch}, the "
+                "epoch of its latest operation: another replica owns the table now",
+                hand_id=self.hand_id,
+                epoch=epoch,
+                current_epoch=self.epoch,
+            )
+
+    def _fence(
+        self, epoch: int, request_id: str, kind: str, seat: int, buried: tuple[int, ...] = ()
+    ) -> WallEvent | None:
+        """Check a fenced operation (see the class docstring): refuse a stale epoch, void what
+        a repeated request id says was never logged, and give the event a plain retry gets
+        again (None: the operation is to be made)."""
+        self._check_epoch(epoch)
+        seq = self.request_ids.get(request_id) if request_id else None
+        if seq is not None:
+            event = self.events[seq - 1]
+            retry = (
+                event.kind == kind
+                and event.seat == seat
+                and event.buried == buried
+                and self.event_epochs[seq - 1] == epoch
+                and seq == len(self.events)
+                and not self.revealed
+            )
+            if retry:
+                return event
+            self._void_from(seq)
+        elif self.revealed:
+            self._void_from(len(self.events) + 1)  # revealed for a hand end never logged
+        self.epoch = epoch
+        return None
+
+    def _void_from(self, sequence: int) -> None:
+        """Void every event from ``sequence`` on, and the reveal: the hand is rebuilt from its
+        seed through the events before (each handing out the same tiles again)."""
+        keep = self.events[: sequence - 1]
+        if any(e.kind == DEAL for e in self.events[sequence - 1 :]):
+            raise AssertionError(f"hand {self.hand_id}: the deal cannot be voided")
+        fresh = HandWall.create(
+            self.hand_id,
+            self.seed,
+            self.dealer,
+            reserved=self.wall.reserved,
+            swap_count=self.swap_count,
+            tile_set=self.tile_set,
+        )
+        for e in keep:
+            if e.kind == DEAL:
+                if not fresh.dealt:
+                    fresh.deal()
+                continue
+            if e.kind == DRAW:
+                again = fresh.draw(e.seat)
+            elif e.kind == REPLACEMENT:
+                again = fresh.draw_replacement(e.seat)
+            elif e.kind == SWAP:
+                again = fresh.swap(e.seat, e.buried)
+            else:
+                again = fresh.flip_indicator()
+            if again.tiles != e.tiles:
+                raise AssertionError(f"hand {self.hand_id}: rebuilding event {e.sequence} differs")
+        self.wall = fresh.wall
+        self.events = keep
+        self.event_epochs = self.event_epochs[: sequence - 1]
+        self.swapped = fresh.swapped
+        self.swap_stream_position = fresh.swap_stream_position
+        self.request_ids = {rid: q for rid, q in self.request_ids.items() if q < sequence}
+        self.revealed = False
+        self.voided_from = min(self.voided_from or sequence, sequence)
 
     # --- operations ------------------------------------------------------------------------
     def deal(self) -> list[list[int]]:
         """起牌: hands by seat (dealer 14, others 13); repeating it returns the same deal."""
         if not self.dealt:
             self._check_open()
+            self._begin(0)
             hands = self.wall.deal(self.dealer)
             for i in range(SEATS):
                 seat = (self.dealer + i) % SEATS
@@ -213,20 +322,25 @@ class HandWall:
                 hands[event.seat] = list(event.tiles)
         return hands
 
-    def draw(self, seat: int, request_id: str = "") -> WallEvent:
+    def draw(self, seat: int, request_id: str = "", epoch: int = 0) -> WallEvent:
         """摸牌 a live draw by ``seat``."""
-        return self._draw(DRAW, seat, request_id)
+        return self._draw(DRAW, seat, request_id, epoch)
 
-    def draw_replacement(self, seat: int, request_id: str = "") -> WallEvent:
+    def draw_replacement(self, seat: int, request_id: str = "", epoch: int = 0) -> WallEvent:
         """补张 a replacement draw by ``seat`` (after a kong or a flower)."""
-        return self._draw(REPLACEMENT, seat, request_id)
+        return self._draw(REPLACEMENT, seat, request_id, epoch)
 
-    def _draw(self, kind: str, seat: int, request_id: str) -> WallEvent:
+    def _draw(self, kind: str, seat: int, request_id: str, epoch: int) -> WallEvent:
         # The checks' conditions are tested here first: a draw is the hot path, and the
         # checks themselves (which write the messages) run only when one fails.
         if not 0 <= seat < SEATS:
             self._check_seat(seat)
-        if request_id:
+        self._begin(epoch)
+        if epoch:
+            again = self._fence(epoch, request_id, kind, seat)
+            if again is not None:
+                return again
+        elif request_id:
             again = self.replayed(request_id, kind, seat)
             if again is not None:
                 return again
@@ -238,6 +352,7 @@ class HandWall:
         tile = (self.wall.draw_live() if kind == DRAW else self.wall.draw_replacement())[0]
         event = WallEvent(len(events) + 1, kind, seat, (tile,))
         events.append(event)
+        self.event_epochs.append(epoch)
         if request_id:
             self.request_ids[request_id] = event.sequence
         return event
@@ -253,14 +368,20 @@ class HandWall:
                     counts[k] -= 1
         return [k for k, n in enumerate(counts) for _ in range(n)]
 
-    def swap(self, seat: int, buried: Sequence[int], request_id: str = "") -> WallEvent:
+    def swap(
+        self, seat: int, buried: Sequence[int], request_id: str = "", epoch: int = 0
+    ) -> WallEvent:
         """换牌 tile swap (RULES.md §3, option ``table.tile_swap``): after the deal and before the
         first live draw of play, a seat buries exactly ``swap_count`` non-flower tiles it holds
         and takes as many from random places of the wall, once per hand. The places come from
         the seed's swap stream (:data:`~services.wall.shuffle.SWAP_LABEL`), consumed in event
         order, so the verifier can replay them."""
         self._check_seat(seat)
-        again = self.replayed(request_id, SWAP, seat)
+        self._begin(epoch)
+        if epoch:
+            again = self._fence(epoch, request_id, SWAP, seat, tuple(buried))
+        else:
+            again = self.replayed(request_id, SWAP, seat)
         if again is not None:
             return again
         self._check_open()
@@ -306,13 +427,17 @@ class HandWall:
         """The 翻百搭 flip of this hand, if made."""
         return next((e for e in self.events if e.kind == INDICATOR), None)
 
-    def flip_indicator(self, request_id: str = "") -> WallEvent:
+    def flip_indicator(self, request_id: str = "", epoch: int = 0) -> WallEvent:
         """翻百搭 (RULES-presets §13.B.9, ``baida_tiles.wildcards = "flipped"``): after the deal
         and its 补花 the next replacement tile is turned face up as the indicator and put aside
         out of play; a bonus tile turned up is put aside exposed and the next replacement tile
         is turned instead. Once per hand, before the first live draw of play; the event (seat =
         the dealer, who turns it) lists the tiles turned in order, the indicator last."""
-        again = self.replayed(request_id, INDICATOR, self.dealer)
+        self._begin(epoch)
+        if epoch:
+            again = self._fence(epoch, request_id, INDICATOR, self.dealer)
+        else:
+            again = self.replayed(request_id, INDICATOR, self.dealer)
         if again is not None:
             return again
         self._check_open()
@@ -343,8 +468,16 @@ class HandWall:
         event = self.indicator_event()
         return None if event is None else self.tile_set.wild_kind_for(event.tiles[-1])
 
-    def reveal(self) -> None:
-        """End the hand's wall: the seed may be disclosed; no more draws."""
+    def reveal(self, epoch: int = 0) -> None:
+        """End the hand's wall: the seed may be disclosed; no more draws. Fenced, a hand
+        revealed under an older epoch is revealed again under this one (its row holds the
+        newer epoch, so the former owner can undo nothing)."""
+        self._begin(epoch)
+        if epoch:
+            self._check_epoch(epoch)
+            if self.revealed and epoch != self.epoch:
+                self._void_from(len(self.events) + 1)
+            self.epoch = epoch
         self.revealed = True
 
     def copy(self) -> HandWall:
@@ -373,6 +506,8 @@ class HandWall:
             self.created,
             self.request_id,
             self.tile_set,
+            self.epoch,
+            list(self.event_epochs),
         )
 
     # --- storage (version 1: the whole hand in one record; see services/wall/rows.py) ------
@@ -434,4 +569,5 @@ class HandWall:
             d.get("created", 0.0),
             d.get("request_id", ""),
             tile_set_from_json(d.get("tile_set")),
+            event_epochs=[0] * len(events),  # version 1 predates fencing
         )

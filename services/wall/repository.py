@@ -292,28 +292,36 @@ class WallRepository:
 
         return self._update(hand_id, op)
 
-    def draw(self, hand_id: str, seat: int, request_id: str = "") -> tuple[WallEvent, HandWall]:
-        return self._update(hand_id, lambda h: (h.draw(seat, request_id), h), request_id)
+    # ``epoch``: the caller's ownership epoch of the hand's table, 0 for an unfenced caller
+    # (HandWall's docstring says what a fenced operation does).
+    def draw(
+        self, hand_id: str, seat: int, request_id: str = "", epoch: int = 0
+    ) -> tuple[WallEvent, HandWall]:
+        return self._update(hand_id, lambda h: (h.draw(seat, request_id, epoch), h), request_id)
 
     def draw_replacement(
-        self, hand_id: str, seat: int, request_id: str = ""
+        self, hand_id: str, seat: int, request_id: str = "", epoch: int = 0
     ) -> tuple[WallEvent, HandWall]:
         return self._update(
-            hand_id, lambda h: (h.draw_replacement(seat, request_id), h), request_id
+            hand_id, lambda h: (h.draw_replacement(seat, request_id, epoch), h), request_id
         )
 
     def swap(
-        self, hand_id: str, seat: int, buried: list[int], request_id: str = ""
+        self, hand_id: str, seat: int, buried: list[int], request_id: str = "", epoch: int = 0
     ) -> tuple[WallEvent, HandWall]:
-        return self._update(hand_id, lambda h: (h.swap(seat, buried, request_id), h), request_id)
+        return self._update(
+            hand_id, lambda h: (h.swap(seat, buried, request_id, epoch), h), request_id
+        )
 
-    def flip_indicator(self, hand_id: str, request_id: str = "") -> tuple[WallEvent, HandWall]:
+    def flip_indicator(
+        self, hand_id: str, request_id: str = "", epoch: int = 0
+    ) -> tuple[WallEvent, HandWall]:
         """翻百搭: turn the 百搭 indicator (:meth:`HandWall.flip_indicator`)."""
-        return self._update(hand_id, lambda h: (h.flip_indicator(request_id), h), request_id)
+        return self._update(hand_id, lambda h: (h.flip_indicator(request_id, epoch), h), request_id)
 
-    def reveal(self, hand_id: str) -> HandWall:
+    def reveal(self, hand_id: str, epoch: int = 0) -> HandWall:
         def op(h: HandWall) -> HandWall:
-            h.reveal()
+            h.reveal(epoch)
             return h
 
         return self._update(hand_id, op)

@@ -39,6 +39,9 @@ from shared.tile_set import STANDARD, TileSet
 
 HEADER_VERSION = 2
 OP_VERSION = 1
+# Rows of fenced operations (an owner epoch, maybe a void): a reader that predates fencing
+# would replay them wrong, so it refuses them by their version instead.
+FENCED_OP_VERSION = 2
 REVEAL = "reveal"
 OP_KINDS = (DEAL, DRAW, REPLACEMENT, SWAP, INDICATOR, REVEAL)
 
@@ -151,9 +154,16 @@ class WallOp:
     tiles: tuple[int, ...] = ()  # what the seat received (draws, swaps)
     buried: tuple[int, ...] = ()  # swaps
     request_id: str = ""
+    epoch: int = 0  # the caller's owner epoch (0: unfenced)
+    void_from: int = 0  # the first event this operation voided, with the reveal (0: none)
 
     def to_bytes(self) -> bytes:
-        d: dict[str, Any] = {"v": OP_VERSION, "op": self.kind}
+        fenced = self.epoch or self.void_from
+        d: dict[str, Any] = {"v": FENCED_OP_VERSION if fenced else OP_VERSION, "op": self.kind}
+        if self.epoch:
+            d["e"] = self.epoch
+        if self.void_from:
+            d["x"] = self.void_from
         if self.seat >= 0:
             d["seat"] = self.seat
         if self.tiles:
@@ -168,7 +178,7 @@ class WallOp:
     def from_bytes(cls, raw: bytes) -> WallOp:
         try:
             d = json.loads(raw)
-            if d["v"] != OP_VERSION or d["op"] not in OP_KINDS:
+            if d["v"] not in (OP_VERSION, FENCED_OP_VERSION) or d["op"] not in OP_KINDS:
                 raise ValueError(f"version {d['v']!r}, op {d['op']!r}")
             return cls(
                 d["op"],
@@ -176,6 +186,8 @@ class WallOp:
                 tuple(int(k) for k in d.get("tiles", ())),
                 tuple(int(k) for k in d.get("buried", ())),
                 str(d.get("rid", "")),
+                int(d.get("e", 0)),
+                int(d.get("x", 0)),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise CorruptWall(f"wall log row does not decode: {exc!r}") from None
@@ -183,37 +195,49 @@ class WallOp:
     def apply(self, hand: HandWall) -> None:
         """Replay this operation on ``hand`` (the hand as of the row before), checking that it
         hands out what the row says it did."""
-        kind = self.kind
+        kind, epoch = self.kind, self.epoch
         if kind == DEAL:
             hand.deal()
             return
         if kind == REVEAL:
-            hand.reveal()
+            hand.reveal(epoch)
+            self._check_void(hand)
             return
         before = len(hand.events)
         if kind == DRAW:
-            event = hand.draw(self.seat, self.request_id)
+            event = hand.draw(self.seat, self.request_id, epoch)
         elif kind == REPLACEMENT:
-            event = hand.draw_replacement(self.seat, self.request_id)
+            event = hand.draw_replacement(self.seat, self.request_id, epoch)
         elif kind == INDICATOR:
-            event = hand.flip_indicator(self.request_id)
+            event = hand.flip_indicator(self.request_id, epoch)
         else:
-            event = hand.swap(self.seat, self.buried, self.request_id)
-        if len(hand.events) == before or event.tiles != self.tiles:
+            event = hand.swap(self.seat, self.buried, self.request_id, epoch)
+        made = len(hand.events) == (self.void_from or before + 1)
+        if not made or event.tiles != self.tiles:
             raise CorruptWall(
                 f"hand {hand.hand_id}: replaying {kind} by seat {self.seat} gave "
                 f"{list(event.tiles)}, its row says {list(self.tiles)}"
             )
+        self._check_void(hand)
+
+    def _check_void(self, hand: HandWall) -> None:
+        if hand.voided_from != self.void_from:
+            raise CorruptWall(
+                f"hand {hand.hand_id}: replaying {self.kind} voided from event "
+                f"{hand.voided_from or 'none'}, its row says {self.void_from or 'none'}"
+            )
 
 
 def op_for(hand: HandWall, events_before: int, revealed_before: bool, rid: str) -> WallOp | None:
-    """The row of what one operation just did to ``hand`` (None when it changed nothing)."""
-    if hand.revealed and not revealed_before:
-        return WallOp(REVEAL)
-    new = hand.events[events_before:]
+    """The row of what one operation just did to ``hand`` (None when it changed nothing): its
+    event, under the epoch it was made with, and what it voided first."""
+    voided, epoch = hand.voided_from, hand.op_epoch
+    if hand.revealed and (voided or not revealed_before):
+        return WallOp(REVEAL, epoch=epoch, void_from=voided)
+    new = hand.events[voided - 1 if voided else events_before :]
     if not new:
         return None
     first = new[0]
     if first.kind == DEAL:
         return WallOp(DEAL)
-    return WallOp(first.kind, first.seat, first.tiles, first.buried, rid)
+    return WallOp(first.kind, first.seat, first.tiles, first.buried, rid, epoch, voided)

@@ -130,7 +130,7 @@ class WallServicer(wall_pb2_grpc.WallServiceServicer):
 
     def _draw(self, request, draw, label: str, response_type):
         seat = C.seat_from_proto(request.seat, "seat")
-        event, hand = draw(request.hand_id, seat, request.request_id)
+        event, hand = draw(request.hand_id, seat, request.request_id, request.owner_epoch)
         TILES_DRAWN.labels(label).inc()
         return response_type(
             tile=C.tile_to_proto(event.tiles[0]),
@@ -153,7 +153,9 @@ class WallServicer(wall_pb2_grpc.WallServiceServicer):
     def SwapTiles(self, request, context):
         seat = C.seat_from_proto(request.seat, "seat")
         buried = C.tiles_from_proto(request.buried, "buried")
-        event, hand = self.repo.swap(request.hand_id, seat, buried, request.request_id)
+        event, hand = self.repo.swap(
+            request.hand_id, seat, buried, request.request_id, request.owner_epoch
+        )
         TILES_DRAWN.labels("swap").inc(len(event.tiles))
         return wall_pb2.SwapTilesResponse(
             taken=C.tiles_to_proto(event.tiles),
@@ -162,7 +164,9 @@ class WallServicer(wall_pb2_grpc.WallServiceServicer):
         )
 
     def FlipIndicator(self, request, context):
-        event, hand = self.repo.flip_indicator(request.hand_id, request.request_id)
+        event, hand = self.repo.flip_indicator(
+            request.hand_id, request.request_id, request.owner_epoch
+        )
         *aside, indicator = event.tiles
         return wall_pb2.FlipIndicatorResponse(
             indicator=C.tile_to_proto(indicator),
@@ -173,7 +177,7 @@ class WallServicer(wall_pb2_grpc.WallServiceServicer):
         )
 
     def Reveal(self, request, context):
-        hand = self.repo.reveal(request.hand_id)
+        hand = self.repo.reveal(request.hand_id, request.owner_epoch)
         HANDS_REVEALED.inc()
         return wall_pb2.RevealResponse(
             seed=hand.seed,

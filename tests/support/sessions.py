@@ -43,10 +43,11 @@ class SeededWall(InProcessWall):
         self.hands[hand.hand_id] = hand
         return WallHand(hand.hand_id, tuple(hand.dice), hand.commitment.hex(), 144)
 
-    def swap(self, hand_id, seat, buried, number=0):
+    def swap(self, hand_id, seat, buried, number=0, *, epoch=0):
         """换牌 with a request id from its number, as the wall service is called: the same
         numbered call again gets the same tiles."""
-        return list(self.hands[hand_id].swap(seat, buried, f"{hand_id}/d{number}").tiles)
+        hand = self.hands[hand_id]
+        return list(hand.swap(seat, buried, f"{hand_id}/d{number}", epoch).tiles)
 
 
 def session_config(

@@ -7,8 +7,9 @@ benchmark can report how many service calls an action costs in the real stack.
 
 from __future__ import annotations
 
+import contextlib
 import secrets
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 from services.gateway.domain.ports import (
     BreakdownItem,
@@ -16,6 +17,7 @@ from services.gateway.domain.ports import (
     HandFacts,
     Settlement,
     WallDraw,
+    WallFenced,
     WallHand,
     WallReveal,
     WinnerResult,
@@ -23,7 +25,7 @@ from services.gateway.domain.ports import (
 from services.rules import domain as rules_domain
 from services.scoring import domain as scoring_domain
 from services.wall import shuffle
-from services.wall.record import HandWall
+from services.wall.record import HandWall, StaleOwner
 from shared.ruleset import resolve_ruleset
 from shared.table import Action, ClaimOptions, ClaimResolution, OwnTurnOptions, TableSnapshot
 from shared.tile_set import tile_set_of
@@ -61,33 +63,58 @@ class InProcessWall:
         hand = self.hands[hand_id]
         return hand.deal(), hand.wall.remaining
 
-    # ``number`` is not needed here: an in-process call's answer cannot be lost.
-    def draw(self, hand_id: str, seat: int, number: int = 0) -> WallDraw:
+    # Request ids as the remote wall gets them, so a fenced caller (``epoch``) is answered
+    # the same way; unfenced, a number is not needed: an in-process answer cannot be lost.
+    def draw(self, hand_id: str, seat: int, number: int = 0, *, epoch: int = 0) -> WallDraw:
         self.counter.wall += 1
         hand = self.hands[hand_id]
-        event = hand.draw(seat)
+        with _fenced():
+            event = hand.draw(seat, _rid(hand_id, number, epoch), epoch)
         return WallDraw(event.tiles[0], hand.wall.remaining)
 
-    def draw_replacement(self, hand_id: str, seat: int, number: int = 0) -> WallDraw:
+    def draw_replacement(
+        self, hand_id: str, seat: int, number: int = 0, *, epoch: int = 0
+    ) -> WallDraw:
         self.counter.wall += 1
         hand = self.hands[hand_id]
-        event = hand.draw_replacement(seat)
+        with _fenced():
+            event = hand.draw_replacement(seat, _rid(hand_id, number, epoch), epoch)
         return WallDraw(event.tiles[0], hand.wall.remaining)
 
-    def flip_indicator(self, hand_id: str) -> tuple[list[int], int]:
+    def flip_indicator(self, hand_id: str, *, epoch: int = 0) -> tuple[list[int], int]:
         self.counter.wall += 1
         hand = self.hands[hand_id]
-        return list(hand.flip_indicator().tiles), hand.wall.remaining
+        with _fenced():
+            event = hand.flip_indicator(f"{hand_id}/flip" if epoch else "", epoch)
+        return list(event.tiles), hand.wall.remaining
 
-    def swap(self, hand_id: str, seat: int, buried: list[int], number: int = 0) -> list[int]:
+    def swap(
+        self, hand_id: str, seat: int, buried: list[int], number: int = 0, *, epoch: int = 0
+    ) -> list[int]:
         self.counter.wall += 1
-        return list(self.hands[hand_id].swap(seat, buried).tiles)
+        with _fenced():
+            event = self.hands[hand_id].swap(seat, buried, _rid(hand_id, number, epoch), epoch)
+        return list(event.tiles)
 
-    def reveal(self, hand_id: str) -> WallReveal:
+    def reveal(self, hand_id: str, *, epoch: int = 0) -> WallReveal:
         self.counter.wall += 1
         hand = self.hands[hand_id]
-        hand.reveal()
+        with _fenced():
+            hand.reveal(epoch)
         return WallReveal(hand.seed.hex(), hand.commitment.hex())
+
+
+def _rid(hand_id: str, number: int, epoch: int) -> str:
+    return f"{hand_id}/d{number}" if epoch and number else ""
+
+
+@contextlib.contextmanager
+def _fenced() -> Iterator[None]:
+    """The wall's StaleOwner refusal as the port's WallFenced."""
+    try:
+        yield
+    except StaleOwner as exc:
+        raise WallFenced(exc.message, **exc.details) from exc
 
 
 class InProcessRules:

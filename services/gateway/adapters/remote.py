@@ -25,6 +25,7 @@ from services.gateway.domain.ports import (
     HandFacts,
     Settlement,
     WallDraw,
+    WallFenced,
     WallHand,
     WallReveal,
     WinnerResult,
@@ -107,55 +108,74 @@ class RemoteWall:
             hands[C.seat_from_proto(h.seat)] = [C.tile_from_proto(t) for t in h.tiles]
         return hands, resp.counts.remaining
 
-    def draw(self, hand_id: str, seat: int, number: int) -> WallDraw:
+    def _fenced_call(self, fn: Callable[..., T], request) -> T:
+        """``call``, with the wall's ABORTED (a fenced call under a stale owner epoch, the
+        only ABORTED it answers) raised as WallFenced."""
+        try:
+            return call(fn, request, self.timeout)
+        except grpc.RpcError as exc:
+            if exc.code() == grpc.StatusCode.ABORTED:
+                raise WallFenced(exc.details() or "stale owner epoch") from exc
+            raise
+
+    def draw(self, hand_id: str, seat: int, number: int, *, epoch: int = 0) -> WallDraw:
         self.counter.wall += 1
-        resp = call(
+        resp = self._fenced_call(
             self.stub.Draw,
             wall_pb2.DrawRequest(
-                hand_id=hand_id, seat=C.seat_to_proto(seat), request_id=f"{hand_id}/d{number}"
+                hand_id=hand_id,
+                seat=C.seat_to_proto(seat),
+                request_id=f"{hand_id}/d{number}",
+                owner_epoch=epoch,
             ),
-            self.timeout,
         )
         return WallDraw(C.tile_from_proto(resp.tile), resp.counts.remaining)
 
-    def flip_indicator(self, hand_id: str) -> tuple[list[int], int]:
+    def flip_indicator(self, hand_id: str, *, epoch: int = 0) -> tuple[list[int], int]:
         self.counter.wall += 1
-        resp = call(
+        resp = self._fenced_call(
             self.stub.FlipIndicator,
-            wall_pb2.FlipIndicatorRequest(hand_id=hand_id, request_id=f"{hand_id}/flip"),
-            self.timeout,
+            wall_pb2.FlipIndicatorRequest(
+                hand_id=hand_id, request_id=f"{hand_id}/flip", owner_epoch=epoch
+            ),
         )
         turned = [*C.tiles_from_proto(resp.set_aside), C.tile_from_proto(resp.indicator)]
         return turned, resp.counts.remaining
 
-    def draw_replacement(self, hand_id: str, seat: int, number: int) -> WallDraw:
+    def draw_replacement(self, hand_id: str, seat: int, number: int, *, epoch: int = 0) -> WallDraw:
         self.counter.wall += 1
-        resp = call(
+        resp = self._fenced_call(
             self.stub.DrawReplacement,
             wall_pb2.DrawReplacementRequest(
-                hand_id=hand_id, seat=C.seat_to_proto(seat), request_id=f"{hand_id}/d{number}"
+                hand_id=hand_id,
+                seat=C.seat_to_proto(seat),
+                request_id=f"{hand_id}/d{number}",
+                owner_epoch=epoch,
             ),
-            self.timeout,
         )
         return WallDraw(C.tile_from_proto(resp.tile), resp.counts.remaining)
 
-    def swap(self, hand_id: str, seat: int, buried: list[int], number: int) -> list[int]:
+    def swap(
+        self, hand_id: str, seat: int, buried: list[int], number: int, *, epoch: int = 0
+    ) -> list[int]:
         self.counter.wall += 1
-        resp = call(
+        resp = self._fenced_call(
             self.stub.SwapTiles,
             wall_pb2.SwapTilesRequest(
                 hand_id=hand_id,
                 seat=C.seat_to_proto(seat),
                 buried=C.tiles_to_proto(buried),
                 request_id=f"{hand_id}/d{number}",
+                owner_epoch=epoch,
             ),
-            self.timeout,
         )
         return [C.tile_from_proto(t) for t in resp.taken]
 
-    def reveal(self, hand_id: str) -> WallReveal:
+    def reveal(self, hand_id: str, *, epoch: int = 0) -> WallReveal:
         self.counter.wall += 1
-        resp = call(self.stub.Reveal, wall_pb2.RevealRequest(hand_id=hand_id), self.timeout)
+        resp = self._fenced_call(
+            self.stub.Reveal, wall_pb2.RevealRequest(hand_id=hand_id, owner_epoch=epoch)
+        )
         return WallReveal(resp.seed.hex(), resp.commitment.hex())
 
 

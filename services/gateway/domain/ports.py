@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
 
-from shared.errors import ResourceExhausted, Unavailable
+from shared.errors import Aborted, ResourceExhausted, Unavailable
 from shared.melds import Meld
 from shared.table import (
     Action,
@@ -45,6 +45,13 @@ class WallReveal:
     commitment: str  # hex
 
 
+class WallFenced(Aborted):
+    """The wall refused a call under this replica's ownership epoch of the table: a newer
+    owner has called it since (the wall's own fencing: DrawRequest.owner_epoch)."""
+
+    reason = "STALE_OWNER"
+
+
 class WallPort(Protocol):
     def new_hand(
         self, ruleset_name: str, overrides: Mapping[str, str], dealer: int, request_id: str
@@ -56,16 +63,22 @@ class WallPort(Protocol):
     # ``number``: the call's place among the hand's draws, replacement draws and swaps (1, 2,
     # ...), counted by the engine from its own state. A call retried after a failure has the same
     # number, so the wall answers it again (its request id) instead of handing out another tile.
-    def draw(self, hand_id: str, seat: int, number: int) -> WallDraw: ...
+    # ``epoch``: the caller's ownership epoch of the table (0: unfenced), which the gateway's
+    # tables pass (services.gateway.tables.fenced_wall); a refusal raises WallFenced.
+    def draw(self, hand_id: str, seat: int, number: int, *, epoch: int = 0) -> WallDraw: ...
 
-    def draw_replacement(self, hand_id: str, seat: int, number: int) -> WallDraw: ...
+    def draw_replacement(
+        self, hand_id: str, seat: int, number: int, *, epoch: int = 0
+    ) -> WallDraw: ...
 
-    def swap(self, hand_id: str, seat: int, buried: list[int], number: int) -> list[int]:
+    def swap(
+        self, hand_id: str, seat: int, buried: list[int], number: int, *, epoch: int = 0
+    ) -> list[int]:
         """换牌: bury these tiles in the live wall; the tiles taken in exchange."""
 
-    def reveal(self, hand_id: str) -> WallReveal: ...
+    def reveal(self, hand_id: str, *, epoch: int = 0) -> WallReveal: ...
 
-    def flip_indicator(self, hand_id: str) -> tuple[list[int], int]:
+    def flip_indicator(self, hand_id: str, *, epoch: int = 0) -> tuple[list[int], int]:
         """翻百搭: the tiles turned up (bonus tiles set aside, the indicator last) and the tiles
         left; the same answer when repeated."""
 

@@ -49,14 +49,14 @@ import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 import structlog
 
 from services.gateway import metrics
 from services.gateway.domain.events import kinds as K
 from services.gateway.domain.events.log import LoggedEvent
-from services.gateway.domain.ports import is_transient
+from services.gateway.domain.ports import WallFenced, is_transient
 from services.gateway.domain.restore import restore_session
 from services.gateway.domain.session import (
     FINISHED,
@@ -72,9 +72,9 @@ from services.gateway.domain.tokens import sign_seat_token, verify_seat_token
 from services.gateway.runtime import LockedScheduler, ThreadScheduler
 from services.gateway.tables import leases, requests
 from services.gateway.tables.creation import TableSpec, seat_tokens, spec_fingerprint
+from services.gateway.tables.fenced_wall import FencedWall
 from services.gateway.tables.live import LiveTable
 from services.gateway.tables.log import append_events, read_table_log
-from services.gateway.tables.logged_first import LoggedFirstWall
 from services.gateway.tables.records import (
     CREATES,
     JOINS,
@@ -354,9 +354,12 @@ class TableManager:
 
     def _wiring(self, table: LiveTable, sched: LockedScheduler) -> dict[str, Any]:
         """What a session of ``table`` is connected to: ports, scheduler, log, outbox, bots."""
-        ports = dataclasses.replace(
-            self.ports, wall=LoggedFirstWall(self.ports.wall, lambda: self._write_so_far(table))
+        wall = FencedWall(
+            self.ports.wall,
+            lambda: self._fence(table).epoch,
+            lambda exc: self._wall_fenced(table, exc),
         )
+        ports = dataclasses.replace(self.ports, wall=wall)
         return {
             "ports": ports,
             "scheduler": sched,
@@ -493,8 +496,8 @@ class TableManager:
         """One step of ``table``, run with its lock held: the events emitted meanwhile and the
         records that go with them are written in one fenced transaction when it ends (also when
         it raises: what was emitted before a failure happened), then kept, shown to the streams
-        and followed by ``after_write``. Nested: the outermost step writes. A write that
-        failed within the step (before a wall call: :meth:`_write_so_far`) fails the step too,
+        and followed by ``after_write``. Nested: the outermost step writes. A refusal within
+        the step (the wall fencing this replica out: :meth:`_wall_fenced`) fails the step too,
         even if the engine took it for a failed service call and went on: its caller must not
         be told that what it asked for was done."""
         if table.unwritten is not None:
@@ -521,17 +524,22 @@ class TableManager:
         table.unwritten.append((int(time.time() * 1000), event))
         return table.last_seq
 
-    def _write_so_far(self, table: LiveTable) -> None:
-        """Write what the running step emitted so far, and go on with the step (before a wall
-        call: :mod:`.logged_first`)."""
-        if table.unwritten:
-            self._write_step(table)
-            table.unwritten = []
+    def _wall_fenced(self, table: LiveTable, exc: WallFenced) -> NoReturn:
+        """The wall refused this replica's epoch (:mod:`.fenced_wall`): another replica owns
+        the table, as a fenced write would have said. The step fails with NOT_OWNER, and
+        writes nothing (the table is no longer owned here)."""
+        log_.warning("table_wall_call_fenced", table=table.id, error=str(exc))
+        self._lost(table)
+        table.write_failure = self._not_owner(table.id)
+        raise table.write_failure from exc
 
     def _write_step(self, table: LiveTable) -> None:
         events, table.unwritten = table.unwritten or [], None
         records, table.unwritten_records = table.unwritten_records, []
         after, table.after_write = table.after_write, []
+        if not table.owned and (events or records):  # lost within the step: none of it lands
+            table.write_failure = table.write_failure or self._not_owner(table.id)
+            raise table.write_failure
         if not events and not records:
             for fn in after:
                 fn()

@@ -1,12 +1,14 @@
 """A table's step is one write (TableManager.step): its events, its request's result and its
-outbox rows go to the store in one fenced transaction, and a numbered wall call is made only
-once everything emitted before it is in the log (tables/logged_first.py)."""
+outbox rows go to the store in one fenced transaction at its end, and every wall call that
+hands out tiles carries the table's lease epoch, by which the wall fences a former owner
+(tables/fenced_wall.py)."""
 
 from __future__ import annotations
 
 import time
 
 from services.gateway.domain.session import Ports
+from services.gateway.tables import LEASE_PREFIX
 from services.gateway.tables.log import LOG_PREFIX, read_table_log
 from services.gateway.tables.records import OUTBOX
 from shared.store.memory import MemoryStore
@@ -33,43 +35,34 @@ class CountingStore(MemoryStore):
 
 
 class WatchedWall:
-    """The in-process wall, noting on every numbered call how far the table's log had come
-    and how far its engine had (the events emitted)."""
+    """The in-process wall, noting the epoch each call that hands out tiles came with."""
 
-    def __init__(self, wall, store, manager_box) -> None:
-        self.wall, self.store, self.box = wall, store, manager_box
-        self.calls: list[tuple[str, int, int]] = []
+    def __init__(self, wall) -> None:
+        self.wall = wall
+        self.epochs: list[tuple[str, int]] = []
 
     def __getattr__(self, name):
         return getattr(self.wall, name)
 
-    def _note(self, kind: str) -> None:
-        manager = self.box[0]
-        (table,) = manager.tables.values()
-        logged = len(self.store.read_log(LOG_PREFIX + table.id))
-        self.calls.append((kind, logged, table.last_seq))
+    def draw(self, hand_id, seat, number, *, epoch=0):
+        self.epochs.append(("draw", epoch))
+        return self.wall.draw(hand_id, seat, number, epoch=epoch)
 
-    def draw(self, hand_id, seat, number):
-        self._note("draw")
-        return self.wall.draw(hand_id, seat, number)
+    def draw_replacement(self, hand_id, seat, number, *, epoch=0):
+        self.epochs.append(("replacement", epoch))
+        return self.wall.draw_replacement(hand_id, seat, number, epoch=epoch)
 
-    def draw_replacement(self, hand_id, seat, number):
-        self._note("replacement")
-        return self.wall.draw_replacement(hand_id, seat, number)
-
-    def swap(self, hand_id, seat, buried, number):
-        self._note("swap")
-        return self.wall.swap(hand_id, seat, buried, number)
+    def reveal(self, hand_id, *, epoch=0):
+        self.epochs.append(("reveal", epoch))
+        return self.wall.reveal(hand_id, epoch=epoch)
 
 
-def test_a_bot_table_writes_its_steps_whole_and_its_log_before_each_draw():
+def test_a_bot_table_writes_its_steps_whole_and_fences_its_wall_calls():
     store = CountingStore()
     base = inprocess_ports()
-    box: list = []
-    wall = WatchedWall(base.wall, store, box)
+    wall = WatchedWall(base.wall)
     ports = Ports(wall, base.rules, base.scoring)
     manager = table_manager(store, ports, seed=5, report_to_matchmaking=True)
-    box.append(manager)
     try:
         t, _ = manager.create_table(table_spec(max_hands=2, report_hands=True))
         deadline = time.monotonic() + 60
@@ -79,10 +72,14 @@ def test_a_bot_table_writes_its_steps_whole_and_its_log_before_each_draw():
         log = read_table_log(store, t)
         assert [e.seq for e in log] == list(range(1, len(log) + 1))
         assert [e.kind for e in log].count("hand_result") == 2
-        # Many events per write: one transaction per step, not per event.
+        # Many events per write: one transaction per step, not per event nor per draw.
         assert store.log_writes * 2 < len(log), (store.log_writes, len(log))
-        # Every numbered wall call came with nothing emitted left unwritten.
-        assert wall.calls and all(logged == emitted for _, logged, emitted in wall.calls)
+        draws = sum(1 for e in log if e.kind == "tile_drawn")
+        assert store.log_writes < len(log) - draws, (store.log_writes, draws, len(log))
+        # Every call handing out tiles or ending a hand carried the table's lease epoch.
+        epoch = store.get_lease(LEASE_PREFIX + t).epoch
+        assert epoch >= 1 and [k for k, _ in wall.epochs].count("reveal") == 2
+        assert {e for _, e in wall.epochs} == {epoch}
         # The outbox rows went in with their hands (written by the step, under its fence).
         reports = [k for k, _ in store.scan(OUTBOX, "")]
         assert len(reports) == 3  # two hands and the table's end

@@ -7,11 +7,13 @@ after creating a table leaves it to the others. On every backend."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import pytest
 
-from services.gateway.bots import engine_policy, make_bot
+from services.gateway.bots import RandomBot, engine_policy, make_bot
+from services.gateway.domain.ports import WallFenced
 from services.gateway.domain.tokens import sign_seat_token
 from services.gateway.runtime import ThreadScheduler
 from services.gateway.tables import (
@@ -24,7 +26,7 @@ from services.gateway.tables import (
 from services.gateway.tables.records import REQUESTS
 from shared.errors import Unavailable
 from shared.store.base import StoreUnavailable
-from shared.table import Discard
+from shared.table import Discard, Pass
 from tests.support.sessions import inprocess_ports, seats
 from tests.support.stacks import SEAT_SECRET, table_manager, table_spec
 
@@ -81,6 +83,71 @@ def test_a_paused_owner_can_no_longer_write_once_another_replica_took_over(backe
         first.close()
         if second is not None:
             second.close()
+
+
+class NeverClaims(RandomBot):
+    """A random bot that lets every discard go: a discard is always followed by a draw."""
+
+    def claim(self, view, options, tile):
+        return Pass()
+
+
+class RefusingWall:
+    """The in-process wall, which refuses every draw as fenced once ``refuse`` is set (as the
+    wall does once a newer owner of the table has called it: services/wall/record.py)."""
+
+    def __init__(self, wall) -> None:
+        self.wall, self.refuse, self.refused = wall, False, 0
+
+    def __getattr__(self, name):
+        return getattr(self.wall, name)
+
+    def _draw(self, fn, *args, **kw):
+        if self.refuse:
+            self.refused += 1
+            raise WallFenced("owner epoch 1 is older than 2: another replica owns the table")
+        return fn(*args, **kw)
+
+    def draw(self, *args, **kw):
+        return self._draw(self.wall.draw, *args, **kw)
+
+    def draw_replacement(self, *args, **kw):
+        return self._draw(self.wall.draw_replacement, *args, **kw)
+
+
+def test_a_wall_call_refused_as_fenced_drops_the_table_and_writes_nothing(backend):
+    """A step whose draw the wall refuses for a stale epoch is this replica's news that it
+    lost the table: nothing of the step is written, the table leaves memory, and its caller
+    (if the refusal came within its call) is answered NOT_OWNER."""
+    base = inprocess_ports()
+    wall = RefusingWall(base.wall)
+    settings = GatewaySettings(secret=SEAT_SECRET, replica_id="gw-a", **SLOW)
+    manager = TableManager(
+        backend.open(),
+        dataclasses.replace(base, wall=wall),
+        settings,
+        policy=engine_policy(NeverClaims(3)),
+    )
+    try:
+        t, tokens = manager.create_table(table_spec(seats(1, "p"), first_dealer=0))
+        until(prompted(manager, t, tokens[0]), "seat 0's prompt")
+        held = manager.tables[t]
+        view = manager.view(t, tokens[0], 0)
+        logged = read_table_log(manager.store, t)
+        wall.refuse = True
+        try:  # the bots let it go: the next seat draws, within this call or just after
+            manager.act(t, tokens[0], 0, "d-1", view["last_sequence"], Discard(
+                view["prompt"].options.discards[0]
+            ))  # fmt: skip
+        except Unavailable as exc:
+            assert exc.reason == "NOT_OWNER"
+        until(lambda: t not in manager.tables, "the table to leave memory")
+        assert wall.refused == 1 and not held.owned
+        log = read_table_log(manager.store, t)
+        assert log[: len(logged)] == logged
+        assert not [e for e in log[len(logged) :] if e.kind == "tile_drawn"]
+    finally:
+        manager.close()
 
 
 def test_a_stopping_replica_hands_its_tables_over_at_once(backend):

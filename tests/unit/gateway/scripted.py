@@ -41,13 +41,13 @@ class ScriptedWall:
         tile = q.popleft()
         return WallDraw(tile, self.remaining)
 
-    def draw(self, hand_id, seat, number=0) -> WallDraw:
+    def draw(self, hand_id, seat, number=0, *, epoch=0) -> WallDraw:
         return self._take(self.live)
 
-    def draw_replacement(self, hand_id, seat, number=0) -> WallDraw:
+    def draw_replacement(self, hand_id, seat, number=0, *, epoch=0) -> WallDraw:
         return self._take(self.tail)
 
-    def reveal(self, hand_id) -> WallReveal:
+    def reveal(self, hand_id, *, epoch=0) -> WallReveal:
         self.calls += 1
         return WallReveal("11" * 32, "00" * 32)
 

@@ -55,16 +55,16 @@ class Faults:
         self.calls = 0  # calls of target while armed (retries included)
         self.failed = 0
 
-    def call(self, name: str, fn, *args):
+    def call(self, name: str, fn, *args, **kw):
         if not self.armed or name != self.target:
-            return fn(*args)
+            return fn(*args, **kw)
         self.calls += 1
         if self.calls >= self.at and self.failed < self.times:
             self.failed += 1
             if self.lost:
-                fn(*args)
+                fn(*args, **kw)
             raise Unavailable(f"{name} down")
-        return fn(*args)
+        return fn(*args, **kw)
 
 
 class Wall(SeededWall):
@@ -79,23 +79,24 @@ class Wall(SeededWall):
             "new_hand", super().new_hand, ruleset_name, overrides, dealer, request_id
         )
 
-    def _draw(self, hand_id, seat, number, replacement):
+    def _draw(self, hand_id, seat, number, replacement, epoch=0):
         hand = self.hands[hand_id]
         rid = f"{hand_id}/d{number}"
-        ev = hand.draw_replacement(seat, rid) if replacement else hand.draw(seat, rid)
+        take = hand.draw_replacement if replacement else hand.draw
+        ev = take(seat, rid, epoch)
         return WallDraw(ev.tiles[0], hand.wall.remaining)
 
     def deal(self, hand_id):
         return self.faults.call("deal", super().deal, hand_id)
 
-    def draw(self, hand_id, seat, number=0):
-        return self.faults.call("draw", self._draw, hand_id, seat, number, False)
+    def draw(self, hand_id, seat, number=0, *, epoch=0):
+        return self.faults.call("draw", self._draw, hand_id, seat, number, False, epoch)
 
-    def draw_replacement(self, hand_id, seat, number=0):
-        return self.faults.call("draw_replacement", self._draw, hand_id, seat, number, True)
+    def draw_replacement(self, hand_id, seat, number=0, *, epoch=0):
+        return self.faults.call("draw_replacement", self._draw, hand_id, seat, number, True, epoch)
 
-    def reveal(self, hand_id):
-        return self.faults.call("reveal", super().reveal, hand_id)
+    def reveal(self, hand_id, *, epoch=0):
+        return self.faults.call("reveal", super().reveal, hand_id, epoch=epoch)
 
 
 class Rules(InProcessRules):

@@ -18,8 +18,8 @@ OVERRIDES = {"table.tile_swap": "true"}
 class SwapWall(Wall):
     """The seeded wall of test_resume_steps, its swaps failing as ``faults`` say too."""
 
-    def swap(self, hand_id, seat, buried, number=0):
-        return self.faults.call("swap", super().swap, hand_id, seat, buried, number)
+    def swap(self, hand_id, seat, buried, number=0, *, epoch=0):
+        return self.faults.call("swap", super().swap, hand_id, seat, buried, number, epoch=epoch)
 
 
 def engine(seed: int, faults: Faults) -> tuple[HandEngine, list]:

@@ -1,0 +1,67 @@
+"""The wall as one table's engine calls it: every call that hands out tiles or ends the hand
+carries the table's ownership epoch (the lease's fencing token), so the wall itself refuses a
+former owner (DrawRequest.owner_epoch; services.wall.record.HandWall).
+
+Why: a replica paused past its lease may resume mid-step and call the wall on decisions it
+never wrote (its bot's, a claim); the new owner continues from the log and may make another
+call under the same number. The wall takes the newer epoch's call as the truth, voids what the
+older epoch was handed beyond the log, and refuses the older epoch from then on. So the log
+and the wall agree without the step writing its events before each draw: one write per step.
+A refusal is this replica's news that it lost the table, handled as a fenced write.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import NoReturn, TypeVar
+
+from services.gateway.domain.ports import WallDraw, WallFenced, WallHand, WallPort, WallReveal
+
+R = TypeVar("R")
+
+
+class FencedWall:
+    """A :class:`~services.gateway.domain.ports.WallPort` passing ``epoch()`` with each call
+    that hands out tiles or reveals the seed; ``fenced`` is called with the wall's refusal
+    (and raises: the table is lost)."""
+
+    __slots__ = ("_epoch", "_fenced", "_wall")
+
+    def __init__(
+        self,
+        wall: WallPort,
+        epoch: Callable[[], int],
+        fenced: Callable[[WallFenced], NoReturn],
+    ) -> None:
+        self._wall = wall
+        self._epoch = epoch
+        self._fenced = fenced
+
+    def _call(self, fn: Callable[..., R], *args) -> R:
+        try:
+            return fn(*args, epoch=self._epoch())
+        except WallFenced as exc:
+            self._fenced(exc)
+
+    def new_hand(
+        self, ruleset_name: str, overrides: Mapping[str, str], dealer: int, request_id: str
+    ) -> WallHand:
+        return self._wall.new_hand(ruleset_name, overrides, dealer, request_id)
+
+    def deal(self, hand_id: str) -> tuple[list[list[int]], int]:
+        return self._wall.deal(hand_id)  # one per hand: the same answer whoever asks
+
+    def draw(self, hand_id: str, seat: int, number: int) -> WallDraw:
+        return self._call(self._wall.draw, hand_id, seat, number)
+
+    def draw_replacement(self, hand_id: str, seat: int, number: int) -> WallDraw:
+        return self._call(self._wall.draw_replacement, hand_id, seat, number)
+
+    def swap(self, hand_id: str, seat: int, buried: list[int], number: int) -> list[int]:
+        return self._call(self._wall.swap, hand_id, seat, buried, number)
+
+    def reveal(self, hand_id: str) -> WallReveal:
+        return self._call(self._wall.reveal, hand_id)
+
+    def flip_indicator(self, hand_id: str) -> tuple[list[int], int]:
+        return self._call(self._wall.flip_indicator, hand_id)
