@@ -8,7 +8,7 @@
     the processes have exited (a backend hands its counts to the server's statistics at exit,
     else up to 10 s after it went idle), less those of the same stack left idle as long (start,
     migrations, lease renewals, the ticker), and divided by the actions the gateway applied
-    (``mahjong_gateway_actions_total``); goal ≤ 2. Beside it: the write transactions among them
+    (``mahjong_gateway_actions_total``). Beside it: the write transactions among them (goal ≤ 2)
     and what each wrote, from row triggers the benchmark adds to the services' tables (each row
     written is noted with its transaction id, table, namespace and operation, in the same
     transaction, so they add no transaction), the store operations each service counted
@@ -402,10 +402,12 @@ def transactions_per_action(server: str) -> None:
             f"    {s:<12}{play.commits[s]:>10,}{idle.commits[s]:>7,}{net:>7,}"
             f"{net / actions:>9.2f}{rolled:>12,}{writes:>11,}{writes / actions:>9.2f}"
         )
-    goal = "meets" if total / actions <= 2 else "MISSES"
+    # The goal counts store writes (the issue: "store writes (transactions) per player
+    # action"); the committed count beside it includes the reads.
+    goal = "meet" if total_w / actions <= 2 else "MISS"
     print(
         f"    {'all':<12}{'':>10}{'':>7}{total:>7,}{total / actions:>9.2f}{'':>12}"
-        f"{total_w:>11,}{total_w / actions:>9.2f}  — {goal} the ≤ 2 goal"
+        f"{total_w:>11,}{total_w / actions:>9.2f}  — write transactions {goal} the ≤ 2 goal"
     )
     print(
         "    (net: committed minus the idle stack's, reads included; write txns: transactions "
