@@ -199,8 +199,16 @@ class TableManager:
         self._recover_lock = threading.RLock()
         self._public_lock = threading.Lock()
         self._stop = threading.Event()
-        self._lease_thread = threading.Thread(target=self._renew_leases, daemon=True)
+        # Renewals and takeovers on threads of their own: however long adopting orphaned
+        # tables takes (a log read and a replay each), this replica's leases are renewed.
+        self._lease_thread = threading.Thread(
+            target=self._renew_leases, name="gateway-leases", daemon=True
+        )
+        self._adopt_thread = threading.Thread(
+            target=self._adopt_orphans, name="gateway-adopt", daemon=True
+        )
         self._lease_thread.start()
+        self._adopt_thread.start()
 
     # --- tables ----------------------------------------------------------------------------
     def create_table(self, spec: TableSpec, creator: str = "") -> tuple[str, list[str]]:
@@ -478,6 +486,8 @@ class TableManager:
     def _take_over_expired(self) -> None:
         """Adopt every table whose owner stopped renewing its lease (or released it)."""
         for table_id in self.ownership.orphans():
+            if self._stop.is_set():
+                return
             if table_id in self.tables:
                 continue
             try:
@@ -695,20 +705,17 @@ class TableManager:
 
     # --- leases ----------------------------------------------------------------------------
     def _renew_leases(self) -> None:
-        """Renew this replica's leases every lease/3, and look for tables to take over (an
-        owner gone, or one that released its tables when it drained) every second at most."""
-        st = self.settings
-        renew_every = max(0.05, st.lease_ms / 3000)
-        scan_every = min(1.0, renew_every)
-        last_renew = 0.0
-        while not self._stop.wait(scan_every):
-            now = time.monotonic()
-            if now - last_renew >= renew_every:
-                last_renew = now
-                try:
-                    self.ownership.renew()  # a lease another replica took: _lost_id
-                except Exception as exc:  # the store is down: keep playing, retry later
-                    log_.warning("lease_renewal_failed", error=repr(exc))
+        """Renew this replica's leases every lease/3."""
+        while not self._stop.wait(max(0.05, self.settings.lease_ms / 3000)):
+            try:
+                self.ownership.renew()  # a lease another replica took: _lost_id
+            except Exception as exc:  # the store is down: keep playing, retry later
+                log_.warning("lease_renewal_failed", error=repr(exc))
+
+    def _adopt_orphans(self) -> None:
+        """Look for tables to take over (an owner gone, or one that released its tables when
+        it drained) every lease/3, and every second at most."""
+        while not self._stop.wait(min(1.0, max(0.05, self.settings.lease_ms / 3000))):
             try:
                 self._take_over_expired()
             except Exception as exc:
@@ -996,6 +1003,7 @@ class TableManager:
         the tables over within a second instead of after the lease expires."""
         self._stop.set()
         self._lease_thread.join(timeout=5)
+        self._adopt_thread.join(timeout=5)
         self.scheduler.close()
         for table in list(self.tables.values()):
             with table.cond:  # after any step in progress: nothing more is written here
@@ -1012,6 +1020,7 @@ class TableManager:
         released, so another replica takes them without waiting for them to expire)."""
         self._stop.set()
         self._lease_thread.join(timeout=5)
+        self._adopt_thread.join(timeout=5)
         self.scheduler.close()
         with contextlib.suppress(StoreError):
             self.ownership.release_all()

@@ -150,6 +150,44 @@ def test_a_wall_call_refused_as_fenced_drops_the_table_and_writes_nothing(backen
         manager.close()
 
 
+def test_a_slow_takeover_never_delays_the_replicas_own_renewals(backend, monkeypatch):
+    """Adopting an orphaned table (its log read, its hand replayed) may take long; the
+    replica's own leases are renewed meanwhile, so a third replica, watching for expired
+    leases, never gets its tables."""
+    ports = inprocess_ports()
+
+    def replica(name: str) -> TableManager:
+        return table_manager(backend.open(), ports, seed=3, replica_id=name, lease_ms=300, **SLOW)
+
+    own, gone, other = replica("gw-a"), replica("gw-b"), replica("gw-c")
+    try:
+        mine, _ = own.create_table(table_spec(seats(1, "p"), first_dealer=0))
+        orphan, _ = gone.create_table(table_spec(seats(1, "q"), first_dealer=0))
+        slow: list[str] = []
+        recover, recover_other = own._recover, other._recover
+
+        def slow_recover(table_id):
+            if table_id == orphan:
+                slow.append(table_id)
+                time.sleep(1.5)  # five leases
+            return recover(table_id)
+
+        monkeypatch.setattr(own, "_recover", slow_recover)  # gw-a adopts the orphan, slowly
+        monkeypatch.setattr(other, "_recover", lambda t: None if t == orphan else recover_other(t))
+        gone._stop.set()  # gw-b dies: its table is orphaned once its lease runs out
+        gone._lease_thread.join()
+        gone._adopt_thread.join()
+        epoch = own.store.get_lease(LEASE_PREFIX + mine).epoch
+        until(lambda: slow, "gw-a to start adopting the orphan")
+        until(lambda: orphan in own.tables, "the slow adoption to finish")
+        lease = own.store.get_lease(LEASE_PREFIX + mine)
+        assert (lease.owner, lease.epoch) == ("gw-a", epoch) and mine in own.tables
+        assert mine not in other.tables
+    finally:
+        for m in (own, gone, other):
+            m.close()
+
+
 def test_a_stopping_replica_hands_its_tables_over_at_once(backend):
     ports = inprocess_ports()
     # A long lease: waiting for it to expire would take 30 s.
