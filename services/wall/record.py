@@ -102,8 +102,9 @@ class HandWall:
     then made again from the hand as it was: the same tile for the same call, the right one
     for a different call (a bot that decided otherwise on the new owner). Only a plain retry,
     the same call under the same epoch as the hand's last operation, is answered as before.
-    Unfenced operations (``epoch`` 0) keep request-id idempotency: a reused id for another
-    call is refused."""
+    What an unfenced caller was handed, or an unfenced reveal, is never voided: a fenced call
+    that would is refused. Unfenced operations (``epoch`` 0) keep request-id idempotency: a
+    reused id for another call is refused."""
 
     hand_id: str
     seed: bytes
@@ -121,10 +122,13 @@ class HandWall:
     tile_set: TileSet = STANDARD
     epoch: int = 0  # the highest owner epoch of an operation so far (0: none fenced)
     event_epochs: list[int] = field(default_factory=list)  # the owner epoch of each event
+    reveal_epoch: int = 0  # the epoch the hand was revealed under, if it is (0: unfenced)
+    # The wall as NewHand laid it out, which a void rebuilds from (empty: shuffle the seed).
+    shuffled: tuple[int, ...] = field(default=(), compare=False)
     # What the operation under way did besides its own event (read by rows.op_for, reset by
     # each operation): the event it voided from (0: none) and the epoch it was made under.
-    voided_from: int = 0
-    op_epoch: int = 0
+    voided_from: int = field(default=0, compare=False)
+    op_epoch: int = field(default=0, compare=False)
 
     # --- creation --------------------------------------------------------------------------
     @classmethod
@@ -151,7 +155,16 @@ class HandWall:
         shuffle.check_seed(seed)
         tiles, dice = shuffle.shuffle_and_dice(seed, full)
         wall = Wall.build(tiles, dealer, dice, reserved, full)
-        return cls(hand_id, bytes(seed), dealer, dice, wall, swap_count, tile_set=tile_set)
+        return cls(
+            hand_id,
+            bytes(seed),
+            dealer,
+            dice,
+            wall,
+            swap_count,
+            tile_set=tile_set,
+            shuffled=tuple(tiles),
+        )
 
     @property
     def commitment(self) -> bytes:
@@ -260,23 +273,32 @@ class HandWall:
             if retry:
                 return event
             self._void_from(seq)
-        elif self.revealed:
+        elif self.revealed and self.reveal_epoch:
             self._void_from(len(self.events) + 1)  # revealed for a hand end never logged
         self.epoch = epoch
         return None
 
     def _void_from(self, sequence: int) -> None:
-        """Void every event from ``sequence`` on, and the reveal: the hand is rebuilt from its
-        seed through the events before (each handing out the same tiles again)."""
+        """Void every event from ``sequence`` on, and the reveal: the hand is rebuilt from the
+        wall as shuffled through the events before (each handing out the same tiles again).
+        An unfenced caller's event or reveal is never voided (StaleOwner)."""
         keep = self.events[: sequence - 1]
-        if any(e.kind == DEAL for e in self.events[sequence - 1 :]):
-            raise AssertionError(f"hand {self.hand_id}: the deal cannot be voided")
-        fresh = HandWall.create(
+        unfenced = 0 in self.event_epochs[sequence - 1 :]
+        if unfenced or (self.revealed and not self.reveal_epoch):
+            raise StaleOwner(
+                f"hand {self.hand_id}: what an unfenced caller was handed (from event "
+                f"{sequence} on) is not this caller's to void: another owner plays the table",
+                hand_id=self.hand_id,
+            )
+        tiles = self.shuffled or shuffle.shuffle_and_dice(self.seed, self.tile_set.tiles())[0]
+        wall = Wall.build(tiles, self.dealer, self.dice, self.wall.reserved, self.tile_set.tiles())
+        fresh = HandWall(
             self.hand_id,
             self.seed,
             self.dealer,
-            reserved=self.wall.reserved,
-            swap_count=self.swap_count,
+            self.dice,
+            wall,
+            self.swap_count,
             tile_set=self.tile_set,
         )
         for e in keep:
@@ -301,6 +323,7 @@ class HandWall:
         self.swap_stream_position = fresh.swap_stream_position
         self.request_ids = {rid: q for rid, q in self.request_ids.items() if q < sequence}
         self.revealed = False
+        self.reveal_epoch = 0
         self.voided_from = min(self.voided_from or sequence, sequence)
 
     # --- operations ------------------------------------------------------------------------
@@ -468,17 +491,23 @@ class HandWall:
         event = self.indicator_event()
         return None if event is None else self.tile_set.wild_kind_for(event.tiles[-1])
 
-    def reveal(self, epoch: int = 0) -> None:
-        """End the hand's wall: the seed may be disclosed; no more draws. Fenced, a hand
-        revealed under an older epoch is revealed again under this one (its row holds the
-        newer epoch, so the former owner can undo nothing)."""
+    def reveal(self, epoch: int = 0, next_request_id: str = "") -> None:
+        """End the hand's wall: the seed may be disclosed; no more draws. Fenced, what the
+        wall handed out under ``next_request_id`` (the call the caller would make next) and
+        after was never logged by the caller, and is void; a hand revealed under an older
+        epoch is revealed again under this one (its row holds the newer epoch)."""
         self._begin(epoch)
         if epoch:
             self._check_epoch(epoch)
-            if self.revealed and epoch != self.epoch:
+            seq = self.request_ids.get(next_request_id) if next_request_id else None
+            if seq is not None:
+                self._void_from(seq)
+            elif self.revealed and self.reveal_epoch and epoch != self.reveal_epoch:
                 self._void_from(len(self.events) + 1)
             self.epoch = epoch
-        self.revealed = True
+        if not self.revealed:
+            self.revealed = True
+            self.reveal_epoch = epoch
 
     def copy(self) -> HandWall:
         """A snapshot that later operations on this hand do not change."""
@@ -508,6 +537,8 @@ class HandWall:
             self.tile_set,
             self.epoch,
             list(self.event_epochs),
+            self.reveal_epoch,
+            self.shuffled,
         )
 
     # --- storage (version 1: the whole hand in one record; see services/wall/rows.py) ------
@@ -534,6 +565,8 @@ class HandWall:
             "created": self.created,
             "request_id": self.request_id,
         }
+        if self.epoch:  # fenced operations on a hand stored whole (before version 2)
+            data.update(epoch=self.epoch, epochs=self.event_epochs, reveal_epoch=self.reveal_epoch)
         ts = tile_set_to_json(self.tile_set)
         if ts is not None:
             data["tile_set"] = ts
@@ -569,5 +602,7 @@ class HandWall:
             d.get("created", 0.0),
             d.get("request_id", ""),
             tile_set_from_json(d.get("tile_set")),
-            event_epochs=[0] * len(events),  # version 1 predates fencing
+            epoch=int(d.get("epoch", 0)),
+            event_epochs=[int(e) for e in d.get("epochs", [0] * len(events))],
+            reveal_epoch=int(d.get("reveal_epoch", 0)),
         )

@@ -276,9 +276,9 @@ class WallRepository:
             if raw is None:
                 raise NotFound(f"no hand {hand_id!r}", hand_id=hand_id)
             hand = HandWall.from_bytes(raw)
-            before = len(hand.events), hand.revealed
+            before = list(hand.events), hand.revealed, hand.epoch
             result = op(hand)
-            changed = (len(hand.events), hand.revealed) != before
+            changed = (hand.events, hand.revealed, hand.epoch) != before
             return (hand.to_bytes() if changed else None), result
 
         return self.store.update(NAMESPACE, hand_id, tx)
@@ -319,12 +319,12 @@ class WallRepository:
         """翻百搭: turn the 百搭 indicator (:meth:`HandWall.flip_indicator`)."""
         return self._update(hand_id, lambda h: (h.flip_indicator(request_id, epoch), h), request_id)
 
-    def reveal(self, hand_id: str, epoch: int = 0) -> HandWall:
+    def reveal(self, hand_id: str, epoch: int = 0, next_request_id: str = "") -> HandWall:
         def op(h: HandWall) -> HandWall:
-            h.reveal(epoch)
+            h.reveal(epoch, next_request_id)
             return h
 
-        return self._update(hand_id, op)
+        return self._update(hand_id, op, next_request_id)
 
     def prune(self, max_age_seconds: float) -> int:
         """Delete walls created more than ``max_age_seconds`` ago (revealed or abandoned), their

@@ -94,6 +94,7 @@ class HandHeader:
         )
         hand.created = self.created
         hand.request_id = self.request_id
+        hand.shuffled = self.tiles
         return hand
 
     def to_bytes(self) -> bytes:
@@ -200,7 +201,7 @@ class WallOp:
             hand.deal()
             return
         if kind == REVEAL:
-            hand.reveal(epoch)
+            hand.reveal(epoch, self.request_id)
             self._check_void(hand)
             return
         before = len(hand.events)
@@ -233,7 +234,7 @@ def op_for(hand: HandWall, events_before: int, revealed_before: bool, rid: str) 
     event, under the epoch it was made with, and what it voided first."""
     voided, epoch = hand.voided_from, hand.op_epoch
     if hand.revealed and (voided or not revealed_before):
-        return WallOp(REVEAL, epoch=epoch, void_from=voided)
+        return WallOp(REVEAL, request_id=rid, epoch=epoch, void_from=voided)
     new = hand.events[voided - 1 if voided else events_before :]
     if not new:
         return None

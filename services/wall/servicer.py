@@ -177,7 +177,7 @@ class WallServicer(wall_pb2_grpc.WallServiceServicer):
         )
 
     def Reveal(self, request, context):
-        hand = self.repo.reveal(request.hand_id, request.owner_epoch)
+        hand = self.repo.reveal(request.hand_id, request.owner_epoch, request.next_request_id)
         HANDS_REVEALED.inc()
         return wall_pb2.RevealResponse(
             seed=hand.seed,

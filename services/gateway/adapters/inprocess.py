@@ -96,11 +96,11 @@ class InProcessWall:
             event = self.hands[hand_id].swap(seat, buried, _rid(hand_id, number, epoch), epoch)
         return list(event.tiles)
 
-    def reveal(self, hand_id: str, *, epoch: int = 0) -> WallReveal:
+    def reveal(self, hand_id: str, number: int = 0, *, epoch: int = 0) -> WallReveal:
         self.counter.wall += 1
         hand = self.hands[hand_id]
         with _fenced():
-            hand.reveal(epoch)
+            hand.reveal(epoch, _rid(hand_id, number, epoch))
         return WallReveal(hand.seed.hex(), hand.commitment.hex())
 
 

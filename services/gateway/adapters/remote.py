@@ -171,10 +171,15 @@ class RemoteWall:
         )
         return [C.tile_from_proto(t) for t in resp.taken]
 
-    def reveal(self, hand_id: str, *, epoch: int = 0) -> WallReveal:
+    def reveal(self, hand_id: str, number: int = 0, *, epoch: int = 0) -> WallReveal:
         self.counter.wall += 1
         resp = self._fenced_call(
-            self.stub.Reveal, wall_pb2.RevealRequest(hand_id=hand_id, owner_epoch=epoch)
+            self.stub.Reveal,
+            wall_pb2.RevealRequest(
+                hand_id=hand_id,
+                owner_epoch=epoch,
+                next_request_id=f"{hand_id}/d{number}" if number else "",
+            ),
         )
         return WallReveal(resp.seed.hex(), resp.commitment.hex())
 

@@ -76,7 +76,9 @@ class WallPort(Protocol):
     ) -> list[int]:
         """换牌: bury these tiles in the live wall; the tiles taken in exchange."""
 
-    def reveal(self, hand_id: str, *, epoch: int = 0) -> WallReveal: ...
+    def reveal(self, hand_id: str, number: int = 0, *, epoch: int = 0) -> WallReveal:
+        """End the hand's wall: its seed. ``number``: the call the engine would make next
+        (fenced, whatever the wall handed out under it and after was never logged: void)."""
 
     def flip_indicator(self, hand_id: str, *, epoch: int = 0) -> tuple[list[int], int]:
         """翻百搭: the tiles turned up (bonus tiles set aside, the indicator last) and the tiles

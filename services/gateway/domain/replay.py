@@ -182,7 +182,7 @@ class RecordedWall:
         self.remaining -= len(turned)
         return turned, self.remaining
 
-    def reveal(self, hand_id) -> WallReveal:
+    def reveal(self, hand_id, number=0) -> WallReveal:
         return WallReveal(self.seed, self.started.commitment)
 
 

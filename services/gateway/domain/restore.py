@@ -78,8 +78,8 @@ class ResumingWall(RecordedWall):
             return super().flip_indicator(hand_id)
         return self.live_wall.flip_indicator(hand_id)
 
-    def reveal(self, hand_id) -> WallReveal:
-        return self.live_wall.reveal(hand_id)
+    def reveal(self, hand_id, number=0) -> WallReveal:
+        return self.live_wall.reveal(hand_id, number)
 
 
 def restore_session(

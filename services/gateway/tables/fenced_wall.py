@@ -60,8 +60,8 @@ class FencedWall:
     def swap(self, hand_id: str, seat: int, buried: list[int], number: int) -> list[int]:
         return self._call(self._wall.swap, hand_id, seat, buried, number)
 
-    def reveal(self, hand_id: str) -> WallReveal:
-        return self._call(self._wall.reveal, hand_id)
+    def reveal(self, hand_id: str, number: int = 0) -> WallReveal:
+        return self._call(self._wall.reveal, hand_id, number)
 
     def flip_indicator(self, hand_id: str) -> tuple[list[int], int]:
         return self._call(self._wall.flip_indicator, hand_id)

@@ -52,9 +52,9 @@ class WatchedWall:
         self.epochs.append(("replacement", epoch))
         return self.wall.draw_replacement(hand_id, seat, number, epoch=epoch)
 
-    def reveal(self, hand_id, *, epoch=0):
+    def reveal(self, hand_id, number=0, *, epoch=0):
         self.epochs.append(("reveal", epoch))
-        return self.wall.reveal(hand_id, epoch=epoch)
+        return self.wall.reveal(hand_id, number, epoch=epoch)
 
 
 def test_a_bot_table_writes_its_steps_whole_and_fences_its_wall_calls():

@@ -47,7 +47,7 @@ class ScriptedWall:
     def draw_replacement(self, hand_id, seat, number=0, *, epoch=0) -> WallDraw:
         return self._take(self.tail)
 
-    def reveal(self, hand_id, *, epoch=0) -> WallReveal:
+    def reveal(self, hand_id, number=0, *, epoch=0) -> WallReveal:
         self.calls += 1
         return WallReveal("11" * 32, "00" * 32)
 

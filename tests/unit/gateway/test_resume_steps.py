@@ -95,8 +95,8 @@ class Wall(SeededWall):
     def draw_replacement(self, hand_id, seat, number=0, *, epoch=0):
         return self.faults.call("draw_replacement", self._draw, hand_id, seat, number, True, epoch)
 
-    def reveal(self, hand_id, *, epoch=0):
-        return self.faults.call("reveal", super().reveal, hand_id, epoch=epoch)
+    def reveal(self, hand_id, number=0, *, epoch=0):
+        return self.faults.call("reveal", super().reveal, hand_id, number, epoch=epoch)
 
 
 class Rules(InProcessRules):

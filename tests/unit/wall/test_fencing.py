@@ -8,9 +8,10 @@ from __future__ import annotations
 import pytest
 
 from services.wall.record import HandWall, StaleOwner
-from services.wall.repository import LOG_PREFIX, WallRepository
+from services.wall.repository import LOG_PREFIX, NAMESPACE, WallRepository
 from services.wall.rows import WallOp
-from shared.errors import InvalidArgument
+from shared.errors import FailedPrecondition, InvalidArgument
+from shared.store.memory import MemoryStore
 
 SEED = bytes(range(32))
 
@@ -81,6 +82,50 @@ def test_a_reveal_never_logged_is_voided_by_the_owners_next_call():
     assert hand.revealed and hand.voided_from == 0
 
 
+def test_a_reveal_voids_what_the_callers_log_never_got():
+    """The new owner's log ends before the former owner's draw d2, and its hand ends there
+    (a win on the discard): its Reveal names d2 as its next call, so d2 is void."""
+    hand = dealt()
+    hand.draw(0, "d1", epoch=1)
+    hand.draw(1, "d2", epoch=1)  # never logged
+    hand.reveal(epoch=2, next_request_id="d2")
+    assert hand.revealed and len(hand.events) == 5 and hand.voided_from == 6
+    reference = dealt()
+    reference.draw(0)
+    assert hand.wall.live_drawn == reference.wall.live_drawn
+
+
+def test_what_an_unfenced_caller_was_handed_is_never_voided():
+    """A fleet mixing gateways that fence and gateways that do not: an unfenced owner's draw,
+    which it may have logged, is not a fenced caller's to void (its tile would go out twice)."""
+    hand = dealt()
+    hand.draw(0, "d0", epoch=2)
+    logged = hand.draw(1, "d1")  # an unfenced owner's, maybe logged
+    with pytest.raises(StaleOwner, match="unfenced"):
+        hand.draw_replacement(1, "d1", epoch=2)
+    assert hand.draw(2, "d2").tiles != logged.tiles
+    hand.reveal()  # an unfenced reveal (an operator's) is not undone by a fenced draw either
+    with pytest.raises(FailedPrecondition, match="revealed"):
+        hand.draw(3, "d3", epoch=2)
+
+
+def test_a_wall_stored_whole_keeps_its_epochs_and_voids():
+    """Version 1 (the whole hand in its record): the void and the epoch are written too."""
+    store = MemoryStore()
+    old = HandWall.create("h_" + "1" * 24, SEED, 0)
+    old.deal()
+    store.create(NAMESPACE, old.hand_id, old.to_bytes())
+    repo = WallRepository(store)
+    repo.draw(old.hand_id, 1, "d1", epoch=1)
+    first, _ = repo.draw_replacement(old.hand_id, 1, "d1", epoch=2)
+    second, _ = repo.draw_replacement(old.hand_id, 2, "d2", epoch=2)
+    assert first.tiles != second.tiles
+    with pytest.raises(StaleOwner):
+        repo.draw(old.hand_id, 3, "d3", epoch=1)
+    again = WallRepository(store).get(old.hand_id)
+    assert again.events[-2:] == [first, second] and again.epoch == 2
+
+
 def test_unfenced_calls_keep_request_id_idempotency():
     hand = dealt()
     hand.draw(0, "d1")
@@ -106,7 +151,8 @@ def test_replicas_agree_on_a_takeover_through_the_store(backend):
     swapped, _ = b.draw_replacement(hand.hand_id, 3, "d2", epoch=2)
     with pytest.raises(StaleOwner):
         a.draw(hand.hand_id, 0, "d3", epoch=1)
-    b.reveal(hand.hand_id, epoch=2)
+    a.draw(hand.hand_id, 0, "d3", epoch=2)  # on the new owner's replica; never logged
+    b.reveal(hand.hand_id, epoch=2, next_request_id="d3")  # its hand ended before d3
     fresh = WallRepository(backend.open()).get(hand.hand_id)
     assert fresh.events == b.get(hand.hand_id).events == a.get(hand.hand_id).events
     assert fresh.events[-1] == swapped and fresh.revealed and fresh.epoch == 2
@@ -116,5 +162,6 @@ def test_replicas_agree_on_a_takeover_through_the_store(backend):
         ("draw", 1, 0),
         ("draw", 1, 0),
         ("replacement", 2, 6),
-        ("reveal", 2, 0),
+        ("draw", 2, 0),
+        ("reveal", 2, 7),
     ]

@@ -137,7 +137,7 @@ def finish_win(h: HandEngine, wins: Wins, from_seat: int | None) -> None:
             visible=_seen_by(h, wins[0][0]) if win_kind == WinKind.SELF_DRAW else (),
         )
     )
-    reveal = h.wall.reveal(h.hand_id)
+    reveal = h.wall.reveal(h.hand_id, h.wall_calls + 1)  # the next call: none after this
     h.settlement = settled
     h.pending = {}
     h.outcome = "win"
@@ -178,7 +178,7 @@ def feeder_hand(
 def finish_drawn_hand(h: HandEngine) -> None:
     """流局: the wall ran out before anyone won."""
     settled = h.scoring.settle_draw(facts(h))
-    reveal = h.wall.reveal(h.hand_id)
+    reveal = h.wall.reveal(h.hand_id, h.wall_calls + 1)
     h.settlement = settled
     h.pending = {}
     h.outcome = "draw"
