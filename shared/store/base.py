@@ -295,6 +295,7 @@ class Store(abc.ABC):
         a writer that computed the entry from the log as it read it); the Conflict's
         ``entries`` are the log's entries after ``expected_seq``, read in the same
         transaction, so a writer that missed some catches up without reading the log."""
+        check_names(log)
         return self._append(log, [bytes(entry)], expected_seq, fence, {})
 
     def append_many(
@@ -313,7 +314,9 @@ class Store(abc.ABC):
         go with it (an outbox row, a request's result) are stored together or not at all.
         ``expected_seq`` and ``fence`` as for :meth:`append`, checked once for the whole batch.
         ``ValueError`` for no entries (nothing to number)."""
-        return self._append(log, check_entries(entries), expected_seq, fence, last_values(records))
+        batch, written = check_entries(entries), last_values(records)
+        check_names(log)
+        return self._append(log, batch, expected_seq, fence, written)
 
     @abc.abstractmethod
     def _append(
@@ -325,7 +328,8 @@ class Store(abc.ABC):
         records: dict[tuple[str, str], bytes],
     ) -> int:
         """What a backend implements of :meth:`append` and :meth:`append_many`: ``entries``
-        (at least one) and ``records`` (checked) in one transaction; the last entry's number."""
+        (at least one) and ``records`` in one transaction, every name checked already; the last
+        entry's number."""
 
     @abc.abstractmethod
     def delete_log(self, log: str, *, fence: Fence | None = None) -> int:

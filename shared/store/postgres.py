@@ -458,7 +458,6 @@ class PostgresStore(Store):
         fence: Fence | None,
         records: dict[tuple[str, str], bytes],
     ) -> int:
-        check_names(log)
         # One statement (its own transaction, one round trip): the fence's lease row read FOR
         # SHARE, the head row moved on by the entries' count (only from ``expected_seq``, when
         # given), the entries inserted under the numbers it passed; back: their numbers, with no

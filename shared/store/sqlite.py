@@ -250,7 +250,6 @@ class SqliteStore(Store):
         fence: Fence | None,
         records: dict[tuple[str, str], bytes],
     ) -> int:
-        check_names(log)
 
         # MAX(seq) + 1 is safe here: the transaction holds the database's one write lock.
         def tx(db: sqlite3.Connection) -> int:
