@@ -154,10 +154,28 @@ class HandWall:
             )
         shuffle.check_seed(seed)
         tiles, dice = shuffle.shuffle_and_dice(seed, full)
-        wall = Wall.build(tiles, dealer, dice, reserved, full)
+        return cls.laid_out(
+            hand_id, bytes(seed), dealer, dice, tiles, reserved, swap_count, tile_set
+        )
+
+    @classmethod
+    def laid_out(
+        cls,
+        hand_id: str,
+        seed: bytes,
+        dealer: int,
+        dice: tuple[int, int],
+        tiles: Sequence[int],
+        reserved: int,
+        swap_count: int,
+        tile_set: TileSet,
+    ) -> HandWall:
+        """The hand as NewHand left it, from the wall as shuffled (``tiles``) and the dice:
+        nothing drawn yet (a new hand, a stored header, a void's rebuild)."""
+        wall = Wall.build(tiles, dealer, dice, reserved, tile_set.tiles())
         return cls(
             hand_id,
-            bytes(seed),
+            seed,
             dealer,
             dice,
             wall,
@@ -291,15 +309,15 @@ class HandWall:
                 hand_id=self.hand_id,
             )
         tiles = self.shuffled or shuffle.shuffle_and_dice(self.seed, self.tile_set.tiles())[0]
-        wall = Wall.build(tiles, self.dealer, self.dice, self.wall.reserved, self.tile_set.tiles())
-        fresh = HandWall(
+        fresh = HandWall.laid_out(
             self.hand_id,
             self.seed,
             self.dealer,
             self.dice,
-            wall,
+            tiles,
+            self.wall.reserved,
             self.swap_count,
-            tile_set=self.tile_set,
+            self.tile_set,
         )
         for e in keep:
             if e.kind == DEAL:

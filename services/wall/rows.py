@@ -34,7 +34,6 @@ from services.wall.record import (
     tile_set_from_json,
     tile_set_to_json,
 )
-from services.wall.wall import Wall
 from shared.tile_set import STANDARD, TileSet
 
 HEADER_VERSION = 2
@@ -81,20 +80,18 @@ class HandHeader:
 
     def hand(self) -> HandWall:
         """The hand as NewHand left it."""
-        full = self.tile_set.tiles()
-        wall = Wall.build(self.tiles, self.dealer, self.dice, self.reserved, full)
-        hand = HandWall(
+        hand = HandWall.laid_out(
             self.hand_id,
             self.seed,
             self.dealer,
             self.dice,
-            wall,
+            self.tiles,
+            self.reserved,
             self.swap_count,
-            tile_set=self.tile_set,
+            self.tile_set,
         )
         hand.created = self.created
         hand.request_id = self.request_id
-        hand.shuffled = self.tiles
         return hand
 
     def to_bytes(self) -> bytes:
