@@ -21,6 +21,8 @@ from services.gateway.domain.ports import (
     WallHand,
     WallReveal,
     WinnerResult,
+    flip_call_id,
+    wall_call_id,
 )
 from services.rules import domain as rules_domain
 from services.scoring import domain as scoring_domain
@@ -85,7 +87,7 @@ class InProcessWall:
         self.counter.wall += 1
         hand = self.hands[hand_id]
         with _fenced():
-            event = hand.flip_indicator(f"{hand_id}/flip" if epoch else "", epoch)
+            event = hand.flip_indicator(flip_call_id(hand_id) if epoch else "", epoch)
         return list(event.tiles), hand.wall.remaining
 
     def swap(
@@ -105,7 +107,7 @@ class InProcessWall:
 
 
 def _rid(hand_id: str, number: int, epoch: int) -> str:
-    return f"{hand_id}/d{number}" if epoch and number else ""
+    return wall_call_id(hand_id, number) if epoch and number else ""
 
 
 @contextlib.contextmanager

@@ -29,6 +29,8 @@ from services.gateway.domain.ports import (
     WallHand,
     WallReveal,
     WinnerResult,
+    flip_call_id,
+    wall_call_id,
 )
 from services.rules import convert as RC
 from services.scoring import convert as SC
@@ -125,7 +127,7 @@ class RemoteWall:
             wall_pb2.DrawRequest(
                 hand_id=hand_id,
                 seat=C.seat_to_proto(seat),
-                request_id=f"{hand_id}/d{number}",
+                request_id=wall_call_id(hand_id, number),
                 owner_epoch=epoch,
             ),
         )
@@ -136,7 +138,7 @@ class RemoteWall:
         resp = self._fenced_call(
             self.stub.FlipIndicator,
             wall_pb2.FlipIndicatorRequest(
-                hand_id=hand_id, request_id=f"{hand_id}/flip", owner_epoch=epoch
+                hand_id=hand_id, request_id=flip_call_id(hand_id), owner_epoch=epoch
             ),
         )
         turned = [*C.tiles_from_proto(resp.set_aside), C.tile_from_proto(resp.indicator)]
@@ -149,7 +151,7 @@ class RemoteWall:
             wall_pb2.DrawReplacementRequest(
                 hand_id=hand_id,
                 seat=C.seat_to_proto(seat),
-                request_id=f"{hand_id}/d{number}",
+                request_id=wall_call_id(hand_id, number),
                 owner_epoch=epoch,
             ),
         )
@@ -165,7 +167,7 @@ class RemoteWall:
                 hand_id=hand_id,
                 seat=C.seat_to_proto(seat),
                 buried=C.tiles_to_proto(buried),
-                request_id=f"{hand_id}/d{number}",
+                request_id=wall_call_id(hand_id, number),
                 owner_epoch=epoch,
             ),
         )
@@ -178,7 +180,7 @@ class RemoteWall:
             wall_pb2.RevealRequest(
                 hand_id=hand_id,
                 owner_epoch=epoch,
-                next_request_id=f"{hand_id}/d{number}" if number else "",
+                next_request_id=wall_call_id(hand_id, number) if number else "",
             ),
         )
         return WallReveal(resp.seed.hex(), resp.commitment.hex())

@@ -45,6 +45,17 @@ class WallReveal:
     commitment: str  # hex
 
 
+def wall_call_id(hand_id: str, number: int) -> str:
+    """The request id of the engine's wall call ``number`` of a hand (a draw, replacement draw
+    or swap): the same on every replica, so the wall's fencing reads a repeat as one."""
+    return f"{hand_id}/d{number}"
+
+
+def flip_call_id(hand_id: str) -> str:
+    """The request id of a hand's 翻百搭 call (one per hand)."""
+    return f"{hand_id}/flip"
+
+
 class WallFenced(Aborted):
     """The wall refused a call under this replica's ownership epoch of the table: a newer
     owner has called it since (the wall's own fencing: DrawRequest.owner_epoch)."""
