@@ -704,9 +704,14 @@ class TableManager:
         return OUTBOX, report.key(), encode_report(report)
 
     # --- leases ----------------------------------------------------------------------------
+    @property
+    def _renew_seconds(self) -> float:
+        """A third of the lease (50 ms at the least): how often leases are renewed."""
+        return max(0.05, self.settings.lease_ms / 3000)
+
     def _renew_leases(self) -> None:
         """Renew this replica's leases every lease/3."""
-        while not self._stop.wait(max(0.05, self.settings.lease_ms / 3000)):
+        while not self._stop.wait(self._renew_seconds):
             try:
                 self.ownership.renew()  # a lease another replica took: _lost_id
             except Exception as exc:  # the store is down: keep playing, retry later
@@ -715,7 +720,7 @@ class TableManager:
     def _adopt_orphans(self) -> None:
         """Look for tables to take over (an owner gone, or one that released its tables when
         it drained) every lease/3, and every second at most."""
-        while not self._stop.wait(min(1.0, max(0.05, self.settings.lease_ms / 3000))):
+        while not self._stop.wait(min(1.0, self._renew_seconds)):
             try:
                 self._take_over_expired()
             except Exception as exc:
