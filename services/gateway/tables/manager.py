@@ -539,9 +539,14 @@ class TableManager:
         the table, as a fenced write would have said. The step fails with NOT_OWNER, and
         writes nothing (the table is no longer owned here)."""
         log_.warning("table_wall_call_fenced", table=table.id, error=str(exc))
+        raise self._lost_in_step(table) from exc
+
+    def _lost_in_step(self, table: LiveTable) -> Unavailable:
+        """The table is lost to another replica within a step: let it go, and the NOT_OWNER
+        its step fails with (its caller's answer), to raise."""
         self._lost(table)
         table.write_failure = self._not_owner(table.id)
-        raise table.write_failure from exc
+        return table.write_failure
 
     def _write_step(self, table: LiveTable) -> None:
         events, table.unwritten = table.unwritten or [], None
@@ -557,9 +562,7 @@ class TableManager:
         try:
             fence = self.ownership.fence(table.id)
         except NotOwner:  # its lease was lost meanwhile: the session is ahead of nothing here
-            self._lost(table)
-            table.write_failure = self._not_owner(table.id)
-            raise table.write_failure from None
+            raise self._lost_in_step(table) from None
         try:
             if events:
                 last = append_events(
@@ -573,9 +576,7 @@ class TableManager:
             # Another replica took the table over (its epoch is newer, or it wrote already):
             # the store refused the write; this replica stops serving the table.
             log_.warning("table_write_refused", table=table.id, error=str(exc))
-            self._lost(table)
-            table.write_failure = self._not_owner(table.id)
-            raise table.write_failure from exc
+            raise self._lost_in_step(table) from exc
         except StoreUnavailable as exc:
             if events:  # the session ran ahead of its log: start again from the log
                 self._rewind(table, exc)
@@ -624,15 +625,7 @@ class TableManager:
         (they resume from their last event); the table is rebuilt by the next call for it, or
         by a retry here, with backoff, while the store stays away."""
         log_.warning("table_step_unwritten", table=table.id, error=str(exc))
-        with table.cond:
-            table.owned = False
-            if table.session is not None:
-                table.session.detach()
-        self._forget(table, "step_unwritten")
-        if self.on_event is not None:
-            self.on_event(table, None, "lost")
-        with table.cond:
-            table.notify()
+        self._let_go(table, "step_unwritten")
         self._reload_later(table.id)
 
     def _reload_later(self, table_id: str) -> None:
@@ -736,16 +729,20 @@ class TableManager:
         than the lease): stop serving it. Its streams end NOT_OWNER, later calls find it
         gone from memory and answer NOT_OWNER with the new owner's address; its session is
         never written to again (if the lease comes back, the table is rebuilt from the log)."""
+        self._let_go(table, "lease_lost")
+        log_.warning("table_lost", table=table.id, owner=leases.owner_of(self.store, table.id))
+
+    def _let_go(self, table: LiveTable, why: str) -> None:
+        """Stop serving ``table`` here (lost, or rewound to be rebuilt from its log)."""
         with table.cond:  # first: nothing of this replica's may be appended from here on
             table.owned = False
             if table.session is not None:
                 table.session.detach()
-        self._forget(table, "lease_lost")
+        self._forget(table, why)
         if self.on_event is not None:
             self.on_event(table, None, "lost")
         with table.cond:  # then its streams end: a client reconnecting finds it gone
             table.notify()
-        log_.warning("table_lost", table=table.id, owner=leases.owner_of(self.store, table.id))
 
     # --- seats -----------------------------------------------------------------------------
     def _viewer(self, table: LiveTable, token: str, seat_claim: int | None) -> int | None:
