@@ -12,7 +12,7 @@ from mahjong.gateway.v1 import gateway_pb2, gateway_pb2_grpc
 
 from services.gateway.bots import RandomBot
 from services.gateway.client import RemotePlayer, create_table
-from services.gateway.client.player import retry_delay
+from services.gateway.client.player import call_retrying, retry_delay
 from services.gateway.client.stack import LocalStack
 from shared.table import Discard
 
@@ -75,15 +75,11 @@ def test_a_dropped_stream_resumes_with_exactly_the_missed_events(stack):
     )
     with grpc.insecure_channel(stack.gateway) as ch:
         stub = gateway_pb2_grpc.GatewayServiceStub(ch)
-        for _ in range(20):
-            try:
-                replay = [r.event.sequence for r in stub.Subscribe(request, timeout=30)]
-                break
-            except grpc.RpcError as exc:
-                delay = retry_delay(exc)
-                if delay is None:
-                    raise
-                time.sleep(delay)
+
+        def whole_stream(req, timeout):
+            return [r.event.sequence for r in stub.Subscribe(req, timeout=timeout)]
+
+        replay = call_retrying(whole_stream, request, timeout=30, retry_for=30, transient=False)
     assert replay == log.sequences
     assert [e.sequence for e in player.events] == log.sequences
 
