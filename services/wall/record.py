@@ -260,6 +260,16 @@ class HandWall:
         self.op_epoch = epoch
         self.voided_from = 0
 
+    def _again(
+        self, epoch: int, request_id: str, kind: str, seat: int, buried: tuple[int, ...] = ()
+    ) -> WallEvent | None:
+        """Begin an operation that hands out tiles: the event a retry gets again (fenced:
+        :meth:`_fence`; unfenced: :meth:`replayed`), or None when it is to be made."""
+        self._begin(epoch)
+        if epoch:
+            return self._fence(epoch, request_id, kind, seat, buried)
+        return self.replayed(request_id, kind, seat)
+
     def _check_epoch(self, epoch: int) -> None:
         if epoch < self.epoch:
             raise StaleOwner(
@@ -376,15 +386,9 @@ class HandWall:
         # checks themselves (which write the messages) run only when one fails.
         if not 0 <= seat < SEATS:
             self._check_seat(seat)
-        self._begin(epoch)
-        if epoch:
-            again = self._fence(epoch, request_id, kind, seat)
-            if again is not None:
-                return again
-        elif request_id:
-            again = self.replayed(request_id, kind, seat)
-            if again is not None:
-                return again
+        again = self._again(epoch, request_id, kind, seat)
+        if again is not None:
+            return again
         if self.revealed:
             self._check_open()
         events = self.events
@@ -418,11 +422,7 @@ class HandWall:
         the seed's swap stream (:data:`~services.wall.shuffle.SWAP_LABEL`), consumed in event
         order, so the verifier can replay them."""
         self._check_seat(seat)
-        self._begin(epoch)
-        if epoch:
-            again = self._fence(epoch, request_id, SWAP, seat, tuple(buried))
-        else:
-            again = self.replayed(request_id, SWAP, seat)
+        again = self._again(epoch, request_id, SWAP, seat, tuple(buried))
         if again is not None:
             return again
         self._check_open()
@@ -474,11 +474,7 @@ class HandWall:
         out of play; a bonus tile turned up is put aside exposed and the next replacement tile
         is turned instead. Once per hand, before the first live draw of play; the event (seat =
         the dealer, who turns it) lists the tiles turned in order, the indicator last."""
-        self._begin(epoch)
-        if epoch:
-            again = self._fence(epoch, request_id, INDICATOR, self.dealer)
-        else:
-            again = self.replayed(request_id, INDICATOR, self.dealer)
+        again = self._again(epoch, request_id, INDICATOR, self.dealer)
         if again is not None:
             return again
         self._check_open()
