@@ -49,26 +49,22 @@ def node():
     return exe
 
 
+def play_hand(node: str, stack: LocalStack, *flags: str, timeout: float) -> dict:
+    """play_hand.js against ``stack``'s gateway with ``flags``: its report (its last line)."""
+    done = subprocess.run(
+        [node, "play_hand.js", "--gateway", stack.gateway, "--protos", str(PROTOS), *flags],
+        cwd=HERE,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert done.returncode == 0, done.stderr[-3000:] + stack.log_tail("gateway")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def test_node_client_plays_a_whole_hand_against_bots(node):
     with LocalStack() as stack:
-        done = subprocess.run(
-            [
-                node,
-                "play_hand.js",
-                "--gateway",
-                stack.gateway,
-                "--protos",
-                str(PROTOS),
-                "--drop-after",
-                "30",
-            ],
-            cwd=HERE,
-            capture_output=True,
-            text=True,
-            timeout=180,
-        )
-        assert done.returncode == 0, done.stderr[-3000:] + stack.log_tail("gateway")
-    report = json.loads(done.stdout.strip().splitlines()[-1])
+        report = play_hand(node, stack, "--drop-after", "30", timeout=180)
     assert report["finished"] is True
     assert report["table_id"].startswith("t_")
     assert report["seat"] == 0
@@ -96,15 +92,7 @@ def test_node_client_waits_as_flood_control_asks(node):
     through with nothing refused for good."""
     args = ["--seat-calls-per-second", "4", "--seat-call-burst", "4"]
     with LocalStack(extra_args={"gateway": args}) as stack:
-        done = subprocess.run(
-            [node, "play_hand.js", "--gateway", stack.gateway, "--protos", str(PROTOS)],
-            cwd=HERE,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert done.returncode == 0, done.stderr[-3000:] + stack.log_tail("gateway")
-    report = json.loads(done.stdout.strip().splitlines()[-1])
+        report = play_hand(node, stack, timeout=300)
     assert report["finished"] is True and report["resume_exact"] is True
     assert report["flood_waits"] > 0  # the limit was met, and waited out
     assert report["refused"] == []
