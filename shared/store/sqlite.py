@@ -1,9 +1,12 @@
 """SQLite store backend: the embedded default. One file, WAL journal, nothing to install.
 
-Every write is its own transaction; ``update`` takes the write lock first (``BEGIN IMMEDIATE``),
-so read-modify-write is atomic across threads *and* across processes sharing the file. A
-fenced write checks its lease in that same transaction. Leases are judged by SQLite's clock
-(``julianday('now')``: the host's, one clock for every process sharing the file).
+Every write is its own transaction on the store's one writing connection; ``update`` takes the
+write lock first (``BEGIN IMMEDIATE``), so read-modify-write is atomic across threads *and*
+across processes sharing the file. A fenced write checks its lease in that same transaction.
+Reads run on connections of their own: in WAL mode a reader never waits for a writer, so a
+write waiting out another process's lock (``busy_timeout``) stalls no read of this process.
+Leases are judged by SQLite's clock (``julianday('now')``: the host's, one clock for every
+process sharing the file).
 """
 
 from __future__ import annotations
@@ -54,43 +57,97 @@ CREATE TABLE IF NOT EXISTS leases (
 """
 # SQLite's clock in ms since the Unix epoch (julianday works on every SQLite version).
 _NOW_MS = "CAST(ROUND((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER)"
+# Read connections kept open between reads; more are opened while more threads read at once.
+_IDLE_READERS = 8
 
 
 class SqliteStore(Store):
     def __init__(self, path: str | Path, *, busy_timeout_ms: int = 10_000) -> None:
         self.path = str(path)
-        if self.path != ":memory:":
+        self._busy_timeout_ms = int(busy_timeout_ms)
+        # ":memory:" is a database per connection: there, reads share the writing connection.
+        self._shared = self.path == ":memory:"
+        if not self._shared:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.RLock()
-        self._db = sqlite3.connect(
-            self.path,
-            isolation_level=None,
-            check_same_thread=False,
-            timeout=busy_timeout_ms / 1000,
-        )
-        self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-        if self.path != ":memory:":
+        self._lock = threading.RLock()  # the writing connection's
+        self._writing_thread: int | None = None  # the thread inside a write transaction
+        self._db = self._connect()
+        if not self._shared:
             self._db.execute("PRAGMA journal_mode = WAL")
         self._db.execute("PRAGMA synchronous = NORMAL")
         self._db.executescript(_SCHEMA)
+        self._readers_lock = threading.Lock()
+        self._idle_readers: list[sqlite3.Connection] = []
+        self._closed = False
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(
+            self.path,
+            isolation_level=None,
+            check_same_thread=False,
+            timeout=self._busy_timeout_ms / 1000,
+        )
+        db.execute(f"PRAGMA busy_timeout = {self._busy_timeout_ms}")
+        return db
 
     # --- transactions -----------------------------------------------------------------------
     def _tx(self, fn: Callable[[sqlite3.Connection], R]) -> R:
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
+            self._writing_thread = threading.get_ident()
             try:
                 result = fn(self._db)
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
+            finally:
+                self._writing_thread = None
             self._db.execute("COMMIT")
             return result
 
-    def transaction(self, fn: Callable[[sqlite3.Connection], R]) -> R:
+    def _read(self, fn: Callable[[sqlite3.Connection], R]) -> R:
+        """``fn(connection)`` on a connection to read on: one of the read connections, so the
+        read waits for no writer; the writing connection inside a write transaction (which
+        sees its own writes) and for ":memory:"."""
+        if self._shared or self._writing_thread == threading.get_ident():
+            with self._lock:
+                return fn(self._db)
+        with self._readers_lock:
+            if self._closed:
+                raise sqlite3.ProgrammingError("Cannot operate on a closed database.")
+            db = self._idle_readers.pop() if self._idle_readers else None
+        if db is None:
+            db = self._connect()
+        try:
+            return fn(db)
+        finally:
+            with self._readers_lock:
+                keep = not self._closed and len(self._idle_readers) < _IDLE_READERS
+                if keep:
+                    self._idle_readers.append(db)
+            if not keep:
+                db.close()
+
+    def _read_tx(self, fn: Callable[[sqlite3.Connection], R]) -> R:
+        """``fn(connection)`` in a read transaction: one snapshot for all its queries, no lock."""
+
+        def tx(db: sqlite3.Connection) -> R:
+            if db is self._db:
+                return fn(db)
+            db.execute("BEGIN")
+            try:
+                return fn(db)
+            finally:
+                db.execute("ROLLBACK")
+
+        return self._read(tx)
+
+    def transaction(self, fn: Callable[[sqlite3.Connection], R], *, read_only: bool = False) -> R:
         """Run ``fn(connection)`` holding the write lock (``BEGIN IMMEDIATE``), committed when it
-        returns, rolled back when it raises. For modules that keep their own tables in this
-        file (the ledger)."""
-        return self._tx(fn)
+        returns, rolled back when it raises; ``read_only``: in a read transaction on a read
+        connection (one snapshot, waiting for no writer). For modules that keep their own
+        tables in this file (the ledger)."""
+        return self._read_tx(fn) if read_only else self._tx(fn)
 
     def migrate(self, component: str, migrations: list[str] | tuple[str, ...]) -> int:
         """Bring ``component``'s tables to ``len(migrations)`` (versions in ``store_schema``);
@@ -156,8 +213,7 @@ class SqliteStore(Store):
 
     # --- records ----------------------------------------------------------------------------
     def get(self, namespace: str, key: str) -> Record | None:
-        with self._lock:
-            return self._row(self._db, namespace, key)
+        return self._read(lambda db: self._row(db, namespace, key))
 
     def create(
         self, namespace: str, key: str, value: bytes, *, fence: Fence | None = None
@@ -224,21 +280,23 @@ class SqliteStore(Store):
         return self._tx(tx)
 
     def scan(self, namespace: str, prefix: str = "") -> Iterator[tuple[str, Record]]:
-        with self._lock:
-            rows = self._db.execute(
+        rows = self._read(
+            lambda db: db.execute(
                 "SELECT key, value, version FROM records WHERE namespace = ? "
                 "AND substr(key, 1, ?) = ? ORDER BY key",
                 (namespace, len(prefix), prefix),
             ).fetchall()
+        )
         return iter([(k, Record(bytes(v), ver)) for k, v, ver in rows])
 
     def namespaces(self, prefix: str = "") -> list[str]:
-        with self._lock:
-            rows = self._db.execute(
+        rows = self._read(
+            lambda db: db.execute(
                 "SELECT DISTINCT namespace FROM records WHERE substr(namespace, 1, ?) = ? "
                 "ORDER BY namespace",
                 (len(prefix), prefix),
             ).fetchall()
+        )
         return [ns for (ns,) in rows]
 
     # --- logs -------------------------------------------------------------------------------
@@ -287,17 +345,17 @@ class SqliteStore(Store):
     def read_log(
         self, log: str, after: int = 0, limit: int | None = None
     ) -> list[tuple[int, bytes]]:
-        with self._lock:
-            rows = self._db.execute(
+        rows = self._read(
+            lambda db: db.execute(
                 "SELECT seq, entry FROM logs WHERE log = ? AND seq > ? ORDER BY seq LIMIT ?",
                 (log, after, -1 if limit is None else limit),
             ).fetchall()
+        )
         return [(seq, bytes(entry)) for seq, entry in rows]
 
     # --- leases -----------------------------------------------------------------------------
     def clock_ms(self) -> int:
-        with self._lock:
-            return self._now(self._db)
+        return self._read(self._now)
 
     @staticmethod
     def _write_lease(db: sqlite3.Connection, lease: Lease) -> Lease:
@@ -335,12 +393,13 @@ class SqliteStore(Store):
         return self._tx(tx)
 
     def _read_leases(self, where: str, args: tuple) -> list[Lease]:
-        with self._lock:
-            rows = self._db.execute(
+        rows = self._read(
+            lambda db: db.execute(
                 f"SELECT name, owner, epoch, expires_ms, owner = '' OR expires_ms <= {_NOW_MS} "
                 f"FROM leases WHERE {where} ORDER BY name",
                 args,
             ).fetchall()
+        )
         return [Lease(n, o, e, x, bool(expired)) for n, o, e, x, expired in rows]
 
     def get_lease(self, name: str) -> Lease | None:
@@ -351,6 +410,11 @@ class SqliteStore(Store):
         return self._read_leases("substr(name, 1, ?) = ?", (len(prefix), prefix))
 
     def close(self) -> None:
+        with self._readers_lock:
+            self._closed = True
+            idle, self._idle_readers = self._idle_readers, []
+        for db in idle:
+            db.close()
         with self._lock:
             self._db.close()
 

@@ -96,10 +96,10 @@ class SqliteLedger(SqlLedger):
         return self.store.transaction(tx)
 
     def _read(self, *queries: tuple[str, tuple]) -> list[list[tuple]]:
-        def tx(db: sqlite3.Connection) -> list[list[tuple]]:  # under the write lock: one snapshot
+        def tx(db: sqlite3.Connection) -> list[list[tuple]]:  # one snapshot, no write lock
             return [db.execute(sql.replace("%s", "?"), args).fetchall() for sql, args in queries]
 
-        return self.store.transaction(tx)
+        return self.store.transaction(tx, read_only=True)
 
     def import_legacy(self, hands: Sequence[HandRow], entries: Sequence[Entry]) -> bool:
         def tx(db: sqlite3.Connection) -> bool:

@@ -6,6 +6,7 @@ its pool and what a lost connection does)."""
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 import time
 
@@ -391,6 +392,57 @@ def test_open_store_urls(tmp_path):
         open_store("mysql://u:secret@h/db")
     with pytest.raises(ValueError, match="names no file"):
         open_store("sqlite://")
+
+
+def test_a_sqlite_write_waiting_on_another_connection_stalls_no_read(tmp_path):
+    """Another connection holds the file's write lock: this store's write waits it out
+    (busy_timeout), and meanwhile every read, the ledger's read transaction included, answers
+    at once; the write lands once the lock is let go."""
+    path = tmp_path / "s.db"
+    store = SqliteStore(path, busy_timeout_ms=5_000)
+    store.put("ns", "k", b"v")
+    store.append("log", b"e1")
+    store.acquire_lease("t", "me", 60_000)
+    blocker = sqlite3.connect(path)
+    blocker.execute("BEGIN EXCLUSIVE")
+    wrote: list[object] = []
+    writer = threading.Thread(target=lambda: wrote.append(store.put("ns", "k2", b"w")))
+    writer.start()
+    try:
+        time.sleep(0.3)  # the write is waiting on the lock, holding the writing connection
+        assert writer.is_alive()
+        start = time.monotonic()
+        assert store.get("ns", "k").value == b"v"
+        assert [k for k, _ in store.scan("ns")] == ["k"]
+        assert store.namespaces() == ["ns"]
+        assert store.read_log("log") == [(1, b"e1")]
+        assert store.get_lease("t").owner == "me" and store.scan_leases()
+        assert store.clock_ms() > 0
+        (count,) = store.transaction(
+            lambda db: db.execute("SELECT COUNT(*) FROM records").fetchone(), read_only=True
+        )
+        assert count == 1
+        elapsed = time.monotonic() - start
+    finally:
+        blocker.rollback()
+        blocker.close()
+        writer.join(10)
+    assert elapsed < 1.0, f"reads waited {elapsed:.2f} s behind the waiting write"
+    assert wrote and store.get("ns", "k2").value == b"w"
+    store.close()
+
+
+def test_a_sqlite_read_inside_a_write_transaction_sees_its_writes(tmp_path):
+    store = SqliteStore(tmp_path / "s.db")
+
+    def tx(db):
+        db.execute(
+            "INSERT INTO records (namespace, key, value, version) VALUES ('ns', 'k', x'76', 1)"
+        )
+        return store.get("ns", "k")
+
+    assert store.transaction(tx).value == b"v"
+    store.close()
 
 
 @pytest.mark.parametrize(
