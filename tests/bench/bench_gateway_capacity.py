@@ -10,7 +10,8 @@ gateway's own.
 (2) Human-paced tables: every seat a real gRPC client with its own stream
     (tests/bench/seat_load.py), deciding in about a second; Act p50/p99 (goal p99 ≤ 50 ms at
     ≥ 1,000 tables), CPU per action, and both processes' CPU use (the load generator must stay
-    well under its core, else the point is marked as bound by it).
+    well under its core, else the point is marked as bound by it), all counted in the steady
+    state: from 5 s after the last stream opened (every table's first prompt comes at once).
 (3) Event fan-out: spectators on tables of bots; events delivered per second per gateway core.
 
 MAHJONG_BENCH_QUICK=1 runs small sizes; MAHJONG_BENCH_CAPACITY_SECONDS sets each load point's
@@ -203,19 +204,24 @@ def human_paced(model: str, tables: int, seconds: float) -> dict:
             made.append([t.table_id, list(t.seat_tokens)])
         path = stack.tmp / "tables.json"
         path.write_text(json.dumps(made))
-        cpu0 = _cpu_seconds(stack.pid)
-        started = time.monotonic()
         args = [stack.gateway.address, str(path), str(seconds)]
-        out = subprocess.run(
+        load = subprocess.Popen(
             [*_pin(1), sys.executable, "-m", "tests.bench.seat_load", *args],
-            capture_output=True,
+            stdout=subprocess.PIPE,
             text=True,
-            check=True,
             cwd=Path(__file__).resolve().parents[2],
         )
-        wall = time.monotonic() - started
-        gateway_cpu = _cpu_seconds(stack.pid) - cpu0
-        r = json.loads(out.stdout.strip().splitlines()[-1])
+        with load:
+            if json.loads(load.stdout.readline() or "{}").get("ready") is not True:
+                raise RuntimeError("the load generator died before its streams were open")
+            cpu0 = _cpu_seconds(stack.pid)  # from the end of its warm-up, as its own counts
+            started = time.monotonic()
+            last = load.stdout.readline()
+            wall = time.monotonic() - started
+            gateway_cpu = _cpu_seconds(stack.pid) - cpu0
+        if load.returncode != 0 or not last:
+            raise RuntimeError(f"the load generator failed ({load.returncode})")
+        r = json.loads(last)
         r.update(
             model=model,
             tables=tables,

@@ -4,9 +4,12 @@
 in TABLES_JSON (``[[table_id, [token × 4]], …]``) as a real gRPC client: each seat has its own
 Subscribe stream and answers each of its prompts after thinking 0.8–1.2 s (a win when offered,
 else the drawn tile or the first discard allowed, else pass). The seats share a few
-connections, as players behind one load balancer would. After SECONDS it prints one JSON line:
-the Act latencies' p50/p99, acts, refusals, events received, and the CPU seconds this process
-used (to show it was not the bottleneck)."""
+connections, as players behind one load balancer would. Once every stream is open and WARMUP_S
+more have passed (the first prompts of every table came at once; the warm-up lets the tables
+drift apart, as real players' would), it prints ``{"ready": true}`` and starts counting; after
+SECONDS more it prints one JSON line: the Act latencies' p50/p99, acts, refusals, events
+received, and the CPU seconds this process used (to show it was not the bottleneck), all of the
+counted part alone."""
 
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ from tests.e2e.players import legal_answer
 
 CHANNELS = 16
 OPEN_WAVE = 100
+WARMUP_S = 5.0
 
 
 class Seat:
@@ -92,13 +96,16 @@ async def main(address: str, tables: list, seconds: float) -> dict:
         for i, (table_id, tokens) in enumerate(tables)
         for s in range(4)
     ]
-    usage0 = resource.getrusage(resource.RUSAGE_SELF)
-    start = time.monotonic()
-    stop = start + seconds
+    stop = time.monotonic() + len(seats) / OPEN_WAVE * 0.02 + WARMUP_S + seconds
     tasks = []
     for i in range(0, len(seats), OPEN_WAVE):  # streams open as players arrive
         tasks += [asyncio.create_task(s.run(stop)) for s in seats[i : i + OPEN_WAVE]]
         await asyncio.sleep(0.02)
+    await asyncio.sleep(WARMUP_S)
+    stats.update(latencies=[], refused={}, events=0, stream_errors=[])  # count from here
+    usage0 = resource.getrusage(resource.RUSAGE_SELF)
+    start = time.monotonic()
+    print(json.dumps({"ready": True}), flush=True)
     await asyncio.sleep(max(0.0, stop - time.monotonic()))
     for t in tasks:
         t.cancel()
