@@ -97,12 +97,13 @@ class SqliteStore(Store):
             self._writing_thread = threading.get_ident()
             try:
                 result = fn(self._db)
+                self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                if self._db.in_transaction:  # not when fn or a failed COMMIT already ended it
+                    self._db.execute("ROLLBACK")
                 raise
             finally:
                 self._writing_thread = None
-            self._db.execute("COMMIT")
             return result
 
     def _read(self, fn: Callable[[sqlite3.Connection], R]) -> R:
@@ -138,7 +139,8 @@ class SqliteStore(Store):
             try:
                 return fn(db)
             finally:
-                db.execute("ROLLBACK")
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
 
         return self._read(tx)
 

@@ -445,6 +445,23 @@ def test_a_sqlite_read_inside_a_write_transaction_sees_its_writes(tmp_path):
     store.close()
 
 
+@pytest.mark.parametrize("read_only", [False, True])
+def test_a_sqlite_transaction_that_ends_itself_then_raises_keeps_its_error(tmp_path, read_only):
+    """``fn`` ends the transaction and then raises: the caller gets ``fn``'s error (not a
+    failed ROLLBACK's), and the store goes on."""
+    store = SqliteStore(tmp_path / "s.db")
+
+    def fn(db):
+        db.execute("COMMIT")
+        raise ZeroDivisionError("fn's own error")
+
+    with pytest.raises(ZeroDivisionError, match="fn's own error"):
+        store.transaction(fn, read_only=read_only)
+    store.put("ns", "k", b"v")
+    assert store.get("ns", "k").value == b"v"
+    store.close()
+
+
 @pytest.mark.parametrize(
     ("url", "shown"),
     [
