@@ -11,8 +11,8 @@ gateway's own.
     (tests/bench/seat_load.py), deciding in about a second; Act p50/p99 (goal p99 ≤ 50 ms at
     ≥ 1,000 tables), CPU per action, the gateway's core use and core 1's (the load generator with
     wall, rules and scoring: it must stay well under full, else the point is marked as bound by
-    it, not by the gateway), all counted in the steady
-    state: from 5 s after the last stream opened (every table's first prompt comes at once).
+    it, not by the gateway), all counted in the steady state: from 5 s after the last stream
+    opened (every table's first prompt comes at once).
 (3) Event fan-out: spectators on tables of bots; events delivered per second per gateway core.
 
 MAHJONG_BENCH_QUICK=1 runs small sizes; MAHJONG_BENCH_CAPACITY_SECONDS sets each load point's
