@@ -39,15 +39,23 @@ from shared.errors import ResourceExhausted, Unavailable
 from shared.table import Action, ClaimOptions, ClaimResolution, OwnTurnOptions, TableSnapshot
 
 T = TypeVar("T")
-RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+# CANCELLED: a server stopping (a rolling update's SIGTERM) cancels the calls still running
+# past its grace; every call here is safe to make again (the wall's are numbered, rules and
+# scoring answer from their request alone).
+RETRYABLE = (
+    grpc.StatusCode.UNAVAILABLE,
+    grpc.StatusCode.DEADLINE_EXCEEDED,
+    grpc.StatusCode.CANCELLED,
+)
 # Transport failures the engine retries (services.gateway.domain.ports.is_transient).
 TRANSIENT = (*RETRYABLE, grpc.StatusCode.RESOURCE_EXHAUSTED)
 
 
 def call(fn: Callable[..., T], request, timeout: float, attempts: int = 3) -> T:
-    """One unary call with a deadline, retried on UNAVAILABLE / DEADLINE_EXCEEDED. A transport
-    failure that outlasts the retries is raised as Unavailable (ResourceExhausted when the
-    service is overloaded), which the engine retries later; any other error as it came."""
+    """One unary call with a deadline, retried on UNAVAILABLE / DEADLINE_EXCEEDED / CANCELLED.
+    A transport failure that outlasts the retries is raised as Unavailable (ResourceExhausted
+    when the service is overloaded), which the engine retries later; any other error as it
+    came."""
     for attempt in range(attempts):
         try:
             return fn(request, timeout=timeout)
