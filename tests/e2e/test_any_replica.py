@@ -129,7 +129,11 @@ def test_the_owner_dies_and_the_player_on_another_replica_plays_on(stack):
         a.proc.kill()
         a.proc.wait()
         runner.join(timeout=120)
-        assert not runner.is_alive(), "the player never finished on replica B"
+        assert not runner.is_alive(), (
+            f"the player never finished on replica B: it saw up to event {player.last_sequence}, "
+            f"subscribed from {player.log.subscribes}, acted {player.log.actions} times, "
+            f"was refused {[(r.code.name, r.message) for r in player.log.rejections]}"
+        )
         log = done["log"]
         assert log.table_finished is not None and log.table_finished.hands_played == 2
         assert log.sequences == sorted(set(log.sequences)), "an event came twice or out of order"
