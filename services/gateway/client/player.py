@@ -101,15 +101,15 @@ class PlayerLog:
 
 
 def same_prompt(table: gateway_pb2.TableView, prompt: gateway_pb2.Prompt) -> bool:
-    """Is ``prompt`` (from the event stream) still the seat's pending decision in ``table``?"""
+    """Is ``prompt`` (from the event stream) still the seat's pending decision in ``table``?
+    Its deadline is no part of that: a prompt's timer starts afresh when another replica takes
+    the table over, or when the seat comes back from 托管. (A newer prompt that looks the same
+    is answered from this view too; the Act's last_sequence lets the gateway refuse a stale
+    answer.)"""
     if not table.HasField("prompt"):
         return False
     now = table.prompt
-    return (
-        now.kind == prompt.kind
-        and now.tile == prompt.tile
-        and now.deadline_unix_ms == prompt.deadline_unix_ms
-    )
+    return now.kind == prompt.kind and now.tile == prompt.tile
 
 
 class RemotePlayer:

@@ -23,7 +23,7 @@ from dataclasses import replace
 
 from services.gateway.domain.events import kinds as K
 from services.gateway.domain.events.log import LoggedEvent
-from services.gateway.domain.hand import OWN_TURN, HandEngine
+from services.gateway.domain.hand import HandEngine
 from services.gateway.domain.ports import WallDraw, WallReveal
 from services.gateway.domain.replay import RecordedWall, is_engine_event, wall_record
 from services.gateway.domain.session import (
@@ -246,13 +246,9 @@ def _resume_hand(session: TableSession, entries: list[LoggedEvent], left_in_hand
             hand.act(e.event.seat, e.event.action, auto=e.event.auto)
     hand._emit = session.engine_emit
     hand.defer = session.defer
-    for p in hand.pending.values():  # timers of prompts already in the log
+    # Timers of prompts already in the log start afresh (the takeover took the seat's time):
+    # each runs out at the deadline the replay gave its prompt, which the seat's view shows.
+    for p in hand.pending.values():
         if p.sequence <= last_recorded:
-            decisions.schedule_decision(
-                session,
-                p.seat,
-                p.sequence,
-                session.scheduler.now_ms()
-                + (session.discard_ms if p.kind == OWN_TURN else session.claim_ms),
-            )
+            decisions.schedule_decision(session, p.seat, p.sequence, p.deadline_ms)
     session.after_engine()

@@ -14,6 +14,11 @@ import uuid
 import pytest
 
 from services.gateway import metrics
+from services.gateway.client.player import same_prompt
+from services.gateway.convert.events import event_to_proto
+from services.gateway.convert.views import view_to_proto
+from services.gateway.domain.events.kinds import Prompt
+from services.gateway.domain.events.views import project
 from services.gateway.domain.session import FINISHED, Seat
 from services.gateway.domain.tokens import sign_seat_token
 from services.gateway.tables import (
@@ -204,6 +209,37 @@ def test_a_taken_over_table_forgets_request_ids_older_than_the_previous_hand():
         assert all(rec.at >= starts[-2] for rec in kept.values())
     finally:
         second.close()
+
+
+def test_a_prompt_taken_over_is_still_the_seats_prompt_to_its_client():
+    """The new owner starts the seat's timer afresh, so the seat's view shows a later deadline
+    than the Prompt event its client holds, and the timer runs out when the view says. The
+    client still answers that prompt: before, it took the moved deadline for a newer prompt,
+    waited for one that never came, and the table waited on it (a failover test's flake)."""
+    store = MemoryStore()
+    ports = inprocess_ports()
+    first = _manager(store, "gw-a", ports, address="10.0.0.1:50054", lease_ms=0, **SLOW)
+    second = None
+    try:
+        t, tokens = first.create_table(_spec(humans=1))
+        _until(lambda: first.view(t, tokens[0], 0).get("prompt") is not None, "seat 0's prompt")
+        logged = next(
+            e
+            for e in reversed(first.tables[t].window[1])
+            if isinstance(e.event, Prompt) and e.event.seat == 0
+        )
+        held = event_to_proto(logged, project(logged.event, 0)).prompt
+        time.sleep(0.05)  # the takeover comes later than the prompt
+        second = _manager(store, "gw-b", ports, address="10.0.0.2:50054", **SLOW)
+        view = view_to_proto(second.view(t, tokens[0], 0))
+        assert view.prompt.deadline_unix_ms > held.deadline_unix_ms  # a fresh timer
+        pending = second.tables[t].session.hand.pending[0]
+        assert pending.deadline_ms == view.prompt.deadline_unix_ms  # the timer the view shows
+        assert same_prompt(view, held)
+    finally:
+        first.close()
+        if second is not None:
+            second.close()
 
 
 # --- losing the lease ------------------------------------------------------------------------
