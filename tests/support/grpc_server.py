@@ -34,7 +34,7 @@ def _check_flags(spec: ServiceSpec, extra: dict) -> None:
     """Refuse an ``extra`` key that is none of the service's own flags: the service would ignore
     it, and a test would run without the setting it names (a Config field such as ``store_url``
     goes beside ``extra``, not in it)."""
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(add_help=False)  # "help" is no flag of the service
     if spec.add_arguments:
         spec.add_arguments(parser)
     unknown = sorted(set(extra) - {a.dest for a in parser._actions})
