@@ -229,14 +229,15 @@ def human_paced(model: str, tables: int, seconds: float) -> dict:
         if load.returncode != 0 or not last:
             raise RuntimeError(f"the load generator failed ({load.returncode})")
         r = json.loads(last)
+        loadgen_core = r["cpu_seconds"] / r["seconds"]
         r.update(
             model=model,
             tables=tables,
             gateway_core=gateway_cpu / wall,
             gateway_ms_per_act=gateway_cpu * 1000 / max(1, r["acts"]),
-            loadgen_core=r["cpu_seconds"] / r["seconds"],
+            loadgen_core=loadgen_core,
             # core 1: wall, rules and scoring beside the load generator
-            other_core=downstream_cpu / wall + r["cpu_seconds"] / r["seconds"],
+            other_core=downstream_cpu / wall + loadgen_core,
             threads=_status(stack.pid, "Threads"),
         )
         return r
