@@ -17,6 +17,10 @@ DEFAULT_PORTS: dict[str, tuple[int, int]] = {
     "gateway": (50054, 9154),
 }
 
+# The mutual-TLS port of services that players call too (their --port serves players with server
+# TLS; the deployment's services call them here).
+INTERNAL_PORTS: dict[str, int] = {"gateway": 50056, "matchmaking": 50057}
+
 # The HTTP port of services that browsers call (Connect and gRPC-Web, and the web table).
 WEB_PORTS: dict[str, int] = {"gateway": 8054}
 
@@ -27,6 +31,14 @@ def default_address(service: str) -> str:
     """Where a caller finds ``service``: ``MAHJONG_<SERVICE>_ADDR`` or its loopback default."""
     env = os.environ.get(f"MAHJONG_{service.upper()}_ADDR")
     return env or f"127.0.0.1:{DEFAULT_PORTS[service][0]}"
+
+
+def default_internal_address(service: str) -> str:
+    """Where another service of the deployment calls ``service``: ``MAHJONG_<SERVICE>_ADDR``, or
+    its mutual-TLS port on loopback (its main port when it has no other)."""
+    env = os.environ.get(f"MAHJONG_{service.upper()}_ADDR")
+    port = INTERNAL_PORTS.get(service, DEFAULT_PORTS[service][0])
+    return env or f"127.0.0.1:{port}"
 
 
 # What a client of the deployment's servers sets on its channels: a ping every 30 s (no more

@@ -9,10 +9,10 @@ another service) runs in a bounded pool of worker threads (``--max-workers``) th
 
 Everything else is the threaded model's, reused, not rewritten: configuration, health (the
 ``grpc.health.v1`` asyncio servicer) and reflection, :func:`shared.server.rpc_context` around every
-call (log context, the internal token), :func:`shared.server.error_status` for every error,
-:func:`shared.server.record_rpc` for the metrics, internal methods authorised by
-:func:`shared.server.check_internal_token`, graceful shutdown (health NOT_SERVING, the drain,
-then the grace period for calls in flight).
+call (log context, how callers are authenticated), :func:`shared.server.error_status` for
+every error, :func:`shared.server.record_rpc` for the metrics, callers authorized by
+:class:`shared.server.CallPolicy` (TLS and ports by :func:`shared.server.bind`), graceful
+shutdown (health NOT_SERVING, the drain, then the grace period for calls in flight).
 
 And, for servers that face the internet: keepalive pings (:func:`shared.server.keepalive_options`)
 so a client that vanished without closing its connection frees its streams; limits on open
@@ -40,20 +40,24 @@ from grpc_status import rpc_status
 
 from shared.errors import ResourceExhausted
 from shared.server import (
+    PLAINTEXT,
     STREAM_LIMIT,
     STREAMS_OPEN,
     CallPolicy,
     Config,
     ServiceSpec,
+    Serving,
     bind,
     error_status,
     keepalive_options,
     log_serving,
     peer_address,
     record_rpc,
+    reflected,
     resource_hook,
     rpc_context,
     serve_metrics,
+    serving_of,
     status_code,
 )
 
@@ -145,10 +149,11 @@ class AsyncServerInterceptor(CallPolicy, grpc.aio.ServerInterceptor):
         limits: CallLimits,
         *,
         internal: frozenset[tuple[str, str]] = frozenset(),
-        internal_token: str = "",
+        serving: Serving = PLAINTEXT,
+        callers: dict[str, frozenset[str]] | None = None,
     ) -> None:
         self.limits = limits
-        super().__init__(internal, internal_token)
+        super().__init__(internal, serving, callers)
 
     async def intercept_service(self, continuation, handler_call_details):
         return self._rewrap(await continuation(handler_call_details), handler_call_details.method)
@@ -200,7 +205,7 @@ class AsyncServerInterceptor(CallPolicy, grpc.aio.ServerInterceptor):
         start, code = time.perf_counter(), "OK"
         leave = None
         try:
-            with rpc_context(method, context.peer(), self._token):
+            with rpc_context(method, context.peer(), self._serving):
                 try:
                     self._authorize(service, method, context)
                     leave = self.limits.enter(context.peer(), stream=stream)
@@ -279,7 +284,8 @@ class AsyncRunningServer:
                 AsyncServerInterceptor(
                     self.limits,
                     internal=frozenset((s, m) for s in self._names for m in spec.internal_methods),
-                    internal_token=config.internal_token,
+                    serving=serving_of(config),
+                    callers=spec.callers,
                 )
             ],
             options=[("grpc.so_reuseport", 0), *keepalive_options(config)],
@@ -288,15 +294,19 @@ class AsyncRunningServer:
         self.health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         self.resource = spec.add_to_server(self.server, config)
-        reflection.enable_server_reflection(
-            [*self._names, health.SERVICE_NAME, reflection.SERVICE_NAME], self.server
-        )
-        self.port = bind(self.server, spec, config)
+        if config.reflection:
+            reflection.enable_server_reflection(reflected(spec, config), self.server)
+        self.ports = bind(self.server, spec, config)
+        self.port = self.ports.port
         self.metrics_port = serve_metrics(spec, config)
 
     @property
     def address(self) -> str:
         return f"{self.config.host}:{self.port}"
+
+    @property
+    def internal_address(self) -> str:
+        return f"{self.config.host}:{self.ports.internal_port or self.port}"
 
     def start(self) -> AsyncRunningServer:
         async def go() -> None:
@@ -305,7 +315,7 @@ class AsyncRunningServer:
                 await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
 
         self._call(go())
-        log_serving(self.spec, self.config, self.port, self.metrics_port, "asyncio")
+        log_serving(self.spec, self.config, self.ports, self.metrics_port, "asyncio")
         return self
 
     def stop(self, grace: float | None = None, drain: float = 0.0) -> None:

@@ -14,12 +14,19 @@ that adds its servicers, its own flags) and calls :func:`serve`. The bootstrap p
   other exception answered INTERNAL and logged, never crashing the process;
 * graceful shutdown on SIGTERM/SIGINT: health NOT_SERVING, a drain period, then a grace period
   for calls in flight;
-* internal methods (``ServiceSpec.internal_methods``, RPCs meant only for other services of the
-  deployment, e.g. the gateway's reports to matchmaking): with an internal token configured
-  (``--internal-token`` / ``MAHJONG_INTERNAL_TOKEN``) a caller must send it in the
-  ``x-mahjong-internal-token`` metadata (:func:`internal_metadata`), else UNAUTHENTICATED; with
-  none configured they stay open and the server warns at start-up (development mode). Any
-  handler may ask whether its caller is such a service with :func:`from_internal_caller`.
+* transport security (:mod:`shared.tls`): every port serves TLS from ``--tls-dir``. A service
+  that only other services call (wall, rules, scoring) has one mutual-TLS port; one that players
+  call too (matchmaking, the gateway) serves them on ``--port`` with server TLS and the
+  deployment's services on ``--internal-port`` with mutual TLS. ``--health-port`` is a plaintext
+  port that answers grpc health alone (kubelet's probes speak no TLS). ``--insecure`` serves
+  plaintext, for tests of that path only;
+* authorization by the caller's workload identity (the SPIFFE ID in its certificate): each
+  method in ``ServiceSpec.callers`` answers only the workloads named there, anything else is
+  PERMISSION_DENIED naming the caller and the method (UNAUTHENTICATED without a certificate).
+  Internal methods (``ServiceSpec.internal_methods``) also need the internal token when one is
+  configured (``--internal-token``, a second factor, sent as ``x-mahjong-internal-token``).
+  A handler asks whether its caller is one of the deployment's services with
+  :func:`from_internal_caller`.
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent import futures
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -48,10 +56,19 @@ from grpc_reflection.v1alpha import reflection
 from grpc_status import rpc_status
 from prometheus_client import Counter, Gauge, Histogram, start_http_server
 
-from shared.errors import DomainError, Unauthenticated
+from shared.errors import DomainError, PermissionDenied, Unauthenticated
 from shared.process_limits import export_limits
 from shared.store import DEFAULT_POOL_SIZE, Store, open_store, redact_url
 from shared.store.base import StoreError
+from shared.tls import (
+    DEFAULT_TRUST_DOMAIN,
+    TLSConfigError,
+    TLSFiles,
+    caller_workload,
+    default_tls_dir,
+    is_plaintext,
+    server_credentials,
+)
 
 log = structlog.get_logger("mahjong.server")
 
@@ -92,7 +109,18 @@ class Config:
     max_workers: int = 16
     drain_seconds: float = 1.0
     grace_seconds: float = 5.0
-    internal_token: str = ""  # "" = internal methods unauthenticated (development mode)
+    internal_token: str = ""  # a second factor for internal methods ("" = none)
+    # Transport security (shared/tls.py): the directory of this workload's tls.crt, tls.key and
+    # ca.crt, or plaintext with ``insecure`` (tests of that path only); neither set refuses to
+    # start. Callers are identified by their certificates' SPIFFE IDs in ``trust_domain``.
+    tls_dir: str = ""
+    insecure: bool = False
+    trust_domain: str = DEFAULT_TRUST_DOMAIN
+    # The mutual-TLS port of a service that players call too (0 = any free port; ignored by a
+    # service without public methods), and a plaintext port answering health alone (0 = off).
+    internal_port: int = 0
+    health_port: int = 0
+    reflection: bool = False  # server reflection (off unless asked for)
     # "threads": one handler thread per call (streams included); "asyncio": an event loop runs
     # every call, blocking work in --max-workers threads (shared/aio_server.py); "": the
     # service's default (ServiceSpec.server_models[0]).
@@ -129,6 +157,13 @@ class ServiceSpec:
     # Method names (e.g. "RecordHand") of the services above that only other services of the
     # deployment may call: they require the internal token when one is configured.
     internal_methods: frozenset[str] = frozenset()
+    # Who may call what: method name -> the workloads (SPIFFE ID names) it answers; "*" for every
+    # method not named. A method none of them covers is public (players, on ``--port``).
+    callers: dict[str, frozenset[str]] = field(default_factory=dict)
+    # A service with public methods and callers both listens twice: ``--port`` (server TLS, for
+    # players) and ``--internal-port`` (mutual TLS, for the deployment's services), by default
+    # this port.
+    default_internal_port: int = 0
     # The server models its servicers support, the default first ("threads", "asyncio").
     server_models: tuple[str, ...] = ("threads",)
 
@@ -138,16 +173,23 @@ def _env(service: str, flag: str) -> str | None:
     return os.environ.get(f"MAHJONG_{service.upper()}_{key}") or os.environ.get(f"MAHJONG_{key}")
 
 
+def _switch(raw: str) -> bool:
+    text = raw.strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off", ""):
+        return False
+    raise ValueError(raw)
+
+
 def _env_value(p: argparse.ArgumentParser, action: argparse.Action, raw: str) -> Any:
     """An environment value for a service flag: booleans for switches (``1``/``true``/``yes``/
     ``on`` or ``0``/``false``/``no``/``off``), else the flag's type."""
     if action.nargs == 0:  # store_true / store_false switches
-        text = raw.strip().lower()
-        if text in ("1", "true", "yes", "on"):
-            return action.const
-        if text in ("0", "false", "no", "off", ""):
-            return not action.const
-        p.error(f"environment value {raw!r} for --{action.dest} is not true or false")
+        try:
+            return action.const if _switch(raw) else not action.const
+        except ValueError:
+            p.error(f"environment value {raw!r} for --{action.dest} is not true or false")
     try:
         return action.type(raw) if action.type else raw
     except ValueError:
@@ -230,13 +272,49 @@ def parse_config(spec: ServiceSpec, argv: list[str] | None = None) -> Config:
                 default=env_default(key, default, int),
                 help=f"most {what} (asyncio model; 0: no limit)",
             )
+    p.add_argument(
+        "--tls-dir",
+        default=env_default("tls_dir", default_tls_dir(spec.name)),
+        help="this workload's tls.crt, tls.key and ca.crt (cert-manager's Secret layout; "
+        "re-read when they change; default .data/tls/<service>, made by `mahjong certs`)",
+    )
+    p.add_argument(
+        "--insecure",
+        action="store_true",
+        default=env_default("insecure", False, _switch),
+        help="serve plaintext, nobody authenticated: only for tests of the plaintext path",
+    )
+    p.add_argument(
+        "--trust-domain",
+        default=env_default("trust_domain", DEFAULT_TRUST_DOMAIN),
+        help="the SPIFFE trust domain of the deployment's workload certificates",
+    )
+    if spec.default_internal_port:
+        p.add_argument(
+            "--internal-port",
+            type=int,
+            default=env_default("internal_port", spec.default_internal_port, int),
+            help="the mutual-TLS port the deployment's services call (--port serves players)",
+        )
+    p.add_argument(
+        "--health-port",
+        type=int,
+        default=env_default("health_port", 0, int),
+        help="a plaintext port answering grpc health alone, for probes without TLS (0: off)",
+    )
+    p.add_argument(
+        "--reflection",
+        action="store_true",
+        default=env_default("reflection", False, _switch),
+        help="serve gRPC server reflection (off by default; never in production)",
+    )
     p.add_argument("--drain-seconds", type=float, default=env_default("drain_seconds", 1.0, float))
     p.add_argument("--grace-seconds", type=float, default=env_default("grace_seconds", 5.0, float))
     p.add_argument(
         "--internal-token",
         default=env_default("internal_token", ""),
-        help="shared secret other services send to call internal methods (prefer the "
-        "environment: MAHJONG_INTERNAL_TOKEN; empty = internal methods open, development only)",
+        help="a shared secret services send with internal calls, beside their certificates "
+        "(prefer the environment: MAHJONG_INTERNAL_TOKEN; empty = the certificate alone)",
     )
     own: list[str] = []
     if spec.add_arguments:
@@ -260,6 +338,12 @@ def parse_config(spec: ServiceSpec, argv: list[str] | None = None) -> Config:
         drain_seconds=ns.drain_seconds,
         grace_seconds=ns.grace_seconds,
         internal_token=ns.internal_token,
+        tls_dir=ns.tls_dir,
+        insecure=ns.insecure,
+        trust_domain=ns.trust_domain,
+        internal_port=getattr(ns, "internal_port", 0),
+        health_port=ns.health_port,
+        reflection=ns.reflection,
         server_model=getattr(ns, "server_model", spec.server_models[0]),
         keepalive_seconds=ns.keepalive_seconds,
         keepalive_timeout_seconds=ns.keepalive_timeout_seconds,
@@ -432,22 +516,35 @@ def check_internal_token(expected: str, metadata: Iterable[tuple[str, Any]], met
         )
 
 
-# The internal token of the server whose handler runs in this thread ("" = none configured),
-# set by the interceptor around every call: what from_internal_caller checks against.
-_SERVING_TOKEN: contextvars.ContextVar[str] = contextvars.ContextVar("internal_token", default="")
+@dataclass(frozen=True)
+class Serving:
+    """What a server tells its handlers about how it authenticates callers (for
+    :func:`from_internal_caller`): its internal token, whether it runs plaintext, its trust
+    domain."""
+
+    internal_token: str = ""
+    insecure: bool = False
+    trust_domain: str = DEFAULT_TRUST_DOMAIN
+
+
+# How a plaintext server (--insecure) and a TLS server without a token authenticate.
+PLAINTEXT = Serving(insecure=True)
+TLS_NO_TOKEN = Serving()
+# The server whose handler runs in this thread, set by the interceptor around every call.
+_SERVING: contextvars.ContextVar[Serving] = contextvars.ContextVar("serving", default=TLS_NO_TOKEN)
 
 
 @contextlib.contextmanager
-def rpc_context(method: str, peer: str, internal_token: str):
+def rpc_context(method: str, peer: str, serving: Serving):
     """What a call runs inside, on every transport: the RPC and peer bound on every log line,
-    and the serving server's internal token (for :func:`from_internal_caller`); both cleared
+    and how the serving server authenticates (for :func:`from_internal_caller`); both cleared
     at the end."""
     structlog.contextvars.bind_contextvars(rpc=method, peer=peer)
-    serving = _SERVING_TOKEN.set(internal_token)
+    token = _SERVING.set(serving)
     try:
         yield
     finally:
-        _SERVING_TOKEN.reset(serving)
+        _SERVING.reset(token)
         structlog.contextvars.clear_contextvars()
 
 
@@ -458,42 +555,87 @@ def record_rpc(service: str, method: str, code: str, start: float) -> None:
     RPC_LATENCY.labels(service, method).observe(time.perf_counter() - start)
 
 
-def from_internal_caller(context, *, strict: bool = False) -> bool:
-    """Whether the call ``context`` belongs to came from a service of this deployment: it sent
-    the serving server's internal token (checked as for internal methods). For methods open to
-    everyone that still act differently for the deployment's own services (the gateway reports
-    only tables matchmaking created). Without a token configured (development mode) every
-    caller counts as internal, as internal methods are open then — unless ``strict``: for a
-    privilege that must never be open to anyone (handing out another player's seat token),
-    only a caller proving a configured token counts."""
-    token = _SERVING_TOKEN.get()
-    if not token:
-        return not strict
+def from_internal_caller(context, workloads: frozenset[str], *, strict: bool = False) -> bool:
+    """Whether the call ``context`` belongs to came from one of ``workloads`` of this
+    deployment: its verified certificate names one of them (and it sent the internal token, when
+    the server has one). For methods open to everyone that act differently for the deployment's
+    own services (the gateway reports only tables matchmaking created). On a plaintext server
+    (``--insecure``, tests of that path) nobody has a certificate: there the internal token
+    alone counts, and without one every caller counts as internal — unless ``strict``: for a
+    privilege that must never be open (handing out another player's seat token)."""
+    serving = _SERVING.get()
+    if not serving.insecure and caller_workload(context, serving.trust_domain) not in workloads:
+        return False
+    if not serving.internal_token:
+        return not (serving.insecure and strict)
     try:
-        check_internal_token(token, context.invocation_metadata() or (), "")
+        check_internal_token(serving.internal_token, context.invocation_metadata() or (), "")
     except Unauthenticated:
         return False
     return True
 
 
-class CallPolicy:
-    """What both server models' interceptors do around every handler: internal methods
-    answer only callers that send the internal token, and each unary or server-streaming
-    handler is wrapped (``_wrap_unary``, ``_wrap_stream``, each model's own)."""
+HEALTH_SERVICE = "grpc.health.v1.Health"
+REFLECTION_SERVICES = frozenset(
+    {"grpc.reflection.v1alpha.ServerReflection", "grpc.reflection.v1.ServerReflection"}
+)
 
-    def __init__(self, internal: Iterable[tuple[str, str]], internal_token: str) -> None:
-        self._internal = frozenset(internal) if internal_token else frozenset()
-        self._token = internal_token
+
+class CallPolicy:
+    """What both server models' interceptors do around every handler: who may call it (by the
+    workload in the caller's certificate, ``ServiceSpec.callers``), internal methods' token, and
+    each unary or server-streaming handler wrapped (``_wrap_unary``, ``_wrap_stream``, each
+    model's own)."""
+
+    def __init__(
+        self,
+        internal: Iterable[tuple[str, str]],
+        serving: Serving,
+        callers: dict[str, frozenset[str]] | None = None,
+    ) -> None:
+        self._internal = frozenset(internal) if serving.internal_token else frozenset()
+        self._serving = serving
+        self._callers = dict(callers or {})
 
     def _authorize(self, service: str, method: str, context) -> None:
-        if (service, method) in self._internal:
-            try:
-                check_internal_token(self._token, context.invocation_metadata() or (), method)
-            except Unauthenticated as exc:
-                log.warning(
-                    "internal_call_refused", rpc=method, peer=context.peer(), error=exc.reason
+        try:
+            self._check_caller(service, method, context)
+            if (service, method) in self._internal:
+                check_internal_token(
+                    self._serving.internal_token, context.invocation_metadata() or (), method
                 )
-                raise
+        except (Unauthenticated, PermissionDenied) as exc:
+            log.warning("call_refused", rpc=method, peer=context.peer(), error=exc.reason)
+            raise
+
+    def _check_caller(self, service: str, method: str, context) -> None:
+        if service == HEALTH_SERVICE or self._serving.insecure:
+            return
+        if is_plaintext(context):
+            raise Unauthenticated(
+                f"{service}/{method} is not served on this plaintext port: it answers grpc "
+                "health alone; call the TLS port",
+                reason="PLAINTEXT_PORT",
+            )
+        allowed = self._callers.get(method, self._callers.get("*"))
+        if allowed is None or service in REFLECTION_SERVICES:
+            return  # a public method
+        who = caller_workload(context, self._serving.trust_domain)
+        if not who:
+            raise Unauthenticated(
+                f"{service}/{method} answers only {', '.join(sorted(allowed))}: the caller "
+                "presented no workload certificate of this deployment (call the service's "
+                "mutual-TLS port with one)",
+                reason="NO_WORKLOAD_CERTIFICATE",
+            )
+        if who not in allowed:
+            raise PermissionDenied(
+                f"{who} may not call {service}/{method}: it answers only "
+                f"{', '.join(sorted(allowed))}",
+                reason="CALLER_NOT_ALLOWED",
+                caller=who,
+                method=f"{service}/{method}",
+            )
 
     def _rewrap(self, handler, full_method: str):
         if handler is None:
@@ -522,22 +664,22 @@ class CallPolicy:
 
 class ServerInterceptor(CallPolicy, grpc.ServerInterceptor):
     """Binds log context, records metrics and maps domain errors to status codes. With
-    ``max_streams``, server streams past that many open at once end RESOURCE_EXHAUSTED. With
-    ``internal_token``, the ``internal`` methods ((service, method) pairs) answer only callers
-    that send it (UNAUTHENTICATED otherwise)."""
+    ``max_streams``, server streams past that many open at once end RESOURCE_EXHAUSTED. Callers
+    are authorized as :class:`CallPolicy` says."""
 
     def __init__(
         self,
         max_streams: int | None = None,
         *,
         internal: Iterable[tuple[str, str]] = (),
-        internal_token: str = "",
+        serving: Serving = PLAINTEXT,
+        callers: dict[str, frozenset[str]] | None = None,
     ) -> None:
         self._max_streams = max_streams
         self._streams = threading.BoundedSemaphore(max_streams) if max_streams else None
         if max_streams:
             STREAM_LIMIT.set(max_streams)
-        super().__init__(internal, internal_token)
+        super().__init__(internal, serving, callers)
 
     def intercept_service(self, continuation, handler_call_details):
         return self._rewrap(continuation(handler_call_details), handler_call_details.method)
@@ -559,7 +701,7 @@ class ServerInterceptor(CallPolicy, grpc.ServerInterceptor):
         """What every call runs inside: :func:`rpc_context`, any exception turned into a status
         (:meth:`_abort`), metrics recorded at the end."""
         try:
-            with rpc_context(method, context.peer(), self._token):
+            with rpc_context(method, context.peer(), self._serving):
                 try:
                     yield
                 except Exception as exc:
@@ -582,8 +724,8 @@ class ServerInterceptor(CallPolicy, grpc.ServerInterceptor):
             start = time.perf_counter()
             try:  # before taking a stream slot: unauthenticated callers never hold one
                 self._authorize(service, method, context)
-            except Unauthenticated as exc:
-                RPC_HANDLED.labels(service, method, "UNAUTHENTICATED").inc()
+            except (Unauthenticated, PermissionDenied) as exc:
+                RPC_HANDLED.labels(service, method, exc.code).inc()
                 context.abort_with_status(status_for(exc))
             if self._streams is not None and not self._streams.acquire(blocking=False):
                 RPC_HANDLED.labels(service, method, "RESOURCE_EXHAUSTED").inc()
@@ -630,18 +772,79 @@ class BindError(RuntimeError):
     """A port the server cannot listen on; the message names it and the flag that moves it."""
 
 
-def bind(server, spec: ServiceSpec, config: Config) -> int:
-    """Listen on ``config``'s host and port (either server model); the bound port."""
+@dataclass(frozen=True)
+class BoundPorts:
+    """Where a started server listens: its main port, the mutual-TLS port of a service players
+    call too (0 = none) and the plaintext health port (0 = none)."""
+
+    port: int
+    internal_port: int = 0
+    health_port: int = 0
+
+
+def _add_port(server, address: str, credentials, flag: str, spec: ServiceSpec) -> int:
     try:
-        port = server.add_insecure_port(f"{config.host}:{config.port}")
+        if credentials is None:
+            port = server.add_insecure_port(address)
+        else:
+            port = server.add_secure_port(address, credentials)
     except RuntimeError:  # grpc raises on a port in use (older versions return 0)
         port = 0
     if port == 0:
+        env = f"MAHJONG_{spec.name.upper()}_{flag.upper().replace('-', '_')}"
         raise BindError(
-            f"cannot listen on {config.host}:{config.port} (in use?); "
-            f"choose another with --port or MAHJONG_{spec.name.upper()}_PORT"
+            f"cannot listen on {address} (in use?); choose another with --{flag} or {env}"
         )
     return port
+
+
+def tls_files(config: Config, service: str = "") -> TLSFiles | None:
+    """The workload's certificate files, for its ports and its calls to other services (None
+    with ``insecure``); BindError when they are missing."""
+    if config.insecure:
+        return None
+    if not config.tls_dir:
+        raise BindError(
+            f"{service or 'server'}: no --tls-dir (MAHJONG_TLS_DIR): every port serves TLS; give "
+            "the directory of tls.crt, tls.key and ca.crt, or --insecure (tests of that path only)"
+        )
+    try:
+        return TLSFiles(Path(config.tls_dir)).check()
+    except TLSConfigError as exc:
+        raise BindError(f"{service or 'server'}: {exc}") from None
+
+
+def bind(server, spec: ServiceSpec, config: Config) -> BoundPorts:
+    """Listen on ``config``'s host and ports (either server model): TLS from the workload's
+    files, mutual where the deployment's services call; plaintext only with ``insecure``."""
+    files = tls_files(config, spec.name)
+    public = bool(spec.default_internal_port)  # players call it too: two ports
+
+    def creds(mutual: bool):
+        return None if files is None else server_credentials(files, mutual=mutual)
+
+    port = _add_port(server, f"{config.host}:{config.port}", creds(not public), "port", spec)
+    internal = 0
+    if public:
+        address = f"{config.host}:{config.internal_port}"
+        internal = _add_port(server, address, creds(True), "internal-port", spec)
+    health_port = 0
+    if config.health_port:
+        address = f"{config.host}:{config.health_port}"
+        health_port = _add_port(server, address, None, "health-port", spec)
+    return BoundPorts(port, internal, health_port)
+
+
+def serving_of(config: Config) -> Serving:
+    """How a server of ``config`` authenticates its callers."""
+    return Serving(config.internal_token, config.insecure, config.trust_domain)
+
+
+def reflected(spec: ServiceSpec, config: Config) -> list[str]:
+    """The services reflection lists, when ``--reflection`` turns it on (else none)."""
+    if not config.reflection:
+        return []
+    return [*spec.service_names, health.SERVICE_NAME, reflection.SERVICE_NAME]
 
 
 def serve_metrics(spec: ServiceSpec, config: Config) -> int:
@@ -656,24 +859,29 @@ def serve_metrics(spec: ServiceSpec, config: Config) -> int:
         ) from None
 
 
-def log_serving(spec: ServiceSpec, config: Config, port: int, metrics_port: int, model: str):
-    """The start-up line of either server model, and the development-mode warning."""
+def log_serving(
+    spec: ServiceSpec, config: Config, ports: BoundPorts, metrics_port: int, model: str
+) -> None:
+    """The start-up line of either server model, and the plaintext warning."""
     log.info(
         "serving",
         service=spec.name,
-        port=port,
+        port=ports.port,
+        internal_port=ports.internal_port,
+        health_port=ports.health_port,
         metrics_port=metrics_port,
         store=redact_url(config.store_url),
         server_model=model,
-        internal_methods_authenticated=bool(spec.internal_methods) and bool(config.internal_token),
+        tls="off" if config.insecure else config.tls_dir,
+        reflection=config.reflection,
+        internal_token=bool(config.internal_token),
     )
-    if spec.internal_methods and not config.internal_token:
+    if config.insecure:
         log.warning(
-            "internal_methods_unauthenticated",
+            "plaintext",
             service=spec.name,
-            methods=sorted(spec.internal_methods),
-            hint="development mode: anyone who reaches this port may call them; set "
-            "MAHJONG_INTERNAL_TOKEN (or --internal-token) to the same secret on every service",
+            hint="--insecure: no caller is authenticated and every port is plaintext; only "
+            "for tests of that path",
         )
 
 
@@ -701,7 +909,8 @@ class RunningServer:
                 ServerInterceptor(
                     stream_limit(config.max_workers),
                     internal=[(s, m) for s in names for m in spec.internal_methods],
-                    internal_token=config.internal_token,
+                    serving=serving_of(config),
+                    callers=spec.callers,
                 )
             ],
             options=[("grpc.so_reuseport", 0), *keepalive_options(config)],
@@ -709,10 +918,10 @@ class RunningServer:
         self.health = health.HealthServicer(experimental_non_blocking=True)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         self.resource = spec.add_to_server(self.server, config)
-        reflection.enable_server_reflection(
-            [*names, health.SERVICE_NAME, reflection.SERVICE_NAME], self.server
-        )
-        self.port = bind(self.server, spec, config)
+        if config.reflection:
+            reflection.enable_server_reflection(reflected(spec, config), self.server)
+        self.ports = bind(self.server, spec, config)
+        self.port = self.ports.port
         try:
             self.metrics_port = serve_metrics(spec, config)
         except BindError:
@@ -725,11 +934,16 @@ class RunningServer:
     def address(self) -> str:
         return f"{self.config.host}:{self.port}"
 
+    @property
+    def internal_address(self) -> str:
+        """Where the deployment's services call it (the main port when it has no other)."""
+        return f"{self.config.host}:{self.ports.internal_port or self.port}"
+
     def start(self) -> RunningServer:
         self.server.start()
         for name in ["", *self._names]:
             self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
-        log_serving(self.spec, self.config, self.port, self.metrics_port, "threads")
+        log_serving(self.spec, self.config, self.ports, self.metrics_port, "threads")
         return self
 
     def stop(self, grace: float | None = None, drain: float = 0.0) -> None:

@@ -8,6 +8,12 @@ Every child gets ``MAHJONG_INTERNAL_TOKEN`` in its environment — the one alrea
 a random token made once per supervising process (:func:`run_token`) — so the services started
 together authenticate each other's internal calls (shared.server ``internal_methods``) and the
 real stack never runs in the unauthenticated development mode.
+
+Every child also gets its certificate (``MAHJONG_TLS_DIR``, ``<tls root>/<service>``) from the
+development CA (:mod:`shared.dev_ca`, made or renewed before the first start), so the stacks
+started here run mutual TLS exactly as a deployment does; the supervisor checks health with the
+operator's certificate. ``MAHJONG_INSECURE`` in the environment runs them plaintext instead
+(tests of that path).
 """
 
 from __future__ import annotations
@@ -26,7 +32,11 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from shared.addresses import DEFAULT_PORTS, SERVICE_ORDER, WEB_PORTS
+from shared.addresses import DEFAULT_PORTS, INTERNAL_PORTS, SERVICE_ORDER, WEB_PORTS
+from shared.tls import OPERATOR, TLSFiles, dial, env_insecure
+
+# The development CA and its certificates (shared.dev_ca), relative to the repository.
+DEV_TLS_ROOT = Path(__file__).resolve().parent.parent / ".data" / "tls"
 
 # The module a service process runs (``python -m ENTRY_MODULE serve NAME``): the ``mahjong``
 # command, which finds the services (shared/ never imports them).
@@ -40,11 +50,25 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def wait_for_serving(address: str, timeout: float = 20.0, service: str = "") -> None:
-    """Block until ``address`` answers health SERVING; TimeoutError otherwise."""
+def operator_files(root: Path = DEV_TLS_ROOT) -> TLSFiles | None:
+    """The development operator's certificate (None when plaintext: ``MAHJONG_INSECURE``)."""
+    return None if env_insecure() else TLSFiles(root / OPERATOR)
+
+
+def wait_for_serving(
+    address: str,
+    timeout: float = 20.0,
+    service: str = "",
+    *,
+    server: str = "",
+    tls: TLSFiles | None = None,
+) -> None:
+    """Block until ``address`` answers health SERVING (for ``service``, "" = the server's);
+    TimeoutError otherwise. With ``tls``, over TLS with that certificate, verifying the server as
+    ``server``."""
     deadline = time.monotonic() + timeout
     last: Exception | None = None
-    with grpc.insecure_channel(address) as channel:
+    with dial(address, server, tls) as channel:
         stub = health_pb2_grpc.HealthStub(channel)
         while time.monotonic() < deadline:
             try:
@@ -89,6 +113,10 @@ class ServiceProcess:
     log_path: Path | None = None
     proc: subprocess.Popen | None = None
     internal_token: str = ""  # "" = run_token(); MAHJONG_INTERNAL_TOKEN in ``env`` wins
+    # The mutual-TLS port of a service players call too (INTERNAL_PORTS; 0 = a free one).
+    internal_port: int = 0
+    # The development CA's directory: the child's certificate is ``tls_root/<name>``.
+    tls_root: Path = DEV_TLS_ROOT
     # A command the service runs under, e.g. ``["taskset", "-c", "0"]`` (the benchmarks pin
     # the gateway to one core).
     prefix: list[str] = field(default_factory=list)
@@ -99,13 +127,31 @@ class ServiceProcess:
         PostgreSQL URL may hold a password)."""
         token = self.internal_token or run_token()
         store = {f"MAHJONG_{self.name.upper()}_STORE_URL": self.store_url}
-        return {**os.environ, INTERNAL_TOKEN_ENV: token, **store, **self.env}
+        tls = {"MAHJONG_TLS_DIR": str(self.tls_root / self.name)}
+        return {**os.environ, INTERNAL_TOKEN_ENV: token, **tls, **store, **self.env}
 
     @property
     def address(self) -> str:
         return f"127.0.0.1:{self.port}"
 
+    @property
+    def internal_address(self) -> str:
+        """Where the other services call it: its mutual-TLS port, or its only port."""
+        return f"127.0.0.1:{self.internal_port or self.port}"
+
+    @property
+    def plaintext(self) -> bool:
+        return env_insecure(self.child_env())
+
     def start(self) -> ServiceProcess:
+        internal: list[str] = []
+        if self.name in INTERNAL_PORTS:
+            self.internal_port = self.internal_port or free_port()
+            internal = ["--internal-port", str(self.internal_port)]
+        if not self.plaintext:
+            from shared import dev_ca
+
+            dev_ca.ensure(SERVICE_ORDER, self.tls_root)
         cmd = [
             *self.prefix,
             sys.executable,
@@ -117,6 +163,7 @@ class ServiceProcess:
             str(self.port),
             "--metrics-port",
             str(self.metrics_port),
+            *internal,
             *self.extra_args,
         ]
         out = open(self.log_path, "ab") if self.log_path else None  # noqa: SIM115
@@ -135,7 +182,12 @@ class ServiceProcess:
             if self.proc and self.proc.poll() is not None:
                 raise StartupError(f"{self.name} exited with {self.proc.returncode} at start-up")
             try:
-                wait_for_serving(self.address, timeout=min(1.0, deadline - time.monotonic()))
+                wait_for_serving(
+                    self.address,
+                    timeout=min(1.0, deadline - time.monotonic()),
+                    server=self.name,
+                    tls=None if self.plaintext else TLSFiles(self.tls_root / OPERATOR),
+                )
                 return self
             except TimeoutError:
                 if time.monotonic() >= deadline:
@@ -153,10 +205,11 @@ class ServiceProcess:
 
 
 def addr_flags(procs: dict[str, ServiceProcess]) -> list[str]:
-    """``--wall-addr 127.0.0.1:P …`` for every started service, for the ones that call others."""
+    """``--wall-addr 127.0.0.1:P …`` for every started service, for the ones that call others
+    (each service's internal port where it has one)."""
     flags: list[str] = []
     for name, p in procs.items():
-        flags += [f"--{name}-addr", p.address]
+        flags += [f"--{name}-addr", p.internal_address]
     return flags
 
 
@@ -177,6 +230,13 @@ def run_all(
     the services it ``CALLS``) on its default port until Ctrl-C / SIGTERM."""
     names = [n for n in SERVICE_ORDER if n in available and (not only or n in only)]
     Path(".data").mkdir(exist_ok=True)
+    if not env_insecure():
+        from shared import dev_ca
+
+        dev_ca.ensure(names, DEV_TLS_ROOT)
+        print(
+            f"TLS: development CA {DEV_TLS_ROOT / 'ca.crt'} (operator: {DEV_TLS_ROOT / OPERATOR})"
+        )
     procs: dict[str, ServiceProcess] = {}
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -187,16 +247,30 @@ def run_all(
             url = store_url or f"sqlite:///.data/{name}.db"
             wants = getattr(available[name], "CALLS", ())
             extra = [
-                f for dep in wants if dep in procs for f in (f"--{dep}-addr", procs[dep].address)
+                f
+                for dep in wants
+                if dep in procs
+                for f in (f"--{dep}-addr", procs[dep].internal_address)
             ]
             if name in WEB_PORTS:
                 extra += web_flags(WEB_PORTS[name])
+            extra.append("--reflection")  # for grpcurl; production leaves it off
             procs[name] = ServiceProcess(
-                name, port, mport, url, extra, internal_token=run_token()
+                name,
+                port,
+                mport,
+                url,
+                extra,
+                internal_token=run_token(),
+                internal_port=INTERNAL_PORTS.get(name, 0),
             ).start()
             procs[name].wait_ready()
+            internal = (
+                f"   internal 127.0.0.1:{INTERNAL_PORTS[name]}" if name in INTERNAL_PORTS else ""
+            )
             print(
-                f"{name:<12} grpc 127.0.0.1:{port}   metrics http://127.0.0.1:{mport}/metrics",
+                f"{name:<12} grpc 127.0.0.1:{port}{internal}   "
+                f"metrics http://127.0.0.1:{mport}/metrics",
                 flush=True,
             )
             if name in WEB_PORTS:

@@ -18,6 +18,7 @@ itself serves needs none) and the static files of a built web page (:class:`Stat
 from __future__ import annotations
 
 import mimetypes
+import ssl
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -26,6 +27,7 @@ from typing import Any
 
 import structlog
 from cheroot import wsgi
+from cheroot.ssl.builtin import BuiltinSSLAdapter
 from connectrpc._server_shared import EndpointSync
 from connectrpc._server_sync import ConnectWSGIApplication
 from connectrpc.code import Code
@@ -38,7 +40,16 @@ from google.rpc import status_pb2
 from protobuf.wkt import Any as WireAny
 
 from shared.errors import ResourceExhausted
-from shared.server import BindError, error_status, record_rpc, rpc_context, status_code
+from shared.server import (
+    TLS_NO_TOKEN,
+    BindError,
+    Serving,
+    error_status,
+    record_rpc,
+    rpc_context,
+    status_code,
+)
+from shared.tls import RELOAD_CHECK_SECONDS, TLSFiles
 
 log = structlog.get_logger("mahjong.web")
 
@@ -124,13 +135,13 @@ class ServiceBinding:
         servicer: Any,
         descriptor: ServiceDescriptor,
         *,
-        internal_token: str = "",
+        serving: Serving = TLS_NO_TOKEN,
         max_streams: int = 64,
         stream_seconds: float = 300.0,
     ) -> None:
         self.servicer = servicer
         self.descriptor = descriptor
-        self.internal_token = internal_token
+        self.serving = serving  # a browser presents no workload certificate: never internal
         self.stream_seconds = stream_seconds
         self.max_streams = max_streams
         self._streams = threading.BoundedSemaphore(max_streams)
@@ -163,7 +174,7 @@ class ServiceBinding:
             start, code = time.perf_counter(), "OK"
             web = self._context(ctx)
             try:
-                with rpc_context(method, web.peer(), self.internal_token):
+                with rpc_context(method, web.peer(), self.serving):
                     try:
                         return handler(request, web)
                     except Exception as exc:
@@ -185,7 +196,7 @@ class ServiceBinding:
             web = self._context(ctx)
             held = self._streams.acquire(blocking=False)
             try:
-                with rpc_context(method, web.peer(), self.internal_token):
+                with rpc_context(method, web.peer(), self.serving):
                     try:
                         if not held:
                             raise ResourceExhausted(
@@ -322,9 +333,12 @@ class WebServer:
         origins: Iterable[str] = (),
         web_root: Path | None = None,
         threads: int = 64,
+        tls: TLSFiles | None = None,
     ) -> None:
         app = StaticFiles(Cors(connect_app(binding), origins), web_root)
         self.server = wsgi.Server((host, port), app, numthreads=threads, max=threads)
+        if tls is not None:
+            self.server.ssl_adapter = ReloadingSSLAdapter(tls.check("--web-tls-dir"))
         try:
             self.server.prepare()  # binds now: a port in use fails here, at start-up
         except OSError as exc:
@@ -338,7 +352,8 @@ class WebServer:
 
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        scheme = "https" if self.server.ssl_adapter is not None else "http"
+        return f"{scheme}://{self.host}:{self.port}"
 
     def start(self) -> WebServer:
         self._thread.start()
@@ -348,3 +363,40 @@ class WebServer:
     def close(self) -> None:
         self.server.stop()
         self._thread.join(5)
+
+
+class ReloadingSSLAdapter(BuiltinSSLAdapter):
+    """HTTPS from a TLS directory (:class:`shared.tls.TLSFiles`), its certificate read again for
+    new connections once the files change (a rotation needs no restart)."""
+
+    def __init__(self, files: TLSFiles) -> None:
+        cert, key, _ = files.paths
+        super().__init__(str(cert), str(key))
+        self._files = files
+        self._stamp = files.stamp()
+        self._looked = time.monotonic()
+        self._lock = threading.Lock()
+
+    def wrap(self, sock):
+        self._reload()
+        return super().wrap(sock)
+
+    def _reload(self) -> None:
+        now = time.monotonic()
+        with self._lock:
+            if now - self._looked < RELOAD_CHECK_SECONDS:
+                return
+            self._looked = now
+            stamp = self._files.stamp()
+            if stamp == self._stamp:
+                return
+            cert, key, _ = self._files.paths
+            context = ssl.create_default_context(purpose=ssl.Purpose.CLIENT_AUTH)
+            try:
+                context.load_cert_chain(str(cert), str(key))
+            except (OSError, ssl.SSLError) as exc:  # mid-rotation: keep serving the old pair
+                log.warning("web_certificate_reload_failed", error=str(exc))
+                return
+            self._stamp = stamp
+            self.context = context
+            log.info("web_certificate_reloaded", certificate=str(cert))

@@ -37,7 +37,7 @@ class AsyncGatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         self.calls = calls
         self.manager = calls.manager
         st = self.manager.settings
-        self.forwarder = Forwarder(st.replica_id, st.address)
+        self.forwarder = Forwarder(st.replica_id, st.address, calls.tls)
 
     async def _call(self, method: str, fn, request, context):
         """Admit, run ``fn`` in a worker thread; a table another replica runs: forwarded."""

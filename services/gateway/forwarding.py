@@ -7,7 +7,9 @@ So a client behind one DNS name never has to find the owner: ``Act``, ``JoinSeat
 owner's idempotency holds), and ``Subscribe`` is relayed event by event from the owner's stream.
 A relayed call carries ``x-mahjong-forwarded`` (the sending replica's id) and is never forwarded
 again: a replica that is not the owner either answers NOT_OWNER, so no call loops between
-replicas. The internal token, when the caller sent it, goes along (JoinSeat checks it). When
+replicas. Replicas call each other's public port over TLS, each verifying the other's
+certificate as the gateway's; a relayed call carries no caller identity, so the owner treats it
+as the player's own. The internal token, when the caller sent it, goes along. When
 the owner cannot be reached (it died; its lease has not expired yet) the caller gets UNAVAILABLE
 and retries; once the lease expires a replica takes the table over and serves it itself.
 
@@ -30,6 +32,7 @@ from services.gateway.tables.records import ERROR_CLASSES
 from shared.addresses import CLIENT_KEEPALIVE_OPTIONS
 from shared.errors import DomainError, Unavailable
 from shared.server import INTERNAL_TOKEN_HEADER
+from shared.tls import TLSFiles, channel_credentials, dial, name_override
 
 FORWARDED_HEADER = "x-mahjong-forwarded"
 FORWARD_TIMEOUT_S = 30.0  # a forwarded unary call without a deadline of its own
@@ -39,9 +42,10 @@ class _Forwarding:
     """Which calls go where, and what they carry; channels to the other replicas, one per
     address, kept."""
 
-    def __init__(self, replica_id: str, own_address: str) -> None:
+    def __init__(self, replica_id: str, own_address: str, tls: TLSFiles | None = None) -> None:
         self.replica_id = replica_id
         self.own_address = own_address
+        self.tls = tls  # this replica's certificate: the owner's is verified as "gateway"
         self._stubs: dict[str, gateway_pb2_grpc.GatewayServiceStub] = {}
 
     def owner(self, exc: Exception, context) -> str | None:
@@ -81,7 +85,10 @@ class Forwarder(_Forwarding):
     """For the asyncio server: used on its event loop."""
 
     def _channel(self, address: str) -> grpc.aio.Channel:
-        return grpc.aio.insecure_channel(address, options=CLIENT_KEEPALIVE_OPTIONS)
+        if self.tls is None:
+            return grpc.aio.insecure_channel(address, options=CLIENT_KEEPALIVE_OPTIONS)
+        options = [*CLIENT_KEEPALIVE_OPTIONS, *name_override("gateway")]
+        return grpc.aio.secure_channel(address, channel_credentials(self.tls), options=options)
 
     async def unary(self, method: str, address: str, request, context):
         """``method`` on the owner; its error is this call's, unchanged."""
@@ -105,7 +112,7 @@ class SyncForwarder(_Forwarding):
     """For calls that run in threads (the threaded server, the web port)."""
 
     def _channel(self, address: str) -> grpc.Channel:
-        return grpc.insecure_channel(address, options=CLIENT_KEEPALIVE_OPTIONS)
+        return dial(address, "gateway", self.tls, CLIENT_KEEPALIVE_OPTIONS)
 
     def unary(self, method: str, address: str, request, context):
         call = getattr(self.stub(address), method)

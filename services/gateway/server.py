@@ -21,8 +21,18 @@ from services.gateway.bots import engine_policy, make_bot
 from services.gateway.domain.session import Ports
 from services.gateway.servicer import GatewayServicer
 from services.gateway.tables import GatewaySettings, TableManager
-from shared.addresses import DEFAULT_PORTS, WEB_PORTS, default_address
-from shared.server import Config, ServiceSpec, open_config_store, serve, stream_limit
+from shared.addresses import DEFAULT_PORTS, INTERNAL_PORTS, WEB_PORTS, default_address
+from shared.server import (
+    BindError,
+    Config,
+    ServiceSpec,
+    open_config_store,
+    serve,
+    serving_of,
+    stream_limit,
+    tls_files,
+)
+from shared.tls import TLSFiles
 
 CALLS = ("wall", "rules", "scoring", "matchmaking")
 # Worker threads: on the asyncio server (the default) they run the unary calls' blocking work
@@ -77,7 +87,11 @@ def _switch(text: str) -> bool:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     for svc in ("wall", "rules", "scoring"):
         p.add_argument(f"--{svc}-addr", default=default_address(svc), help=f"{svc} service")
-    p.add_argument("--matchmaking-addr", default="", help="report settled hands (empty: don't)")
+    p.add_argument(
+        "--matchmaking-addr",
+        default="",
+        help="matchmaking's mutual-TLS internal port, to report settled hands (empty: don't)",
+    )
     p.add_argument("--seat-secret", default="", help="HMAC secret for seat tokens")
     p.add_argument("--advertise-address", default="", help="address returned by CreateTable")
     p.add_argument(
@@ -175,6 +189,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=str(DEFAULT_WEB_ROOT),
         help="the built web table to serve on the web port (empty: the API only)",
     )
+    p.add_argument(
+        "--web-tls-dir",
+        default="",
+        help="tls.crt and tls.key (and ca.crt) for HTTPS on the web port; empty: plain HTTP, "
+        "allowed only on a loopback address",
+    )
     p.add_argument("--web-threads", type=int, default=64, help="web port threads (one per stream)")
     p.add_argument(
         "--web-stream-seconds",
@@ -189,7 +209,33 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _web_server(servicer: GatewayServicer, config: Config):
+def _web_tls(config: Config, tls: TLSFiles | None) -> TLSFiles | None:
+    """The web port's HTTPS files: ``--web-tls-dir``; none (plain HTTP) only on a loopback
+    address (browsers treat loopback as a secure context) or with ``--insecure``."""
+    directory = str(config.extra.get("web_tls_dir", ""))
+    if directory:
+        return TLSFiles(Path(directory))
+    if tls is None or _is_loopback(config.host):
+        return None
+    raise BindError(
+        f"the web port listens on {config.host}, not loopback: give --web-tls-dir "
+        "(MAHJONG_GATEWAY_WEB_TLS_DIR) for HTTPS, or terminate TLS in front of it and say "
+        "--insecure only in tests"
+    )
+
+
+def _is_loopback(host: str) -> bool:
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _web_server(servicer: GatewayServicer, config: Config, tls: TLSFiles | None):
     """The web port: the servicer's own methods over Connect and gRPC-Web (shared/web.py)."""
     from mahjong.gateway.v1 import gateway_pb2
 
@@ -200,7 +246,7 @@ def _web_server(servicer: GatewayServicer, config: Config):
     binding = ServiceBinding(
         servicer,
         gateway_pb2.DESCRIPTOR.services_by_name["GatewayService"],
-        internal_token=config.internal_token,
+        serving=serving_of(config),
         max_streams=stream_limit(threads),
         stream_seconds=float(x.get("web_stream_seconds", 300.0)),
     )
@@ -212,6 +258,7 @@ def _web_server(servicer: GatewayServicer, config: Config):
         origins=str(x.get("web_cors_origins", "")).split(","),
         web_root=Path(root) if root else None,
         threads=threads,
+        tls=_web_tls(config, tls),
     ).start()
 
 
@@ -228,8 +275,9 @@ def add_to_server(server: grpc.Server, config: Config):
     x = config.extra
     timeout = float(x.get("rpc_timeout", RPC_TIMEOUT_S))
     store = open_config_store(config)
+    tls = tls_files(config, "gateway")
     channels = [
-        channel(x.get(f"{svc}_addr") or default_address(svc))
+        channel(x.get(f"{svc}_addr") or default_address(svc), svc, tls)
         for svc in ("wall", "rules", "scoring")
     ]
     ports = Ports(
@@ -287,7 +335,7 @@ def add_to_server(server: grpc.Server, config: Config):
         on_event=metrics.observe,
     )
     metrics.TABLES_HELD.set_function(lambda: len(manager.tables))
-    servicer = GatewayServicer(manager)
+    servicer = GatewayServicer(manager, tls)
     if isinstance(server, grpc.aio.Server):
         from services.gateway.aio_servicer import AsyncGatewayServicer
 
@@ -297,11 +345,11 @@ def add_to_server(server: grpc.Server, config: Config):
         gateway_pb2_grpc.add_GatewayServiceServicer_to_server(servicer, server)
     closables = [manager, *channels]
     if int(x.get("web_port", 0)) > 0:
-        closables.insert(0, _web_server(servicer, config))
+        closables.insert(0, _web_server(servicer, config, tls))
     if mm_addr:
         from services.gateway.outbox import OutboxSender
 
-        mm_channel = channel(mm_addr)
+        mm_channel = channel(mm_addr, "matchmaking", tls)
         sender = OutboxSender(
             store, mm_channel, timeout=timeout, internal_token=config.internal_token
         )
@@ -321,6 +369,9 @@ SPEC = ServiceSpec(
     service_names=["mahjong.gateway.v1.GatewayService"],
     add_arguments=add_arguments,
     server_models=("asyncio", "threads"),
+    # Every method is the players' (seat tokens decide); matchmaking's CreateTable comes on the
+    # mutual-TLS internal port, where its certificate makes the table the ledger's.
+    default_internal_port=INTERNAL_PORTS["gateway"],
 )
 
 

@@ -23,6 +23,12 @@ from shared.convert.common import (
 from shared.errors import DomainError, InvalidArgument, PermissionDenied, Unavailable
 from shared.ruleset import DEFAULT_RULESET
 from shared.server import from_internal_caller, peer_address
+from shared.tls import OPERATOR, TLSFiles
+
+# The workloads whose CreateTable makes a table of the ledger (its hands reported), and those
+# that may take any player's seat token (JoinSeat by player id without the token).
+TABLE_CREATORS = frozenset({"matchmaking"})
+SEAT_ISSUERS = frozenset({"matchmaking", OPERATOR})
 
 MAX_HANDS = 10_000
 MAX_ROUNDS = 1_000
@@ -106,13 +112,14 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
     server (:mod:`services.gateway.aio_servicer`) runs in a worker thread after admitting it on
     its event loop."""
 
-    def __init__(self, manager: TableManager) -> None:
+    def __init__(self, manager: TableManager, tls: TLSFiles | None = None) -> None:
         self.manager = manager
+        self.tls = tls  # this replica's certificate, for calls to the other replicas
         st = manager.settings
         self.seat_calls = RateLimiter(st.seat_calls_per_second, st.seat_call_burst)
         per_minute = st.public_tables_per_minute
         self.new_tables = RateLimiter(per_minute / 60, per_minute)
-        self.forwarder = SyncForwarder(st.replica_id, st.address)
+        self.forwarder = SyncForwarder(st.replica_id, st.address, tls)
 
     def admit(self, request, context) -> None:
         """Flood control: a seat token past its rate is refused RESOURCE_EXHAUSTED (with the
@@ -180,9 +187,9 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
 
     # --- the calls ------------------------------------------------------------------------
     def create_table(self, request, context):
-        # Only matchmaking's tables (CreateTable with the internal token) go to its ledger;
-        # anyone else's are a setting of the gateway, limited per client address.
-        internal = from_internal_caller(context)
+        # Only matchmaking's tables (CreateTable with its certificate, on the internal port) go
+        # to its ledger; anyone else's are a setting of the gateway, limited per client address.
+        internal = from_internal_caller(context, TABLE_CREATORS)
         spec = table_spec_from_proto(request, report_hands=internal)
         creator = "" if internal else self._public_creator(context)
         table_id, tokens = self.manager.create_table(spec, creator)
@@ -191,12 +198,12 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         )
 
     def _public_creator(self, context) -> str:
-        """The client address of a CreateTable without the internal token, if it may create."""
+        """The client address of a CreateTable not from matchmaking, if it may create."""
         if not self.manager.settings.public_tables:
             raise PermissionDenied(
-                "CreateTable needs the deployment's internal token on this gateway: its tables "
-                "come from matchmaking (join a queue or a room there); public table creation is "
-                "off (--public-tables)",
+                "CreateTable answers only matchmaking on this gateway (its certificate, on the "
+                "internal port): tables come from matchmaking (join a queue or a room there); "
+                "public table creation is off (--public-tables)",
                 reason="PUBLIC_TABLES_OFF",
             )
         creator = peer_address(context.peer())[0]
@@ -213,8 +220,8 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
             seat,
             request.spectator,
             seat_token=request.seat_token,
-            # never open in development mode: player ids are public, a token is not
-            internal=from_internal_caller(context, strict=True),
+            # never open on a plaintext server: player ids are public, a token is not
+            internal=from_internal_caller(context, SEAT_ISSUERS, strict=True),
             request_id=request.request_id,
         )
         return pb.JoinSeatResponse(

@@ -28,6 +28,7 @@ from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
 from shared.addresses import default_address
+from shared.tls import client_channel
 
 TIMEOUT = 10.0
 
@@ -37,7 +38,7 @@ def _print(message) -> None:
 
 
 def _call(args: argparse.Namespace, fn: Callable[[pb_grpc.MatchmakingServiceStub], object]) -> int:
-    with grpc.insecure_channel(args.matchmaking_addr) as channel:
+    with client_channel(args.matchmaking_addr) as channel:
         stub = pb_grpc.MatchmakingServiceStub(channel)
         try:
             result = fn(stub)

@@ -17,6 +17,7 @@ from mahjong.gateway.v1 import gateway_pb2, gateway_pb2_grpc
 from shared.convert.common import ruleset_to_ref, seat_to_proto
 from shared.errors import Unavailable
 from shared.server import internal_metadata
+from shared.tls import TLSFiles, dial
 
 from .allocator import TableAllocation, TableRequest
 
@@ -48,8 +49,9 @@ def create_table_request(request: TableRequest) -> gateway_pb2.CreateTableReques
 
 class GatewayAllocator:
     """Creates tables on the gateway at ``address`` (a host:port, or a ``dns:///`` name of a
-    headless Service, balanced round-robin). Calls carry the deployment's internal token (the
-    gateway may treat CreateTable as internal)."""
+    headless Service, balanced round-robin): its mutual-TLS internal port, with matchmaking's
+    certificate ``tls`` (None: plaintext, tests of that path), so the gateway knows the tables
+    are matchmaking's; calls also carry the internal token, when there is one."""
 
     def __init__(
         self,
@@ -59,14 +61,15 @@ class GatewayAllocator:
         attempts: int = 3,
         backoff: float = 0.2,
         internal_token: str = "",
+        tls: TLSFiles | None = None,
     ) -> None:
         self.address = address
         self._metadata = internal_metadata(internal_token)
         self.timeout = timeout
         self.attempts = attempts
         self.backoff = backoff
-        self._channel = grpc.insecure_channel(
-            address, options=[("grpc.lb_policy_name", "round_robin")]
+        self._channel = dial(
+            address, "gateway", tls, options=[("grpc.lb_policy_name", "round_robin")]
         )
         self._stub = gateway_pb2_grpc.GatewayServiceStub(self._channel)
 

@@ -14,8 +14,8 @@ from typing import Any
 import structlog
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
-from shared.addresses import DEFAULT_PORTS, default_address
-from shared.server import Config, ServiceSpec, open_config_store
+from shared.addresses import DEFAULT_PORTS, INTERNAL_PORTS, default_internal_address
+from shared.server import Config, ServiceSpec, open_config_store, tls_files
 
 from .allocator import TableAllocator
 from .clock import Clock, system_clock
@@ -33,7 +33,11 @@ log = structlog.get_logger("mahjong.matchmaking")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--gateway-addr", default=default_address("gateway"))
+    p.add_argument(
+        "--gateway-addr",
+        default=default_internal_address("gateway"),
+        help="the gateway's mutual-TLS internal port (a headless Service's dns:/// name balances)",
+    )
     p.add_argument("--gateway-timeout", type=float, default=5.0, help="CreateTable deadline (s)")
     p.add_argument("--tick-seconds", type=float, default=0.25, help="timer resolution (s)")
     p.add_argument(
@@ -130,9 +134,10 @@ def make_add_to_server(
         store = open_config_store(config)
         if allocator_factory is None:
             allocator: Any = GatewayAllocator(
-                config.extra.get("gateway_addr") or default_address("gateway"),
+                config.extra.get("gateway_addr") or default_internal_address("gateway"),
                 timeout=config.extra.get("gateway_timeout", 5.0),
                 internal_token=config.internal_token,
+                tls=tls_files(config, "matchmaking"),
             )
         else:
             allocator = allocator_factory(config)
@@ -162,8 +167,11 @@ def make_spec(**kwargs: Any) -> ServiceSpec:
         add_arguments=add_arguments,
         # WatchAssignments / WatchTournament hold a thread per open stream.
         default_max_workers=DEFAULT_MAX_WORKERS,
-        # The gateway's reports move silver: only services holding the internal token may send.
+        # The gateway's reports move silver: only the gateway's certificate (and the internal
+        # token, when configured) may send them, on the mutual-TLS internal port.
         internal_methods=INTERNAL_METHODS,
+        callers={method: frozenset({"gateway"}) for method in INTERNAL_METHODS},
+        default_internal_port=INTERNAL_PORTS["matchmaking"],
     )
 
 

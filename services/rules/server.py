@@ -12,6 +12,7 @@ from mahjong.rules.v1 import rules_pb2, rules_pb2_grpc
 from services.rules.servicer import RulesServicer
 from shared.addresses import DEFAULT_PORTS
 from shared.server import Config, ServiceSpec
+from shared.tls import OPERATOR
 
 SERVICE_NAME = rules_pb2.DESCRIPTOR.services_by_name["RulesService"].full_name
 
@@ -26,4 +27,6 @@ SPEC = ServiceSpec(
     default_metrics_port=DEFAULT_PORTS["rules"][1],
     add_to_server=add_to_server,
     service_names=[SERVICE_NAME],
+    # Only the gateway runs hands; an operator may call it too (mahjong rules …).
+    callers={"*": frozenset({"gateway", OPERATOR})},
 )

@@ -14,6 +14,7 @@ from mahjong.scoring.v1 import scoring_pb2, scoring_pb2_grpc
 from services.scoring.servicer import ScoringServicer
 from shared.addresses import DEFAULT_PORTS
 from shared.server import Config, ServiceSpec
+from shared.tls import OPERATOR
 
 SERVICE_NAME = scoring_pb2.DESCRIPTOR.services_by_name["ScoringService"].full_name
 
@@ -28,4 +29,6 @@ SPEC = ServiceSpec(
     default_metrics_port=DEFAULT_PORTS["scoring"][1],
     add_to_server=add_to_server,
     service_names=[SERVICE_NAME],
+    # Only the gateway runs hands; an operator may call it too (mahjong scoring …).
+    callers={"*": frozenset({"gateway", OPERATOR})},
 )

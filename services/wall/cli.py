@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from services.wall.record import DEAL, DRAW, INDICATOR, REPLACEMENT, SWAP, HandWall
@@ -24,6 +25,7 @@ from shared import tiles as T
 from shared.addresses import default_address
 from shared.ruleset import RulesetError, resolve_ruleset
 from shared.tile_set import tile_set_of
+from shared.tls import TLSConfigError, TLSFiles, dial, env_insecure, operator_tls_dir
 
 _KIND_LABELS = {1: DEAL, 2: DRAW, 3: REPLACEMENT, 4: SWAP, 5: INDICATOR}
 TIMEOUT = 10.0
@@ -47,6 +49,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     def remote(name: str, help_: str, fn, *, hand: bool = True, seat: bool = False):
         p = ws.add_parser(name, help=help_)
         p.add_argument("--addr", default=default_address("wall"), help="wall service address")
+        p.add_argument(
+            "--tls-dir",
+            default=operator_tls_dir(),
+            help="the operator's certificate (tls.crt, tls.key, ca.crt; default "
+            "MAHJONG_OPERATOR_TLS_DIR or .data/tls/operator, made by `mahjong certs`)",
+        )
         if hand:
             p.add_argument("hand_id")
         if seat:
@@ -136,7 +144,13 @@ def _call(args: argparse.Namespace, method: str, request) -> Any:
     import grpc
     from mahjong.wall.v1 import wall_pb2_grpc
 
-    with grpc.insecure_channel(args.addr) as channel:
+    files = None if env_insecure() else TLSFiles(Path(args.tls_dir))
+    try:
+        channel = dial(args.addr, "wall", files)
+    except TLSConfigError as exc:
+        print(f"wall {method}: {exc}", file=sys.stderr)
+        raise _CallFailed from None
+    with channel:
         stub = wall_pb2_grpc.WallServiceStub(channel)
         try:
             return getattr(stub, method)(request, timeout=TIMEOUT)

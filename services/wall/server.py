@@ -17,6 +17,7 @@ from services.wall.retention import Sweeper
 from services.wall.servicer import WallServicer
 from shared.addresses import DEFAULT_PORTS
 from shared.server import Config, ServiceSpec, open_config_store
+from shared.tls import OPERATOR
 
 SERVICE_NAME = wall_pb2.DESCRIPTOR.services_by_name["WallService"].full_name
 
@@ -67,5 +68,7 @@ SPEC = ServiceSpec(
     default_metrics_port=DEFAULT_PORTS["wall"][1],
     add_to_server=add_to_server,
     service_names=[SERVICE_NAME],
+    # Only the gateway runs hands; an operator may call it too (mahjong wall …).
+    callers={"*": frozenset({"gateway", OPERATOR})},
     add_arguments=add_arguments,
 )

@@ -1,16 +1,17 @@
 """The real stack for end-to-end tests: wall, rules, scoring, matchmaking and gateway as
 processes on free loopback ports (tests.support.stacks), and a second gateway with slow
-timers on the same backends."""
+timers on the same backends. The services call each other's mutual-TLS ports; the tests call
+the public ones as players (server TLS)."""
 
 from __future__ import annotations
 
-import grpc
 import pytest
 from mahjong.gateway.v1 import gateway_pb2_grpc
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc
 
 from shared.supervisor import ServiceProcess
 from tests.support.stacks import backend_flags, service_process, start_services
+from tests.support.tls import as_player
 
 
 @pytest.fixture(scope="module")
@@ -33,12 +34,12 @@ def stack(tmp_path_factory):
             "--seat-secret",
             "e2e-secret",
             "--matchmaking-addr",
-            procs["matchmaking"].address,
+            procs["matchmaking"].internal_address,  # mutual TLS, the gateway's certificate
         ]
         gw = service_process("gateway", tmp, store_url=gw_store, extra=extra).start()
         procs["gateway"] = gw
         gw.wait_ready()
-        channel = grpc.insecure_channel(gw.address)
+        channel = as_player(gw.address)
         slow = service_process(
             "gateway",
             tmp,
@@ -62,8 +63,8 @@ def stack(tmp_path_factory):
         ).start()
         procs["gateway-slow"] = slow
         slow.wait_ready()
-        slow_channel = grpc.insecure_channel(slow.address)
-        mm_channel = grpc.insecure_channel(procs["matchmaking"].address)
+        slow_channel = as_player(slow.address)
+        mm_channel = as_player(procs["matchmaking"].address)
         yield {
             "mm": matchmaking_pb2_grpc.MatchmakingServiceStub(mm_channel),
             "slow_stub": gateway_pb2_grpc.GatewayServiceStub(slow_channel),

@@ -25,6 +25,7 @@ from tests.e2e.test_bot_hands import read_log
 from tests.e2e.test_failover import gateway
 from tests.support.events import json_log
 from tests.support.tables import request_table
+from tests.support.tls import as_player
 
 pytestmark = pytest.mark.integration
 
@@ -51,7 +52,7 @@ def test_a_player_on_another_replica_plays_as_on_the_owner(stack):
     # the test asks each question of both replicas at machine speed: no flood control
     a = gateway(stack, db, "any-a", "--seat-calls-per-second", "0")
     b = gateway(stack, db, "any-b", "--seat-calls-per-second", "0")
-    channels = [grpc.insecure_channel(a.address), grpc.insecure_channel(b.address)]
+    channels = [as_player(a.address), as_player(b.address)]
     on_a, on_b = (gateway_pb2_grpc.GatewayServiceStub(c) for c in channels)
     try:
         t = _table(on_a, "anyone")  # replica A runs it
@@ -116,7 +117,7 @@ def test_the_owner_dies_and_the_player_on_another_replica_plays_on(stack):
     a = gateway(stack, db, "kill-a")
     b = gateway(stack, db, "kill-b")
     try:
-        with grpc.insecure_channel(a.address) as ch:
+        with as_player(a.address) as ch:
             t = _table(gateway_pb2_grpc.GatewayServiceStub(ch), "survivor", hands=2)
         player = RemotePlayer(b.address, t.table_id, t.seat_tokens[0], seat=0, reconnect_for=30)
         done: dict = {}
@@ -142,7 +143,7 @@ def test_the_owner_dies_and_the_player_on_another_replica_plays_on(stack):
         stored = read_log(db, t.table_id)
         assert [e.seq for e in stored] == list(range(1, len(stored) + 1))
         # every event of seat 0's view of the log reached the player, across the break
-        with grpc.insecure_channel(b.address) as ch:
+        with as_player(b.address) as ch:
             direct = [
                 r.event.sequence
                 for r in gateway_pb2_grpc.GatewayServiceStub(ch).Subscribe(
@@ -167,7 +168,7 @@ def test_browsers_and_threaded_replicas_forward_too(stack):
     a = gateway(stack, db, "web-a", "--seat-calls-per-second", "0")
     b = gateway(stack, db, "web-b", "--seat-calls-per-second", "0", "--web-port", str(web_port))
     c = gateway(stack, db, "web-c", "--seat-calls-per-second", "0", "--server-model", "threads")
-    channels = [grpc.insecure_channel(p.address) for p in (a, c)]
+    channels = [as_player(p.address) for p in (a, c)]
     on_a, on_c = (gateway_pb2_grpc.GatewayServiceStub(ch) for ch in channels)
     web = WebGateway(f"http://127.0.0.1:{web_port}", "connect")
     try:

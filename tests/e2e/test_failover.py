@@ -10,7 +10,6 @@ import contextlib
 import signal
 import time
 
-import grpc
 import pytest
 from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
@@ -23,6 +22,7 @@ from tests.e2e.test_bot_hands import read_log
 from tests.support.events import json_log
 from tests.support.stacks import backend_flags, service_process
 from tests.support.tables import request_table
+from tests.support.tls import as_player
 
 pytestmark = pytest.mark.integration
 
@@ -85,7 +85,7 @@ def test_another_replica_takes_the_table_over_and_the_player_plays_on(stack):
     a = gateway(stack, db, "replica-a")
     b = None
     try:
-        ch = grpc.insecure_channel(a.address)
+        ch = as_player(a.address)
         stub = gateway_pb2_grpc.GatewayServiceStub(ch)
         # a prompt pending when the replica dies
         t, token, seen = play_until_own_turn(stub, "fo-0", max_hands=2, turns=3)
@@ -94,7 +94,7 @@ def test_another_replica_takes_the_table_over_and_the_player_plays_on(stack):
         a.proc.wait()
         last = seen[-1].sequence
         b = gateway(stack, db, "replica-b")
-        ch = grpc.insecure_channel(b.address)
+        ch = as_player(b.address)
         stub = gateway_pb2_grpc.GatewayServiceStub(ch)
         time.sleep(0.8)  # the lease expires
         log_at_death = list(read_log(db, t.table_id))
@@ -143,14 +143,14 @@ def test_a_paused_owner_never_writes_after_the_takeover(stack):
     a = gateway(stack, db, "replica-a")
     b = None
     try:
-        ch = grpc.insecure_channel(a.address)
+        ch = as_player(a.address)
         stub = gateway_pb2_grpc.GatewayServiceStub(ch)
         t, token, seen = play_until_own_turn(stub, "ps-0", max_hands=1, turns=2)
         # The answer reaches the owner, whose bots then play on... and the owner is paused.
         answer(stub, t.table_id, token, seen[-1])
         a.proc.send_signal(signal.SIGSTOP)
         b = gateway(stack, db, "replica-b")
-        ch_b = grpc.insecure_channel(b.address)
+        ch_b = as_player(b.address)
         stub_b = gateway_pb2_grpc.GatewayServiceStub(ch_b)
         time.sleep(2.0)  # more than three leases of 600 ms: b takes the table over
         got, finished, resumed = [], False, False

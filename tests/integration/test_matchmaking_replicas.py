@@ -9,7 +9,8 @@ every replica a real process.
   SIGKILLed: the other takes the duty within the lease and forms the next tables; stopped
   with SIGTERM, a holder hands the duty over at once.
 * Three gateway replicas' outbox senders (spawned processes) on one store deliver 240 reports
-  to a matchmaking process: each is delivered once (matchmaking counts no repeat), every hand
+  to a matchmaking process's internal port (mutual TLS, the gateway's certificate): each is
+  delivered once (matchmaking counts no repeat), every hand
   is in the ledger once, the books reconcile.
 """
 
@@ -19,7 +20,6 @@ import threading
 import time
 from pathlib import Path
 
-import grpc
 import pytest
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
@@ -33,6 +33,7 @@ from tests.support import outbox_workers, probes
 from tests.support.concurrency import run_processes
 from tests.support.probes import fetch_metrics, metric_value
 from tests.support.stacks import backend_flags, service_process, start_services
+from tests.support.tls import as_player
 
 pytestmark = pytest.mark.integration
 
@@ -50,6 +51,7 @@ class Replicas:
         self.tmp, self.url = tmp, url
         self.procs: dict[str, ServiceProcess] = {}
         self.gw_port = free_port()
+        self.gw_internal_port = free_port()  # where matchmaking calls the gateway (mutual TLS)
         self.mm = ("mm-a", "mm-b")
 
     def start(self) -> Replicas:
@@ -58,24 +60,26 @@ class Replicas:
             self.procs[name] = self._matchmaking(name).start()
         gw_args = [
             *backend_flags(self.procs),
-            "--matchmaking-addr", self.procs["mm-a"].address,
+            "--matchmaking-addr", self.procs["mm-a"].internal_address,
             "--discard-ms", "5000", "--claim-ms", "2000", "--auto-play-delay-ms", "0",
             "--max-workers", "48", "--drain-seconds", "0", "--grace-seconds", "1",
         ]  # fmt: skip
-        self.procs["gateway"] = service_process(
+        gateway = service_process(
             "gateway",
             self.tmp,
             store_url=f"sqlite:///{self.tmp / 'gateway.db'}",
             extra=gw_args,
             port=self.gw_port,
-        ).start()
+        )
+        gateway.internal_port = self.gw_internal_port
+        self.procs["gateway"] = gateway.start()
         for p in self.procs.values():
             p.wait_ready(60)
         return self
 
     def _matchmaking(self, name: str) -> ServiceProcess:
         args = [
-            "--gateway-addr", f"127.0.0.1:{self.gw_port}", "--replica-id", name,
+            "--gateway-addr", f"127.0.0.1:{self.gw_internal_port}", "--replica-id", name,
             "--lease-ms", str(LEASE_MS), "--tick-seconds", "0.1", "--bot-fill-seconds", "600",
             "--max-workers", "48", "--drain-seconds", "0", "--grace-seconds", "1",
         ]  # fmt: skip
@@ -84,7 +88,7 @@ class Replicas:
         )
 
     def stub(self, name: str) -> pb_grpc.MatchmakingServiceStub:
-        return pb_grpc.MatchmakingServiceStub(grpc.insecure_channel(self.procs[name].address))
+        return pb_grpc.MatchmakingServiceStub(as_player(self.procs[name].address))
 
     def metric(self, name: str, sample: str, **labels: str) -> float:
         return metric_value(fetch_metrics(self.procs[name].metrics_port), sample, **labels)
@@ -303,7 +307,7 @@ def test_outbox_senders_of_three_gateway_replicas_deliver_each_report_once(tmp_p
         mm.start().wait_ready(60)
         outbox_workers.seed(store, tables, hands)  # the tables' owners wrote their reports
         results = run_processes(
-            outbox_workers.send_process, postgres_url, 3, extra=(mm.address, run_token())
+            outbox_workers.send_process, postgres_url, 3, extra=(mm.internal_address, run_token())
         )
         sent = {name: count for name, count in results}
         assert outbox_workers.pending(store) == 0

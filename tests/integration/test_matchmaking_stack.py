@@ -3,7 +3,8 @@ matchmaking store a SQLite file in tmp_path, tables played on the real gateway b
 bots and by scripted players for the people (``tests.support.cluster.Entrant``: a RemotePlayer
 per table).
 
-One stack serves the module (tests register their own players).
+The services call each other's mutual-TLS internal ports; players call the public ones over
+server TLS. One stack serves the module (tests register their own players).
 
 * Restart: players, balances, an open room and a running tournament's standings survive a
   SIGTERM + restart of the matchmaking process in the middle of the tournament, which then
@@ -28,6 +29,7 @@ from shared.supervisor import ServiceProcess, free_port
 from tests.support import probes
 from tests.support.cluster import Entrant
 from tests.support.stacks import backend_flags, service_process, start_services
+from tests.support.tls import as_player
 
 pytestmark = pytest.mark.integration
 
@@ -42,42 +44,48 @@ class Stack:
         self.tmp = tmp
         self.procs: dict[str, ServiceProcess] = {}
         self.mm_port, self.gw_port = free_port(), free_port()
+        # their mutual-TLS ports, where they call each other (kept across a restart)
+        self.mm_internal_port, self.gw_internal_port = free_port(), free_port()
 
     def start(self) -> Stack:
         start_services(self.procs, self.tmp)
         self.procs["matchmaking"] = self._matchmaking().start()
         gw_args = [
             *backend_flags(self.procs),
-            "--matchmaking-addr", f"127.0.0.1:{self.mm_port}",
+            "--matchmaking-addr", f"127.0.0.1:{self.mm_internal_port}",
             "--discard-ms", "5000", "--claim-ms", "2000", "--auto-play-delay-ms", "0",
             "--seat-secret", "stack-secret", "--max-workers", "48",
             "--drain-seconds", "0", "--grace-seconds", "1",
         ]  # fmt: skip
-        self.procs["gateway"] = service_process(
+        gateway = service_process(
             "gateway",
             self.tmp,
             store_url=f"sqlite:///{self.tmp / 'gateway.db'}",
             extra=gw_args,
             port=self.gw_port,
-        ).start()
+        )
+        gateway.internal_port = self.gw_internal_port
+        self.procs["gateway"] = gateway.start()
         for p in self.procs.values():
             p.wait_ready(60)
         return self
 
     def _matchmaking(self) -> ServiceProcess:
         args = [
-            "--gateway-addr", f"127.0.0.1:{self.gw_port}",
+            "--gateway-addr", f"127.0.0.1:{self.gw_internal_port}",
             "--tick-seconds", "0.1", "--ready-seconds", "2", "--bot-fill-seconds", "1",
             "--starting-silver", str(STARTING_SILVER), "--max-workers", "48",
             "--drain-seconds", "0", "--grace-seconds", "1",
         ]  # fmt: skip
-        return service_process(
+        proc = service_process(
             "matchmaking",
             self.tmp,
             store_url=f"sqlite:///{self.tmp / 'matchmaking.db'}",
             extra=args,
             port=self.mm_port,
         )
+        proc.internal_port = self.mm_internal_port
+        return proc
 
     def restart_matchmaking(self) -> None:
         assert self.procs["matchmaking"].stop() == 0
@@ -105,7 +113,7 @@ def stack(tmp_path_factory):
 
 
 def stub_for(stack: Stack) -> tuple[grpc.Channel, pb_grpc.MatchmakingServiceStub]:
-    channel = grpc.insecure_channel(f"127.0.0.1:{stack.mm_port}")
+    channel = as_player(f"127.0.0.1:{stack.mm_port}")
     return channel, pb_grpc.MatchmakingServiceStub(channel)
 
 

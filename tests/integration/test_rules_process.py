@@ -15,6 +15,7 @@ from shared.melds import Meld
 from tests.conftest import load_vectors
 from tests.support.probes import fetch_metrics, health_status, metric_value
 from tests.support.stacks import service_process
+from tests.support.tls import to_process
 
 pytestmark = pytest.mark.integration
 TIMEOUT = 10
@@ -24,7 +25,7 @@ def test_judges_vectors_counts_rejections_and_stops_cleanly(tmp_path):
     proc = service_process("rules", tmp_path, metrics=True)
     proc.start().wait_ready(timeout=30)
     try:
-        with grpc.insecure_channel(proc.address) as channel:
+        with to_process(proc) as channel:  # mutual TLS, as the gateway
             assert health_status(channel, SERVICE_NAME) == "SERVING"
             stub = rules_pb2_grpc.RulesServiceStub(channel)
             waits_calls = 0

@@ -13,6 +13,7 @@ from services.scoring.vector_format import win_input
 from tests.conftest import load_vectors
 from tests.support.probes import fetch_metrics, health_status, metric_value
 from tests.support.stacks import service_process
+from tests.support.tls import to_process
 
 pytestmark = pytest.mark.integration
 TIMEOUT = 10
@@ -22,7 +23,7 @@ def test_settles_counts_rejections_and_stops_cleanly(tmp_path):
     proc = service_process("scoring", tmp_path, metrics=True)
     proc.start().wait_ready(timeout=30)
     try:
-        with grpc.insecure_channel(proc.address) as channel:
+        with to_process(proc) as channel:  # mutual TLS, as the gateway
             assert health_status(channel) == "SERVING"
             stub = scoring_pb2_grpc.ScoringServiceStub(channel)
             vector = load_vectors("scoring.jsonl")[0]

@@ -9,7 +9,6 @@ import signal
 import time
 from pathlib import Path
 
-import grpc
 import pytest
 from mahjong.wall.v1 import wall_pb2, wall_pb2_grpc
 
@@ -18,6 +17,7 @@ from shared.convert import common as C
 from shared.supervisor import ServiceProcess
 from tests.support.probes import fetch_metrics, health_status, metric_value
 from tests.support.stacks import service_process
+from tests.support.tls import to_process
 
 pytestmark = pytest.mark.integration
 TIMEOUT = 10
@@ -36,7 +36,7 @@ def start_wall(tmp_path, name="wall", store=None, extra=()) -> ServiceProcess:
 
 
 def stub_for(proc: ServiceProcess):
-    channel = grpc.insecure_channel(proc.address)
+    channel = to_process(proc)  # mutual TLS, as the gateway
     return channel, wall_pb2_grpc.WallServiceStub(channel)
 
 

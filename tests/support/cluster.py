@@ -1,7 +1,9 @@
 """A cluster on loopback for the cluster test: every service a real process at more than one
 replica, all on one PostgreSQL database, each client calling a list of replicas
 (``ipv4:127.0.0.1:P1,127.0.0.1:P2`` with round robin: a call goes to the next replica that
-answers, so a stream broken by a dead replica resumes on another); and the scripted clients:
+answers, so a stream broken by a dead replica resumes on another); the services call each
+other's internal (mutual-TLS) ports, the clients the public ones as players (server TLS, the
+development CA); and the scripted clients:
 a player that notes every acknowledged action, and a tournament entrant that follows
 WatchTournament (on any matchmaking replica) and plays each table it is seated at."""
 
@@ -19,7 +21,10 @@ from mahjong.matchmaking.v1 import matchmaking_pb2 as mm_pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as mm_grpc
 
 from services.gateway.client import RemotePlayer
+from shared.addresses import INTERNAL_PORTS
 from shared.supervisor import ServiceProcess, free_port
+from shared.tls import name_override
+from tests.support.tls import as_player
 from tests.support.stacks import service_process
 
 # How many replicas of each service, in start order (the gateways and matchmaking call the
@@ -48,8 +53,16 @@ def targets(addresses: list[str], shuffle: random.Random | None = None) -> str:
     return "ipv4:" + ",".join(addrs)
 
 
+def player_channel(target: str) -> grpc.Channel:
+    """A player's channel (server TLS, trusting the development CA) to ``target``: one address,
+    or a list of them (:func:`targets`), whose certificates are then checked for ``localhost``
+    (a name every development certificate holds), as the list itself names no host."""
+    options = [*CLIENT_OPTIONS, *(name_override("localhost") if "," in target else ())]
+    return as_player(target, options)
+
+
 def client_channel(addresses: list[str], shuffle: random.Random | None = None) -> grpc.Channel:
-    return grpc.insecure_channel(targets(addresses, shuffle), options=CLIENT_OPTIONS)
+    return player_channel(targets(addresses, shuffle))
 
 
 @dataclass
@@ -62,32 +75,44 @@ class Cluster:
     flags: dict[str, list[str]] = field(default_factory=dict)
     procs: dict[str, ServiceProcess] = field(default_factory=dict)
     ports: dict[str, int] = field(default_factory=dict)
+    # The mutual-TLS ports of the replicas of services players call too (gateway, matchmaking).
+    internal_ports: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for service, count in REPLICAS.items():
             for i in range(1, count + 1):
                 self.ports[f"{service}-{i}"] = free_port()
+                if service in INTERNAL_PORTS:
+                    self.internal_ports[f"{service}-{i}"] = free_port()
 
     def names(self, service: str) -> list[str]:
         return [f"{service}-{i}" for i in range(1, REPLICAS[service] + 1)]
 
     def addresses(self, service: str) -> list[str]:
+        """The replicas' public ports (where players call)."""
         return [f"127.0.0.1:{self.ports[n]}" for n in self.names(service)]
+
+    def internal_addresses(self, service: str) -> list[str]:
+        """Where the other services call the replicas (their only port, when one)."""
+        ports = {**self.ports, **self.internal_ports}
+        return [f"127.0.0.1:{ports[n]}" for n in self.names(service)]
 
     def _args(self, service: str, name: str) -> list[str]:
         calls = {
             "gateway": ("wall", "rules", "scoring", "matchmaking"),
             "matchmaking": ("gateway",),
         }.get(service, ())
-        args = [f for dep in calls for f in (f"--{dep}-addr", targets(self.addresses(dep)))]
+        args = [
+            f for dep in calls for f in (f"--{dep}-addr", targets(self.internal_addresses(dep)))
+        ]
         if service in ("gateway", "matchmaking"):
             args += ["--replica-id", name]
         return [*args, *self.flags.get(service, [])]
 
     def process(self, name: str) -> ServiceProcess:
-        """Replica ``name`` (not started) on its port."""
+        """Replica ``name`` (not started) on its ports."""
         service = name.rsplit("-", 1)[0]
-        return service_process(
+        proc = service_process(
             service,
             self.tmp,
             store_url=self.url,
@@ -95,6 +120,8 @@ class Cluster:
             port=self.ports[name],
             log_name=name,
         )
+        proc.internal_port = self.internal_ports.get(name, 0)
+        return proc
 
     def start(self) -> Cluster:
         for service in REPLICAS:  # the replicas of a service start at once, on one database
@@ -194,7 +221,7 @@ class Entrant(threading.Thread):
 
     def _play(self, a: mm_pb.Assignment) -> None:
         target = self.gateway or a.gateway_address
-        with grpc.insecure_channel(target, options=CLIENT_OPTIONS) as channel:
+        with player_channel(target) as channel:
             self.played.append(play(channel, a.table_id, a.seat_token, a.seat - 1, self.label))
 
     def _run(self) -> None:
@@ -203,7 +230,7 @@ class Entrant(threading.Thread):
             self.watches += 1
             req = mm_pb.WatchTournamentRequest(tournament_id=self.tid, player_token=self.token)
             try:
-                with grpc.insecure_channel(self.mm, options=CLIENT_OPTIONS) as channel:
+                with player_channel(self.mm) as channel:
                     stub = mm_grpc.MatchmakingServiceStub(channel)
                     for msg in stub.WatchTournament(req, timeout=self.deadline - time.monotonic()):
                         a = msg.assignment

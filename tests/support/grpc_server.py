@@ -8,26 +8,57 @@ from collections.abc import Iterator
 
 import grpc
 
+from shared import dev_ca
 from shared.server import Config, RunningServer, ServiceSpec, start
+from shared.supervisor import DEV_TLS_ROOT
+from shared.tls import OPERATOR, TLSFiles, client_channel, dial
 
 
 @contextlib.contextmanager
-def serving(spec: ServiceSpec, **config) -> Iterator[tuple[RunningServer, grpc.Channel]]:
-    """``with serving(SPEC, store_url="memory://") as (server, channel): ...``"""
+def serving(
+    spec: ServiceSpec, caller: str | None = None, **config
+) -> Iterator[tuple[RunningServer, grpc.Channel]]:
+    """``with serving(SPEC, store_url="memory://") as (server, channel): ...``
+
+    The server runs TLS with its development certificate (``insecure=True`` for plaintext).
+    ``channel`` calls it as ``caller``: a workload's name (mutual TLS with its certificate, on
+    the internal port of a service that has one), or "" for a player (server TLS on the public
+    port); by default the gateway for a service only services call, else a player."""
     _check_flags(spec, config.get("extra") or {})
+    insecure = bool(config.get("insecure"))
+    if not insecure:
+        dev_ca.ensure([spec.name, *TEST_WORKLOADS], DEV_TLS_ROOT)
     cfg = Config(
         port=0,
         metrics_port=config.pop("metrics_port", 0),
         store_url=config.pop("store_url", "memory://"),
+        tls_dir=config.pop("tls_dir", str(DEV_TLS_ROOT / spec.name)),
         **config,
     )
     server = start(spec, cfg)
-    channel = grpc.insecure_channel(server.address)
+    if caller is None:
+        caller = "" if spec.default_internal_port else "gateway"
+    channel = channel_to(server, spec.name, caller, insecure=insecure)
     try:
         yield server, channel
     finally:
         channel.close()
         server.stop(grace=0)
+
+
+# The workloads a test may call as (each gets a development certificate).
+TEST_WORKLOADS = ("gateway", "matchmaking", "wall", OPERATOR)
+
+
+def channel_to(server: RunningServer, name: str, caller: str, *, insecure: bool = False):
+    """A channel to the in-process ``server`` of service ``name`` as ``caller`` (see
+    :func:`serving`)."""
+    if insecure:
+        address = server.internal_address if caller else server.address
+        return grpc.insecure_channel(address)
+    if not caller:
+        return client_channel(server.address, ca_file=str(DEV_TLS_ROOT / "ca.crt"))
+    return dial(server.internal_address, name, TLSFiles(DEV_TLS_ROOT / caller))
 
 
 def _check_flags(spec: ServiceSpec, extra: dict) -> None:

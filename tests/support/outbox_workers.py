@@ -7,13 +7,12 @@ from __future__ import annotations
 import json
 import time
 
-import grpc
-
 from services.gateway.outbox import OutboxSender
 from services.gateway.tables import OUTBOX
 from services.matchmaking import allocated_tables, ledger
 from services.matchmaking.tags import quick_tag
 from shared.store import Store, open_store
+from tests.support.tls import as_workload
 
 SEATS = 4
 
@@ -70,9 +69,10 @@ def pending(store: Store) -> int:
 
 def send_process(url: str, mm_address: str, token: str, name: str, barrier, queue) -> None:
     """One gateway replica's sender on the shared store until its outbox is empty; puts
-    ``(name, reports this sender delivered)``."""
+    ``(name, reports this sender delivered)``. ``mm_address`` is matchmaking's internal port,
+    called with the gateway's certificate (mutual TLS) as a replica does."""
     store = open_store(url, pool_size=2)
-    channel = grpc.insecure_channel(mm_address)
+    channel = as_workload(mm_address, "matchmaking", "gateway")
     try:
         sender = OutboxSender(store, channel, interval=0.01, internal_token=token, owner=name)
         barrier.wait(60)

@@ -6,7 +6,10 @@ streams over ``CHANNELS`` connections (10 by default), reads each one's first ev
 ``probe`` (a GetTableState while the streams are open: ``{"unary_ms": …}``), ``count`` (the
 events every stream has received since it opened: ``{"events": …}``) and ``close``
 (cancel every stream: ``{"closed": N, "errors": […]}``, then exit). A stream that ends on its
-own before ``close``, with any status, is an error."""
+own before ``close``, with any status, is an error.
+
+It connects as a player: server TLS trusting ``MAHJONG_TLS_CA`` or else the development CA
+(``.data/tls/ca.crt`` of this repository); plaintext with ``MAHJONG_INSECURE``."""
 
 from __future__ import annotations
 
@@ -16,15 +19,26 @@ import json
 import sys
 import time
 
+import os
+
 import grpc
 from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
+
+from shared.supervisor import DEV_TLS_ROOT
+from shared.tls import player_credentials
 
 WAVE = 100  # streams opened at once (a burst of thousands on ten connections loses some)
 
 
 async def main(address: str, table_id: str, token: str, n: int, channels: int) -> None:
-    conns = [grpc.aio.insecure_channel(address) for _ in range(channels)]
+    creds = player_credentials("" if os.environ.get("MAHJONG_TLS_CA") else str(DEV_TLS_ROOT / "ca.crt"))
+    conns = [
+        grpc.aio.insecure_channel(address)
+        if creds is None
+        else grpc.aio.secure_channel(address, creds)
+        for _ in range(channels)
+    ]
     stubs = [gateway_pb2_grpc.GatewayServiceStub(c) for c in conns]
     request = pb.SubscribeRequest(table_id=table_id, seat_token=token)
     start = time.perf_counter()

@@ -37,6 +37,7 @@ from services.scoring import convert as SC
 from shared.convert import common as C
 from shared.errors import ResourceExhausted, Unavailable
 from shared.table import Action, ClaimOptions, ClaimResolution, OwnTurnOptions, TableSnapshot
+from shared.tls import TLSFiles, dial
 
 T = TypeVar("T")
 # CANCELLED: a server stopping (a rolling update's SIGTERM) cancels the calls still running
@@ -79,9 +80,11 @@ def call(fn: Callable[..., T], request, timeout: float, attempts: int = 3) -> T:
     raise AssertionError("unreachable")
 
 
-def channel(address: str) -> grpc.Channel:
-    """A channel with client-side round robin (headless Services resolve to every pod)."""
-    return grpc.insecure_channel(address, options=[("grpc.lb_policy_name", "round_robin")])
+def channel(address: str, workload: str, tls: TLSFiles | None) -> grpc.Channel:
+    """A channel to the ``workload`` service at ``address``, mutual TLS with the gateway's
+    certificate ``tls`` (None: plaintext, tests of that path), with client-side round robin
+    (headless Services resolve to every pod)."""
+    return dial(address, workload, tls, options=[("grpc.lb_policy_name", "round_robin")])
 
 
 class RemoteWall:

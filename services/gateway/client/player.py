@@ -29,6 +29,7 @@ from services.gateway.client.convert import (
 from shared.addresses import CLIENT_KEEPALIVE_OPTIONS
 from shared.table import Action, OwnTurnOptions
 from shared.tiles import NUM_KINDS
+from shared.tls import client_channel
 
 _TRANSIENT = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 
@@ -135,9 +136,7 @@ class RemotePlayer:
     ) -> None:
         self._own_channel = isinstance(target, str)
         self.channel = (
-            grpc.insecure_channel(target, options=CLIENT_KEEPALIVE_OPTIONS)
-            if isinstance(target, str)
-            else target
+            client_channel(target, CLIENT_KEEPALIVE_OPTIONS) if isinstance(target, str) else target
         )
         self.stub = gateway_pb2_grpc.GatewayServiceStub(self.channel)
         self.table_id = table_id
@@ -178,9 +177,7 @@ class RemotePlayer:
         seat it gave that request even when the first answer was lost. Rejoining a seat already
         assigned to ``player_id`` needs its ``seat_token``."""
         channel = (
-            grpc.insecure_channel(target, options=CLIENT_KEEPALIVE_OPTIONS)
-            if isinstance(target, str)
-            else target
+            client_channel(target, CLIENT_KEEPALIVE_OPTIONS) if isinstance(target, str) else target
         )
         stub = gateway_pb2_grpc.GatewayServiceStub(channel)
         req = gateway_pb2.JoinSeatRequest(

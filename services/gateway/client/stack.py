@@ -3,7 +3,9 @@
 ``mahjong play --local`` uses it so a person can play without ``make run``; the client tests
 (terminal, Node.js) use it to play against the real services. Each service runs as
 ``python -m services.cli serve NAME`` (:class:`shared.supervisor.ServiceProcess`) with its own
-SQLite store in a temporary directory and ``--<dep>-addr`` flags for the services it calls.
+SQLite store in a temporary directory and ``--<dep>-addr`` flags for the services it calls
+(their internal, mutual-TLS ports: each child presents its development certificate, and
+:attr:`LocalStack.gateway` is the gateway's public port, which players reach over server TLS).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from shared.addresses import WEB_PORTS
+from shared.addresses import INTERNAL_PORTS, WEB_PORTS
 from shared.supervisor import ServiceProcess, free_port, run_token, web_flags
 
 GATEWAY_STACK = ("wall", "rules", "scoring", "gateway")
@@ -38,7 +40,12 @@ class LocalStack:
         self.web_ports: dict[str, int] = {}
 
     def address(self, name: str) -> str:
+        """Service ``name``'s public port (a player's; TLS unless the stack runs plaintext)."""
         return self.procs[name].address
+
+    def internal_address(self, name: str) -> str:
+        """Service ``name``'s mutual-TLS port, where the other services call it."""
+        return self.procs[name].internal_address
 
     @property
     def internal_token(self) -> str:
@@ -68,7 +75,7 @@ class LocalStack:
                     f
                     for dep in wants
                     if dep in self.procs
-                    for f in (f"--{dep}-addr", self.procs[dep].address)
+                    for f in (f"--{dep}-addr", self.procs[dep].internal_address)
                 ]
                 if name in WEB_PORTS:
                     self.web_ports[name] = free_port()
@@ -81,6 +88,7 @@ class LocalStack:
                     [*flags, *self.extra_args.get(name, [])],
                     env=self.env,
                     log_path=self.workdir / f"{name}.log",
+                    internal_port=free_port() if name in INTERNAL_PORTS else 0,
                 )
                 self.procs[name] = proc.start()
             for name, proc in self.procs.items():

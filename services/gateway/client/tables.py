@@ -10,6 +10,7 @@ from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2, gateway_pb2_grpc
 
 from shared.ruleset import DEFAULT_RULESET
+from shared.tls import client_channel
 
 
 def create_table(
@@ -32,7 +33,7 @@ def create_table(
     tokens by seat."""
     if len(seats) != 4:
         raise ValueError(f"a table has 4 seats, got {len(seats)}")
-    channel = grpc.insecure_channel(target) if isinstance(target, str) else target
+    channel = client_channel(target) if isinstance(target, str) else target
     try:
         stub = gateway_pb2_grpc.GatewayServiceStub(channel)
         return stub.CreateTable(

@@ -32,7 +32,7 @@ def _spec() -> S.ServiceSpec:
 
 
 def _running(token: str):
-    return S.start(_spec(), S.Config(port=0, internal_token=token))
+    return S.start(_spec(), S.Config(port=0, internal_token=token, insecure=True))
 
 
 def _call(channel, method: str, metadata=None) -> bytes:
@@ -94,7 +94,7 @@ def test_non_ascii_token_is_refused_not_crashed(secured):
     assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
 
 
-def test_without_a_token_internal_methods_are_open_and_start_up_warns():
+def test_plaintext_without_a_token_leaves_internal_methods_open_and_start_up_warns():
     out = io.StringIO()
     S.configure_logging("info", stream=out)
     try:
@@ -107,10 +107,9 @@ def test_without_a_token_internal_methods_are_open_and_start_up_warns():
     finally:
         S.configure_logging("info")
     lines = [json.loads(line) for line in out.getvalue().splitlines() if line.startswith("{")]
-    warnings = [r for r in lines if r["event"] == "internal_methods_unauthenticated"]
+    warnings = [r for r in lines if r["event"] == "plaintext"]
     assert warnings and warnings[0]["level"] == "warning"
-    assert warnings[0]["methods"] == ["Report", "Watch"]
-    assert "MAHJONG_INTERNAL_TOKEN" in warnings[0]["hint"]
+    assert "--insecure" in warnings[0]["hint"]
 
 
 def test_no_warning_when_a_token_is_configured():

@@ -10,6 +10,7 @@ import pytest
 from services.gateway.client.stack import LocalStack
 from shared import server as S
 from shared import supervisor as sup
+from shared.tls import TLSFiles, dial
 
 
 @pytest.fixture
@@ -47,7 +48,8 @@ def test_local_stack_reports_the_token_its_services_get(fresh_token):
 
 
 def test_a_started_matchmaking_process_refuses_reports_without_the_token(fresh_token, tmp_path):
-    """The real process reads the token from the environment the supervisor gave it."""
+    """The real process reads the token from the environment the supervisor gave it: the
+    gateway's certificate alone is not enough while a token is configured."""
     from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
     from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
@@ -62,7 +64,8 @@ def test_a_started_matchmaking_process_refuses_reports_without_the_token(fresh_t
     proc.start()
     try:
         proc.wait_ready(60)
-        with grpc.insecure_channel(proc.address) as channel:
+        gateway = TLSFiles(sup.DEV_TLS_ROOT / "gateway")
+        with dial(proc.internal_address, "matchmaking", gateway) as channel:
             stub = pb_grpc.MatchmakingServiceStub(channel)
             req = pb.TableFinishedRequest(table_id="t-1", tag="quick/x", hands_played=1)
             with pytest.raises(grpc.RpcError) as err:

@@ -30,9 +30,18 @@ def test_serve_on_a_port_in_use_names_the_port(monkeypatch):
         port = taken.getsockname()[1]
         argv = ["--port", str(port), "--metrics-port", "0", "--store-url", "memory://"]
         with pytest.raises(SystemExit) as exit_:
-            serve(SPEC, argv)
+            serve(SPEC, [*argv, "--insecure"])
     message = str(exit_.value.code)
     assert f"127.0.0.1:{port}" in message and "--port" in message
+
+
+def test_serve_without_certificates_says_where_it_looked(monkeypatch, tmp_path):
+    monkeypatch.setattr(server, "configure_logging", lambda *_a, **_k: None)
+    argv = ["--port", "0", "--metrics-port", "0", "--store-url", "memory://"]
+    with pytest.raises(SystemExit) as exit_:
+        serve(SPEC, [*argv, "--tls-dir", str(tmp_path)])
+    message = str(exit_.value.code)
+    assert f"no tls.crt in {tmp_path}" in message and "--insecure" in message
 
 
 def test_run_reports_a_service_that_failed_to_start_in_one_line(monkeypatch, capsys):

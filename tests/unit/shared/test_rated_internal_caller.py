@@ -15,7 +15,7 @@ SERVICE = "test.v1.CallerProbeService"
 
 
 def _answer(ctx) -> bytes:
-    return b"internal" if S.from_internal_caller(ctx) else b"outside"
+    return b"internal" if S.from_internal_caller(ctx, frozenset({"gateway"})) else b"outside"
 
 
 def _spec() -> S.ServiceSpec:
@@ -33,7 +33,7 @@ def _spec() -> S.ServiceSpec:
 
 @contextlib.contextmanager
 def _channel(token: str):
-    running = S.start(_spec(), S.Config(port=0, internal_token=token))
+    running = S.start(_spec(), S.Config(port=0, internal_token=token, insecure=True))
     channel = grpc.insecure_channel(running.address)
     try:
         yield channel

@@ -80,7 +80,9 @@ def _spec(target: dict) -> S.ServiceSpec:
 def probe():
     target: dict = {}
     metrics_port = free_port()
-    running = S.start(_spec(target), S.Config(port=0, metrics_port=metrics_port))
+    running = S.start(
+        _spec(target), S.Config(port=0, metrics_port=metrics_port, insecure=True, reflection=True)
+    )
     target["address"] = running.address
     channel = grpc.insecure_channel(running.address)
     yield running, channel
@@ -189,7 +191,7 @@ def test_metrics_count_calls_by_status_code(probe):
 
 def test_graceful_stop_reports_not_serving_while_draining():
     target: dict = {}
-    running = S.start(_spec(target), S.Config(port=0))
+    running = S.start(_spec(target), S.Config(port=0, insecure=True))
     target["address"] = running.address
     channel = grpc.insecure_channel(running.address)
     try:

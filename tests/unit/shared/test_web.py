@@ -16,7 +16,7 @@ from google.rpc import error_details_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
 
 from shared.errors import PermissionDenied
-from shared.server import INTERNAL_TOKEN_HEADER, BindError, from_internal_caller
+from shared.server import INTERNAL_TOKEN_HEADER, BindError, Serving, from_internal_caller
 from shared.web import ServiceBinding, WebServer
 from tests.support.web import WebGateway
 
@@ -33,7 +33,12 @@ class StandIn:
 
     def GetTableState(self, request, context):
         meta = dict(context.invocation_metadata())
-        self.seen.append((meta.get("x-test", ""), from_internal_caller(context, strict=True)))
+        self.seen.append(
+            (
+                meta.get("x-test", ""),
+                from_internal_caller(context, frozenset({"matchmaking"}), strict=True),
+            )
+        )
         return pb.GetTableStateResponse(table=pb.TableView(table_id=request.table_id))
 
     def JoinSeat(self, request, context):
@@ -57,7 +62,9 @@ class StandIn:
 def served():
     def start(**binding_args):
         servicer = StandIn()
-        binding = ServiceBinding(servicer, DESCRIPTOR, internal_token="secret", **binding_args)
+        binding = ServiceBinding(
+            servicer, DESCRIPTOR, serving=Serving("secret", insecure=True), **binding_args
+        )
         server = WebServer(binding, origins=["http://allowed.test"], threads=8).start()
         started.append((server, servicer))
         return server, servicer
