@@ -212,7 +212,8 @@ def test_a_spectator_cannot_read_or_end_a_hand_and_the_table_plays_on(stack):
             timeout=120,
         )
         hand_id, tried, ended = "", False, False
-        for event in stream:
+        for response in stream:
+            event = response.event
             hand_id = hand_id or _hand_id(event)
             if hand_id and not tried:
                 tried = True
@@ -225,6 +226,10 @@ def test_a_spectator_cannot_read_or_end_a_hand_and_the_table_plays_on(stack):
 
 
 def _hand_id(event) -> str:
+    """The hand an event belongs to, as a spectator's stream shows it (every hand's event names
+    it; HandStarted also carries it)."""
+    if event.hand_id:
+        return event.hand_id
     kind = event.WhichOneof("kind")
     payload = getattr(event, kind) if kind else None
     return getattr(payload, "hand_id", "") if payload is not None else ""
