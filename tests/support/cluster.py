@@ -24,8 +24,8 @@ from services.gateway.client import RemotePlayer
 from shared.addresses import INTERNAL_PORTS
 from shared.supervisor import ServiceProcess, free_port
 from shared.tls import name_override
-from tests.support.tls import as_player
 from tests.support.stacks import service_process
+from tests.support.tls import as_player
 
 # How many replicas of each service, in start order (the gateways and matchmaking call the
 # ones before them).

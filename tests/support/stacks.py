@@ -27,7 +27,7 @@ from shared.ruleset import load_ruleset
 from shared.server import RunningServer, ServiceSpec
 from shared.supervisor import ServiceProcess, addr_flags, free_port
 from tests.support import sessions
-from tests.support.grpc_server import serving
+from tests.support.grpc_server import channel_to, serving
 from tests.unit.matchmaking.mm_fakes import FakeAllocator
 
 BACKENDS = ("wall", "rules", "scoring")  # the services the gateway calls
@@ -45,6 +45,17 @@ class InProcessGateway:
     def store(self):
         """The gateway's store (its tables' event logs, the outbox of reports)."""
         return self.server.resource.manager.store
+
+    @contextlib.contextmanager
+    def calling_as(self, caller: str) -> Iterator[gateway_pb2_grpc.GatewayServiceStub]:
+        """A stub calling this gateway as ``caller``: a workload's name (its development
+        certificate, on the gateway's mutual-TLS internal port: "matchmaking" creates the
+        ledger's tables), or "" for a player (server TLS on the public port, as ``stub``)."""
+        channel = channel_to(self.server, "gateway", caller, insecure=self.server.config.insecure)
+        try:
+            yield gateway_pb2_grpc.GatewayServiceStub(channel)
+        finally:
+            channel.close()
 
 
 @contextlib.contextmanager

@@ -16,10 +16,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import sys
 import time
-
-import os
 
 import grpc
 from mahjong.gateway.v1 import gateway_pb2 as pb
@@ -32,7 +31,8 @@ WAVE = 100  # streams opened at once (a burst of thousands on ten connections lo
 
 
 async def main(address: str, table_id: str, token: str, n: int, channels: int) -> None:
-    creds = player_credentials("" if os.environ.get("MAHJONG_TLS_CA") else str(DEV_TLS_ROOT / "ca.crt"))
+    ca_file = "" if os.environ.get("MAHJONG_TLS_CA") else str(DEV_TLS_ROOT / "ca.crt")
+    creds = player_credentials(ca_file)
     conns = [
         grpc.aio.insecure_channel(address)
         if creds is None

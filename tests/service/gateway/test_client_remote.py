@@ -15,6 +15,7 @@ from services.gateway.client import RemotePlayer, create_table
 from services.gateway.client.player import call_retrying, retry_delay
 from services.gateway.client.stack import LocalStack
 from shared.table import Discard
+from tests.support.tls import as_player
 
 pytestmark = pytest.mark.integration
 
@@ -73,7 +74,7 @@ def test_a_dropped_stream_resumes_with_exactly_the_missed_events(stack):
     request = gateway_pb2.SubscribeRequest(
         table_id=table.table_id, seat_token=table.seat_tokens[0], after_sequence=0
     )
-    with grpc.insecure_channel(stack.gateway) as ch:
+    with as_player(stack.gateway) as ch:
         stub = gateway_pb2_grpc.GatewayServiceStub(ch)
 
         def whole_stream(req, timeout):

@@ -1,5 +1,6 @@
 """The client's retry and resume behaviour against a small scripted gateway on a real loopback
-gRPC server: a transport failure is retried with the same request id (so the real gateway
+gRPC server (serving TLS with the gateway's development certificate, as a player's client
+expects): a transport failure is retried with the same request id (so the real gateway
 applies it once), a refusal is recorded without a retry, and a stream cut by the server is
 resumed from the last sequence number seen."""
 
@@ -14,6 +15,8 @@ from mahjong.gateway.v1 import gateway_pb2, gateway_pb2_grpc
 
 from services.gateway.client import RemotePlayer
 from shared.table import Discard, Pass
+from shared.tls import server_credentials
+from tests.support.tls import files_of
 
 
 class ScriptedGateway(gateway_pb2_grpc.GatewayServiceServicer):
@@ -57,7 +60,8 @@ def gateway():
     def start(servicer):
         server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
         gateway_pb2_grpc.add_GatewayServiceServicer_to_server(servicer, server)
-        port = server.add_insecure_port("127.0.0.1:0")
+        creds = server_credentials(files_of("gateway"), mutual=False)  # a public port
+        port = server.add_secure_port("127.0.0.1:0", creds)
         server.start()
         servers.append(server)
         return f"127.0.0.1:{port}"

@@ -22,8 +22,13 @@ from tests.support.tables import open_seat_request
 
 @pytest.fixture(scope="module")
 def gateway():
-    with inprocess_gateway(seat_secret="test-secret", discard_ms=60_000, claim_ms=60_000) as gw:
-        yield gw.stub
+    """The gateway called as matchmaking (its certificate, on the internal port): the caller that
+    retries CreateTable with one request id, and whose tables no public-table limit counts."""
+    with (
+        inprocess_gateway(seat_secret="test-secret", discard_ms=60_000, claim_ms=60_000) as gw,
+        gw.calling_as("matchmaking") as stub,
+    ):
+        yield stub
 
 
 # --- CreateTable's request id bound to the request ---------------------------------------------

@@ -24,6 +24,7 @@ from services.gateway.client.player import RemotePlayer, retry_delay
 from services.gateway.client.tables import create_table
 from shared.server import INTERNAL_TOKEN_HEADER
 from tests.support.stacks import inprocess_gateway
+from tests.support.tls import CA_FILE, as_player
 
 # A client whose receive window is about 1 KiB: gRPC's flow control stops the gateway's writes
 # after a few events when it does not read.
@@ -68,7 +69,7 @@ def test_a_stream_that_stops_reading_is_cut_and_resumes_with_nothing_lost():
         address = gw.server.address
         table_id = _bot_table(address, hands=3)
         token = _spectator(gw.stub, table_id)
-        slow = grpc.insecure_channel(address, options=SMALL_WINDOW)
+        slow = as_player(address, options=SMALL_WINDOW)
         call = gateway_pb2_grpc.GatewayServiceStub(slow).Subscribe(
             pb.SubscribeRequest(table_id=table_id, seat_token=token)
         )
@@ -113,7 +114,8 @@ def test_a_flood_from_one_seat_is_refused_while_the_other_three_play_on():
         for t in threads:
             t.start()
         refused, delays, answered = 0, [], 0
-        flood = gateway_pb2_grpc.GatewayServiceStub(grpc.insecure_channel(address))
+        flood_channel = as_player(address)
+        flood = gateway_pb2_grpc.GatewayServiceStub(flood_channel)
         request = pb.GetTableStateRequest(table_id=table.table_id, seat_token=table.seat_tokens[0])
         while any(t.is_alive() for t in threads):
             try:
@@ -134,14 +136,16 @@ def test_a_flood_from_one_seat_is_refused_while_the_other_three_play_on():
             assert not log.rejections, (seat, log.rejections)
         for p in players:
             p.close()
+        flood_channel.close()
 
 
 _SILENT_CLIENT = textwrap.dedent(
     """
-    import sys, time, grpc
+    import sys, time
     from mahjong.gateway.v1 import gateway_pb2 as pb, gateway_pb2_grpc as g
+    from shared.tls import client_channel
     address, table, token, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-    channel = grpc.insecure_channel(address)
+    channel = client_channel(address, ca_file=sys.argv[5])  # a player: the gateway's TLS
     stub = g.GatewayServiceStub(channel)
     calls = [stub.Subscribe(pb.SubscribeRequest(table_id=table, seat_token=token))
              for _ in range(n)]
@@ -172,7 +176,16 @@ def test_a_client_that_vanishes_without_a_fin_is_detected_and_its_streams_freed(
         table = create_table(gw.server.address, ["a", "", "", ""])
         token = _spectator(gw.stub, table.table_id)
         client = subprocess.Popen(
-            [sys.executable, "-c", _SILENT_CLIENT, gw.server.address, table.table_id, token, "5"],
+            [
+                sys.executable,
+                "-c",
+                _SILENT_CLIENT,
+                gw.server.address,
+                table.table_id,
+                token,
+                "5",
+                CA_FILE,
+            ],
             stdout=subprocess.PIPE,
             text=True,
         )
@@ -256,9 +269,12 @@ def _create(stub, metadata=(), **fields):
     )
 
 
-def test_tables_created_without_the_internal_token_are_limited_per_address():
+TOKEN = "internal"
+
+
+def test_tables_not_created_by_matchmaking_are_limited_per_address():
     with inprocess_gateway(
-        "internal",
+        TOKEN,
         seat_secret="s",
         bot_delay_ms=60_000,  # the bots think for a minute: the tables stay live
         public_tables_per_address=2,
@@ -270,15 +286,20 @@ def test_tables_created_without_the_internal_token_are_limited_per_address():
             _create(gw.stub)
         assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
         assert _error_info(refused.value)[0] == "TABLE_LIMIT"
+        # the internal token alone, from a player on the public port, is no way around it
+        with pytest.raises(grpc.RpcError) as still:
+            _create(gw.stub, metadata=((INTERNAL_TOKEN_HEADER, TOKEN),))
+        assert _error_info(still.value)[0] == "TABLE_LIMIT"
         held = len(gw.server.resource.manager.tables)
-        # matchmaking (the internal token) is not limited
-        _create(gw.stub, metadata=((INTERNAL_TOKEN_HEADER, "internal"),))
+        # matchmaking (its certificate on the internal port, and the token) is not limited
+        with gw.calling_as("matchmaking") as matchmaking:
+            _create(matchmaking, metadata=((INTERNAL_TOKEN_HEADER, TOKEN),))
         assert len(gw.server.resource.manager.tables) == held + 1
 
 
 def test_public_table_creation_is_rate_limited_and_can_be_switched_off():
     with inprocess_gateway(
-        "internal", seat_secret="s", public_tables_per_minute=3, public_tables_per_address=0
+        TOKEN, seat_secret="s", public_tables_per_minute=3, public_tables_per_address=0
     ) as gw:
         for _ in range(3):
             _create(gw.stub)
@@ -286,13 +307,17 @@ def test_public_table_creation_is_rate_limited_and_can_be_switched_off():
             _create(gw.stub)
         reason, _, delay = _error_info(refused.value)
         assert reason == "RATE_LIMITED" and delay is not None and 10 < delay <= 20
-    with inprocess_gateway("internal", seat_secret="s", public_tables=False) as gw:
+    with inprocess_gateway(TOKEN, seat_secret="s", public_tables=False) as gw:
         with pytest.raises(grpc.RpcError) as off:
             _create(gw.stub)
         assert off.value.code() == grpc.StatusCode.PERMISSION_DENIED
         assert _error_info(off.value)[0] == "PUBLIC_TABLES_OFF"
+        with pytest.raises(grpc.RpcError) as off:  # the token without matchmaking's certificate
+            _create(gw.stub, metadata=((INTERNAL_TOKEN_HEADER, TOKEN),))
+        assert _error_info(off.value)[0] == "PUBLIC_TABLES_OFF"
         assert not gw.server.resource.manager.tables  # nothing created
-        assert _create(gw.stub, metadata=((INTERNAL_TOKEN_HEADER, "internal"),)).table_id
+        with gw.calling_as("matchmaking") as matchmaking:
+            assert _create(matchmaking, metadata=((INTERNAL_TOKEN_HEADER, TOKEN),)).table_id
 
 
 @pytest.mark.parametrize("model", ["threads", "asyncio"])

@@ -1,7 +1,9 @@
-"""Only the tables a service of the deployment created (matchmaking's CreateTable, sent with the
-internal token) report their hands to matchmaking's ledger. A casual table (``mahjong play``,
-tests, the Node client: no token) reports nothing, since the ledger refuses tables it did not
-allocate; without a token configured (development) every table reports, as before."""
+"""Only the tables matchmaking created (its CreateTable with its workload certificate, on the
+gateway's mutual-TLS internal port, and the internal token when one is configured) report their
+hands to matchmaking's ledger. A casual table (``mahjong play``, tests, the Node client: a player
+on the public port, whatever metadata it sends; another workload's certificate) reports nothing,
+since the ledger refuses tables it did not allocate. Without a token configured, matchmaking's
+certificate alone is enough; a player's table still reports nothing."""
 
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ TOKEN = "deployment-token"
 def _gateway(internal_token: str):
     """A gateway reporting to an address nobody answers: reports stay in its outbox to be read."""
     with inprocess_gateway(internal_token, seat_secret="s", matchmaking_addr="127.0.0.1:1") as gw:
-        yield gw.stub, gw.store
+        yield gw
 
 
 @pytest.fixture(scope="module")
@@ -54,23 +56,46 @@ def _reports_after_finish(store, table_id: str) -> list[str]:
     return sorted(key for key, _ in store.scan(OUTBOX, f"{table_id}/"))
 
 
-def test_a_table_created_with_the_internal_token_reports_its_hand_and_its_end(secured):
-    stub, store = secured
-    table_id = _bot_table(stub, internal_metadata(TOKEN))
-    reports = _reports_after_finish(store, table_id)
+def test_a_table_matchmaking_created_with_the_internal_token_reports_its_hand_and_its_end(
+    secured,
+):
+    with secured.calling_as("matchmaking") as matchmaking:
+        table_id = _bot_table(matchmaking, internal_metadata(TOKEN))
+    reports = _reports_after_finish(secured.store, table_id)
     assert len(reports) == 2 and reports[-1] == f"{table_id}/~finished", reports
 
 
 @pytest.mark.parametrize(
-    "metadata", [None, (("x-mahjong-internal-token", "guessed"),)], ids=["no-token", "wrong"]
+    "caller, metadata",
+    [
+        ("", None),
+        ("", (("x-mahjong-internal-token", "guessed"),)),
+        ("", internal_metadata(TOKEN)),  # the token without matchmaking's certificate
+        ("matchmaking", None),  # the certificate without the configured token
+        ("matchmaking", (("x-mahjong-internal-token", "guessed"),)),
+        ("wall", internal_metadata(TOKEN)),  # another workload of the deployment
+        ("operator", internal_metadata(TOKEN)),
+    ],
+    ids=[
+        "player-no-token",
+        "player-wrong-token",
+        "player-with-the-token",
+        "matchmaking-no-token",
+        "matchmaking-wrong-token",
+        "wall-with-the-token",
+        "operator-with-the-token",
+    ],
 )
-def test_a_casual_table_reports_nothing(secured, metadata):
-    stub, store = secured
-    table_id = _bot_table(stub, metadata)
-    assert _reports_after_finish(store, table_id) == []
+def test_a_casual_table_reports_nothing(secured, caller, metadata):
+    with secured.calling_as(caller) as stub:
+        table_id = _bot_table(stub, metadata)
+    assert _reports_after_finish(secured.store, table_id) == []
 
 
-def test_without_an_internal_token_configured_every_table_reports():
-    with _gateway("") as (stub, store):
-        table_id = _bot_table(stub)
-        assert len(_reports_after_finish(store, table_id)) == 2
+def test_without_an_internal_token_configured_matchmakings_certificate_alone_reports():
+    with _gateway("") as gw:
+        with gw.calling_as("matchmaking") as matchmaking:
+            table_id = _bot_table(matchmaking)
+        assert len(_reports_after_finish(gw.store, table_id)) == 2
+        casual = _bot_table(gw.stub)  # a player's table: still nothing to report
+        assert _reports_after_finish(gw.store, casual) == []

@@ -2,8 +2,9 @@
 
 Player ids are public (``table_started.seats``, every view's ``SeatView.player_id``): a
 JoinSeat naming one proves nothing. The token of an assigned seat goes only to a caller
-presenting it (a reconnect) or to a service of the deployment (the internal token); open seats
-are still first come, first served. Over a real loopback gateway."""
+presenting it (a reconnect) or to matchmaking or an operator (their workload certificates, on
+the gateway's mutual-TLS internal port, and the internal token when one is configured); open
+seats are still first come, first served. Over a real loopback gateway."""
 
 from __future__ import annotations
 
@@ -30,20 +31,32 @@ def _gateway(internal_token: str):
         discard_ms=60_000,
         claim_ms=60_000,
     ) as gw:
-        yield gw.stub
+        yield gw
 
 
 @pytest.fixture(scope="module")
-def open_gateway():
-    """Development mode: no internal token configured."""
-    with _gateway("") as stub:
-        yield stub
+def open_server():
+    """No internal token configured: a workload certificate alone is the service's proof."""
+    with _gateway("") as gw:
+        yield gw
 
 
 @pytest.fixture(scope="module")
-def secured_gateway():
-    with _gateway(TOKEN) as stub:
-        yield stub
+def secured_server():
+    with _gateway(TOKEN) as gw:
+        yield gw
+
+
+@pytest.fixture(scope="module")
+def open_gateway(open_server):
+    """A player's stub (the public port) of the gateway without an internal token."""
+    return open_server.stub
+
+
+@pytest.fixture(scope="module")
+def secured_gateway(secured_server):
+    """A player's stub (the public port) of the gateway with an internal token."""
+    return secured_server.stub
 
 
 def create(stub, open_seat: int | None = None):
@@ -129,13 +142,40 @@ def test_an_open_seat_is_first_come_then_needs_its_token(open_gateway):
     assert again.seat == common_pb2.SEAT_1 and again.seat_token == first.seat_token
 
 
-def test_only_a_service_with_the_internal_token_gets_an_assigned_seat(secured_gateway):
-    t = create(secured_gateway)
-    victim = state(secured_gateway, t.table_id, t.seat_tokens[0]).seats[0].player_id
+def test_only_matchmaking_or_an_operator_with_the_internal_token_gets_an_assigned_seat(
+    secured_server,
+):
+    player = secured_server.stub
+    t = create(player)
+    victim = state(player, t.table_id, t.seat_tokens[0]).seats[0].player_id
     wrong = (("x-mahjong-internal-token", "guess"),)
-    err = refused(lambda: join(secured_gateway, t.table_id, victim, metadata=wrong))
+    right = internal_metadata(TOKEN)
+    err = refused(lambda: join(player, t.table_id, victim, metadata=wrong))
     assert err.code() == grpc.StatusCode.PERMISSION_DENIED
-    ok = join(secured_gateway, t.table_id, victim, metadata=internal_metadata(TOKEN))
+    # the token is no proof without a certificate: a player on the public port may send it
+    err = refused(lambda: join(player, t.table_id, victim, metadata=right))
+    assert err.code() == grpc.StatusCode.PERMISSION_DENIED
+    assert t.seat_tokens[0] not in err.details()
+    for caller, metadata in (("matchmaking", None), ("matchmaking", wrong), ("wall", right)):
+        with secured_server.calling_as(caller) as stub:
+            err = refused(lambda stub=stub, m=metadata: join(stub, t.table_id, victim, metadata=m))
+        assert err.code() == grpc.StatusCode.PERMISSION_DENIED, (caller, metadata)
+    for caller in ("matchmaking", "operator"):
+        with secured_server.calling_as(caller) as stub:
+            ok = join(stub, t.table_id, victim, metadata=right)
+        assert ok.seat == common_pb2.SEAT_0 and ok.seat_token == t.seat_tokens[0]
+
+
+def test_without_an_internal_token_matchmakings_certificate_alone_gets_an_assigned_seat(
+    open_server,
+):
+    t = create(open_server.stub)
+    victim = state(open_server.stub, t.table_id, t.seat_tokens[0]).seats[0].player_id
+    with open_server.calling_as("wall") as wall:  # a workload, but not one that seats players
+        err = refused(lambda: join(wall, t.table_id, victim))
+    assert err.code() == grpc.StatusCode.PERMISSION_DENIED
+    with open_server.calling_as("matchmaking") as matchmaking:
+        ok = join(matchmaking, t.table_id, victim)
     assert ok.seat == common_pb2.SEAT_0 and ok.seat_token == t.seat_tokens[0]
 
 

@@ -1,5 +1,6 @@
 """RecordHand and TableFinished over a real loopback server with an internal token configured:
-only callers sending the token are heard, and only about tables matchmaking allocated."""
+only the gateway's certificate on the mutual-TLS internal port, sending the token too, is heard,
+and only about tables matchmaking allocated."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
 from services.matchmaking.server import INTERNAL_METHODS, SPEC
 from shared.server import internal_metadata
-from tests.support.grpc_server import serving
+from tests.support.grpc_server import channel_to, serving
 from tests.support.stacks import matchmaking_spec
 from tests.unit.matchmaking.mm_fakes import FakeAllocator
 
@@ -25,7 +26,14 @@ def env():
     alloc = FakeAllocator()
     spec = matchmaking_spec(alloc)
     with serving(spec, internal_token=TOKEN) as (server, channel):
-        yield pb_grpc.MatchmakingServiceStub(channel), server.resource.matchmaking, alloc
+        gateway = channel_to(server, "matchmaking", "gateway")
+        yield (
+            pb_grpc.MatchmakingServiceStub(channel),  # a player, on the public port
+            server.resource.matchmaking,
+            alloc,
+            pb_grpc.MatchmakingServiceStub(gateway),  # the gateway, on the internal port
+        )
+        gateway.close()
 
 
 def quick_table(stub, mm, alloc):
@@ -58,23 +66,32 @@ def test_the_spec_marks_the_reports_internal():
 
 
 def test_reports_without_or_with_a_wrong_token_are_unauthenticated(env):
-    stub, mm, alloc = env
+    stub, mm, alloc, gateway = env
     table_id, tag, ids = quick_table(stub, mm, alloc)
     req = pb.RecordHandRequest(
         hand_id="h1", table_id=table_id, tag=tag, player_ids=ids, payments=[-9, 3, 3, 3]
     )
-    assert refusal(stub.RecordHand, req) == (
+    # the gateway's certificate is not enough while a token is configured: it is a second factor
+    assert refusal(gateway.RecordHand, req) == (
         grpc.StatusCode.UNAUTHENTICATED,
         "INTERNAL_TOKEN_MISSING",
     )
     wrong = (("x-mahjong-internal-token", "guess"),)
-    assert refusal(stub.RecordHand, req, wrong)[0] == grpc.StatusCode.UNAUTHENTICATED
+    assert refusal(gateway.RecordHand, req, wrong)[0] == grpc.StatusCode.UNAUTHENTICATED
     fin = pb.TableFinishedRequest(table_id=table_id, tag=tag, hands_played=1)
-    assert refusal(stub.TableFinished, fin)[0] == grpc.StatusCode.UNAUTHENTICATED
+    assert refusal(gateway.TableFinished, fin)[0] == grpc.StatusCode.UNAUTHENTICATED
+    # nor is the token without the certificate: a player on the public port
+    assert refusal(stub.RecordHand, req, internal_metadata(TOKEN)) == (
+        grpc.StatusCode.UNAUTHENTICATED,
+        "NO_WORKLOAD_CERTIFICATE",
+    )
+    assert refusal(stub.TableFinished, fin, internal_metadata(TOKEN))[0] == (
+        grpc.StatusCode.UNAUTHENTICATED
+    )
     assert silver(stub, ids) == [1000] * 4  # nothing moved
-    ok = stub.RecordHand(req, timeout=T, metadata=internal_metadata(TOKEN))
+    ok = gateway.RecordHand(req, timeout=T, metadata=internal_metadata(TOKEN))
     assert ok.duplicate is False and silver(stub, ids) == [991, 1003, 1003, 1003]
-    stub.TableFinished(fin, timeout=T, metadata=internal_metadata(TOKEN))
+    gateway.TableFinished(fin, timeout=T, metadata=internal_metadata(TOKEN))
 
 
 def test_public_calls_need_no_internal_token(env):
@@ -83,13 +100,13 @@ def test_public_calls_need_no_internal_token(env):
 
 
 def test_authenticated_reports_about_foreign_tables_are_refused(env):
-    stub, mm, alloc = env
+    stub, mm, alloc, gateway = env
     table_id, tag, ids = quick_table(stub, mm, alloc)
     md = internal_metadata(TOKEN)
     forged = pb.RecordHandRequest(
         hand_id="h-x", table_id="t-forged", tag=tag, player_ids=ids, payments=[-10, 10, 0, 0]
     )
-    assert refusal(stub.RecordHand, forged, md) == (
+    assert refusal(gateway.RecordHand, forged, md) == (
         grpc.StatusCode.NOT_FOUND,
         "TABLE_NOT_ALLOCATED",
     )
@@ -100,10 +117,10 @@ def test_authenticated_reports_about_foreign_tables_are_refused(env):
         player_ids=[ids[1], ids[0], ids[2], ids[3]],
         payments=[-10, 10, 0, 0],
     )
-    assert refusal(stub.RecordHand, swapped, md) == (
+    assert refusal(gateway.RecordHand, swapped, md) == (
         grpc.StatusCode.FAILED_PRECONDITION,
         "TABLE_SEATING_MISMATCH",
     )
     fin = pb.TableFinishedRequest(table_id="t-forged", tag=tag, hands_played=1)
-    assert refusal(stub.TableFinished, fin, md)[0] == grpc.StatusCode.NOT_FOUND
+    assert refusal(gateway.TableFinished, fin, md)[0] == grpc.StatusCode.NOT_FOUND
     assert silver(stub, ids) == [1000] * 4

@@ -1,5 +1,6 @@
 """GatewayAllocator (matchmaking's gRPC client of GatewayService.CreateTable) against a scripted
-GatewayService on a real loopback port."""
+GatewayService on a real loopback port: its mutual-TLS internal port, called with matchmaking's
+development certificate, as the real gateway is."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ from services.matchmaking.allocator import SeatRequest, TableRequest
 from services.matchmaking.gateway_client import GatewayAllocator, create_table_request
 from shared.errors import Unavailable
 from shared.server import ServiceSpec
+from shared.tls import caller_workload
 from tests.support.grpc_server import serving
+from tests.support.tls import files_of
 
 REQUEST = TableRequest(
     request_id="tournament-T-r1-t0",
@@ -39,11 +42,13 @@ class ScriptedGateway(gateway_pb2_grpc.GatewayServiceServicer):
     def __init__(self, failures=0, code=grpc.StatusCode.UNAVAILABLE, hang=None):
         self.failures, self.code, self.hang = failures, code, hang
         self.requests: list[gateway_pb2.CreateTableRequest] = []
+        self.callers: list[str] = []  # the workload each call's certificate named
         self.lock = threading.Lock()
 
     def CreateTable(self, request, context):
         with self.lock:
             self.requests.append(request)
+            self.callers.append(caller_workload(context))
             n = len(self.requests)
         if self.hang is not None:
             self.hang.wait(5)
@@ -68,11 +73,17 @@ def gateway():
                     gateway_pb2_grpc.add_GatewayServiceServicer_to_server(servicer, server)
                 ),
                 service_names=["mahjong.gateway.v1.GatewayService"],
+                default_internal_port=1,  # two ports, as the gateway (the internal one: free)
             )
             server, _channel = stack.enter_context(serving(spec))
-            return server.address
+            return server.internal_address
 
         yield start
+
+
+def allocator(address: str, **kwargs) -> GatewayAllocator:
+    """Matchmaking's allocator, presenting its development certificate."""
+    return GatewayAllocator(address, tls=files_of("matchmaking"), **kwargs)
 
 
 def test_request_follows_the_contract():
@@ -93,10 +104,12 @@ def test_request_follows_the_contract():
 
 
 def test_allocation_with_tokens_padded_for_bot_seats(gateway):
-    address = gateway(ScriptedGateway())
-    alloc = GatewayAllocator(address, timeout=2)
+    servicer = ScriptedGateway()
+    address = gateway(servicer)
+    alloc = allocator(address, timeout=2)
     table = alloc.create_table(REQUEST)
     alloc.close()
+    assert servicer.callers == ["matchmaking"]  # the gateway knows the table is matchmaking's
     assert table.table_id == "tbl-tournament-T-r1-t0"
     assert table.seat_tokens == ("tok0", "tok1", "", "")
     assert table.gateway_address == address  # the gateway did not name another
@@ -104,7 +117,7 @@ def test_allocation_with_tokens_padded_for_bot_seats(gateway):
 
 def test_unavailable_is_retried_with_the_same_request_id(gateway):
     servicer = ScriptedGateway(failures=2)
-    alloc = GatewayAllocator(gateway(servicer), timeout=2, attempts=3, backoff=0.01)
+    alloc = allocator(gateway(servicer), timeout=2, attempts=3, backoff=0.01)
     assert alloc.create_table(REQUEST).table_id == "tbl-tournament-T-r1-t0"
     alloc.close()
     assert len(servicer.requests) == 3
@@ -113,7 +126,7 @@ def test_unavailable_is_retried_with_the_same_request_id(gateway):
 
 def test_a_refusal_is_not_retried_and_becomes_unavailable(gateway):
     servicer = ScriptedGateway(failures=5, code=grpc.StatusCode.INVALID_ARGUMENT)
-    alloc = GatewayAllocator(gateway(servicer), timeout=2, attempts=3, backoff=0.01)
+    alloc = allocator(gateway(servicer), timeout=2, attempts=3, backoff=0.01)
     with pytest.raises(Unavailable) as err:
         alloc.create_table(REQUEST)
     alloc.close()
@@ -124,7 +137,7 @@ def test_a_refusal_is_not_retried_and_becomes_unavailable(gateway):
 def test_every_call_carries_a_deadline(gateway):
     hang = threading.Event()
     servicer = ScriptedGateway(hang=hang)
-    alloc = GatewayAllocator(gateway(servicer), timeout=0.2, attempts=2, backoff=0.01)
+    alloc = allocator(gateway(servicer), timeout=0.2, attempts=2, backoff=0.01)
     try:
         with pytest.raises(Unavailable) as err:
             alloc.create_table(REQUEST)
@@ -135,7 +148,7 @@ def test_every_call_carries_a_deadline(gateway):
 
 
 def test_no_gateway_is_unavailable():
-    alloc = GatewayAllocator("127.0.0.1:1", timeout=0.5, attempts=2, backoff=0.01)
+    alloc = allocator("127.0.0.1:1", timeout=0.5, attempts=2, backoff=0.01)
     with pytest.raises(Unavailable):
         alloc.create_table(REQUEST)
     alloc.close()

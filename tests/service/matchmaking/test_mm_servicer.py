@@ -14,7 +14,7 @@ from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
 from services.matchmaking.clock import ManualClock
-from tests.support.grpc_server import serving
+from tests.support.grpc_server import channel_to, serving
 from tests.support.stacks import matchmaking_spec
 from tests.unit.matchmaking.mm_fakes import FakeAllocator, settle_round
 
@@ -22,14 +22,29 @@ TIMEOUT = 10
 
 
 @pytest.fixture
-def env():
+def served():
     alloc = FakeAllocator()
     clock = ManualClock()
     spec = matchmaking_spec(alloc, clock)
     extra = {"ready_seconds": 15.0, "bot_fill_seconds": 30.0, "starting_silver": 1000}
     with serving(spec, extra=extra) as (server, channel):
-        stub = pb_grpc.MatchmakingServiceStub(channel)
-        yield stub, server.resource.matchmaking, alloc, clock
+        yield server, channel, alloc, clock
+
+
+@pytest.fixture
+def env(served):
+    """A player's stub (the public port), matchmaking, its allocator and its clock."""
+    server, channel, alloc, clock = served
+    return pb_grpc.MatchmakingServiceStub(channel), server.resource.matchmaking, alloc, clock
+
+
+@pytest.fixture
+def gateway(served):
+    """The gateway's stub: its certificate, on the internal port, where the reports go (no
+    internal token is configured, so the certificate alone is heard)."""
+    channel = channel_to(served[0], "matchmaking", "gateway")
+    yield pb_grpc.MatchmakingServiceStub(channel)
+    channel.close()
 
 
 def register(stub, name):
@@ -185,7 +200,7 @@ def test_private_room_over_grpc(env):
     assert request.stake == 2 and request.max_hands == 4
 
 
-def test_record_hand_is_idempotent_and_validated(env):
+def test_record_hand_is_idempotent_and_validated(env, gateway):
     stub, mm, alloc, _ = env
     (pa, ta), (pb_, tb), (pc, tc), (pd, td) = (register(stub, n) for n in "ABCD")
     for tok in (ta, tb, tc, td):  # reports are accepted only for tables matchmaking allocated
@@ -204,8 +219,8 @@ def test_record_hand_is_idempotent_and_validated(env):
         house=2,
         escaped_seat=common_pb2.SEAT_0,
     )
-    assert stub.RecordHand(req, timeout=TIMEOUT).duplicate is False
-    assert stub.RecordHand(req, timeout=TIMEOUT).duplicate is True
+    assert gateway.RecordHand(req, timeout=TIMEOUT).duplicate is False
+    assert gateway.RecordHand(req, timeout=TIMEOUT).duplicate is True
     balances = stub.GetBalances(pb.GetBalancesRequest(player_ids=[*ids, "house"])).balances
     assert [b.silver for b in balances] == [992, 1002, 1002, 1002, 2]
     seat0 = pb.ListLedgerEntriesRequest(player_token=token_of[ids[0]])
@@ -221,11 +236,11 @@ def test_record_hand_is_idempotent_and_validated(env):
         player_ids=ids,
         payments=[1, 0, 0, 0],
     )
-    assert error_of(stub.RecordHand, bad).code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert error_of(gateway.RecordHand, bad).code() == grpc.StatusCode.INVALID_ARGUMENT
     changed = pb.RecordHandRequest()
     changed.CopyFrom(req)
     changed.payments[:] = [-2, 0, 0, 0]
-    assert error_of(stub.RecordHand, changed).code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert error_of(gateway.RecordHand, changed).code() == grpc.StatusCode.FAILED_PRECONDITION
     err = error_of(stub.GetBalances, pb.GetBalancesRequest(player_ids=["p-unknown"]))
     assert err.code() == grpc.StatusCode.NOT_FOUND
 

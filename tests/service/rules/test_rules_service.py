@@ -27,7 +27,7 @@ TIMEOUT = 10
 
 @pytest.fixture(scope="module")
 def stub():
-    with serving(SPEC) as (_server, channel):
+    with serving(SPEC, reflection=True) as (_server, channel):  # reflection: off unless asked
         yield rules_pb2_grpc.RulesServiceStub(channel), channel
 
 
@@ -58,6 +58,13 @@ def test_health_and_reflection(stub):
     _, channel = stub
     assert health_status(channel, SERVICE_NAME) == "SERVING"
     assert SERVICE_NAME in list_services(channel)
+
+
+def test_reflection_is_off_unless_asked_for():
+    with serving(SPEC) as (_, channel):
+        assert health_status(channel, SERVICE_NAME) == "SERVING"
+        code, _, _ = rpc_error(lambda: list_services(channel))
+    assert code == grpc.StatusCode.UNIMPLEMENTED
 
 
 @pytest.mark.parametrize(

@@ -39,7 +39,13 @@ def wall(request, tmp_path_factory):
         elif request.param == "postgres":
             url = stack.enter_context(request.getfixturevalue("postgres_database").schema())
         server, channel = stack.enter_context(
-            serving(SPEC, store_url=url, metrics_port=free_port(), extra={"allow_fixed_seed": True})
+            serving(
+                SPEC,
+                store_url=url,
+                metrics_port=free_port(),
+                reflection=True,  # for test_health_and_reflection (off unless asked for)
+                extra={"allow_fixed_seed": True},
+            )
         )
         yield server, channel, wall_pb2_grpc.WallServiceStub(channel)
 
@@ -57,6 +63,13 @@ def test_health_and_reflection(wall):
     assert SERVICE_NAME == "mahjong.wall.v1.WallService"
     assert SERVICE_NAME in list_services(channel)
     assert file_containing_symbol(channel, SERVICE_NAME)  # descriptors for grpcurl
+
+
+def test_reflection_is_off_unless_asked_for():
+    with serving(SPEC) as (_, channel):
+        assert health_status(channel, SERVICE_NAME) == "SERVING"
+        code, _, _ = rpc_error(lambda: list_services(channel))
+    assert code == grpc.StatusCode.UNIMPLEMENTED
 
 
 def test_a_whole_hand_with_flower_replacement_then_reveal_and_verify(wall):
