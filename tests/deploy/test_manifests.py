@@ -645,3 +645,659 @@ def test_structure_check_is_not_vacuous():
     del no_probe["spec"]["template"]["spec"]["containers"][0]["readinessProbe"]
     with pytest.raises(AssertionError, match="no native grpc readinessProbe"):
         check_deployment(no_probe, "test")
+
+
+# --- cert-manager ------------------------------------------------------------------------------
+# kubernetes-validate knows no CRD, so cert-manager's resources are checked against this schema:
+# the parts of cert-manager.io/v1 Issuer and Certificate these manifests use, strict (an unknown
+# or misspelt field fails, as --strict does for the built-in kinds), with cert-manager's own
+# enums for what has one.
+_DURATION = {"type": "string", "pattern": r"^([0-9]+(\.[0-9]+)?(h|m|s))+$"}
+_NAME = {"type": "string", "pattern": r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$", "maxLength": 253}
+_STRINGS = {"type": "object", "additionalProperties": {"type": "string"}}
+_LIST = {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1}
+_KEY_USAGES = [
+    "signing", "digital signature", "content commitment", "key encipherment", "key agreement",
+    "data encipherment", "cert sign", "crl sign", "encipher only", "decipher only", "any",
+    "server auth", "client auth", "code signing", "email protection", "s/mime",
+    "ipsec end system", "ipsec tunnel", "ipsec user", "timestamping", "ocsp signing",
+    "microsoft sgc", "netscape sgc",
+]  # fmt: skip
+
+
+def _strict(properties: dict, required: tuple[str, ...] = ()) -> dict:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(required),
+        "additionalProperties": False,
+    }
+
+
+_METADATA = _strict(
+    {"name": _NAME, "namespace": _NAME, "labels": _STRINGS, "annotations": _STRINGS}, ("name",)
+)
+_ISSUER_SPEC = {
+    **_strict(
+        {
+            "selfSigned": _strict({"crlDistributionPoints": _LIST}),
+            "ca": _strict(
+                {
+                    "secretName": _NAME,
+                    "crlDistributionPoints": _LIST,
+                    "ocspServers": _LIST,
+                    "issuingCertificateURLs": _LIST,
+                },
+                ("secretName",),
+            ),
+        }
+    ),
+    "minProperties": 1,
+    "maxProperties": 1,  # one kind of issuer
+}
+_CERTIFICATE_SPEC = _strict(
+    {
+        "secretName": _NAME,
+        "secretTemplate": _strict({"labels": _STRINGS, "annotations": _STRINGS}),
+        "commonName": {"type": "string", "maxLength": 64},
+        "isCA": {"type": "boolean"},
+        "duration": _DURATION,
+        "renewBefore": _DURATION,
+        "revisionHistoryLimit": {"type": "integer", "minimum": 1},
+        "dnsNames": _LIST,
+        "ipAddresses": _LIST,
+        "uris": _LIST,
+        "emailAddresses": _LIST,
+        "usages": {"type": "array", "items": {"enum": _KEY_USAGES}, "uniqueItems": True},
+        "privateKey": _strict(
+            {
+                "algorithm": {"enum": ["RSA", "ECDSA", "Ed25519"]},
+                "size": {"type": "integer"},
+                "encoding": {"enum": ["PKCS1", "PKCS8"]},
+                "rotationPolicy": {"enum": ["Never", "Always"]},
+            }
+        ),
+        "issuerRef": _strict(
+            {"name": _NAME, "kind": {"type": "string"}, "group": {"type": "string"}}, ("name",)
+        ),
+    },
+    ("secretName", "issuerRef"),
+)
+CERT_MANAGER_SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    **_strict(
+        {
+            "apiVersion": {"const": CERT_MANAGER},
+            "kind": {"enum": ["Issuer", "Certificate"]},
+            "metadata": _METADATA,
+            "spec": {"type": "object"},
+        },
+        ("apiVersion", "kind", "metadata", "spec"),
+    ),
+    "allOf": [
+        {
+            "if": {"properties": {"kind": {"const": "Issuer"}}},
+            "then": {"properties": {"spec": _ISSUER_SPEC}},
+        },
+        {
+            "if": {"properties": {"kind": {"const": "Certificate"}}},
+            "then": {"properties": {"spec": _CERTIFICATE_SPEC}},
+        },
+    ],
+}
+_CERT_MANAGER_VALIDATOR = jsonschema.Draft202012Validator(CERT_MANAGER_SCHEMA)
+
+
+def _validate_cert_manager(doc: dict, where: str) -> None:
+    errors = sorted(_CERT_MANAGER_VALIDATOR.iter_errors(doc), key=lambda e: list(e.path))
+    if errors:
+        first = errors[0]
+        path = ".".join(str(x) for x in first.absolute_path)
+        pytest.fail(f"{where}: {doc.get('kind')} {path}: {first.message}")
+
+
+def _hours(duration: str) -> float:
+    units = {"h": 1.0, "m": 1 / 60, "s": 1 / 3600}
+    parts = re.findall(r"([0-9.]+)(h|m|s)", duration)
+    assert parts and "".join(n + u for n, u in parts) == duration, duration
+    return sum(float(n) * units[u] for n, u in parts)
+
+
+def test_cert_manager_schema_is_strict():
+    """The schema is not vacuous: a misspelt field, a wrong enum or a missing issuer fails."""
+    ca_issuer = _by_kind(_docs(BASE / "tls" / "ca.yaml"), "Issuer")["mahjong-ca"]
+    wall = _by_kind(_docs(BASE / "tls" / "certificates.yaml"), "Certificate")["mahjong-wall"]
+    _validate(wall, "test")
+    _validate(ca_issuer, "test")
+
+    def broken(doc: dict, change) -> dict:
+        copy = yaml.safe_load(yaml.safe_dump(doc))
+        change(copy)
+        return copy
+
+    for bad in (
+        broken(wall, lambda d: d["spec"].update(dnsName=["wall"])),
+        broken(wall, lambda d: d["spec"]["privateKey"].update(rotationPolicy="Sometimes")),
+        broken(wall, lambda d: d["spec"].update(usages=["server-auth"])),
+        broken(wall, lambda d: d["spec"].update(duration="1 day")),
+        broken(wall, lambda d: d["spec"].pop("issuerRef")),
+        broken(ca_issuer, lambda d: d["spec"].update(selfSigned={})),  # two kinds of issuer
+        broken(ca_issuer, lambda d: d["spec"]["ca"].update(secret="x")),
+    ):
+        with pytest.raises(pytest.fail.Exception):
+            _validate(bad, "test")
+
+
+def _namespace(docs: list[dict]) -> str:
+    """The rendering's namespace: its Namespace resource's, else the base's own, "mahjong"."""
+    names = [d["metadata"]["name"] for d in docs if d["kind"] == "Namespace"]
+    assert len(names) <= 1, names
+    return names[0] if names else "mahjong"
+
+
+def spiffe(workload: str) -> str:
+    return f"spiffe://{TRUST_DOMAIN}/{workload}"
+
+
+def check_tls(pod: dict, c: dict, service: str, where: str) -> None:
+    """A service reads its own cert-manager Secret, mahjong-<service>-tls, mounted read-only
+    at TLS_MOUNT and named by MAHJONG_TLS_DIR; the gateway's web port serves HTTPS from it."""
+    env = _env(c)
+    assert env.get("MAHJONG_TLS_DIR", {}).get("value") == TLS_MOUNT, f"{where}: MAHJONG_TLS_DIR"
+    mounts = [m for m in c.get("volumeMounts") or [] if m["mountPath"] == TLS_MOUNT]
+    assert len(mounts) == 1 and mounts[0].get("readOnly") is True, f"{where}: {TLS_MOUNT} mount"
+    assert not mounts[0].get("subPath"), f"{where}: a subPath mount is never updated on renewal"
+    (volume,) = [v for v in pod.get("volumes") or [] if v["name"] == mounts[0]["name"]]
+    assert volume.get("secret", {}).get("secretName") == f"mahjong-{service}-tls", (
+        f"{where}: mounts {volume} at {TLS_MOUNT}, not the Secret mahjong-{service}-tls"
+    )
+    if service == "gateway":
+        assert env.get("MAHJONG_GATEWAY_WEB_TLS_DIR", {}).get("value") == TLS_MOUNT, where
+
+
+def check_certificates(docs: list[dict], where: str) -> None:
+    """One Certificate per workload from the namespace's own CA: the SPIFFE ID, the Service's
+    DNS names, 24 h renewed 8 h ahead with a new key; the operator's a client identity only; and
+    every Deployment mounts the Secret of the certificate that names its service."""
+    from shared.addresses import SERVICE_ORDER
+
+    namespace = _namespace(docs)
+    certs = _by_kind(docs, "Certificate")
+    issuers = _by_kind(docs, "Issuer")
+    assert not [d for d in docs if d["kind"] == "ClusterIssuer"], f"{where}: a ClusterIssuer"
+    by_secret = {c["spec"]["secretName"]: c for c in certs.values()}
+    for cert in certs.values():
+        spec, label = cert["spec"], f"{where}: Certificate {cert['metadata']['name']}"
+        ref = spec["issuerRef"]
+        assert (ref.get("kind"), ref.get("group")) == ("Issuer", "cert-manager.io"), label
+        assert ref["name"] in issuers, f"{label}: no Issuer {ref['name']}"
+        assert _hours(spec["renewBefore"]) < _hours(spec["duration"]), label
+        assert spec["privateKey"]["algorithm"] == "ECDSA" and spec["privateKey"]["size"] == 256
+    # The chain: self-signed -> the CA certificate -> the CA Issuer that signs the workloads.
+    ca_issuers = [i for i in issuers.values() if "ca" in i["spec"]]
+    assert len(ca_issuers) == 1, f"{where}: {len(ca_issuers)} CA Issuers"
+    ca = by_secret[ca_issuers[0]["spec"]["ca"]["secretName"]]
+    assert ca["spec"]["isCA"] is True, f"{where}: the CA Issuer's Secret is not a CA's"
+    assert "selfSigned" in issuers[ca["spec"]["issuerRef"]["name"]]["spec"], where
+    for workload in [*SERVICE_ORDER, OPERATOR]:
+        cert = by_secret.get(f"mahjong-{workload}-tls")
+        assert cert, f"{where}: no Certificate with the Secret mahjong-{workload}-tls"
+        spec, label = cert["spec"], f"{where}: Certificate {cert['metadata']['name']}"
+        assert spec["uris"] == [spiffe(workload)], f"{label}: {spec['uris']}"
+        assert spec["issuerRef"]["name"] == ca_issuers[0]["metadata"]["name"], label
+        assert not spec.get("isCA"), label
+        assert (spec["duration"], spec["renewBefore"]) == ("24h", "8h"), label
+        assert spec["privateKey"]["rotationPolicy"] == "Always", label
+        if workload == OPERATOR:
+            assert set(spec["usages"]) == {"client auth", "digital signature"}, label
+            assert not spec.get("dnsNames"), label
+            continue
+        assert set(spec["usages"]) == {
+            "server auth",
+            "client auth",
+            "digital signature",
+            "key encipherment",
+        }, label
+        dns = [workload, f"{workload}.{namespace}.svc", f"{workload}.{namespace}.svc.cluster.local"]
+        assert spec["dnsNames"][:3] == dns, f"{label}: {spec['dnsNames']}"
+        assert set(spec["dnsNames"][3:]) <= {"localhost"}, label  # dev's port-forward
+    for dep in _by_kind(docs, "Deployment").values():
+        c = _container(dep)
+        (tls,) = [
+            v
+            for v in dep["spec"]["template"]["spec"]["volumes"]
+            if v["name"] in {m["name"] for m in c["volumeMounts"] if m["mountPath"] == TLS_MOUNT}
+        ]
+        cert = by_secret[tls["secret"]["secretName"]]
+        assert cert["spec"]["uris"] == [spiffe(c["args"][0])], f"{where}: {dep['metadata']}"
+
+
+@pytest.mark.parametrize("directory", [BASE, *OVERLAYS], ids=_rel)
+def test_certificates_carry_the_workload_identities(directory):
+    check_certificates(_render(directory), _rel(directory))
+
+
+def test_certificate_checks_are_not_vacuous():
+    docs = _render(BASE)
+
+    def broken(change) -> list[dict]:
+        copy = [d for d in yaml.safe_load_all(yaml.safe_dump_all(docs)) if d]
+        change(copy)
+        return copy
+
+    def cert(ds, name):
+        return _by_kind(ds, "Certificate")[name]["spec"]
+
+    def wrong_id(ds):
+        cert(ds, "mahjong-rules")["uris"] = [spiffe("gateway")]
+
+    def server_operator(ds):
+        cert(ds, "mahjong-operator")["usages"].append("server auth")
+
+    def long_lived(ds):
+        cert(ds, "mahjong-wall")["duration"] = "8760h"
+
+    def wrong_namespace(ds):
+        cert(ds, "mahjong-wall")["dnsNames"][1] = "wall.default.svc"
+
+    def someone_elses_secret(ds):
+        for v in _by_kind(ds, "Deployment")["rules"]["spec"]["template"]["spec"]["volumes"]:
+            if "secret" in v:
+                v["secret"]["secretName"] = "mahjong-gateway-tls"
+
+    for change in (wrong_id, server_operator, long_lived, wrong_namespace, someone_elses_secret):
+        with pytest.raises(AssertionError):
+            check_certificates(broken(change), change.__name__)
+
+
+# --- network policies --------------------------------------------------------------------------
+# Who may open a connection to whom, on which port: (from, to, port, protocol). A pod is named by
+# its app.kubernetes.io/name; a peer outside the namespace by "ns:<name>" (a namespaceSelector on
+# kubernetes.io/metadata.name), "ip:<cidr>" (an ipBlock); "*" is anyone, or any port.
+INGRESS_NAMESPACE = "ns:ingress-nginx"  # base/network-policies/gateway.yaml: a studio setting
+MONITORING_NAMESPACE = "ns:monitoring"
+DNS = "ns:kube-system"
+STORE = "ns:postgres"  # base/network-policies/store-egress.yaml: THE studio setting
+
+
+def expected_graph(with_store: bool) -> set[tuple[str, str, int, str]]:
+    """The call graph of docs/DESIGN.md ("Trust boundaries"), nothing more."""
+    from shared.addresses import DEFAULT_PORTS, INTERNAL_PORTS, SERVICE_ORDER, WEB_PORTS
+
+    def grpc(service: str) -> int:
+        return DEFAULT_PORTS[service][0]
+
+    edges = {
+        *(("gateway", s, grpc(s), "TCP") for s in ("wall", "rules", "scoring")),
+        ("gateway", "matchmaking", INTERNAL_PORTS["matchmaking"], "TCP"),  # hand reports
+        ("matchmaking", "gateway", INTERNAL_PORTS["gateway"], "TCP"),  # CreateTable, JoinSeat
+        ("gateway", "gateway", grpc("gateway"), "TCP"),  # a call forwarded to the owner
+        (INGRESS_NAMESPACE, "gateway", grpc("gateway"), "TCP"),
+        (INGRESS_NAMESPACE, "gateway", WEB_PORTS["gateway"], "TCP"),
+    }
+    for s in SERVICE_ORDER:
+        edges |= {
+            (MONITORING_NAMESPACE, s, DEFAULT_PORTS[s][1], "TCP"),
+            (s, DNS, 53, "UDP"),
+            (s, DNS, 53, "TCP"),
+        }
+        if with_store and s in STATEFUL:
+            edges.add((s, STORE, 5432, "TCP"))
+    return edges
+
+
+def _matches(selector: dict | None, labels: dict) -> bool:
+    selector = selector or {}
+    if not (selector.get("matchLabels") or {}).items() <= labels.items():
+        return False
+    for e in selector.get("matchExpressions") or []:
+        key, op, values = e["key"], e["operator"], e.get("values") or []
+        ok = {
+            "In": key in labels and labels[key] in values,
+            "NotIn": key not in labels or labels[key] not in values,
+            "Exists": key in labels,
+            "DoesNotExist": key not in labels,
+        }[op]
+        if not ok:
+            return False
+    return True
+
+
+def _peers(rule_peers: list[dict] | None, pods: dict[str, dict], namespace: str) -> set[str]:
+    if not rule_peers:
+        return {"*"}  # no from/to: anyone
+    out: set[str] = set()
+    for peer in rule_peers:
+        if "ipBlock" in peer:
+            block = peer["ipBlock"]
+            out.add(f"ip:{block['cidr']}" + "".join(f"-{x}" for x in block.get("except") or []))
+            continue
+        ns_selector = peer.get("namespaceSelector")
+        pod_selector = peer.get("podSelector")
+        if ns_selector is not None:
+            labels = ns_selector.get("matchLabels") or {}
+            if ns_selector.get("matchExpressions") or set(labels) != {
+                "kubernetes.io/metadata.name"
+            }:
+                out.add("*")  # a selector of namespaces by other labels: not one we can name
+                continue
+            name = labels["kubernetes.io/metadata.name"]
+            if name != namespace:
+                selected = f"/{json.dumps(pod_selector, sort_keys=True)}" if pod_selector else ""
+                out.add(f"ns:{name}{selected}")
+                continue
+        out |= {n for n, pod in pods.items() if _matches(pod_selector, pod["labels"])}
+    return out
+
+
+def _ports(rule: dict, target: dict | None) -> set[tuple[int | str, str]]:
+    if not rule.get("ports"):
+        return {("*", "*")}
+    out: set[tuple[int | str, str]] = set()
+    for p in rule["ports"]:
+        assert "endPort" not in p, "a port range"
+        port = p.get("port", "*")
+        if isinstance(port, str) and port != "*" and target is not None:
+            port = target["ports"].get(port, port)  # a named port of the pod it reaches
+        out.add((port, p.get("protocol", "TCP")))
+    return out
+
+
+def allowed_graph(docs: list[dict]) -> set[tuple[str, str, int | str, str]]:
+    """What the rendered NetworkPolicies allow between the Deployments' pods and anything
+    outside: a connection inside the namespace needs the caller's egress and the callee's
+    ingress to allow it; a pod no policy isolates in a direction is open in it ("*")."""
+    namespace = _namespace(docs)
+    pods = {
+        d["metadata"]["name"]: {
+            "labels": d["spec"]["template"]["metadata"]["labels"],
+            "ports": {
+                p["name"]: p["containerPort"]
+                for p in _container(d).get("ports") or []
+                if "name" in p
+            },
+        }
+        for d in docs
+        if d["kind"] == "Deployment"
+    }
+    for name, pod in pods.items():
+        assert pod["labels"].get("app.kubernetes.io/name") == name, name
+    rules: dict[tuple[str, str], list[dict]] = {(n, k): [] for n in pods for k in ("in", "out")}
+    isolated: set[tuple[str, str]] = set()
+    for policy in (d for d in docs if d["kind"] == "NetworkPolicy"):
+        spec = policy["spec"]
+        types = spec.get("policyTypes") or ["Ingress", *(["Egress"] if "egress" in spec else [])]
+        for name, pod in pods.items():
+            if not _matches(spec["podSelector"], pod["labels"]):
+                continue
+            for kind, key in (("Ingress", "ingress"), ("Egress", "egress")):
+                if kind in types:
+                    direction = "in" if kind == "Ingress" else "out"
+                    isolated.add((name, direction))
+                    rules[(name, direction)].extend(spec.get(key) or [])
+    edges: set[tuple[str, str, int | str, str]] = set()
+
+    def allows(pod: str, direction: str, peer: str, port: int, protocol: str) -> bool:
+        if (pod, direction) not in isolated:
+            return True
+        target = pods[pod] if direction == "in" else pods.get(peer)
+        for rule in rules[(pod, direction)]:
+            peers = _peers(rule.get("from" if direction == "in" else "to"), pods, namespace)
+            if (peer in peers or "*" in peers) and (
+                {(port, protocol), ("*", "*"), (port, "*")} & _ports(rule, target)
+            ):
+                return True
+        return False
+
+    for name, pod in pods.items():
+        for direction in ("in", "out"):
+            if (name, direction) not in isolated:
+                edges.add(("*", name, "*", "*") if direction == "in" else (name, "*", "*", "*"))
+                continue
+            key = "from" if direction == "in" else "to"
+            for rule in rules[(name, direction)]:
+                for peer in _peers(rule.get(key), pods, namespace) - set(pods):
+                    target = pods[name] if direction == "in" else None
+                    for port, protocol in _ports(rule, target):
+                        edges.add((peer, name, port, protocol) if direction == "in" else
+                                  (name, peer, port, protocol))  # fmt: skip
+    # Inside the namespace: every port either side names, and every port the callee listens on.
+    for src in pods:
+        for dst, pod in pods.items():
+            ports = {(p, "TCP") for p in pod["ports"].values()}
+            for direction, owner in (("out", src), ("in", dst)):
+                for rule in rules[(owner, direction)]:
+                    ports |= {
+                        (p, proto) for p, proto in _ports(rule, pod) if p != "*" and proto != "*"
+                    }
+            for port, protocol in ports:
+                if allows(src, "out", dst, port, protocol) and allows(
+                    dst, "in", src, port, protocol
+                ):
+                    edges.add((src, dst, port, protocol))
+    return edges
+
+
+def check_default_deny(docs: list[dict], where: str) -> None:
+    deny = [
+        p
+        for p in docs
+        if p["kind"] == "NetworkPolicy"
+        and p["spec"]["podSelector"] == {}
+        and set(p["spec"].get("policyTypes") or []) == {"Ingress", "Egress"}
+        and not p["spec"].get("ingress")
+        and not p["spec"].get("egress")
+    ]
+    assert deny, f"{where}: no default-deny NetworkPolicy (every pod, ingress and egress)"
+
+
+def check_network(docs: list[dict], where: str, with_store: bool) -> None:
+    check_default_deny(docs, where)
+    allowed = allowed_graph(docs)
+    expected = expected_graph(with_store)
+    assert allowed == expected, (
+        f"{where}: the NetworkPolicies allow {sorted(allowed - expected, key=str)} beyond the "
+        f"call graph and miss {sorted(expected - allowed, key=str)}"
+    )
+    # Every edge inside the namespace lands on a port the callee listens on.
+    deps = _by_kind(docs, "Deployment")
+    for src, dst, port, _ in allowed:
+        if dst in deps:
+            ports = {p["containerPort"] for p in _container(deps[dst])["ports"]}
+            assert port in ports, f"{where}: {src} -> {dst}:{port}, which {dst} does not serve"
+
+
+@pytest.mark.parametrize("directory", [BASE, *OVERLAYS], ids=_rel)
+def test_every_layout_has_a_default_deny_policy(directory):
+    check_default_deny(_render(directory), _rel(directory))
+
+
+@pytest.mark.parametrize("directory", CLUSTER_LAYOUTS, ids=_rel)
+def test_cluster_network_allows_exactly_the_call_graph(directory):
+    check_network(_render(directory), _rel(directory), with_store=True)
+
+
+@pytest.mark.parametrize("directory", EMBEDDED_LAYOUTS, ids=_rel)
+def test_embedded_network_allows_exactly_the_call_graph(directory):
+    """The same graph without PostgreSQL: nothing leaves the namespace but DNS."""
+    check_network(_render(directory), _rel(directory), with_store=False)
+
+
+def test_some_calls_are_refused():
+    """Spelt out: the wall, rules and scoring call nothing but DNS (and the wall its store);
+    rules cannot reach the wall; nobody but the gateway reaches the wall; nothing from outside
+    reaches matchmaking's public port."""
+    allowed = allowed_graph(_render(BASE))
+    for service in ("wall", "rules", "scoring"):
+        assert {dst for src, dst, _, _ in allowed if src == service} <= {DNS, STORE}, service
+    assert not [e for e in allowed if e[:2] == ("rules", "wall")]
+    assert {src for src, dst, _, _ in allowed if dst == "wall"} == {"gateway", MONITORING_NAMESPACE}
+    assert not [e for e in allowed if e[1:3] == ("matchmaking", 50055)]
+
+
+def test_network_checks_are_not_vacuous():
+    docs = _render(BASE)
+
+    def broken(change) -> list[dict]:
+        copy = [d for d in yaml.safe_load_all(yaml.safe_dump_all(docs)) if d]
+        change(copy)
+        return copy
+
+    def policy(ds, name):
+        return _by_kind(ds, "NetworkPolicy")[name]["spec"]
+
+    def no_default_deny(ds):
+        ds[:] = [d for d in ds if d["metadata"]["name"] != "default-deny"]
+
+    def rules_calls_wall(ds):
+        ds.append(
+            {
+                "kind": "NetworkPolicy",
+                "metadata": {"name": "rules-to-wall"},
+                "spec": {
+                    "podSelector": {"matchLabels": {"app.kubernetes.io/name": "rules"}},
+                    "policyTypes": ["Egress"],
+                    "egress": [{"to": [{"podSelector": {}}]}],
+                },
+            }
+        )
+        policy(ds, "wall")["ingress"][0]["from"].append(
+            {"podSelector": {"matchLabels": {"app.kubernetes.io/name": "rules"}}}
+        )
+
+    def wall_open_to_all(ds):
+        policy(ds, "wall")["ingress"].append({})
+
+    def any_port_to_scoring(ds):
+        rule = next(r for r in policy(ds, "gateway")["egress"] if "scoring" in json.dumps(r))
+        del rule["ports"]
+
+    def store_anywhere(ds):
+        policy(ds, "store-egress")["egress"][0]["to"] = [{"ipBlock": {"cidr": "0.0.0.0/0"}}]
+
+    def matchmaking_public_port(ds):
+        policy(ds, "matchmaking")["ingress"][0]["ports"][0]["port"] = 50055
+
+    for change in (
+        no_default_deny,
+        rules_calls_wall,
+        wall_open_to_all,
+        any_port_to_scoring,
+        store_anywhere,
+        matchmaking_public_port,
+    ):
+        with pytest.raises(AssertionError):
+            check_network(broken(change), change.__name__, with_store=True)
+
+
+# --- production: the image, reflection, the Ingress ------------------------------------------
+PROD = K8S / "overlays" / "prod"
+HSTS = "max-age=31536000; includeSubDomains"
+NGINX = "nginx.ingress.kubernetes.io/"
+
+
+def _containers(docs: list[dict]) -> list[tuple[str, dict]]:
+    return [
+        (d["metadata"]["name"], c)
+        for d in docs
+        if d["kind"] == "Deployment"
+        for c in d["spec"]["template"]["spec"]["containers"]
+    ]
+
+
+def check_no_reflection(docs: list[dict], where: str) -> None:
+    for name, c in _containers(docs):
+        assert not [a for a in c.get("args") or [] if a.startswith("--reflection")], name
+        for env in c.get("env") or []:
+            assert not env["name"].endswith("REFLECTION"), f"{where}: {name} sets {env['name']}"
+
+
+def test_prod_leaves_reflection_off():
+    check_no_reflection(_render(PROD), _rel(PROD))
+    dev = _render(K8S / "overlays" / "dev")  # where it is on: the check sees it
+    with pytest.raises(AssertionError):
+        check_no_reflection(dev, "dev")
+
+
+def test_prod_pins_every_image_by_digest():
+    containers = _containers(_render(PROD))
+    assert containers
+    for name, c in containers:
+        assert re.fullmatch(r"[\w.-]+(/[\w.-]+)+@sha256:[0-9a-f]{64}", c["image"]), (name, c)
+    (image,) = yaml.safe_load((PROD / KUSTOMIZATION).read_text())["images"]
+    assert re.fullmatch(r"sha256:[0-9a-f]{64}", image["digest"]) and "newTag" not in image
+
+
+def check_ingress(docs: list[dict], where: str) -> None:
+    namespace = _namespace(docs)
+    ingresses = list(_by_kind(docs, "Ingress").values())
+    assert ingresses, f"{where}: no Ingress"
+    configmaps = _by_kind(docs, "ConfigMap")
+    for ing in ingresses:
+        label = f"{where}: Ingress {ing['metadata']['name']}"
+        notes = ing["metadata"].get("annotations") or {}
+        # Any replica serves any call (forwarded to the table's owner): no stickiness.
+        sticky = [k for k in notes if "affinity" in k or "session-cookie" in k]
+        assert not sticky, f"{label}: {sticky}"
+        assert notes.get(NGINX + "backend-protocol") == "HTTPS", f"{label}: not HTTPS to the pods"
+        assert NGINX + "configuration-snippet" not in notes, f"{label}: snippets are often off"
+        spec = ing["spec"]
+        hosts = {r["host"] for r in spec["rules"]}
+        assert spec.get("tls"), f"{label}: no tls section"
+        assert all(t.get("secretName") for t in spec["tls"]), label
+        assert hosts <= {h for t in spec["tls"] for h in t.get("hosts") or []}, label
+        for rule in spec["rules"]:
+            for path in rule["http"]["paths"]:
+                svc = path["backend"]["service"]
+                assert (svc["name"], svc["port"]) == ("gateway-web", {"name": "web"}), label
+        # HSTS: the custom-headers annotation names a ConfigMap of this namespace.
+        ref = notes.get(NGINX + "custom-headers", "")
+        assert ref.count("/") == 1, f"{label}: custom-headers {ref!r}"
+        ns, name = ref.split("/")
+        assert ns == namespace and name in configmaps, f"{label}: no ConfigMap {ref}"
+        assert configmaps[name]["data"].get("Strict-Transport-Security") == HSTS, label
+
+
+def test_prod_ingress_has_tls_and_hsts_and_no_affinity():
+    check_ingress(_render(PROD), _rel(PROD))
+
+
+def test_ingress_check_is_not_vacuous():
+    docs = _render(PROD)
+
+    def broken(change) -> list[dict]:
+        copy = [d for d in yaml.safe_load_all(yaml.safe_dump_all(docs)) if d]
+        change(copy)
+        return copy
+
+    def ingress(ds):
+        return next(iter(_by_kind(ds, "Ingress").values()))
+
+    def sticky(ds):
+        ingress(ds)["metadata"]["annotations"][NGINX + "affinity"] = "cookie"
+
+    def no_tls(ds):
+        del ingress(ds)["spec"]["tls"]
+
+    def plain_backend(ds):
+        del ingress(ds)["metadata"]["annotations"][NGINX + "backend-protocol"]
+
+    def short_hsts(ds):
+        _by_kind(ds, "ConfigMap")["mahjong-response-headers"]["data"][
+            "Strict-Transport-Security"
+        ] = "max-age=60"
+
+    for change in (sticky, no_tls, plain_backend, short_hsts):
+        with pytest.raises(AssertionError):
+            check_ingress(broken(change), change.__name__)
+
+
+def test_no_manifest_runs_plaintext():
+    """--insecure (plaintext, nobody authenticated) is for tests of that path only: no manifest
+    names it, as a flag or as the environment, not even in a comment."""
+    for path in ALL_YAML:
+        text = path.read_text(encoding="utf-8")
+        assert "--insecure" not in text and "INSECURE" not in text.upper(), _rel(path)
+    for directory in BUILDS:
+        text = yaml.safe_dump_all(_render(directory))
+        assert "--insecure" not in text and "MAHJONG_INSECURE" not in text, _rel(directory)
