@@ -1049,7 +1049,7 @@ def allowed_graph(docs: list[dict]) -> set[tuple[str, str, int | str, str]]:
                 return True
         return False
 
-    for name, pod in pods.items():
+    for name in pods:
         for direction in ("in", "out"):
             if (name, direction) not in isolated:
                 edges.add(("*", name, "*", "*") if direction == "in" else (name, "*", "*", "*"))
@@ -1168,9 +1168,10 @@ def test_network_checks_are_not_vacuous():
     def wall_open_to_all(ds):
         policy(ds, "wall")["ingress"].append({})
 
-    def any_port_to_scoring(ds):
+    def any_port_to_scoring(ds):  # both sides must allow it: the gateway's egress alone is not
         rule = next(r for r in policy(ds, "gateway")["egress"] if "scoring" in json.dumps(r))
         del rule["ports"]
+        del policy(ds, "scoring")["ingress"][0]["ports"]
 
     def store_anywhere(ds):
         policy(ds, "store-egress")["egress"][0]["to"] = [{"ipBlock": {"cidr": "0.0.0.0/0"}}]

@@ -267,10 +267,11 @@ def check_cli(stack, table_id: str) -> None:
 
 
 def check_reported(stack, tables, players) -> None:
-    """These tables were created directly on the gateway (as anyone may) without the stack's
-    internal token, so they are casual: the gateway's outbox ends empty (their hands are never
-    reported) and no player's silver moved in matchmaking's ledger. (Hands of matchmaking's own
-    tables reaching the ledger: tests/integration/test_matchmaking_stack.py.)"""
+    """These tables were created directly on the gateway's public port (as any player may),
+    not by matchmaking's certificate on its internal port, so they are casual: the gateway's
+    outbox ends empty (their hands are never reported) and no player's silver moved in
+    matchmaking's ledger. (Hands of matchmaking's own tables reaching the ledger:
+    tests/integration/test_matchmaking_stack.py.)"""
     deadline = time.monotonic() + 20
     store = open_store(f"sqlite:///{stack['db']}")
     try:
