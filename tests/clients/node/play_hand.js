@@ -17,6 +17,7 @@
 //                          [--seat 0] [--drop-after N]
 'use strict';
 
+const fs = require('fs');
 const path = require('path');
 const crypto = require('crypto');
 const grpc = require('@grpc/grpc-js');
@@ -26,6 +27,8 @@ const protobuf = require('protobufjs');
 function parseArgs(argv) {
   const args = {
     gateway: '', protos: path.join(__dirname, '..', '..', '..', 'protos'), timeout: 120, seat: 0, drop_after: 0,
+    // The CA that signed the gateway's certificate: MAHJONG_TLS_CA, else the development CA.
+    ca: process.env.MAHJONG_TLS_CA || path.join(__dirname, '..', '..', '..', '.data', 'tls', 'ca.crt'),
   };
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i].replace(/^--/, '').replace(/-/g, '_');
@@ -130,7 +133,12 @@ function decide(prompt) {
 async function main() {
   const args = parseArgs(process.argv.slice(2));
   const gw = loadGateway(args.protos);
-  const client = new gw.GatewayService(args.gateway, grpc.credentials.createInsecure());
+  // The gateway's public port serves TLS; plaintext only for tests of that path.
+  const insecure = ['1', 'true', 'yes', 'on'].includes((process.env.MAHJONG_INSECURE || '').toLowerCase());
+  const credentials = insecure
+    ? grpc.credentials.createInsecure()
+    : grpc.credentials.createSsl(fs.readFileSync(args.ca));
+  const client = new gw.GatewayService(args.gateway, credentials);
   const seats = [0, 1, 2, 3].map((i) => (i === args.seat
     ? { player_id: '', display_name: '', bot: false } // open: the first JoinSeat takes it
     : { player_id: '', display_name: `bot ${i}`, bot: true }));
