@@ -18,6 +18,7 @@ from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
 from shared.web import method_infos
+from tests.support.tls import as_player
 
 METHODS = method_infos(pb.DESCRIPTOR.services_by_name["GatewayService"])
 PROTOCOLS = {"connect": ProtocolType.CONNECT, "grpc-web": ProtocolType.GRPC_WEB}
@@ -63,8 +64,8 @@ class WebGateway:
 class GrpcGateway:
     """The gRPC stub with the same call shape as :class:`WebGateway` (metadata as a mapping)."""
 
-    def __init__(self, address: str) -> None:
-        self.channel = grpc.insecure_channel(address)
+    def __init__(self, address: str, channel: grpc.Channel | None = None) -> None:
+        self.channel = channel or as_player(address)  # a player, over the public port's TLS
         self.stub = gateway_pb2_grpc.GatewayServiceStub(self.channel)
 
     def __getattr__(self, name: str) -> Callable[..., Any]:

@@ -18,6 +18,7 @@ from mahjong.gateway.v1 import gateway_pb2 as pb
 
 from services.gateway.client.stack import LocalStack
 from shared.server import INTERNAL_TOKEN_HEADER
+from tests.support.tls import as_workload
 from tests.support.web import GrpcGateway, Outcome, WebGateway, outcome
 
 pytestmark = pytest.mark.integration
@@ -218,10 +219,17 @@ def test_get_hint_answers_alike_and_only_where_hints_are_allowed(stack, gateways
     assert hints["connect"] == hints["grpc"] == hints["grpc-web"]
     assert table["view"].hints
 
-    # A table created with the internal token (matchmaking's, rated): sent as an HTTP header
-    # over the web transports, it counts as over gRPC, and the table gives no hints.
+    # A table matchmaking created (its certificate on the gateway's internal port, with the
+    # internal token): rated, and no transport gives hints for it.
+    matchmaking = GrpcGateway(
+        "", as_workload(stack.internal_address("gateway"), "gateway", "matchmaking")
+    )
+    try:
+        rated = [new_table(matchmaking, {INTERNAL_TOKEN_HEADER: stack.internal_token})]
+    finally:
+        matchmaking.close()
     for transport, gw in gateways.items():
-        rated_id, rated_token = new_table(gw, {INTERNAL_TOKEN_HEADER: stack.internal_token})
+        rated_id, rated_token = rated[0]
         view = prompted_view(gw, rated_id, rated_token)
         assert not view.hints, transport
         refused = outcome(
@@ -230,9 +238,11 @@ def test_get_hint_answers_alike_and_only_where_hints_are_allowed(stack, gateways
             )
         )
         assert (refused.code, refused.reason) == ("FAILED_PRECONDITION", "HINTS_DISABLED")
-        # a wrong internal token is no internal token: a casual table
-        casual_id, casual_token = new_table(gw, {INTERNAL_TOKEN_HEADER: "not-the-token"})
-        assert prompted_view(gw, casual_id, casual_token).hints, transport
+        # the internal token without matchmaking's certificate (a player's call, a browser's
+        # header) makes no rated table, right or wrong: a casual table
+        for token in (stack.internal_token, "not-the-token"):
+            casual_id, casual_token = new_table(gw, {INTERNAL_TOKEN_HEADER: token})
+            assert prompted_view(gw, casual_id, casual_token).hints, transport
 
 
 def test_one_request_id_is_one_action_whatever_transport_repeats_it(gateways):
