@@ -3,19 +3,30 @@ web/node_modules) plays a person's hand at a real local stack over Connect and o
 (web/tests/table.test.mjs: create a table, click the offered options to the hand's end, reload
 mid-hand, the result's breakdown and the wall's verification, a spectator, a forged token; a
 flipped-百搭 table showing its indicator and wild kind).
-Screenshots land in web/test-artifacts/ (not in git). ``make test`` installs Chromium and the
-npm packages and builds the page first."""
+
+Both ways the page is served: plain HTTP on loopback (development's default, a secure context
+for browsers), and HTTPS with the gateway's development certificate (``--web-tls-dir``), which
+Chromium trusts through the pin of that certificate's key and nothing wider (no blanket
+ignoring of certificate errors; the page refuses to load without the pin).
+Screenshots land in web/test-artifacts/ (https/ for the HTTPS runs; not in git). ``make test``
+installs Chromium and the npm packages and builds the page first."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
 
 from services.gateway.client.stack import LocalStack
+from shared.supervisor import DEV_TLS_ROOT
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -36,25 +47,57 @@ def _check_prerequisites() -> None:
     assert not missing, "the browser test needs " + "; ".join(missing)
 
 
+def spki_pin(cert_file: Path) -> str:
+    """Chromium's pin of a certificate's key: base64 of the SHA-256 of its SubjectPublicKeyInfo
+    (the value of --ignore-certificate-errors-spki-list)."""
+    cert = x509.load_pem_x509_certificate(cert_file.read_bytes())
+    spki = cert.public_key().public_bytes(
+        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    return base64.b64encode(hashlib.sha256(spki).digest()).decode()
+
+
+SHOTS = ("mid-hand", "result", "spectator", "forged-token", "baida-flipped")
+
+
+@pytest.mark.parametrize("scheme", ["http", "https"])
 @pytest.mark.parametrize("protocol", ["connect", "grpc-web"])
-def test_a_person_plays_a_hand_in_the_browser(protocol):
+def test_a_person_plays_a_hand_in_the_browser(protocol, scheme):
     _check_prerequisites()
     # bots think a little, as at a real table (and the screenshots catch the game moving)
-    with LocalStack(extra_args={"gateway": ["--bot-delay-ms", "120"]}) as stack:
+    gateway = ["--bot-delay-ms", "120"]
+    web_tls = DEV_TLS_ROOT / "gateway"  # the development CA's certificate for the gateway
+    if scheme == "https":
+        gateway += ["--web-tls-dir", str(web_tls)]
+    artifacts = WEB / "test-artifacts" / ("https" if scheme == "https" else "")
+    for name in SHOTS:  # what is checked below is this run's
+        (artifacts / f"{protocol}-{name}.png").unlink(missing_ok=True)
+    with LocalStack(extra_args={"gateway": gateway}) as stack:
+        env = {
+            **os.environ,
+            "WEB_URL": stack.web,
+            "WEB_PROTOCOL": protocol,
+            "ARTIFACTS": str(artifacts),
+        }
+        env.pop("WEB_SPKI", None)
+        if scheme == "https":
+            # IP SAN 127.0.0.1; the pin of the key the gateway serves (made at the stack's
+            # start if missing, so read now)
+            env["WEB_URL"] = f"https://127.0.0.1:{stack.web_ports['gateway']}"
+            env["WEB_SPKI"] = spki_pin(web_tls / "tls.crt")
         run = subprocess.run(
             ["node", "--test", "--test-reporter=spec", "tests/table.test.mjs"],
             cwd=WEB,
-            env={
-                **os.environ,
-                "WEB_URL": stack.web,
-                "WEB_PROTOCOL": protocol,
-                "ARTIFACTS": str(WEB / "test-artifacts"),
-            },
+            env=env,
             capture_output=True,
             text=True,
             timeout=400,
         )
         logs = "" if run.returncode == 0 else stack.log_tail("gateway")
     assert run.returncode == 0, f"{run.stdout}\n{run.stderr}\ngateway log:\n{logs}"
-    for name in ("mid-hand", "result", "spectator", "forged-token", "baida-flipped"):
-        assert (WEB / "test-artifacts" / f"{protocol}-{name}.png").stat().st_size > 10_000
+    # the HTTPS test (the pin lets the page in, nothing else does) ran, and only over HTTPS
+    pinned = re.search(r"^(\S+) over HTTPS the page is trusted only", run.stdout, re.M)
+    assert pinned, run.stdout
+    assert (pinned[1] == "✔") == (scheme == "https"), run.stdout
+    for name in SHOTS:
+        assert (artifacts / f"{protocol}-{name}.png").stat().st_size > 10_000

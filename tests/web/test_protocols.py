@@ -3,23 +3,34 @@ gRPC API (forged and foreign tokens, stale and future sequence numbers, garbage 
 spectator acting, …) give the same code, ErrorInfo reason and message on all three transports
 and change nothing; a request id is one request whatever transport repeats it; the internal
 token travels as an HTTP header with the same effect as gRPC metadata; streams carry the same
-events; CORS lets only the configured origins in. Real processes on free ports (LocalStack)."""
+events; CORS lets only the configured origins in. With ``--web-tls-dir`` the web port serves
+HTTPS that a client trusting the development CA (and only such a client) reaches, with the same
+answers as gRPC; off loopback the gateway refuses to serve the web port without it. Real
+processes on free ports (LocalStack)."""
 
 from __future__ import annotations
 
 import http.client
 import itertools
+import ssl
 import time
+import urllib.error
+import urllib.request
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from connectrpc.client import ConnectClientSync
+from connectrpc.compat import google_protobuf_binary_codec
 from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
+from pyqwest import SyncClient, SyncHTTPTransport
 
 from services.gateway.client.stack import LocalStack
 from shared.server import INTERNAL_TOKEN_HEADER
-from tests.support.tls import as_workload
-from tests.support.web import GrpcGateway, Outcome, WebGateway, outcome
+from shared.supervisor import DEV_TLS_ROOT, ServiceProcess, free_port
+from tests.support.tls import CA_FILE, as_workload
+from tests.support.web import PROTOCOLS, GrpcGateway, Outcome, WebGateway, outcome
 
 pytestmark = pytest.mark.integration
 
@@ -323,3 +334,177 @@ def test_cors_lets_in_the_configured_origins_only(stack):
     status, headers = _request(stack.web, "POST", {"Origin": local, **kind}, body)
     assert headers["access-control-allow-origin"] == local
     assert "grpc-status-details-bin" in headers["access-control-expose-headers"]
+
+
+# --- HTTPS on the web port -------------------------------------------------------------------
+
+WEB_TLS = DEV_TLS_ROOT / "gateway"  # the gateway's development certificate: IP SAN 127.0.0.1
+SERVICE = "/mahjong.gateway.v1.GatewayService"
+
+
+class HttpsWebGateway(WebGateway):
+    """:class:`WebGateway` over HTTPS, verifying the server against ``ca`` (PEM) alone."""
+
+    def __init__(self, url: str, protocol: str, ca: bytes) -> None:
+        self.http = SyncClient(SyncHTTPTransport(tls_ca_cert=ca))
+        self.client = ConnectClientSync(
+            url,
+            codec=google_protobuf_binary_codec(),
+            protocol=PROTOCOLS[protocol],
+            http_client=self.http,
+        )
+        self.headers = {}
+
+
+@pytest.fixture(scope="module")
+def https_stack():
+    args = {
+        "gateway": ["--discard-ms", "600000", "--claim-ms", "600000", "--web-tls-dir", str(WEB_TLS)]
+    }
+    with LocalStack(extra_args=args) as st:
+        st.https = f"https://127.0.0.1:{st.web_ports['gateway']}"
+        yield st
+
+
+def _connect_unary(url: str, method: str, request, context: ssl.SSLContext | None):
+    """A Connect unary call by hand (urllib): the HTTP status and the raw body."""
+    req = urllib.request.Request(
+        f"{url}{SERVICE}/{method}",
+        data=request.SerializeToString(),
+        headers={"Content-Type": "application/proto", "Connect-Protocol-Version": "1"},
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(req, context=context, timeout=10) as resp:
+            return resp.status, resp.headers.get("Content-Type"), resp.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.headers.get("Content-Type"), exc.read()
+
+
+def test_the_web_port_over_https_answers_as_grpc_to_clients_trusting_the_ca(https_stack):
+    url = https_stack.https
+    trusting = ssl.create_default_context(cafile=CA_FILE)  # verifies the chain and 127.0.0.1
+    create = pb.CreateTableRequest(
+        request_id=f"https-{time.monotonic_ns()}",
+        stake=1,
+        max_hands=1,
+        first_dealer=common_pb2.SEAT_0,
+        seats=[pb.SeatAssignment(player_id="person", display_name="Person")]
+        + [pb.SeatAssignment(bot=True)] * 3,
+    )
+    status, kind, body = _connect_unary(url, "CreateTable", create, trusting)
+    assert (status, kind) == (200, "application/proto"), body
+    created = pb.CreateTableResponse.FromString(body)
+    table_id, token = created.table_id, created.seat_tokens[0]
+    assert table_id.startswith("t_")
+    # a refusal over HTTPS is Connect's: the status's HTTP code and a JSON error
+    missing = pb.GetTableStateRequest(table_id="t_0000000000000000", seat_token=token)
+    status, kind, body = _connect_unary(url, "GetTableState", missing, trusting)
+    assert (status, kind) == (404, "application/json") and b"not_found" in body
+
+    ca = Path(CA_FILE).read_bytes()
+    gws = {
+        "grpc": GrpcGateway(https_stack.gateway),
+        "connect": HttpsWebGateway(url, "connect", ca),
+        "grpc-web": HttpsWebGateway(url, "grpc-web", ca),
+    }
+    try:
+        view = prompted_view(gws["grpc"], table_id, token)
+        state = pb.GetTableStateRequest(table_id=table_id, seat_token=token)
+        for transport in ("connect", "grpc-web"):
+            seen = gws[transport].GetTableState(state).table
+            assert (seen.last_sequence, seen.prompt, seen.seats) == (
+                view.last_sequence,
+                view.prompt,
+                view.seats,
+            ), transport
+        # streams over HTTPS carry the events gRPC does
+        events = {}
+        for transport, gw in gws.items():
+            stream = gw.Subscribe(pb.SubscribeRequest(table_id=table_id, seat_token=token))
+            events[transport] = []
+            for r in stream:
+                events[transport].append(r.event)
+                if r.event.sequence >= view.last_sequence:
+                    break
+            stream.cancel() if hasattr(stream, "cancel") else stream.close()
+        assert events["grpc"][-1].WhichOneof("kind") == "prompt"
+        assert events["connect"] == events["grpc"] == events["grpc-web"]
+        # a hostile call: the same refusal on every transport
+        forged = pb.ActRequest(
+            table_id=table_id, seat_token="x" * 40, request_id="https-forged",
+            last_sequence=view.last_sequence,
+            action=pb.Action(discard=pb.Discard(tile=view.prompt.options.discards[0])),
+        )  # fmt: skip
+        answers = {t: outcome(lambda g=gw: g.Act(forged)) for t, gw in gws.items()}
+        assert answers["grpc"].code == "UNAUTHENTICATED"
+        assert answers["connect"] == answers["grpc"] == answers["grpc-web"]
+    finally:
+        for gw in gws.values():
+            gw.close()
+
+
+def test_the_web_port_over_https_is_refused_by_clients_not_trusting_the_ca(https_stack):
+    url = https_stack.https
+    ping = pb.GetTableStateRequest(table_id="t_0000000000000000")
+    # the system's roots alone: the development CA's certificate does not verify
+    with pytest.raises(urllib.error.URLError) as refused:
+        _connect_unary(url, "GetTableState", ping, ssl.create_default_context())
+    assert isinstance(refused.value.reason, ssl.SSLCertVerificationError), refused.value
+    # nor through Connect's own client trusting another CA (the certificate's key is not a CA)
+    other = (WEB_TLS / "tls.crt").read_bytes()
+    gw = HttpsWebGateway(url, "connect", other)
+    try:
+        answer = outcome(lambda: gw.GetTableState(ping))
+        assert answer.code == "UNAVAILABLE" and "certificate" in answer.message, answer
+    finally:
+        gw.close()
+    # plain HTTP to the HTTPS port reaches no method
+    parts = urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+    try:
+        conn.request(
+            "POST",
+            f"{SERVICE}/GetTableState",
+            body=ping.SerializeToString(),
+            headers={"Content-Type": "application/proto", "Connect-Protocol-Version": "1"},
+        )
+        resp = conn.getresponse()
+        answer = (resp.status, resp.read())
+    except (http.client.HTTPException, ConnectionError) as exc:
+        answer = (0, repr(exc).encode())
+    finally:
+        conn.close()
+    assert answer[0] in (0, 400) and b"not_found" not in answer[1], answer
+
+
+@pytest.mark.parametrize("server_model", ["asyncio", "threads"])
+def test_a_gateway_off_loopback_refuses_a_plain_http_web_port(tmp_path, server_model):
+    """A web port on another address than loopback needs --web-tls-dir: the gateway exits at
+    start-up naming the flag, before it listens anywhere (192.0.2.1, a documentation address
+    no machine has, would fail to bind: the refusal comes first). With the flag the same
+    gateway gets past that check, to the bind."""
+
+    def start(host: str, *flags: str) -> str:
+        proc = ServiceProcess(
+            "gateway",
+            free_port(),
+            free_port(),
+            f"sqlite:///{tmp_path / 'gateway.db'}",
+            ["--host", host, "--server-model", server_model, "--web-port", str(free_port()),
+             *flags],
+            log_path=tmp_path / f"gateway-{host}-{len(flags)}.log",
+        ).start()  # fmt: skip
+        assert proc.proc is not None
+        try:
+            code = proc.proc.wait(60)
+        finally:
+            proc.stop()
+        assert code not in (0, None), "the gateway started"
+        return (tmp_path / f"gateway-{host}-{len(flags)}.log").read_text()
+
+    for host in ("0.0.0.0", "192.0.2.1"):
+        log = start(host)
+        assert f"the web port listens on {host}, not loopback: give --web-tls-dir" in log, log
+    log = start("192.0.2.1", "--web-tls-dir", str(WEB_TLS))
+    assert "--web-tls-dir" not in log and "cannot serve the web port on 192.0.2.1" in log, log

@@ -230,3 +230,35 @@ test("a flipped 百搭 table shows the indicator turned up and the wild kind", a
     await ctx.close();
   }
 });
+
+// Over HTTPS (WEB_URL https://…, the gateway's --web-tls-dir): the browser trusts the page only
+// through the pin of the gateway's key (WEB_SPKI, browser.mjs). It is a secure context; without
+// the pin the same Chromium refuses the certificate, so the pin, not a blanket exception, is
+// what lets the other tests in.
+test("over HTTPS the page is trusted only through the gateway certificate's pin", {
+  skip: !URL_.startsWith("https:") && "the page is served over plain HTTP (loopback)",
+}, async () => {
+  assert.ok(process.env.WEB_SPKI, "WEB_SPKI (the gateway key's pin) is needed over HTTPS");
+  const pinned = await launch();
+  try {
+    const page = pinned.pages()[0] ?? (await pinned.newPage());
+    const resp = await page.goto(withProtocol());
+    assert.equal(resp.status(), 200);
+    const seen = await page.evaluate(() => [location.protocol, window.isSecureContext]);
+    assert.deepEqual(seen, ["https:", true]);
+    const tls = await resp.securityDetails();
+    assert.ok(tls, "no TLS details for an https page");
+    assert.match(tls.protocol, /^TLS 1\.[23]$/);
+  } finally {
+    await pinned.close();
+  }
+  for (const spki of ["", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="]) {
+    const bare = await launch({ spki });
+    try {
+      const page = bare.pages()[0] ?? (await bare.newPage());
+      await assert.rejects(page.goto(withProtocol()), /ERR_CERT_/, `trusted with pin "${spki}"`);
+    } finally {
+      await bare.close();
+    }
+  }
+});

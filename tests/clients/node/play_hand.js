@@ -13,8 +13,13 @@
 // after_sequence = the last number seen; at the end a fresh subscription from 0 must hold exactly
 // the events it received (resume_exact).
 //
+// The gateway's public port serves TLS: the client trusts the CA file given by --ca, else
+// MAHJONG_TLS_CA, else the development CA (.data/tls/ca.crt of this repository, which `make
+// run` and the tests' stacks make), and presents no certificate (a player has none).
+// Plaintext only with MAHJONG_INSECURE=1 (a gateway run with --insecure).
+//
 // usage: node play_hand.js --gateway 127.0.0.1:PORT [--protos ../../../protos] [--timeout 120]
-//                          [--seat 0] [--drop-after N]
+//                          [--seat 0] [--drop-after N] [--ca CA_FILE]
 'use strict';
 
 const fs = require('fs');

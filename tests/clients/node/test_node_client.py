@@ -1,7 +1,9 @@
 """Cross-language check: the Node.js client (@grpc/grpc-js + @grpc/proto-loader, loading the
 same .proto files) creates a table with an open seat, takes it with JoinSeat and plays a whole
 hand against the gateway's bots, cutting its event stream once and resuming it, over the real
-stack (wall, rules, scoring, gateway as processes on free ports).
+stack (wall, rules, scoring, gateway as processes on free ports). It reaches the gateway's
+public port over TLS, trusting the development CA (.data/tls/ca.crt) as a player does, and a
+certificate that CA did not sign is refused.
 
 ``npm ci`` installs the locked packages into tests/clients/node/node_modules once (it is
 re-run only when package-lock.json is newer than the installed tree).
@@ -18,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from services.gateway.client.stack import LocalStack
+from shared import dev_ca
 
 pytestmark = pytest.mark.integration
 
@@ -49,15 +52,20 @@ def node():
     return exe
 
 
-def play_hand(node: str, stack: LocalStack, *flags: str, timeout: float) -> dict:
-    """play_hand.js against ``stack``'s gateway with ``flags``: its report (its last line)."""
-    done = subprocess.run(
+def run_client(node: str, stack: LocalStack, *flags: str, timeout: float):
+    """play_hand.js against ``stack``'s gateway (its public port) with ``flags``."""
+    return subprocess.run(
         [node, "play_hand.js", "--gateway", stack.gateway, "--protos", str(PROTOS), *flags],
         cwd=HERE,
         capture_output=True,
         text=True,
         timeout=timeout,
     )
+
+
+def play_hand(node: str, stack: LocalStack, *flags: str, timeout: float) -> dict:
+    """play_hand.js against ``stack``'s gateway with ``flags``: its report (its last line)."""
+    done = run_client(node, stack, *flags, timeout=timeout)
     assert done.returncode == 0, done.stderr[-3000:] + stack.log_tail("gateway")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -97,3 +105,15 @@ def test_node_client_waits_as_flood_control_asks(node):
     assert report["flood_waits"] > 0  # the limit was met, and waited out
     assert report["refused"] == []
     assert report["actions"] > 0
+
+
+def test_node_client_refuses_a_gateway_whose_certificate_its_ca_did_not_sign(node, tmp_path):
+    """The client verifies the gateway: trusting another CA (here a throwaway one), its first
+    call fails in the handshake, UNAVAILABLE."""
+    other = tmp_path / "other-ca"
+    dev_ca.ensure_ca(other)
+    with LocalStack() as stack:
+        done = run_client(node, stack, "--ca", str(other / "ca.crt"), timeout=60)
+    assert done.returncode != 0
+    failed = next(line for line in done.stderr.splitlines() if "node client failed" in line)
+    assert "14 UNAVAILABLE" in failed and "verify the first certificate" in failed, failed
