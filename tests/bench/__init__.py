@@ -91,6 +91,22 @@ def concurrent_rate(make_worker: Callable[[int], Callable[[], int]], clients: in
     return done / elapsed
 
 
+def aio_player_channel(address: str, options: list | tuple = ()):
+    """An asyncio channel to a gateway's public port as a player: server TLS trusting
+    ``MAHJONG_TLS_CA`` or else the development CA (``.data/tls/ca.crt``, made by the
+    ServiceProcess that started the gateway); plaintext with ``MAHJONG_INSECURE``."""
+    import grpc
+
+    from shared.supervisor import DEV_TLS_ROOT
+    from shared.tls import player_credentials
+
+    ca_file = "" if os.environ.get("MAHJONG_TLS_CA") else str(DEV_TLS_ROOT / "ca.crt")
+    creds = player_credentials(ca_file)
+    if creds is None:
+        return grpc.aio.insecure_channel(address, options=list(options))
+    return grpc.aio.secure_channel(address, creds, options=list(options))
+
+
 def bench_venv(requirement: str, probe: str) -> Path | None:
     """The python of ``.venv-bench`` once ``import probe`` works there, installing
     ``requirement`` (e.g. ``"rlcard"``) on first use; None, with the reason printed, when it

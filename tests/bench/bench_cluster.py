@@ -14,8 +14,9 @@
     transaction, so they add no transaction), the store operations each service counted
     (``mahjong_store_operation_seconds_count``) and the events appended per action, by kind.
 (2) Whole hands per second through the full stack (wall, rules, scoring, gateway; bot tables
-    created through the API with the internal token) on SQLite, on PostgreSQL, and with three
-    gateway replicas on one PostgreSQL database (the tables spread over the replicas).
+    created through the API as matchmaking creates them: its certificate on the gateway's
+    internal port, and the internal token) on SQLite, on PostgreSQL, and with three gateway
+    replicas on one PostgreSQL database (the tables spread over the replicas).
 (3) Takeover (three gateway replicas on one PostgreSQL database, ``--lease-ms 3000``, tables of
     four bots thinking ``--bot-delay-ms 200``, all on the replica then stopped): from its
     SIGKILL, and from its SIGTERM (it hands its tables over: TableManager.hand_over), to each
@@ -24,7 +25,9 @@
     the lease's epoch rose); p50/p99/max. Goals: SIGKILL p99 ≤ lease + 2 s, SIGTERM p99 ≤ 2 s.
 
 Without a reachable PostgreSQL (``MAHJONG_TEST_POSTGRES_URL``) only the SQLite row of (2) runs,
-and the skip is printed with its reason. ``MAHJONG_BENCH_QUICK=1`` runs small sizes.
+and the skip is printed with its reason. ``MAHJONG_BENCH_QUICK=1`` runs small sizes. Every
+connection is TLS, as deployed: the services mutual TLS with their development certificates,
+the benchmark's player calls server TLS on the public ports.
 """
 
 from __future__ import annotations
@@ -41,7 +44,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import grpc
 import psycopg
 from mahjong.gateway.v1 import gateway_pb2 as gw_pb
 from mahjong.gateway.v1 import gateway_pb2_grpc as gw_grpc
@@ -56,6 +58,7 @@ from shared.supervisor import ServiceProcess, free_port, run_token
 from tests.support import postgres
 from tests.support.probes import fetch_metrics, metric_value
 from tests.support.stacks import BACKENDS, service_process
+from tests.support.tls import as_player, to_process
 
 QUICK = os.environ.get("MAHJONG_BENCH_QUICK") == "1"
 STORED = ("wall", "gateway", "matchmaking")  # the services with a store (rules, scoring: none)
@@ -100,30 +103,34 @@ class Cluster:
             ).start()
         for p in self.procs.values():
             p.wait_ready(60)
-        backend = [f for n in BACKENDS for f in (f"--{n}-addr", self.procs[n].address)]
-        gw_ports = [free_port() for _ in range(self.gateways)]
-        mm_port = free_port()
-        mm = ["--matchmaking-addr", f"127.0.0.1:{mm_port}"] if self.matchmaking else []
-        for i, port in enumerate(gw_ports):
+        backend = [f for n in BACKENDS for f in (f"--{n}-addr", self.procs[n].internal_address)]
+        # The services call each other on their internal (mutual-TLS) ports, picked up front:
+        # the gateway reports hands to matchmaking's, matchmaking creates tables on gw-0's.
+        gw_internal = [f"127.0.0.1:{free_port()}" for _ in range(self.gateways)]
+        mm_internal = f"127.0.0.1:{free_port()}"
+        mm = ["--matchmaking-addr", mm_internal] if self.matchmaking else []
+        for i, internal in enumerate(gw_internal):
             flags = [*backend, *mm, *QUIET, "--replica-id", f"gw-{i}", "--seat-secret", "bench"]
-            self.procs[f"gw-{i}"] = service_process(
+            gw = service_process(
                 "gateway",
                 self.tmp,
                 store_url=self.urls.get("gateway", "memory://"),
                 extra=[*flags, "--between-hands-ms", "0", *self.gateway_flags],
-                port=port,
                 metrics=True,
                 log_name=f"gw-{i}",
-            ).start()
+            )
+            gw.internal_port = int(internal.rsplit(":", 1)[1])
+            self.procs[f"gw-{i}"] = gw.start()
         if self.matchmaking:
-            self.procs["matchmaking"] = service_process(
+            mm_proc = service_process(
                 "matchmaking",
                 self.tmp,
                 store_url=self.urls["matchmaking"],
-                extra=["--gateway-addr", f"127.0.0.1:{gw_ports[0]}", *QUIET, *FAST_STOP],
-                port=mm_port,
+                extra=["--gateway-addr", gw_internal[0], *QUIET, *FAST_STOP],
                 metrics=True,
-            ).start()
+            )
+            mm_proc.internal_port = int(mm_internal.rsplit(":", 1)[1])
+            self.procs["matchmaking"] = mm_proc.start()
         for p in self.procs.values():
             p.wait_ready(60)
         return self
@@ -150,8 +157,10 @@ class Cluster:
                 ops[op] = ops.get(op, 0.0) + float(line.rsplit(" ", 1)[1])
         return ops
 
-    def stub(self, name: str) -> gw_grpc.GatewayServiceStub:
-        return gw_grpc.GatewayServiceStub(grpc.insecure_channel(self.procs[name].address))
+    def creator_stub(self, name: str) -> gw_grpc.GatewayServiceStub:
+        """Gateway replica ``name`` as matchmaking calls it: its certificate, on the replica's
+        internal port (mutual TLS)."""
+        return gw_grpc.GatewayServiceStub(to_process(self.procs[name], "matchmaking"))
 
     def stop(self) -> None:
         for p in reversed(list(self.procs.values())):
@@ -159,7 +168,8 @@ class Cluster:
 
 
 def create_bot_table(stub: gw_grpc.GatewayServiceStub, max_hands: int) -> str:
-    """A table of four bots, created as matchmaking creates tables (the internal token)."""
+    """A table of four bots, created as matchmaking creates tables (on a stub of
+    :meth:`Cluster.creator_stub`: its certificate, and the internal token)."""
     return stub.CreateTable(
         gw_pb.CreateTableRequest(
             request_id=uuid.uuid4().hex,
@@ -287,7 +297,7 @@ def event_kinds(url: str) -> Counter[str]:
 def play_tournament(cluster: Cluster, hands_per_table: int) -> int:
     """A tournament of 16 bots, one round of ``hands_per_table`` hands (4 tables), created and
     started through matchmaking; returns when matchmaking has recorded every hand."""
-    ch = grpc.insecure_channel(cluster.procs["matchmaking"].address)
+    ch = as_player(cluster.procs["matchmaking"].address)  # players: the public port, server TLS
     mm = mm_grpc.MatchmakingServiceStub(ch)
     creator = mm.RegisterPlayer(
         mm_pb.RegisterPlayerRequest(display_name="Bench"), timeout=10
@@ -438,7 +448,7 @@ def hands_per_second(urls: dict[str, str], gateways: int, tables: int, hands_eac
     cluster = Cluster(tmp, urls, gateways, ["--bot-delay-ms", "0", *FAST_STOP])
     try:
         cluster.start()
-        stubs = [cluster.stub(n) for n in cluster.gateway_names]
+        stubs = [cluster.creator_stub(n) for n in cluster.gateway_names]
         before_h = cluster.metric(cluster.gateway_names, HANDS)
         before_a = cluster.metric(cluster.gateway_names, ACTIONS)
         started = time.monotonic()
@@ -502,7 +512,7 @@ def takeover(server: str, sig: signal.Signals, tables: int, lease_ms: int) -> di
     store = None
     try:
         cluster.start()
-        stub = cluster.stub("gw-0")
+        stub = cluster.creator_stub("gw-0")
         ids = [create_bot_table(stub, 1000) for _ in range(tables)]
         store = open_store(url, pool_size=2)
         time.sleep(3.0)  # every table playing

@@ -34,10 +34,13 @@ from mahjong.gateway.v1 import gateway_pb2_grpc
 from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
 from services.gateway.bots import engine_policy, make_bot
 from services.gateway.domain.clock import ManualScheduler
+from services.gateway.domain.events.kinds import ActionTaken
 from services.gateway.domain.ports import CallCounter
 from services.gateway.domain.session import Ports, Seat, SessionConfig, TableSession
 from shared.ruleset import load_ruleset
 from shared.supervisor import ServiceProcess, free_port
+from tests.bench import aio_player_channel
+from tests.support.tls import as_player
 
 DOWNSTREAM = ("wall", "rules", "scoring")
 
@@ -46,12 +49,13 @@ DOWNSTREAM = ("wall", "rules", "scoring")
 def in_process(hands: int) -> tuple[float, float, int]:
     """Hands per second, service calls per action, actions — four planning bots, no gRPC."""
     counter = CallCounter()
-    actions = 0
+    actions = events = 0
 
-    def emit(kind, data):
-        nonlocal actions
-        actions += kind == "action"
-        return 0
+    def emit(event) -> int:  # the table's log: count its applied decisions
+        nonlocal actions, events
+        actions += isinstance(event, ActionTaken)
+        events += 1
+        return events
 
     sched = ManualScheduler()
     session = TableSession(
@@ -95,7 +99,10 @@ class Stack:
             ).start()
         for p in self.procs.values():
             p.wait_ready()
-        flags = [f for n in DOWNSTREAM for f in (f"--{n}-addr", self.procs[n].address)]
+        flags = [f for n in DOWNSTREAM for f in (f"--{n}-addr", self.procs[n].internal_address)]
+        # Tables are created by players through the public API (server TLS, no certificate):
+        # the per-address limits on public tables are off, the benchmark makes hundreds.
+        flags += ["--public-tables-per-minute", "0", "--public-tables-per-address", "0"]
         self.gateway = ServiceProcess(
             "gateway",
             free_port(),
@@ -105,7 +112,7 @@ class Stack:
             log_path=self.tmp / "gateway.log",
         ).start()
         self.gateway.wait_ready()
-        self.channel = grpc.insecure_channel(self.gateway.address)
+        self.channel = as_player(self.gateway.address)
         self.stub = gateway_pb2_grpc.GatewayServiceStub(self.channel)
 
     def calls(self) -> int:
@@ -222,7 +229,7 @@ async def _player(stub, table: pb.CreateTableResponse, stop: float, lat: list, e
 async def _load(address: str, tables: list, seconds: float) -> tuple[list, list]:
     lat: list[float] = []
     errors: list[str] = []
-    async with grpc.aio.insecure_channel(address) as ch:
+    async with aio_player_channel(address) as ch:
         stub = gateway_pb2_grpc.GatewayServiceStub(ch)
         stop = time.monotonic() + seconds
         tasks = [asyncio.create_task(_player(stub, t, stop, lat, errors)) for t in tables]

@@ -31,12 +31,12 @@ import time
 import uuid
 from pathlib import Path
 
-import grpc
 from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
 from shared.server import internal_metadata
 from shared.supervisor import ServiceProcess, free_port, run_token
+from tests.support.tls import as_player, to_process
 
 DOWNSTREAM = ("wall", "rules", "scoring")
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -75,7 +75,7 @@ class PinnedStack:
             ).start()
         for p in self.procs.values():
             p.wait_ready()
-        addrs = [f for n in DOWNSTREAM for f in (f"--{n}-addr", self.procs[n].address)]
+        addrs = [f for n in DOWNSTREAM for f in (f"--{n}-addr", self.procs[n].internal_address)]
         self.gateway = ServiceProcess(
             "gateway",
             free_port(),
@@ -103,8 +103,12 @@ class PinnedStack:
             prefix=_pin(0),
         ).start()
         self.gateway.wait_ready(timeout=60)
-        self.channel = grpc.insecure_channel(self.gateway.address)
+        # Players on the public port (server TLS); tables made as matchmaking makes them, with
+        # its certificate on the internal port (mutual TLS) and the internal token.
+        self.channel = as_player(self.gateway.address)
         self.stub = gateway_pb2_grpc.GatewayServiceStub(self.channel)
+        self.internal = to_process(self.gateway, "matchmaking")
+        self.creator = gateway_pb2_grpc.GatewayServiceStub(self.internal)
         self.pid = self.gateway.proc.pid
 
     def downstream_cpu(self) -> float:
@@ -112,7 +116,7 @@ class PinnedStack:
         return sum(_cpu_seconds(p.proc.pid) for p in self.procs.values())
 
     def create(self, seats: list[pb.SeatAssignment], max_hands: int = 0) -> pb.CreateTableResponse:
-        return self.stub.CreateTable(  # as matchmaking creates tables: with the internal token
+        return self.creator.CreateTable(  # as matchmaking: its certificate and the token
             pb.CreateTableRequest(
                 request_id=uuid.uuid4().hex, stake=1, seats=seats, max_hands=max_hands
             ),
@@ -128,6 +132,7 @@ class PinnedStack:
 
     def close(self) -> None:
         self.channel.close()
+        self.internal.close()
         self.gateway.stop()
         for p in self.procs.values():
             p.stop()

@@ -21,7 +21,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import grpc
 from mahjong.matchmaking.v1 import matchmaking_pb2 as mpb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as mpb_grpc
 
@@ -32,8 +31,9 @@ from services.matchmaking.ledger import HandReport
 from services.matchmaking.service import Matchmaking, MatchmakingConfig
 from shared.server import configure_logging, internal_metadata
 from shared.store import open_store
-from shared.supervisor import run_token
+from shared.supervisor import ServiceProcess, run_token
 from tests.bench import concurrent_rate, postgres_url
+from tests.support.tls import as_player, to_process
 
 TICKETS = 10_000
 STAKES = (1, 2, 4, 8)  # four queues of one ruleset, by level
@@ -106,13 +106,14 @@ def _replica(url: str, log_dir: Path, name: str):
     return service_process("matchmaking", log_dir, store_url=url, extra=args, log_name=name)
 
 
-def record_hand_rate(addresses: list[str], run: str) -> float:
-    """RecordHand calls per second, ``CLIENTS`` threads spread over ``addresses``."""
+def record_hand_rate(procs: list[ServiceProcess], run: str) -> float:
+    """RecordHand calls per second, ``CLIENTS`` threads spread over ``procs``, each calling as
+    the gateway does (its certificate on the internal port, and the internal token)."""
     metadata = internal_metadata(run_token())
     counter = itertools.count()
 
     def worker(i: int):
-        channel = grpc.insecure_channel(addresses[i % len(addresses)])
+        channel = to_process(procs[i % len(procs)], "gateway")
         stub = mpb_grpc.MatchmakingServiceStub(channel)
         table_id, tag, ids = _table(i)
 
@@ -132,7 +133,7 @@ def record_hand_rate(addresses: list[str], run: str) -> float:
 
 
 def balance_latency_us(address: str, account: str, reads: int = 300) -> float:
-    channel = grpc.insecure_channel(address)
+    channel = as_player(address)  # a player's read, on the public port (server TLS)
     stub = mpb_grpc.MatchmakingServiceStub(channel)
     req = mpb.GetBalancesRequest(player_ids=[account])
     stub.GetBalances(req, timeout=10)
@@ -162,10 +163,10 @@ def replicas_figures(url: str, log_dir: Path) -> dict[str, float]:
         procs = [_replica(url, log_dir, n).start() for n in ("mm-a", "mm-b")]
         for p in procs:
             p.wait_ready(60)
-        a, b = procs[0].address, procs[1].address
+        a = procs[0].address
         out = {
-            "RecordHand/s, 1 replica": record_hand_rate([a], "one"),
-            "RecordHand/s, 2 replicas": record_hand_rate([a, b], "two"),
+            "RecordHand/s, 1 replica": record_hand_rate(procs[:1], "one"),
+            "RecordHand/s, 2 replicas": record_hand_rate(procs, "two"),
             "balance, 10 entries (us)": balance_latency_us(a, "bench-f0"),
             f"balance, {BIG:,} entries (us)": balance_latency_us(a, "bench-m0"),
         }

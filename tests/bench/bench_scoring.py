@@ -29,7 +29,7 @@ from services.scoring.vector_format import win_input
 from shared import tiles as T
 from tests.bench import bench_seconds, bench_venv, concurrent_rate, rate, run_peer
 from tests.conftest import load_vectors
-from tests.support.grpc_server import serving
+from tests.support.grpc_server import channel_to, serving
 
 PEER = "mahjong==2.1.0"
 TIMEOUT = 10
@@ -177,7 +177,7 @@ def main() -> int:
         print(f"  {'gRPC loopback SettleWin, 1 client':<46} {over_grpc:>10,.0f} settlements/s")
 
         def grpc_worker(i: int):
-            channel = grpc.insecure_channel(server.address)
+            channel = channel_to(server, SPEC.name, "gateway")  # mutual TLS, as the gateway
             channels.append(channel)
             worker_stub = scoring_pb2_grpc.ScoringServiceStub(channel)
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import tempfile
 
-import grpc
 from mahjong.common.v1 import common_pb2
 from mahjong.wall.v1 import wall_pb2, wall_pb2_grpc
 
@@ -35,7 +34,7 @@ from tests.bench import (
     rate,
     run_peer,
 )
-from tests.support.grpc_server import serving
+from tests.support.grpc_server import channel_to, serving
 
 DRAWS = 144 - 53
 # libpq options: commits not waiting for the WAL flush (the class of guarantee SQLite's WAL
@@ -98,14 +97,15 @@ def grpc_hand(stub) -> int:
     return 1
 
 
-def concurrent_grpc(address: str, clients: int) -> float:
-    """Hands per second with ``clients`` threads, each on its own channel and hands."""
+def concurrent_grpc(server, clients: int) -> float:
+    """Hands per second with ``clients`` threads, each on its own channel (mutual TLS, as the
+    gateway) and hands."""
 
     def make_worker(i: int):
         stub = wall_pb2_grpc.WallServiceStub(channels[i])
         return lambda: grpc_hand(stub)
 
-    channels = [grpc.insecure_channel(address) for _ in range(clients)]
+    channels = [channel_to(server, SPEC.name, "gateway") for _ in range(clients)]
     try:
         return concurrent_rate(make_worker, clients)
     finally:
@@ -153,7 +153,7 @@ def main() -> int:
         stub = wall_pb2_grpc.WallServiceStub(channel)
         over_grpc, _ = rate(lambda: grpc_hand(stub))
         line("gRPC loopback, memory store, 1 client", over_grpc, 2 + DRAWS)
-        four = concurrent_grpc(server.address, 4)
+        four = concurrent_grpc(server, 4)
         line("gRPC loopback, memory store, 4 clients", four, 2 + DRAWS)
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -9,7 +9,7 @@ more have passed (the first prompts of every table came at once; the warm-up let
 drift apart, as real players' would), it prints ``{"ready": true}`` and starts counting; after
 SECONDS more it prints one JSON line: the Act latencies' p50/p99, acts, refusals, events
 received, and the CPU seconds this process used (to show it was not the bottleneck), all of the
-counted part alone."""
+counted part alone. Players connect with server TLS (:func:`tests.bench.aio_player_channel`)."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ import grpc
 from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
+from tests.bench import aio_player_channel
 from tests.e2e.players import legal_answer
 
 CHANNELS = 16
@@ -88,7 +89,7 @@ class Seat:
 
 
 async def main(address: str, tables: list, seconds: float) -> dict:
-    channels = [grpc.aio.insecure_channel(address) for _ in range(CHANNELS)]
+    channels = [aio_player_channel(address) for _ in range(CHANNELS)]  # players: server TLS
     stubs = [gateway_pb2_grpc.GatewayServiceStub(c) for c in channels]
     stats: dict = {"latencies": [], "refused": {}, "events": 0, "stream_errors": []}
     seats = [
