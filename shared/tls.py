@@ -280,14 +280,22 @@ def workload_channel(
     return ReloadingChannel(files, lambda creds: grpc.secure_channel(address, creds, options=opts))
 
 
-def caller_workload(context, trust_domain: str = DEFAULT_TRUST_DOMAIN) -> str:
-    """The workload name in the verified certificate of the call's peer ("" for a peer that
-    presented none: a player on a public port, or plaintext)."""
+PeerAuth = Mapping[str, Sequence[Any]]
+
+
+def peer_auth(context) -> PeerAuth | None:
+    """What the transport verified of the call's peer (``context.auth_context()``), read once per
+    call; None for a context without a transport (a test double)."""
     try:
-        auth = context.auth_context() or {}
-    except Exception:  # a context without a transport (a test double)
-        return ""
-    for value in auth.get("peer_spiffe_id", ()):
+        return context.auth_context() or {}
+    except Exception:
+        return None
+
+
+def workload_in(auth: PeerAuth | None, trust_domain: str = DEFAULT_TRUST_DOMAIN) -> str:
+    """The workload name in the peer's verified certificate ("" for a peer that presented none:
+    a player on a public port, or plaintext)."""
+    for value in (auth or {}).get("peer_spiffe_id", ()):
         text = value.decode() if isinstance(value, bytes) else str(value)
         name = workload_of(text, trust_domain)
         if name:
@@ -295,13 +303,14 @@ def caller_workload(context, trust_domain: str = DEFAULT_TRUST_DOMAIN) -> str:
     return ""
 
 
-def is_plaintext(context) -> bool:
+def caller_workload(context, trust_domain: str = DEFAULT_TRUST_DOMAIN) -> str:
+    """The workload name in the verified certificate of the call's peer (:func:`workload_in`)."""
+    return workload_in(peer_auth(context), trust_domain)
+
+
+def is_plaintext(auth: PeerAuth | None) -> bool:
     """Whether the call came over a port without TLS (the health port, or --insecure)."""
-    try:
-        auth = context.auth_context() or {}
-    except Exception:
-        return True
-    kinds = auth.get("transport_security_type", ())
+    kinds = (auth or {}).get("transport_security_type", ())
     return b"ssl" not in kinds and "ssl" not in kinds
 
 
