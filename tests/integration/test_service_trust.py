@@ -14,9 +14,7 @@ import time
 
 import grpc
 import pytest
-from google.rpc import error_details_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from grpc_status import rpc_status
 from mahjong.gateway.v1 import gateway_pb2, gateway_pb2_grpc
 from mahjong.wall.v1 import wall_pb2, wall_pb2_grpc
 
@@ -25,20 +23,12 @@ from shared.addresses import SERVICE_ORDER
 from shared.convert import common as C
 from shared.supervisor import ServiceProcess, free_port
 from shared.tls import OPERATOR, TLSFiles, client_channel, dial
+from tests.support.probes import error_info
 from tests.support.stacks import service_process
 from tests.support.tls import CA_FILE, as_player, as_workload, to_process
 
 pytestmark = pytest.mark.integration
 TIMEOUT = 10
-
-
-def _reason(err: grpc.RpcError) -> str:
-    status = rpc_status.from_call(err)
-    for detail in status.details if status else ():
-        info = error_details_pb2.ErrorInfo()
-        if detail.Unpack(info):
-            return info.reason
-    return ""
 
 
 @pytest.fixture
@@ -85,7 +75,7 @@ def test_another_services_certificate_may_not_reveal_and_nothing_changes(wall):
                 with pytest.raises(grpc.RpcError) as err:
                     call(request, timeout=TIMEOUT)
                 assert err.value.code() == grpc.StatusCode.PERMISSION_DENIED
-                assert _reason(err.value) == "CALLER_NOT_ALLOWED"
+                assert error_info(err.value).reason == "CALLER_NOT_ALLOWED"
                 assert (
                     "matchmaking may not call mahjong.wall.v1.WallService/" in err.value.details()
                 )
@@ -108,7 +98,7 @@ def test_the_health_port_answers_health_alone(wall):
         with pytest.raises(grpc.RpcError) as err:
             _new_hand(channel)
     assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
-    assert _reason(err.value) == "PLAINTEXT_PORT"
+    assert error_info(err.value).reason == "PLAINTEXT_PORT"
 
 
 def _flag(proc: ServiceProcess, flag: str) -> str:

@@ -17,7 +17,7 @@ from services.gateway.tables import OUTBOX, read_table_log
 from shared.server import internal_metadata
 from tests.support.grpc_server import channel_to, serving
 from tests.support.probes import rpc_error
-from tests.support.stacks import inprocess_gateway, matchmaking_spec
+from tests.support.stacks import inprocess_gateway, matchmaking_spec, queued_table
 from tests.support.tables import bot_seats, table_request
 from tests.unit.matchmaking.mm_fakes import FakeAllocator
 
@@ -63,19 +63,11 @@ def test_only_matchmakings_certificate_on_the_internal_port_makes_a_reported_tab
 
 
 def _quick_table(player, mm, alloc):
-    tokens = [
-        player.RegisterPlayer(mm_pb.RegisterPlayerRequest(display_name=n), timeout=T).player_token
-        for n in "ABCD"
-    ]
-    for tok in tokens:
-        player.JoinQueue(mm_pb.JoinQueueRequest(player_token=tok), timeout=T)
-    mm.tick()
-    ((request, table),) = alloc.tables.values()
-    ids = [s.player_id for s in request.seats]
+    table_id, tag, ids = queued_table(player, mm, alloc, T)
     report = mm_pb.RecordHandRequest(
         hand_id="h1",
-        table_id=table.table_id,
-        tag=request.tag,
+        table_id=table_id,
+        tag=tag,
         player_ids=ids,
         payments=[-9, 3, 3, 3],
     )

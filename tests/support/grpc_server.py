@@ -8,10 +8,10 @@ from collections.abc import Iterator
 
 import grpc
 
-from shared import dev_ca
 from shared.server import Config, RunningServer, ServiceSpec, start
 from shared.supervisor import DEV_TLS_ROOT
-from shared.tls import OPERATOR, TLSFiles, client_channel, dial
+from shared.tls import TLSFiles, client_channel, dial
+from tests.support.tls import dev_certs
 
 
 @contextlib.contextmanager
@@ -27,7 +27,7 @@ def serving(
     _check_flags(spec, config.get("extra") or {})
     insecure = bool(config.get("insecure"))
     if not insecure:
-        dev_ca.ensure([spec.name, *TEST_WORKLOADS], DEV_TLS_ROOT)
+        dev_certs(spec.name)
     cfg = Config(
         port=0,
         metrics_port=config.pop("metrics_port", 0),
@@ -44,10 +44,6 @@ def serving(
     finally:
         channel.close()
         server.stop(grace=0)
-
-
-# The workloads a test may call as (each gets a development certificate).
-TEST_WORKLOADS = ("gateway", "matchmaking", "wall", OPERATOR)
 
 
 def channel_to(server: RunningServer, name: str, caller: str, *, insecure: bool = False):

@@ -69,12 +69,17 @@ def rpc_error(fn) -> tuple[grpc.StatusCode, str, error_details_pb2.ErrorInfo]:
     try:
         fn()
     except grpc.RpcError as exc:
-        status = rpc_status.from_call(exc)
-        info = error_details_pb2.ErrorInfo()
-        if status and status.details:
-            status.details[0].Unpack(info)
-        return exc.code(), exc.details(), info
+        return exc.code(), exc.details(), error_info(exc)
     raise AssertionError("the call succeeded; an error was expected")
+
+
+def error_info(exc: grpc.RpcError) -> error_details_pb2.ErrorInfo:
+    """The ``google.rpc.ErrorInfo`` detail of a gRPC error (empty when the server sent none)."""
+    status = rpc_status.from_call(exc)
+    info = error_details_pb2.ErrorInfo()
+    if status and status.details:
+        status.details[0].Unpack(info)
+    return info
 
 
 def wait_for(

@@ -139,6 +139,22 @@ def matchmaking_spec(allocator=None, clock=None) -> ServiceSpec:
     )
 
 
+def queued_table(stub, mm, alloc, timeout: float = 10.0) -> tuple[str, str, list[str]]:
+    """Four new players queue on matchmaking (``stub``, a player's), ``mm`` ticks and ``alloc``
+    (a FakeAllocator) gets their table: (table id, tag, player ids by seat)."""
+    from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
+
+    tokens = [
+        stub.RegisterPlayer(pb.RegisterPlayerRequest(display_name=n), timeout=timeout).player_token
+        for n in "ABCD"
+    ]
+    for tok in tokens:
+        stub.JoinQueue(pb.JoinQueueRequest(player_token=tok), timeout=timeout)
+    mm.tick()
+    ((request, table),) = alloc.tables.values()
+    return table.table_id, request.tag, [s.player_id for s in request.seats]
+
+
 def service_process(
     name: str,
     log_dir: Path,

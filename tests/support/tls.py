@@ -4,6 +4,7 @@ player (server TLS, trusting the development CA)."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,9 +18,16 @@ from shared.tls import OPERATOR, TLSFiles, client_channel, dial
 CA_FILE = str(DEV_TLS_ROOT / "ca.crt")
 
 
+@functools.cache
+def dev_certs(*workloads: str) -> None:
+    """The development CA and a certificate for every service, the operator and ``workloads``
+    (made or renewed once per test process)."""
+    dev_ca.ensure([*SERVICE_ORDER, OPERATOR, *workloads], DEV_TLS_ROOT)
+
+
 def files_of(workload: str) -> TLSFiles:
     """The development certificate of ``workload`` (made if missing)."""
-    dev_ca.ensure([*SERVICE_ORDER, OPERATOR], DEV_TLS_ROOT)
+    dev_certs(workload)
     return TLSFiles(DEV_TLS_ROOT / workload)
 
 
@@ -39,5 +47,5 @@ def to_process(proc: ServiceProcess, caller: str = "gateway") -> grpc.Channel:
 
 def as_player(address: str, options: Sequence[tuple[str, Any]] = ()) -> grpc.Channel:
     """A player's channel to a public port (the gateway's, matchmaking's)."""
-    files_of(OPERATOR)  # the CA exists
+    dev_certs()  # the CA exists
     return client_channel(address, options, ca_file=CA_FILE)

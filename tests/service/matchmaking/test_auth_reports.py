@@ -14,7 +14,7 @@ from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 from services.matchmaking.server import INTERNAL_METHODS, SPEC
 from shared.server import internal_metadata
 from tests.support.grpc_server import channel_to, serving
-from tests.support.stacks import matchmaking_spec
+from tests.support.stacks import matchmaking_spec, queued_table
 from tests.unit.matchmaking.mm_fakes import FakeAllocator
 
 TOKEN = "internal-test-token"
@@ -36,18 +36,6 @@ def env():
         gateway.close()
 
 
-def quick_table(stub, mm, alloc):
-    tokens = [
-        stub.RegisterPlayer(pb.RegisterPlayerRequest(display_name=n), timeout=T).player_token
-        for n in "ABCD"
-    ]
-    for tok in tokens:
-        stub.JoinQueue(pb.JoinQueueRequest(player_token=tok), timeout=T)
-    mm.tick()
-    ((request, table),) = alloc.tables.values()
-    return table.table_id, request.tag, [s.player_id for s in request.seats]
-
-
 def silver(stub, ids):
     balances = stub.GetBalances(pb.GetBalancesRequest(player_ids=ids), timeout=T).balances
     return [b.silver for b in balances]
@@ -67,7 +55,7 @@ def test_the_spec_marks_the_reports_internal():
 
 def test_reports_without_or_with_a_wrong_token_are_unauthenticated(env):
     stub, mm, alloc, gateway = env
-    table_id, tag, ids = quick_table(stub, mm, alloc)
+    table_id, tag, ids = queued_table(stub, mm, alloc)
     req = pb.RecordHandRequest(
         hand_id="h1", table_id=table_id, tag=tag, player_ids=ids, payments=[-9, 3, 3, 3]
     )
@@ -101,7 +89,7 @@ def test_public_calls_need_no_internal_token(env):
 
 def test_authenticated_reports_about_foreign_tables_are_refused(env):
     stub, mm, alloc, gateway = env
-    table_id, tag, ids = quick_table(stub, mm, alloc)
+    table_id, tag, ids = queued_table(stub, mm, alloc)
     md = internal_metadata(TOKEN)
     forged = pb.RecordHandRequest(
         hand_id="h-x", table_id="t-forged", tag=tag, player_ids=ids, payments=[-10, 10, 0, 0]
