@@ -34,7 +34,6 @@ from __future__ import annotations
 import math
 import statistics
 import tempfile
-import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -51,6 +50,7 @@ from shared import tiles as T
 from shared.supervisor import ServiceProcess, free_port
 from shared.tls import dial, name_override
 from tests.bench import bench_seconds
+from tests.support.concurrency import run_threads
 from tests.support.tls import as_player, files_of, to_process
 
 TIMEOUT = 10
@@ -249,7 +249,6 @@ class Stack:
         uncounted, so the next round (the other stack's) runs alone."""
         hands = [0] * in_flight
         events = [0] * in_flight
-        errors: list[BaseException] = []
         end = time.perf_counter() + window
 
         def one_table(i: int) -> None:
@@ -275,21 +274,12 @@ class Stack:
             raise RuntimeError(f"table {made.table_id}: the stream ended before it finished")
 
         def worker(i: int) -> None:
-            try:
-                while True:  # at least one table each (the warm-up's window is 0)
-                    one_table(i)
-                    if time.perf_counter() >= end:
-                        return
-            except BaseException as exc:  # reported below, in the calling thread
-                errors.append(exc)
+            while True:  # at least one table each (the warm-up's window is 0)
+                one_table(i)
+                if time.perf_counter() >= end:
+                    return
 
-        threads = [threading.Thread(target=worker, args=(i,)) for i in range(in_flight)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        if errors:
-            raise errors[0]
+        run_threads(worker, in_flight, with_index=True)  # a worker's failure fails the round
         return sum(hands), sum(events)
 
     def close(self) -> None:
