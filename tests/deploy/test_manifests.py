@@ -380,14 +380,15 @@ def test_embedded_layout(directory):
     check_embedded_layout(_render(directory), _rel(directory))
 
 
+def _changed(docs: list[dict], change) -> list[dict]:
+    """A deep copy of rendered ``docs`` with ``change`` applied (for the not-vacuous checks)."""
+    copy = [d for d in yaml.safe_load_all(yaml.safe_dump_all(docs)) if d]
+    change(copy)
+    return copy
+
+
 def test_layout_checks_are_not_vacuous():
     docs = _render(BASE)
-
-    def broken(change) -> list[dict]:
-        copy = yaml.safe_load_all(yaml.safe_dump_all(docs))
-        copy = [d for d in copy if d]
-        change(copy)
-        return copy
 
     def gateway(ds: list[dict]) -> dict:
         return _by_kind(ds, "Deployment")["gateway"]
@@ -429,7 +430,7 @@ def test_layout_checks_are_not_vacuous():
         pool_too_big,
     ):
         with pytest.raises(AssertionError):
-            check_cluster_layout(broken(change), change.__name__)
+            check_cluster_layout(_changed(docs, change), change.__name__)
     with pytest.raises((AssertionError, KeyError)):
         check_embedded_layout(docs, "the cluster base")
 
@@ -880,11 +881,6 @@ def test_certificates_carry_the_workload_identities(directory):
 def test_certificate_checks_are_not_vacuous():
     docs = _render(BASE)
 
-    def broken(change) -> list[dict]:
-        copy = [d for d in yaml.safe_load_all(yaml.safe_dump_all(docs)) if d]
-        change(copy)
-        return copy
-
     def cert(ds, name):
         return _by_kind(ds, "Certificate")[name]["spec"]
 
@@ -907,7 +903,7 @@ def test_certificate_checks_are_not_vacuous():
 
     for change in (wrong_id, server_operator, long_lived, wrong_namespace, someone_elses_secret):
         with pytest.raises(AssertionError):
-            check_certificates(broken(change), change.__name__)
+            check_certificates(_changed(docs, change), change.__name__)
 
 
 # --- network policies --------------------------------------------------------------------------
@@ -1138,11 +1134,6 @@ def test_some_calls_are_refused():
 def test_network_checks_are_not_vacuous():
     docs = _render(BASE)
 
-    def broken(change) -> list[dict]:
-        copy = [d for d in yaml.safe_load_all(yaml.safe_dump_all(docs)) if d]
-        change(copy)
-        return copy
-
     def policy(ds, name):
         return _by_kind(ds, "NetworkPolicy")[name]["spec"]
 
@@ -1188,7 +1179,7 @@ def test_network_checks_are_not_vacuous():
         matchmaking_public_port,
     ):
         with pytest.raises(AssertionError):
-            check_network(broken(change), change.__name__, with_store=True)
+            check_network(_changed(docs, change), change.__name__, with_store=True)
 
 
 # --- production: the image, reflection, the Ingress ------------------------------------------
@@ -1266,11 +1257,6 @@ def test_prod_ingress_has_tls_and_hsts_and_no_affinity():
 def test_ingress_check_is_not_vacuous():
     docs = _render(PROD)
 
-    def broken(change) -> list[dict]:
-        copy = [d for d in yaml.safe_load_all(yaml.safe_dump_all(docs)) if d]
-        change(copy)
-        return copy
-
     def ingress(ds):
         return next(iter(_by_kind(ds, "Ingress").values()))
 
@@ -1290,7 +1276,7 @@ def test_ingress_check_is_not_vacuous():
 
     for change in (sticky, no_tls, plain_backend, short_hsts):
         with pytest.raises(AssertionError):
-            check_ingress(broken(change), change.__name__)
+            check_ingress(_changed(docs, change), change.__name__)
 
 
 def test_no_manifest_runs_plaintext():
