@@ -987,6 +987,9 @@ def start(spec: ServiceSpec, config: Config | None = None) -> RunningServer:
     return RunningServer(spec, config).start()
 
 
+SIGNAL_POLL_SECONDS = 0.2  # how soon the main thread sees a signal another thread received
+
+
 def serve(spec: ServiceSpec, argv: list[str] | None = None) -> None:
     """Entry point of ``mahjong serve <name>``: run until SIGTERM or SIGINT, then shut down
     gracefully."""
@@ -1004,5 +1007,9 @@ def serve(spec: ServiceSpec, argv: list[str] | None = None) -> None:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    done.wait()
+    # The kernel may deliver a signal to any of the process's threads (gRPC's among them); the
+    # main thread runs the Python handler only when it wakes, and a wait without a timeout
+    # never wakes it: a SIGTERM could sit unhandled until something else did. Wake it often.
+    while not done.wait(SIGNAL_POLL_SECONDS):
+        pass
     running.stop(drain=config.drain_seconds)
