@@ -26,7 +26,13 @@ from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
 from services.gateway.convert.events import event_to_proto
-from services.gateway.forwarding import Forwarder, relay_error
+from services.gateway.forwarding import (
+    AGAIN_PAUSE_S,
+    Forwarder,
+    OwnerSilent,
+    Stuck,
+    relay_error,
+)
 from services.gateway.servicer import GatewayServicer
 from shared.aio_server import run_blocking
 from shared.errors import ResourceExhausted, Unavailable
@@ -37,18 +43,26 @@ class AsyncGatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         self.calls = calls
         self.manager = calls.manager
         st = self.manager.settings
-        self.forwarder = Forwarder(st.replica_id, st.address, calls.tls)
+        self.forwarder = Forwarder(st.replica_id, st.address, calls.tls, st.lease_ms)
+        self.watch = calls.watch  # one watch of relayed streams per replica
 
     async def _call(self, method: str, fn, request, context):
-        """Admit, run ``fn`` in a worker thread; a table another replica runs: forwarded."""
+        """Admit, run ``fn`` in a worker thread; a table another replica runs: forwarded, and
+        looked for again while its owner does not answer (taken over here once its lease
+        expired)."""
         self.calls.admit(request, context)
-        try:
-            return await run_blocking(fn, request, context)
-        except Unavailable as exc:
-            owner = self.forwarder.owner(exc, context)
-            if owner is None:
-                raise
-        return await self.forwarder.unary(method, owner, request, context)
+        give_up = self.forwarder.give_up(context)
+        while True:
+            try:
+                return await run_blocking(fn, request, context)
+            except Unavailable as exc:
+                owner = self.forwarder.owner(exc, context)
+                if owner is None:
+                    raise
+            try:
+                return await self.forwarder.unary(method, owner, request, context, give_up)
+            except OwnerSilent as silent:
+                await asyncio.sleep(silent.pause)
 
     async def CreateTable(self, request, context):
         self.calls.admit(request, context)  # always created here: this replica owns it
@@ -72,13 +86,18 @@ class AsyncGatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
     async def Subscribe(self, request, context):
         self.calls.admit(request, context)
         writer = _Writer(context, request.table_id, request.after_sequence, self.manager.settings)
-        try:
-            await self._local_stream(request, writer)
-        except Unavailable as exc:
-            owner = self.forwarder.owner(exc, context)
-            if owner is None:
-                raise
-            await self._relayed_stream(owner, request, writer, context)
+        stuck = Stuck(self.forwarder)
+        while True:
+            try:
+                await self._local_stream(request, writer)
+                return
+            except Unavailable as exc:
+                owner = self.forwarder.owner(exc, context)
+                if owner is None:
+                    raise
+            if await self._relayed_stream(owner, request, writer, context, stuck):
+                return
+            # its owner went silent or away: the stream goes on where the table runs now
 
     async def _local_stream(self, request, writer: _Writer) -> None:
         table, viewer = await run_blocking(
@@ -93,16 +112,42 @@ class AsyncGatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
                 raise writer.slow(f"is {behind} events behind the table")
             await writer.write(logged.seq, pb.SubscribeResponse(event=event_to_proto(logged, seen)))
 
-    async def _relayed_stream(self, owner: str, request, writer: _Writer, context) -> None:
+    async def _relayed_stream(
+        self, owner: str, request, writer: _Writer, context, stuck: Stuck
+    ) -> bool:
         """The owner's stream from the last event sent, each event written on (flow control
-        and the slow-reader limits hold as for a local stream)."""
+        and the slow-reader limits hold as for a local stream): True when it ended, False to
+        re-attach — its lease moved (:class:`RelayWatch` cancelled it) or its owner could not
+        be reached (for as long as :class:`Stuck` allows)."""
+        epoch = await run_blocking(self.watch.attach, request.table_id)
+        if epoch is None:  # between its owner's lease running out and a takeover
+            if not stuck.may_wait(writer.sent):
+                raise stuck.give_up(request.table_id)
+            await asyncio.sleep(AGAIN_PAUSE_S)
+            return False
         call = self.forwarder.stream(owner, request, writer.sent, context)
+        loop = asyncio.get_running_loop()
+        relay = self.watch.watch(
+            request.table_id, epoch, lambda: loop.call_soon_threadsafe(call.cancel)
+        )
         try:
             async for response in call:
                 await writer.write(response.event.sequence, response)
+            return True
+        except asyncio.CancelledError:
+            if not relay.stale:  # the client went away
+                raise
+            return False
         except grpc.aio.AioRpcError as exc:
+            if relay.stale:
+                return False
+            if exc.code() is grpc.StatusCode.UNAVAILABLE and stuck.may_wait(writer.sent):
+                await asyncio.sleep(AGAIN_PAUSE_S)  # gone or unreachable: look again
+                return False
             await relay_error(context, exc)
+            return True
         finally:
+            self.watch.done(relay)
             call.cancel()
 
 

@@ -9,9 +9,19 @@ A relayed call carries ``x-mahjong-forwarded`` (the sending replica's id) and is
 again: a replica that is not the owner either answers NOT_OWNER, so no call loops between
 replicas. Replicas call each other's public port over TLS, each verifying the other's
 certificate as the gateway's; a relayed call carries no caller identity, so the owner treats it
-as the player's own. The internal token, when the caller sent it, goes along. When
-the owner cannot be reached (it died; its lease has not expired yet) the caller gets UNAVAILABLE
-and retries; once the lease expires a replica takes the table over and serves it itself.
+as the player's own. The internal token, when the caller sent it, goes along.
+
+An owner that answers nothing (paused by a long GC or a frozen VM, or cut off with its
+connections half-open) must not hold its tables past its lease (gray failure):
+
+* a forwarded call's try lasts at most half the lease (:attr:`_Forwarding.try_s`); a try that
+  times out or finds the owner unreachable or gone (UNAVAILABLE) is not the caller's answer:
+  the replica looks for the table again (:class:`OwnerSilent`), and once the lease has expired
+  it takes the table over itself, fenced, and answers there: within the lease and one try,
+  inside the caller's own deadline (idempotent: the same request id every try);
+* a relayed stream is watched (:class:`RelayWatch`): when the table's lease is no longer the
+  one it attached under (expired, released, taken over), the relay is cancelled and the stream
+  re-attached where the table runs now, after the last event it sent.
 
 :class:`Forwarder` serves the asyncio server (on its event loop), :class:`SyncForwarder` the
 threaded one and the web port (Connect, gRPC-Web), whose calls run in threads: there the
@@ -21,31 +31,60 @@ every transport answers it as the owner did.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import grpc
+import structlog
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 from mahjong.gateway.v1 import gateway_pb2, gateway_pb2_grpc
 
+from services.gateway.tables.leases import LeaseWatch
 from services.gateway.tables.records import ERROR_CLASSES
 from shared.addresses import CLIENT_KEEPALIVE_OPTIONS
 from shared.errors import DomainError, Unavailable
 from shared.server import INTERNAL_TOKEN_HEADER
 from shared.tls import TLSFiles, channel_credentials, dial, name_override
 
+log_ = structlog.get_logger("mahjong.gateway.forwarding")
+
 FORWARDED_HEADER = "x-mahjong-forwarded"
 FORWARD_TIMEOUT_S = 30.0  # a forwarded unary call without a deadline of its own
+MIN_TRY_S = 0.2  # the shortest try on the owner, however short the lease
+AGAIN_PAUSE_S = 0.1  # before looking again after an owner that could not be reached
+# answers that are not the owner's verdict: the owner is gone, moving or silent
+RETRIED = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+
+
+class OwnerSilent(Exception):
+    """A forwarded try got no answer of the owner's (its deadline passed, or the owner could not
+    be reached or no longer runs the table): look for the table again after ``pause`` seconds
+    (taking it over once its lease has expired)."""
+
+    def __init__(self, pause: float) -> None:
+        super().__init__(f"the owner did not answer; again in {pause:g} s")
+        self.pause = pause
 
 
 class _Forwarding:
     """Which calls go where, and what they carry; channels to the other replicas, one per
-    address, kept."""
+    address, kept; how long one try on the owner lasts (``lease_ms``: the tables' lease)."""
 
-    def __init__(self, replica_id: str, own_address: str, tls: TLSFiles | None = None) -> None:
+    def __init__(
+        self,
+        replica_id: str,
+        own_address: str,
+        tls: TLSFiles | None = None,
+        lease_ms: int = 30_000,
+    ) -> None:
         self.replica_id = replica_id
         self.own_address = own_address
         self.tls = tls  # this replica's certificate: the owner's is verified as "gateway"
+        # Half the lease: a silent owner is tried twice at most before its lease runs out.
+        self.try_s = max(MIN_TRY_S, lease_ms / 2000)
         self._stubs: dict[str, gateway_pb2_grpc.GatewayServiceStub] = {}
 
     def owner(self, exc: Exception, context) -> str | None:
@@ -75,10 +114,24 @@ class _Forwarding:
         return (*sent, (FORWARDED_HEADER, self.replica_id))
 
     @staticmethod
-    def timeout(context) -> float:
+    def give_up(context) -> float:
+        """When (time.monotonic) to stop trying: the caller's deadline, or
+        :data:`FORWARD_TIMEOUT_S` from now for a call without one."""
         left = context.time_remaining()
         # None (asyncio) or 0/infinite (the threaded server) when the call has no deadline
-        return left if left is not None and 0 < left < FORWARD_TIMEOUT_S else FORWARD_TIMEOUT_S
+        ok = left is not None and 0 < left < FORWARD_TIMEOUT_S
+        return time.monotonic() + (left if ok else FORWARD_TIMEOUT_S)
+
+    def try_timeout(self, give_up: float) -> float:
+        return max(0.0, min(self.try_s, give_up - time.monotonic()))
+
+    @staticmethod
+    def again(code: grpc.StatusCode, give_up: float) -> OwnerSilent | None:
+        """Whether a try that ended ``code`` is tried again (:class:`OwnerSilent`) or is the
+        caller's answer (None): the owner's own verdicts are, and so is the last try's."""
+        if code not in RETRIED or time.monotonic() + AGAIN_PAUSE_S >= give_up:
+            return None
+        return OwnerSilent(AGAIN_PAUSE_S if code is grpc.StatusCode.UNAVAILABLE else 0.0)
 
 
 class Forwarder(_Forwarding):
@@ -90,14 +143,18 @@ class Forwarder(_Forwarding):
         options = [*CLIENT_KEEPALIVE_OPTIONS, *name_override("gateway")]
         return grpc.aio.secure_channel(address, channel_credentials(self.tls), options=options)
 
-    async def unary(self, method: str, address: str, request, context):
-        """``method`` on the owner; its error is this call's, unchanged."""
+    async def unary(self, method: str, address: str, request, context, give_up: float):
+        """One try of ``method`` on the owner; its error is this call's, unchanged, unless it
+        is :class:`OwnerSilent` (``give_up``: :meth:`give_up`)."""
         call = getattr(self.stub(address), method)
         try:
             return await call(
-                request, metadata=self.metadata(context), timeout=self.timeout(context)
+                request, metadata=self.metadata(context), timeout=self.try_timeout(give_up)
             )
         except grpc.aio.AioRpcError as exc:
+            silent = self.again(exc.code(), give_up)
+            if silent is not None:
+                raise silent from None
             await relay_error(context, exc)
 
     def stream(self, address: str, request, after: int, context):
@@ -114,25 +171,118 @@ class SyncForwarder(_Forwarding):
     def _channel(self, address: str) -> grpc.Channel:
         return dial(address, "gateway", self.tls, CLIENT_KEEPALIVE_OPTIONS)
 
-    def unary(self, method: str, address: str, request, context):
+    def unary(self, method: str, address: str, request, context, give_up: float):
         call = getattr(self.stub(address), method)
         try:
-            return call(request, metadata=self.metadata(context), timeout=self.timeout(context))
+            return call(request, metadata=self.metadata(context), timeout=self.try_timeout(give_up))
         except grpc.RpcError as exc:
+            code = exc.code() if isinstance(exc, grpc.Call) else grpc.StatusCode.UNAVAILABLE
+            silent = self.again(code, give_up)
+            if silent is not None:
+                raise silent from None
             raise error_of(exc) from None
 
-    def stream(self, address: str, request, after: int, context) -> Iterator:
-        """The owner's Subscribe from ``after`` on, response by response (cancelled when the
-        caller stops)."""
-        call = self.stub(address).Subscribe(
+    def stream(self, address: str, request, after: int, context):
+        """The owner's Subscribe for ``request`` from ``after`` on (the caller iterates and
+        cancels it)."""
+        return self.stub(address).Subscribe(
             resumed(request, after), metadata=self.metadata(context)
         )
-        try:
-            yield from call
-        except grpc.RpcError as exc:
-            raise error_of(exc) from None
-        finally:
-            call.cancel()
+
+
+class Stuck:
+    """How long a stream goes on looking for its table's owner without delivering anything:
+    twice the lease and a second (its owner's lease runs out, another replica takes over),
+    counted from the last progress; past it the client gets UNAVAILABLE and retries itself."""
+
+    def __init__(self, forwarding: _Forwarding) -> None:
+        self.limit_s = 4 * forwarding.try_s + 1.0
+        self._sent: int | None = None
+        self._since = 0.0
+
+    def may_wait(self, sent: int) -> bool:
+        """Whether to look again, the stream having sent up to event ``sent``."""
+        now = time.monotonic()
+        if sent != self._sent:
+            self._sent, self._since = sent, now
+        return now - self._since < self.limit_s
+
+    def give_up(self, table_id: str) -> Unavailable:
+        return Unavailable(
+            f"no gateway replica could be reached that runs table {table_id} for "
+            f"{self.limit_s:g} s; resume the stream (Subscribe after_sequence = the last event "
+            "received) in a moment",
+            reason="NOT_OWNER",
+            table_id=table_id,
+        )
+
+
+@dataclass(eq=False)
+class Relay:
+    """One relayed stream under watch: its table, the epoch of the lease it attached under,
+    how to cancel it; ``stale`` once the watch cancelled it for a lease that moved."""
+
+    table_id: str
+    epoch: int
+    cancel: Callable[[], None]
+    stale: bool = False
+
+
+class RelayWatch:
+    """This replica's relayed streams, each with the lease it attached under. One thread looks
+    every ``every_s`` (a third of the lease) and cancels each relay whose table's lease moved
+    (``moved(table_id, epoch)``: :meth:`LeaseWatch.moved`, one store read per table however
+    many streams relay it): an owner that went silent is noticed within its lease and that
+    look, though its connection may stay open and deliver nothing."""
+
+    def __init__(self, leases: LeaseWatch, every_s: float) -> None:
+        self.leases = leases
+        self.every_s = every_s
+        self._relays: set[Relay] = set()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def attach(self, table_id: str) -> int | None:
+        """The epoch of the table's running lease, to relay under (None: no owner holds it)."""
+        lease = self.leases.running(table_id)
+        return lease.epoch if lease is not None else None
+
+    def watch(self, table_id: str, epoch: int, cancel: Callable[[], None]) -> Relay:
+        relay = Relay(table_id, epoch, cancel)
+        with self._lock:
+            self._relays.add(relay)
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="gateway-relay-watch", daemon=True
+                )
+                self._thread.start()
+        return relay
+
+    def done(self, relay: Relay) -> None:
+        with self._lock:
+            self._relays.discard(relay)
+
+    def look(self) -> int:
+        """Cancel every relay whose lease moved; how many."""
+        with self._lock:
+            relays = list(self._relays)
+        cancelled = 0
+        for relay in relays:
+            try:
+                moved = self.leases.moved(relay.table_id, relay.epoch)
+            except Exception as exc:  # the store is down: no verdict, look again later
+                log_.warning("relay_watch_failed", table=relay.table_id, error=repr(exc))
+                continue
+            if moved and not relay.stale:
+                relay.stale = True
+                relay.cancel()
+                cancelled += 1
+        return cancelled
+
+    def _run(self) -> None:
+        while True:
+            time.sleep(self.every_s)
+            self.look()
 
 
 def error_of(exc: grpc.RpcError) -> DomainError:

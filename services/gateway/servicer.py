@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import time
+
+import grpc
 from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
@@ -11,10 +14,18 @@ from services.gateway.convert.events import event_to_proto
 from services.gateway.convert.views import view_to_proto
 from services.gateway.domain.session import Seat
 from services.gateway.domain.tokens import verify_seat_token
-from services.gateway.forwarding import SyncForwarder
+from services.gateway.forwarding import (
+    AGAIN_PAUSE_S,
+    OwnerSilent,
+    RelayWatch,
+    Stuck,
+    SyncForwarder,
+    error_of,
+)
 from services.gateway.hints import hint, hints_allowed
 from services.gateway.limits import RateLimiter
 from services.gateway.tables import TableManager, TableSpec, check_id
+from services.gateway.tables.leases import LeaseWatch
 from shared.convert.common import (
     ruleset_from_ref,
     seat_from_proto_optional,
@@ -119,7 +130,9 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         self.seat_calls = RateLimiter(st.seat_calls_per_second, st.seat_call_burst)
         per_minute = st.public_tables_per_minute
         self.new_tables = RateLimiter(per_minute / 60, per_minute)
-        self.forwarder = SyncForwarder(st.replica_id, st.address, tls)
+        self.forwarder = SyncForwarder(st.replica_id, st.address, tls, st.lease_ms)
+        look_s = max(0.05, st.lease_ms / 3000)  # as often as the owner renews its leases
+        self.watch = RelayWatch(LeaseWatch(manager.store, look_s), look_s)
 
     def admit(self, request, context) -> None:
         """Flood control: a seat token past its rate is refused RESOURCE_EXHAUSTED (with the
@@ -147,20 +160,26 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
     def Subscribe(self, request, context):
         self.admit(request, context)
         sent = request.after_sequence
-        try:
-            for logged, seen in self.manager.subscribe(
-                request.table_id, request.seat_token, sent, context.is_active
-            ):
-                yield pb.SubscribeResponse(event=event_to_proto(logged, seen))
-                sent = logged.seq
-        except Unavailable as exc:  # another replica runs the table (now): relayed from it
-            owner = self.forwarder.owner(exc, context)
-            if owner is None:
-                raise
-            for response in self.forwarder.stream(owner, request, sent, context):
-                if not context.is_active():
-                    return
+        stuck = Stuck(self.forwarder)
+        while context.is_active():
+            try:
+                for logged, seen in self.manager.subscribe(
+                    request.table_id, request.seat_token, sent, context.is_active
+                ):
+                    yield pb.SubscribeResponse(event=event_to_proto(logged, seen))
+                    sent = logged.seq
+                return
+            except Unavailable as exc:  # another replica runs the table (now): relayed from it
+                owner = self.forwarder.owner(exc, context)
+                if owner is None:
+                    raise
+            relayed = _Relayed(self, owner, request, sent, context, stuck)
+            for response in relayed:
                 yield response
+                sent = response.event.sequence
+            if relayed.ended:
+                return
+            # its owner went silent or away: the stream goes on where the table runs now
 
     def Act(self, request, context):
         return self._here_or_owner("Act", self.act, request, context)
@@ -175,15 +194,21 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         return self._here_or_owner("GetHint", self.get_hint, request, context)
 
     def _here_or_owner(self, method: str, call, request, context):
-        """Admit, answer here; a table another replica runs: forwarded to it."""
+        """Admit, answer here; a table another replica runs: forwarded to it, and looked for
+        again while its owner does not answer (taken over here once its lease expired)."""
         self.admit(request, context)
-        try:
-            return call(request, context)
-        except Unavailable as exc:
-            owner = self.forwarder.owner(exc, context)
-            if owner is None:
-                raise
-        return self.forwarder.unary(method, owner, request, context)
+        give_up = self.forwarder.give_up(context)
+        while True:
+            try:
+                return call(request, context)
+            except Unavailable as exc:
+                owner = self.forwarder.owner(exc, context)
+                if owner is None:
+                    raise
+            try:
+                return self.forwarder.unary(method, owner, request, context, give_up)
+            except OwnerSilent as silent:
+                time.sleep(silent.pause)
 
     # --- the calls ------------------------------------------------------------------------
     def create_table(self, request, context):
@@ -263,3 +288,46 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         return pb.GetHintResponse(
             action=action_to_proto(h.action), plan=h.plan, prompt_sequence=h.prompt_sequence
         )
+
+
+class _Relayed:
+    """A stream relayed from the owner (the threaded server, the web port): its responses from
+    event ``sent`` on, each as it comes; afterwards ``ended`` says whether the stream is over
+    (the table finished, or the owner's refusal was relayed) or is to re-attach where the
+    table runs now — its lease moved (:class:`RelayWatch` cancelled it) or its owner could not
+    be reached (for as long as :class:`Stuck` allows)."""
+
+    def __init__(self, calls: GatewayServicer, owner: str, request, sent: int, context, stuck):
+        self.calls, self.owner, self.request = calls, owner, request
+        self.sent, self.context, self.stuck = sent, context, stuck
+        self.ended = False
+
+    def __iter__(self):
+        calls, table_id = self.calls, self.request.table_id
+        epoch = calls.watch.attach(table_id)
+        if epoch is None:  # between its owner's lease running out and a takeover
+            if not self.stuck.may_wait(self.sent):
+                raise self.stuck.give_up(table_id)
+            time.sleep(AGAIN_PAUSE_S)
+            return
+        call = calls.forwarder.stream(self.owner, self.request, self.sent, self.context)
+        relay = calls.watch.watch(table_id, epoch, call.cancel)
+        try:
+            for response in call:
+                if not self.context.is_active():
+                    break
+                yield response
+                self.sent = response.event.sequence
+            self.ended = True
+        except grpc.RpcError as exc:
+            if relay.stale:
+                return
+            code = exc.code() if isinstance(exc, grpc.Call) else None
+            if code is grpc.StatusCode.UNAVAILABLE and self.stuck.may_wait(self.sent):
+                time.sleep(AGAIN_PAUSE_S)  # gone or unreachable: look again
+                return
+            self.ended = True
+            raise error_of(exc) from None
+        finally:
+            calls.watch.done(relay)
+            call.cancel()

@@ -11,13 +11,21 @@ gateway needs to own tables (Temporal's shard controller, in small).
   hands its shards over without waiting for expiry).
 * :meth:`Ownership.orphans` lists shards whose lease expired or was released: candidates to
   :meth:`claim`.
+* :meth:`Ownership.current` says whether a lease held is still sure to run by this replica's
+  own clock (taken or renewed less than ``ttl_ms`` ago, counted from before the store was
+  asked); :meth:`Ownership.confirm` renews one lease now. A replica that was paused (a long GC
+  pause, a frozen VM) longer than the lease finds its leases not current when it wakes, and
+  confirms before it serves: it steps down instead of answering as an owner it may no longer
+  be.
 
-Thread-safe. The store's clock judges expiry; this replica's clock only paces renewals.
+Thread-safe. The store's clock judges expiry; this replica's clock only paces renewals and
+says when a lease can no longer be trusted without asking the store.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 
 import structlog
@@ -50,6 +58,8 @@ class Ownership:
         self.prefix = prefix
         self.on_lost = on_lost
         self._held: dict[str, Lease] = {}
+        # when each lease held stops being sure by this replica's clock (time.monotonic)
+        self._sure_until: dict[str, float] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -61,13 +71,33 @@ class Ownership:
     def claim(self, shard: str) -> Lease | None:
         """This replica's lease on ``shard`` (taken, or renewed if it already held it); None
         while another replica holds it."""
+        asked = time.monotonic()
         try:
             lease = self.store.acquire_lease(self._name(shard), self.owner, self.ttl_ms)
         except LeaseHeld:
             return None
         with self._lock:
             self._held[shard] = lease
+            self._sure_until[shard] = asked + self.ttl_ms / 1000
         return lease
+
+    def current(self, shard: str) -> bool:
+        """Whether ``shard`` is held and its lease still sure to run: taken or renewed less
+        than the lease ago by this replica's monotonic clock (from before the store was
+        asked, so a slow answer only shortens it)."""
+        with self._lock:
+            return shard in self._held and time.monotonic() < self._sure_until.get(shard, 0.0)
+
+    def confirm(self, shard: str) -> bool:
+        """Renew ``shard``'s lease now (a lease that is not :meth:`current`): True when it is
+        still this replica's, False when another replica took it over meanwhile (then it is
+        dropped and ``on_lost`` called) or it was not held. A store that cannot be reached
+        raises: ownership cannot be confirmed."""
+        with self._lock:
+            lease = self._held.get(shard)
+        if lease is None:
+            return False
+        return self._renew_one(shard, lease) is not None
 
     def owns(self, shard: str) -> bool:
         with self._lock:
@@ -106,22 +136,29 @@ class Ownership:
         lost = []
         for shard, lease in held:
             try:
-                renewed = self.store.renew_lease(lease, self.ttl_ms)
-            except Fenced:
-                lost.append(shard)
-                continue
+                if self._renew_one(shard, lease) is None:
+                    lost.append(shard)
             except StoreError as exc:  # the store is down: try again next round
                 log.warning("lease_renewal_failed", shard=shard, error=str(exc))
-                continue
-            with self._lock:
-                if self._held.get(shard) == lease:
-                    self._held[shard] = renewed
-        for shard in lost:
-            self._lose(shard)
         return lost
+
+    def _renew_one(self, shard: str, lease: Lease) -> Lease | None:
+        """Renew ``lease``; None when it was lost (dropped, ``on_lost`` called)."""
+        asked = time.monotonic()
+        try:
+            renewed = self.store.renew_lease(lease, self.ttl_ms)
+        except Fenced:
+            self._lose(shard)
+            return None
+        with self._lock:
+            if self._held.get(shard) == lease:
+                self._held[shard] = renewed
+                self._sure_until[shard] = asked + self.ttl_ms / 1000
+        return renewed
 
     def _lose(self, shard: str) -> None:
         with self._lock:
+            self._sure_until.pop(shard, None)
             if self._held.pop(shard, None) is None:
                 return
         log.warning("shard_lost", shard=shard, owner=self.owner)
@@ -131,6 +168,7 @@ class Ownership:
         """Give ``shard`` up at once; False when it was not held (or no longer ours)."""
         with self._lock:
             lease = self._held.pop(shard, None)
+            self._sure_until.pop(shard, None)
         return lease is not None and self.store.release_lease(lease)
 
     def release_all(self) -> int:

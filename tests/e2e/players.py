@@ -19,7 +19,7 @@ def legal_answer(prompt: pb.Prompt) -> pb.Action:
     return pb.Action(**{"pass": pb.Pass()})
 
 
-def answer(stub, table_id: str, token: str, event: pb.Event) -> pb.ActResponse:
+def answer(stub, table_id: str, token: str, event: pb.Event, timeout: float = 5) -> pb.ActResponse:
     return stub.Act(
         pb.ActRequest(
             table_id=table_id,
@@ -28,5 +28,5 @@ def answer(stub, table_id: str, token: str, event: pb.Event) -> pb.ActResponse:
             last_sequence=event.sequence,
             action=legal_answer(event.prompt),
         ),
-        timeout=5,
+        timeout=timeout,
     )

@@ -10,8 +10,12 @@ NOT_OWNER redirect."""
 
 from __future__ import annotations
 
+import threading
+import time
+
 from shared.errors import Unavailable
 from shared.store import Store
+from shared.store.base import Lease
 
 LEASE_PREFIX = "gateway-table/"
 REPLICAS = "gateway-replica"
@@ -24,8 +28,47 @@ def advertise(store: Store, replica_id: str, address: str) -> None:
 
 def owner_of(store: Store, table_id: str) -> str:
     """The replica whose lease on the table is running ("" for none)."""
+    lease = running_lease(store, table_id)
+    return lease.owner if lease is not None else ""
+
+
+def running_lease(store: Store, table_id: str) -> Lease | None:
+    """The table's lease while an owner holds it (None: expired, released or none)."""
     lease = store.get_lease(LEASE_PREFIX + table_id)
-    return lease.owner if lease is not None and lease.held else ""
+    return lease if lease is not None and lease.held else None
+
+
+class LeaseWatch:
+    """The running lease of each table whose stream this replica relays from its owner, read
+    from the store at most once every ``every_s`` per table, however many streams ask: a relay
+    compares it with the lease it attached under to notice an owner that stopped renewing (a
+    paused or cut-off process answers nothing, and its connection may stay open)."""
+
+    def __init__(self, store: Store, every_s: float) -> None:
+        self.store = store
+        self.every_s = every_s
+        self._seen: dict[str, tuple[float, Lease | None]] = {}
+        self._lock = threading.Lock()
+
+    def running(self, table_id: str) -> Lease | None:
+        now = time.monotonic()
+        with self._lock:
+            seen = self._seen.get(table_id)
+        if seen is not None and now - seen[0] < self.every_s:
+            return seen[1]
+        lease = running_lease(self.store, table_id)
+        with self._lock:
+            self._seen[table_id] = (now, lease)
+            if len(self._seen) > 4 * 4096:  # tables no longer relayed: forget the oldest
+                for old in sorted(self._seen, key=lambda t: self._seen[t][0])[:4096]:
+                    del self._seen[old]
+        return lease
+
+    def moved(self, table_id: str, epoch: int) -> bool:
+        """Whether the table's lease is no longer the one of ``epoch`` (expired, released or
+        taken over): the owner a stream was relayed from no longer runs it."""
+        lease = self.running(table_id)
+        return lease is None or lease.epoch != epoch
 
 
 def address_of(store: Store, replica_id: str) -> str:

@@ -419,6 +419,9 @@ class TableManager:
         """A live table; one whose owner's lease expired is taken over from its log."""
         check_id(table_id, "table_id")
         t = self.tables.get(table_id)
+        if t is not None and t.owned and not self.ownership.current(table_id):
+            self._confirm(t)
+            t = self.tables.get(table_id)
         if t is None:
             owner = leases.owner_of(self.store, table_id)
             if owner and owner != self.settings.replica_id:  # its lease runs: not ours to load
@@ -430,6 +433,23 @@ class TableManager:
                 raise self._not_owner(table_id)
             raise NotFound(f"no table {table_id!r} on this gateway", table_id=table_id)
         return t
+
+    def _confirm(self, table: LiveTable) -> None:
+        """Make sure this replica still owns ``table`` before serving it, when its lease is no
+        longer sure by this replica's clock (it was paused, or its renewals stalled, longer
+        than the lease): renewed now, or lost (let go: the caller finds the new owner). A
+        store that cannot be reached: UNAVAILABLE, never an answer as a stale owner."""
+        try:
+            confirmed = self.ownership.confirm(table.id)
+        except StoreError as exc:
+            raise Unavailable(
+                f"gateway replica {self.settings.replica_id} cannot confirm it still runs "
+                f"table {table.id} (the store: {exc}); retry",
+                reason="NOT_OWNER",
+                table_id=table.id,
+            ) from None
+        if not confirmed and table.owned:  # on_lost has let it go, unless it was not held
+            self._lost(table)
 
     def _not_owner(self, table_id: str) -> Unavailable:
         return leases.not_owner(self.store, self.settings.replica_id, table_id)
