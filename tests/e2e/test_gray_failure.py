@@ -9,12 +9,9 @@ models of B (asyncio, threads) are tried."""
 
 from __future__ import annotations
 
-import queue
 import signal
-import threading
 import time
 
-import grpc
 import pytest
 from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
@@ -28,6 +25,7 @@ from tests.e2e.players import answer
 from tests.e2e.test_bot_hands import read_log
 from tests.e2e.test_failover import gateway
 from tests.support.events import json_log
+from tests.support.readers import Reader
 from tests.support.tables import request_table
 from tests.support.tls import as_player
 
@@ -37,49 +35,11 @@ LEASE_MS = 2000
 PAUSE_S = 10.0  # far past the lease: whatever B serves meanwhile, it served without A
 
 
-class Reader(threading.Thread):
-    """Reads a Subscribe stream into a queue of (monotonic arrival time, event)."""
-
-    def __init__(self, stream) -> None:
-        super().__init__(daemon=True)
-        self.stream = stream
-        self.events: queue.Queue = queue.Queue()
-        self.error: grpc.RpcError | None = None
-
-    def run(self) -> None:
-        try:
-            for r in self.stream:
-                self.events.put((time.monotonic(), r.event))
-        except grpc.RpcError as exc:
-            self.error = exc
-
-    def next_prompt(self, timeout: float = 30) -> pb.Event:
-        deadline = time.monotonic() + timeout
-        while True:
-            _, e = self.events.get(timeout=max(0.01, deadline - time.monotonic()))
-            if e.WhichOneof("kind") == "prompt" and e.prompt.kind == pb.PROMPT_KIND_OWN_TURN:
-                return e
-
-    def until(self, sequence: int, timeout: float) -> float:
-        """When event ``sequence`` (or a later one) arrived."""
-        deadline = time.monotonic() + timeout
-        while True:
-            left = deadline - time.monotonic()
-            try:
-                at, e = self.events.get(timeout=max(0.01, left))
-            except queue.Empty:
-                raise AssertionError(
-                    f"event {sequence} did not arrive in {timeout:g} s ({self.error!r})"
-                ) from None
-            if e.sequence >= sequence:
-                return at
-
-
 def _play_out(reader: Reader, stub, table_id: str, token: str, timeout: float = 60) -> None:
     """Answer every prompt the stream brings until the table finishes."""
     deadline = time.monotonic() + timeout
     while True:
-        _, e = reader.events.get(timeout=max(0.01, deadline - time.monotonic()))
+        _, e = reader.next_event(deadline - time.monotonic())
         kind = e.WhichOneof("kind")
         if kind == "table_finished":
             return

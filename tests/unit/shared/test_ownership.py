@@ -74,11 +74,11 @@ def test_a_lease_not_renewed_within_its_time_is_not_current_until_confirmed(back
     """A replica paused past its lease does not trust it on waking: ``current`` is False by its
     own clock; ``confirm`` renews it (nobody took it) or finds it lost (another did)."""
     lost: list[str] = []
-    a, b = replicas(backend, ttl_ms=40, on_lost=lost.append)
+    a, b = replicas(backend, ttl_ms=500, on_lost=lost.append)
     a.claim("t1")
     a.claim("t2")
     assert a.current("t1") and not b.current("t1")
-    time.sleep(0.08)  # paused: no renewal ran
+    time.sleep(0.6)  # paused: no renewal ran
     assert not a.current("t1") and not a.current("t2")
     assert b.claim("t1").epoch == 2
     assert a.confirm("t2") and a.current("t2")  # renewed now: still a's
