@@ -88,6 +88,12 @@ class Ownership:
         with self._lock:
             return shard in self._held and time.monotonic() < self._sure_until.get(shard, 0.0)
 
+    def unsure(self, shard: str) -> bool:
+        """Whether ``shard`` is held but its lease no longer sure to run (to :meth:`confirm`
+        before serving it)."""
+        with self._lock:
+            return shard in self._held and time.monotonic() >= self._sure_until.get(shard, 0.0)
+
     def confirm(self, shard: str) -> bool:
         """Renew ``shard``'s lease now (a lease that is not :meth:`current`): True when it is
         still this replica's, False when another replica took it over meanwhile (then it is

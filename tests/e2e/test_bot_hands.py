@@ -1,8 +1,9 @@
 """Bot hands over the real processes (48; ``MAHJONG_E2E_BOT_HANDS=200`` for a longer soak):
 four seats per table played through the gateway's auto-play (each seat's player never acts,
-so after two missed decisions 托管 plays it with the built-in bot), several tables at once. Every message sent to every seat is collected and checked
-for information hiding; every hand is exported from the gateway's store and verified (wall
-commitment, every action legal, 144 tiles accounted for, payments plus house zero)."""
+so after two missed decisions 托管 plays it with the built-in bot), several tables at once.
+Every message sent to every seat is collected and checked for information hiding; every hand
+is exported from the gateway's store and verified (wall commitment, every action legal, 144
+tiles accounted for, payments plus house zero)."""
 
 from __future__ import annotations
 

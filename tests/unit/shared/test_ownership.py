@@ -59,11 +59,18 @@ def test_renewal_notices_a_takeover_and_reports_it(backend):
 
 
 def test_the_renewal_thread_keeps_leases_and_close_releases_them(backend):
-    a, b = replicas(backend, ttl_ms=500)
-    a.claim("t1")
+    """Renewed by the thread (each ``ttl / 3``), the lease outlives its first term: waited for
+    by its expiry moving a whole term on (so the first has ended), not by a sleep that a
+    loaded machine could outlast between two renewals."""
+    ttl_ms = 1_500
+    a, b = replicas(backend, ttl_ms=ttl_ms)
+    first = a.claim("t1").expires_ms
     a.start()
     try:
-        time.sleep(1.2)  # several lease lengths: renewed all along
+        deadline = time.monotonic() + 30
+        while b.holder("t1").expires_ms < first + ttl_ms:
+            assert time.monotonic() < deadline, "the lease was not renewed for a whole term"
+            time.sleep(0.05)
         assert b.claim("t1") is None
     finally:
         a.close()
@@ -77,9 +84,10 @@ def test_a_lease_not_renewed_within_its_time_is_not_current_until_confirmed(back
     a, b = replicas(backend, ttl_ms=500, on_lost=lost.append)
     a.claim("t1")
     a.claim("t2")
-    assert a.current("t1") and not b.current("t1")
+    assert a.current("t1") and not b.current("t1") and not a.unsure("t1")
     time.sleep(0.6)  # paused: no renewal ran
     assert not a.current("t1") and not a.current("t2")
+    assert a.unsure("t1") and not b.unsure("t1")  # only a lease held can be unsure
     assert b.claim("t1").epoch == 2
     assert a.confirm("t2") and a.current("t2")  # renewed now: still a's
     assert not a.confirm("t1") and lost == ["t1"] and not a.owns("t1")
