@@ -55,8 +55,13 @@ FORWARDED_HEADER = "x-mahjong-forwarded"
 FORWARD_TIMEOUT_S = 30.0  # a forwarded unary call without a deadline of its own
 MIN_TRY_S = 0.2  # the shortest try on the owner, however short the lease
 AGAIN_PAUSE_S = 0.1  # before looking again after an owner that could not be reached
-# answers that are not the owner's verdict: the owner is gone, moving or silent
-RETRIED = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+# answers that are not the owner's verdict: the owner is gone, moving or silent (CANCELLED: it
+# ended the call as it stopped; this caller's own cancellation never reaches a try's answer)
+RETRIED = (
+    grpc.StatusCode.UNAVAILABLE,
+    grpc.StatusCode.DEADLINE_EXCEEDED,
+    grpc.StatusCode.CANCELLED,
+)
 
 
 class OwnerSilent(Exception):
@@ -131,7 +136,7 @@ class _Forwarding:
         caller's answer (None): the owner's own verdicts are, and so is the last try's."""
         if code not in RETRIED or time.monotonic() + AGAIN_PAUSE_S >= give_up:
             return None
-        return OwnerSilent(AGAIN_PAUSE_S if code is grpc.StatusCode.UNAVAILABLE else 0.0)
+        return OwnerSilent(0.0 if code is grpc.StatusCode.DEADLINE_EXCEEDED else AGAIN_PAUSE_S)
 
 
 class Forwarder(_Forwarding):
