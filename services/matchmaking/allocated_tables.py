@@ -19,7 +19,13 @@ are refused and change nothing.
   replica holds it the call is ``UNAVAILABLE`` TABLE_BEING_CREATED and the caller retries on a
   later tick), the allocation is read back under the claim (namespace ``mm_tables_by_request``)
   and returned as ``reused`` when another replica made it, so the gateway is asked once per
-  table and each table is counted once.
+  table and each table is counted once. The claim is short (the replicas' ``--lease-ms``) and
+  renewed while its holder waits on the gateway: the gateway starts a table as soon as it
+  creates it, so a replica that dies between the gateway's answer and recording it leaves a
+  table playing whose players do not know it yet — for one lease, after which another replica
+  claims the request, gets the same table from the gateway (idempotent by request id) and
+  records it. (A claim that outlived any CreateTable deadline, as it once did, left them out for
+  30 s: long enough for their table, even their round, to be played by their timers.)
 * :func:`check_report` is what RecordHand and TableFinished call first: NotFound for a table
   matchmaking never allocated, FailedPrecondition for a tag or seating that differs from the
   allocation, Unavailable while a matching allocation is still pending (matchmaking stopped
@@ -30,12 +36,13 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import threading
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from shared.errors import FailedPrecondition, NotFound, Unavailable
-from shared.store.base import LeaseHeld, Store
+from shared.store.base import Fenced, Lease, LeaseHeld, Store, StoreError
 
 from . import records
 from .allocator import TableAllocation, TableAllocator, TableRequest
@@ -44,7 +51,7 @@ TABLES = "mm_tables"
 PENDING = "mm_tables_pending"
 BY_REQUEST = "mm_tables_by_request"
 CLAIM_PREFIX = "matchmaking-create/"
-CLAIM_TTL_MS = 30_000  # longer than a CreateTable deadline; a dead claimant delays this long
+CLAIM_TTL_MS = 10_000  # a dead claimant delays the table's record this long (renewed meanwhile)
 _SEAL_CONTEXT = b"mahjong/matchmaking/create-table/"
 
 
@@ -84,12 +91,18 @@ class RecordingAllocator:
     replicas sharing the store, and records every table it gets."""
 
     def __init__(
-        self, store: Store, allocator: TableAllocator, secret: bytes, owner: str = ""
+        self,
+        store: Store,
+        allocator: TableAllocator,
+        secret: bytes,
+        owner: str = "",
+        claim_ms: int = CLAIM_TTL_MS,
     ) -> None:
         self.store = store
         self.inner = allocator
         self._secret = secret
         self.owner = owner or "mm-" + uuid.uuid4().hex[:12]
+        self.claim_ms = claim_ms  # a creation claim's lease, renewed while the gateway works
 
     def create_table(self, request: TableRequest) -> TableAllocation:
         sealed = replace(request, request_id=sealed_request_id(self._secret, request.request_id))
@@ -97,20 +110,22 @@ class RecordingAllocator:
             # One claimant per call: two threads of one replica exclude each other too.
             claimant = f"{self.owner}/{uuid.uuid4().hex[:8]}"
             claim = self.store.acquire_lease(
-                CLAIM_PREFIX + sealed.request_id, claimant, CLAIM_TTL_MS
+                CLAIM_PREFIX + sealed.request_id, claimant, self.claim_ms
             )
         except LeaseHeld as exc:
             raise Unavailable(
                 f"table {request.request_id} is being created by another replica; retry",
                 reason="TABLE_BEING_CREATED",
             ) from exc
+        keeper = ClaimKeeper(self.store, claim, self.claim_ms)
         try:
             known = self.store.get(BY_REQUEST, sealed.request_id)  # read under the claim
             if known is not None:
                 return _allocation(known.value)
             pending = {"tag": request.tag, "player_ids": _seats(request)}
             self.store.put(PENDING, sealed.request_id, records.dump(pending))
-            alloc = self.inner.create_table(sealed)
+            with keeper:  # the gateway may take a while (retries): the claim is kept meanwhile
+                alloc = self.inner.create_table(sealed)
             record(
                 self.store,
                 AllocatedTable(
@@ -126,12 +141,44 @@ class RecordingAllocator:
             self.store.delete(PENDING, sealed.request_id)
             return replace(alloc, reused=False)
         finally:
-            self.store.release_lease(claim)
+            self.store.release_lease(keeper.lease)
 
     def close(self) -> None:
         close = getattr(self.inner, "close", None)
         if callable(close):
             close()
+
+
+class ClaimKeeper:
+    """Renews a creation claim (``lease``, of ``ttl_ms``) every third of its term while the
+    block runs, in a thread of its own: the claim lasts as long as its holder works on it, and
+    one lease after the holder died. A renewal the store refuses (the holder was paused past
+    the claim and another replica took it) ends the renewals; the work goes on, idempotent."""
+
+    def __init__(self, store: Store, lease: Lease, ttl_ms: int) -> None:
+        self.store, self.lease, self.ttl_ms = store, lease, ttl_ms
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> ClaimKeeper:
+        self._done.clear()
+        self._thread = threading.Thread(target=self._renew, name="mm-create-claim", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _renew(self) -> None:
+        while not self._done.wait(self.ttl_ms / 3000):
+            try:
+                self.lease = self.store.renew_lease(self.lease, self.ttl_ms)
+            except Fenced:
+                return  # taken over: whoever holds it now records the same table
+            except StoreError:
+                continue  # the store is away: try again (the claim may lapse meanwhile)
 
 
 def _allocation(raw: bytes) -> TableAllocation:

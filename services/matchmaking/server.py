@@ -44,7 +44,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--lease-ms",
         type=int,
         default=DEFAULT_LEASE_MS,
-        help="the ticker duty's lease: a replica that stops renewing it is replaced after this",
+        help="the ticker duty's lease, and a table creation's claim: a replica that stops "
+        "renewing them is replaced after this",
     )
     p.add_argument(
         "--replica-id",
@@ -120,6 +121,7 @@ def mm_config(extra: dict[str, Any]) -> MatchmakingConfig:
         free_room_cards=extra.get("free_room_cards", 3),
         bot_fill_seconds=extra.get("bot_fill_seconds", 30.0),
         ready_seconds=None if ready is None or ready < 0 else ready,
+        claim_ms=int(extra.get("lease_ms", DEFAULT_LEASE_MS)),
     )
 
 

@@ -55,6 +55,9 @@ class MatchmakingConfig:
     free_room_cards: int = 3  # 房卡 a new player receives
     bot_fill_seconds: float = 30.0  # a queue's oldest ticket waits this long, then bots fill
     ready_seconds: float | None = None  # room Start timer; None = the ruleset's (RULES §11: 15)
+    # How long a replica that died while creating a table keeps others from recording it (its
+    # creation claim's lease, renewed while it lives: allocated_tables); --lease-ms.
+    claim_ms: int = allocated_tables.CLAIM_TTL_MS
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +80,9 @@ class Matchmaking(RoomDesk, TournamentDesk):
         self.config = config or MatchmakingConfig()
         self._secret = self.config.token_secret or tokens.load_or_create_secret(store)
         # Every table goes through the recorder: the ledger accepts reports only for these.
-        self.allocator = allocated_tables.RecordingAllocator(store, allocator, self._secret)
+        self.allocator = allocated_tables.RecordingAllocator(
+            store, allocator, self._secret, claim_ms=self.config.claim_ms
+        )
         table_backfill.backfill(store)  # tables of a store written before that (once)
         presence.migrate_legacy(store, clock())  # the player indexes of an earlier version
         self._changed = threading.Condition()

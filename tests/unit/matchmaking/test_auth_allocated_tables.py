@@ -1,9 +1,11 @@
 """The ledger accepts gateway reports only for tables matchmaking allocated, with exactly the
 players it seated there (and the tag): a forged or foreign report changes nothing. Replicas
-creating the same table at once ask the gateway once."""
+creating the same table at once ask the gateway once; a replica that dies creating one holds it
+back for one claim (its lease) at most, a living one keeps its claim however slow the gateway."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -211,3 +213,107 @@ def test_replicas_creating_the_same_table_at_once_ask_the_gateway_once(backend):
     again = replicas[1].create_table(request)  # later: the recorded table, nothing created
     assert (again.table_id, again.reused, gateway.calls) == ("tbl-1", True, 1)
     assert again.seat_tokens == made[0].seat_tokens
+
+
+class Died(Exception):
+    """The replica's process ended here."""
+
+
+class DeadReplicaStore:
+    """A replica's view of the store that dies with it: it releases nothing."""
+
+    def __init__(self, store) -> None:
+        self._store = store
+
+    def release_lease(self, lease) -> bool:
+        return False
+
+    def __getattr__(self, name):
+        return getattr(self._store, name)
+
+
+CLAIM_MS = 300
+REQUEST = TableRequest(
+    "tournament-t1-r2-t0", "shanghai-qiaoma", 1, tuple(SeatRequest(p, p) for p in "abcd")
+)
+
+
+def create_when_free(replica: allocated_tables.RecordingAllocator, timeout: float = 10.0):
+    """``replica.create_table(REQUEST)`` once no other replica holds its claim."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return replica.create_table(REQUEST)
+        except Unavailable as exc:
+            assert exc.reason == "TABLE_BEING_CREATED"
+            assert time.monotonic() < deadline, "the claim was never freed"
+            time.sleep(0.02)
+
+
+def test_a_replica_that_died_creating_a_table_hides_it_for_one_claim_at_most(backend):
+    """The gateway creates (and starts) the table, then the replica that asked dies before it
+    records it: its players cannot know their table until another replica records it. That
+    happens one claim (the replicas' lease) after the death, not after some longer timeout
+    during which the table, even the tournament's round, is played by the players' timers."""
+    gateway = FakeAllocator()
+
+    class CreatesThenDies:
+        def create_table(self, request):
+            gateway.create_table(request)
+            raise Died
+
+    dead = allocated_tables.RecordingAllocator(
+        DeadReplicaStore(backend.open()), CreatesThenDies(), b"secret", claim_ms=CLAIM_MS
+    )
+    alive = allocated_tables.RecordingAllocator(
+        backend.open(), gateway, b"secret", claim_ms=CLAIM_MS
+    )
+    with pytest.raises(Died):
+        dead.create_table(REQUEST)
+    died = time.monotonic()
+    with pytest.raises(Unavailable) as held:  # its claim stands a while
+        alive.create_table(REQUEST)
+    assert held.value.reason == "TABLE_BEING_CREATED"
+    table = create_when_free(alive)
+    hidden = time.monotonic() - died
+    assert hidden < 10 * CLAIM_MS / 1000, f"hidden {hidden:.2f} s for a {CLAIM_MS} ms claim"
+    assert (table.table_id, gateway.calls) == ("tbl-1", 2)  # the same table, asked again
+    found = allocated_tables.find(alive.store, table.table_id)
+    assert found is not None and found.player_ids == tuple("abcd")
+
+
+def test_a_claim_is_kept_while_its_replica_waits_on_a_slow_gateway(backend):
+    """A living claimant renews its claim: however long the gateway takes, no other replica
+    creates the table meanwhile."""
+
+    asked = threading.Event()
+
+    class VerySlow(FakeAllocator):
+        def create_table(self, request):
+            asked.set()
+            time.sleep(4 * CLAIM_MS / 1000)  # several claims long
+            return super().create_table(request)
+
+    gateway = VerySlow()
+    first, second = (
+        allocated_tables.RecordingAllocator(backend.open(), gateway, b"secret", claim_ms=CLAIM_MS)
+        for _ in range(2)
+    )
+    refused: list[str] = []
+
+    def other_replica() -> None:
+        asked.wait(10)  # the first replica is on the gateway
+        while not gateway.tables:
+            try:
+                second.create_table(REQUEST)
+            except Unavailable as exc:
+                refused.append(exc.reason)
+            time.sleep(0.02)
+
+    helper = threading.Thread(target=other_replica)
+    helper.start()
+    made = first.create_table(REQUEST)
+    helper.join()
+    assert not made.reused and gateway.calls == 1
+    assert refused and set(refused) == {"TABLE_BEING_CREATED"}
+    assert second.create_table(REQUEST).table_id == made.table_id  # recorded: reused
