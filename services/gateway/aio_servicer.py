@@ -58,7 +58,10 @@ class AsyncGatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
             except Unavailable as exc:
                 owner = self.forwarder.owner(exc, context)
                 if owner is None:
-                    raise
+                    if not self.forwarder.moving(exc, context, give_up):
+                        raise
+                    await asyncio.sleep(AGAIN_PAUSE_S)
+                    continue
             try:
                 return await self.forwarder.unary(method, owner, request, context, give_up)
             except OwnerSilent as silent:

@@ -102,6 +102,18 @@ class _Forwarding:
             return None
         return address
 
+    def moving(self, exc: Exception, context, give_up: float) -> bool:
+        """Whether a call refused with ``exc`` here is looked for again: NOT_OWNER naming no
+        owner (the table is between owners: released by one that drained, or claimed by
+        another at the same moment), the call not forwarded to this replica, and time left."""
+        return (
+            isinstance(exc, Unavailable)
+            and exc.reason == "NOT_OWNER"
+            and not exc.details.get("owner_address")
+            and not forwarded(context)
+            and time.monotonic() + AGAIN_PAUSE_S < give_up
+        )
+
     def stub(self, address: str) -> gateway_pb2_grpc.GatewayServiceStub:
         stub = self._stubs.get(address)
         if stub is None:

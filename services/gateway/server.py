@@ -22,6 +22,7 @@ from services.gateway.domain.session import Ports
 from services.gateway.servicer import GatewayServicer
 from services.gateway.tables import GatewaySettings, TableManager
 from shared.addresses import DEFAULT_PORTS, INTERNAL_PORTS, WEB_PORTS, default_address
+from shared.ports import listen_port, port_value
 from shared.server import (
     BindError,
     Config,
@@ -82,6 +83,17 @@ def _switch(text: str) -> bool:
     if value in ("0", "false", "no", "off"):
         return False
     raise argparse.ArgumentTypeError(f"{text!r} is not on or off")
+
+
+def _count(text: str) -> int:
+    """A flag's whole number, 0 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative (0 means no limit)")
+    return value
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -171,11 +183,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="a Subscribe this many events behind its live table ends RESOURCE_EXHAUSTED",
     )
     p.add_argument(
+        "--max-spectators-per-table",
+        type=_count,
+        default=_D.max_spectators_per_table,
+        help="spectators one table admits at once, each with a token of its own; past it "
+        "JoinSeat as a spectator ends RESOURCE_EXHAUSTED SPECTATOR_LIMIT (0: any number)",
+    )
+    p.add_argument(
         "--web-port",
-        type=int,
+        type=port_value,
         default=0,
         help="HTTP port for browsers: the same API over Connect and gRPC-Web, and the web table "
-        f"(0: off; mahjong run uses {WEB_PORTS['gateway']})",
+        f"(0: off; auto: one the OS picks; mahjong run uses {WEB_PORTS['gateway']})",
     )
     p.add_argument(
         "--web-cors-origins",
@@ -224,6 +243,12 @@ def _web_tls(config: Config, tls: TLSFiles | None) -> TLSFiles | None:
     )
 
 
+def _check_config(config: Config) -> None:
+    """Refused before any port is bound: a plain-HTTP web port off loopback (:func:`_web_tls`)."""
+    if int(config.extra.get("web_port", 0)) != 0:
+        _web_tls(config, tls_files(config, "gateway"))
+
+
 def _is_loopback(host: str) -> bool:
     import ipaddress
 
@@ -254,7 +279,7 @@ def _web_server(servicer: GatewayServicer, config: Config, tls: TLSFiles | None)
     return WebServer(
         binding,
         host=config.host,
-        port=int(x["web_port"]),
+        port=listen_port(int(x["web_port"])),
         origins=str(x.get("web_cors_origins", "")).split(","),
         web_root=Path(root) if root else None,
         threads=threads,
@@ -326,6 +351,9 @@ def add_to_server(server: grpc.Server, config: Config):
             ),
         ),
         stream_max_lag=int(x.get("stream_max_lag", _D.stream_max_lag)),
+        max_spectators_per_table=int(
+            x.get("max_spectators_per_table", _D.max_spectators_per_table)
+        ),
     )
     manager = TableManager(
         store,
@@ -344,8 +372,10 @@ def add_to_server(server: grpc.Server, config: Config):
     else:
         gateway_pb2_grpc.add_GatewayServiceServicer_to_server(servicer, server)
     closables = [manager, *channels]
-    if int(x.get("web_port", 0)) > 0:
-        closables.insert(0, _web_server(servicer, config, tls))
+    web = None
+    if int(x.get("web_port", 0)) != 0:
+        web = _web_server(servicer, config, tls)
+        closables.insert(0, web)
     if mm_addr:
         from services.gateway.outbox import OutboxSender
 
@@ -357,6 +387,7 @@ def add_to_server(server: grpc.Server, config: Config):
     closables.append(store)
     resources = _Resources(*closables)
     resources.manager = manager  # type: ignore[attr-defined]
+    resources.web_port = web.port if web is not None else 0  # type: ignore[attr-defined]
     resources.before_stop = manager.hand_over  # type: ignore[attr-defined]
     return resources
 
@@ -372,6 +403,7 @@ SPEC = ServiceSpec(
     # Every method is the players' (seat tokens decide); matchmaking's CreateTable comes on the
     # mutual-TLS internal port, where its certificate makes the table the ledger's.
     default_internal_port=INTERNAL_PORTS["gateway"],
+    check_config=_check_config,
 )
 
 

@@ -13,7 +13,7 @@ from services.gateway.convert.actions import action_from_proto, action_to_proto
 from services.gateway.convert.events import event_to_proto
 from services.gateway.convert.views import view_to_proto
 from services.gateway.domain.session import Seat
-from services.gateway.domain.tokens import verify_seat_token
+from services.gateway.domain.tokens import read_seat_token
 from services.gateway.forwarding import (
     AGAIN_PAUSE_S,
     OwnerSilent,
@@ -136,17 +136,19 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
 
     def admit(self, request, context) -> None:
         """Flood control: a seat token past its rate is refused RESOURCE_EXHAUSTED (with the
-        delay to wait), before any lock or store is touched. A seat's calls count by its token;
-        a spectator's token is the same for every spectator of a table, so theirs count by
-        token and client address (as do forged tokens)."""
+        delay to wait), before any lock or store is touched. Each token counts on its own — a
+        seat's, and each spectator's (every spectator has a token of its own), so no caller can
+        spend another's budget; a token whose signature does not verify for the table (forged,
+        malformed, another table's) counts with every such token from its client address, so
+        inventing tokens buys no budget either."""
         token = getattr(request, "seat_token", "")
         if not token or not self.seat_calls.enabled:
             return
         try:
-            seat = verify_seat_token(self.manager.settings.secret, token, request.table_id)
+            read_seat_token(self.manager.settings.secret, token, request.table_id)
+            key = token
         except DomainError:
-            seat = None
-        key = token if seat is not None else f"{token}@{peer_address(context.peer())[0]}"
+            key = f"unverified@{peer_address(context.peer())[0]}"
         self.seat_calls.take(key, "calls with this seat token")
 
     # --- the RPCs -------------------------------------------------------------------------
@@ -204,7 +206,10 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
             except Unavailable as exc:
                 owner = self.forwarder.owner(exc, context)
                 if owner is None:
-                    raise
+                    if not self.forwarder.moving(exc, context, give_up):
+                        raise
+                    time.sleep(AGAIN_PAUSE_S)
+                    continue
             try:
                 return self.forwarder.unary(method, owner, request, context, give_up)
             except OwnerSilent as silent:

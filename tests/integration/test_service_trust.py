@@ -21,7 +21,7 @@ from mahjong.wall.v1 import wall_pb2, wall_pb2_grpc
 from shared import dev_ca
 from shared.addresses import SERVICE_ORDER
 from shared.convert import common as C
-from shared.supervisor import ServiceProcess, free_port
+from shared.supervisor import ServiceProcess
 from shared.tls import OPERATOR, TLSFiles, client_channel, dial
 from tests.support.probes import error_info
 from tests.support.stacks import service_process
@@ -33,9 +33,7 @@ TIMEOUT = 10
 
 @pytest.fixture
 def wall(tmp_path):
-    proc = service_process(
-        "wall", tmp_path, extra=["--health-port", str(free_port())], metrics=False
-    )
+    proc = service_process("wall", tmp_path, extra=["--health-port", "auto"], metrics=False)
     proc.start().wait_ready(timeout=30)
     yield proc
     assert proc.stop() == 0
@@ -89,7 +87,8 @@ def test_another_services_certificate_may_not_reveal_and_nothing_changes(wall):
 
 
 def test_the_health_port_answers_health_alone(wall):
-    health_address = f"127.0.0.1:{_flag(wall, '--health-port')}"
+    assert wall.ports.health, wall.ports  # its port file names it
+    health_address = f"127.0.0.1:{wall.ports.health}"
     with grpc.insecure_channel(health_address) as channel:
         status = health_pb2_grpc.HealthStub(channel).Check(
             health_pb2.HealthCheckRequest(service=""), timeout=TIMEOUT
@@ -99,10 +98,6 @@ def test_the_health_port_answers_health_alone(wall):
             _new_hand(channel)
     assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
     assert error_info(err.value).reason == "PLAINTEXT_PORT"
-
-
-def _flag(proc: ServiceProcess, flag: str) -> str:
-    return proc.extra_args[proc.extra_args.index(flag) + 1]
 
 
 def test_an_expired_certificate_is_refused(wall, tmp_path):
@@ -140,9 +135,7 @@ def _served_certificate(address: str, client: TLSFiles) -> bytes:
 def test_a_certificate_replaced_on_disk_serves_new_connections_without_a_restart(tmp_path):
     root = tmp_path / "tls"
     dev_ca.ensure(SERVICE_ORDER, root)
-    proc = ServiceProcess(
-        "wall", free_port(), 0, "memory://", log_path=tmp_path / "wall.log", tls_root=root
-    )
+    proc = ServiceProcess("wall", log_path=tmp_path / "wall.log", tls_root=root)
     proc.start().wait_ready(timeout=30)
     try:
         gateway = TLSFiles(root / "gateway")

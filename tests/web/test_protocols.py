@@ -6,7 +6,7 @@ token travels as an HTTP header with the same effect as gRPC metadata; streams c
 events; CORS lets only the configured origins in. With ``--web-tls-dir`` the web port serves
 HTTPS that a client trusting the development CA (and only such a client) reaches, with the same
 answers as gRPC; off loopback the gateway refuses to serve the web port without it. Real
-processes on free ports (LocalStack)."""
+processes on ports the OS picks (LocalStack)."""
 
 from __future__ import annotations
 
@@ -27,8 +27,9 @@ from mahjong.gateway.v1 import gateway_pb2 as pb
 from pyqwest import SyncClient, SyncHTTPTransport
 
 from services.gateway.client.stack import LocalStack
+from shared.ports import AUTO_PORT
 from shared.server import INTERNAL_TOKEN_HEADER
-from shared.supervisor import DEV_TLS_ROOT, ServiceProcess, free_port
+from shared.supervisor import DEV_TLS_ROOT, ServiceProcess
 from tests.support.tls import CA_FILE, as_workload
 from tests.support.web import PROTOCOLS, GrpcGateway, Outcome, WebGateway, outcome
 
@@ -482,19 +483,19 @@ def test_the_web_port_over_https_is_refused_by_clients_not_trusting_the_ca(https
 def test_a_gateway_off_loopback_refuses_a_plain_http_web_port(tmp_path, server_model):
     """A web port on another address than loopback needs --web-tls-dir: the gateway exits at
     start-up naming the flag, before it listens anywhere (192.0.2.1, a documentation address
-    no machine has, would fail to bind: the refusal comes first). With the flag the same
-    gateway gets past that check, to the bind."""
+    no machine has, would fail to bind: the refusal comes first, before any port is bound).
+    With the flag the same gateway gets past that check, to the binds (its gRPC port's, the
+    first, fails)."""
 
     def start(host: str, *flags: str) -> str:
         proc = ServiceProcess(
             "gateway",
-            free_port(),
-            free_port(),
+            0,
+            AUTO_PORT,
             f"sqlite:///{tmp_path / 'gateway.db'}",
-            ["--host", host, "--server-model", server_model, "--web-port", str(free_port()),
-             *flags],
+            ["--host", host, "--server-model", server_model, "--web-port", "auto", *flags],
             log_path=tmp_path / f"gateway-{host}-{len(flags)}.log",
-        ).start()  # fmt: skip
+        ).start()
         assert proc.proc is not None
         try:
             code = proc.proc.wait(60)
@@ -507,4 +508,4 @@ def test_a_gateway_off_loopback_refuses_a_plain_http_web_port(tmp_path, server_m
         log = start(host)
         assert f"the web port listens on {host}, not loopback: give --web-tls-dir" in log, log
     log = start("192.0.2.1", "--web-tls-dir", str(WEB_TLS))
-    assert "--web-tls-dir" not in log and "cannot serve the web port on 192.0.2.1" in log, log
+    assert "--web-tls-dir" not in log and "cannot listen on 192.0.2.1:0" in log, log

@@ -436,10 +436,7 @@ class TableScreen {
         "div",
         { class: "side-actions" },
         me !== null && v.phase !== TablePhase.FINISHED ? button("Leave table", "leave", () => void this.leave(), "ghost") : null,
-        button("Lobby", "lobby", () => {
-          forgetSeat();
-          location.reload();
-        }, "ghost"),
+        button("Lobby", "lobby", () => void this.toLobby(me === null), "ghost"),
       ),
     );
     const errors = [...this.root.querySelectorAll(".error")];
@@ -607,6 +604,20 @@ class TableScreen {
       }
     }
     if (this.view?.hints) bar.append(button("提示 Hint", "opt-hint", () => void this.askHint(), "ghost"));
+  }
+
+  // Back to the lobby; a spectator leaves the table first, so its place is free for another
+  // (its token is revoked: each spectator has a token of its own, counted per table).
+  private async toLobby(watching: boolean): Promise<void> {
+    if (watching) {
+      try {
+        await gateway.leave({ tableId: this.seat.tableId, seatToken: this.seat.token, requestId: requestId() });
+      } catch {
+        // gone already, or the gateway is away: the lobby all the same
+      }
+    }
+    forgetSeat();
+    location.reload();
   }
 
   private async leave(): Promise<void> {

@@ -1,6 +1,7 @@
 """A live table in a replica's memory: its session behind a lock, the events of its current and
-previous hand (older ones are read from the store), its request ids, whether it is still owned,
-and what wakes its streams (threads wait on ``cond``, asyncio streams on ``wakeup``)."""
+previous hand (older ones are read from the store), its request ids, the spectators it admits,
+whether it is still owned, and what wakes its streams (threads wait on ``cond``, asyncio streams
+on ``wakeup``)."""
 
 from __future__ import annotations
 
@@ -47,6 +48,11 @@ class LiveTable:
         self.after_write: list[Callable[[], None]] = []
         # A write of the running step that failed (the error its caller gets), None otherwise.
         self.write_failure: Exception | None = None
+        # The ids of the spectators this table admits (each holds a token of its own; its
+        # record is in the store, :mod:`.spectators`), and the lock that keeps their count
+        # exact without holding up the table's own lock.
+        self.spectators: set[str] = set()
+        self.spectators_lock = threading.Lock()
 
     @property
     def live(self) -> bool:

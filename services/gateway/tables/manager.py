@@ -2,7 +2,8 @@
 leave, view, subscribe), over the table's parts — :mod:`.live` (a table in memory),
 :mod:`.log` (its event log), :mod:`.leases` (ownership), :mod:`.requests` (idempotency by
 request id), :mod:`.creation` (the request, its fingerprint, seat tokens), :mod:`.streams`
-(Subscribe) and :mod:`.records` (every other record in the store).
+(Subscribe), :mod:`.spectators` (the spectators a table admits, each with a token of its own)
+and :mod:`.records` (every other record in the store).
 
 Each table is a :class:`~services.gateway.domain.session.TableSession` behind a lock (one
 writer). Whatever runs under the lock is one step of the table (:meth:`TableManager.step`: an
@@ -33,11 +34,12 @@ UNAVAILABLE NOT_OWNER — with the new owner's address (``owner_address``) in th
 when it has one.
 
 Request checks, in order: malformed input INVALID_ARGUMENT (before any lock), the token
-(UNAUTHENTICATED forged, PERMISSION_DENIED another table/seat), a known request id returns its
-first result, a last sequence number older than the seat's pending prompt ABORTED — or, with
-no prompt pending, older than the seat's latest decision (its last prompt or the action that
-answered it, e.g. the timer's: a late answer is stale, not out of turn) — then the action
-against the options held (FAILED_PRECONDITION). A refused request changes nothing.
+(UNAUTHENTICATED forged or a spectator's revoked, PERMISSION_DENIED another table/seat), a
+known request id returns its first result, a last sequence number older than the seat's pending
+prompt ABORTED — or, with no prompt pending, older than the seat's latest decision (its last
+prompt or the action that answered it, e.g. the timer's: a late answer is stale, not out of
+turn) — then the action against the options held (FAILED_PRECONDITION). A refused request
+changes nothing.
 """
 
 from __future__ import annotations
@@ -68,9 +70,15 @@ from services.gateway.domain.session import (
     SessionConfig,
     TableSession,
 )
-from services.gateway.domain.tokens import sign_seat_token, verify_seat_token
+from services.gateway.domain.tokens import (
+    SeatToken,
+    read_seat_token,
+    sign_seat_token,
+    sign_spectator_token,
+    verify_seat_token,
+)
 from services.gateway.runtime import LockedScheduler, ThreadScheduler
-from services.gateway.tables import leases, requests
+from services.gateway.tables import leases, requests, spectators
 from services.gateway.tables.creation import TableSpec, seat_tokens, spec_fingerprint
 from services.gateway.tables.fenced_wall import FencedWall
 from services.gateway.tables.live import LiveTable
@@ -158,6 +166,8 @@ class GatewaySettings:
     # or once it is this many events behind the table (the client resumes from its last one).
     stream_write_timeout_ms: int = 10_000
     stream_max_lag: int = 1_000
+    # Spectators one table admits at once (each with a token of its own; 0 = any number).
+    max_spectators_per_table: int = 10_000
 
 
 class TableManager:
@@ -419,7 +429,7 @@ class TableManager:
         """A live table; one whose owner's lease expired is taken over from its log."""
         check_id(table_id, "table_id")
         t = self.tables.get(table_id)
-        if t is not None and t.owned and not self.ownership.current(table_id):
+        if t is not None and t.owned and self.ownership.unsure(table_id):
             self._confirm(t)
             t = self.tables.get(table_id)
         if t is None:
@@ -448,7 +458,7 @@ class TableManager:
                 reason="NOT_OWNER",
                 table_id=table.id,
             ) from None
-        if not confirmed and table.owned:  # on_lost has let it go, unless it was not held
+        if not confirmed and table.owned:  # on_lost has let it go, unless it was released
             self._lost(table)
 
     def _not_owner(self, table_id: str) -> Unavailable:
@@ -485,6 +495,7 @@ class TableManager:
             )
             for e in log:
                 table.keep(e)
+            spectators.load(self.store, table)
             if not over:
                 requests.load(self.store, table)
                 requests.load_from_log(table, log)
@@ -516,6 +527,11 @@ class TableManager:
                 log_.exception("take_over_failed", table=table_id, error=repr(exc))
 
     def _session(self, t: LiveTable) -> TableSession:
+        """The table's session, under its lock; NOT_OWNER for a table this replica let go
+        while the caller waited for the lock (its session is detached: the new owner's to
+        answer)."""
+        if not t.owned:
+            raise self._not_owner(t.id)
         if t.session is None:
             raise NotFound(f"table {t.id!r} is not ready")
         return t.session
@@ -765,15 +781,24 @@ class TableManager:
             table.notify()
 
     # --- seats -----------------------------------------------------------------------------
-    def _viewer(self, table: LiveTable, token: str, seat_claim: int | None) -> int | None:
-        seat = verify_seat_token(self.settings.secret, token, table.id)
+    def _holder(self, table: LiveTable, token: str, seat_claim: int | None) -> SeatToken:
+        """Who ``token`` is at ``table``: its seat, or a spectator the table still admits
+        (UNAUTHENTICATED ``SPECTATOR_TOKEN_REVOKED`` otherwise)."""
+        held = read_seat_token(self.settings.secret, token, table.id)
+        seat = held.seat
+        if seat is None and not spectators.admitted(self.store, table, held.spectator_id):
+            raise spectators.revoked(held.spectator_id)
         if seat_claim is not None and seat_claim != seat:
             raise PermissionDenied(
                 f"seat_token is for {'a spectator' if seat is None else f'seat {seat}'}, "
                 f"not seat {seat_claim}",
                 field="seat_token",
             )
-        return seat
+        return held
+
+    def _viewer(self, table: LiveTable, token: str, seat_claim: int | None) -> int | None:
+        """The seat ``token`` proves at ``table`` (None: a spectator it admits)."""
+        return self._holder(table, token, seat_claim).seat
 
     def join(
         self,
@@ -791,10 +816,11 @@ class TableManager:
         are public (table_started, the views), so a seat already assigned to ``player_id`` is
         given only to a caller proving it holds it — its ``seat_token`` (a reconnect), or the
         ``request_id`` of the JoinSeat that took the open seat (a retry whose answer was lost)
-        — or to a service of the deployment (``internal``); anyone else is PERMISSION_DENIED."""
+        — or to a service of the deployment (``internal``); anyone else is PERMISSION_DENIED.
+        A spectator gets a token of its own (:meth:`_spectate`)."""
         table = self.table(table_id)
         if spectator:
-            return None, sign_seat_token(self.settings.secret, table.id, None), table.head
+            return None, self._spectate(table, seat_token), table.head
         check_id(player_id, "player_id")
         with table.lock:
             session = self._session(table)
@@ -822,6 +848,36 @@ class TableManager:
             if request_id and not mine:  # took an open seat: a retry of this request may too
                 self.store.put(JOINS, f"{table.id}/{player_id}", request_id.encode())
             return chosen, sign_seat_token(self.settings.secret, table.id, chosen), table.head
+
+    def _spectate(self, table: LiveTable, token: str) -> str:
+        """A spectator's token: ``token`` again when it is a spectator's the table still admits
+        (a reconnect: not counted twice), else a new spectator's, counted against
+        ``max_spectators_per_table``. A forged ``token`` is UNAUTHENTICATED, another table's
+        PERMISSION_DENIED; a seat's token, or a revoked one, gets a new spectator token."""
+        secret = self.settings.secret
+        if token:
+            held = read_seat_token(secret, token, table.id)
+            if held.seat is None and spectators.admitted(self.store, table, held.spectator_id):
+                return token
+        limit = self.settings.max_spectators_per_table
+        now_ms = int(time.time() * 1000)
+        spectator_id = self._spectators_write(
+            table, lambda fence: spectators.admit(self.store, table, limit, fence, now_ms)
+        )
+        return sign_spectator_token(secret, table.id, spectator_id)
+
+    def _spectators_write(self, table: LiveTable, write: Callable[[Fence | None], Any]) -> Any:
+        """A write of ``table``'s spectators: fenced by its lease while it is live (NOT_OWNER
+        when another replica took it over: nobody is admitted or revoked by a stale owner),
+        unfenced once it is over (its lease goes with its end)."""
+        fence = self._fence(table) if table.live else None
+        try:
+            return write(fence)
+        except Fenced as exc:
+            if not table.live:  # it finished meanwhile: the lease was released with its end
+                return write(None)
+            self._lost(table)
+            raise self._not_owner(table.id) from exc
 
     def _retried_join(self, table: LiveTable, player_id: str, request_id: str) -> bool:
         """Is this the JoinSeat that gave ``player_id`` its open seat, sent again?"""
@@ -948,12 +1004,19 @@ class TableManager:
         return table.last_seq
 
     def leave(self, table_id: str, token: str, request_id: str) -> int:
+        """A seat leaves (its escape penalty, if a hand runs); a spectator goes, its token
+        revoked (a Leave repeated with it answers 0 again and changes nothing)."""
         check_id(request_id, "request_id", required=False)
         table = self.table(table_id)
+        held = read_seat_token(self.settings.secret, token, table.id)
+        if held.seat is None:
+            self._spectators_write(
+                table,
+                lambda fence: spectators.revoke(self.store, table, held.spectator_id, fence),
+            )
+            return 0
         with table.lock:
             seat = self._viewer(table, token, None)
-            if seat is None:
-                return 0  # a spectator just goes
             rid = "leave:" + request_id
             if request_id and (seat, rid) in table.requests:
                 return table.requests[(seat, rid)].replay()
@@ -983,13 +1046,14 @@ class TableManager:
             v["config"] = session.config
             return v
 
-    def open_stream(self, table_id: str, token: str, after: int) -> tuple[LiveTable, int | None]:
-        """The table and the viewer of a Subscribe after sequence ``after``, checked."""
+    def open_stream(self, table_id: str, token: str, after: int) -> tuple[LiveTable, SeatToken]:
+        """The table and the viewer (its token, verified) of a Subscribe after sequence
+        ``after``, checked."""
         if after < 0:
             raise InvalidArgument("after_sequence is negative", field="after_sequence")
         table = self.table(table_id)
         with table.lock:
-            viewer = self._viewer(table, token, None)
+            viewer = self._holder(table, token, None)
             if after > table.head:
                 raise InvalidArgument(
                     f"after_sequence {after} is beyond the table's last event {table.head}",
@@ -1003,20 +1067,46 @@ class TableManager:
         """The viewer's events after ``after``, then live ones until the table finishes (a
         thread waits for them: the threaded server and the web port)."""
         table, viewer = self.open_stream(table_id, token, after)
-        return stream(self.store, table, viewer, after, active, lambda: self._not_owner(table.id))
+        return stream(
+            self.store,
+            table,
+            viewer.seat,
+            after,
+            active,
+            lambda: self._not_owner(table.id),
+            self._still_watching(table, viewer),
+        )
 
     def subscribe_async(
         self,
         table: LiveTable,
-        viewer: int | None,
+        viewer: SeatToken,
         after: int,
         run_blocking: Callable[..., Awaitable],
     ) -> AsyncIterator[tuple[LoggedEvent, K.TableEvent]]:
         """The same events for a coroutine on the server's event loop (no thread held while it
         waits), for a stream :meth:`open_stream` checked."""
         return stream_async(
-            self.store, table, viewer, after, lambda: self._not_owner(table.id), run_blocking
+            self.store,
+            table,
+            viewer.seat,
+            after,
+            lambda: self._not_owner(table.id),
+            run_blocking,
+            self._still_watching(table, viewer),
         )
+
+    @staticmethod
+    def _still_watching(table: LiveTable, viewer: SeatToken) -> Callable[[], None]:
+        """Checked before each batch of a stream's events: a spectator's stream ends
+        UNAUTHENTICATED once its token is revoked (a seat's never does)."""
+        spectator_id = viewer.spectator_id
+
+        def check() -> None:
+            if viewer.seat is None and not spectators.still_admitted(table, spectator_id):
+                raise spectators.revoked(spectator_id)
+
+        return check
 
     def hand_over(self) -> None:
         """Draining (SIGTERM, as health turns NOT_SERVING): stop playing here, end every stream

@@ -7,7 +7,8 @@ request id that took an open seat), ``gateway-table`` (table id -> its seats, :c
 list), ``gateway-reported`` (table id -> ``b"1"``/``b"0"``: whether its hands go to matchmaking's
 ledger) and ``gateway-outbox`` (``<table>/<hand id>`` -> :class:`HandReport`,
 ``<table>/~finished`` -> :class:`FinishedReport`: reports for matchmaking, sent by
-:mod:`services.gateway.outbox`).
+:mod:`services.gateway.outbox`) and ``gateway-spectator`` (``<table>/<spectator id>`` -> when
+the spectator joined, in ms: the spectators a table admits, :mod:`.spectators`).
 
 Each JSON record carries ``"v"``; records written before the field existed are version 1 (the
 same fields). A record of an unknown version is refused by name.
@@ -27,6 +28,7 @@ JOINS = "gateway-join"
 TABLES = "gateway-table"
 REPORTED = "gateway-reported"
 OUTBOX = "gateway-outbox"
+SPECTATORS = "gateway-spectator"
 
 VERSION = 1
 
@@ -125,6 +127,20 @@ class CreateRecord:
     def decode(raw: bytes) -> CreateRecord:
         d = _load(raw, "create")
         return CreateRecord(d["table_id"], d["fingerprint"])
+
+
+@dataclass(frozen=True)
+class SpectatorRecord:
+    """A spectator a table admits (its id is the record's key): when it joined."""
+
+    joined_ms: int
+
+    def encode(self) -> bytes:
+        return _dump({"joined_ms": self.joined_ms})
+
+    @staticmethod
+    def decode(raw: bytes) -> SpectatorRecord:
+        return SpectatorRecord(int(_load(raw, "spectator")["joined_ms"]))
 
 
 @dataclass(frozen=True)

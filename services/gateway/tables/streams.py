@@ -2,7 +2,9 @@
 sequence number — from memory, or from the store when older than the two hands held — then live
 ones as they are appended, each cut down to what the viewer may see (events.views), until the
 table finishes or halts. A replica that loses the table ends its streams NOT_OWNER once every
-event it held was sent, so the client resumes from its last number where the table is now.
+event it held was sent, so the client resumes from its last number where the table is now. A
+stream checks its viewer before each batch (``check``): a spectator's ends once its token is
+revoked.
 
 Two ways to wait for the next event, one way to find it (:func:`_next_batch`): :func:`stream`
 blocks its thread on the table's condition (the threaded server, the web port's threads);
@@ -43,8 +45,10 @@ def stream(
     after: int,
     active: Callable[[], bool],
     not_owner: Callable[[], Unavailable],
+    check: Callable[[], None] = lambda: None,
 ) -> Iterator[tuple[LoggedEvent, TableEvent]]:
-    """(the logged event, the viewer's copy) after ``after`` while ``active()``: a thread waits."""
+    """(the logged event, the viewer's copy) after ``after`` while ``active()``: a thread waits.
+    ``check()`` runs before each batch (it raises to end the stream: a revoked token)."""
     index = after
     while active():
         with table.cond:
@@ -58,6 +62,7 @@ def stream(
         if batch is None:  # older than what is held: from the store
             batch = read_table_log(store, table.id, index, table.window[0] - index)
         if batch:
+            check()
             index = batch[-1].seq
             yield from _projected(batch, viewer)
 
@@ -69,10 +74,12 @@ async def stream_async(
     after: int,
     not_owner: Callable[[], Unavailable],
     run_blocking: Callable[..., Awaitable],
+    check: Callable[[], None] = lambda: None,
 ) -> AsyncIterator[tuple[LoggedEvent, TableEvent]]:
     """The same events, for a coroutine: it waits on the table's wake-up (on its event loop) and
     reads older events from the store through ``run_blocking`` (in a worker thread). It ends when
-    the table is over, raises ``not_owner()`` when the table moved; a client gone cancels it."""
+    the table is over, raises ``not_owner()`` when the table moved; a client gone cancels it.
+    ``check()`` (from memory: it runs on the loop) comes before each batch."""
     index = after
     while True:
         woken = table.wakeup.waiter()  # before looking: an event appended after is not missed
@@ -81,6 +88,7 @@ async def stream_async(
             base = table.window[0]
             batch = await run_blocking(read_table_log, store, table.id, index, base - index)
         if batch:
+            check()
             index = batch[-1].seq
             for pair in _projected(batch, viewer):
                 yield pair

@@ -14,7 +14,6 @@ import pytest
 
 from services.gateway.bots import RandomBot, engine_policy, make_bot
 from services.gateway.domain.ports import WallFenced
-from services.gateway.domain.tokens import sign_seat_token
 from services.gateway.runtime import ThreadScheduler
 from services.gateway.tables import (
     LEASE_PREFIX,
@@ -223,7 +222,7 @@ def test_a_finished_table_releases_its_lease(backend):
         until(lambda: owner_of(manager.store, t) == "", "the lease to be released")
         lease = manager.store.get_lease(LEASE_PREFIX + t)
         assert lease is not None and not lease.held
-        spectator = sign_seat_token(SEAT_SECRET, t, None)
+        spectator = manager.join(t, "", "", None, True)[1]
         assert manager.view(t, spectator, None)["phase"] == "finished"
     finally:
         manager.close()

@@ -69,8 +69,9 @@ def _finished(store, table_id: str) -> bool:
     return any(e.kind == "table_finished" for e in read_table_log(store, table_id))
 
 
-def _spectator(table_id: str) -> str:
-    return sign_seat_token(SEAT_SECRET, table_id, None)
+def _spectator(manager, table_id: str) -> str:
+    """A spectator's token of ``table_id``, from ``manager`` (JoinSeat as a spectator)."""
+    return manager.join(table_id, "", "", None, True)[1]
 
 
 # --- finished tables leave memory ----------------------------------------------------------
@@ -89,15 +90,16 @@ def test_finished_tables_leave_memory_and_are_then_served_read_only_from_the_log
         end = log[-1].event
         assert log[-1].kind == "table_finished"
         # GetTableState: the final seats and chips, from the log.
-        view = m.view(t, _spectator(t), None)
+        watcher = _spectator(m, t)
+        view = m.view(t, watcher, None)
         assert view["phase"] == FINISHED
         assert tuple(s["chips"] for s in view["seats"]) == end.chips
         assert view["hands_played"] == end.hands_played == 1
         assert view["last_sequence"] == len(log)
         # Subscribe from the start: every event a spectator may see, then the stream ends.
-        got = [ev.seq for ev, _ in m.subscribe(t, _spectator(t), 0, lambda: True)]
+        got = [ev.seq for ev, _ in m.subscribe(t, watcher, 0, lambda: True)]
         assert got and got[-1] == len(log) and got == sorted(got)
-        assert [ev.kind for ev, _ in m.subscribe(t, _spectator(t), len(log) - 1, lambda: True)] == [
+        assert [ev.kind for ev, _ in m.subscribe(t, watcher, len(log) - 1, lambda: True)] == [
             "table_finished"
         ]
         # Read-only: no lease taken, nothing written, nothing remembered for an Act.
@@ -122,7 +124,7 @@ def test_another_replica_serves_a_finished_table_without_taking_it():
         t, _ = first.create_table(_spec())
         _until(lambda: _finished(store, t), "the table to finish")
         assert t in first.tables  # kept for the time-to-live
-        view = second.view(t, _spectator(t), None)
+        view = second.view(t, _spectator(second, t), None)
         assert view["phase"] == FINISHED
         assert owner_of(store, t) == ""
         assert len(store.read_log(LOG_PREFIX + t)) == view["last_sequence"]

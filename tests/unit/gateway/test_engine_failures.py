@@ -12,13 +12,12 @@ import pytest
 from services.gateway import metrics
 from services.gateway.adapters.inprocess import InProcessRules
 from services.gateway.domain.session import FINISHED, HALTED, Ports, Seat
-from services.gateway.domain.tokens import sign_seat_token
 from services.gateway.tables import read_table_log
 from shared.errors import FailedPrecondition, Unavailable
 from shared.store.memory import MemoryStore
 from shared.table import Pass
 from tests.support.sessions import SeededWall, inprocess_ports, local_table, session_config
-from tests.support.stacks import SEAT_SECRET, table_manager, table_spec
+from tests.support.stacks import table_manager, table_spec
 from tests.unit.gateway.test_resume_steps import greedy
 
 
@@ -106,7 +105,7 @@ def test_a_halted_table_refuses_actions_ends_its_streams_and_the_others_play_on(
         with pytest.raises(FailedPrecondition) as refused:
             bad.act(t, tokens[0], 0, "after", bad.tables[t].head, Pass())
         assert refused.value.reason == "TABLE_HALTED"
-        spectator = sign_seat_token(SEAT_SECRET, t, None)
+        spectator = bad.join(t, "", "", None, True)[1]
         seen = [ev.kind for ev, _ in bad.subscribe(t, spectator, 0, lambda: True)]
         assert seen[-1] == "table_halted"  # ... and the stream ended
         assert read_table_log(store, t)[-1].kind == "table_halted"  # the log is kept

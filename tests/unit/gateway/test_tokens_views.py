@@ -9,7 +9,11 @@ from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
 
 from services.gateway.convert.actions import action_from_proto, action_to_proto
-from services.gateway.domain.tokens import sign_seat_token, verify_seat_token
+from services.gateway.domain.tokens import (
+    sign_seat_token,
+    sign_spectator_token,
+    verify_seat_token,
+)
 from shared import tiles as T
 from shared.errors import InvalidArgument, PermissionDenied, Unauthenticated
 from shared.table import (
@@ -33,7 +37,8 @@ SECRET = b"s" * 32
 def test_tokens_name_one_table_and_seat():
     tok = sign_seat_token(SECRET, "t_1", 2)
     assert verify_seat_token(SECRET, tok, "t_1") == 2
-    assert verify_seat_token(SECRET, sign_seat_token(SECRET, "t_1", None), "t_1") is None
+    watcher = sign_spectator_token(SECRET, "t_1", "0123456789abcdef")
+    assert verify_seat_token(SECRET, watcher, "t_1") is None
     with pytest.raises(PermissionDenied):
         verify_seat_token(SECRET, tok, "t_2")
     with pytest.raises(Unauthenticated):
