@@ -48,6 +48,7 @@ from shared.server import (
     ServiceSpec,
     Serving,
     bind,
+    bound_config,
     error_status,
     keepalive_options,
     log_serving,
@@ -235,6 +236,27 @@ def _code_name(context) -> str:
     return "UNKNOWN"
 
 
+# Calls gRPC core holds for the server beyond its open-stream limit (unary calls, refusals).
+BACKLOG_HEADROOM = 10_000
+BACKLOG_UNLIMITED = 100_000  # the backlog when the server sets no stream limit
+
+
+def backlog_options(config: Config) -> list[tuple[str, int]]:
+    """How many calls gRPC core holds that the event loop has not picked up yet. The asyncio
+    server takes its calls from core one at a time, so a burst of new streams (hundreds of
+    spectators opening at once) waits in core's backlog; past its defaults (1,000, then random
+    early drops up to 3,000) core ends the calls itself — bare ``CANCELLED``, before any handler
+    sees them. Held up to the server's own limits instead, every call reaches
+    :class:`CallLimits`: served, or refused ``RESOURCE_EXHAUSTED`` with a reason. (A call core
+    holds for 30 s unpicked still ends ``CANCELLED``: an event loop that far behind is
+    overloaded.)"""
+    depth = (config.max_streams or BACKLOG_UNLIMITED) + BACKLOG_HEADROOM
+    return [
+        ("grpc.server.max_pending_requests", depth),
+        ("grpc.server.max_pending_requests_hard_limit", depth),
+    ]
+
+
 # --- the worker pool ------------------------------------------------------------------------
 def run_blocking(fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
     """Run ``fn(*args)`` in the server's worker threads with the caller's context variables (the
@@ -288,17 +310,27 @@ class AsyncRunningServer:
                     callers=spec.callers,
                 )
             ],
-            options=[("grpc.so_reuseport", 0), *keepalive_options(config)],
+            options=[
+                ("grpc.so_reuseport", 0),
+                *keepalive_options(config),
+                *backlog_options(config),
+            ],
             maximum_concurrent_rpcs=None,
         )
         self.health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
-        self.resource = spec.add_to_server(self.server, config)
-        if config.reflection:
-            reflection.enable_server_reflection(reflected(spec, config), self.server)
+        # Bound first, so the service is given the ports it got (shared.server.bound_config).
         self.ports = bind(self.server, spec, config)
         self.port = self.ports.port
-        self.metrics_port = serve_metrics(spec, config)
+        self.config = config = bound_config(config, self.ports)
+        try:
+            self.resource = spec.add_to_server(self.server, config)
+            if config.reflection:
+                reflection.enable_server_reflection(reflected(spec, config), self.server)
+            self.metrics_port = serve_metrics(spec, config)
+        except BaseException:
+            await self.server.stop(0)
+            raise
 
     @property
     def address(self) -> str:

@@ -14,6 +14,9 @@ that adds its servicers, its own flags) and calls :func:`serve`. The bootstrap p
   other exception answered INTERNAL and logged, never crashing the process;
 * graceful shutdown on SIGTERM/SIGINT: health NOT_SERVING, a drain period, then a grace period
   for calls in flight;
+* ports the OS picks (``--port 0``, ``--metrics-port auto`` …: :mod:`shared.ports`), bound before
+  the service is built so it sees the real ones, and named in ``--port-file`` once every port is
+  bound and the server answers, for the supervisor that started it;
 * transport security (:mod:`shared.tls`): every port serves TLS from ``--tls-dir``. A service
   that only other services call (wall, rules, scoring) has one mutual-TLS port; one that players
   call too (matchmaking, the gateway) serves them on ``--port`` with server TLS and the
@@ -34,6 +37,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import contextvars
+import dataclasses
 import hmac
 import logging
 import os
@@ -57,6 +61,7 @@ from grpc_status import rpc_status
 from prometheus_client import Counter, Gauge, Histogram, start_http_server
 
 from shared.errors import DomainError, PermissionDenied, Unauthenticated
+from shared.ports import AUTO_PORT, ServedPorts, listen_port, port_value
 from shared.process_limits import export_limits
 from shared.store import DEFAULT_POOL_SIZE, Store, open_store, redact_url
 from shared.store.base import StoreError
@@ -102,8 +107,12 @@ INTERNAL_TOKEN_HEADER = "x-mahjong-internal-token"
 # --- configuration ---------------------------------------------------------------------------
 @dataclass
 class Config:
+    """A server's settings. Ports are numbers or :data:`shared.ports.AUTO_PORT` (``auto``: the
+    OS picks); once the server is bound, the config its service is given names the ports it
+    got."""
+
     host: str = "127.0.0.1"
-    port: int = 0
+    port: int = 0  # 0 (or AUTO_PORT) = a port the OS picks
     metrics_port: int = 0  # 0 = no metrics HTTP server
     store_url: str = "memory://"
     store_pool_size: int = DEFAULT_POOL_SIZE  # most connections to a PostgreSQL store
@@ -122,6 +131,8 @@ class Config:
     # service without public methods), and a plaintext port answering health alone (0 = off).
     internal_port: int = 0
     health_port: int = 0
+    # Where ``serve`` writes the ports it bound (shared.ports.ServedPorts), "" = nowhere.
+    port_file: str = ""
     reflection: bool = False  # server reflection (off unless asked for)
     # "threads": one handler thread per call (streams included); "asyncio": an event loop runs
     # every call, blocking work in --max-workers threads (shared/aio_server.py); "": the
@@ -168,6 +179,9 @@ class ServiceSpec:
     default_internal_port: int = 0
     # The server models its servicers support, the default first ("threads", "asyncio").
     server_models: tuple[str, ...] = ("threads",)
+    # Checks the configuration before any port is bound (``add_to_server`` runs after the bind,
+    # with the ports bound); a setting it refuses raises BindError naming the flag.
+    check_config: Callable[[Config], None] | None = None
 
 
 def _env(service: str, flag: str) -> str | None:
@@ -194,7 +208,7 @@ def _env_value(p: argparse.ArgumentParser, action: argparse.Action, raw: str) ->
             p.error(f"environment value {raw!r} for --{action.dest} is not true or false")
     try:
         return action.type(raw) if action.type else raw
-    except ValueError:
+    except (ValueError, argparse.ArgumentTypeError):
         p.error(f"environment value {raw!r} for --{action.dest} is not valid")
 
 
@@ -210,16 +224,29 @@ def parse_config(spec: ServiceSpec, argv: list[str] | None = None) -> Config:
             return default
         try:
             return cast(raw)
+        except argparse.ArgumentTypeError as exc:
+            p.error(f"environment value {raw!r} for {flag}: {exc}")
         except ValueError:
             p.error(f"environment value {raw!r} for {flag} is not a valid {cast.__name__}")
 
     p.add_argument("--host", default=env_default("host", "127.0.0.1"))
-    p.add_argument("--port", type=int, default=env_default("port", spec.default_port, int))
+    p.add_argument(
+        "--port",
+        type=port_value,
+        default=env_default("port", spec.default_port, port_value),
+        help="the gRPC port (0 or auto: one the OS picks, named in --port-file)",
+    )
     p.add_argument(
         "--metrics-port",
-        type=int,
-        default=env_default("metrics_port", spec.default_metrics_port, int),
-        help="Prometheus /metrics HTTP port (0 disables)",
+        type=port_value,
+        default=env_default("metrics_port", spec.default_metrics_port, port_value),
+        help="Prometheus /metrics HTTP port (0 disables; auto: one the OS picks)",
+    )
+    p.add_argument(
+        "--port-file",
+        default=env_default("port_file", ""),
+        help="once every port is bound, write their numbers here as JSON (written whole: a "
+        "temporary file renamed), for a supervisor that started this process on auto ports",
     )
     p.add_argument(
         "--store-url",
@@ -294,15 +321,17 @@ def parse_config(spec: ServiceSpec, argv: list[str] | None = None) -> Config:
     if spec.default_internal_port:
         p.add_argument(
             "--internal-port",
-            type=int,
-            default=env_default("internal_port", spec.default_internal_port, int),
-            help="the mutual-TLS port the deployment's services call (--port serves players)",
+            type=port_value,
+            default=env_default("internal_port", spec.default_internal_port, port_value),
+            help="the mutual-TLS port the deployment's services call (--port serves players; "
+            "0 or auto: one the OS picks)",
         )
     p.add_argument(
         "--health-port",
-        type=int,
-        default=env_default("health_port", 0, int),
-        help="a plaintext port answering grpc health alone, for probes without TLS (0: off)",
+        type=port_value,
+        default=env_default("health_port", 0, port_value),
+        help="a plaintext port answering grpc health alone, for probes without TLS (0: off; "
+        "auto: one the OS picks)",
     )
     p.add_argument(
         "--reflection",
@@ -345,6 +374,7 @@ def parse_config(spec: ServiceSpec, argv: list[str] | None = None) -> Config:
         trust_domain=ns.trust_domain,
         internal_port=getattr(ns, "internal_port", 0),
         health_port=ns.health_port,
+        port_file=ns.port_file,
         reflection=ns.reflection,
         server_model=getattr(ns, "server_model", spec.server_models[0]),
         keepalive_seconds=ns.keepalive_seconds,
@@ -459,12 +489,23 @@ def split_method(full: str) -> tuple[str, str]:
     return service, method
 
 
-def keepalive_options(config: Config) -> list[tuple[str, int]]:
+# Clients may ping every 10 s at most (shared.addresses.CLIENT_KEEPALIVE_OPTIONS: 30 s; the
+# cluster test's clients: 10 s). The servers accept a ping every 5 s: half that, so the jitter of
+# a client's timer and of the server's reads (a ping read late, the next one on time) never makes
+# a ping look early. A connection that sends no data (an idle channel, a quiet stream) counts
+# each early ping, and the third gets a GOAWAY "too_many_pings" that ends the calls on it.
+MIN_CLIENT_PING_MS = 10_000
+ACCEPTED_PING_MS = MIN_CLIENT_PING_MS // 2
+
+
+def keepalive_options(
+    config: Config, accepted_ping_ms: int = ACCEPTED_PING_MS
+) -> list[tuple[str, int]]:
     """The server's HTTP/2 keepalive: ping every connection each ``keepalive_seconds`` (calls or
     not) and close one whose ping is not answered within ``keepalive_timeout_seconds``, so a
     client gone without a FIN (a phone that lost its network, a paused process) frees its calls
-    within their sum. Clients may ping every 10 s at most
-    (:data:`shared.addresses.CLIENT_KEEPALIVE_OPTIONS`)."""
+    within their sum. Clients' pings are accepted every ``accepted_ping_ms``
+    (:data:`ACCEPTED_PING_MS`) even on a connection without calls."""
     return [
         ("grpc.keepalive_time_ms", max(1, round(config.keepalive_seconds * 1000))),
         ("grpc.keepalive_timeout_ms", max(1, round(config.keepalive_timeout_seconds * 1000))),
@@ -472,7 +513,10 @@ def keepalive_options(config: Config) -> list[tuple[str, int]]:
         ("grpc.http2.ping_timeout_ms", max(1, round(config.keepalive_timeout_seconds * 1000))),
         ("grpc.keepalive_permit_without_calls", 1),
         ("grpc.http2.max_pings_without_data", 0),
-        ("grpc.http2.min_recv_ping_interval_without_data_ms", 10_000),
+        # The shortest interval between a client's pings the server accepts (without data sent
+        # in between). The name is grpc's GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS;
+        # an unknown name is ignored silently, leaving grpc's default, five minutes.
+        ("grpc.http2.min_ping_interval_without_data_ms", accepted_ping_ms),
     ]
 
 
@@ -760,11 +804,17 @@ _metrics_lock = threading.Lock()
 
 
 def start_metrics(port: int, host: str = "127.0.0.1") -> int:
-    """Start the process's /metrics HTTP server once per port; returns the bound port."""
-    if port <= 0:
+    """Start the process's /metrics HTTP server once per port (:data:`shared.ports.AUTO_PORT`:
+    a new one on a port the OS picks); returns the bound port (0 = off)."""
+    if port == 0:
         return 0
     with _metrics_lock:
-        if port not in _metrics_ports:
+        if port == AUTO_PORT:
+            httpd, _ = start_http_server(0, addr=host)
+            port = httpd.server_port
+            _metrics_ports.add(port)
+            export_limits()
+        elif port not in _metrics_ports:
             start_http_server(port, addr=host)
             _metrics_ports.add(port)
             export_limits()
@@ -785,7 +835,8 @@ class BoundPorts:
     health_port: int = 0
 
 
-def _add_port(server, address: str, credentials, flag: str, spec: ServiceSpec) -> int:
+def _add_port(server, host: str, port: int, credentials, flag: str, spec: ServiceSpec) -> int:
+    address = f"{host}:{listen_port(port)}"
     try:
         if credentials is None:
             port = server.add_insecure_port(address)
@@ -819,23 +870,54 @@ def tls_files(config: Config, service: str = "") -> TLSFiles | None:
 
 def bind(server, spec: ServiceSpec, config: Config) -> BoundPorts:
     """Listen on ``config``'s host and ports (either server model): TLS from the workload's
-    files, mutual where the deployment's services call; plaintext only with ``insecure``."""
+    files, mutual where the deployment's services call; plaintext only with ``insecure``. The
+    service's ``check_config`` runs first: a setting it refuses is refused before anything
+    listens."""
+    if spec.check_config is not None:
+        spec.check_config(config)
     files = tls_files(config, spec.name)
     public = bool(spec.default_internal_port)  # players call it too: two ports
 
     def creds(mutual: bool):
         return None if files is None else server_credentials(files, mutual=mutual)
 
-    port = _add_port(server, f"{config.host}:{config.port}", creds(not public), "port", spec)
+    port = _add_port(server, config.host, config.port, creds(not public), "port", spec)
     internal = 0
     if public:
-        address = f"{config.host}:{config.internal_port}"
-        internal = _add_port(server, address, creds(True), "internal-port", spec)
+        internal = _add_port(
+            server, config.host, config.internal_port, creds(True), "internal-port", spec
+        )
     health_port = 0
     if config.health_port:
-        address = f"{config.host}:{config.health_port}"
-        health_port = _add_port(server, address, None, "health-port", spec)
+        health_port = _add_port(server, config.host, config.health_port, None, "health-port", spec)
     return BoundPorts(port, internal, health_port)
+
+
+def bound_config(config: Config, ports: BoundPorts) -> Config:
+    """``config`` naming the ports the server got (a service's own settings derived from its
+    port, such as a replica's default id, see the real one, not 0 or ``auto``)."""
+    return dataclasses.replace(
+        config,
+        port=ports.port,
+        internal_port=ports.internal_port,
+        health_port=ports.health_port,
+    )
+
+
+def served_ports(server: Any) -> ServedPorts:
+    """Where a started server (either model) listens, for its port file: its gRPC ports, its
+    /metrics port, and the ports its service opened itself (a resource's ``web_port``)."""
+    return ServedPorts(
+        service=server.spec.name,
+        pid=os.getpid(),
+        host=server.config.host,
+        grpc=server.ports.port,
+        internal=server.ports.internal_port,
+        health=server.ports.health_port,
+        metrics=server.metrics_port,
+        web=int(getattr(server.resource, "web_port", 0) or 0),
+        services=tuple(server.spec.service_names),
+    )
 
 
 def serving_of(config: Config) -> Serving:
@@ -920,14 +1002,17 @@ class RunningServer:
         )
         self.health = health.HealthServicer(experimental_non_blocking=True)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
-        self.resource = spec.add_to_server(self.server, config)
-        if config.reflection:
-            reflection.enable_server_reflection(reflected(spec, config), self.server)
+        # Bound first, so the service is given the ports it got (its replica id, the address
+        # it advertises).
         self.ports = bind(self.server, spec, config)
         self.port = self.ports.port
+        self.config = config = bound_config(config, self.ports)
         try:
+            self.resource = spec.add_to_server(self.server, config)
+            if config.reflection:
+                reflection.enable_server_reflection(reflected(spec, config), self.server)
             self.metrics_port = serve_metrics(spec, config)
-        except BindError:
+        except BaseException:
             self.server.stop(0)
             raise
         self._names = names
@@ -1007,6 +1092,8 @@ def serve(spec: ServiceSpec, argv: list[str] | None = None) -> None:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    if config.port_file:  # serving, and a SIGTERM from now on stops it gracefully
+        served_ports(running).write(config.port_file)
     # The kernel may deliver a signal to any of the process's threads (gRPC's among them); the
     # main thread runs the Python handler only when it wakes, and a wait without a timeout
     # never wakes it: a SIGTERM could sit unhandled until something else did. Wake it often.

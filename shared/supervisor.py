@@ -1,8 +1,10 @@
 """Run services as real processes: ``mahjong run`` and the integration tests use this.
 
-Each service is started as ``python -m services.cli serve NAME`` with its port, metrics port and
-store; the supervisor waits for grpc health SERVING, and on SIGINT/SIGTERM stops the children
-in reverse order with SIGTERM so each drains gracefully.
+Each service is started as ``python -m services.cli serve NAME`` with its ports (``mahjong run``:
+the defaults of shared.addresses; tests: 0 or ``auto``, ports the OS picks), its store and a
+``--port-file`` in which it names the ports it bound (:mod:`shared.ports`); the supervisor reads
+that, waits for grpc health SERVING of the service's own name there, and on SIGINT/SIGTERM stops
+the children in reverse order with SIGTERM so each drains gracefully.
 
 Every child gets ``MAHJONG_INTERNAL_TOKEN`` in its environment — the one already set in ours, else
 a random token made once per supervising process (:func:`run_token`) — so the services started
@@ -20,10 +22,11 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import signal
-import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -33,6 +36,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from shared.addresses import DEFAULT_PORTS, INTERNAL_PORTS, SERVICE_ORDER, WEB_PORTS
+from shared.ports import AUTO_PORT, ServedPorts, port_flag
 from shared.tls import OPERATOR, TLSFiles, dial, env_insecure
 
 # The development CA and its certificates (shared.dev_ca), relative to the repository.
@@ -43,16 +47,15 @@ DEV_TLS_ROOT = Path(__file__).resolve().parent.parent / ".data" / "tls"
 ENTRY_MODULE = "services.cli"
 
 
-def free_port() -> int:
-    """A free loopback TCP port (for tests)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def operator_files(root: Path = DEV_TLS_ROOT) -> TLSFiles | None:
     """The development operator's certificate (None when plaintext: ``MAHJONG_INSECURE``)."""
     return None if env_insecure() else TLSFiles(root / OPERATOR)
+
+
+def health_status(channel: grpc.Channel, service: str = "", timeout: float = 1.0) -> int:
+    """The health status ``channel``'s server reports for ``service`` ("" = the server's)."""
+    stub = health_pb2_grpc.HealthStub(channel)
+    return stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=timeout).status
 
 
 def wait_for_serving(
@@ -69,11 +72,9 @@ def wait_for_serving(
     deadline = time.monotonic() + timeout
     last: Exception | None = None
     with dial(address, server, tls) as channel:
-        stub = health_pb2_grpc.HealthStub(channel)
         while time.monotonic() < deadline:
             try:
-                resp = stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=1.0)
-                if resp.status == health_pb2.HealthCheckResponse.SERVING:
+                if health_status(channel, service) == health_pb2.HealthCheckResponse.SERVING:
                     return
             except grpc.RpcError as exc:
                 last = exc
@@ -97,29 +98,48 @@ def run_token() -> str:
 
 
 class StartupError(RuntimeError):
-    """A service process that exited before it answered SERVING."""
+    """A service process that exited before it answered SERVING (the message ends with its log)."""
+
+
+def log_tail(path: Path | None, lines: int = 30) -> str:
+    """The last ``lines`` lines of a log file ("" without one)."""
+    if path is None or not path.exists():
+        return ""
+    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
 
 
 @dataclass
 class ServiceProcess:
-    """One service running as a child process."""
+    """One service running as a child process.
+
+    It listens on ``port`` and (a service players call too, shared.addresses.INTERNAL_PORTS)
+    ``internal_port``, each 0 for a port the OS picks, and serves /metrics on ``metrics_port``
+    (0: none; :data:`shared.ports.AUTO_PORT`: a port the OS picks). Where it really listens is
+    :attr:`served`, read from the port file it writes once every port is bound
+    (``--port-file``, :class:`shared.ports.ServedPorts`): :meth:`wait_ready` reads it, then
+    waits until the service answers health SERVING for its own name there. No port is picked up
+    front, so nothing else can take one between the pick and the bind."""
 
     name: str
-    port: int
-    metrics_port: int
-    store_url: str
+    port: int = 0
+    metrics_port: int = 0
+    store_url: str = "memory://"
     extra_args: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     log_path: Path | None = None
     proc: subprocess.Popen | None = None
     internal_token: str = ""  # "" = run_token(); MAHJONG_INTERNAL_TOKEN in ``env`` wins
-    # The mutual-TLS port of a service players call too (INTERNAL_PORTS; 0 = a free one).
+    # The mutual-TLS port of a service players call too (INTERNAL_PORTS; 0 = a port the OS picks).
     internal_port: int = 0
     # The development CA's directory: the child's certificate is ``tls_root/<name>``.
     tls_root: Path = DEV_TLS_ROOT
     # A command the service runs under, e.g. ``["taskset", "-c", "0"]`` (the benchmarks pin
     # the gateway to one core).
     prefix: list[str] = field(default_factory=list)
+    # Where it listens, from its port file (None until wait_ready read it).
+    served: ServedPorts | None = field(default=None, init=False)
+    _port_file: Path | None = field(default=None, init=False, repr=False)
+    _port_dir: str | None = field(default=None, init=False, repr=False)
 
     def child_env(self) -> dict[str, str]:
         """The child's environment: ours, the internal token and the store URL, then ``env``.
@@ -131,27 +151,47 @@ class ServiceProcess:
         return {**os.environ, INTERNAL_TOKEN_ENV: token, **tls, **store, **self.env}
 
     @property
+    def ports(self) -> ServedPorts:
+        """Where it listens (after :meth:`wait_ready`)."""
+        if self.served is None:
+            raise RuntimeError(f"{self.name}: its ports are known once wait_ready() returned")
+        return self.served
+
+    @property
     def address(self) -> str:
-        return f"127.0.0.1:{self.port}"
+        """Its main gRPC port (where players call a service they call)."""
+        return self.ports.address
 
     @property
     def internal_address(self) -> str:
         """Where the other services call it: its mutual-TLS port, or its only port."""
-        return f"127.0.0.1:{self.internal_port or self.port}"
+        return self.ports.internal_address
 
     @property
     def plaintext(self) -> bool:
         return env_insecure(self.child_env())
 
+    def _new_port_file(self) -> Path:
+        """A path for the child's port file, with nothing there yet: beside its log, or in a
+        directory of its own."""
+        if self.log_path is not None:
+            path = self.log_path.with_name(f"{self.log_path.stem}.ports.json")
+        else:
+            self._port_dir = self._port_dir or tempfile.mkdtemp(prefix=f"mahjong-{self.name}-")
+            path = Path(self._port_dir) / "ports.json"
+        path.unlink(missing_ok=True)  # a restart's: never read the ports of the last run
+        return path
+
     def start(self) -> ServiceProcess:
         internal: list[str] = []
         if self.name in INTERNAL_PORTS:
-            self.internal_port = self.internal_port or free_port()
             internal = ["--internal-port", str(self.internal_port)]
         if not self.plaintext:
             from shared import dev_ca
 
             dev_ca.ensure(SERVICE_ORDER, self.tls_root)
+        self.served = None
+        self._port_file = self._new_port_file()
         cmd = [
             *self.prefix,
             sys.executable,
@@ -162,7 +202,9 @@ class ServiceProcess:
             "--port",
             str(self.port),
             "--metrics-port",
-            str(self.metrics_port),
+            port_flag(self.metrics_port),
+            "--port-file",
+            str(self._port_file),
             *internal,
             *self.extra_args,
         ]
@@ -176,32 +218,78 @@ class ServiceProcess:
         )
         return self
 
+    def _exited(self) -> StartupError | None:
+        if self.proc is None or self.proc.poll() is None:
+            return None
+        tail = log_tail(self.log_path)
+        return StartupError(
+            f"{self.name} exited with {self.proc.returncode} at start-up"
+            + (f"; its log ends:\n{tail}" if tail else "")
+        )
+
     def wait_ready(self, timeout: float = 30.0) -> ServiceProcess:
+        """Wait until it wrote its port file and answers health SERVING there for its own
+        service name (not only the server's ""): a StartupError as soon as it exits, a
+        TimeoutError (with its log's end) after ``timeout`` seconds."""
+        if self.proc is None or self._port_file is None:
+            raise RuntimeError(f"{self.name} was not started")
         deadline = time.monotonic() + timeout
-        while True:
-            if self.proc and self.proc.poll() is not None:
-                raise StartupError(f"{self.name} exited with {self.proc.returncode} at start-up")
-            try:
-                wait_for_serving(
-                    self.address,
-                    timeout=min(1.0, deadline - time.monotonic()),
-                    server=self.name,
-                    tls=None if self.plaintext else TLSFiles(self.tls_root / OPERATOR),
-                )
-                return self
-            except TimeoutError:
+        last: object = "no port file yet"
+        channel: grpc.Channel | None = None
+        try:
+            while True:
+                exited = self._exited()
+                if exited is not None:
+                    raise exited
+                if self.served is None:
+                    self.served = ServedPorts.read(self._port_file)
+                    if self.served is not None and self.served.service != self.name:
+                        raise StartupError(
+                            f"{self._port_file} is the port file of {self.served.service}"
+                        )
+                if self.served is not None:
+                    if channel is None:
+                        channel = dial(self.address, self.name, self._operator())
+                    try:
+                        if self._serving(channel):
+                            return self
+                        last = "not SERVING yet"
+                    except grpc.RpcError as exc:
+                        last = exc
                 if time.monotonic() >= deadline:
-                    raise
+                    tail = log_tail(self.log_path)
+                    raise TimeoutError(
+                        f"{self.name} not SERVING after {timeout}s: {last}"
+                        + (f"; its log ends:\n{tail}" if tail else "")
+                    )
+                time.sleep(0.05)
+        finally:
+            if channel is not None:
+                channel.close()
+
+    def _operator(self) -> TLSFiles | None:
+        return None if self.plaintext else TLSFiles(self.tls_root / OPERATOR)
+
+    def _serving(self, channel: grpc.Channel) -> bool:
+        """Whether every service the port file names (its full names) answers SERVING."""
+        names = self.ports.services or ("",)
+        serving = health_pb2.HealthCheckResponse.SERVING
+        return all(health_status(channel, name) == serving for name in names)
 
     def stop(self, timeout: float = 15.0) -> int | None:
-        if not self.proc or self.proc.poll() is not None:
-            return self.proc.returncode if self.proc else None
-        self.proc.send_signal(signal.SIGTERM)
         try:
-            return self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            return self.proc.wait()
+            if not self.proc or self.proc.poll() is not None:
+                return self.proc.returncode if self.proc else None
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                return self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                return self.proc.wait()
+        finally:
+            if self._port_dir is not None:
+                shutil.rmtree(self._port_dir, ignore_errors=True)
+                self._port_dir = None
 
 
 def addr_flags(procs: dict[str, ServiceProcess]) -> list[str]:
@@ -218,9 +306,10 @@ def addr_flags(procs: dict[str, ServiceProcess]) -> list[str]:
 LOCAL_WEB_ORIGINS = ("http://127.0.0.1:5173", "http://localhost:5173")
 
 
-def web_flags(port: int) -> list[str]:
-    """The flags that open a service's web port (Connect, gRPC-Web, the web table) locally."""
-    return ["--web-port", str(port), "--web-cors-origins", ",".join(LOCAL_WEB_ORIGINS)]
+def web_flags(port: int = AUTO_PORT) -> list[str]:
+    """The flags that open a service's web port (Connect, gRPC-Web, the web table) locally, on
+    ``port`` (by default one the OS picks: :attr:`ServiceProcess.served` names it)."""
+    return ["--web-port", port_flag(port), "--web-cors-origins", ",".join(LOCAL_WEB_ORIGINS)]
 
 
 def run_all(
@@ -264,17 +353,15 @@ def run_all(
                 internal_token=run_token(),
                 internal_port=INTERNAL_PORTS.get(name, 0),
             ).start()
-            procs[name].wait_ready()
-            internal = (
-                f"   internal 127.0.0.1:{INTERNAL_PORTS[name]}" if name in INTERNAL_PORTS else ""
-            )
+            served = procs[name].wait_ready().ports
+            internal = f"   internal {served.host}:{served.internal}" if served.internal else ""
             print(
-                f"{name:<12} grpc 127.0.0.1:{port}{internal}   "
-                f"metrics http://127.0.0.1:{mport}/metrics",
+                f"{name:<12} grpc {served.address}{internal}   "
+                f"metrics http://{served.host}:{served.metrics}/metrics",
                 flush=True,
             )
-            if name in WEB_PORTS:
-                print(f"{'':<12} web  http://127.0.0.1:{WEB_PORTS[name]}/", flush=True)
+            if served.web:
+                print(f"{'':<12} web  http://{served.host}:{served.web}/", flush=True)
         print("all services SERVING; Ctrl-C stops them", flush=True)
         while not stop.is_set():
             for name, p in procs.items():

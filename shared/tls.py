@@ -13,7 +13,8 @@ layout, :data:`TLS_FILES`: ``tls.crt``, ``tls.key``, ``ca.crt``.
   so a rotated certificate serves every new connection without a restart;
 * :func:`workload_channel`: a channel to another service presenting this workload's certificate
   and verifying the server's name; :class:`ReloadingChannel` makes a new channel when the files
-  change, so a long-running caller never presents an expired certificate;
+  change, so a long-running caller never presents an expired certificate (and when the address
+  file it was given, ``@PATH``, changes: :mod:`shared.addresses`);
 * :func:`caller_workload`: the verified workload name of a call's peer ("" when it sent none).
 
 Plaintext is only for tests of that path (``--insecure``); :mod:`shared.dev_ca` makes the
@@ -31,6 +32,8 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+
+from shared.addresses import AddressFile, is_address_file
 
 TLS_FILES = ("tls.crt", "tls.key", "ca.crt")
 DEFAULT_TRUST_DOMAIN = "mahjong.local"
@@ -177,33 +180,96 @@ def _reloading(kind: str) -> Callable[..., Any]:
     return make
 
 
-class ReloadingChannel(grpc.Channel):
-    """A ``grpc.Channel`` presenting this workload's certificate, made anew (and the old one
-    closed after its calls' grace) when the files change: stubs made on it keep working across a
-    rotation. ``make(credentials)`` builds the underlying channel."""
+class AddressUnknown(grpc.RpcError, grpc.Call):
+    """A call on a channel whose address file (``@PATH``) names no address: not written yet, or
+    empty (none up now). UNAVAILABLE, as for a server that is not up, so callers retry it as
+    they would that."""
 
-    def __init__(self, files: TLSFiles, make: Callable[[grpc.ChannelCredentials], grpc.Channel]):
-        self._watched = _Watched(files.check())
+    def __init__(self, path: Path) -> None:
+        super().__init__(f"no address: the address file {path} names none (yet)")
+        self._details = str(self)
+
+    def code(self) -> grpc.StatusCode:
+        return grpc.StatusCode.UNAVAILABLE
+
+    def details(self) -> str:
+        return self._details
+
+    def initial_metadata(self):
+        return ()
+
+    def trailing_metadata(self):
+        return ()
+
+    def is_active(self) -> bool:
+        return False
+
+    def time_remaining(self):
+        return None
+
+    def cancel(self) -> bool:
+        return False
+
+    def add_callback(self, callback) -> bool:
+        return False
+
+
+# What makes a ReloadingChannel's underlying channel: (target, credentials or None) -> channel.
+MakeChannel = Callable[[str, "grpc.ChannelCredentials | None"], grpc.Channel]
+
+
+class ReloadingChannel(grpc.Channel):
+    """A ``grpc.Channel`` made anew (and the old one closed after its calls' grace) when what it
+    is made of changes: the certificate of this workload it presents (``files``, re-read on
+    rotation), or where the server is (``address`` ``@PATH``: an address file,
+    :class:`shared.addresses.AddressFile`, looked at on every call). Stubs made on it keep
+    working across either. ``make(target, credentials)`` builds the underlying channel
+    (``credentials`` None without ``files``). Until an address file is written, calls fail
+    UNAVAILABLE (:class:`AddressUnknown`)."""
+
+    def __init__(self, address: str, make: MakeChannel, files: TLSFiles | None = None) -> None:
+        self._watched = _Watched(files.check()) if files is not None else None
+        self._address = AddressFile.of(address)
+        self._target = address if self._address is None else self._address.address
         self._make = make
         self._lock = threading.Lock()
-        self._channel = make(self._credentials())
+        self._channel = self._build() if self._target else None
         self._generation = 0
         self._retired: list[tuple[float, grpc.Channel]] = []
+        self._closed = False
 
-    def _credentials(self) -> grpc.ChannelCredentials:
+    def _credentials(self) -> grpc.ChannelCredentials | None:
+        if self._watched is None:
+            return None
         cert, key, ca = self._watched.pem
         return grpc.ssl_channel_credentials(
             root_certificates=ca, private_key=key, certificate_chain=cert
         )
 
+    def _build(self) -> grpc.Channel:
+        return self._make(self._target, self._credentials())
+
     def current(self) -> tuple[int, grpc.Channel]:
-        if self._watched.refresh():
+        """The channel of the moment (and its generation), made anew first if the certificate
+        or the address changed."""
+        if self._closed:
+            raise ValueError("Cannot invoke RPC on closed channel!")  # as grpc's own say
+        renew = self._watched is not None and self._watched.refresh()
+        if self._address is not None and self._address.refresh():
+            renew = True
+        if renew:
             with self._lock:
-                self._retired.append((time.monotonic(), self._channel))
-                self._channel = self._make(self._credentials())
+                if self._address is not None:
+                    self._target = self._address.address
+                if self._channel is not None:
+                    self._retired.append((time.monotonic(), self._channel))
+                self._channel = self._build() if self._target else None
                 self._generation += 1
         self._close_retired()
-        return self._generation, self._channel
+        channel = self._channel
+        if channel is None:
+            raise AddressUnknown(self._address.path if self._address else Path())
+        return self._generation, channel
 
     def _close_retired(self, grace: float = 60.0) -> None:
         if not self._retired:
@@ -221,17 +287,19 @@ class ReloadingChannel(grpc.Channel):
     stream_stream = _reloading("stream_stream")
 
     def subscribe(self, callback, try_to_connect=False):
-        self._channel.subscribe(callback, try_to_connect)
+        self.current()[1].subscribe(callback, try_to_connect)
 
     def unsubscribe(self, callback):
-        self._channel.unsubscribe(callback)
+        if self._channel is not None:
+            self._channel.unsubscribe(callback)
 
     def close(self):
         with self._lock:
             channels = [self._channel, *(c for _, c in self._retired)]
-            self._retired = []
+            self._channel, self._retired, self._closed = None, [], True
         for c in channels:
-            c.close()
+            if c is not None:
+                c.close()
 
     def __enter__(self):
         return self
@@ -274,10 +342,12 @@ def workload_channel(
     server_workload: str,
     options: Sequence[tuple[str, Any]] = (),
 ) -> ReloadingChannel:
-    """A channel to ``server_workload`` at ``address``, presenting ``files``' certificate (mutual
-    TLS) and reloading it on rotation."""
+    """A channel to ``server_workload`` at ``address`` (or the address file ``@PATH`` names),
+    presenting ``files``' certificate (mutual TLS) and reloading it on rotation."""
     opts = [*options, *name_override(server_workload)]
-    return ReloadingChannel(files, lambda creds: grpc.secure_channel(address, creds, options=opts))
+    return ReloadingChannel(
+        address, lambda target, creds: grpc.secure_channel(target, creds, options=opts), files
+    )
 
 
 PeerAuth = Mapping[str, Sequence[Any]]
@@ -326,11 +396,20 @@ def dial(
     files: TLSFiles | None,
     options: Sequence[tuple[str, Any]] = (),
 ) -> grpc.Channel:
-    """A channel from this workload to ``server_workload`` at ``address``: mutual TLS with
-    ``files`` (:func:`workload_channel`), plaintext when there are none (``--insecure``)."""
+    """A channel from this workload to ``server_workload`` at ``address`` (or the address file
+    ``@PATH`` names): mutual TLS with ``files`` (:func:`workload_channel`), plaintext when there
+    are none (``--insecure``)."""
     if files is None:
-        return grpc.insecure_channel(address, options=list(options))
+        return plaintext_channel(address, options)
     return workload_channel(address, files, server_workload, options)
+
+
+def plaintext_channel(address: str, options: Sequence[tuple[str, Any]] = ()) -> grpc.Channel:
+    """A plaintext channel to ``address``, or to the address in the address file ``@PATH``."""
+    opts = list(options)
+    if not is_address_file(address):
+        return grpc.insecure_channel(address, options=opts)
+    return ReloadingChannel(address, lambda target, _: grpc.insecure_channel(target, options=opts))
 
 
 def env_insecure(env: Mapping[str, str] | None = None) -> bool:
@@ -366,11 +445,15 @@ def player_credentials(ca_file: str = "") -> grpc.ChannelCredentials | None:
 def client_channel(
     target: str, options: Sequence[tuple[str, Any]] = (), ca_file: str = ""
 ) -> grpc.Channel:
-    """A player's channel to a gateway's public port (:func:`player_credentials`)."""
+    """A player's channel to a gateway's public port (:func:`player_credentials`) at ``target``,
+    or at the address in the address file ``@PATH``."""
     creds = player_credentials(ca_file)
     if creds is None:
-        return grpc.insecure_channel(target, options=list(options))
-    return grpc.secure_channel(target, creds, options=list(options))
+        return plaintext_channel(target, options)
+    opts = list(options)
+    if not is_address_file(target):
+        return grpc.secure_channel(target, creds, options=opts)
+    return ReloadingChannel(target, lambda t, _: grpc.secure_channel(t, creds, options=opts))
 
 
 def operator_tls_dir() -> str:

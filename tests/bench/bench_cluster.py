@@ -23,6 +23,13 @@
     table's next event written by another replica (the table's log in the store: the first
     event stamped at or after the new owner's lease began, by the database's clock, seen as
     the lease's epoch rose); p50/p99/max. Goals: SIGKILL p99 ≤ lease + 2 s, SIGTERM p99 ≤ 2 s.
+(4) Gray failure (issue 19): the same three replicas, ``--lease-ms 3000``; per run a person's
+    table on one replica, its stream and its discard sent through another (relayed and
+    forwarded); SIGKILL, SIGSTOP for 15 s, or SIGTERM of the owner as the discard is due;
+    seconds from the signal to the discard accepted (a client's 10 s deadline, retried on
+    UNAVAILABLE) and to the next event on the relayed stream, ``MAHJONG_BENCH_FAULT_RUNS``
+    runs of each (20; 3 with ``MAHJONG_BENCH_QUICK``), p50/p99/max. Goals: ≤ lease + 1 s for
+    SIGKILL and SIGSTOP, ≤ 1 s for SIGTERM.
 
 Without a reachable PostgreSQL (``MAHJONG_TEST_POSTGRES_URL``) only the SQLite row of (2) runs,
 and the skip is printed with its reason. ``MAHJONG_BENCH_QUICK=1`` runs small sizes. Every
@@ -44,7 +51,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import grpc
 import psycopg
+from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as gw_pb
 from mahjong.gateway.v1 import gateway_pb2_grpc as gw_grpc
 from mahjong.matchmaking.v1 import matchmaking_pb2 as mm_pb
@@ -54,10 +63,13 @@ from services.gateway.tables.leases import LEASE_PREFIX
 from services.gateway.tables.log import LOG_PREFIX, read_table_log
 from shared.server import internal_metadata
 from shared.store import open_store
-from shared.supervisor import ServiceProcess, free_port, run_token
+from shared.supervisor import ServiceProcess, run_token
 from tests.support import postgres
+from tests.support.address_book import AddressBook
 from tests.support.probes import fetch_metrics, metric_value
+from tests.support.readers import Reader
 from tests.support.stacks import BACKENDS, service_process
+from tests.support.tables import table_request
 from tests.support.tls import as_player, to_process
 
 QUICK = os.environ.get("MAHJONG_BENCH_QUICK") == "1"
@@ -104,36 +116,44 @@ class Cluster:
         for p in self.procs.values():
             p.wait_ready(60)
         backend = [f for n in BACKENDS for f in (f"--{n}-addr", self.procs[n].internal_address)]
-        # The services call each other on their internal (mutual-TLS) ports, picked up front:
-        # the gateway reports hands to matchmaking's, matchmaking creates tables on gw-0's.
-        gw_internal = [f"127.0.0.1:{free_port()}" for _ in range(self.gateways)]
-        mm_internal = f"127.0.0.1:{free_port()}"
-        mm = ["--matchmaking-addr", mm_internal] if self.matchmaking else []
-        for i, internal in enumerate(gw_internal):
-            flags = [*backend, *mm, *QUIET, "--replica-id", f"gw-{i}", "--seat-secret", "bench"]
-            gw = service_process(
-                "gateway",
-                self.tmp,
-                store_url=self.urls.get("gateway", "memory://"),
-                extra=[*flags, "--between-hands-ms", "0", *self.gateway_flags],
-                metrics=True,
-                log_name=f"gw-{i}",
-            )
-            gw.internal_port = int(internal.rsplit(":", 1)[1])
-            self.procs[f"gw-{i}"] = gw.start()
+        # The services call each other on their internal (mutual-TLS) ports, which the OS picks:
+        # the gateway reports hands to matchmaking's, matchmaking creates tables on gw-0's; each
+        # is given the other's address file (tests/support/address_book.py), written once up.
+        book = AddressBook(self.tmp / "addresses")
+        mm = ["--matchmaking-addr", book.service_target("matchmaking")] if self.matchmaking else []
+        self._gateway_flags = [*backend, *mm, *QUIET, "--seat-secret", "bench"]
+        for name in self.gateway_names:
+            self.procs[name] = self._gateway(name).start()
         if self.matchmaking:
-            mm_proc = service_process(
+            self.procs["matchmaking"] = service_process(
                 "matchmaking",
                 self.tmp,
                 store_url=self.urls["matchmaking"],
-                extra=["--gateway-addr", gw_internal[0], *QUIET, *FAST_STOP],
+                extra=["--gateway-addr", book.service_target("gateway"), *QUIET, *FAST_STOP],
                 metrics=True,
-            )
-            mm_proc.internal_port = int(mm_internal.rsplit(":", 1)[1])
-            self.procs["matchmaking"] = mm_proc.start()
-        for p in self.procs.values():
+            ).start()
+        for name, p in self.procs.items():
             p.wait_ready(60)
+            if name in ("gw-0", "matchmaking"):
+                book.list(name, p)
         return self
+
+    def _gateway(self, name: str) -> ServiceProcess:
+        return service_process(
+            "gateway",
+            self.tmp,
+            store_url=self.urls.get("gateway", "memory://"),
+            extra=[
+                *self._gateway_flags, "--replica-id", name, "--between-hands-ms", "0",
+                *self.gateway_flags,
+            ],
+            metrics=True,
+            log_name=name,
+        )  # fmt: skip
+
+    def restart_gateway(self, name: str) -> None:
+        """Replica ``name`` (stopped) started again, on ports of its own."""
+        self.procs[name] = self._gateway(name).start().wait_ready(60)
 
     @property
     def gateway_names(self) -> list[str]:
@@ -141,7 +161,7 @@ class Cluster:
 
     def metric(self, names: list[str], sample: str, **labels: str) -> float:
         return sum(
-            metric_value(fetch_metrics(self.procs[n].metrics_port), sample, **labels)
+            metric_value(fetch_metrics(self.procs[n].ports.metrics), sample, **labels)
             for n in names
             if self.procs[n].proc.poll() is None
         )
@@ -149,7 +169,7 @@ class Cluster:
     def store_ops(self, name: str) -> dict[str, float]:
         """Store operations ``name``'s processes counted, by operation."""
         names = self.gateway_names if name == "gateway" else [name]
-        text = "".join(fetch_metrics(self.procs[n].metrics_port) for n in names)
+        text = "".join(fetch_metrics(self.procs[n].ports.metrics) for n in names)
         ops: dict[str, float] = {}
         for line in text.splitlines():
             if line.startswith(STORE_OPS + "{"):
@@ -578,6 +598,135 @@ def takeover_rows(server: str) -> None:
         print(f"    {sig.name}: taken over by {', '.join(r['owners'])}")
 
 
+# --- (4) gray failure ---------------------------------------------------------------------------
+FAULT_RUNS = int(os.environ.get("MAHJONG_BENCH_FAULT_RUNS", "3" if QUICK else "20"))
+STOP_S = 15.0  # how long a SIGSTOPped owner stays paused
+
+
+@dataclass
+class FaultRun:
+    """One fault of one owner: seconds from the signal to the player's next action accepted
+    (through another replica, retried as a client retries) and to the next event on the
+    player's stream, which that replica relays."""
+
+    accepted: float
+    event: float
+
+
+def person_table(stub: gw_grpc.GatewayServiceStub) -> gw_pb.CreateTableResponse:
+    """A person dealing at seat 0 and three bots: the table waits on the person's discard."""
+    return stub.CreateTable(
+        table_request(
+            [gw_pb.SeatAssignment(player_id="p"), *[gw_pb.SeatAssignment(bot=True)] * 3],
+            max_hands=1,
+            first_dealer=common_pb2.SEAT_0,
+        ),
+        metadata=internal_metadata(run_token()),
+        timeout=30,
+    )
+
+
+def retrying(method, request):
+    """``method(request)`` with a client's 10 s deadline, sent again (the same request id) while
+    the answer is UNAVAILABLE or the deadline passes."""
+    for _ in range(10):
+        try:
+            return method(request, timeout=10)
+        except grpc.RpcError as exc:
+            if exc.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+                raise
+            time.sleep(0.1)
+    raise TimeoutError(f"{request.table_id}: {type(request).__name__} was never accepted")
+
+
+def discard(prompt: gw_pb.Event, table_id: str, token: str) -> gw_pb.ActRequest:
+    """The discard ``prompt`` asks for."""
+    options = prompt.prompt.options
+    tile = prompt.prompt.tile if prompt.prompt.tile in options.discards else options.discards[0]
+    return gw_pb.ActRequest(
+        table_id=table_id,
+        seat_token=token,
+        request_id=uuid.uuid4().hex,
+        last_sequence=prompt.sequence,
+        action=gw_pb.Action(discard=gw_pb.Discard(tile=tile)),
+    )
+
+
+def fault_run(cluster: Cluster, sig: signal.Signals, owner: str, via: str) -> FaultRun:
+    """A person's table on ``owner``, played through ``via`` until the person's discard is
+    prompted; then ``sig`` to ``owner`` and the discard sent to ``via``."""
+    t = person_table(cluster.creator_stub(owner))
+    token = t.seat_tokens[0]
+    with as_player(cluster.procs[via].address) as channel:
+        stub = gw_grpc.GatewayServiceStub(channel)
+        stream = stub.Subscribe(
+            gw_pb.SubscribeRequest(table_id=t.table_id, seat_token=token), timeout=120
+        )
+        reader = Reader(stream)
+        reader.start()
+        prompt = reader.next_prompt(30)
+        proc = cluster.procs[owner].proc
+        proc.send_signal(sig)
+        signalled = time.monotonic()
+        try:
+            retrying(stub.Act, discard(prompt, t.table_id, token))
+            accepted = time.monotonic() - signalled
+            event = reader.until(prompt.sequence + 1, 60) - signalled
+        finally:
+            if sig is signal.SIGSTOP:
+                time.sleep(max(0.0, STOP_S - (time.monotonic() - signalled)))
+                proc.send_signal(signal.SIGCONT)
+            stream.cancel()
+        leave = gw_pb.LeaveRequest(table_id=t.table_id, seat_token=token, request_id="bench")
+        retrying(stub.Leave, leave)  # a bot plays the person's seat out
+    return FaultRun(accepted, event)
+
+
+def gray_failure_rows(server: str) -> None:
+    lease_ms = 3000
+    print(
+        f"(4) a fault of a table's owner: 3 gateway replicas on one PostgreSQL database, "
+        f"--lease-ms {lease_ms}, {FAULT_RUNS} runs of each fault, each a person's table on the "
+        "replica signalled, played through another (its stream relayed, its act forwarded)"
+    )
+    goals = {signal.SIGKILL: lease_ms / 1000 + 1, signal.SIGSTOP: lease_ms / 1000 + 1}
+    dbs = Databases(server)
+    tmp = Path(tempfile.mkdtemp(prefix="bench-gray-"))
+    flags = ["--lease-ms", str(lease_ms), "--bot-delay-ms", "20", *FAST_STOP]
+    flags += ["--seat-calls-per-second", "0", "--discard-ms", "600000", "--claim-ms", "600000"]
+    cluster = Cluster(tmp, {"gateway": dbs.url("gray")}, 3, flags)
+    try:
+        cluster.start()
+        for sig in (signal.SIGKILL, signal.SIGSTOP, signal.SIGTERM):
+            runs = []
+            for k in range(FAULT_RUNS):
+                owner, via = f"gw-{k % 3}", f"gw-{(k + 1) % 3}"
+                try:
+                    runs.append(fault_run(cluster, sig, owner, via))
+                except Exception as exc:
+                    raise RuntimeError(f"{sig.name} of {owner}, run {k + 1}: {exc!r}") from exc
+                if sig is not signal.SIGSTOP:
+                    cluster.procs[owner].proc.wait(30)
+                    cluster.restart_gateway(owner)
+            goal = goals.get(sig, 1.0)
+            for what in ("accepted", "event"):
+                v = [getattr(r, what) for r in runs]
+                ok = percentile(v, 99) <= goal
+                label = "next act accepted" if what == "accepted" else "next relayed event"
+                print(
+                    f"    {sig.name:<7} -> {label:<18} p50 {statistics.median(v):5.2f} s, p99 "
+                    f"{percentile(v, 99):5.2f} s, max {max(v):5.2f} s — "
+                    f"{'meets' if ok else 'MISSES'} the ≤ {goal:g} s goal",
+                    flush=True,
+                )
+    finally:
+        for p in cluster.procs.values():  # a paused replica must not outlive the benchmark
+            if p.proc and p.proc.poll() is None:
+                p.proc.send_signal(signal.SIGCONT)
+        cluster.stop()
+        dbs.drop()
+
+
 def main() -> int:
     server = postgres.server_url()
     why = postgres.probe(server)
@@ -591,8 +740,10 @@ def main() -> int:
     hands_rows(server)
     if server is not None:
         takeover_rows(server)
+        gray_failure_rows(server)
     else:
         print("(3) takeover: skipped (needs PostgreSQL)")
+        print("(4) a fault of a table's owner: skipped (needs PostgreSQL)")
     return 0
 
 

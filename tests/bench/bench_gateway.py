@@ -37,8 +37,9 @@ from services.gateway.domain.clock import ManualScheduler
 from services.gateway.domain.events.kinds import ActionTaken
 from services.gateway.domain.ports import CallCounter
 from services.gateway.domain.session import Ports, Seat, SessionConfig, TableSession
+from shared.ports import AUTO_PORT
 from shared.ruleset import load_ruleset
-from shared.supervisor import ServiceProcess, free_port
+from shared.supervisor import ServiceProcess
 from tests.bench import aio_player_channel
 from tests.support.tls import as_player
 
@@ -91,8 +92,8 @@ class Stack:
         for name in DOWNSTREAM:
             self.procs[name] = ServiceProcess(
                 name,
-                free_port(),
-                free_port(),
+                0,
+                AUTO_PORT,
                 "memory://",
                 log_path=self.tmp / f"{name}.log",
                 extra_args=["--log-level", "warning", "--max-workers", "32"],
@@ -105,8 +106,8 @@ class Stack:
         flags += ["--public-tables-per-minute", "0", "--public-tables-per-address", "0"]
         self.gateway = ServiceProcess(
             "gateway",
-            free_port(),
-            free_port(),
+            0,
+            AUTO_PORT,
             f"sqlite:///{self.tmp / 'gateway.db'}",
             [*flags, "--log-level", "warning", "--max-workers", str(max_workers), *gateway_flags],
             log_path=self.tmp / "gateway.log",
@@ -119,7 +120,7 @@ class Stack:
         """RPCs the wall, rules and scoring servers handled (health checks excluded)."""
         total = 0
         for name in DOWNSTREAM:
-            url = f"http://127.0.0.1:{self.procs[name].metrics_port}/metrics"
+            url = f"http://127.0.0.1:{self.procs[name].ports.metrics}/metrics"
             text = urllib.request.urlopen(url, timeout=5).read().decode()
             for line in text.splitlines():
                 if line.startswith("grpc_server_handled_total{") and "Health" not in line:
@@ -127,7 +128,7 @@ class Stack:
         return int(total)
 
     def gateway_metric(self, name: str) -> float:
-        url = f"http://127.0.0.1:{self.gateway.metrics_port}/metrics"
+        url = f"http://127.0.0.1:{self.gateway.ports.metrics}/metrics"
         text = urllib.request.urlopen(url, timeout=5).read().decode()
         return sum(
             float(line.rsplit(" ", 1)[1])

@@ -34,8 +34,9 @@ from pathlib import Path
 from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
+from shared.ports import AUTO_PORT
 from shared.server import internal_metadata
-from shared.supervisor import ServiceProcess, free_port, run_token
+from shared.supervisor import ServiceProcess, run_token
 from tests.support.tls import as_player, to_process
 
 DOWNSTREAM = ("wall", "rules", "scoring")
@@ -66,8 +67,8 @@ class PinnedStack:
         for name in DOWNSTREAM:
             self.procs[name] = ServiceProcess(
                 name,
-                free_port(),
-                free_port(),
+                0,
+                AUTO_PORT,
                 "memory://",
                 ["--log-level", "warning", "--max-workers", "64"],
                 log_path=self.tmp / f"{name}.log",
@@ -78,8 +79,8 @@ class PinnedStack:
         addrs = [f for n in DOWNSTREAM for f in (f"--{n}-addr", self.procs[n].internal_address)]
         self.gateway = ServiceProcess(
             "gateway",
-            free_port(),
-            free_port(),
+            0,
+            AUTO_PORT,
             f"sqlite:///{self.tmp / 'gateway.db'}",
             [
                 *addrs,

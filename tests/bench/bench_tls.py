@@ -47,7 +47,7 @@ from mahjong.rules.v1 import rules_pb2, rules_pb2_grpc
 
 from services.rules import convert as R
 from shared import tiles as T
-from shared.supervisor import ServiceProcess, free_port
+from shared.supervisor import ServiceProcess
 from shared.tls import dial, name_override
 from tests.bench import bench_seconds
 from tests.support.concurrency import run_threads
@@ -76,7 +76,7 @@ def quantiles_ms(values: list[float]) -> tuple[float, float]:
 def start(name: str, tmp: Path, label: str, extra: list[str] = (), plaintext: bool = False):
     return ServiceProcess(
         name,
-        free_port(),
+        0,
         0,
         "memory://",
         [*QUIET, *extra],

@@ -1,7 +1,8 @@
 """The real stack for end-to-end tests: wall, rules, scoring, matchmaking and gateway as
-processes on free loopback ports (tests.support.stacks), and a second gateway with slow
-timers on the same backends. The services call each other's mutual-TLS ports; the tests call
-the public ones as players (server TLS)."""
+processes on loopback ports the OS picks (tests.support.stacks), and a second gateway with slow
+timers on the same backends. The services call each other's mutual-TLS ports (matchmaking the
+gateway's through its address file, tests/support/address_book.py, as it starts first); the
+tests call the public ones as players (server TLS)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from mahjong.gateway.v1 import gateway_pb2_grpc
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc
 
 from shared.supervisor import ServiceProcess
+from tests.support.address_book import AddressBook
 from tests.support.stacks import backend_flags, service_process, start_services
 from tests.support.tls import as_player
 
@@ -18,8 +20,12 @@ from tests.support.tls import as_player
 def stack(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("stack")
     procs: dict[str, ServiceProcess] = {}
+    book = AddressBook(tmp / "addresses")
     try:
-        start_services(procs, tmp, ("wall", "rules", "scoring", "matchmaking"))
+        start_services(procs, tmp, ("wall", "rules", "scoring"))
+        procs["matchmaking"] = service_process(
+            "matchmaking", tmp, extra=["--gateway-addr", book.service_target("gateway")]
+        ).start()
         for p in procs.values():
             p.wait_ready()
         gw_store = f"sqlite:///{tmp / 'gateway.db'}"
@@ -38,7 +44,7 @@ def stack(tmp_path_factory):
         ]
         gw = service_process("gateway", tmp, store_url=gw_store, extra=extra).start()
         procs["gateway"] = gw
-        gw.wait_ready()
+        book.list("gateway", gw.wait_ready())
         channel = as_player(gw.address)
         slow = service_process(
             "gateway",

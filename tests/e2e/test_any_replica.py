@@ -162,13 +162,12 @@ def test_the_owner_dies_and_the_player_on_another_replica_plays_on(stack):
 def test_browsers_and_threaded_replicas_forward_too(stack):
     """The web port (Connect) of replica B, and replica C on the threaded server model, serve a
     table replica A runs; the answers are the owner's, refusals included."""
-    from shared.supervisor import free_port
     from tests.support.web import WebGateway
 
     db = stack["tmp"] / "any-replica-web.db"
-    web_port = free_port()
     a = gateway(stack, db, "web-a", "--seat-calls-per-second", "0")
-    b = gateway(stack, db, "web-b", "--seat-calls-per-second", "0", "--web-port", str(web_port))
+    b = gateway(stack, db, "web-b", "--seat-calls-per-second", "0", "--web-port", "auto")
+    web_port = b.ports.web
     c = gateway(stack, db, "web-c", "--seat-calls-per-second", "0", "--server-model", "threads")
     channels = [as_player(p.address) for p in (a, c)]
     on_a, on_c = (gateway_pb2_grpc.GatewayServiceStub(ch) for ch in channels)

@@ -4,7 +4,8 @@
 resuming on another when its stream breaks) and a few casual tables created directly on the
 gateways, while the cluster is hurt: a gateway replica SIGKILLed mid-hand, another SIGSTOPped
 for twice the lease and then SIGCONTed, a matchmaking replica (the ticker duty's holder)
-SIGKILLed, a wall replica restarted (SIGTERM, then started again on its port).
+SIGKILLed, a wall replica restarted (SIGTERM, then started again: on a new port, which the
+gateways learn from the wall's address file, tests/support/cluster.py).
 
 Afterwards, from the store: every table finished (none halted); each table's log is numbered
 1..N without a gap or a duplicate; every client received exactly its seat's projection of the
@@ -17,7 +18,6 @@ from __future__ import annotations
 
 import random
 import signal
-import threading
 import time
 from collections import Counter
 
@@ -41,7 +41,7 @@ from services.matchmaking.duty import TICKER
 from services.matchmaking.tags import tournament_group
 from shared.store import open_store
 from tests.support import probes
-from tests.support.cluster import Cluster, Entrant, Played, client_channel, play, targets
+from tests.support.cluster import Cluster, Entrant, Played, SeatThread, player_channel
 from tests.support.tables import mixed_seats, request_table
 
 pytestmark = pytest.mark.integration
@@ -101,10 +101,10 @@ def busiest_gateway(store, candidates: list[str]) -> tuple[str, list[str]] | Non
     return owner, running[owner]
 
 
-def hurt(cluster: Cluster, store, rounds_done, timeline: list[str]) -> None:
+def hurt(cluster: Cluster, store, rounds_done, timeline: list[str], t0: float) -> None:
     """The faults, one after another while the tables play (``rounds_done()``: how many rounds
-    of the tournament are over); ``timeline`` notes each."""
-    t0 = time.monotonic()
+    of the tournament are over); ``timeline`` notes each, in seconds since ``t0`` (monotonic:
+    the test's start)."""
 
     def note(text: str) -> None:
         timeline.append(f"{time.monotonic() - t0:6.1f} s  {text}")
@@ -113,10 +113,15 @@ def hurt(cluster: Cluster, store, rounds_done, timeline: list[str]) -> None:
     killed, tables = wait_for(
         lambda: busiest_gateway(store, gateways), 60, "a gateway running a hand", cluster
     )
-    cluster.procs[killed].proc.kill()
-    cluster.procs[killed].proc.wait()
+    cluster.kill(killed)
     note(f"SIGKILL {killed} (mid-hand at {len(tables)} tables)")
-    time.sleep(LEASE_MS / 1000 + 1)  # its tables move
+
+    def taken_over() -> bool:
+        leases = [store.get_lease(LEASE_PREFIX + t) for t in tables]
+        return all(lease is None or lease.owner != killed for lease in leases)
+
+    wait_for(taken_over, 60, f"{killed}'s tables to run elsewhere", cluster)
+    note(f"{killed}'s tables run elsewhere")
     alive = [g for g in gateways if g != killed]
     paused, tables = wait_for(
         lambda: busiest_gateway(store, alive), 60, "a live gateway running a hand", cluster
@@ -143,8 +148,7 @@ def hurt(cluster: Cluster, store, rounds_done, timeline: list[str]) -> None:
     wait_for(lambda: rounds_done() >= 1, PLAY_SECONDS, "round 1 to end", cluster)
     duty = store.get_lease(DUTY_PREFIX + TICKER)
     assert duty is not None and duty.held, duty
-    cluster.procs[duty.owner].proc.kill()
-    cluster.procs[duty.owner].proc.wait()
+    cluster.kill(duty.owner)
     note(f"SIGKILL {duty.owner} (holding the ticker duty, round 1 over)")
     wait_for(lambda: busiest_gateway(store, alive), 60, "a table of round 2 in a hand", cluster)
     away = cluster.restart("wall-1")
@@ -233,28 +237,71 @@ def check_books(store, url: str, tournament, tables: dict[str, dict], people, ca
 # --- the scenario --------------------------------------------------------------------------
 def casual_tables(cluster: Cluster, rng: random.Random):
     """Casual tables made on the gateways (not matchmaking's), the first with a scripted
-    player in seat 0 (played in a thread), the others all bots."""
-    channel = client_channel(cluster.addresses("gateway"), rng)
+    player in seat 0 (played in a thread that keeps its error), the others all bots."""
+    channel = player_channel(cluster.player_target("gateway", rng))
     stub = gateway_pb2_grpc.GatewayServiceStub(channel)
-    made, played, threads = [], [], []
+    made, threads = [], []
     for i in range(CASUAL_TABLES):
         seats = mixed_seats(1 if i == 0 else 0, f"casual{i}-")
         t = request_table(stub, seats, max_hands=CASUAL_HANDS, tag=f"casual/{i}")
         made.append(t.table_id)
         if i == 0:
-            th = threading.Thread(
-                target=lambda t=t: played.append(
-                    play(channel, t.table_id, t.seat_tokens[0], 0, "casual")
-                ),
-                daemon=True,
-            )
-            th.start()
-            threads.append(th)
-    return channel, made, played, threads
+            threads.append(SeatThread(channel, t.table_id, t.seat_tokens[0], 0, "casual"))
+            threads[-1].start()
+    return channel, made, threads
+
+
+def failure(thread) -> str:
+    """What ended a scripted client's play (an Entrant, a SeatThread), for the test's report."""
+    what = f"{thread.label}: {thread.error!r}"
+    player = getattr(thread, "player", None)
+    if player is not None:
+        log = player.log
+        what += (
+            f" (table {player.table_id}, last event {player.last_sequence}, resumed after "
+            f"{log.subscribes}, rejections {[(r.code.name, r.message) for r in log.rejections]})"
+        )
+    return what
+
+
+def latest_deliveries(every_played, logs, began_wall: float, top: int = 3) -> list[str]:
+    """The scripted clients' latest deliveries: an event received long after it was written
+    (a stream that went quiet), with the client's subscriptions, for the test's report."""
+    worst = []
+    for p in every_played:
+        log = logs[p.table_id]
+        for at, seq in p.player.received:
+            worst.append((at - log[seq - 1].t / 1000, at, seq, p))
+    worst.sort(key=lambda w: w[0], reverse=True)
+    out = []
+    for lag, at, seq, p in worst[:top]:
+        subs = [(round(t - began_wall, 2), after) for t, after in p.player.subscribed]
+        out.append(
+            f"  {lag:5.1f} s late: {p.player.name} at {p.table_id} event {seq} (received at "
+            f"{at - began_wall:.1f} s; subscribed at, after: {subs})"
+        )
+    return out
+
+
+def check_everyone_played(final, people, entrants: list[Entrant], began_wall: float) -> None:
+    """Every person played every tournament table it was seated at (a client that reached a
+    table too late finds it played by its timers: named here with its entrant's trace)."""
+    label_of = {pid: f"P{i}" for i, (pid, _) in enumerate(people)}
+    seated = {
+        (x.table_id, label_of[p]) for x in final.tables for p in x.player_ids if p in label_of
+    }
+    played = {(p.table_id, e.label) for e in entrants for p in e.played}
+    by_label = {e.label: e for e in entrants}
+    missing = [
+        f"{who} never played {table_id}; its trace:\n"
+        + "\n".join(f"  {t - began_wall:7.2f} s  {what}" for t, what in by_label[who].trace)
+        for table_id, who in sorted(seated - played)
+    ]
+    assert not missing, "\n".join(missing)
 
 
 def test_a_tournament_and_casual_tables_survive_faults_across_replicas(tmp_path, postgres_url):
-    began = time.monotonic()
+    began, began_wall = time.monotonic(), time.time()
     rng = random.Random(11)
     cluster = Cluster(tmp_path, postgres_url, flags=FLAGS)
     store = open_store(postgres_url, pool_size=2)
@@ -262,7 +309,7 @@ def test_a_tournament_and_casual_tables_survive_faults_across_replicas(tmp_path,
     try:
         cluster.start()
         up = time.monotonic() - began
-        mm_channel = client_channel(cluster.addresses("matchmaking"), rng)
+        mm_channel = player_channel(cluster.player_target("matchmaking", rng))
         channels.append(mm_channel)
         mm = mm_grpc.MatchmakingServiceStub(mm_channel)
         people = []
@@ -283,12 +330,12 @@ def test_a_tournament_and_casual_tables_survive_faults_across_replicas(tmp_path,
         deadline = time.monotonic() + PLAY_SECONDS
         entrants = [
             Entrant(
-                targets(cluster.addresses("matchmaking"), rng),
+                cluster.player_target("matchmaking", rng),
                 tid,
                 tok,
                 f"P{i}",
                 deadline,
-                gateway=targets(cluster.addresses("gateway"), rng),
+                gateway=cluster.player_target("gateway", rng),
             )
             for i, (_, tok) in enumerate(people)
         ]
@@ -297,7 +344,7 @@ def test_a_tournament_and_casual_tables_survive_faults_across_replicas(tmp_path,
         mm.StartTournament(
             mm_pb.StartTournamentRequest(player_token=creator, tournament_id=tid), timeout=10
         )
-        gw_channel, casual, casual_played, casual_threads = casual_tables(cluster, rng)
+        gw_channel, casual, casual_threads = casual_tables(cluster, rng)
         channels.append(gw_channel)
 
         def rounds_done() -> int:
@@ -305,7 +352,7 @@ def test_a_tournament_and_casual_tables_survive_faults_across_replicas(tmp_path,
             return len(got.tournament.standings)
 
         timeline: list[str] = []
-        hurt(cluster, store, rounds_done, timeline)
+        hurt(cluster, store, rounds_done, timeline, began)
 
         def finished():
             got = mm.GetTournament(mm_pb.GetTournamentRequest(tournament_id=tid), timeout=10)
@@ -323,8 +370,8 @@ def test_a_tournament_and_casual_tables_survive_faults_across_replicas(tmp_path,
         for th in [*entrants, *casual_threads]:
             th.join(60)
             assert not th.is_alive(), f"{th.name} still playing"
-        errors = [(e.label, e.error) for e in entrants if e.error is not None]
-        assert not errors, errors
+        errors = [failure(th) for th in [*entrants, *casual_threads] if th.error is not None]
+        assert not errors, "\n".join(errors)
         played_at = time.monotonic() - began
 
         assert len(final.tables) == ENTRANTS // 4 * ROUNDS
@@ -334,7 +381,8 @@ def test_a_tournament_and_casual_tables_survive_faults_across_replicas(tmp_path,
         for table_id in casual:
             assert logs[table_id][-1].event.hands_played == CASUAL_HANDS
         settled = {table_id: check_log(table_id, log) for table_id, log in logs.items()}
-        every_played = [p for e in entrants for p in e.played] + casual_played
+        every_played = [p for th in [*entrants, *casual_threads] for p in th.played]
+        check_everyone_played(final, people, entrants, began_wall)
         assert len(every_played) == PEOPLE * ROUNDS + 1
         for played in every_played:
             assert played.player.log.table_finished is not None, played.table_id
@@ -342,6 +390,10 @@ def test_a_tournament_and_casual_tables_survive_faults_across_replicas(tmp_path,
         check_books(store, postgres_url, final, settled, people, set(casual))
 
         resumed = sum(len(p.player.log.subscribes) - 1 for p in every_played)
+        # How late the scripted clients were: to a table once it started, and to an event once
+        # it was written (a client later than a table's timers would miss its seat).
+        joined = max(p.player.began - logs[p.table_id][0].t / 1000 for p in every_played)
+        late = latest_deliveries(every_played, logs, began_wall)
         acks = sum(len(p.player.acks) for p in every_played)
         events = sum(len(log) for log in logs.values())
         hands = sum(len(s) for s in settled.values())
@@ -350,9 +402,11 @@ def test_a_tournament_and_casual_tables_survive_faults_across_replicas(tmp_path,
             f"{len(every_played)} scripted seats ({acks} actions acknowledged, "
             f"{resumed} streams resumed, {sum(e.watches for e in entrants)} tournament "
             f"watches); up in {up:.1f} s, played in {played_at:.1f} s, "
-            f"total {time.monotonic() - began:.1f} s"
+            f"total {time.monotonic() - began:.1f} s; the latest client joined a table "
+            f"{joined:.1f} s after it started"
         )
         print("\n".join(timeline))
+        print("latest deliveries:\n" + "\n".join(late))
     finally:
         for c in channels:
             c.close()

@@ -7,8 +7,8 @@ of the log (written by both replicas) verifies, and a paused former owner writes
 from __future__ import annotations
 
 import contextlib
+import json
 import signal
-import time
 
 import pytest
 from mahjong.common.v1 import common_pb2
@@ -16,9 +16,12 @@ from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
 from services.gateway.domain.replay import export_hand, table_header
+from services.gateway.tables.leases import LEASE_PREFIX
 from services.gateway.verify import verify_hand
+from shared.store import open_store
 from tests.e2e.players import answer
 from tests.e2e.test_bot_hands import read_log
+from tests.support import probes
 from tests.support.events import json_log
 from tests.support.stacks import backend_flags, service_process
 from tests.support.tables import request_table
@@ -52,6 +55,26 @@ def gateway(stack, db, name, *extra: str):
         .start()
         .wait_ready()
     )
+
+
+def logged(path, event: str, table_id: str) -> bool:
+    """Whether the process's log at ``path`` has a line of ``event`` for table ``table_id``."""
+    for line in path.read_text(errors="replace").splitlines():
+        with contextlib.suppress(ValueError):
+            entry = json.loads(line)
+            if entry.get("event") == event and entry.get("table") == table_id:
+                return True
+    return False
+
+
+def lease_expired(db, table_id: str) -> bool:
+    """Whether the table's lease in the gateway's SQLite store has expired (or was released)."""
+    store = open_store(f"sqlite:///{db}")
+    try:
+        lease = store.get_lease(LEASE_PREFIX + table_id)
+    finally:
+        store.close()
+    return lease is not None and not lease.held
 
 
 def play_until_own_turn(stub, player: str, max_hands: int, turns: int):
@@ -93,14 +116,15 @@ def test_another_replica_takes_the_table_over_and_the_player_plays_on(stack):
         a.proc.kill()
         a.proc.wait()
         last = seen[-1].sequence
+        log_at_death = list(read_log(db, t.table_id))
         b = gateway(stack, db, "replica-b")
         ch = as_player(b.address)
         stub = gateway_pb2_grpc.GatewayServiceStub(ch)
-        time.sleep(0.8)  # the lease expires
-        log_at_death = list(read_log(db, t.table_id))
-        view = stub.GetTableState(
-            pb.GetTableStateRequest(table_id=t.table_id, seat_token=token), timeout=10
-        ).table
+        look = pb.GetTableStateRequest(table_id=t.table_id, seat_token=token)
+        # NOT_OWNER until the dead owner's lease expires; then b takes the table over
+        view = probes.wait_for(
+            lambda: stub.GetTableState(look, timeout=10).table, 30, "replica-b to serve it"
+        )
         assert view.prompt.kind == pb.PROMPT_KIND_OWN_TURN  # the decision it owed survives
         answer(stub, t.table_id, token, seen[-1])  # decided on the prompt seen before the crash
         got, finished = [], False
@@ -152,7 +176,8 @@ def test_a_paused_owner_never_writes_after_the_takeover(stack):
         b = gateway(stack, db, "replica-b")
         ch_b = as_player(b.address)
         stub_b = gateway_pb2_grpc.GatewayServiceStub(ch_b)
-        time.sleep(2.0)  # more than three leases of 600 ms: b takes the table over
+        # paused until its lease has expired (by the store's clock): b takes the table over
+        probes.wait_for(lambda: lease_expired(db, t.table_id), 30, "a's lease to expire")
         got, finished, resumed = [], False, False
         last = seen[-1].sequence  # the player resumes from the last event it saw
         for r in stub_b.Subscribe(
@@ -170,7 +195,13 @@ def test_a_paused_owner_never_writes_after_the_takeover(stack):
                 finished = True
                 break
         assert finished and resumed
-        time.sleep(1.0)  # whatever the old owner tries now is refused
+        # The old owner, awake, has let the table go: whatever it tried was refused, and it
+        # writes nothing more for it.
+        probes.wait_for(
+            lambda: logged(stack["tmp"] / "replica-a.log", "table_lost", t.table_id),
+            30,
+            "the old owner to let the table go",
+        )
         log = read_log(db, t.table_id)
         assert [e.seq for e in log] == list(range(1, len(log) + 1))
         assert [e.sequence for e in got] == sorted({e.sequence for e in got})

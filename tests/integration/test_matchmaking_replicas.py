@@ -28,8 +28,9 @@ from services.gateway.outbox import CLAIM_PREFIX
 from services.matchmaking import allocated_tables, ledger, queues
 from services.matchmaking.duty import PREFIX, TICKER
 from shared.store import open_store
-from shared.supervisor import ServiceProcess, free_port, run_token
+from shared.supervisor import ServiceProcess, run_token
 from tests.support import outbox_workers, probes
+from tests.support.address_book import AddressBook
 from tests.support.concurrency import run_processes
 from tests.support.probes import fetch_metrics, metric_value
 from tests.support.stacks import backend_flags, service_process, start_services
@@ -45,41 +46,39 @@ TABLES_TOTAL = "mahjong_matchmaking_tables_total"
 
 class Replicas:
     """wall, rules, scoring and a gateway (SQLite) as processes; matchmaking replicas ``mm-a``
-    and ``mm-b`` on one PostgreSQL database."""
+    and ``mm-b`` on one PostgreSQL database. Every process binds ports the OS picks; the gateway
+    and matchmaking, which call each other, are given each other's address files (``book``,
+    tests/support/address_book.py)."""
 
     def __init__(self, tmp: Path, url: str) -> None:
         self.tmp, self.url = tmp, url
         self.procs: dict[str, ServiceProcess] = {}
-        self.gw_port = free_port()
-        self.gw_internal_port = free_port()  # where matchmaking calls the gateway (mutual TLS)
+        self.book = AddressBook(tmp / "addresses")
         self.mm = ("mm-a", "mm-b")
 
     def start(self) -> Replicas:
         start_services(self.procs, self.tmp)
         for name in self.mm:  # at once, on an empty database
             self.procs[name] = self._matchmaking(name).start()
+        for name in ("wall", "rules", "scoring"):
+            self.procs[name].wait_ready(60)
         gw_args = [
             *backend_flags(self.procs),
-            "--matchmaking-addr", self.procs["mm-a"].internal_address,
+            "--matchmaking-addr", self.book.service_target("matchmaking"),
             "--discard-ms", "5000", "--claim-ms", "2000", "--auto-play-delay-ms", "0",
             "--max-workers", "48", "--drain-seconds", "0", "--grace-seconds", "1",
         ]  # fmt: skip
         gateway = service_process(
-            "gateway",
-            self.tmp,
-            store_url=f"sqlite:///{self.tmp / 'gateway.db'}",
-            extra=gw_args,
-            port=self.gw_port,
+            "gateway", self.tmp, store_url=f"sqlite:///{self.tmp / 'gateway.db'}", extra=gw_args
         )
-        gateway.internal_port = self.gw_internal_port
         self.procs["gateway"] = gateway.start()
-        for p in self.procs.values():
-            p.wait_ready(60)
+        for name in (*self.mm, "gateway"):
+            self.book.list(name, self.procs[name].wait_ready(60))
         return self
 
     def _matchmaking(self, name: str) -> ServiceProcess:
         args = [
-            "--gateway-addr", f"127.0.0.1:{self.gw_internal_port}", "--replica-id", name,
+            "--gateway-addr", self.book.service_target("gateway"), "--replica-id", name,
             "--lease-ms", str(LEASE_MS), "--tick-seconds", "0.1", "--bot-fill-seconds", "600",
             "--max-workers", "48", "--drain-seconds", "0", "--grace-seconds", "1",
         ]  # fmt: skip
@@ -91,7 +90,7 @@ class Replicas:
         return pb_grpc.MatchmakingServiceStub(as_player(self.procs[name].address))
 
     def metric(self, name: str, sample: str, **labels: str) -> float:
-        return metric_value(fetch_metrics(self.procs[name].metrics_port), sample, **labels)
+        return metric_value(fetch_metrics(self.procs[name].ports.metrics), sample, **labels)
 
     def logs(self) -> str:
         out = []
@@ -250,6 +249,7 @@ def test_two_matchmaking_replicas_form_every_table_once(replicas):
         lease = store.get_lease(PREFIX + TICKER)
         assert lease is not None and lease.held and lease.owner in replicas.mm
         killed = replicas.procs[lease.owner]
+        replicas.book.unlist(lease.owner)  # the gateway reports to the other meanwhile
         killed.proc.kill()
         killed.proc.wait()
         gone = time.monotonic()
@@ -277,9 +277,11 @@ def test_two_matchmaking_replicas_form_every_table_once(replicas):
         # The killed one comes back; the holder stops (SIGTERM) and hands the duty over at
         # once, without waiting for the lease.
         replicas.procs[lease.owner] = replicas._matchmaking(lease.owner).start().wait_ready(60)
+        replicas.book.list(lease.owner, replicas.procs[lease.owner])
         held = store.get_lease(PREFIX + TICKER)
         assert held.owner == other
         stopped = time.monotonic()
+        replicas.book.unlist(other)
         replicas.procs[other].stop()
         wait_for(
             lambda: store.get_lease(PREFIX + TICKER).owner == lease.owner, 5, "handover", replicas
@@ -312,7 +314,7 @@ def test_outbox_senders_of_three_gateway_replicas_deliver_each_report_once(tmp_p
         sent = {name: count for name, count in results}
         assert outbox_workers.pending(store) == 0
         assert sum(sent.values()) == tables * (hands + 1), sent
-        text = fetch_metrics(mm.metrics_port)
+        text = fetch_metrics(mm.ports.metrics)
         assert metric_value(text, HANDS_TOTAL, result="new") == tables * hands
         assert metric_value(text, HANDS_TOTAL, result="repeat") == 0
         outbox_workers.check_books(store, tables, hands)

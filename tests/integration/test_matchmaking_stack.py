@@ -4,7 +4,10 @@ bots and by scripted players for the people (``tests.support.cluster.Entrant``: 
 per table).
 
 The services call each other's mutual-TLS internal ports; players call the public ones over
-server TLS. One stack serves the module (tests register their own players).
+server TLS. Every process binds ports the OS picks; the gateway and matchmaking, which call each
+other, and the players find each other through address files (tests/support/address_book.py),
+rewritten when matchmaking restarts on new ports. One stack serves the module (tests register
+their own players).
 
 * Restart: players, balances, an open room and a running tournament's standings survive a
   SIGTERM + restart of the matchmaking process in the middle of the tournament, which then
@@ -25,8 +28,9 @@ from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
 from services.gateway.client import RemotePlayer
-from shared.supervisor import ServiceProcess, free_port
+from shared.supervisor import ServiceProcess
 from tests.support import probes
+from tests.support.address_book import AddressBook
 from tests.support.cluster import Entrant
 from tests.support.stacks import backend_flags, service_process, start_services
 from tests.support.tls import as_player
@@ -38,58 +42,57 @@ STARTING_SILVER = 1000
 
 
 class Stack:
-    """wall, rules, scoring, matchmaking and gateway as processes on free loopback ports."""
+    """wall, rules, scoring, matchmaking and gateway as processes on ports the OS picks; the
+    gateway and matchmaking given each other's address files (``book``), as are the players
+    matchmaking's (:attr:`mm_target`)."""
 
     def __init__(self, tmp: Path) -> None:
         self.tmp = tmp
         self.procs: dict[str, ServiceProcess] = {}
-        self.mm_port, self.gw_port = free_port(), free_port()
-        # their mutual-TLS ports, where they call each other (kept across a restart)
-        self.mm_internal_port, self.gw_internal_port = free_port(), free_port()
+        self.book = AddressBook(tmp / "addresses")
+        self.mm_target = self.book.player_target("matchmaking")
 
     def start(self) -> Stack:
         start_services(self.procs, self.tmp)
+        for name in ("wall", "rules", "scoring"):
+            self.procs[name].wait_ready(60)
         self.procs["matchmaking"] = self._matchmaking().start()
         gw_args = [
             *backend_flags(self.procs),
-            "--matchmaking-addr", f"127.0.0.1:{self.mm_internal_port}",
+            "--matchmaking-addr", self.book.service_target("matchmaking"),
             "--discard-ms", "5000", "--claim-ms", "2000", "--auto-play-delay-ms", "0",
             "--seat-secret", "stack-secret", "--max-workers", "48",
             "--drain-seconds", "0", "--grace-seconds", "1",
         ]  # fmt: skip
         gateway = service_process(
-            "gateway",
-            self.tmp,
-            store_url=f"sqlite:///{self.tmp / 'gateway.db'}",
-            extra=gw_args,
-            port=self.gw_port,
+            "gateway", self.tmp, store_url=f"sqlite:///{self.tmp / 'gateway.db'}", extra=gw_args
         )
-        gateway.internal_port = self.gw_internal_port
         self.procs["gateway"] = gateway.start()
-        for p in self.procs.values():
-            p.wait_ready(60)
+        for name in ("matchmaking", "gateway"):
+            self.book.list(name, self.procs[name].wait_ready(60))
         return self
 
     def _matchmaking(self) -> ServiceProcess:
         args = [
-            "--gateway-addr", f"127.0.0.1:{self.gw_internal_port}",
+            "--gateway-addr", self.book.service_target("gateway"),
             "--tick-seconds", "0.1", "--ready-seconds", "2", "--bot-fill-seconds", "1",
             "--starting-silver", str(STARTING_SILVER), "--max-workers", "48",
             "--drain-seconds", "0", "--grace-seconds", "1",
         ]  # fmt: skip
-        proc = service_process(
+        return service_process(
             "matchmaking",
             self.tmp,
             store_url=f"sqlite:///{self.tmp / 'matchmaking.db'}",
             extra=args,
-            port=self.mm_port,
         )
-        proc.internal_port = self.mm_internal_port
-        return proc
 
     def restart_matchmaking(self) -> None:
+        """SIGTERM matchmaking (out of the address files first), start it again on new ports
+        and list it once it answers SERVING."""
+        self.book.unlist("matchmaking")
         assert self.procs["matchmaking"].stop() == 0
         self.procs["matchmaking"] = self._matchmaking().start().wait_ready(60)
+        self.book.list("matchmaking", self.procs["matchmaking"])
 
     def address(self, name: str) -> str:
         return self.procs[name].address
@@ -113,7 +116,7 @@ def stack(tmp_path_factory):
 
 
 def stub_for(stack: Stack) -> tuple[grpc.Channel, pb_grpc.MatchmakingServiceStub]:
-    channel = as_player(f"127.0.0.1:{stack.mm_port}")
+    channel = as_player(stack.mm_target)
     return channel, pb_grpc.MatchmakingServiceStub(channel)
 
 
@@ -144,7 +147,7 @@ def run_tournament(stub, stack, people: int, bots: int, rounds: int, hands: int,
     assert len(t.entrants) == people + bots
     deadline = time.monotonic() + 240
     threads = [
-        Entrant(f"127.0.0.1:{stack.mm_port}", tid, tok, f"Person {i + 1}", deadline)
+        Entrant(stack.mm_target, tid, tok, f"Person {i + 1}", deadline)
         for i, (_, tok) in enumerate(persons)
     ]
     for th in threads:
@@ -314,7 +317,16 @@ def test_quick_match_and_a_private_room_play_on_the_gateway(stack):
         stub.InviteBot(pb.InviteBotRequest(player_token=owner, code=code), timeout=TIMEOUT)
     stub.SetRoomStake(pb.SetRoomStakeRequest(player_token=owner, code=code, stake=2))
     room = stub.PressStart(pb.PressStartRequest(player_token=owner, code=code)).room
-    assert room.state == pb.ROOM_STATE_PLAYING
+
+    def playing_room():
+        got = stub.GetRoom(pb.GetRoomRequest(player_token=owner, code=code), timeout=TIMEOUT)
+        return got.room if got.room.state == pb.ROOM_STATE_PLAYING else None
+
+    # STARTING when the ticker was creating the room's table at the same moment (the same
+    # request to the gateway, which answers the second TABLE_STARTING until it is up): the
+    # room is PLAYING once either call got the table.
+    if room.state != pb.ROOM_STATE_PLAYING:
+        room = wait_for(playing_room, 30, "the room's table", stack)
     a = room.assignment
     player = RemotePlayer(a.gateway_address, a.table_id, a.seat_token, seat=a.seat - 1)
     try:

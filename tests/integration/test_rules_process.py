@@ -47,7 +47,7 @@ def test_judges_vectors_counts_rejections_and_stops_cleanly(tmp_path):
                 stub.GetWaits(rules_pb2.GetWaitsRequest(hand=bad), timeout=TIMEOUT)
             assert info.value.code() is grpc.StatusCode.INVALID_ARGUMENT
 
-            metrics = fetch_metrics(proc.metrics_port)
+            metrics = fetch_metrics(proc.ports.metrics)
             ok = metric_value(
                 metrics, "grpc_server_handled_total", grpc_method="GetWaits", grpc_code="OK"
             )

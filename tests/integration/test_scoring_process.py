@@ -36,7 +36,7 @@ def test_settles_counts_rejections_and_stops_cleanly(tmp_path):
                 stub.SettleWin(request, timeout=TIMEOUT)
             assert info.value.code() is grpc.StatusCode.INVALID_ARGUMENT
 
-            metrics = fetch_metrics(proc.metrics_port)
+            metrics = fetch_metrics(proc.ports.metrics)
             for code in ("OK", "INVALID_ARGUMENT"):
                 value = metric_value(
                     metrics, "grpc_server_handled_total", grpc_method="SettleWin", grpc_code=code

@@ -1,6 +1,7 @@
-"""The wall as real processes (shared.supervisor.ServiceProcess) on free loopback ports:
-start-up to SERVING, calls, /metrics, state kept in SQLite across a restart, two replicas on
-one store, and a clean SIGTERM shutdown (NOT_SERVING while draining, exit status 0)."""
+"""The wall as real processes (shared.supervisor.ServiceProcess) on loopback ports the OS picks:
+start-up to SERVING (the port file naming every port; a process that exits at start-up fails at
+once), calls, /metrics, state kept in SQLite across a restart, two replicas on one store, and a
+clean SIGTERM shutdown (NOT_SERVING while draining, exit status 0)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,13 @@ import signal
 import time
 from pathlib import Path
 
+import grpc
 import pytest
 from mahjong.wall.v1 import wall_pb2, wall_pb2_grpc
 
 from shared import tiles as T
 from shared.convert import common as C
-from shared.supervisor import ServiceProcess
+from shared.supervisor import ServiceProcess, StartupError
 from tests.support.probes import fetch_metrics, health_status, metric_value
 from tests.support.stacks import service_process
 from tests.support.tls import to_process
@@ -68,7 +70,7 @@ def test_serves_keeps_state_across_restarts_and_stops_cleanly_on_sigterm(tmp_pat
         hand = stub.NewHand(wall_pb2.NewHandRequest(dealer=C.seat_to_proto(1)), timeout=TIMEOUT)
         stub.Deal(wall_pb2.DealRequest(hand_id=hand.hand_id), timeout=TIMEOUT)
         first = draw(stub, hand.hand_id, 1)
-        metrics = fetch_metrics(proc.metrics_port)
+        metrics = fetch_metrics(proc.ports.metrics)
         assert (
             metric_value(metrics, "grpc_server_handled_total", grpc_method="Draw", grpc_code="OK")
             == 1
@@ -134,3 +136,33 @@ def test_two_replicas_on_postgres_with_the_password_never_shown(tmp_path, postgr
         assert "s3cret" not in log
         serving = [json.loads(line) for line in log.splitlines() if '"serving"' in line]
         assert serving and serving[0]["store"].startswith("postgresql://postgres:***@")
+
+
+def test_the_port_file_names_every_port_the_process_bound(tmp_path):
+    """Started on ports the OS picks (gRPC, health, metrics): the port file names each, and
+    each answers."""
+    proc = service_process("wall", tmp_path, extra=["--health-port", "auto"], metrics=True)
+    proc.start().wait_ready(timeout=30)
+    try:
+        ports = proc.ports
+        assert ports.pid == proc.proc.pid and ports.service == "wall"
+        assert ports.services == ("mahjong.wall.v1.WallService",)
+        assert len({ports.grpc, ports.health, ports.metrics}) == 3 and 0 not in (
+            ports.grpc,
+            ports.health,
+            ports.metrics,
+        )
+        assert ports.internal == 0 and ports.web == 0  # the wall has neither
+        with grpc.insecure_channel(f"127.0.0.1:{ports.health}") as plain:
+            assert health_status(plain, "mahjong.wall.v1.WallService") == "SERVING"
+        assert "grpc_server_handled_total" in fetch_metrics(ports.metrics)
+    finally:
+        assert proc.stop() == 0
+
+
+def test_a_process_that_exits_at_start_up_fails_at_once_with_the_end_of_its_log(tmp_path):
+    proc = service_process("wall", tmp_path, extra=["--no-such-flag"]).start()
+    began = time.monotonic()
+    with pytest.raises(StartupError, match="unrecognized arguments: --no-such-flag"):
+        proc.wait_ready(timeout=120)
+    assert time.monotonic() - began < 60  # not the timeout: its exit

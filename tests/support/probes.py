@@ -1,13 +1,14 @@
 """Probes every service test uses: grpc health, reflection, Prometheus /metrics, the status
-and ErrorInfo of a failed call, and waiting for a condition."""
+and ErrorInfo of a failed call, waiting for a condition, and an address nothing answers at."""
 
 from __future__ import annotations
 
 import contextlib
 import re
+import socket
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TypeVar
 
 import grpc
@@ -100,3 +101,13 @@ def wait_for(
                 return value
         time.sleep(every)
     raise AssertionError(f"timed out waiting for {what}\n{logs()}")
+
+
+@contextlib.contextmanager
+def refusing_address() -> Iterator[str]:
+    """A loopback address where nothing answers while the block runs: a port this process holds
+    bound without listening on it, so a connection is refused and no other process can take
+    the port meanwhile (a port merely found free could be taken before it is used)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        yield f"127.0.0.1:{s.getsockname()[1]}"

@@ -23,9 +23,10 @@ from services.matchmaking.server import make_spec as make_matchmaking_spec
 from services.rules.server import SPEC as RULES
 from services.scoring.server import SPEC as SCORING
 from services.wall.server import SPEC as WALL
+from shared.ports import AUTO_PORT
 from shared.ruleset import load_ruleset
 from shared.server import RunningServer, ServiceSpec
-from shared.supervisor import ServiceProcess, addr_flags, free_port
+from shared.supervisor import ServiceProcess, addr_flags
 from tests.support import sessions
 from tests.support.grpc_server import channel_to, serving
 from tests.unit.matchmaking.mm_fakes import FakeAllocator
@@ -161,17 +162,17 @@ def service_process(
     *,
     store_url: str = "memory://",
     extra: Iterable[str] = (),
-    port: int = 0,
     metrics: bool = False,
     log_name: str | None = None,
 ) -> ServiceProcess:
-    """Service ``name`` as a child process (not started yet) on ``port`` or a free loopback
-    port, with /metrics on another free port when ``metrics`` (else none), logging to
-    ``log_dir/<log_name or name>.log``; ``extra`` are more ``mahjong serve`` flags."""
+    """Service ``name`` as a child process (not started yet) on ports the OS picks
+    (``proc.served`` names them once ``wait_ready`` returned), with /metrics on another such port
+    when ``metrics`` (else none), logging to ``log_dir/<log_name or name>.log``; ``extra`` are
+    more ``mahjong serve`` flags."""
     return ServiceProcess(
         name,
-        port or free_port(),
-        free_port() if metrics else 0,
+        0,
+        AUTO_PORT if metrics else 0,
         store_url,
         list(extra),
         log_path=log_dir / f"{log_name or name}.log",

@@ -54,20 +54,27 @@ def retry_delay(exc: grpc.RpcError) -> float | None:
 def call_retrying(
     method: Callable[..., Any], req: Any, *, timeout: float, retry_for: float, transient: bool
 ) -> Any:
-    """One unary call, retried for up to ``retry_for`` seconds: after the wait a
-    RESOURCE_EXHAUSTED refusal's ``RetryInfo`` names, and (``transient``: reads, and calls that
-    carry a request id, so a retry is never applied twice) after UNAVAILABLE / DEADLINE_EXCEEDED
-    (the gateway unreachable, or the table moving to another replica: NOT_OWNER). Any
-    other error, or one that would outlast the window, is raised."""
+    """One unary call, retried: after the wait a RESOURCE_EXHAUSTED refusal's ``RetryInfo``
+    names (flood control: the server says when the call will be taken; waiting it out spends
+    nothing of the window), and for up to ``retry_for`` seconds (``transient``: reads, and calls
+    that carry a request id, so a retry is never applied twice) after UNAVAILABLE /
+    DEADLINE_EXCEEDED (the gateway unreachable, or the table moving to another replica:
+    NOT_OWNER). Any other error, or a transient one that would outlast the window, is raised."""
     deadline = time.monotonic() + retry_for
     while True:
         try:
             return method(req, timeout=timeout)
         except grpc.RpcError as exc:
-            delay = 0.1 if transient and exc.code() in _TRANSIENT else retry_delay(exc)
-            if delay is None or time.monotonic() + delay > deadline:
+            asked = retry_delay(exc)
+            if asked is not None:
+                deadline += asked
+                time.sleep(asked)
+                continue
+            if not transient or exc.code() not in _TRANSIENT:
                 raise
-            time.sleep(delay)
+            if time.monotonic() + 0.1 > deadline:
+                raise
+            time.sleep(0.1)
 
 
 class Policy(Protocol):
@@ -256,7 +263,9 @@ class RemotePlayer:
     def run(self, max_hands: int | None = None) -> PlayerLog:
         """Follow the table and answer prompts until it finishes, ``max_hands`` hand results
         arrive, or :meth:`stop` is called. A dropped stream (or :meth:`drop_connection`) is
-        resumed with ``after_sequence`` = the last number seen."""
+        resumed with ``after_sequence`` = the last number seen, for up to ``reconnect_for``
+        seconds without an event; a stream refused by flood control is resumed after the wait
+        its RetryInfo asks for, which spends nothing of that budget."""
         self._max_hands = max_hands
         give_up = None
         while not self._done():
@@ -276,9 +285,14 @@ class RemotePlayer:
                         break
             except grpc.RpcError as exc:
                 code = exc.code()
-                # a dropped stream, or one cut for its pace (flood control, a slow reader):
-                # resumed from the last event seen
-                if (
+                asked = retry_delay(exc)
+                if asked is not None:  # flood control: the server says when to come back
+                    if give_up is not None:
+                        give_up += asked
+                    time.sleep(asked)
+                # a dropped stream, or one cut for its pace (a slow reader): resumed from the
+                # last event seen
+                elif (
                     code == grpc.StatusCode.CANCELLED
                     or code in _TRANSIENT
                     or (code == grpc.StatusCode.RESOURCE_EXHAUSTED)
@@ -288,7 +302,7 @@ class RemotePlayer:
                     if time.monotonic() > give_up:
                         raise
                     if not self._drop.is_set():
-                        time.sleep(retry_delay(exc) or 0.1)
+                        time.sleep(0.1)
                 else:
                     raise
             finally:

@@ -1,4 +1,5 @@
-"""A private local stack: every service the gateway needs, as real processes on free ports.
+"""A private local stack: every service the gateway needs, as real processes on ports the OS
+picks (each names them in its port file: shared.ports).
 
 ``mahjong play --local`` uses it so a person can play without ``make run``; the client tests
 (terminal, Node.js) use it to play against the real services. Each service runs as
@@ -14,14 +15,16 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from shared.addresses import INTERNAL_PORTS, WEB_PORTS
-from shared.supervisor import ServiceProcess, free_port, run_token, web_flags
+from shared.addresses import WEB_PORTS
+from shared.ports import AUTO_PORT
+from shared.supervisor import ServiceProcess, run_token, web_flags
 
 GATEWAY_STACK = ("wall", "rules", "scoring", "gateway")
 
 
 class LocalStack:
-    """Start ``services`` (in dependency order) on free loopback ports; a context manager."""
+    """Start ``services`` (in dependency order) on loopback ports the OS picks, each once the
+    ones it calls answer SERVING (it is given their addresses); a context manager."""
 
     def __init__(
         self,
@@ -37,7 +40,6 @@ class LocalStack:
         self.workdir = Path(workdir or self._tmp.name)  # type: ignore[union-attr]
         self.env = env or {}
         self.procs: dict[str, ServiceProcess] = {}
-        self.web_ports: dict[str, int] = {}
 
     def address(self, name: str) -> str:
         """Service ``name``'s public port (a player's; TLS unless the stack runs plaintext)."""
@@ -57,6 +59,11 @@ class LocalStack:
         return self.address("gateway")
 
     @property
+    def web_ports(self) -> dict[str, int]:
+        """The web port of each service that opened one (the gateway)."""
+        return {n: p.ports.web for n, p in self.procs.items() if p.served and p.served.web}
+
+    @property
     def web(self) -> str:
         """The gateway's web port (Connect, gRPC-Web and the web table), as a URL."""
         return f"http://127.0.0.1:{self.web_ports['gateway']}"
@@ -68,38 +75,46 @@ class LocalStack:
         missing = [n for n in self.services if n not in available]
         if missing:
             raise RuntimeError(f"services without a server: {', '.join(missing)}")
+
+        def calls(name: str) -> list[str]:
+            return [d for d in getattr(available[name], "CALLS", ()) if d in self.services]
+
+        pending = list(self.services)
         try:
-            for name in self.services:
-                wants = getattr(available[name], "CALLS", ())
-                flags = [
-                    f
-                    for dep in wants
-                    if dep in self.procs
-                    for f in (f"--{dep}-addr", self.procs[dep].internal_address)
-                ]
-                if name in WEB_PORTS:
-                    self.web_ports[name] = free_port()
-                    flags += web_flags(self.web_ports[name])
-                proc = ServiceProcess(
-                    name,
-                    free_port(),
-                    free_port(),
-                    f"sqlite:///{self.workdir / f'{name}.db'}",
-                    [*flags, *self.extra_args.get(name, [])],
-                    env=self.env,
-                    log_path=self.workdir / f"{name}.log",
-                    internal_port=free_port() if name in INTERNAL_PORTS else 0,
-                )
-                self.procs[name] = proc.start()
-            for name, proc in self.procs.items():
-                try:
-                    proc.wait_ready(timeout)
-                except (RuntimeError, TimeoutError) as exc:
-                    raise RuntimeError(f"{exc}; its log ends:\n{self.log_tail(name)}") from exc
+            while pending:
+                # Those whose callees are up start together (they are given their addresses);
+                # in a cycle, the first one left starts with the addresses known so far.
+                wave = [n for n in pending if all(d in self.procs for d in calls(n))]
+                wave = wave or pending[:1]
+                for name in wave:
+                    pending.remove(name)
+                    self.procs[name] = self._process(name, calls(name)).start()
+                for name in wave:
+                    self.procs[name].wait_ready(timeout)
         except BaseException:
             self.stop()
             raise
         return self
+
+    def _process(self, name: str, calls: list[str]) -> ServiceProcess:
+        """Service ``name`` (not started), calling those of ``calls`` that are up."""
+        flags = [
+            f
+            for dep in calls
+            if dep in self.procs
+            for f in (f"--{dep}-addr", self.procs[dep].internal_address)
+        ]
+        if name in WEB_PORTS:
+            flags += web_flags(AUTO_PORT)
+        return ServiceProcess(
+            name,
+            0,
+            AUTO_PORT,
+            f"sqlite:///{self.workdir / f'{name}.db'}",
+            [*flags, *self.extra_args.get(name, [])],
+            env=self.env,
+            log_path=self.workdir / f"{name}.log",
+        )
 
     def log_tail(self, name: str, lines: int = 40) -> str:
         path = self.workdir / f"{name}.log"

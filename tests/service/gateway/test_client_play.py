@@ -15,7 +15,7 @@ import pytest
 
 from services.gateway.client import create_table
 from services.gateway.client.stack import LocalStack
-from shared.supervisor import free_port
+from tests.support.probes import refusing_address
 
 pytestmark = pytest.mark.integration
 
@@ -206,14 +206,15 @@ def test_a_person_joins_an_open_seat_of_an_existing_table(stack):
 
 
 def test_an_unreachable_gateway_is_reported_plainly():
-    done = subprocess.run(
-        [*PLAY, "--gateway-addr", f"127.0.0.1:{free_port()}"],
-        cwd=ROOT,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    with refusing_address() as nowhere:
+        done = subprocess.run(
+            [*PLAY, "--gateway-addr", nowhere],
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     assert done.returncode == 1
     assert "UNAVAILABLE" in done.stdout
     assert "is a gateway running at 127.0.0.1:" in done.stdout

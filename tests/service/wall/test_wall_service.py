@@ -16,7 +16,7 @@ from services.wall.server import SERVICE_NAME, SPEC
 from services.wall.verify import verify_record
 from shared import tiles as T
 from shared.convert import common as C
-from shared.supervisor import free_port
+from shared.ports import AUTO_PORT
 from tests.support.grpc_server import serving
 from tests.support.probes import (
     fetch_metrics,
@@ -42,7 +42,7 @@ def wall(request, tmp_path_factory):
             serving(
                 SPEC,
                 store_url=url,
-                metrics_port=free_port(),
+                metrics_port=AUTO_PORT,
                 reflection=True,  # for test_health_and_reflection (off unless asked for)
                 extra={"allow_fixed_seed": True},
             )

@@ -55,7 +55,7 @@ def test_a_started_matchmaking_process_refuses_reports_without_the_token(fresh_t
 
     proc = sup.ServiceProcess(
         "matchmaking",
-        sup.free_port(),
+        0,
         0,
         f"sqlite:///{tmp_path / 'mm.db'}",
         ["--gateway-addr", "127.0.0.1:1"],

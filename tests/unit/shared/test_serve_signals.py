@@ -14,25 +14,28 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = """
-import signal, sys, threading, time
+import os, signal, sys, threading, time
 from services.rules.server import SPEC
 from shared.server import serve
 
+PORT_FILE = sys.argv[1]
+
 def fire():
-    time.sleep(1.5)  # serving by now
+    while not os.path.exists(PORT_FILE):  # written once it serves, its handlers set
+        time.sleep(0.01)
     print("signal", time.monotonic(), flush=True)
     signal.pthread_kill(threading.get_ident(), signal.SIGTERM)  # to this thread, not main
 
 threading.Thread(target=fire, daemon=True).start()
 serve(SPEC, ["--insecure", "--port", "0", "--metrics-port", "0", "--drain-seconds", "0",
-             "--grace-seconds", "0"])
+             "--grace-seconds", "0", "--port-file", PORT_FILE])
 print("stopped", time.monotonic(), flush=True)
 """
 
 
-def test_a_sigterm_taken_by_another_thread_stops_the_server_promptly():
+def test_a_sigterm_taken_by_another_thread_stops_the_server_promptly(tmp_path):
     done = subprocess.run(
-        [sys.executable, "-c", SCRIPT],
+        [sys.executable, "-c", SCRIPT, str(tmp_path / "ports.json")],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -15,8 +15,8 @@ from grpc_status import rpc_status
 
 from shared import server as S
 from shared.errors import FailedPrecondition, InvalidArgument, NotFound
+from shared.ports import AUTO_PORT
 from shared.store import Conflict, StoreUnavailable
-from shared.supervisor import free_port
 from tests.support.probes import fetch_metrics, health_status, list_services, metric_value
 
 SERVICE = "test.v1.ProbeService"
@@ -79,9 +79,8 @@ def _spec(target: dict) -> S.ServiceSpec:
 @pytest.fixture(scope="module")
 def probe():
     target: dict = {}
-    metrics_port = free_port()
     running = S.start(
-        _spec(target), S.Config(port=0, metrics_port=metrics_port, insecure=True, reflection=True)
+        _spec(target), S.Config(port=0, metrics_port=AUTO_PORT, insecure=True, reflection=True)
     )
     target["address"] = running.address
     channel = grpc.insecure_channel(running.address)
@@ -292,3 +291,44 @@ def test_structlog_json_lines_carry_the_rpc_context(probe):
     assert rejected and rejected[0]["rpc"] == "Domain"
     assert rejected[0]["code"] == "INVALID_ARGUMENT"
     assert rejected[0]["level"] == "info" and "timestamp" in rejected[0]
+
+
+@pytest.mark.parametrize(("accepted_ping_ms", "sent_away"), [(500, False), (60_000, True)])
+def test_a_client_pinging_as_often_as_the_server_accepts_keeps_its_connection(
+    accepted_ping_ms, sent_away
+):
+    """A client pings every second on a connection that carries no data (an open stream with
+    nothing to send): a server accepting a ping every half second keeps the connection; one
+    accepting a ping a minute sends it away (GOAWAY "too_many_pings" on the third early ping),
+    which ends the stream. (grpc ignores an option it does not know, silently: under a wrong
+    name the server would keep its default, five minutes, and send every such client away.)"""
+    from concurrent import futures
+
+    from grpc_health.v1 import health, health_pb2_grpc
+
+    server = grpc.server(
+        futures.ThreadPoolExecutor(4),
+        options=S.keepalive_options(S.Config(), accepted_ping_ms=accepted_ping_ms),
+    )
+    health_pb2_grpc.add_HealthServicer_to_server(health.HealthServicer(), server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    pinging = [
+        ("grpc.keepalive_time_ms", 1_000),
+        ("grpc.keepalive_timeout_ms", 1_000),
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.http2.max_pings_without_data", 0),
+    ]
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}", options=pinging)
+    try:
+        watch = health_pb2_grpc.HealthStub(channel).Watch(health_pb2.HealthCheckRequest())
+        next(watch)  # SERVING; nothing more is sent on the stream
+        ended = threading.Event()
+        watch.add_callback(ended.set)
+        # The 4th ping, about 4 s in, is the third early one.
+        assert ended.wait(6.0) == sent_away
+        if sent_away:
+            assert watch.code() == grpc.StatusCode.UNAVAILABLE
+    finally:
+        channel.close()
+        server.stop(0)
