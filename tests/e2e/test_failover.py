@@ -9,6 +9,8 @@ from __future__ import annotations
 import contextlib
 import json
 import signal
+import sqlite3
+import time
 
 import pytest
 from mahjong.common.v1 import common_pb2
@@ -158,6 +160,26 @@ def test_another_replica_takes_the_table_over_and_the_player_plays_on(stack):
             b.stop()
 
 
+def pause_between_writes(proc, db) -> None:
+    """SIGSTOP ``proc`` while it holds no write lock on the SQLite file ``db``: a process paused
+    inside a write transaction keeps the file locked for every other process (SQLite's own
+    property, not what this test is about), so a pause that lands in one is undone and tried
+    again a moment later."""
+    for _ in range(50):
+        proc.send_signal(signal.SIGSTOP)
+        conn = sqlite3.connect(db, timeout=0.2)
+        try:
+            conn.execute("BEGIN IMMEDIATE")  # takes the write lock, or waits 0.2 s for it
+            conn.rollback()
+            return
+        except sqlite3.OperationalError:  # paused mid-write: let it finish
+            proc.send_signal(signal.SIGCONT)
+            time.sleep(0.05)
+        finally:
+            conn.close()
+    raise AssertionError(f"{db} stayed write-locked at every pause")
+
+
 def test_a_paused_owner_never_writes_after_the_takeover(stack):
     """The split seen before fencing: the owner SIGSTOPped for several leases mid-hand, another
     replica takes over, then SIGCONT. The paused owner's timers and bots wake up on a table it
@@ -172,7 +194,7 @@ def test_a_paused_owner_never_writes_after_the_takeover(stack):
         t, token, seen = play_until_own_turn(stub, "ps-0", max_hands=1, turns=2)
         # The answer reaches the owner, whose bots then play on... and the owner is paused.
         answer(stub, t.table_id, token, seen[-1])
-        a.proc.send_signal(signal.SIGSTOP)
+        pause_between_writes(a.proc, db)
         b = gateway(stack, db, "replica-b")
         ch_b = as_player(b.address)
         stub_b = gateway_pb2_grpc.GatewayServiceStub(ch_b)
