@@ -41,7 +41,16 @@ def context_from_proto(pb: scoring_pb2.HandContext, field: str = "context") -> H
         dice=dice,
         huangfan=pb.huangfan,
         garden_stacks=tuple(pb.garden_stacks) if len(pb.garden_stacks) else None,
+        doubled_seats=doubled_seats_from_proto(pb.doubled_seats, f"{field}.doubled_seats"),
     )
+
+
+def doubled_seats_from_proto(seats, field: str) -> frozenset[int]:
+    """The seats that played a 加倍卡, each set and named once."""
+    out = [C.seat_from_proto(s, f"{field}[{i}]") for i, s in enumerate(seats)]
+    if len(set(out)) != len(out):
+        raise InvalidArgument(f"{field} names a seat twice: {sorted(out)}", field=field)
+    return frozenset(out)
 
 
 def winner_from_proto(pb: scoring_pb2.WinnerHand, field: str) -> WinnerHand:
@@ -130,6 +139,7 @@ def context_to_proto(
         dealer=C.seat_to_proto(ctx.dealer),
         huangfan=ctx.huangfan,
         garden_stacks=list(ctx.garden_stacks or ()),
+        doubled_seats=[C.seat_to_proto(s) for s in sorted(ctx.doubled_seats)],
     )
     if ctx.dice is not None:
         pb.dice.CopyFrom(C.dice_to_proto(ctx.dice))

@@ -5,9 +5,10 @@ One JSON object per hand: ``ruleset`` (preset name; optional ``options`` overrid
 ``dealer``, ``dice``, ``huangfan``, ``winners`` (``seat``, ``concealed``, ``melds``,
 ``flowers``, ``win_tile``), ``win``, ``from``, ``replacement``, ``ready``, ``claims`` (pairs
 ``[claimer, claimed_from]``, optionally a third element true when the claimed-from player had
-declared 敲), ``first_go_around`` (天胡/地胡), ``garden_stacks`` (逛花园), and for an escape
-``seat``; RULES-presets §13.0 adds ``last_tile`` (海底捞月), ``replacement_after`` (``kong``
-or ``flower``), ``from_hand`` (``{concealed, melds}`` of the discarder, shanghai-old's 包输) and
+declared 敲), ``first_go_around`` (天胡/地胡), ``garden_stacks`` (逛花园), ``doubled_seats``
+(seats that played a 加倍卡, RULES-items §2), and for an escape ``seat``; RULES-presets §13.0
+adds ``last_tile`` (海底捞月), ``replacement_after`` (``kong`` or ``flower``), ``from_hand``
+(``{concealed, melds}`` of the discarder, shanghai-old's 包输) and
 ``wild_indicator`` (the turned-up tile of a flipped-百搭 table), and ``visible`` (mpsz: the
 tiles the winner sees outside the hand, read with ``baida_tiles.wildcard_fifth_copy`` false).
 ``expect`` is ignored. The
@@ -92,6 +93,7 @@ def _context(obj: Mapping) -> HandContext:
         dice=dice,
         huangfan=obj.get("huangfan", 0),
         garden_stacks=None if stacks is None else tuple(_list(stacks, "garden_stacks")),
+        doubled_seats=frozenset(_seats(obj.get("doubled_seats", []), "doubled_seats")),
     )
 
 

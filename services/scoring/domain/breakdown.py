@@ -70,6 +70,7 @@ CATALOG: dict[str, tuple[str, str]] = {
     "PAY_FAN_CHENGBAO": ("claimer pays the liable player's win", "反承包"),
     "PAY_OUTSIDER_UNREADY": ("unready discarder into a liability relation", "未听牌点炮"),
     "PAY_OUTSIDER_READY": ("ready discarder into a liability relation", "听牌点炮"),
+    "DOUBLE_CARD": ("Double card ×2", "加倍卡 ×2"),  # RULES-items §2
     "LOSS_CAP": ("loss cap per player", "单局封顶"),
     "GARDEN_LIMIT": ("pays no more than the chips left", "逛花园"),
     "ROUNDING": ("rounding remainder", "余数"),

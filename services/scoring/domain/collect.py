@@ -1,6 +1,8 @@
 """From what each payer owes to the chips that move: every scoring model's last step.
 
-Each payer's debts (payee, chips) are limited by the loss cap when the model has one and by
+First the hand's 加倍卡 (``ctx.doubled_seats``) double the debts between a doubled seat and
+another (:mod:`services.scoring.domain.double_card`); then each payer's debts (payee, chips)
+are limited by the loss cap when the model has one (doubled for a payer who doubled) and by
 its 逛花园 stack when the table plays 逛花园 (the lower limit wins), scaled down
 proportionally as :mod:`services.scoring.domain.loss_cap` does; the result is the transfers,
 the net chips per seat and the breakdown items of every limit and transfer.
@@ -11,12 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from services.scoring.domain.breakdown import Item, Unit, item
+from services.scoring.domain.double_card import Debts, double_debts, payer_cap
 from services.scoring.domain.garden import garden_limit
 from services.scoring.domain.loss_cap import limit_payer
 from services.scoring.domain.model import HandContext, Transfer
 from services.scoring.domain.payments import Owed
 
-Debts = dict[int, list[tuple[int, int]]]  # payer -> [(payee, chips)]
+__all__ = ["Debts", "collect", "owe", "transfer_items"]
 
 
 def owe(o: Owed, value: int, stake: int, debts: Debts) -> Item:
@@ -39,14 +42,19 @@ def collect(
     cap: int | None = None,
     cap_text: Callable[[], str] = str,
 ) -> tuple[list[Transfer], list[int], list[Item]]:
-    """Apply each payer's loss ``cap`` (chips; None: none, ``cap_text`` says what it is) and
-    逛花园 limit; the transfers, net chips per seat and the limit items."""
+    """Double the debts of the hand's 加倍卡, then apply each payer's loss ``cap`` (chips;
+    None: none, ``cap_text`` says what it is; doubled for a payer who doubled) and 逛花园
+    limit; the transfers, net chips per seat and the doubling and limit items."""
     transfers: list[Transfer] = []
     payments = [0, 0, 0, 0]
-    items: list[Item] = []
+    doubled = ctx.doubled_seats
+    owed_by_payer, items = double_debts(owed_by_payer, doubled)
     for payer in sorted(owed_by_payer):
         amounts = list(owed_by_payer[payer])
-        limit, code, why = cap, "LOSS_CAP", cap_text
+        own_cap = payer_cap(cap, payer, doubled)
+        limit, code, why = own_cap, "LOSS_CAP", cap_text
+        if own_cap != cap:
+            why = _doubled_cap_text(cap_text)
         stack = garden_limit(ctx.garden_stacks, payer)
         if stack is not None and (limit is None or stack < limit):
             limit, code, why = stack, "GARDEN_LIMIT", lambda s=stack: f"has {s} chips left"
@@ -59,6 +67,10 @@ def collect(
                 payments[payer] -= chips
                 payments[payee] += chips
     return transfers, payments, items
+
+
+def _doubled_cap_text(cap_text: Callable[[], str]) -> Callable[[], str]:
+    return lambda: f"{cap_text()}, ×2 for the payer's 加倍卡"
 
 
 def transfer_items(transfers: Sequence[Transfer]) -> list[Item]:

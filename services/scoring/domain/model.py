@@ -42,7 +42,8 @@ class WinKind(enum.Enum):
 class HandContext:
     """The table around one hand. ``stake`` is chips per point (底分 of §11); ``huangfan`` is
     the 荒番 counter when the hand started (§10); ``garden_stacks`` the chips each seat holds
-    under 逛花园 (payment.garden), else None."""
+    under 逛花园 (payment.garden), else None; ``doubled_seats`` the seats that played a 加倍卡
+    for the hand (RULES-items §2)."""
 
     ruleset: Ruleset
     stake: int
@@ -50,6 +51,7 @@ class HandContext:
     dice: tuple[int, int] | None = None
     huangfan: int = 0
     garden_stacks: tuple[int, ...] | None = None
+    doubled_seats: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)

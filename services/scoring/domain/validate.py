@@ -72,6 +72,8 @@ def check_context(ctx: HandContext, needs_dice: bool) -> None:
             field="dice",
         )
     check_garden_stacks(ctx.ruleset, ctx.garden_stacks)
+    for seat in ctx.doubled_seats:
+        check_seat(seat, "doubled seat")
 
 
 def check_win_request(w: WinInput, needs_dice: bool) -> None:

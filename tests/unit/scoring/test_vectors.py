@@ -1,5 +1,6 @@
-"""Every scoring vector (tests/vectors/scoring.jsonl and, for shanghai-old and -baida,
-presets-scoring.jsonl) through the domain and through the CLI."""
+"""Every scoring vector (tests/vectors/scoring.jsonl, for shanghai-old and -baida
+presets-scoring.jsonl, for 加倍卡 double-card-scoring.jsonl) through the domain and through the
+CLI."""
 
 from __future__ import annotations
 
@@ -15,14 +16,20 @@ from tests.conftest import VECTORS, load_vectors
 
 SCORING = load_vectors("scoring.jsonl")
 PRESETS = load_vectors("presets-scoring.jsonl")
-FILES = {"scoring.jsonl": SCORING, "presets-scoring.jsonl": PRESETS}
+DOUBLED = load_vectors("double-card-scoring.jsonl")
+FILES = {
+    "scoring.jsonl": SCORING,
+    "presets-scoring.jsonl": PRESETS,
+    "double-card-scoring.jsonl": DOUBLED,
+}
+ALL = SCORING + PRESETS + DOUBLED
 
 
 def test_the_vector_files_hold_every_example():
-    assert (len(SCORING), len(PRESETS)) == (11, 26)
+    assert (len(SCORING), len(PRESETS), len(DOUBLED)) == (11, 26, 9)
 
 
-@pytest.mark.parametrize("vector", SCORING + PRESETS, ids=[v["name"] for v in SCORING + PRESETS])
+@pytest.mark.parametrize("vector", ALL, ids=[v["name"] for v in ALL])
 def test_vector(vector):
     got = settlement_json(settle_object(vector))
     expect = vector["expect"]
