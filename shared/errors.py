@@ -7,6 +7,7 @@ servicers stay thin and every service answers bad input the same way.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -76,3 +77,35 @@ class ResourceExhausted(DomainError):
 class Unavailable(DomainError):
     code = "UNAVAILABLE"
     reason = "UNAVAILABLE"
+
+
+def _error_classes() -> dict[str, type[DomainError]]:
+    out: dict[str, type[DomainError]] = {}
+    todo = [DomainError]
+    while todo:
+        cls = todo.pop()
+        out.setdefault(cls.code, cls)
+        todo.extend(cls.__subclasses__())
+    return out
+
+
+ERROR_CLASSES = _error_classes()
+"""The domain error class of each status code name (a kept refusal is raised again as one)."""
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A refused request as kept for its request id: the same error is raised again."""
+
+    code: str
+    message: str
+    reason: str
+    details: dict[str, str] = field(default_factory=dict)
+
+    @staticmethod
+    def of(exc: DomainError) -> Refusal:
+        return Refusal(exc.code, exc.message, exc.reason, dict(exc.details))
+
+    def raise_again(self) -> None:
+        cls = ERROR_CLASSES.get(self.code, DomainError)
+        raise cls(self.message, reason=self.reason, **self.details)

@@ -1,4 +1,5 @@
-"""Flood control: token buckets by key (a seat token's calls, a client address's new tables).
+"""Flood control: token buckets by key (the gateway's calls per seat token and new tables per
+client address, matchmaking's calls per player and per address).
 
 A key may make ``burst`` calls at once and ``rate`` per second after that; a call past it is
 refused RESOURCE_EXHAUSTED with the delay after which one more is allowed (``retry_delay_ms``,

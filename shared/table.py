@@ -45,6 +45,10 @@ NUM_SEATS = 4
 # Chips per point (底分), far above the highest level's base (65536, RULES §11), low enough that
 # every amount (at most 勒子 × points × shares × stake) stays a 64-bit protobuf integer.
 MAX_STAKE = 10**12
+# The most hands and rounds (圈) one table may be created for (the gateway refuses more); the
+# tables matchmaking asks for are checked against them when a room or tournament is created.
+MAX_HANDS = 10_000
+MAX_ROUNDS = 1_000
 
 
 def next_seat(seat: int) -> int:

@@ -43,9 +43,8 @@ from grpc_status import rpc_status
 from mahjong.gateway.v1 import gateway_pb2, gateway_pb2_grpc
 
 from services.gateway.tables.leases import LeaseWatch
-from services.gateway.tables.records import ERROR_CLASSES
 from shared.addresses import CLIENT_KEEPALIVE_OPTIONS
-from shared.errors import DomainError, Unavailable
+from shared.errors import ERROR_CLASSES, DomainError, Unavailable
 from shared.server import INTERNAL_TOKEN_HEADER
 from shared.tls import TLSFiles, channel_credentials, dial, name_override
 

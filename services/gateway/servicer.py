@@ -23,7 +23,6 @@ from services.gateway.forwarding import (
     error_of,
 )
 from services.gateway.hints import hint, hints_allowed
-from services.gateway.limits import RateLimiter
 from services.gateway.tables import TableManager, TableSpec, check_id
 from services.gateway.tables.leases import LeaseWatch
 from shared.convert.common import (
@@ -32,8 +31,10 @@ from shared.convert.common import (
     seat_to_proto,
 )
 from shared.errors import DomainError, InvalidArgument, PermissionDenied, Unavailable
+from shared.rate_limit import RateLimiter
 from shared.ruleset import DEFAULT_RULESET
 from shared.server import from_internal_caller, peer_address
+from shared.table import MAX_HANDS, MAX_ROUNDS
 from shared.tls import OPERATOR, TLSFiles
 
 # The workloads whose CreateTable makes a table of the ledger (its hands reported), and those
@@ -41,8 +42,6 @@ from shared.tls import OPERATOR, TLSFiles
 TABLE_CREATORS = frozenset({"matchmaking"})
 SEAT_ISSUERS = frozenset({"matchmaking", OPERATOR})
 
-MAX_HANDS = 10_000
-MAX_ROUNDS = 1_000
 MAX_SEAT_WAIT_SECONDS = 86_400
 
 

@@ -17,10 +17,10 @@ same fields). A record of an unknown version is refused by name.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from shared.errors import DomainError, InvalidArgument
+from shared.errors import InvalidArgument, Refusal
 
 REQUESTS = "gateway-request"
 CREATES = "gateway-create"
@@ -45,24 +45,6 @@ def _load(raw: bytes, what: str) -> dict[str, Any]:
     if v != VERSION:
         raise ValueError(f"{what} record of version {v}: this release reads version {VERSION}")
     return d
-
-
-@dataclass(frozen=True)
-class Refusal:
-    """A refused request as kept for its request id: the same error is raised again."""
-
-    code: str
-    message: str
-    reason: str
-    details: dict[str, str] = field(default_factory=dict)
-
-    @staticmethod
-    def of(exc: DomainError) -> Refusal:
-        return Refusal(exc.code, exc.message, exc.reason, dict(exc.details))
-
-    def raise_again(self) -> None:
-        cls = ERROR_CLASSES.get(self.code, DomainError)
-        raise cls(self.message, reason=self.reason, **self.details)
 
 
 @dataclass(frozen=True)
@@ -164,17 +146,6 @@ def decode_seats(raw: bytes) -> list[SeatRecord]:
     return [SeatRecord(s["player_id"], bool(s["bot"])) for s in d]
 
 
-def _error_classes() -> dict[str, type[DomainError]]:
-    out: dict[str, type[DomainError]] = {}
-    todo = [DomainError]
-    while todo:
-        cls = todo.pop()
-        out.setdefault(cls.code, cls)
-        todo.extend(cls.__subclasses__())
-    return out
-
-
-ERROR_CLASSES = _error_classes()
 MAX_ID = 128
 
 

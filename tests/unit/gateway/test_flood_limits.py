@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from services.gateway.limits import RateLimiter
 from shared.aio_server import CallLimits
 from shared.errors import ResourceExhausted
+from shared.rate_limit import RateLimiter
 from shared.server import peer_address, rich_status
 
 
