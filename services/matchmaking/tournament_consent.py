@@ -1,0 +1,175 @@
+"""Entering a tournament by consent, and its purse (RULES-items §3), on the records of
+:mod:`.tournaments`.
+
+* Nobody is entered by another's act: the creator's invite (:func:`invite`) only lists the
+  player; the player enters by :func:`accept_invite` (or JoinTournament), or declines.
+* The creator cancels before the first round (:func:`cancel`): the tournament is FINISHED and
+  ``cancelled``; the caller refunds every entry from the ledger.
+* The pool is shared by final rank by the creator's ``prize_percent`` (default 50 / 30 / 20,
+  rounding to rank 1: :func:`prize_split`); operators add house-funded prizes
+  (:func:`add_house_prize`); what each rank received is kept once (:func:`record_prizes`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from shared.errors import FailedPrecondition, InvalidArgument, PermissionDenied
+from shared.store.base import Store
+
+from .tournaments import (
+    DEFAULT_PRIZE_PERCENT,
+    FINISHED,
+    MAX_ENTRANTS,
+    MAX_ENTRY_MATCH_CARDS,
+    MAX_ENTRY_SILVER,
+    MAX_INVITES,
+    MAX_PRIZE_RANKS,
+    Entrant,
+    HousePrize,
+    Prize,
+    Tournament,
+    _added,
+    _mutate,
+    _require_registering,
+)
+
+
+def prize_percent_of(percent: Sequence[int]) -> tuple[int, ...]:
+    """The creator's shares of the pool by rank (empty = 50 / 30 / 20); each 0-100, summing to
+    100, at most MAX_PRIZE_RANKS ranks; else InvalidArgument."""
+    if not percent:
+        return DEFAULT_PRIZE_PERCENT
+    if len(percent) > MAX_PRIZE_RANKS:
+        raise InvalidArgument(
+            f"prize_percent has {len(percent)} ranks; at most {MAX_PRIZE_RANKS}",
+            field="prize_percent",
+        )
+    if any(not 0 <= p <= 100 for p in percent) or sum(percent) != 100:
+        raise InvalidArgument(
+            f"prize_percent {list(percent)} must be shares of 0-100 summing to 100 "
+            f"(they sum to {sum(percent)})",
+            field="prize_percent",
+        )
+    return tuple(percent)
+
+
+def validate_entry(entry_silver: int, entry_match_cards: int) -> None:
+    if not 0 <= entry_silver <= MAX_ENTRY_SILVER:
+        raise InvalidArgument(
+            f"entry_silver {entry_silver} out of range 0-{MAX_ENTRY_SILVER}", field="entry_silver"
+        )
+    if not 0 <= entry_match_cards <= MAX_ENTRY_MATCH_CARDS:
+        raise InvalidArgument(
+            f"entry_match_cards {entry_match_cards} out of range 0-{MAX_ENTRY_MATCH_CARDS}",
+            field="entry_match_cards",
+        )
+
+
+def prize_split(pool: int, percent: Sequence[int], ranks: int) -> list[int]:
+    """The pool shared by rank (rank 1 first) for ``ranks`` ranked entrants: each share rounded
+    down, what rounding leaves (and the shares of ranks nobody holds) to rank 1. Sums to
+    ``pool`` whenever ``ranks`` ≥ 1."""
+    if ranks < 1:
+        return []
+    n = min(ranks, len(percent))
+    shares = [pool * p // 100 for p in percent[:n]]
+    shares[0] += pool - sum(shares)
+    return shares
+
+
+def check_invite_ids(player_ids: Sequence[str]) -> None:
+    if not player_ids:
+        raise InvalidArgument("player_ids is empty", field="player_ids")
+    if len(player_ids) > MAX_INVITES:
+        raise InvalidArgument(
+            f"player_ids has {len(player_ids)} entries; at most {MAX_INVITES}", field="player_ids"
+        )
+    if any(not p for p in player_ids):
+        raise InvalidArgument("a player id is empty", field="player_ids")
+
+
+def invite(store: Store, tournament_id: str, creator: str, player_ids: Sequence[str]):
+    """The creator invites players: they are listed as invited, never entered (each enters only
+    by :func:`accept_invite`). Already invited or entered ids are skipped."""
+    check_invite_ids(player_ids)
+
+    def fn(t: Tournament) -> Tournament:
+        if t.creator != creator:
+            raise PermissionDenied(f"only the creator {t.creator} may invite to {tournament_id}")
+        _require_registering(t)
+        known = {*t.invited, *(e.player_id for e in t.entrants)}
+        new = tuple(dict.fromkeys(p for p in player_ids if p not in known))
+        if len(t.invited) + len(new) > MAX_ENTRANTS:
+            raise FailedPrecondition(
+                f"tournament {tournament_id} has {len(t.invited)} invites; at most {MAX_ENTRANTS}",
+                reason="TOO_MANY_INVITES",
+            )
+        return replace(t, invited=(*t.invited, *new))
+
+    return _mutate(store, tournament_id, fn)
+
+
+def require_invited(t: Tournament, player_id: str) -> None:
+    if player_id not in t.invited:
+        raise FailedPrecondition(
+            f"{player_id} has no invite to {t.tournament_id}", reason="NOT_INVITED"
+        )
+
+
+def accept_invite(store: Store, tournament_id: str, entrant: Entrant) -> Tournament:
+    """The invited player enters (the invite is used up)."""
+
+    def fn(t: Tournament) -> Tournament:
+        _require_registering(t)
+        require_invited(t, entrant.player_id)
+        t = replace(t, invited=tuple(p for p in t.invited if p != entrant.player_id))
+        return _added(t, [entrant])
+
+    return _mutate(store, tournament_id, fn)
+
+
+def decline_invite(store: Store, tournament_id: str, player_id: str) -> Tournament:
+    def fn(t: Tournament) -> Tournament:
+        require_invited(t, player_id)
+        return replace(t, invited=tuple(p for p in t.invited if p != player_id))
+
+    return _mutate(store, tournament_id, fn)
+
+
+def cancel(store: Store, tournament_id: str, player_id: str) -> Tournament:
+    """The creator cancels before the first round: FINISHED, ``cancelled``, nobody ranked (the
+    entries are refunded by the caller, from the entrants of the record returned)."""
+
+    def fn(t: Tournament) -> Tournament:
+        if t.creator != player_id:
+            raise PermissionDenied(f"only the creator {t.creator} may cancel {tournament_id}")
+        _require_registering(t)
+        return replace(t, state=FINISHED, cancelled=True, invited=())
+
+    return _mutate(store, tournament_id, fn)
+
+
+def add_house_prize(store: Store, tournament_id: str, prize: HousePrize) -> Tournament:
+    """An operator's prize, already in escrow (repeats of its ``ref`` add nothing)."""
+
+    def fn(t: Tournament) -> Tournament:
+        if any(h.ref == prize.ref for h in t.house_prizes):
+            return t
+        if t.state == FINISHED:
+            raise FailedPrecondition(
+                f"tournament {tournament_id} is finished", reason="TOURNAMENT_FINISHED"
+            )
+        return replace(t, house_prizes=(*t.house_prizes, prize))
+
+    return _mutate(store, tournament_id, fn)
+
+
+def record_prizes(store: Store, tournament_id: str, prizes: Sequence[Prize]) -> Tournament:
+    """What each rank received (once: a record that has them keeps them)."""
+
+    def fn(t: Tournament) -> Tournament:
+        return t if t.prizes else replace(t, prizes=tuple(prizes))
+
+    return _mutate(store, tournament_id, fn)
