@@ -170,10 +170,15 @@ def _reloading(kind: str) -> Callable[..., Any]:
     """A ``grpc.Channel`` method of ``kind`` for :class:`ReloadingChannel`: a stub's callable
     that binds to the channel of the moment on every call."""
 
-    def make(self, method, request_serializer=None, response_deserializer=None, **kw):
+    def make(
+        self, method, request_serializer=None, response_deserializer=None, *args: Any, **kw
+    ):
+        # grpc's interceptors pass a fourth argument positionally (_registered_method)
         kwargs = dict(
             request_serializer=request_serializer, response_deserializer=response_deserializer, **kw
         )
+        if args:
+            kwargs["_registered_method"] = args[0]
         return _ReloadingCallable(self, kind, method, kwargs)
 
     make.__name__ = kind

@@ -45,7 +45,7 @@ from shared.errors import FailedPrecondition, NotFound, Unavailable
 from shared.store.base import Fenced, Lease, LeaseHeld, Store, StoreError
 
 from . import records
-from .allocator import TableAllocation, TableAllocator, TableRequest
+from .allocator import TableAllocation, TableAllocator, TableRefused, TableRequest
 
 TABLES = "mm_tables"
 PENDING = "mm_tables_pending"
@@ -125,7 +125,11 @@ class RecordingAllocator:
             pending = {"tag": request.tag, "player_ids": _seats(request)}
             self.store.put(PENDING, sealed.request_id, records.dump(pending))
             with keeper:  # the gateway may take a while (retries): the claim is kept meanwhile
-                alloc = self.inner.create_table(sealed)
+                try:
+                    alloc = self.inner.create_table(sealed)
+                except TableRefused:  # never asked again: nothing is pending
+                    self.store.delete(PENDING, sealed.request_id)
+                    raise
             record(
                 self.store,
                 AllocatedTable(

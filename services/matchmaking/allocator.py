@@ -2,6 +2,8 @@
 
 The domain depends only on :class:`TableAllocator`; ``gateway_client.GatewayAllocator`` implements
 it over gRPC (idempotent by request id, with deadlines); unit tests use an in-memory fake.
+A gateway that cannot be reached is retried on later ticks; one that refuses the request
+(:class:`TableRefused`) is not: the room, match or tournament fails, with the reason shown.
 """
 
 from __future__ import annotations
@@ -9,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
+
+from shared.errors import FailedPrecondition
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,8 +44,17 @@ class TableAllocation:
     reused: bool = False
 
 
+class TableRefused(FailedPrecondition):
+    """The gateway refused the table for what it asks (its settings): asking again would be
+    refused again, so the room, match or tournament that wanted it fails, with ``message``
+    (the gateway's reason) for its players to see, and is never retried."""
+
+    reason = "TABLE_REFUSED"
+
+
 class TableAllocator(Protocol):
     def create_table(self, request: TableRequest) -> TableAllocation:
         """Create (or find, by request id) the table; raises shared.errors.Unavailable when no
-        gateway answers."""
+        gateway answers (tried again later), :class:`TableRefused` when the gateway refuses
+        the request itself (never tried again)."""
         ...

@@ -1,8 +1,10 @@
 """The gRPC side of the allocator port: ``GatewayService.CreateTable`` with deadlines and retries.
 
 Idempotent by request id, so a retry after a lost answer (or a second replica doing the same
-work) gets the same table. Any failure becomes :class:`shared.errors.Unavailable`; the domain
-then keeps the table pending and tries again on its next tick.
+work) gets the same table. A refusal of the request itself (INVALID_ARGUMENT and the like)
+becomes :class:`~.allocator.TableRefused`: the domain fails what wanted the table and never
+asks again. Any other failure becomes :class:`shared.errors.Unavailable`; the domain then
+keeps the table pending and tries again on its next tick.
 """
 
 from __future__ import annotations
@@ -19,11 +21,18 @@ from shared.errors import Unavailable
 from shared.server import internal_metadata
 from shared.tls import TLSFiles, dial
 
-from .allocator import TableAllocation, TableRequest
+from .allocator import TableAllocation, TableRefused, TableRequest
 
 log = structlog.get_logger("mahjong.matchmaking.gateway_client")
 
 _RETRYABLE = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED}
+# The gateway's answer to what the request asks: the same request would be refused again.
+_REFUSED = {
+    grpc.StatusCode.INVALID_ARGUMENT,
+    grpc.StatusCode.FAILED_PRECONDITION,
+    grpc.StatusCode.OUT_OF_RANGE,
+    grpc.StatusCode.ALREADY_EXISTS,
+}
 
 
 def create_table_request(request: TableRequest) -> gateway_pb2.CreateTableRequest:
@@ -91,6 +100,15 @@ class GatewayAllocator:
             return TableAllocation(resp.table_id, tokens, resp.gateway_address or self.address)
         code = last.code().name if last else "UNKNOWN"
         details = last.details() if last else ""
+        if last is not None and last.code() in _REFUSED:
+            log.error(
+                "create_table_refused", request_id=request.request_id, code=code, error=details
+            )
+            raise TableRefused(
+                f"the gateway refused the table: {code} {details}",
+                request_id=request.request_id,
+                gateway_code=code,
+            )
         log.warning("create_table_failed", request_id=request.request_id, code=code, error=details)
         raise Unavailable(
             f"gateway {self.address} did not create table {request.request_id}: {code} {details}",

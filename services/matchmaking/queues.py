@@ -22,7 +22,7 @@ from shared.errors import DomainError, FailedPrecondition, NotFound, PermissionD
 from shared.store.base import Store
 
 from . import presence, records
-from .allocator import SeatRequest, TableAllocator, TableRequest
+from .allocator import SeatRequest, TableAllocator, TableRefused, TableRequest
 from .tags import quick_tag
 
 TICKETS = "mm_tickets"
@@ -54,6 +54,7 @@ class Ticket:
     state: str = WAITING
     match_id: str = ""
     assignment: Assignment | None = None
+    failure: str = ""  # why matchmaking cancelled it (the gateway refused its table)
 
     @property
     def queue(self) -> str:
@@ -304,6 +305,9 @@ def _complete(store: Store, allocator: TableAllocator, match_id: str, now: float
     )
     try:
         table = allocator.create_table(request)
+    except TableRefused as refused:  # never asked again: the players are free to queue again
+        _fail_match(store, match_id, tickets, refused.message)
+        return None
     except DomainError:
         return None
     assigned = []
@@ -327,3 +331,25 @@ def _complete(store: Store, allocator: TableAllocator, match_id: str, now: float
     if table.reused:  # another replica created it (and counts it)
         return None
     return Formed(match_id, tuple(assigned), sum(t is None for t in tickets))
+
+
+def _fail_match(
+    store: Store, match_id: str, tickets: Sequence[Ticket | None], failure: str
+) -> None:
+    """The gateway refused the match's table: its tickets are cancelled with the reason (their
+    players see it and may queue again) and the match is dropped."""
+    for t in tickets:
+        if t is None:
+            continue
+
+        def fn(raw: bytes | None):
+            cur = Ticket.from_json(raw)
+            if cur.state != MATCHED or cur.match_id != match_id:
+                return None, cur
+            cur = replace(cur, state=CANCELLED, match_id="", failure=failure)
+            return cur.to_json(), cur
+
+        store.update(TICKETS, t.ticket_id, fn)
+        store.delete(_QUEUE + t.queue, _index_key(t))
+        presence.release(store, t.player_id, presence.QUEUE, t.ticket_id)
+    store.delete(MATCHES, match_id)

@@ -5,7 +5,9 @@
   from joining (:func:`services.matchmaking.rooms.join_room`).
 * With four seats taken, 底分 accepted by all and every player ready, the table is created on a
   gateway (idempotent by the room's request id; retried while the gateway is unavailable) and
-  each member then finds its seat and token in the room.
+  each member then finds its seat and token in the room. A gateway that refuses the table
+  (:class:`~.allocator.TableRefused`: its settings) is not asked again: the room is FINISHED
+  with the refusal as its ``failure``, and its players are free.
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ from shared.errors import DomainError, FailedPrecondition
 from shared.store.base import Store
 
 from . import presence
-from .allocator import SeatRequest, TableAllocator, TableRequest
+from .allocator import SeatRequest, TableAllocator, TableRefused, TableRequest
 from .rooms import (
     ACTIVE,
     CLOSED,
+    FINISHED,
     OPEN,
     PLAYING,
     ROOMS,
@@ -115,6 +118,8 @@ def start_if_ready(store: Store, allocator: TableAllocator, code: str) -> tuple[
     )
     try:
         table = allocator.create_table(request)
+    except TableRefused as refused:  # never asked again: the room fails, its players see why
+        return fail_room(store, code, refused.message), False
     except DomainError:
         return room, False
 
@@ -130,3 +135,17 @@ def start_if_ready(store: Store, allocator: TableAllocator, code: str) -> tuple[
         )
 
     return mutate_room(store, code, playing), not table.reused
+
+
+def fail_room(store: Store, code: str, failure: str) -> Room:
+    """A starting room whose table the gateway refused: FINISHED with ``failure`` shown to its
+    players (who may leave, and play elsewhere at once), never started again."""
+
+    def fn(room: Room) -> Room:
+        return replace(room, state=FINISHED, failure=failure) if room.state == STARTING else room
+
+    room = mutate_room(store, code, fn)
+    for m in room.humans():
+        presence.release(store, m.player_id, presence.ROOM, code)
+    store.delete(ACTIVE, code)
+    return room

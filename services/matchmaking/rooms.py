@@ -28,7 +28,7 @@ from shared.errors import (
     PermissionDenied,
 )
 from shared.store.base import AlreadyExists, Store
-from shared.table import MAX_STAKE
+from shared.table import MAX_HANDS, MAX_STAKE
 
 from . import presence, queues, records
 from .queues import Assignment
@@ -68,6 +68,7 @@ class Room:
     seat_tokens: tuple[str, ...] = ()
     request_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     ruleset_options: dict[str, str] = field(default_factory=dict)  # the room's house rules
+    failure: str = ""  # why it finished without a table (the gateway refused it)
 
     def member(self, player_id: str) -> Member | None:
         return next((m for m in self.members if m.player_id == player_id), None)
@@ -188,8 +189,12 @@ def open_room(
     """A new room with a fresh code, the owner in seat 0. The caller spends the room card.
     The owner's presence is claimed first, atomically (FailedPrecondition ``IN_QUEUE`` /
     ``IN_ANOTHER_ROOM`` when something holds it; ``holds`` as in :func:`.presence.claim`)."""
-    if max_hands < 0:
-        raise InvalidArgument(f"max_hands {max_hands} is negative", field="max_hands")
+    if not 0 <= max_hands <= MAX_HANDS:
+        raise InvalidArgument(
+            f"max_hands {max_hands} out of range 0-{MAX_HANDS} (0: until the players leave; "
+            f"{MAX_HANDS}: the most a gateway table plays)",
+            field="max_hands",
+        )
     for _ in range(50):
         code = f"{secrets.randbelow(10**CODE_DIGITS):0{CODE_DIGITS}d}"
         _claim_player(store, owner_id, code, now, holds)

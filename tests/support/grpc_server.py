@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import grpc
 
+from shared.request_ids import with_request_ids
 from shared.server import Config, RunningServer, ServiceSpec, start
 from shared.supervisor import DEV_TLS_ROOT
 from shared.tls import TLSFiles, client_channel, dial
@@ -48,7 +49,14 @@ def serving(
 
 def channel_to(server: RunningServer, name: str, caller: str, *, insecure: bool = False):
     """A channel to the in-process ``server`` of service ``name`` as ``caller`` (see
-    :func:`serving`)."""
+    :func:`serving`); matchmaking's gives each call without a request id a new one
+    (:mod:`shared.request_ids`: a client that never retries), :func:`raw_channel_to` none."""
+    channel = raw_channel_to(server, name, caller, insecure=insecure)
+    return with_request_ids(channel) if name == "matchmaking" else channel
+
+
+def raw_channel_to(server: RunningServer, name: str, caller: str, *, insecure: bool = False):
+    """:func:`channel_to` without request ids filled in."""
     if insecure:
         address = server.internal_address if caller else server.address
         return grpc.insecure_channel(address)

@@ -1,0 +1,95 @@
+"""Settings a gateway would refuse are refused when a room or tournament is created, and a
+table the gateway refuses anyway (its limits changed, a house rule it rejects) is asked for
+once: the room, tournament or quick-match ticket fails with the gateway's reason, its players
+are free, and no tick asks again (before, CreateTable was retried every tick forever)."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.matchmaking import queues, rooms, tournaments
+from services.matchmaking.allocator import TableRefused
+from shared.errors import InvalidArgument
+from shared.table import MAX_HANDS
+from tests.support.identity import sign_in
+from tests.unit.matchmaking.mm_fakes import FakeAllocator, make_service
+
+REASON = "INVALID_ARGUMENT max_hands 10001 out of range 0-10000"
+
+
+class RefusingAllocator(FakeAllocator):
+    """A gateway that refuses every table for what it asks."""
+
+    def create_table(self, request):
+        self.calls += 1
+        raise TableRefused(f"the gateway refused the table: {REASON}")
+
+
+@pytest.fixture
+def refused():
+    mm, _, clock = make_service()
+    alloc = RefusingAllocator()
+    mm.allocator.inner = alloc  # the recorder in front of it stays
+    return mm, alloc, clock
+
+
+def test_a_room_whose_table_is_refused_finishes_with_the_reason_and_frees_its_player(refused):
+    mm, alloc, _ = refused
+    _, token = sign_in(mm, "Owner")
+    room = mm.open_room(token, "", 8)
+    for _ in range(3):
+        mm.invite_bot(token, room.code)
+    mm.set_room_stake(token, room.code, 1)
+    room = mm.press_start(token, room.code)
+    assert room.state == rooms.FINISHED and REASON in room.failure
+    for _ in range(20):
+        mm.tick()
+    assert alloc.calls == 1  # asked once, never again
+    _, room = mm.room(token, room.code)
+    assert room.state == rooms.FINISHED and REASON in room.failure
+    ticket = mm.join_queue(token, "", 0)  # the player is free to play elsewhere
+    assert ticket.state == queues.WAITING
+
+
+def test_a_tournament_whose_table_is_refused_finishes_with_the_reason(refused):
+    mm, alloc, _ = refused
+    _, token = sign_in(mm, "Creator")
+    t = mm.create_tournament(token, "Cup", "", 1, 2, 4, 4)
+    t = mm.start_tournament(token, t.tournament_id)
+    assert t.state == tournaments.FINISHED and REASON in t.failure
+    assert tournaments.running_ids(mm.store) == []
+    for _ in range(20):
+        mm.tick()
+    assert alloc.calls == 1
+
+
+def test_a_quick_match_whose_table_is_refused_cancels_its_tickets_with_the_reason(refused):
+    mm, alloc, clock = refused
+    _, token = sign_in(mm, "Solo")
+    ticket = mm.join_queue(token, "", 0)
+    clock.advance(mm.config.bot_fill_seconds)
+    for _ in range(20):
+        mm.tick()
+    assert alloc.calls == 1
+    ticket = mm.ticket(token, ticket.ticket_id)
+    assert ticket.state == queues.CANCELLED and REASON in ticket.failure
+    assert mm.whereabouts(mm.authenticate(token).player_id) == ("", "")
+    assert mm.join_queue(token, "", 0).state == queues.WAITING  # may queue again at once
+
+
+def test_hand_counts_above_the_gateways_cap_are_refused_at_creation():
+    mm, alloc, _ = make_service()
+    player, token = sign_in(mm, "Owner")
+    cards = mm.account(player.player_id).player.room_cards
+    with pytest.raises(InvalidArgument) as err:
+        mm.open_room(token, "", MAX_HANDS + 1)
+    assert err.value.details == {"field": "max_hands"} and "10000" in err.value.message
+    assert mm.account(player.player_id).player.room_cards == cards  # nothing spent
+    assert mm.open_room(token, "", MAX_HANDS).max_hands == MAX_HANDS
+    with pytest.raises(InvalidArgument) as err:
+        mm.create_tournament(token, "Cup", "", 1, 1, MAX_HANDS + 1, 4)
+    assert err.value.details == {"field": "hands_per_round"}
+    with pytest.raises(InvalidArgument) as err:
+        mm.create_tournament(token, "Cup", "", 10**13, 1, 4, 4)
+    assert err.value.details["field"] == "stake"
+    assert alloc.calls == 0
