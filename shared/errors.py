@@ -109,3 +109,22 @@ class Refusal:
     def raise_again(self) -> None:
         cls = ERROR_CLASSES.get(self.code, DomainError)
         raise cls(self.message, reason=self.reason, **self.details)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The refusal as a JSON object of the records that keep it."""
+        return {
+            "code": self.code,
+            "message": self.message,
+            "reason": self.reason,
+            "details": self.details,
+        }
+
+    @staticmethod
+    def from_dict(d: dict[str, Any]) -> Refusal:
+        details = d.get("details", {})
+        return Refusal(
+            str(d["code"]),
+            str(d["message"]),
+            str(d["reason"]),
+            {str(k): str(v) for k, v in details.items()},
+        )

@@ -115,13 +115,7 @@ class RequestRecord:
         if self.response is not None:
             d["response"] = base64.b64encode(self.response).decode()
         if self.refusal is not None:
-            r = self.refusal
-            d["refused"] = {
-                "code": r.code,
-                "message": r.message,
-                "reason": r.reason,
-                "details": r.details,
-            }
+            d["refused"] = self.refusal.as_dict()
         return json.dumps(d, separators=(",", ":"), sort_keys=True).encode()
 
     @staticmethod
@@ -140,14 +134,7 @@ class RequestRecord:
             started_ms=int(d["started_ms"]),
             expires_ms=int(d["expires_ms"]),
             response=None if response is None else base64.b64decode(response),
-            refusal=None
-            if refused is None
-            else Refusal(
-                str(refused["code"]),
-                str(refused["message"]),
-                str(refused["reason"]),
-                {str(k): str(v) for k, v in refused.get("details", {}).items()},
-            ),
+            refusal=None if refused is None else Refusal.from_dict(refused),
         )
 
 

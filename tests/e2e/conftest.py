@@ -10,6 +10,7 @@ import pytest
 from mahjong.gateway.v1 import gateway_pb2_grpc
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc
 
+from shared.request_ids import with_request_ids
 from shared.supervisor import ServiceProcess
 from tests.support.address_book import AddressBook
 from tests.support.stacks import backend_flags, service_process, start_services
@@ -72,7 +73,7 @@ def stack(tmp_path_factory):
         slow_channel = as_player(slow.address)
         mm_channel = as_player(procs["matchmaking"].address)
         yield {
-            "mm": matchmaking_pb2_grpc.MatchmakingServiceStub(mm_channel),
+            "mm": matchmaking_pb2_grpc.MatchmakingServiceStub(with_request_ids(mm_channel)),
             "slow_stub": gateway_pb2_grpc.GatewayServiceStub(slow_channel),
             "slow_db": tmp / "gateway-slow.db",
             "procs": procs,

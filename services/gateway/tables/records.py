@@ -67,13 +67,7 @@ class RequestRecord:
     def encode(self) -> bytes:
         d: dict[str, Any] = {"at": self.at}
         if self.refusal is not None:
-            r = self.refusal
-            d["refused"] = {
-                "code": r.code,
-                "message": r.message,
-                "reason": r.reason,
-                "details": r.details,
-            }
+            d["refused"] = self.refusal.as_dict()
         else:
             d["result"] = self.result
         return _dump(d)
@@ -83,15 +77,7 @@ class RequestRecord:
         d = _load(raw, "request")
         refused = d.get("refused")
         if refused is not None:
-            return RequestRecord(
-                int(d["at"]),
-                refusal=Refusal(
-                    refused["code"],
-                    refused["message"],
-                    refused["reason"],
-                    dict(refused.get("details", {})),
-                ),
-            )
+            return RequestRecord(int(d["at"]), refusal=Refusal.from_dict(refused))
         return RequestRecord(int(d["at"]), result=int(d["result"]))
 
 
@@ -175,6 +161,8 @@ class HandReport:
     payments: tuple[int, ...]
     house: int
     escaped_seat: int | None = None
+    hand_number: int = 0  # the hand's number at its table: its held 加倍卡's key
+    doubled_seats: tuple[int, ...] = ()  # seats that played a 加倍卡 for the hand
 
     kind = "hand"
 
@@ -218,6 +206,8 @@ def decode_report(raw: bytes) -> Report:
             payments=tuple(int(x) for x in d["payments"]),
             house=int(d["house"]),
             escaped_seat=None if esc is None else int(esc),
+            hand_number=int(d.get("hand_number", 0)),
+            doubled_seats=tuple(int(x) for x in d.get("doubled_seats", ())),
         )
     if kind == "finished":
         return FinishedReport(
