@@ -170,9 +170,7 @@ def _reloading(kind: str) -> Callable[..., Any]:
     """A ``grpc.Channel`` method of ``kind`` for :class:`ReloadingChannel`: a stub's callable
     that binds to the channel of the moment on every call."""
 
-    def make(
-        self, method, request_serializer=None, response_deserializer=None, *args: Any, **kw
-    ):
+    def make(self, method, request_serializer=None, response_deserializer=None, *args: Any, **kw):
         # grpc's interceptors pass a fourth argument positionally (_registered_method)
         kwargs = dict(
             request_serializer=request_serializer, response_deserializer=response_deserializer, **kw
