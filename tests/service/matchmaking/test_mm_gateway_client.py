@@ -12,7 +12,7 @@ import pytest
 from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2, gateway_pb2_grpc
 
-from services.matchmaking.allocator import SeatRequest, TableRequest
+from services.matchmaking.allocator import SeatRequest, TableRefused, TableRequest
 from services.matchmaking.gateway_client import GatewayAllocator, create_table_request
 from shared.errors import Unavailable
 from shared.server import ServiceSpec
@@ -124,13 +124,31 @@ def test_unavailable_is_retried_with_the_same_request_id(gateway):
     assert {r.request_id for r in servicer.requests} == {"tournament-T-r1-t0"}
 
 
-def test_a_refusal_is_not_retried_and_becomes_unavailable(gateway):
-    servicer = ScriptedGateway(failures=5, code=grpc.StatusCode.INVALID_ARGUMENT)
+@pytest.mark.parametrize(
+    "code", [grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.FAILED_PRECONDITION]
+)
+def test_a_refusal_is_not_retried_and_becomes_table_refused(gateway, code):
+    """The gateway refused what the request asks: asking again is refused again, so the
+    caller fails what wanted the table instead of retrying every tick."""
+    servicer = ScriptedGateway(failures=5, code=code)
     alloc = allocator(gateway(servicer), timeout=2, attempts=3, backoff=0.01)
-    with pytest.raises(Unavailable) as err:
+    with pytest.raises(TableRefused) as err:
         alloc.create_table(REQUEST)
     alloc.close()
-    assert "INVALID_ARGUMENT" in err.value.message
+    assert code.name in err.value.message
+    assert err.value.reason == "TABLE_REFUSED"
+    assert err.value.details["gateway_code"] == code.name
+    assert len(servicer.requests) == 1
+
+
+def test_a_refusal_of_who_calls_is_retried_later(gateway):
+    """PERMISSION_DENIED says nothing of the table (a certificate or token to fix): the
+    table stays pending, Unavailable."""
+    servicer = ScriptedGateway(failures=5, code=grpc.StatusCode.PERMISSION_DENIED)
+    alloc = allocator(gateway(servicer), timeout=2, attempts=3, backoff=0.01)
+    with pytest.raises(Unavailable):
+        alloc.create_table(REQUEST)
+    alloc.close()
     assert len(servicer.requests) == 1
 
 
