@@ -230,14 +230,7 @@ def guarded(inner: Any, mm: Any, config: Any, internal: Collection[str]) -> Guar
         inner,
         flood=FloodControl(flood_settings(extra)),
         requests=RequestLog(mm.store, ttl_ms=seconds * 1000),
-        identify=_identify_of(mm),
+        identify=mm.peek_session,
         workload=lambda context: caller_workload(context, trust_domain),
         internal=internal,
     )
-
-
-def _identify_of(mm: Any) -> Identify:
-    peek = getattr(mm, "peek_session", None)
-    if callable(peek):
-        return peek
-    return lambda token: f"token-{_digest(token)}"  # before sessions: each token its own
