@@ -4,18 +4,29 @@
 
 The tables (the SQL backends; the memory one holds the same in dictionaries):
 
-* ``ledger_hands`` — one row per recorded hand (primary key the hand id), with its table, tag,
-  tag group (indexed: a tournament's hands, a table's hand count) and the report as received.
-* ``ledger_entries`` — one row per (hand or grant reference, account): the primary key makes a
-  report apply once; the amounts of a hand's entries are checked to sum to zero in the same
-  transaction.
-* ``ledger_accounts`` — the balance kept with the entries, in the same transaction: a player's
-  balance is one row (``stripe`` 0), not a sum over its entries. The house, in every hand that
-  has an escape, has ``HOUSE_STRIPES`` rows (its hand entries spread by hand id), so it is no
+* ``ledger_transactions`` — one row per transaction (primary key its reference, the
+  idempotency key), with the digest of its legs: a repeat with the same legs writes nothing, one
+  with other legs is refused.
+* ``ledger_entries`` — one row per leg (primary key (reference, leg number)): account, asset,
+  kind, amount, note. A transaction's entries sum to zero per asset (checked by the domain before
+  and by :meth:`LedgerStore.reconcile` after).
+* ``ledger_accounts`` — the balance per (account, asset), kept with the entries in the same
+  transaction: reading one is one row, not a sum. ``CHECK (balance >= 0 OR account = 'house')``
+  in the table itself, so no player, escrow or hold account goes below zero whatever writes it.
+  The house has ``HOUSE_STRIPES`` rows per asset (its entries spread by reference), so it is no
   hot row that serialises every hand.
-* Every transaction locks account rows in one order (account, stripe), so two hands sharing
-  players never deadlock; :meth:`LedgerStore.reconcile` checks that every balance is the sum of
-  its entries and that every hand sums to zero.
+* ``ledger_hands`` — one row per recorded hand (its transaction's reference is the hand id),
+  with its table, tag, tag group (indexed: a tournament's hands, a table's hand count) and the
+  report as received.
+* Every transaction locks its account rows in one order (account, asset, stripe), reads them,
+  refuses as a whole what would take a balance below zero (:func:`check_moves`:
+  INSUFFICIENT_FUNDS) or past 64 bits (BALANCE_OVERFLOW), then writes; two transactions sharing
+  accounts never deadlock.
+
+Schema version 2 (assets) migrates version 1 in place (the SQL files' ``MIGRATIONS``): every
+existing entry is silver; the welcome grants of version 1, which created silver, get the
+house's balancing leg; balances below zero (possible before) are written off by the house and
+bot balances swept to it (bots have no wallets), each as one transaction of its own.
 """
 
 from __future__ import annotations
@@ -24,7 +35,7 @@ import abc
 import threading
 import weakref
 import zlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -36,7 +47,8 @@ if TYPE_CHECKING:
 
 HOUSE = "house"
 HOUSE_STRIPES = 16
-GRANT_KINDS = ("grant",)  # entries that create silver; every other kind is part of a hand
+MAX_BALANCE = 2**63 - 1  # balances are signed 64-bit (bigint) integers
+MIN_BALANCE = -(2**63)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,43 +63,90 @@ class HandRow:
     recorded_at: float
 
 
+@dataclass(frozen=True, slots=True)
+class TxRow:
+    """A transaction as the ledger keeps it: its reference (idempotency key), tag, the digest of
+    its legs (what a repeat must match) and when it was written."""
+
+    ref: str
+    tag: str
+    digest: str
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class Cursor:
+    """Where a page of an account's entries (newest first) continues: strictly older than
+    this (at, ref, seq)."""
+
+    at: float
+    ref: str
+    seq: int
+
+
 def stripe_of(account: str, ref: str) -> int:
     """The account row an entry moves: the house's spread by reference, anyone else's one."""
     return zlib.crc32(ref.encode()) % HOUSE_STRIPES if account == HOUSE else 0
 
 
-def account_deltas(entries: Sequence[Entry]) -> list[tuple[str, int, int]]:
-    """(account, stripe, amount) per account row the entries move, in locking order."""
-    deltas: dict[tuple[str, int], int] = {}
+Key = tuple[str, str, int]  # (account, asset, stripe): one balance row
+
+
+def account_deltas(entries: Sequence[Entry]) -> list[tuple[str, str, int, int]]:
+    """(account, asset, stripe, amount) per balance row the entries move, in locking order."""
+    deltas: dict[Key, int] = {}
     for e in entries:
-        key = (e.account, stripe_of(e.account, e.ref))
+        key = (e.account, e.asset, stripe_of(e.account, e.ref))
         deltas[key] = deltas.get(key, 0) + e.amount
-    return [(a, s, amount) for (a, s), amount in sorted(deltas.items())]
+    return [(a, asset, s, amount) for (a, asset, s), amount in sorted(deltas.items())]
 
 
-def reference_taken(hand_id: str) -> FailedPrecondition:
-    """The refusal of a hand whose id is already the reference of an entry of one of its
-    accounts (a grant's): entries are unique per (reference, account), nothing is written."""
-    return FailedPrecondition(
-        f"hand {hand_id}: an account of the hand already has an entry with that reference",
-        reason="HAND_ID_REUSED",
-        hand_id=hand_id,
-    )
+def check_moves(ref: str, current: Mapping[Key, int], deltas: Sequence[tuple]) -> None:
+    """Refuse, before anything is written, a transaction that would take an account other than
+    the house below zero (FailedPrecondition INSUFFICIENT_FUNDS naming the account, asset,
+    balance and amount) or any balance row past 64 bits (FailedPrecondition BALANCE_OVERFLOW):
+    both are definite answers, the same on every retry while the balances stay."""
+    for account, asset, stripe, amount in deltas:
+        before = current.get((account, asset, stripe), 0)
+        after = before + amount
+        if after < 0 and account != HOUSE:
+            raise FailedPrecondition(
+                f"account {account} has {before} {asset}; transaction {ref} needs {-amount}",
+                reason="INSUFFICIENT_FUNDS",
+                account=account,
+                asset=asset,
+                balance=before,
+                amount=-amount,
+                ref=ref,
+            )
+        if not MIN_BALANCE <= after <= MAX_BALANCE:
+            raise FailedPrecondition(
+                f"account {account}: {asset} balance {before} {amount:+d} leaves the 64-bit "
+                f"range (at most {MAX_BALANCE}); transaction {ref} refused",
+                reason="BALANCE_OVERFLOW",
+                account=account,
+                asset=asset,
+                balance=before,
+                amount=amount,
+                ref=ref,
+            )
 
 
 def discrepancies(
-    balances: dict[str, int],
-    sums: dict[str, int],
-    unbalanced_hands: Sequence[str],
+    balances: Mapping[tuple[str, str], int],
+    sums: Mapping[tuple[str, str], int],
+    unbalanced: Sequence[tuple[str, str]],
     hands_without_entries: Sequence[str],
 ) -> list[str]:
-    """What :meth:`LedgerStore.reconcile` reports, from what a backend read."""
+    """What :meth:`LedgerStore.reconcile` reports, from what a backend read: balances keyed by
+    (account, asset), unbalanced (reference, asset) pairs."""
     out = [
-        f"account {a}: balance {balances.get(a, 0)} but its entries sum to {sums.get(a, 0)}"
-        for a in sorted(set(balances) | set(sums))
-        if balances.get(a, 0) != sums.get(a, 0)
+        f"account {a}: {asset} balance {balances.get((a, asset), 0)} but its entries sum to "
+        f"{sums.get((a, asset), 0)}"
+        for a, asset in sorted(set(balances) | set(sums))
+        if balances.get((a, asset), 0) != sums.get((a, asset), 0)
     ]
-    out += [f"hand {h}: its entries do not sum to zero" for h in unbalanced_hands]
+    out += [f"transaction {r}: its {asset} entries do not sum to zero" for r, asset in unbalanced]
     out += [f"hand {h}: recorded without entries" for h in hands_without_entries]
     return out
 
@@ -96,20 +155,19 @@ class LedgerStore(abc.ABC):
     """The ledger's books. Every method that writes is one transaction."""
 
     @abc.abstractmethod
-    def record(self, hand: HandRow, entries: Sequence[Entry]) -> str | None:
-        """Record a hand and its entries, and move the balances, in one transaction. None when
-        recorded; the report stored under that hand id when it was recorded before (then
-        nothing is written). InvalidArgument (nothing written) when the entries do not sum to
-        zero; :func:`reference_taken` when an account already has an entry under the hand's
-        id."""
+    def transact(self, tx: TxRow, entries: Sequence[Entry], hand: HandRow | None) -> str | None:
+        """Write a transaction (and a hand's row), its entries and the balances they move, in
+        one transaction over the locked balance rows. None when written; the digest stored
+        under that reference when it was written before (then nothing is written).
+        :func:`check_moves`' refusals (nothing written)."""
 
     @abc.abstractmethod
-    def grant(self, entry: Entry) -> bool:
-        """A one-off entry (starting silver), once per (reference, account); True when new."""
+    def balance(self, account: str, asset: str) -> int:
+        """The account's balance of one asset (0 for an unknown account)."""
 
     @abc.abstractmethod
-    def balance(self, account: str) -> int:
-        """The account's balance (0 for an unknown account)."""
+    def balances(self, account: str) -> dict[str, int]:
+        """The account's balance of every asset it ever held."""
 
     @abc.abstractmethod
     def has_account(self, account: str) -> bool:
@@ -117,7 +175,18 @@ class LedgerStore(abc.ABC):
 
     @abc.abstractmethod
     def entries(self, account: str) -> list[Entry]:
-        """The account's entries, oldest first (grants before hands at the same time)."""
+        """The account's entries, oldest first (by time, reference, leg)."""
+
+    @abc.abstractmethod
+    def entries_page(
+        self, account: str, asset: str | None, after: Cursor | None, limit: int
+    ) -> list[Entry]:
+        """At most ``limit`` of the account's entries (of one asset, or all), newest first,
+        strictly older than ``after``."""
+
+    @abc.abstractmethod
+    def account_net(self, account: str, asset: str, start: float, end: float) -> int:
+        """The sum of the account's entries of ``asset`` written in [start, end)."""
 
     @abc.abstractmethod
     def has_hand(self, hand_id: str) -> bool: ...
@@ -130,14 +199,19 @@ class LedgerStore(abc.ABC):
         """The hands of a tag group, in hand id order."""
 
     @abc.abstractmethod
+    def hands_between(self, start: float, end: float) -> list[HandRow]:
+        """The hands recorded in [start, end), in time order."""
+
+    @abc.abstractmethod
     def reconcile(self) -> list[str]:
-        """Every discrepancy: a balance that is not the sum of its account's entries, a hand
-        whose entries do not sum to zero or that has none. Empty when the books agree."""
+        """Every discrepancy: a balance that is not the sum of its entries, a transaction whose
+        entries of an asset do not sum to zero, a hand without entries. Empty when they agree."""
 
     @abc.abstractmethod
     def import_legacy(self, hands: Sequence[HandRow], entries: Sequence[Entry]) -> bool:
         """Once per database: take in the books of the version that kept the ledger as store
-        records (their balances follow from the entries). False when done before."""
+        records (as silver, with the same migration as the version-1 tables). False when done
+        before."""
 
 
 _ledgers: weakref.WeakKeyDictionary[Store, LedgerStore] = weakref.WeakKeyDictionary()

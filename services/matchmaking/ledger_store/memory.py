@@ -6,51 +6,65 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
-from services.matchmaking.ledger import GRANT, Entry
-from shared.errors import InvalidArgument
+from services.matchmaking.ledger import Entry, upgrade_books
 
-from . import GRANT_KINDS, HandRow, LedgerStore, account_deltas, discrepancies, reference_taken
+from . import (
+    Cursor,
+    HandRow,
+    Key,
+    LedgerStore,
+    TxRow,
+    account_deltas,
+    check_moves,
+    discrepancies,
+)
+
+
+def _order(e: Entry) -> tuple[float, str, int]:
+    return (e.at, e.ref, e.seq)
 
 
 class MemoryLedger(LedgerStore):
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._hands: dict[str, HandRow] = {}
-        self._entries: dict[tuple[str, str], Entry] = {}  # (ref, account)
+        self._txs: dict[str, TxRow] = {}
+        self._entries: dict[tuple[str, int], Entry] = {}  # (ref, seq)
         self._by_account: dict[str, list[Entry]] = {}
-        self._balances: dict[tuple[str, int], int] = {}  # (account, stripe)
+        self._balances: dict[Key, int] = {}  # (account, asset, stripe)
         self._imported = False
 
-    def _apply(self, entries: Sequence[Entry]) -> None:
-        for account, stripe, amount in account_deltas(entries):
-            self._balances[(account, stripe)] = self._balances.get((account, stripe), 0) + amount
+    def _write(self, entries: Sequence[Entry]) -> None:
+        for account, asset, stripe, amount in account_deltas(entries):
+            key = (account, asset, stripe)
+            self._balances[key] = self._balances.get(key, 0) + amount
         for e in entries:
-            self._entries[(e.ref, e.account)] = e
+            self._entries[(e.ref, e.seq)] = e
             self._by_account.setdefault(e.account, []).append(e)
 
-    def record(self, hand: HandRow, entries: Sequence[Entry]) -> str | None:
+    def transact(self, tx: TxRow, entries: Sequence[Entry], hand: HandRow | None) -> str | None:
         with self._lock:
-            stored = self._hands.get(hand.hand_id)
+            stored = self._txs.get(tx.ref)
             if stored is not None:
-                return stored.report
-            if sum(e.amount for e in entries) != 0:
-                raise InvalidArgument(f"hand {hand.hand_id}: entries do not sum to zero")
-            if any((e.ref, e.account) in self._entries for e in entries):
-                raise reference_taken(hand.hand_id)
-            self._apply(entries)  # first: it computes everything before it changes anything
-            self._hands[hand.hand_id] = hand
+                return stored.digest
+            check_moves(tx.ref, self._balances, account_deltas(entries))  # before any change
+            self._write(entries)
+            self._txs[tx.ref] = tx
+            if hand is not None:
+                self._hands[hand.hand_id] = hand
             return None
 
-    def grant(self, entry: Entry) -> bool:
+    def balance(self, account: str, asset: str) -> int:
         with self._lock:
-            if (entry.ref, entry.account) in self._entries:
-                return False
-            self._apply([entry])
-            return True
+            return sum(v for (a, s, _), v in self._balances.items() if a == account and s == asset)
 
-    def balance(self, account: str) -> int:
+    def balances(self, account: str) -> dict[str, int]:
+        out: dict[str, int] = {}
         with self._lock:
-            return sum(v for (a, _), v in self._balances.items() if a == account)
+            for (a, asset, _), v in self._balances.items():
+                if a == account:
+                    out[asset] = out.get(asset, 0) + v
+        return out
 
     def has_account(self, account: str) -> bool:
         with self._lock:
@@ -59,8 +73,27 @@ class MemoryLedger(LedgerStore):
     def entries(self, account: str) -> list[Entry]:
         with self._lock:
             out = list(self._by_account.get(account, ()))
-        out.sort(key=lambda e: (e.at, e.kind != GRANT, e.ref))
-        return out
+        return sorted(out, key=_order)
+
+    def entries_page(
+        self, account: str, asset: str | None, after: Cursor | None, limit: int
+    ) -> list[Entry]:
+        with self._lock:
+            found = [
+                e
+                for e in self._by_account.get(account, ())
+                if (asset is None or e.asset == asset)
+                and (after is None or _order(e) < (after.at, after.ref, after.seq))
+            ]
+        return sorted(found, key=_order, reverse=True)[:limit]
+
+    def account_net(self, account: str, asset: str, start: float, end: float) -> int:
+        with self._lock:
+            return sum(
+                e.amount
+                for e in self._by_account.get(account, ())
+                if e.asset == asset and start <= e.at < end
+            )
 
     def has_hand(self, hand_id: str) -> bool:
         with self._lock:
@@ -77,27 +110,36 @@ class MemoryLedger(LedgerStore):
                 key=lambda h: h.hand_id,
             )
 
+    def hands_between(self, start: float, end: float) -> list[HandRow]:
+        with self._lock:
+            found = [h for h in self._hands.values() if start <= h.recorded_at < end]
+        return sorted(found, key=lambda h: (h.recorded_at, h.hand_id))
+
     def reconcile(self) -> list[str]:
         with self._lock:
-            balances: dict[str, int] = {}
-            for (account, _), v in self._balances.items():
-                balances[account] = balances.get(account, 0) + v
-            sums: dict[str, int] = {}
-            per_hand: dict[str, int] = {}
-            for (ref, account), e in self._entries.items():
-                sums[account] = sums.get(account, 0) + e.amount
-                if e.kind not in GRANT_KINDS:
-                    per_hand[ref] = per_hand.get(ref, 0) + e.amount
-            unbalanced = sorted(ref for ref, total in per_hand.items() if total)
-            bare = sorted(h for h in self._hands if h not in per_hand)
+            balances: dict[tuple[str, str], int] = {}
+            for (account, asset, _), v in self._balances.items():
+                balances[(account, asset)] = balances.get((account, asset), 0) + v
+            sums: dict[tuple[str, str], int] = {}
+            per_tx: dict[tuple[str, str], int] = {}
+            for e in self._entries.values():
+                sums[(e.account, e.asset)] = sums.get((e.account, e.asset), 0) + e.amount
+                per_tx[(e.ref, e.asset)] = per_tx.get((e.ref, e.asset), 0) + e.amount
+            unbalanced = sorted(k for k, total in per_tx.items() if total)
+            refs = {ref for ref, _ in self._entries}
+            bare = sorted(h for h in self._hands if h not in refs)
         return discrepancies(balances, sums, unbalanced, bare)
 
     def import_legacy(self, hands: Sequence[HandRow], entries: Sequence[Entry]) -> bool:
         with self._lock:
             if self._imported:
                 return False
+            old = [(e.ref, e.account, e.kind, e.amount, e.tag, e.at) for e in entries]
+            txs, made, _ = upgrade_books(old, {h.hand_id: h.report for h in hands})
+            for tx in txs:
+                self._txs.setdefault(tx.ref, tx)
             for hand in hands:
                 self._hands.setdefault(hand.hand_id, hand)
-            self._apply([e for e in entries if (e.ref, e.account) not in self._entries])
+            self._write(made)
             self._imported = True
             return True

@@ -1,26 +1,69 @@
-"""What the SQL backends read alike: the queries on the ledger's tables, written once with
-``%s`` placeholders (the SQLite backend turns them into ``?``). Each backend supplies how a
-query runs (:meth:`SqlLedger._read`: statements in one transaction, one snapshot)."""
+"""What the SQL backends share: the tables of schema version 2 (assets) and the in-place upgrade
+from version 1, and the queries on them, written once with ``%s`` placeholders (the SQLite
+backend turns them into ``?``). Each backend supplies how a query runs (:meth:`SqlLedger._read`:
+statements in one transaction, one snapshot) and the column types of its dialect."""
 
 from __future__ import annotations
 
 import abc
+from collections.abc import Sequence
 
-from services.matchmaking.ledger import GRANT, Entry
+from services.matchmaking.ledger import Entry
 
-from . import GRANT_KINDS, HandRow, LedgerStore, discrepancies
+from . import Cursor, HandRow, LedgerStore, discrepancies
 
-_NOT_GRANT = "kind NOT IN ({})".format(", ".join(f"'{k}'" for k in GRANT_KINDS))
-BALANCES = "SELECT account, SUM(balance) FROM ledger_accounts GROUP BY account"
-SUMS = "SELECT account, SUM(amount) FROM ledger_entries GROUP BY account"
+# Version 2's tables, with the dialect's types: {text} a string column of byte (code point)
+# order, {real}, {int} a 64-bit integer. Created beside version 1's, filled, then renamed.
+V2_TABLES = (
+    "CREATE TABLE ledger_transactions (ref {text} PRIMARY KEY, tag text NOT NULL, "
+    "digest text NOT NULL, at {real} NOT NULL)",
+    "CREATE TABLE ledger_entries_v2 (ref {text} NOT NULL, seq integer NOT NULL, "
+    "account {text} NOT NULL, asset {text} NOT NULL, kind text NOT NULL, amount {int} NOT NULL, "
+    "tag text NOT NULL, at {real} NOT NULL, note text NOT NULL, PRIMARY KEY (ref, seq))",
+    "CREATE TABLE ledger_accounts_v2 (account {text} NOT NULL, asset {text} NOT NULL, "
+    "stripe smallint NOT NULL, balance {int} NOT NULL, PRIMARY KEY (account, asset, stripe), "
+    "CONSTRAINT ledger_balance_not_negative CHECK (balance >= 0 OR account = 'house'){extra})",
+)
+V2_RENAMES = (
+    "DROP TABLE ledger_entries",
+    "DROP TABLE ledger_accounts",
+    "ALTER TABLE ledger_entries_v2 RENAME TO ledger_entries",
+    "ALTER TABLE ledger_accounts_v2 RENAME TO ledger_accounts",
+    "CREATE INDEX ledger_entries_account ON ledger_entries (account, at, ref, seq)",
+    "CREATE INDEX ledger_hands_time ON ledger_hands (recorded_at)",
+)
+V1_ENTRIES = "SELECT ref, account, kind, amount, tag, at FROM ledger_entries"
+V1_HANDS = "SELECT hand_id, report FROM ledger_hands"
+INSERT_TX = "INSERT INTO ledger_transactions (ref, tag, digest, at) VALUES (%s, %s, %s, %s)"
+INSERT_ENTRY = (
+    "INSERT INTO {table} (ref, seq, account, asset, kind, amount, tag, at, note) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+)
+INSERT_HAND = (
+    "INSERT INTO ledger_hands (hand_id, table_id, tag, tag_group, report, recorded_at) "
+    "VALUES (%s, %s, %s, %s, %s, %s)"
+)
+COMPONENT = "ledger-assets"  # store_schema: version 2's upgrade done
+
+_COLUMNS = "account, ref, kind, amount, tag, at, asset, note, seq"
+BALANCES = "SELECT account, asset, SUM(balance) FROM ledger_accounts GROUP BY account, asset"
+SUMS = "SELECT account, asset, SUM(amount) FROM ledger_entries GROUP BY account, asset"
 UNBALANCED = (
-    f"SELECT ref FROM ledger_entries WHERE {_NOT_GRANT} GROUP BY ref HAVING SUM(amount) <> 0 "
-    "ORDER BY ref"
+    "SELECT ref, asset FROM ledger_entries GROUP BY ref, asset HAVING SUM(amount) <> 0 "
+    "ORDER BY ref, asset"
 )
 BARE = (
     "SELECT hand_id FROM ledger_hands h WHERE NOT EXISTS "
     "(SELECT 1 FROM ledger_entries e WHERE e.ref = h.hand_id) ORDER BY hand_id"
 )
+
+
+def entry_row(e: Entry) -> tuple:
+    return (e.ref, e.seq, e.account, e.asset, e.kind, e.amount, e.tag, e.at, e.note)
+
+
+def hand_row(h: HandRow) -> tuple:
+    return (h.hand_id, h.table_id, h.tag, h.tag_group, h.report, h.recorded_at)
 
 
 class SqlLedger(LedgerStore):
@@ -31,21 +74,47 @@ class SqlLedger(LedgerStore):
     def _rows(self, sql: str, *args: object) -> list[tuple]:
         return self._read((sql, args))[0]
 
-    def balance(self, account: str) -> int:
-        sql = "SELECT COALESCE(SUM(balance), 0) FROM ledger_accounts WHERE account = %s"
-        return int(self._rows(sql, account)[0][0])
+    def balance(self, account: str, asset: str) -> int:
+        sql = (
+            "SELECT COALESCE(SUM(balance), 0) FROM ledger_accounts "
+            "WHERE account = %s AND asset = %s"
+        )
+        return int(self._rows(sql, account, asset)[0][0])
+
+    def balances(self, account: str) -> dict[str, int]:
+        sql = "SELECT asset, SUM(balance) FROM ledger_accounts WHERE account = %s GROUP BY asset"
+        return {asset: int(v) for asset, v in self._rows(sql, account)}
 
     def has_account(self, account: str) -> bool:
         return bool(self._rows("SELECT 1 FROM ledger_entries WHERE account = %s LIMIT 1", account))
 
     def entries(self, account: str) -> list[Entry]:
         rows = self._rows(
-            "SELECT account, ref, kind, amount, tag, at FROM ledger_entries WHERE account = %s "
-            "ORDER BY at, kind <> %s, ref",
+            f"SELECT {_COLUMNS} FROM ledger_entries WHERE account = %s ORDER BY at, ref, seq",
             account,
-            GRANT,
         )
         return [Entry(*row) for row in rows]
+
+    def entries_page(
+        self, account: str, asset: str | None, after: Cursor | None, limit: int
+    ) -> list[Entry]:
+        sql = f"SELECT {_COLUMNS} FROM ledger_entries WHERE account = %s"
+        args: list[object] = [account]
+        if asset is not None:
+            sql += " AND asset = %s"
+            args.append(asset)
+        if after is not None:
+            sql += " AND (at, ref, seq) < (%s, %s, %s)"
+            args += [after.at, after.ref, after.seq]
+        sql += " ORDER BY at DESC, ref DESC, seq DESC LIMIT %s"
+        return [Entry(*row) for row in self._rows(sql, *args, limit)]
+
+    def account_net(self, account: str, asset: str, start: float, end: float) -> int:
+        sql = (
+            "SELECT COALESCE(SUM(amount), 0) FROM ledger_entries "
+            "WHERE account = %s AND asset = %s AND at >= %s AND at < %s"
+        )
+        return int(self._rows(sql, account, asset, start, end)[0][0])
 
     def has_hand(self, hand_id: str) -> bool:
         return bool(self._rows("SELECT 1 FROM ledger_hands WHERE hand_id = %s", hand_id))
@@ -53,21 +122,33 @@ class SqlLedger(LedgerStore):
     def hands_of_table(self, table_id: str) -> int:
         return self._rows("SELECT COUNT(*) FROM ledger_hands WHERE table_id = %s", table_id)[0][0]
 
-    def hand_rows(self, tag_group: str) -> list[HandRow]:
+    def _hands(self, where: str, order: str, *args: object) -> list[HandRow]:
         rows = self._rows(
             "SELECT hand_id, table_id, tag, tag_group, report, recorded_at FROM ledger_hands "
-            "WHERE tag_group = %s ORDER BY hand_id",
-            tag_group,
+            f"WHERE {where} ORDER BY {order}",
+            *args,
         )
         return [HandRow(*row) for row in rows]
+
+    def hand_rows(self, tag_group: str) -> list[HandRow]:
+        return self._hands("tag_group = %s", "hand_id", tag_group)
+
+    def hands_between(self, start: float, end: float) -> list[HandRow]:
+        return self._hands(
+            "recorded_at >= %s AND recorded_at < %s", "recorded_at, hand_id", start, end
+        )
 
     def reconcile(self) -> list[str]:
         balances, sums, unbalanced, bare = self._read(
             (BALANCES, ()), (SUMS, ()), (UNBALANCED, ()), (BARE, ())
         )
         return discrepancies(
-            {a: int(v) for a, v in balances},
-            {a: int(v) for a, v in sums},
-            [r for (r,) in unbalanced],
+            {(a, s): int(v) for a, s, v in balances},
+            {(a, s): int(v) for a, s, v in sums},
+            [(r, s) for r, s in unbalanced],
             [h for (h,) in bare],
         )
+
+
+def columns(rows: Sequence[tuple]) -> list[list]:
+    return [list(col) for col in zip(*rows, strict=True)] if rows else []
