@@ -86,6 +86,9 @@ class AsyncGatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
     async def GetHint(self, request, context):
         return await self._call("GetHint", self.calls.get_hint, request, context)
 
+    async def PlayDoubleCard(self, request, context):
+        return await self._call("PlayDoubleCard", self.calls.play_double_card, request, context)
+
     async def Subscribe(self, request, context):
         self.calls.admit(request, context)
         writer = _Writer(context, request.table_id, request.after_sequence, self.manager.settings)

@@ -384,6 +384,11 @@ def add_to_server(server: grpc.Server, config: Config):
             store, mm_channel, timeout=timeout, internal_token=config.internal_token
         )
         closables += [sender.start(), mm_channel]
+        from services.gateway.double_cards import MatchmakingBank
+
+        manager.double_cards = MatchmakingBank(
+            mm_channel, timeout=timeout, internal_token=config.internal_token
+        )
     closables.append(store)
     resources = _Resources(*closables)
     resources.manager = manager  # type: ignore[attr-defined]

@@ -194,6 +194,9 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
     def GetHint(self, request, context):
         return self._here_or_owner("GetHint", self.get_hint, request, context)
 
+    def PlayDoubleCard(self, request, context):
+        return self._here_or_owner("PlayDoubleCard", self.play_double_card, request, context)
+
     def _here_or_owner(self, method: str, call, request, context):
         """Admit, answer here; a table another replica runs: forwarded to it, and looked for
         again while its owner does not answer (taken over here once its lease expired)."""
@@ -285,6 +288,12 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
     def leave(self, request, context):
         penalty = self.manager.leave(request.table_id, request.seat_token, request.request_id)
         return pb.LeaveResponse(penalty=penalty)
+
+    def play_double_card(self, request, context):
+        number, left = self.manager.play_double_card(
+            request.table_id, request.seat_token, request.request_id
+        )
+        return pb.PlayDoubleCardResponse(hand_number=number, double_cards_left=left)
 
     def get_hint(self, request, context):
         seat = seat_from_proto_optional(request.seat, "seat")

@@ -20,10 +20,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from shared.errors import FailedPrecondition, InvalidArgument, PermissionDenied
-from shared.ruleset import resolve_ruleset
 from shared.store.base import Store
 
-from . import allocated_tables, ledger, records
+from . import allocated_tables, hand_cover, ledger, records
 from .tags import parse_tournament
 
 HOLDS = "mm_double_card_holds"
@@ -57,11 +56,15 @@ def hold_account(table_id: str, hand_number: int, player_id: str) -> str:
 
 def cover_needed(stake: int, ruleset: str = "", options: dict | None = None) -> int:
     """Silver a player must hold to play a 加倍卡: twice the most one hand can cost at
-    ``stake`` (RULES-items §2, §4): the loss cap ``payment.loss_cap_lezi`` × ``lezi_points``
-    × stake, or the table cap ``hand_cap_lezi`` when the preset has no loss cap."""
-    r = resolve_ruleset(ruleset, options)
-    lezi = r.payment.loss_cap_lezi or r.scoring.hand_cap_lezi
-    return 2 * lezi * r.scoring.lezi_points * stake
+    ``stake`` (RULES-items §2, §4; :func:`.hand_cover.loss_cap` with ``doubled``).
+    FailedPrecondition DOUBLE_CARD_NOT_ALLOWED when nothing bounds a hand's cost."""
+    need = hand_cover.loss_cap(ruleset, options, stake, doubled=True)
+    if need is None:
+        raise FailedPrecondition(
+            "nothing bounds a hand's cost under this ruleset: no 加倍卡 can be covered",
+            reason="DOUBLE_CARD_NOT_ALLOWED",
+        )
+    return need
 
 
 def _check(table_id: str, player_id: str, hand_number: int) -> None:

@@ -160,8 +160,11 @@ def settlement_from_domain(st) -> Settlement:
     )
 
 
-def context_of(ruleset_name, overrides, stake, dealer, dice, huangfan, garden_stacks=None):
-    """The scoring domain's HandContext of a hand (``garden_stacks``: 逛花园 chips by seat)."""
+def context_of(
+    ruleset_name, overrides, stake, dealer, dice, huangfan, garden_stacks=None, doubled_seats=()
+):
+    """The scoring domain's HandContext of a hand (``garden_stacks``: 逛花园 chips by seat;
+    ``doubled_seats``: seats that played a 加倍卡)."""
     return scoring_domain.HandContext(
         ruleset=resolve_ruleset(ruleset_name, overrides),
         stake=stake,
@@ -169,6 +172,7 @@ def context_of(ruleset_name, overrides, stake, dealer, dice, huangfan, garden_st
         dice=dice,
         huangfan=huangfan,
         garden_stacks=None if garden_stacks is None else tuple(garden_stacks),
+        doubled_seats=frozenset(doubled_seats),
     )
 
 
@@ -182,6 +186,7 @@ def facts_context(facts: HandFacts):
         facts.dice,
         facts.huangfan,
         facts.garden_stacks,
+        facts.doubled_seats,
     )
 
 

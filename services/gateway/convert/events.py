@@ -284,6 +284,12 @@ def _wild_flipped(ev: K.WildFlipped, e: pb.Event) -> None:
     )
 
 
+def _double_card_played(ev: K.DoubleCardPlayed, e: pb.Event) -> None:
+    e.double_card_played.CopyFrom(
+        pb.DoubleCardPlayed(seat=seat_to_proto(ev.seat), hand_number=ev.doubled_hand)
+    )
+
+
 # One converter per event class: it fills the proto Event's field of that kind.
 CONVERTERS: dict[type[K.TableEvent], Callable] = {
     K.TableStarted: _table_started,
@@ -305,6 +311,7 @@ CONVERTERS: dict[type[K.TableEvent], Callable] = {
     K.TimedOut: _timed_out,
     K.TableHalted: _table_halted,
     K.WildFlipped: _wild_flipped,
+    K.DoubleCardPlayed: _double_card_played,
 }
 # The log's record of actions is seen by no viewer (events.views): it has no proto form.
 _NEVER_SHOWN = {K.ActionTaken}

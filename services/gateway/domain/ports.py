@@ -136,6 +136,7 @@ class HandFacts:
     claims: tuple[tuple[int, int, bool], ...] = ()  # (claimer, from, from was ready)
     first_go_around: bool = False  # 天胡 / 地胡
     garden_stacks: tuple[int, ...] | None = None  # 逛花园: each seat's chips before the hand
+    doubled_seats: tuple[int, ...] = ()  # 加倍卡: payments with these seats double (scoring)
     # RULES-presets §13.0: the self-drawn winning tile was the last the wall could give (海底);
     # what the 杠开 replacement replaced ("kong" or "flower"); the discarder's (robbed
     # player's) hand after the winning tile left it, (concealed, melds), for old's 包输

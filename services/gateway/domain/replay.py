@@ -302,6 +302,7 @@ def verify_hand(
             discard_ms=0,
             claim_ms=0,
             garden_stacks=started.garden_stacks,
+            doubled_seats=started.doubled_seats,
         ),
         wall=RecordedWall(started, dealt, wall),
         rules=rules,

@@ -157,6 +157,9 @@ def restore_session(
                     session.auto_play_hidden.discard(ev.seat)
         elif isinstance(ev, K.TimedOut):
             seats[ev.seat].timeouts_in_row = ev.in_a_row
+        elif isinstance(ev, K.DoubleCardPlayed):
+            played = session.doubled.get(ev.doubled_hand, ())
+            session.doubled[ev.doubled_hand] = tuple(sorted((*played, ev.seat)))
         elif isinstance(ev, K.ActionTaken) and not ev.auto:
             seats[ev.seat].timeouts_in_row = 0
         elif isinstance(ev, K.HandStarted):

@@ -184,6 +184,8 @@ class TableManager:
         self.store = store
         self.ports = ports
         self.settings = settings
+        # 加倍卡: matchmaking's holds (services.gateway.double_cards); None: not played here
+        self.double_cards = None
         self.policy = policy
         self.scheduler = scheduler or ThreadScheduler(settings.timer_workers)
         # Told of every event appended (the server's metrics), and of a table taken over or
@@ -727,6 +729,8 @@ class TableManager:
                 payments=tuple(data["payments"]),
                 house=data["house"],
                 escaped_seat=data.get("escaped_seat"),
+                hand_number=int(data.get("hand_number", 0)),  # type: ignore[call-overload]
+                doubled_seats=tuple(data.get("doubled_seats", ())),  # type: ignore[arg-type]
             )
         else:
             report = FinishedReport(table.id, table.tag, data["hands_played"])
@@ -1002,6 +1006,12 @@ class TableManager:
             )
         session.act(seat, action, request_id)
         return table.last_seq
+
+    def play_double_card(self, table_id: str, token: str, request_id: str) -> tuple[int, int]:
+        """加倍卡 for the next hand (:func:`services.gateway.double_cards.play_double_card`)."""
+        from services.gateway.double_cards import play_double_card
+
+        return play_double_card(self, table_id, token, request_id)
 
     def leave(self, table_id: str, token: str, request_id: str) -> int:
         """A seat leaves (its escape penalty, if a hand runs); a spectator goes, its token

@@ -261,7 +261,7 @@ _NONE_AWARE = (PLAIN, TILE)  # they write None themselves (null, "")
 # Fields not listed for a class are plain JSON values (ints, strings, booleans, null).
 FIELD_CODECS: dict[type[K.TableEvent], dict[str, FieldCodec]] = {
     K.TableStarted: {"seats": SEATS, "overrides": STRMAP},
-    K.HandStarted: {"dice": PAIR, "garden_stacks": INTS},
+    K.HandStarted: {"dice": PAIR, "garden_stacks": INTS, "doubled_seats": INTS},
     K.TilesDealt: {"hands": HANDS, "counts": INTS},
     K.FlowersExposed: {"flowers": TILES, "replacements": TILES},
     K.TileDrawn: {"tile": TILE},
@@ -287,6 +287,7 @@ FIELD_CODECS: dict[type[K.TableEvent], dict[str, FieldCodec]] = {
     K.TimedOut: {},
     K.TableHalted: {},
     K.WildFlipped: {"indicator": TILE, "wild": TILE, "set_aside": TILES},
+    K.DoubleCardPlayed: {},
 }
 
 # Fields left out of a record while they hold their default (given here), else always written.
@@ -294,7 +295,7 @@ HEAD_DEFAULTS: dict[str, Any] = {"hand_id": "", "hand_number": 0}
 OPTIONAL_FIELDS: dict[type[K.TableEvent], dict[str, Any]] = {
     K.TableStarted: {"seat_deadline_ms": 0, "first_dealer": None},
     K.ActionTaken: {"request_id": ""},
-    K.HandStarted: {"huangfan_dice": None, "garden_stacks": None},
+    K.HandStarted: {"huangfan_dice": None, "garden_stacks": None, "doubled_seats": ()},
     K.TilesDealt: {"counts": ()},
     K.FlowersExposed: {"replacement_count": None},
     K.HandResult: {"escaped_seat": None, "garden_stacks": None},

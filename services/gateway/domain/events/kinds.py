@@ -244,6 +244,7 @@ class HandStarted(TableEvent):
         "garden_stacks",
         "hand_id",
         "hand_number",
+        "doubled_seats",
     )
 
     def __init__(
@@ -257,7 +258,9 @@ class HandStarted(TableEvent):
         garden_stacks: tuple[int, ...] | None = None,
         hand_id: str = "",
         hand_number: int = 0,
+        doubled_seats: tuple[int, ...] = (),
     ) -> None:
+        self.doubled_seats = doubled_seats  # seats that played a 加倍卡 for this hand
         self.dealer = dealer
         self.dice = dice
         self.commitment = commitment
@@ -819,6 +822,20 @@ class WildFlipped(TableEvent):
         self.hand_number = hand_number
 
 
+class DoubleCardPlayed(TableEvent):
+    """加倍卡 (RULES-items §2): ``seat`` played a double card for hand ``doubled_hand`` (the
+    table's next hand), between hands or before the first deal. Public: every seat and
+    spectator sees who doubled. The head names the hand before it (empty before the first)."""
+
+    FIELDS = ("seat", "doubled_hand", "hand_id", "hand_number")
+
+    def __init__(self, seat: int, doubled_hand: int, hand_id: str = "", hand_number: int = 0):
+        self.seat = seat
+        self.doubled_hand = doubled_hand
+        self.hand_id = hand_id
+        self.hand_number = hand_number
+
+
 # Every kind by its name in the log and the API.
 KINDS: dict[str, type[TableEvent]] = {
     "table_started": TableStarted,
@@ -841,6 +858,7 @@ KINDS: dict[str, type[TableEvent]] = {
     "timed_out": TimedOut,
     "table_halted": TableHalted,
     "wild_flipped": WildFlipped,
+    "double_card_played": DoubleCardPlayed,
 }
 KIND_NAMES: dict[type[TableEvent], str] = {cls: name for name, cls in KINDS.items()}
 EVENT_CLASSES: tuple[type[TableEvent], ...] = tuple(KINDS.values())

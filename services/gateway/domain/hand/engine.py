@@ -266,6 +266,7 @@ class HandEngine:
                 garden_stacks=cfg.garden_stacks,
                 hand_id=self.hand_id,
                 hand_number=cfg.hand_number,
+                doubled_seats=cfg.doubled_seats,
             )
         )
         deal.deal(self)

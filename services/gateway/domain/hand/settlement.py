@@ -92,6 +92,7 @@ def facts(h: HandEngine, winners: tuple[WinnerInput, ...] = (), **kw) -> HandFac
         claims=tuple(h.claims_made),
         first_go_around=h.first_go_around,
         garden_stacks=cfg.garden_stacks,
+        doubled_seats=cfg.doubled_seats,
         winners=winners,
         **kw,
     )

@@ -121,3 +121,4 @@ class HandConfig:
     discard_ms: int
     claim_ms: int
     garden_stacks: tuple[int, ...] | None = None  # 逛花园: each seat's chips before the hand
+    doubled_seats: tuple[int, ...] = ()  # 加倍卡 played for this hand (RULES-items §2)

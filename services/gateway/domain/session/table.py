@@ -44,6 +44,7 @@ from collections.abc import Callable
 from services.gateway.domain.clock import Scheduler, Timer
 from services.gateway.domain.events.kinds import (
     OWN_TURN,
+    DoubleCardPlayed,
     Prompt,
     SeatAssignment,
     SeatChanged,
@@ -138,6 +139,8 @@ class TableSession:
         self.stats = Stats()
         self.last_settlement: Settlement | None = None
         self.finish_reason = ""
+        # 加倍卡 (RULES-items §2): hand number -> the seats that doubled it
+        self.doubled: dict[int, tuple[int, ...]] = {}
         # Unix ms by which the open seats must be taken (0 = no deadline); see start().
         self.seat_deadline_ms = 0
         self._seat_timer: Timer | None = None
@@ -296,6 +299,7 @@ class TableSession:
             discard_ms=self.discard_ms,
             claim_ms=self.claim_ms,
             garden_stacks=self.garden_stacks(),
+            doubled_seats=self.doubled.get(self.hands_played + 1, ()),
         )
 
     def _start_hand(self) -> None:
@@ -349,6 +353,8 @@ class TableSession:
                 "payments": list(st.payments),
                 "house": st.house,
                 "escaped_seat": None,
+                "hand_number": hand.config.hand_number,
+                "doubled_seats": list(hand.config.doubled_seats),
             },
         )
         self.phase = BETWEEN_HANDS
@@ -452,6 +458,46 @@ class TableSession:
         self.report("finished", {"hands_played": self.hands_played})
 
     # --- a player's requests -----------------------------------------------------------------
+    def check_double_card(self, seat: int) -> int:
+        """Whether ``seat`` may play a 加倍卡 now (RULES-items §2): a seated player, not a bot,
+        at a table whose ruleset allows it (``items.double_card``) and no tournament table,
+        between hands or before the first deal, within ``items.double_cards_per_hand``. The
+        number of the hand it would double; FailedPrecondition DOUBLE_CARD_* naming why not."""
+        s = self.seats[seat]
+        if s.bot:
+            raise FailedPrecondition(
+                f"seat {seat} is a bot: bots play no 加倍卡", reason="DOUBLE_CARD_BOT"
+            )
+        if not s.joined or s.left or not s.player_id:
+            raise FailedPrecondition(
+                f"seat {seat} has no player seated", reason="DOUBLE_CARD_NOT_SEATED"
+            )
+        items = self.config.ruleset.items
+        if self.config.tag.startswith("tournament/") or not bool(items.double_card):
+            raise FailedPrecondition(
+                "this table does not allow 加倍卡", reason="DOUBLE_CARD_NOT_ALLOWED"
+            )
+        if self.phase not in (WAITING, BETWEEN_HANDS):
+            raise FailedPrecondition(
+                "a hand is running: play a 加倍卡 between hands", reason="DOUBLE_CARD_HAND_RUNNING"
+            )
+        number = self.hands_played + 1
+        if self.doubled.get(number, ()).count(seat) >= int(items.double_cards_per_hand):
+            raise FailedPrecondition(
+                f"seat {seat} already played a 加倍卡 for hand {number}",
+                reason="DOUBLE_CARD_ALREADY_PLAYED",
+            )
+        return number
+
+    def play_double_card(self, seat: int) -> int:
+        """``seat`` plays a 加倍卡 for the next hand (checked as :meth:`check_double_card`):
+        public (``double_card_played``); the hand's scoring doubles its payments."""
+        number = self.check_double_card(seat)
+        self.doubled[number] = tuple(sorted((*self.doubled.get(number, ()), seat)))
+        hand_id, head_number = self.head()
+        self.emit(DoubleCardPlayed(seat, number, hand_id, head_number))
+        return number
+
     def act(self, seat: int, action: SeatRequest, request_id: str = "") -> None:
         """A player's own action (not a bot's; ``request_id``: its Act, recorded with it):
         applied, then 托管 ends for the seat. :class:`ResumePlay` ends 托管 without acting

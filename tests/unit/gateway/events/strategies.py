@@ -133,6 +133,7 @@ EVENTS = {
         huangfan=small,
         huangfan_dice=st.none() | st.integers(0, 2),
         garden_stacks=stacks,
+        doubled_seats=st.lists(seats, max_size=4, unique=True).map(lambda x: tuple(sorted(x))),
         **heads,
     ),
     K.TilesDealt: st.builds(
@@ -232,6 +233,9 @@ EVENTS = {
     K.TableHalted: st.builds(K.TableHalted, reason=text, message=text, error=text, **heads),
     K.WildFlipped: st.builds(
         K.WildFlipped, indicator=plain, wild=plain, set_aside=flowers, tiles_left=small, **heads
+    ),
+    K.DoubleCardPlayed: st.builds(
+        K.DoubleCardPlayed, seat=seats, doubled_hand=st.integers(1, 10_000), **heads
     ),
 }
 
