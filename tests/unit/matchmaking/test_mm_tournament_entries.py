@@ -12,17 +12,13 @@ from services.matchmaking import ledger, tournament_purse, tournaments
 from services.matchmaking.tournament_consent import prize_split
 from shared.errors import AlreadyExists, FailedPrecondition, InvalidArgument, PermissionDenied
 from tests.support.identity import sign_in
-from tests.unit.matchmaking.mm_fakes import make_service, settle_round
+from tests.unit.matchmaking.mm_fakes import give, make_service, settle_round
 
 SILVER, CARD = ledger.SILVER, ledger.MATCH_CARD
 
 
 def give_match_cards(mm, player_id: str, n: int) -> None:
-    legs = [
-        ledger.Leg(player_id, CARD, n, ledger.OPERATOR_GRANT, "test"),
-        ledger.Leg(ledger.HOUSE, CARD, -n, ledger.OPERATOR_GRANT, "test"),
-    ]
-    ledger.transact(mm.store, f"test-grant/{player_id}", legs, mm.clock())
+    give(mm, player_id, CARD, n)
 
 
 def players(mm, n):
