@@ -12,10 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from services.gateway.bots import engine_policy
-from services.gateway.bots.planner import PlanningBot
+from services.gateway.bots.planner import PlanningBot, plan_summary
 from services.gateway.bots.policy import seat_view
 from services.gateway.domain.session import PLAYING
-from services.gateway.play import plan_text
 from services.gateway.tables import TableManager
 from shared.errors import FailedPrecondition, PermissionDenied
 from shared.table import Action, TileSwap
@@ -57,5 +56,5 @@ def hint(manager: TableManager, table_id: str, token: str, seat_claim: int | Non
                 reason="NO_PROMPT",
             )
         action = _POLICY(pending, hand)
-        plan = plan_text(seat_view(hand, seat)).removeprefix(" — ")
+        plan = plan_summary(seat_view(hand, seat))
         return Hint(action, plan, pending.sequence)

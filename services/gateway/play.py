@@ -21,7 +21,7 @@ from typing import TextIO
 import grpc
 from mahjong.gateway.v1 import gateway_pb2
 
-from services.gateway.bots import PlanningBot, SeatView, legal_actions, plan_of
+from services.gateway.bots import PlanningBot, SeatView, legal_actions, plan_summary
 from services.gateway.client.convert import (
     CLAIM,
     OWN_TURN,
@@ -313,13 +313,8 @@ def render_result(result: gateway_pb2.HandResult, me: int) -> str:
 
 def plan_text(view: SeatView) -> str:
     """`` — plan 清/混一色万, 2 tiles from waiting, 12 useful tiles`` (the planning bot's view)."""
-    choice = plan_of(view)
-    if choice is None:
-        return ""
-    if choice.distance < 0:
-        return f" — {choice.plan.name_zh}: complete"
-    steps = "waiting" if choice.distance == 0 else f"{choice.distance} from waiting"
-    return f" — plan {choice.plan.name_zh}, {steps}, {choice.useful} useful tiles unseen"
+    summary = plan_summary(view)
+    return f" — {summary}" if summary else ""
 
 
 # --- the person at the table ----------------------------------------------------------------------

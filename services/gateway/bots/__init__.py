@@ -22,7 +22,7 @@ policy (``policy(pending, hand)``) for in-process seats.
 from __future__ import annotations
 
 from services.gateway.bots.plan import Plan, PlanChoice, PlanKind, choose_plan
-from services.gateway.bots.planner import PlanningBot, plan_of
+from services.gateway.bots.planner import PlanningBot, plan_of, plan_summary
 from services.gateway.bots.policy import engine_policy
 from services.gateway.bots.random_bot import RandomBot, legal_actions
 from services.gateway.bots.view import SeatView, unseen_counts
@@ -52,5 +52,6 @@ __all__ = [
     "legal_actions",
     "make_bot",
     "plan_of",
+    "plan_summary",
     "unseen_counts",
 ]

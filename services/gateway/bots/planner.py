@@ -278,3 +278,16 @@ def _best_win(view: SeatView, wins: Sequence[WinOption]) -> Win:
 def plan_of(view: SeatView) -> PlanChoice | None:
     """The plan the bot would follow from this view (the terminal client's hint shows it)."""
     return choose_plan(view.concealed, view.melds, unseen_counts(view), view.ruleset)
+
+
+def plan_summary(view: SeatView) -> str:
+    """``plan 清/混一色万, 2 from waiting, 12 useful tiles unseen`` (or ``清/混一色万: complete``):
+    the plan of :func:`plan_of` for people ("" when there is none). The terminal client shows
+    it beside the hand; GetHint returns it."""
+    choice = plan_of(view)
+    if choice is None:
+        return ""
+    if choice.distance < 0:
+        return f"{choice.plan.name_zh}: complete"
+    steps = "waiting" if choice.distance == 0 else f"{choice.distance} from waiting"
+    return f"plan {choice.plan.name_zh}, {steps}, {choice.useful} useful tiles unseen"
