@@ -23,8 +23,8 @@ from collections import Counter
 from pathlib import Path
 
 from services.gateway.bots import PlanningBot, RandomBot
-from services.gateway.bots.arena import play_table
 from tests.bench import bench_seconds, bench_venv, run_peer
+from tests.support.arena import play_table
 
 TARGET_RATIO = 10.0
 WIN_RATE_HANDS = 500
@@ -81,7 +81,7 @@ ENGINE_SCRIPT = r"""
 import json, sys, time
 cfg = json.load(open(sys.argv[1]))
 from services.gateway.bots import RandomBot
-from services.gateway.bots.arena import play_table
+from tests.support.arena import play_table
 seed, ruleset = cfg["seed"], cfg["ruleset"]
 play_table(RandomBot(seed), 1, seed=seed, ruleset=ruleset)  # warm up (imports, tables)
 hands, start, cpu, table = 0, time.perf_counter(), time.process_time(), 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from services.gateway.bots import PlanningBot, RandomBot, legal_actions
-from services.gateway.bots.arena import play_table
+from tests.support.arena import play_table
 
 
 def assert_legal(pending, action):

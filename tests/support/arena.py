@@ -1,4 +1,5 @@
-"""An arena: bots play whole hands through the gateway's own table engine, in-process.
+"""An arena (a test harness, not part of the gateway): bots play whole hands through the
+gateway's own table engine, in-process.
 
 The table session (dealer rotation, 荒番, timers on a manual clock) runs on the in-process
 wall, rules and scoring adapters, so the hands are exactly those the gateway plays, with no
