@@ -1,0 +1,95 @@
+"""What a viewer sees of a table: GetTableState (:meth:`TableViews.view`) and Subscribe (its
+events after a sequence number, then live ones: :mod:`.streams`, on a thread or on the event
+loop).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from typing import Any
+
+from services.gateway.domain.events import kinds as K
+from services.gateway.domain.events.log import LoggedEvent
+from services.gateway.domain.tokens import SeatToken
+from services.gateway.tables import spectators
+from services.gateway.tables.live import LiveTable
+from services.gateway.tables.streams import stream, stream_async
+from shared.errors import InvalidArgument
+
+
+class TableViews:
+    """Mixed into :class:`~services.gateway.tables.manager.TableManager`, whose ``store`` it
+    uses, with ``table``, ``_session``, ``_holder``, ``_viewer`` and ``_not_owner`` of the other
+    parts."""
+
+    def view(self, table_id: str, token: str, seat_claim: int | None) -> dict[str, Any]:
+        table = self.table(table_id)
+        with table.lock:
+            viewer = self._viewer(table, token, seat_claim)
+            session = self._session(table)
+            v = session.seat_view(viewer)
+            v["last_sequence"] = table.head
+            v["config"] = session.config
+            return v
+
+    def open_stream(self, table_id: str, token: str, after: int) -> tuple[LiveTable, SeatToken]:
+        """The table and the viewer (its token, verified) of a Subscribe after sequence
+        ``after``, checked."""
+        if after < 0:
+            raise InvalidArgument("after_sequence is negative", field="after_sequence")
+        table = self.table(table_id)
+        with table.lock:
+            viewer = self._holder(table, token, None)
+            if after > table.head:
+                raise InvalidArgument(
+                    f"after_sequence {after} is beyond the table's last event {table.head}",
+                    field="after_sequence",
+                )
+        return table, viewer
+
+    def subscribe(
+        self, table_id: str, token: str, after: int, active: Callable[[], bool]
+    ) -> Iterator[tuple[LoggedEvent, K.TableEvent]]:
+        """The viewer's events after ``after``, then live ones until the table finishes (a
+        thread waits for them: the threaded server and the web port)."""
+        table, viewer = self.open_stream(table_id, token, after)
+        return stream(
+            self.store,
+            table,
+            viewer.seat,
+            after,
+            active,
+            lambda: self._not_owner(table.id),
+            self._still_watching(table, viewer),
+        )
+
+    def subscribe_async(
+        self,
+        table: LiveTable,
+        viewer: SeatToken,
+        after: int,
+        run_blocking: Callable[..., Awaitable],
+    ) -> AsyncIterator[tuple[LoggedEvent, K.TableEvent]]:
+        """The same events for a coroutine on the server's event loop (no thread held while it
+        waits), for a stream :meth:`open_stream` checked."""
+        return stream_async(
+            self.store,
+            table,
+            viewer.seat,
+            after,
+            lambda: self._not_owner(table.id),
+            run_blocking,
+            self._still_watching(table, viewer),
+        )
+
+    @staticmethod
+    def _still_watching(table: LiveTable, viewer: SeatToken) -> Callable[[], None]:
+        """Checked before each batch of a stream's events: a spectator's stream ends
+        UNAUTHENTICATED once its token is revoked (a seat's never does)."""
+        spectator_id = viewer.spectator_id
+
+        def check() -> None:
+            if viewer.seat is None and not spectators.still_admitted(table, spectator_id):
+                raise spectators.revoked(spectator_id)
+
+        return check
