@@ -18,7 +18,7 @@ PYTEST_ARGS ?=
 SOURCES := $(shell find shared services -name '*.py')
 COMPILE_STAMP := $(VENV)/.compiled
 
-.PHONY: install proto web browser promtool run test lint bench clean pure
+.PHONY: install proto web browser promtool run test lint bench clean pure image image-tools image-test
 
 ifdef MAHJONG_PURE_PYTHON
 install: $(STAMP) $(GEN_STAMP) pure
@@ -85,6 +85,76 @@ browser:
 promtool:
 	@command -v promtool >/dev/null || { \
 		apt-get update -qq && apt-get install -y -qq --no-install-recommends prometheus >/dev/null; }
+
+# The image (deploy/Dockerfile) with podman, and its smoke test. IMAGE_BASE is the Dockerfile's
+# BASE: by default a Debian bookworm base with python3 built here from Debian's packages
+# (mmdebstrap, imported once as $(IMAGE_LOCAL_BASE) and kept); a studio that reaches Docker Hub
+# may say IMAGE_BASE=python:3.11-slim. The context is staged in $(IMAGE_DIR)/context: the files
+# git tracks (or would: untracked, not ignored) among the sources the Dockerfile copies, and
+# web/dist from `make web`. Then the image is written as an OCI layout ($(IMAGE_DIR)/oci, its
+# layers compressed as a registry keeps them) and its digest there goes into the prod overlay
+# with IMAGE_NAME (what `skopeo copy --preserve-digests` pushes keeps that digest; README,
+# "Deployment"). podman reads tests/image/containers.conf (no rlimits, runc, cgroupfs).
+comma            := ,
+IMAGE_NAME       ?= registry.example.com/mahjong/mahjong
+IMAGE_TAG        ?= latest
+IMAGE            := $(IMAGE_NAME):$(IMAGE_TAG)
+IMAGE_LOCAL_BASE := localhost/debian-py:bookworm
+IMAGE_BASE       ?= $(IMAGE_LOCAL_BASE)
+IMAGE_DIR        := build/image
+IMAGE_OVERLAY    := deploy/k8s/overlays/prod/kustomization.yaml
+DEBIAN_MIRROR    ?= http://deb.debian.org
+# The CA bundle pip trusts in the build (a build secret, not kept in the image): pip's, else the
+# machine's.
+IMAGE_CA         ?= $(firstword $(wildcard $(PIP_CERT) /etc/ssl/certs/ca-certificates.crt))
+PODMAN           := CONTAINERS_CONF=$(CURDIR)/tests/image/containers.conf podman
+IMAGE_SOURCES    := pyproject.toml setup.py protos shared services deploy/Dockerfile \
+	deploy/requirements.lock deploy/build-requirements.lock
+
+# podman, runc, uidmap and mmdebstrap (Debian's), installed when missing (as `make test` does).
+image-tools:
+	@command -v podman >/dev/null && command -v runc >/dev/null && command -v newuidmap >/dev/null \
+		&& { [ "$(IMAGE_BASE)" != "$(IMAGE_LOCAL_BASE)" ] || command -v mmdebstrap >/dev/null; } || { \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			--no-install-recommends podman runc uidmap mmdebstrap >/dev/null; }
+
+image: web image-tools
+	@if [ "$(IMAGE_BASE)" = "$(IMAGE_LOCAL_BASE)" ] && ! $(PODMAN) image exists $(IMAGE_LOCAL_BASE); then \
+		echo "make image: building the base $(IMAGE_LOCAL_BASE) (mmdebstrap, bookworm)"; \
+		mkdir -p $(IMAGE_DIR) && rm -f $(IMAGE_DIR)/rootfs.tar && \
+		SOURCE_DATE_EPOCH=1735689600 mmdebstrap --quiet --variant=apt \
+			--include=python3,python3-venv --aptopt='APT::Install-Recommends "false"' \
+			--aptopt='Acquire::Languages "none"' \
+			--hook-dir=/usr/share/mmdebstrap/hooks/merged-usr \
+			--dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/info/*' \
+			--dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-exclude=/usr/share/doc/*' \
+			--dpkgopt='path-include=/usr/share/doc/*/copyright' \
+			bookworm $(IMAGE_DIR)/rootfs.tar \
+			"deb $(DEBIAN_MIRROR)/debian bookworm main" \
+			"deb $(DEBIAN_MIRROR)/debian bookworm-updates main" \
+			"deb $(DEBIAN_MIRROR)/debian-security bookworm-security main" && \
+		$(PODMAN) import --quiet $(IMAGE_DIR)/rootfs.tar $(IMAGE_LOCAL_BASE) >/dev/null && \
+		rm -f $(IMAGE_DIR)/rootfs.tar; \
+	fi
+	rm -rf $(IMAGE_DIR)/context && mkdir -p $(IMAGE_DIR)/context/web
+	git ls-files -z --cached --others --exclude-standard -- $(IMAGE_SOURCES) \
+		| tar --null --files-from=- --ignore-failed-read -cf - 2>/dev/null \
+		| tar -xf - -C $(IMAGE_DIR)/context
+	cp -r $(WEB)/dist $(IMAGE_DIR)/context/web/dist
+	$(PODMAN) build --quiet --network host --build-arg BASE=$(IMAGE_BASE) \
+		$(if $(IMAGE_CA),--secret id=ca$(comma)src=$(IMAGE_CA)) \
+		-f $(IMAGE_DIR)/context/deploy/Dockerfile -t $(IMAGE) $(IMAGE_DIR)/context
+	rm -rf $(IMAGE_DIR)/oci && $(PODMAN) push --quiet --digestfile $(IMAGE_DIR)/digest \
+		$(IMAGE) oci:$(IMAGE_DIR)/oci:$(IMAGE_TAG)
+	sed -i -E -e 's|^(    newName: ).*|\1$(IMAGE_NAME)|' \
+		-e "s|^(    digest: ).*|\1$$(cat $(IMAGE_DIR)/digest)|" $(IMAGE_OVERLAY)
+	@echo "make image: $(IMAGE)@$$(cat $(IMAGE_DIR)/digest)" \
+		"($$($(PODMAN) image inspect --format '{{.Size}}' $(IMAGE) | awk '{printf "%.0f MB", $$1/1e6}'))"
+
+# The image's smoke test (tests/image; not part of `make test`): every service started from the
+# image as the manifests start it, a hand played through the gateway, SIGTERM, PostgreSQL.
+image-test: install image
+	MAHJONG_IMAGE=$(IMAGE) MAHJONG_IMAGE_TESTS=1 $(BIN)/pytest -p no:cacheprovider tests/image
 
 run: install web
 	$(BIN)/mahjong run
