@@ -1,10 +1,12 @@
-"""Live tables of one gateway replica (see :mod:`.manager`, the facade the servicer calls)."""
+"""Live tables of one gateway replica (see :mod:`.manager`, the facade the servicer calls;
+``GatewaySettings`` is :mod:`services.gateway.settings`' own, named here too)."""
 
+from services.gateway.settings import GatewaySettings
 from services.gateway.tables.creation import TableSpec, spec_fingerprint
 from services.gateway.tables.leases import LEASE_PREFIX, owner_of
 from services.gateway.tables.live import LiveTable
 from services.gateway.tables.log import read_table_log
-from services.gateway.tables.manager import GatewaySettings, TableManager
+from services.gateway.tables.manager import TableManager
 from services.gateway.tables.records import (
     CREATES,
     JOINS,

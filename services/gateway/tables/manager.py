@@ -20,14 +20,13 @@ in the store).
 
 from __future__ import annotations
 
-import secrets
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from services.gateway.domain.events.log import LoggedEvent
 from services.gateway.domain.session import Policy, Ports, TableSession
 from services.gateway.runtime import ThreadScheduler
+from services.gateway.settings import GatewaySettings
 from services.gateway.tables import leases
 from services.gateway.tables.acting import ActCalls
 from services.gateway.tables.creating import TableCreation
@@ -42,40 +41,6 @@ from services.gateway.tables.views import TableViews
 from shared.errors import NotFound
 from shared.store import Store
 from shared.store.ownership import Ownership
-
-
-@dataclass
-class GatewaySettings:
-    secret: bytes
-    replica_id: str = field(default_factory=lambda: "gw-" + secrets.token_hex(4))
-    address: str = ""
-    lease_ms: int = 30_000
-    discard_ms: int | None = None  # None: the ruleset's timers
-    claim_ms: int | None = None
-    bot_delay_ms: int = 0
-    auto_play_delay_ms: int = 1_000
-    between_hands_ms: int = 0
-    # How long a table with open seats waits for them before it ends (0 = forever); a
-    # CreateTable may set its own (TableSpec.seat_wait_ms).
-    seat_wait_ms: int = 120_000
-    report_to_matchmaking: bool = False
-    timer_workers: int = 2  # threads running timers, bots and the steps after actions
-    # How long a finished table stays in memory (later looks read its log from the store).
-    finished_table_ttl_ms: int = 300_000
-    # Tables created by callers without the internal token (players, the web page): allowed at
-    # all, how many new ones per client address per minute, and how many live at once.
-    public_tables: bool = True
-    public_tables_per_minute: float = 10.0
-    public_tables_per_address: int = 8
-    # Flood control: calls per second one seat token may make (after a burst).
-    seat_calls_per_second: float = 20.0
-    seat_call_burst: int = 40
-    # A stream whose client does not read: cut once one event waits this long to be written,
-    # or once it is this many events behind the table (the client resumes from its last one).
-    stream_write_timeout_ms: int = 10_000
-    stream_max_lag: int = 1_000
-    # Spectators one table admits at once (each with a token of its own; 0 = any number).
-    max_spectators_per_table: int = 10_000
 
 
 class TableManager(
