@@ -61,6 +61,23 @@ class AllocatedTable:
     tag: str
     player_ids: tuple[str, ...]  # by seat, bots too
     request_id: str
+    # What the table plays, for the cover a seat needs at every hand (hand_cover); a record of
+    # an earlier version has none (stake 0: no cover checked).
+    ruleset: str = ""
+    stake: int = 0
+    ruleset_options: tuple[tuple[str, str], ...] = ()
+    # Seats a bot took when their player went bankrupt: (seat, player id, hand id of the hand
+    # after which it left); that hand's reports still name the player.
+    bankrupt: tuple[tuple[int, str, str], ...] = ()
+
+    def seating_of(self, hand_id: str) -> tuple[str, ...]:
+        """Who sat where in the hand ``hand_id``: the bankrupt players in the hand they left
+        after (a repeated report of it), the bots that took their seats in every later one."""
+        ids = list(self.player_ids)
+        for seat, player_id, last_hand in self.bankrupt:
+            if last_hand == hand_id:
+                ids[seat] = player_id
+        return tuple(ids)
 
 
 def sealed_request_id(secret: bytes, request_id: str) -> str:
@@ -74,8 +91,41 @@ def _seats(request: TableRequest) -> list[str]:
 
 
 def record(store: Store, table: AllocatedTable) -> None:
-    body = {"tag": table.tag, "player_ids": list(table.player_ids), "request_id": table.request_id}
-    store.put(TABLES, table.table_id, records.dump(body))
+    store.put(TABLES, table.table_id, records.dump(_body(table)))
+
+
+def _body(table: AllocatedTable) -> dict:
+    return {
+        "tag": table.tag,
+        "player_ids": list(table.player_ids),
+        "request_id": table.request_id,
+        "ruleset": table.ruleset,
+        "stake": table.stake,
+        "ruleset_options": dict(table.ruleset_options),
+        "bankrupt": [list(b) for b in table.bankrupt],
+    }
+
+
+def replace_seat(
+    store: Store, table_id: str, seat: int, bot_id: str, hand_id: str
+) -> AllocatedTable:
+    """A bot takes ``seat`` after the hand ``hand_id`` (its player went bankrupt, 破产): the
+    table's later reports name ``bot_id`` there. Idempotent."""
+
+    def fn(raw: bytes | None):
+        if raw is None:
+            raise NotFound(f"table {table_id} was not allocated by matchmaking", table_id=table_id)
+        data = records.load(raw)
+        if data["player_ids"][seat] == bot_id:
+            return None, None
+        data.setdefault("bankrupt", []).append([seat, data["player_ids"][seat], hand_id])
+        data["player_ids"][seat] = bot_id
+        return records.dump(data), None
+
+    store.update(TABLES, table_id, fn)
+    found = find(store, table_id)
+    assert found is not None
+    return found
 
 
 def find(store: Store, table_id: str) -> AllocatedTable | None:
@@ -83,7 +133,16 @@ def find(store: Store, table_id: str) -> AllocatedTable | None:
     if rec is None:
         return None
     data = records.load(rec.value)
-    return AllocatedTable(table_id, data["tag"], tuple(data["player_ids"]), data["request_id"])
+    return AllocatedTable(
+        table_id,
+        data["tag"],
+        tuple(data["player_ids"]),
+        data["request_id"],
+        data.get("ruleset", ""),
+        int(data.get("stake", 0)),
+        tuple(sorted((data.get("ruleset_options") or {}).items())),
+        tuple((int(a), str(b), str(c)) for a, b, c in data.get("bankrupt", ())),
+    )
 
 
 class RecordingAllocator:
@@ -133,7 +192,13 @@ class RecordingAllocator:
             record(
                 self.store,
                 AllocatedTable(
-                    alloc.table_id, request.tag, tuple(_seats(request)), sealed.request_id
+                    alloc.table_id,
+                    request.tag,
+                    tuple(_seats(request)),
+                    sealed.request_id,
+                    request.ruleset,
+                    request.stake,
+                    tuple(sorted(request.ruleset_options.items())),
                 ),
             )
             body = {
@@ -201,11 +266,16 @@ def _pending_match(store: Store, tag: str, player_ids: Sequence[str] | None) -> 
 
 
 def check_report(
-    store: Store, table_id: str, tag: str, player_ids: Sequence[str] | None = None
+    store: Store,
+    table_id: str,
+    tag: str,
+    player_ids: Sequence[str] | None = None,
+    hand_id: str = "",
 ) -> AllocatedTable:
     """The allocation a gateway report is about, or the refusal that keeps it out of the ledger.
 
-    ``player_ids`` (by seat) is checked for RecordHand; TableFinished carries none."""
+    ``player_ids`` (by seat, in the hand ``hand_id``) is checked for RecordHand; TableFinished
+    carries none."""
     table = find(store, table_id)
     if table is None:
         if _pending_match(store, tag, player_ids):
@@ -226,9 +296,10 @@ def check_report(
             reason="TABLE_TAG_MISMATCH",
             table_id=table_id,
         )
-    if player_ids is not None and tuple(player_ids) != table.player_ids:
+    seating = table.seating_of(hand_id)
+    if player_ids is not None and tuple(player_ids) != seating:
         raise FailedPrecondition(
-            f"table {table_id} seats {list(table.player_ids)} by seat, not {list(player_ids)}",
+            f"table {table_id} seats {list(seating)} by seat, not {list(player_ids)}",
             reason="TABLE_SEATING_MISMATCH",
             table_id=table_id,
         )

@@ -15,7 +15,10 @@ its entries (RULES-items §1).
   a bot (``bot-…``); a bot seat's side of a hand is the house's (kind ``bot_side``).
 * Every settled hand the gateway reports is one transaction keyed by its hand id, with its hand
   row (table, tag, the report as received): a repeated report (the gateway's outbox retries)
-  writes nothing; the same hand id with other results is refused (HAND_ID_REUSED).
+  writes nothing; the same hand id with other results is refused (HAND_ID_REUSED). A hand is
+  never refused for a player's silver: a loser who cannot pay pays what they hold and the
+  winners' gains shrink by as much (logged and counted) — a seat covers a hand at its start,
+  so this is the net under silver spent during a hand, never a lost hand nor minted silver.
 * The books are real tables on the SQL stores (:mod:`.ledger_store`: one file per backend);
   :func:`reconcile` checks that the balances are the entries' sums and every transaction sums
   to zero per asset.
@@ -30,14 +33,17 @@ import binascii
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 
+import structlog
+
 from shared.errors import FailedPrecondition, InvalidArgument
 from shared.store.base import Store
 
-from . import records
+from . import metrics, records
 from .ledger_store import HOUSE, MAX_BALANCE, Cursor, HandRow, TxRow, ledger_for, stripe_of
 from .tags import tag_group
 
 __all__ = ["HOUSE", "MAX_BALANCE", "Entry", "HandReport", "Leg"]
+log = structlog.get_logger("mahjong.matchmaking.ledger")
 
 # Assets (RULES-items §1).
 SILVER = "silver"
@@ -244,10 +250,8 @@ def validate_report(report: HandReport) -> None:
     """InvalidArgument naming the first malformed field; payments + house must sum to zero."""
     if not report.hand_id:
         raise InvalidArgument("hand_id is empty", field="hand_id")
-    if len(report.hand_id) > MAX_REF or "/" in report.hand_id:
-        raise InvalidArgument(
-            f"hand_id needs at most {MAX_REF} characters and no '/'", field="hand_id"
-        )
+    if len(report.hand_id) > MAX_REF:
+        raise InvalidArgument(f"hand_id has more than {MAX_REF} characters", field="hand_id")
     if not report.table_id:
         raise InvalidArgument("table_id is empty", field="table_id")
     if len(report.player_ids) != 4:
@@ -305,6 +309,42 @@ def hand_legs(report: HandReport) -> list[Leg]:
     return out
 
 
+SHORTFALL_ATTEMPTS = 4  # balances re-read and the hand retried this often before refusing
+
+
+def _cut_to_what_losers_hold(store: Store, report: HandReport, legs: list[Leg]) -> list[Leg]:
+    """The hand's legs with each player's silver loss cut to what the player holds, and the
+    winners' gains cut by the same total, in proportion (whole chips, the remainder from the
+    largest gain): a player who cannot pay pays what they have (破产), a settled hand is never
+    lost, nobody goes below zero and nothing is minted. A seat covers a hand at its start
+    (RULES-items §4), so this is the net under silver that left a seat during a hand."""
+    out = list(legs)
+    short = 0
+    for i, leg in enumerate(out):
+        if leg.asset != SILVER or leg.amount >= 0 or leg.account == HOUSE:
+            continue
+        held = max(balance(store, leg.account), 0)
+        if held < -leg.amount:
+            cut = -leg.amount - held
+            short += cut
+            note = f"paid {held} of {-leg.amount}: silver ran short (破产)"
+            out[i] = Leg(leg.account, SILVER, -held, leg.kind, note)
+            log.warning("hand_shortfall", hand=report.hand_id, account=leg.account, short=cut)
+    gains = [(i, leg) for i, leg in enumerate(out) if leg.asset == SILVER and leg.amount > 0]
+    total = sum(leg.amount for _, leg in gains)
+    if not short or not total:
+        return out
+    cuts = {i: leg.amount * short // total for i, leg in gains}
+    rest = short - sum(cuts.values())
+    for i, _ in sorted(gains, key=lambda g: -g[1].amount)[:rest]:
+        cuts[i] += 1
+    for i, leg in gains:
+        note = f"gain cut by {cuts[i]}: a loser's silver ran short (破产)"
+        out[i] = Leg(leg.account, SILVER, leg.amount - cuts[i], leg.kind, note)
+    metrics.SHORTFALL_SILVER.inc(short)
+    return out
+
+
 def entries_for(report: HandReport, at: float) -> list[Entry]:
     """The ledger entries of one settled hand."""
     return _entries(report.hand_id, hand_legs(report), report.tag, at)
@@ -338,7 +378,8 @@ def record_hand(
     ``extra_legs`` are written in the hand's transaction (the 加倍卡 holds it consumes).
 
     A repeat of a hand id with different content is FailedPrecondition HAND_ID_REUSED; a hand
-    that would take a player below zero is INSUFFICIENT_FUNDS (never applied).
+    that would take a player below zero is applied cut to what the losers hold
+    (:func:`_cut_to_what_losers_hold`).
     """
     validate_report(report)
     body = records.dump(_report_dict(report)).decode()
@@ -346,7 +387,16 @@ def record_hand(
     legs = [*hand_legs(report), *extra_legs]
     validate_legs(report.hand_id, legs, report.tag)
     tx = TxRow(report.hand_id, report.tag, body, now)
-    stored = ledger_for(store).transact(tx, _entries(report.hand_id, legs, report.tag, now), row)
+    for attempt in range(SHORTFALL_ATTEMPTS + 1):
+        try:
+            stored = ledger_for(store).transact(
+                tx, _entries(report.hand_id, legs, report.tag, now), row
+            )
+            break
+        except FailedPrecondition as exc:
+            if exc.reason != "INSUFFICIENT_FUNDS" or attempt == SHORTFALL_ATTEMPTS:
+                raise
+            legs = _cut_to_what_losers_hold(store, report, legs)
     if stored is None:
         return True
     if stored != body:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 
 QUEUE_WAIT = Histogram(
     "mahjong_matchmaking_queue_wait_seconds",
@@ -29,4 +29,25 @@ REPORTS_REFUSED = Counter(
     "Gateway reports refused because matchmaking did not allocate that table with those seats, "
     "by reason (TABLE_NOT_ALLOCATED, TABLE_TAG_MISMATCH, TABLE_SEATING_MISMATCH).",
     ["reason"],
+)
+# The reconciliation (reconciliation.py), refreshed by the ticker: today so far, UTC.
+BOT_NET_ALERTS = Gauge(
+    "mahjong_matchmaking_bot_net_alerts",
+    "Players whose net against the house's bot seats today passes house.bot_net_alert.",
+)
+BOT_NET_MAX = Gauge(
+    "mahjong_matchmaking_bot_net_max_silver",
+    "The largest |net| of one player against the house's bot seats today.",
+)
+HOUSE_NET = Gauge("mahjong_matchmaking_house_net_silver", "The house's net silver today.")
+BANKRUPT = Counter(
+    "mahjong_matchmaking_bankrupt_seats_total",
+    "Seats whose player could no longer cover a hand (破产) and left after it.",
+)
+SHORTFALL_SILVER = Counter(
+    "mahjong_matchmaking_shortfall_silver_total",
+    "Silver of settled hands' losses that the losers could not pay (cut from the gains).",
+)
+PURCHASES = Counter(
+    "mahjong_matchmaking_item_purchases_total", "Items bought with silver.", ["asset"]
 )

@@ -54,7 +54,7 @@ class RoomDesk:
             self._holds,
         )
         try:
-            room_cards.spend_room_card(self.store, player.player_id)
+            room_cards.spend_room_card(self.store, player.player_id, room.code, self.clock())
         except BaseException:
             rooms.leave_room(self.store, room.code, player.player_id, self.clock())
             raise
@@ -67,6 +67,8 @@ class RoomDesk:
     def join_room(self, token: str, code: str) -> rooms.Room:
         player = self.authenticate(token)
         room = rooms.get_room(self.store, code)
+        if room.stake is not None:  # the player must allow and cover the stake set
+            self.check_room_stake(room, room.stake, [player.player_id])
         room = rooms.join_room(
             self.store,
             code,
@@ -87,12 +89,17 @@ class RoomDesk:
 
     def set_room_stake(self, token: str, code: str, stake: int) -> rooms.Room:
         player = self.authenticate(token)
+        if stake > 0:
+            self.check_room_stake(rooms.get_room(self.store, code), stake)
         room = rooms.set_stake(self.store, code, player.player_id, stake)
         self.notify()
         return room
 
     def answer_room_stake(self, token: str, code: str, accept: bool) -> rooms.Room:
         player = self.authenticate(token)
+        current = rooms.get_room(self.store, code)
+        if accept and current.stake is not None:
+            self.check_room_stake(current, current.stake)
         room = rooms.respond_to_stake(self.store, code, player.player_id, accept, self.clock())
         self.notify()
         return room

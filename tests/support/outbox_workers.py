@@ -27,12 +27,17 @@ def payments(table: int, hand: int) -> list[int]:
     return out
 
 
+FUND = 100  # each player's silver before the hands
+
+
 def seed(store: Store, tables: int, hands: int) -> None:
     """``tables`` tables allocated by matchmaking, each with ``hands`` settled hands and its
     end waiting in the outbox (what each table's owner writes, in the same key layout)."""
     for t in range(tables):
         table_id, tag = f"t_{t:04d}", quick_tag(f"m{t:04d}")
         ids = players(t)
+        for pid in ids:  # silver to lose: the ledger refuses a balance below zero
+            ledger.grant(store, pid, "outbox-test", FUND, 0.0)
         allocated_tables.record(
             store, allocated_tables.AllocatedTable(table_id, tag, tuple(ids), f"req-{t}")
         )
@@ -58,8 +63,8 @@ def check_books(store: Store, tables: int, hands: int) -> None:
         assert ledger.hands_of_table(store, f"t_{t:04d}") == hands
         for seat, pid in enumerate(players(t)):
             want = sum(payments(t, h)[seat] for h in range(hands))
-            assert ledger.balance(store, pid) == want, (pid, want)
-            assert len(ledger.entries(store, pid)) == hands
+            assert ledger.balance(store, pid) == FUND + want, (pid, want)
+            assert len(ledger.entries(store, pid)) == hands + 1  # and the grant
     assert ledger.reconcile(store) == []
 
 

@@ -88,23 +88,27 @@ def test_a_bot_seat_is_the_houses_side_and_no_bot_has_a_wallet(store):
     assert ledger.reconcile(store) == []
 
 
-def test_a_hand_that_would_overdraw_a_player_is_refused_whole(store):
-    """The farmer's overdraw: a hand costing more than the loser holds writes nothing at all."""
+def test_a_hand_costing_more_than_a_loser_holds_is_cut_never_lost_nor_minted(store):
+    """The farmer's overdraw (a loser spent silver during the hand): the loser pays what they
+    hold (破产), the winners' gains shrink by as much, nobody goes below zero, the hand is kept."""
     fund(store, silver=20)
-    with pytest.raises(FailedPrecondition) as err:
-        ledger.record_hand(store, report(payments=(60, -30, -15, -15)), 2.0)
-    assert err.value.reason == "INSUFFICIENT_FUNDS"
-    assert err.value.details == {
-        "account": "b",
-        "asset": "silver",
-        "balance": "20",
-        "amount": "30",
-        "ref": "h1",
-    }
-    assert "account b has 20 silver" in err.value.message
-    assert [ledger.balance(store, p) for p in PIDS] == [20] * 4
-    assert not ledger.has_hand(store, "h1") and ledger.reconcile(store) == []
-    assert ledger.record_hand(store, report(payments=(60, -20, -20, -20)), 3.0) is True
+    house = ledger.balance(store, HOUSE)
+    assert ledger.record_hand(store, report(payments=(60, -30, -15, -15)), 2.0) is True
+    assert [ledger.balance(store, p) for p in PIDS] == [70, 0, 5, 5]
+    assert ledger.balance(store, HOUSE) == house  # nothing minted, nothing absorbed
+    assert ledger.has_hand(store, "h1") and ledger.reconcile(store) == []
+    (cut,) = [e for e in ledger.entries(store, "b") if e.ref == "h1"]
+    assert cut.amount == -20 and "ran short" in cut.note
+    assert ledger.record_hand(store, report(payments=(60, -30, -15, -15)), 3.0) is False
+
+
+def test_a_cut_shares_the_shortfall_among_several_winners_by_their_gains(store):
+    fund(store, silver=10)
+    assert ledger.record_hand(store, report(payments=(25, 5, -20, -10)), 2.0) is True
+    # c pays 10 of 20: the gains of 25 and 5 lose 10 between them, 8 + 1 and 1 (whole chips
+    # in proportion, the remainder from the largest gain)
+    assert [ledger.balance(store, p) for p in PIDS] == [26, 14, 0, 0]
+    assert ledger.reconcile(store) == []
 
 
 def test_transactions_are_once_per_reference_and_sum_to_zero_per_asset(store):
