@@ -1,10 +1,14 @@
-"""``mahjong players|queue|room|tournament …``: talk to the matchmaking service from a shell.
+"""``mahjong login|players|queue|room|tournament …``: talk to the matchmaking service from a shell.
 
 Examples::
 
-    mahjong players register Alice            # prints the id and the player token
-    mahjong players show --token TOKEN
-    mahjong players balances p-1 p-2 house
+    mahjong login Alice                       # the development issuer's ID token for Alice
+    mahjong players sign-in "$(mahjong login Alice)"   # prints the session and the player
+    mahjong players show --token SESSION_TOKEN
+    mahjong players refresh REFRESH_TOKEN     # a new session (the refresh token is rotated)
+    mahjong players sign-out --token SESSION_TOKEN --all
+    mahjong players balances --token SESSION_TOKEN p-2   # yours in full, others' levels
+    mahjong players buy --token SESSION_TOKEN double_card 2
     mahjong players levels
     mahjong queue join --token TOKEN --stake 4 --watch
     mahjong room open --token TOKEN --max-hands 8
@@ -20,6 +24,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import grpc
 from google.protobuf import json_format
@@ -28,9 +33,11 @@ from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
 from shared.addresses import default_address
+from shared.request_ids import with_request_ids
 from shared.tls import client_channel
 
 TIMEOUT = 10.0
+DEV_ROOT = Path(".data") / "dev-issuer"
 
 
 def _print(message) -> None:
@@ -39,7 +46,8 @@ def _print(message) -> None:
 
 def _call(args: argparse.Namespace, fn: Callable[[pb_grpc.MatchmakingServiceStub], object]) -> int:
     with client_channel(args.matchmaking_addr) as channel:
-        stub = pb_grpc.MatchmakingServiceStub(channel)
+        # one call, never retried: each gets a new request id (mutating calls require one)
+        stub = pb_grpc.MatchmakingServiceStub(with_request_ids(channel))
         try:
             result = fn(stub)
             if hasattr(result, "DESCRIPTOR"):
@@ -50,6 +58,18 @@ def _call(args: argparse.Namespace, fn: Callable[[pb_grpc.MatchmakingServiceStub
         except grpc.RpcError as exc:
             print(f"error: {exc.code().name}: {exc.details()}", file=sys.stderr)
             return 1
+    return 0
+
+
+def _login(args: argparse.Namespace) -> int:
+    """``mahjong login NAME``: the development issuer's ID token for ``NAME`` on stdout."""
+    from services.matchmaking.identity.dev_issuer import DevIssuer
+
+    name = args.name.strip()
+    if not name:
+        print("mahjong login: the name is empty", file=sys.stderr)
+        return 2
+    print(DevIssuer.at(Path(args.root)).id_token(name, name), flush=True)
     return 0
 
 
@@ -71,45 +91,111 @@ def _token_and_key_calls(sub, key_arg: tuple, key: str, specs: tuple) -> None:
         _cmd(
             sub.add_parser(name, help=help_),
             lambda s, a, rpc=rpc, req=req: getattr(s, rpc)(
-                req(player_token=a.token, **{key: getattr(a, key)}), timeout=TIMEOUT
+                req(session_token=a.token, **{key: getattr(a, key)}), timeout=TIMEOUT
             ),
             TOKEN,
             key_arg,
         )
 
 
-TOKEN = (("--token",), {"required": True, "help": "the player token from `players register`"})
+_ITEMS = {
+    "room_card": pb.ASSET_ROOM_CARD,
+    "double_card": pb.ASSET_DOUBLE_CARD,
+    "match_card": pb.ASSET_MATCH_CARD,
+}
+TOKEN = (("--token",), {"required": True, "help": "the session token from `players sign-in`"})
 CODE = (("code",), {"help": "the room's six-digit code"})
 TID = (("tournament_id",), {})
 
 
 def register(subparsers) -> None:
     # --- players -----------------------------------------------------------------------------
-    p = subparsers.add_parser("players", help="matchmaking: register players, balances, levels")
+    login = subparsers.add_parser(
+        "login",
+        help="development issuer: print an ID token for NAME (then `mahjong players sign-in`)",
+    )
+    login.add_argument("name", help="the subject and display name")
+    login.add_argument("--root", default=str(DEV_ROOT), help="the issuer's key (.data/dev-issuer)")
+    login.set_defaults(func=_login)
+    p = subparsers.add_parser("players", help="matchmaking: sign in, accounts, balances, levels")
     ps = p.add_subparsers(dest="players_command", required=True)
     _cmd(
-        ps.add_parser("register", help="register a player; prints its id and token"),
-        lambda s, a: s.RegisterPlayer(
-            pb.RegisterPlayerRequest(display_name=a.display_name), timeout=TIMEOUT
+        ps.add_parser("sign-in", help="sign in with an ID token; prints the session and player"),
+        lambda s, a: s.SignIn(
+            pb.SignInRequest(id_token=a.id_token, display_name=a.display_name), timeout=TIMEOUT
         ),
+        (("id_token",), {"help": "an ID token, e.g. $(mahjong login Alice)"}),
+        (("--display-name",), {"default": ""}),
+    )
+    _cmd(
+        ps.add_parser("guest", help="a guest session (when the deployment allows guests)"),
+        lambda s, a: s.SignInAsGuest(
+            pb.SignInAsGuestRequest(display_name=a.display_name), timeout=TIMEOUT
+        ),
+        (("display_name",), {"nargs": "?", "default": ""}),
+    )
+    _cmd(
+        ps.add_parser("refresh", help="a new session for a refresh token (which is rotated)"),
+        lambda s, a: s.RefreshSession(
+            pb.RefreshSessionRequest(refresh_token=a.refresh_token), timeout=TIMEOUT
+        ),
+        (("refresh_token",), {}),
+    )
+    _cmd(
+        ps.add_parser("sign-out", help="end this session (--all: every session of the player)"),
+        lambda s, a: s.SignOut(
+            pb.SignOutRequest(session_token=a.token, all_sessions=a.all), timeout=TIMEOUT
+        ),
+        TOKEN,
+        (("--all",), {"action": "store_true"}),
+    )
+    _cmd(
+        ps.add_parser("rename", help="change the player's display name"),
+        lambda s, a: s.SetDisplayName(
+            pb.SetDisplayNameRequest(session_token=a.token, display_name=a.display_name),
+            timeout=TIMEOUT,
+        ),
+        TOKEN,
         (("display_name",), {}),
     )
     _cmd(
         ps.add_parser("show", help="the player's account: silver, level, room cards"),
-        lambda s, a: s.GetPlayer(pb.GetPlayerRequest(player_token=a.token), timeout=TIMEOUT),
+        lambda s, a: s.GetPlayer(pb.GetPlayerRequest(session_token=a.token), timeout=TIMEOUT),
         TOKEN,
     )
     _cmd(
-        ps.add_parser("ledger", help="the player's ledger entries"),
+        ps.add_parser("ledger", help="the player's ledger entries, newest first, a page at a time"),
         lambda s, a: s.ListLedgerEntries(
-            pb.ListLedgerEntriesRequest(player_token=a.token), timeout=TIMEOUT
+            pb.ListLedgerEntriesRequest(
+                session_token=a.token, page_size=a.page_size, page_token=a.page_token
+            ),
+            timeout=TIMEOUT,
         ),
         TOKEN,
+        (("--page-size",), {"type": int, "default": 0, "help": "1-500 (default 100)"}),
+        (("--page-token",), {"default": "", "help": "the previous page's nextPageToken"}),
     )
     _cmd(
-        ps.add_parser("balances", help="silver of players, bots or 'house'"),
-        lambda s, a: s.GetBalances(pb.GetBalancesRequest(player_ids=a.ids), timeout=TIMEOUT),
-        (("ids",), {"nargs": "+"}),
+        ps.add_parser("balances", help="your balance, and the levels of other players"),
+        lambda s, a: s.GetBalances(
+            pb.GetBalancesRequest(session_token=a.token, player_ids=a.ids), timeout=TIMEOUT
+        ),
+        TOKEN,
+        (("ids",), {"nargs": "*", "help": "at most 100 player ids (default: yourself)"}),
+    )
+    _cmd(
+        ps.add_parser("prices", help="the items for sale and their prices in silver"),
+        lambda s, a: s.ListItemPrices(pb.ListItemPricesRequest(), timeout=TIMEOUT),
+    )
+    _cmd(
+        ps.add_parser("buy", help="buy items with silver: room_card, double_card, match_card"),
+        lambda s, a: s.BuyItems(
+            pb.BuyItemsRequest(session_token=a.token, asset=_ITEMS[a.item], count=a.count),
+            timeout=TIMEOUT,
+        ),
+        TOKEN,
+        (("item",), {"choices": sorted(_ITEMS)}),
+        (("count",), {"type": int, "nargs": "?", "default": 1}),
     )
     _cmd(
         ps.add_parser("levels", help="the level table (RULES §11)"),
@@ -122,13 +208,13 @@ def register(subparsers) -> None:
 
     def join(s, a):
         ticket = s.JoinQueue(
-            pb.JoinQueueRequest(player_token=a.token, ruleset=_rules(a.ruleset), stake=a.stake),
+            pb.JoinQueueRequest(session_token=a.token, ruleset=_rules(a.ruleset), stake=a.stake),
             timeout=TIMEOUT,
         ).ticket
         if not a.watch:
             return pb.JoinQueueResponse(ticket=ticket)
         return s.WatchAssignments(
-            pb.WatchAssignmentsRequest(player_token=a.token, ticket_id=ticket.ticket_id)
+            pb.WatchAssignmentsRequest(session_token=a.token, ticket_id=ticket.ticket_id)
         )
 
     _cmd(
@@ -142,7 +228,7 @@ def register(subparsers) -> None:
     _cmd(
         qs.add_parser("leave", help="leave the queue"),
         lambda s, a: s.LeaveQueue(
-            pb.LeaveQueueRequest(player_token=a.token, ticket_id=a.ticket_id), timeout=TIMEOUT
+            pb.LeaveQueueRequest(session_token=a.token, ticket_id=a.ticket_id), timeout=TIMEOUT
         ),
         TOKEN,
         (("ticket_id",), {}),
@@ -150,7 +236,7 @@ def register(subparsers) -> None:
     _cmd(
         qs.add_parser("watch", help="stream a ticket until it is assigned"),
         lambda s, a: s.WatchAssignments(
-            pb.WatchAssignmentsRequest(player_token=a.token, ticket_id=a.ticket_id)
+            pb.WatchAssignmentsRequest(session_token=a.token, ticket_id=a.ticket_id)
         ),
         TOKEN,
         (("ticket_id",), {}),
@@ -163,7 +249,7 @@ def register(subparsers) -> None:
         rs.add_parser("open", help="open a room (costs one room card)"),
         lambda s, a: s.OpenRoom(
             pb.OpenRoomRequest(
-                player_token=a.token, ruleset=_rules(a.ruleset), max_hands=a.max_hands
+                session_token=a.token, ruleset=_rules(a.ruleset), max_hands=a.max_hands
             ),
             timeout=TIMEOUT,
         ),
@@ -186,7 +272,7 @@ def register(subparsers) -> None:
     _cmd(
         rs.add_parser("stake", help="set 底分 (the setter only)"),
         lambda s, a: s.SetRoomStake(
-            pb.SetRoomStakeRequest(player_token=a.token, code=a.code, stake=a.stake),
+            pb.SetRoomStakeRequest(session_token=a.token, code=a.code, stake=a.stake),
             timeout=TIMEOUT,
         ),
         TOKEN,
@@ -197,7 +283,7 @@ def register(subparsers) -> None:
         _cmd(
             rs.add_parser(name, help=f"{name} the room's 底分"),
             lambda s, a, accept=accept: s.AnswerRoomStake(
-                pb.AnswerRoomStakeRequest(player_token=a.token, code=a.code, accept=accept),
+                pb.AnswerRoomStakeRequest(session_token=a.token, code=a.code, accept=accept),
                 timeout=TIMEOUT,
             ),
             TOKEN,
@@ -211,14 +297,15 @@ def register(subparsers) -> None:
         ts.add_parser("create", help="create a tournament"),
         lambda s, a: s.CreateTournament(
             pb.CreateTournamentRequest(
-                player_token=a.token,
+                session_token=a.token,
                 name=a.name,
                 ruleset=_rules(a.ruleset),
                 stake=a.stake,
                 rounds=a.rounds,
                 hands_per_round=a.hands,
-                player_ids=a.players,
                 bots=a.bots,
+                entry_silver=a.entry_silver,
+                entry_match_cards=a.entry_match_cards,
             ),
             timeout=TIMEOUT,
         ),
@@ -228,8 +315,9 @@ def register(subparsers) -> None:
         (("--stake",), {"type": int, "default": 1}),
         (("--rounds",), {"type": int, "default": 3}),
         (("--hands",), {"type": int, "default": 4, "help": "hands per round"}),
-        (("--players",), {"nargs": "*", "default": [], "help": "player ids to register"}),
         (("--bots",), {"type": int, "default": 0}),
+        (("--entry-silver",), {"type": int, "default": 0, "help": "entry fee (the prize pool)"}),
+        (("--entry-match-cards",), {"type": int, "default": 0, "help": "entry in 比赛卡"}),
     )
     _token_and_key_calls(
         ts,
@@ -239,13 +327,28 @@ def register(subparsers) -> None:
             ("join", "JoinTournament", pb.JoinTournamentRequest, "register for a tournament"),
             ("leave", "LeaveTournament", pb.LeaveTournamentRequest, "withdraw before it starts"),
             ("start", "StartTournament", pb.StartTournamentRequest, "start it (the creator)"),
+            ("accept", "AcceptInvite", pb.AcceptInviteRequest, "accept the creator's invite"),
+            ("decline", "DeclineInvite", pb.DeclineInviteRequest, "decline an invite"),
+            ("cancel", "CancelTournament", pb.CancelTournamentRequest, "cancel (the creator)"),
         ),
+    )
+    _cmd(
+        ts.add_parser("invite", help="invite players (the creator); each accepts or declines"),
+        lambda s, a: s.InviteToTournament(
+            pb.InviteToTournamentRequest(
+                session_token=a.token, tournament_id=a.tournament_id, player_ids=a.players
+            ),
+            timeout=TIMEOUT,
+        ),
+        TOKEN,
+        TID,
+        (("players",), {"nargs": "+", "help": "player ids"}),
     )
     _cmd(
         ts.add_parser("bots", help="register bots (the creator)"),
         lambda s, a: s.AddTournamentBots(
             pb.AddTournamentBotsRequest(
-                player_token=a.token, tournament_id=a.tournament_id, count=a.count
+                session_token=a.token, tournament_id=a.tournament_id, count=a.count
             ),
             timeout=TIMEOUT,
         ),
@@ -256,7 +359,7 @@ def register(subparsers) -> None:
     _cmd(
         ts.add_parser("show", help="the tournament (with your seat given --token)"),
         lambda s, a: s.GetTournament(
-            pb.GetTournamentRequest(tournament_id=a.tournament_id, player_token=a.token or ""),
+            pb.GetTournamentRequest(tournament_id=a.tournament_id, session_token=a.token or ""),
             timeout=TIMEOUT,
         ),
         TID,
@@ -265,14 +368,16 @@ def register(subparsers) -> None:
     _cmd(
         ts.add_parser("standings", help="standings from the ledger (final once finished)"),
         lambda s, a: s.GetStandings(
-            pb.GetStandingsRequest(tournament_id=a.tournament_id), timeout=TIMEOUT
+            pb.GetStandingsRequest(tournament_id=a.tournament_id, session_token=a.token),
+            timeout=TIMEOUT,
         ),
+        TOKEN,
         TID,
     )
     _cmd(
         ts.add_parser("watch", help="stream the tournament until it ends"),
         lambda s, a: s.WatchTournament(
-            pb.WatchTournamentRequest(tournament_id=a.tournament_id, player_token=a.token or "")
+            pb.WatchTournamentRequest(tournament_id=a.tournament_id, session_token=a.token or "")
         ),
         TID,
         (("--token",), {"default": ""}),

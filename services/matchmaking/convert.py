@@ -6,11 +6,14 @@ once here. Seats use the common convention (proto value = seat + 1).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 
-from services.matchmaking import ledger, levels, queues, rooms, tournaments
+from services.matchmaking import ledger, levels, queues, rooms, tournament_purse, tournaments
 from services.matchmaking.players import Player
-from shared.convert.common import seat_from_proto_optional, seat_to_proto
+from shared.convert.common import seat_from_proto, seat_from_proto_optional, seat_to_proto
+from shared.errors import InvalidArgument
 
 _TICKET_STATES = {
     queues.WAITING: pb.TICKET_STATE_WAITING,
@@ -35,6 +38,14 @@ _ENTRY_KINDS = {
     ledger.HAND: pb.LEDGER_ENTRY_KIND_HAND,
     ledger.ESCAPE_PENALTY: pb.LEDGER_ENTRY_KIND_ESCAPE_PENALTY,
     ledger.HOUSE_SHARE: pb.LEDGER_ENTRY_KIND_HOUSE_SHARE,
+    ledger.PURCHASE: pb.LEDGER_ENTRY_KIND_PURCHASE,
+    ledger.OPERATOR_GRANT: pb.LEDGER_ENTRY_KIND_OPERATOR_GRANT,
+    ledger.ENTRY_FEE: pb.LEDGER_ENTRY_KIND_ENTRY_FEE,
+    ledger.REFUND: pb.LEDGER_ENTRY_KIND_REFUND,
+    ledger.PRIZE: pb.LEDGER_ENTRY_KIND_PRIZE,
+    ledger.ROOM_CARD_SPENT: pb.LEDGER_ENTRY_KIND_ROOM_CARD,
+    ledger.DOUBLE_CARD_HELD: pb.LEDGER_ENTRY_KIND_DOUBLE_CARD,
+    ledger.BOT_SIDE: pb.LEDGER_ENTRY_KIND_BOT_SIDE,
 }
 
 
@@ -53,14 +64,31 @@ def level_to_proto(level: levels.Level) -> pb.Level:
     )
 
 
-def player_to_proto(player: Player, silver: int) -> pb.Player:
+def player_to_proto(player: Player, assets: Mapping[str, int] | None = None) -> pb.Player:
+    """A player with the ledger's balances of every asset (none: a bot or guest, no wallet)."""
+    held = assets or {}
+    silver = held.get(ledger.SILVER, 0)
     return pb.Player(
         player_id=player.player_id,
         display_name=player.display_name,
         bot=player.bot,
         silver=silver,
         level=level_to_proto(levels.level_for(silver)),
-        room_cards=player.room_cards,
+        room_cards=held.get(ledger.ROOM_CARD, 0),
+        double_cards=held.get(ledger.DOUBLE_CARD, 0),
+        match_cards=held.get(ledger.MATCH_CARD, 0),
+        guest=player.guest,
+    )
+
+
+def session_to_proto(issued) -> pb.Session:
+    """A sign-in's or refresh's session (:class:`~.identity.sessions.Issued`)."""
+    return pb.Session(
+        session_token=issued.session_token,
+        expires_at_unix_ms=issued.expires_ms,
+        refresh_token=issued.refresh_token,
+        refresh_expires_at_unix_ms=issued.refresh_expires_ms,
+        session_id=issued.session_id,
     )
 
 
@@ -71,6 +99,8 @@ def entry_to_proto(entry: ledger.Entry) -> pb.LedgerEntry:
         amount=entry.amount,
         tag=entry.tag,
         recorded_at_unix_ms=_ms(entry.at),
+        asset=_ASSETS.get(entry.asset, pb.ASSET_UNSPECIFIED),
+        note=entry.note,
     )
 
 
@@ -94,6 +124,7 @@ def ticket_to_proto(t: queues.Ticket, waiting: int = 0) -> pb.Ticket:
         assignment=assignment_to_proto(t.assignment),
         created_at_unix_ms=_ms(t.created_at),
         waiting_in_queue=waiting if t.state == queues.WAITING else 0,
+        failure=t.failure,
     )
 
 
@@ -119,6 +150,7 @@ def room_to_proto(room: rooms.Room, viewer: str = "") -> pb.Room:
         ],
         assignment=assignment_to_proto(room.assignment_for(viewer) if viewer else None),
         ruleset_options=room.ruleset_options,
+        failure=room.failure,
     )
 
 
@@ -161,7 +193,47 @@ def tournament_to_proto(t: tournaments.Tournament) -> pb.Tournament:
         ],
         final_ranking=[standing_to_proto(s) for s in t.final_ranking],
         ruleset_options=t.ruleset_options,
+        failure=t.failure,
+        entry_silver=t.entry_silver,
+        entry_match_cards=t.entry_match_cards,
+        prize_percent=t.prize_percent,
+        prize_pool=tournament_purse.held_in_escrow(t)[ledger.SILVER],
+        invited_player_ids=t.invited,
+        prizes=[
+            pb.Prize(rank=p.rank, player_id=p.player_id, assets=assets_to_proto(p.assets))
+            for p in t.prizes
+        ],
+        house_prizes=[
+            pb.AssetAmount(asset=asset_to_proto(h.asset), amount=h.amount) for h in t.house_prizes
+        ],
+        cancelled=t.cancelled,
     )
+
+
+# 加倍卡, 比赛卡, 房卡 and silver: ledger asset names <-> the proto's Asset
+_ASSETS = {
+    ledger.SILVER: pb.ASSET_SILVER,
+    ledger.ROOM_CARD: pb.ASSET_ROOM_CARD,
+    ledger.DOUBLE_CARD: pb.ASSET_DOUBLE_CARD,
+    ledger.MATCH_CARD: pb.ASSET_MATCH_CARD,
+}
+_ASSETS_BACK = {v: k for k, v in _ASSETS.items()}
+
+
+def asset_to_proto(asset: str) -> int:
+    return _ASSETS[asset]
+
+
+def asset_from_proto(value: int, field: str = "asset") -> str:
+    """A set Asset as the ledger's name; InvalidArgument for UNSPECIFIED or unknown."""
+    try:
+        return _ASSETS_BACK[value]
+    except KeyError:
+        raise InvalidArgument(f"{field} {value} is no asset (1-4)", field=field) from None
+
+
+def assets_to_proto(assets) -> list[pb.AssetAmount]:
+    return [pb.AssetAmount(asset=asset_to_proto(a), amount=n) for a, n in assets]
 
 
 def hand_report_from_proto(req: pb.RecordHandRequest) -> ledger.HandReport:
@@ -173,6 +245,10 @@ def hand_report_from_proto(req: pb.RecordHandRequest) -> ledger.HandReport:
         payments=tuple(req.payments),
         house=req.house,
         escaped_seat=seat_from_proto_optional(req.escaped_seat, "escaped_seat"),
+        hand_number=req.hand_number,
+        doubled_seats=tuple(
+            seat_from_proto(x, f"doubled_seats[{i}]") for i, x in enumerate(req.doubled_seats)
+        ),
     )
 
 
@@ -185,4 +261,6 @@ def hand_report_to_proto(report: ledger.HandReport) -> pb.RecordHandRequest:
         payments=report.payments,
         house=report.house,
         escaped_seat=seat_to_proto(report.escaped_seat),
+        hand_number=report.hand_number,
+        doubled_seats=[seat_to_proto(x) for x in report.doubled_seats],
     )

@@ -12,15 +12,21 @@ from collections.abc import Callable
 from typing import Any
 
 import structlog
+from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
-from shared.addresses import DEFAULT_PORTS, INTERNAL_PORTS, default_internal_address
+from shared.addresses import DEFAULT_PORTS, INTERNAL_PORTS, WEB_PORTS, default_internal_address
+from shared.errors import InvalidArgument
 from shared.server import Config, ServiceSpec, open_config_store, tls_files
+from shared.tls import OPERATOR
 
+from . import call_guard, items, ledger, reconciliation
 from .allocator import TableAllocator
 from .clock import Clock, system_clock
 from .duty import TickerDuty
 from .gateway_client import GatewayAllocator
+from .identity import issuers
+from .identity import sessions as identity_sessions
 from .service import Matchmaking, MatchmakingConfig
 from .servicer import MatchmakingServicer
 
@@ -28,7 +34,9 @@ CALLS = ("gateway",)
 DEFAULT_MAX_WORKERS = 256
 DEFAULT_LEASE_MS = 10_000
 SERVICE_NAME = "mahjong.matchmaking.v1.MatchmakingService"
-INTERNAL_METHODS = frozenset({"RecordHand", "TableFinished"})
+INTERNAL_METHODS = frozenset(
+    {"RecordHand", "TableFinished", "CheckSession", "HoldDoubleCard", "ReleaseDoubleCard"}
+)
 log = structlog.get_logger("mahjong.matchmaking")
 
 
@@ -69,7 +77,72 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--token-secret",
         default="",
-        help="player-token signing secret (default: generated once and kept in the store)",
+        help="the secret sealing CreateTable request ids (default: generated once and kept in "
+        "the store)",
+    )
+    add_economy_arguments(p)
+    add_identity_arguments(p)
+    call_guard.add_arguments(p)
+    add_web_arguments(p)
+
+
+def add_economy_arguments(p: argparse.ArgumentParser) -> None:
+    """The economy's flags (RULES-items §1, §4): item prices and the bot-net alert."""
+    defaults = items.ItemPrices()
+    for asset in ledger.ITEMS:
+        flag = asset.replace("_", "-")
+        p.add_argument(
+            f"--items-{flag}-price",
+            type=int,
+            default=getattr(defaults, asset),
+            help=f"silver per {asset} in BuyItems (0 = not for sale)",
+        )
+    p.add_argument(
+        "--bot-net-alert",
+        type=int,
+        default=reconciliation.DEFAULT_BOT_NET_ALERT,
+        help="house.bot_net_alert: a player's net silver against the house's bot seats in one "
+        "day above this raises the reconciliation alert",
+    )
+
+
+def add_identity_arguments(p: argparse.ArgumentParser) -> None:
+    """Identity flags (issue 21): the issuers trusted, guests, sessions, production."""
+    p.add_argument(
+        "--issuers",
+        default="",
+        help="the OpenID Connect issuers trusted for SignIn: ';'-separated items "
+        "'iss=URL,aud=CLIENT_ID,jwks=URL[,algs=RS256+ES256+EdDSA][,leeway=60][,refetch=30]' "
+        "(prefer MAHJONG_MATCHMAKING_ISSUERS); none = nobody signs in but guests",
+    )
+    p.add_argument(
+        "--allow-guests",
+        action="store_true",
+        help="SignInAsGuest: sessions without an issuer, no grant, bot tables only (off by "
+        "default; on in `mahjong run`)",
+    )
+    p.add_argument(
+        "--session-lifetime-seconds",
+        type=int,
+        default=identity_sessions.DEFAULT_LIFETIME_SECONDS,
+        help="how long a session token is valid (then RefreshSession)",
+    )
+    p.add_argument(
+        "--refresh-lifetime-seconds",
+        type=int,
+        default=identity_sessions.DEFAULT_REFRESH_LIFETIME_SECONDS,
+        help="how long a refresh token is valid (then SignIn again)",
+    )
+    p.add_argument(
+        "--session-key",
+        default="",
+        help="PEM file of the Ed25519 key signing session tokens (the gateway gets its public "
+        "half: --session-public-key); default: generated once and kept in the store",
+    )
+    p.add_argument(
+        "--production",
+        action="store_true",
+        help="a production server: refuses to start with the development issuer",
     )
 
 
@@ -113,24 +186,67 @@ class Resources:
                 c.close()
 
 
+def identity_config(extra: dict[str, Any]) -> dict[str, Any]:
+    """The identity fields of :class:`MatchmakingConfig` from the flags; the development
+    issuer on a production server is refused (InvalidArgument: the server does not start)."""
+    found = issuers.parse_issuers(extra.get("issuers") or "")
+    issuers.refuse_dev_issuer(found, bool(extra.get("production")))
+    lifetime = int(
+        extra.get("session_lifetime_seconds") or identity_sessions.DEFAULT_LIFETIME_SECONDS
+    )
+    refresh = int(
+        extra.get("refresh_lifetime_seconds") or identity_sessions.DEFAULT_REFRESH_LIFETIME_SECONDS
+    )
+    if not 60 <= lifetime <= refresh:
+        raise InvalidArgument(
+            f"--session-lifetime-seconds {lifetime} must be at least 60 and at most "
+            f"--refresh-lifetime-seconds {refresh}",
+            field="session_lifetime_seconds",
+        )
+    return {
+        "issuers": found,
+        "allow_guests": bool(extra.get("allow_guests")),
+        "session_lifetime_seconds": lifetime,
+        "refresh_lifetime_seconds": refresh,
+        "session_key_file": extra.get("session_key") or "",
+    }
+
+
 def mm_config(extra: dict[str, Any]) -> MatchmakingConfig:
     ready = extra.get("ready_seconds", -1.0)
     return MatchmakingConfig(
+        **identity_config(extra),
         token_secret=(extra.get("token_secret") or "").encode() or None,
         starting_silver=extra.get("starting_silver", 1000),
         free_room_cards=extra.get("free_room_cards", 3),
         bot_fill_seconds=extra.get("bot_fill_seconds", 30.0),
         ready_seconds=None if ready is None or ready < 0 else ready,
         claim_ms=int(extra.get("lease_ms", DEFAULT_LEASE_MS)),
+        item_prices=item_prices(extra),
+        bot_net_alert=int(extra.get("bot_net_alert", reconciliation.DEFAULT_BOT_NET_ALERT)),
     )
+
+
+def item_prices(extra: dict[str, Any]) -> items.ItemPrices:
+    """The prices of the ``--items-*-price`` flags; a price out of range stops the server."""
+    defaults = items.ItemPrices()
+    try:
+        return items.ItemPrices(
+            **{a: int(extra.get(f"items_{a}_price", getattr(defaults, a))) for a in ledger.ITEMS}
+        )
+    except ValueError as exc:
+        raise InvalidArgument(str(exc), field="items") from None
 
 
 def make_add_to_server(
     allocator_factory: Callable[[Config], TableAllocator] | None = None,
     clock: Clock = system_clock,
     ticking: bool = True,
+    internal: frozenset[str] = INTERNAL_METHODS,
 ):
-    """The ``add_to_server`` of a spec; tests pass a fake allocator and a manual clock."""
+    """The ``add_to_server`` of a spec; tests pass a fake allocator and a manual clock.
+    ``internal``: the methods only the deployment calls (no flood control; request ids keyed
+    by the caller's workload)."""
 
     def add_to_server(server, config: Config) -> Resources:
         store = open_config_store(config)
@@ -144,27 +260,64 @@ def make_add_to_server(
         else:
             allocator = allocator_factory(config)
         mm = Matchmaking(store, allocator, clock, mm_config(config.extra))
-        servicer = MatchmakingServicer(mm)
+        # Flood control, then request ids, before every handler (call_guard).
+        servicer = call_guard.guarded(MatchmakingServicer(mm), mm, config, internal)
         pb_grpc.add_MatchmakingServiceServicer_to_server(servicer, server)
+
+        def tick() -> None:
+            mm.tick()
+            servicer.requests.sweep_if_due()
+
         ticker = None
         if ticking:
             replica = config.extra.get("replica_id") or f"{socket.gethostname()}:{config.port}"
             lease_ms = int(config.extra.get("lease_ms", DEFAULT_LEASE_MS))
             duty = TickerDuty(store, replica, lease_ms)
-            ticker = Ticker(mm.tick, config.extra.get("tick_seconds", 0.25), duty)
+            ticker = Ticker(tick, config.extra.get("tick_seconds", 0.25), duty)
         closer = getattr(allocator, "close", None)
-        return Resources(mm, ticker, *([allocator] if callable(closer) else []), store)
+        web = web_port(servicer, config, internal)
+        resources = Resources(mm, web, ticker, *([allocator] if callable(closer) else []), store)
+        resources.web_port = web.port if web is not None else 0  # type: ignore[attr-defined]
+        return resources
 
     return add_to_server
 
 
+def add_web_arguments(p: argparse.ArgumentParser) -> None:
+    """The web port's flags (``--web-port``, ``--web-cors-origins`` …: shared/web.py)."""
+    from shared import web
+
+    web.add_web_arguments(p, WEB_PORTS["matchmaking"], what="the public methods")
+
+
+def web_port(servicer: Any, config: Config, internal: frozenset[str]):
+    """Matchmaking's web port for browsers (the web table signs in there), started when
+    ``--web-port`` asks for one (else None): the public methods of the guarded ``servicer``
+    over Connect and gRPC-Web, behind the same guard as the gRPC port (flood control per
+    player and address, request ids). The deployment's and the operator's methods
+    (``internal``) are not served there: a browser has no workload certificate."""
+    from shared import web
+
+    descriptor = pb.DESCRIPTOR.services_by_name["MatchmakingService"]
+    public = [m.name for m in descriptor.methods if m.name not in internal | INTERNAL_METHODS]
+    return web.web_server(
+        servicer, descriptor, config, tls_files(config, "matchmaking"), methods=public
+    )
+
+
 def make_spec(**kwargs: Any) -> ServiceSpec:
     port, metrics = DEFAULT_PORTS["matchmaking"]
+    callers = {method: frozenset({"gateway"}) for method in INTERNAL_METHODS}
+    # House-funded prizes: an operator's certificate only (a player may not fund a prize).
+    callers["AddTournamentPrize"] = frozenset({OPERATOR})
+    # Minting assets and reading the house's books: an operator's certificate only.
+    callers["GrantAssets"] = frozenset({OPERATOR})
+    callers["GetReconciliation"] = frozenset({OPERATOR})
     return ServiceSpec(
         name="matchmaking",
         default_port=port,
         default_metrics_port=metrics,
-        add_to_server=make_add_to_server(**kwargs),
+        add_to_server=make_add_to_server(internal=frozenset(callers), **kwargs),
         service_names=[SERVICE_NAME],
         add_arguments=add_arguments,
         # WatchAssignments / WatchTournament hold a thread per open stream.
@@ -172,7 +325,7 @@ def make_spec(**kwargs: Any) -> ServiceSpec:
         # The gateway's reports move silver: only the gateway's certificate (and the internal
         # token, when configured) may send them, on the mutual-TLS internal port.
         internal_methods=INTERNAL_METHODS,
-        callers={method: frozenset({"gateway"}) for method in INTERNAL_METHODS},
+        callers=callers,
         default_internal_port=INTERNAL_PORTS["matchmaking"],
     )
 

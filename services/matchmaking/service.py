@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import structlog
 
@@ -20,26 +20,34 @@ from shared.errors import (
     FailedPrecondition,
     InvalidArgument,
     NotFound,
-    Unauthenticated,
 )
+from shared.signing import stored_secret
 from shared.store.base import Store
 
 from . import (
     allocated_tables,
+    double_cards,
+    hand_cover,
+    items,
     ledger,
     levels,
     metrics,
     players,
     presence,
     queues,
+    room_cards,
     room_start,
     rooms,
     table_backfill,
-    tokens,
     tournaments,
 )
 from .allocator import TableAllocator
 from .clock import Clock, system_clock
+from .double_card_desk import DoubleCardDesk
+from .economy_desk import EconomyDesk
+from .identity import sessions as identity_sessions
+from .identity.desk import IdentityDesk
+from .identity.issuers import Issuer
 from .room_desk import RoomDesk
 from .ruleset_choice import ruleset_name
 from .tags import parse_room, parse_tournament
@@ -50,9 +58,19 @@ log = structlog.get_logger("mahjong.matchmaking")
 
 @dataclass(frozen=True)
 class MatchmakingConfig:
-    token_secret: bytes | None = None  # None: generated once and kept in the store
-    starting_silver: int = 1000  # granted on registration (正式工 ... 副主管 at 800+)
+    # Seals CreateTable request ids (allocated_tables); None: generated once, kept in the store.
+    token_secret: bytes | None = None
+    starting_silver: int = 1000  # the welcome grant, once per identity (副主管 at 800+)
     free_room_cards: int = 3  # 房卡 a new player receives
+    item_prices: items.ItemPrices = field(default_factory=items.ItemPrices)  # --items-*-price
+    bot_net_alert: int = 10_000  # house.bot_net_alert: a player's net from bots in a day
+    # Identity (issue 21): the trusted OpenID Connect issuers, guests, session lifetimes and the
+    # session-signing key's PEM file ("" = generated once and kept in the store).
+    issuers: tuple[Issuer, ...] = ()
+    allow_guests: bool = False
+    session_lifetime_seconds: int = identity_sessions.DEFAULT_LIFETIME_SECONDS
+    refresh_lifetime_seconds: int = identity_sessions.DEFAULT_REFRESH_LIFETIME_SECONDS
+    session_key_file: str = ""
     bot_fill_seconds: float = 30.0  # a queue's oldest ticket waits this long, then bots fill
     ready_seconds: float | None = None  # room Start timer; None = the ruleset's (RULES §11: 15)
     # How long a replica that died while creating a table keeps others from recording it (its
@@ -65,9 +83,14 @@ class Account:
     player: players.Player
     silver: int
     level: levels.Level
+    assets: dict[str, int] | None = None  # every asset's balance (silver too)
+
+    @property
+    def room_cards(self) -> int:  # 房卡
+        return (self.assets or {}).get(ledger.ROOM_CARD, 0)
 
 
-class Matchmaking(RoomDesk, TournamentDesk):
+class Matchmaking(IdentityDesk, RoomDesk, TournamentDesk, DoubleCardDesk, EconomyDesk):
     def __init__(
         self,
         store: Store,
@@ -78,13 +101,15 @@ class Matchmaking(RoomDesk, TournamentDesk):
         self.store = store
         self.clock = clock
         self.config = config or MatchmakingConfig()
-        self._secret = self.config.token_secret or tokens.load_or_create_secret(store)
+        self._secret = self.config.token_secret or stored_secret(store, "mm_config", "token_secret")
+        self._init_identity(self.config.issuers)
         # Every table goes through the recorder: the ledger accepts reports only for these.
         self.allocator = allocated_tables.RecordingAllocator(
             store, allocator, self._secret, claim_ms=self.config.claim_ms
         )
         table_backfill.backfill(store)  # tables of a store written before that (once)
         presence.migrate_legacy(store, clock())  # the player indexes of an earlier version
+        room_cards.migrate_all(store, clock())  # 房卡 of player records into the ledger (once)
         self._changed = threading.Condition()
         self._version = 0
 
@@ -104,27 +129,12 @@ class Matchmaking(RoomDesk, TournamentDesk):
             self._changed.wait_for(lambda: self._version != since, timeout)
             return self._version
 
-    # --- players -----------------------------------------------------------------------------
-    def register(self, display_name: str) -> tuple[players.Player, str]:
-        """A new player with its starting silver and free room cards; returns its token."""
-        now = self.clock()
-        player = players.create_player(
-            self.store, display_name, bot=False, room_cards=self.config.free_room_cards, now=now
-        )
-        ledger.grant(self.store, player.player_id, "registration", self.config.starting_silver, now)
-        return player, tokens.sign_player_token(self._secret, player.player_id)
-
-    def authenticate(self, token: str) -> players.Player:
-        player_id = tokens.verify_player_token(self._secret, token)
-        player = players.find_player(self.store, player_id)
-        if player is None:
-            raise Unauthenticated(f"player_token names no known player {player_id}")
-        return player
-
+    # --- players (signing in: IdentityDesk) --------------------------------------------------
     def account(self, player_id: str) -> Account:
         player = players.get_player(self.store, player_id)
-        silver = ledger.balance(self.store, player_id)
-        return Account(player, silver, levels.level_for(silver))
+        assets = self.asset_balances(player_id)
+        silver = assets[ledger.SILVER]
+        return Account(player, silver, levels.level_for(silver), assets)
 
     def whereabouts(self, player_id: str) -> tuple[str, str]:
         """The player's waiting ticket id and private room code ("" when none)."""
@@ -154,21 +164,29 @@ class Matchmaking(RoomDesk, TournamentDesk):
 
     # --- the gateway's reports ---------------------------------------------------------------
     def record_hand(self, report: ledger.HandReport) -> bool:
-        """Record a settled hand (idempotent by hand id); True when new. Only for a table
-        matchmaking allocated, with its tag and its players by seat (else refused, nothing
-        recorded: see :mod:`.allocated_tables`)."""
+        """Record a settled hand (idempotent by hand id); True when new (:meth:`hand_answer`)."""
+        return self.hand_answer(report)[0]
+
+    def hand_answer(self, report: ledger.HandReport) -> tuple[bool, list[int], list[str]]:
+        """Record a settled hand (idempotent by hand id): whether it was new, the seats whose
+        player no longer covers a hand (破产: they leave after it) and the bots taking them.
+        Only for a table matchmaking allocated, with its tag and its players by seat (else
+        refused, nothing recorded: see :mod:`.allocated_tables`)."""
         ledger.validate_report(report)
-        self._check_report(report.table_id, report.tag, report.player_ids)
-        new = ledger.record_hand(self.store, report, self.clock())
+        self._check_report(report.table_id, report.tag, report.player_ids, report.hand_id)
+        new = ledger.record_hand(
+            self.store, report, self.clock(), double_cards.consume_legs(report)
+        )
         metrics.HANDS.labels("new" if new else "repeat").inc()
         log.info(
             "hand_recorded", hand=report.hand_id, table=report.table_id, tag=report.tag, new=new
         )
         where = parse_tournament(report.tag)
+        seats, bots = self.bankrupt_after(report)
         if where:
             self._advance(where.tournament_id)
         self.notify()
-        return new
+        return new, seats, bots
 
     def table_finished(self, table_id: str, tag: str, hands_played: int) -> None:
         if not table_id:
@@ -176,6 +194,7 @@ class Matchmaking(RoomDesk, TournamentDesk):
         if hands_played < 0:
             raise InvalidArgument(f"hands_played {hands_played} is negative")
         self._check_report(table_id, tag)
+        double_cards.release_table(self.store, table_id, self.clock())  # hands never started
         where = parse_tournament(tag)
         if where:
             tournaments.table_finished(
@@ -186,9 +205,9 @@ class Matchmaking(RoomDesk, TournamentDesk):
             rooms.finish_room(self.store, code, table_id)
         self.notify()
 
-    def _check_report(self, table_id: str, tag: str, player_ids=None) -> None:
+    def _check_report(self, table_id: str, tag: str, player_ids=None, hand_id: str = "") -> None:
         try:
-            allocated_tables.check_report(self.store, table_id, tag, player_ids)
+            allocated_tables.check_report(self.store, table_id, tag, player_ids, hand_id)
         except (NotFound, FailedPrecondition) as exc:
             metrics.REPORTS_REFUSED.labels(exc.reason).inc()
             log.error(
@@ -203,6 +222,7 @@ class Matchmaking(RoomDesk, TournamentDesk):
         name = ruleset_name(ruleset)
         silver = ledger.balance(self.store, player.player_id)
         stake = levels.check_rated_stake(silver, stake)
+        hand_cover.require_cover(player.player_id, silver, name, None, stake)
         ticket = queues.join(
             self.store,
             "tk-" + uuid.uuid4().hex[:16],
@@ -257,6 +277,10 @@ class Matchmaking(RoomDesk, TournamentDesk):
             metrics.TABLES.labels("tournament").inc(created)
             changed |= bool(created)
             changed |= self._advance(tid)
+        try:
+            self.watch_books()  # the reconciliation gauges and alerts, once a minute
+        except Exception as exc:  # the books' check must never stop the timers
+            log.exception("reconciliation_failed", error=repr(exc))
         if changed:
             self.notify()
         return changed

@@ -1,36 +1,55 @@
-"""Player tokens: ``<player id>.<HMAC-SHA256 signature>``, verified on every call.
+"""Matchmaking's session-signing key (the old HMAC player tokens are gone: issue 21).
 
-The signing secret comes from configuration, or is generated once and kept in the store, so
-tokens stay valid across restarts and across replicas sharing the store.
+Session tokens are EdDSA JWTs (:mod:`shared.session_tokens`). The Ed25519 private key comes
+from ``--session-key FILE`` (a PEM, e.g. a mounted Secret; the gateway is given the matching
+public key with ``--session-public-key``), or, when none is configured, is generated once and
+kept in the store, so every replica sharing the store signs with the same key and tokens
+survive restarts. :func:`write_key_pair` makes such a pair of files (``mahjong run``).
 """
 
 from __future__ import annotations
 
-from shared.errors import Unauthenticated
-from shared.signing import signature, stored_secret, verify_signature
-from shared.store.base import Store
+import contextlib
+import os
+from pathlib import Path
 
-_SECRET_NS = "mm_config"
-_SECRET_KEY = "token_secret"
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from shared import session_tokens
+from shared.store.base import AlreadyExists, Store
 
-def load_or_create_secret(store: Store) -> bytes:
-    """The store's player-token secret, created on first use (one per deployment)."""
-    return stored_secret(store, _SECRET_NS, _SECRET_KEY)
-
-
-def sign_player_token(secret: bytes, player_id: str) -> str:
-    """The token a registered player presents on every call."""
-    return f"{player_id}.{signature(secret, 'player:' + player_id)}"
+_NS = "mm_config"
+_KEY = "session_key"
 
 
-def verify_player_token(secret: bytes, token: str) -> str:
-    """The player id a token proves; :class:`Unauthenticated` for a missing or forged token."""
-    if not token:
-        raise Unauthenticated("player_token is missing", field="player_token")
-    player_id, dot, sig = token.rpartition(".")
-    if not dot or not player_id:
-        raise Unauthenticated("player_token is malformed", field="player_token")
-    if not verify_signature(secret, "player:" + player_id, sig):
-        raise Unauthenticated("player_token signature does not verify", field="player_token")
-    return player_id
+def stored_key(store: Store) -> Ed25519PrivateKey:
+    """The store's session key, created by the first replica that asks (one per deployment)."""
+    rec = store.get(_NS, _KEY)
+    if rec is None:
+        pem = session_tokens.private_pem(session_tokens.new_private_key())
+        with contextlib.suppress(AlreadyExists):  # another replica won the race: use its key
+            store.create(_NS, _KEY, pem)
+        rec = store.get(_NS, _KEY)
+    assert rec is not None
+    return session_tokens.load_private_pem(rec.value)
+
+
+def session_key(store: Store, path: str = "") -> Ed25519PrivateKey:
+    """The key in the PEM file at ``path``, or the store's when ``path`` is empty."""
+    if path:
+        return session_tokens.load_private_pem(Path(path).read_bytes())
+    return stored_key(store)
+
+
+def write_key_pair(private_path: Path, public_path: Path) -> None:
+    """A new key pair as PEM files (the private one readable by its owner only), unless the
+    private file exists already: then only its public half is (re)written."""
+    private_path.parent.mkdir(parents=True, exist_ok=True)
+    if private_path.exists():
+        key = session_tokens.load_private_pem(private_path.read_bytes())
+    else:
+        key = session_tokens.new_private_key()
+        fd = os.open(private_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(session_tokens.private_pem(key))
+    public_path.write_bytes(session_tokens.public_pem(key.public_key()))

@@ -42,7 +42,7 @@ class TournamentDesk:
         out = []
         for i in range(count):
             bot = players.create_player(
-                self.store, f"Bot {start + i + 1}", bot=True, room_cards=0, now=self.clock()
+                self.store, f"Bot {start + i + 1}", bot=True, now=self.clock()
             )
             out.append(tournaments.Entrant(bot.player_id, bot.display_name, True))
         return out

@@ -1,13 +1,20 @@
 """Tournaments (比赛): many tables at once, several rounds, Swiss seating by chips.
 
-Life of a tournament: created (ruleset, stake, rounds, hands per round) → players and bots
-register → started (entrants a multiple of four) → each round every table is created on a
+Life of a tournament: created (ruleset, stake, rounds, hands per round, the entry in silver
+and 比赛卡, the prize shares) → players enter themselves (JoinTournament) or accept the
+creator's invite (AcceptInvite; nobody is entered by another's act) and the creator adds bots
+→ started (entrants a multiple of four) → each round every table is created on a
 gateway in parallel with tag ``tournament/<id>/round/<n>/table/<i>`` → the gateway reports every
 settled hand to the ledger and says when a table finished → when every table of the round is
 finished *and* all its reported hands are in the ledger, the standings are taken from the ledger
 and the next round is seated (:mod:`.seating`) → after the last round, the final ranking.
 
 Chips are never kept here: standings are always the ledger's sums over the tournament's hands.
+Entries and prizes are the ledger's too (:mod:`.tournament_purse`): this record keeps only
+who is entered and the reference of each entry's escrow transaction.
+
+The record is versioned (``version``): version 1 (before entries, invites and prizes) reads
+with every new field at its default.
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import random
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 
 from shared.errors import (
@@ -27,9 +34,10 @@ from shared.errors import (
     PermissionDenied,
 )
 from shared.store.base import Store
+from shared.table import MAX_HANDS, MAX_STAKE
 
 from . import players, records
-from .allocator import SeatRequest, TableAllocator, TableRequest
+from .allocator import SeatRequest, TableAllocator, TableRefused, TableRequest
 from .queues import Assignment
 from .seating import TABLE_SIZE, meetings, seat_round
 from .tags import tournament_tag
@@ -40,13 +48,23 @@ REGISTERING, RUNNING, FINISHED = "registering", "running", "finished"
 MAX_ENTRANTS = 1024
 MAX_ROUNDS = 32
 MAX_NAME = 64  # characters of a tournament's name
+MAX_INVITES = 100  # ids in one InviteToTournament
+MAX_PRIZE_RANKS = 64
+DEFAULT_PRIZE_PERCENT = (50, 30, 20)  # RULES-items §3
+MAX_ENTRY_SILVER = 10**12
+MAX_ENTRY_MATCH_CARDS = 1000
+VERSION = 2
 
 
 @dataclass(frozen=True, slots=True)
 class Entrant:
+    """An entrant; ``entry_ref`` names the ledger transaction that moved its entry into escrow
+    ("" for a bot or a free tournament)."""
+
     player_id: str
     display_name: str
     bot: bool = False
+    entry_ref: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +89,25 @@ class Standing:
 
 
 @dataclass(frozen=True, slots=True)
+class HousePrize:
+    """An operator-funded prize for ``rank``, moved into escrow by the transaction ``ref``."""
+
+    rank: int
+    asset: str
+    amount: int
+    ref: str
+
+
+@dataclass(frozen=True, slots=True)
+class Prize:
+    """What the player at ``rank`` received at the end: (asset, amount) pairs."""
+
+    rank: int
+    player_id: str
+    assets: tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Tournament:
     tournament_id: str
     name: str
@@ -87,6 +124,15 @@ class Tournament:
     standings: tuple[tuple[Standing, ...], ...] = ()  # after each finished round
     final_ranking: tuple[Standing, ...] = ()
     ruleset_options: dict[str, str] = field(default_factory=dict)
+    entry_silver: int = 0  # entry fee in silver: the prize pool
+    entry_match_cards: int = 0  # entry in 比赛卡, to the house at the start
+    prize_percent: tuple[int, ...] = DEFAULT_PRIZE_PERCENT  # shares of the pool by final rank
+    invited: tuple[str, ...] = ()  # player ids invited by the creator, not yet accepted
+    house_prizes: tuple[HousePrize, ...] = ()  # operator-funded, in escrow
+    prizes: tuple[Prize, ...] = ()  # once FINISHED: what each rank received
+    cancelled: bool = False  # cancelled by the creator before the first round (FINISHED)
+    failure: str = ""  # why it FINISHED early: the gateway refused a table (never retried)
+    version: int = VERSION
 
     def entrant(self, player_id: str) -> Entrant | None:
         return next((e for e in self.entrants if e.player_id == player_id), None)
@@ -111,7 +157,15 @@ class Tournament:
     @staticmethod
     def from_json(raw: bytes) -> Tournament:
         d = records.load(raw)
+        d["version"] = VERSION  # version 1 lacks the fields below: their defaults
         d["entrants"] = tuple(Entrant(**e) for e in d["entrants"])
+        d["prize_percent"] = tuple(d.get("prize_percent", DEFAULT_PRIZE_PERCENT))
+        d["invited"] = tuple(d.get("invited", ()))
+        d["house_prizes"] = tuple(HousePrize(**h) for h in d.get("house_prizes", ()))
+        d["prizes"] = tuple(
+            Prize(p["rank"], p["player_id"], tuple((a, n) for a, n in p["assets"]))
+            for p in d.get("prizes", ())
+        )
         d["tables"] = tuple(
             Table(**{**t, "seats": tuple(t["seats"]), "seat_tokens": tuple(t["seat_tokens"])})
             for t in d["tables"]
@@ -124,12 +178,14 @@ class Tournament:
 def validate_settings(rounds: int, hands_per_round: int, stake: int) -> None:
     if not 1 <= rounds <= MAX_ROUNDS:
         raise InvalidArgument(f"rounds {rounds} out of range 1-{MAX_ROUNDS}", field="rounds")
-    if hands_per_round < 1:
+    if not 1 <= hands_per_round <= MAX_HANDS:
         raise InvalidArgument(
-            f"hands_per_round {hands_per_round} must be at least 1", field="hands_per_round"
+            f"hands_per_round {hands_per_round} out of range 1-{MAX_HANDS} (the most a gateway "
+            "table plays)",
+            field="hands_per_round",
         )
-    if stake <= 0:
-        raise InvalidArgument(f"stake {stake} must be positive", field="stake")
+    if not 0 < stake <= MAX_STAKE:
+        raise InvalidArgument(f"stake {stake} out of range 1-{MAX_STAKE}", field="stake")
 
 
 def create(store: Store, tournament: Tournament) -> Tournament:
@@ -178,19 +234,23 @@ def register(store: Store, tournament_id: str, entrants: list[Entrant]) -> Tourn
 
     def fn(t: Tournament) -> Tournament:
         _require_registering(t)
-        seen = {e.player_id for e in t.entrants}
-        for e in entrants:
-            if e.player_id in seen:
-                raise AlreadyExists(
-                    f"{e.player_id} is already registered in {tournament_id}",
-                    player_id=e.player_id,
-                )
-            seen.add(e.player_id)
-        if len(seen) > MAX_ENTRANTS:
-            raise FailedPrecondition(f"tournament {tournament_id} is full ({MAX_ENTRANTS})")
-        return replace(t, entrants=(*t.entrants, *entrants))
+        return _added(t, entrants)
 
     return _mutate(store, tournament_id, fn)
+
+
+def _added(t: Tournament, entrants: Sequence[Entrant]) -> Tournament:
+    seen = {e.player_id for e in t.entrants}
+    for e in entrants:
+        if e.player_id in seen:
+            raise AlreadyExists(
+                f"{e.player_id} is already registered in {t.tournament_id}",
+                player_id=e.player_id,
+            )
+        seen.add(e.player_id)
+    if len(seen) > MAX_ENTRANTS:
+        raise FailedPrecondition(f"tournament {t.tournament_id} is full ({MAX_ENTRANTS})")
+    return replace(t, entrants=(*t.entrants, *entrants))
 
 
 def withdraw(store: Store, tournament_id: str, player_id: str) -> Tournament:
@@ -246,10 +306,27 @@ def start(store: Store, tournament_id: str, player_id: str) -> Tournament:
         raise
 
 
+def fail(store: Store, tournament_id: str, failure: str) -> Tournament:
+    """A running tournament whose table the gateway refused (its settings): FINISHED with
+    ``failure`` for its players to see and the standings so far as its ranking; no tick asks
+    for its tables again."""
+
+    def fn(t: Tournament) -> Tournament:
+        if t.state != RUNNING:
+            return t
+        ranking = t.standings[-1] if t.standings else ()
+        return replace(t, state=FINISHED, failure=failure, final_ranking=ranking)
+
+    t = _mutate(store, tournament_id, fn)
+    store.delete(RUNNING_INDEX, tournament_id)
+    return t
+
+
 def allocate_tables(store: Store, allocator: TableAllocator, tournament_id: str) -> int:
     """Create the current round's tables that have none yet; returns how many were created
     (not those another replica created meanwhile). A table the gateway cannot create now (or
-    that another replica is creating) stays pending and is retried on the next call."""
+    that another replica is creating) stays pending and is retried on the next call; one it
+    refuses fails the tournament (:func:`fail`)."""
     t = get(store, tournament_id)
     if t.state != RUNNING:
         return 0
@@ -269,6 +346,9 @@ def allocate_tables(store: Store, allocator: TableAllocator, tournament_id: str)
         )
         try:
             alloc = allocator.create_table(request)
+        except TableRefused as refused:  # never asked again: the tournament ends, with why
+            fail(store, tournament_id, refused.message)
+            return created
         except DomainError:
             continue
 
@@ -352,10 +432,12 @@ def advance(
             return replace(cur, state=FINISHED, final_ranking=standing)
         return _seat(cur, cur.current_round + 1, [s.player_id for s in standing])
 
-    t = _mutate(store, tournament_id, fn)
-    if t.state == FINISHED:
-        store.delete(RUNNING_INDEX, tournament_id)
-    return t
+    return _mutate(store, tournament_id, fn)
+
+
+def done_running(store: Store, tournament_id: str) -> None:
+    """A finished tournament whose purse is settled leaves the running index (ticks stop)."""
+    store.delete(RUNNING_INDEX, tournament_id)
 
 
 def new_id() -> str:

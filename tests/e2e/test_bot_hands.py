@@ -27,6 +27,7 @@ from services.gateway.tables import read_table_log
 from services.gateway.verify import verify_hand
 from shared.store import open_store
 from tests.support.events import json_log
+from tests.support.identity import sign_in
 from tests.support.tables import request_table, state
 
 pytestmark = pytest.mark.integration
@@ -39,8 +40,8 @@ def register(mm, n: int) -> list[tuple[str, str]]:
     """Players registered with matchmaking: (player id, player token)."""
     out = []
     for i in range(n):
-        r = mm.RegisterPlayer(mm_pb.RegisterPlayerRequest(display_name=f"E2E {i}"), timeout=5)
-        out.append((r.player.player_id, r.player_token))
+        player, token = sign_in(mm, f"E2E {i}")
+        out.append((player.player_id, token))
     return out
 
 
@@ -289,7 +290,7 @@ def check_reported(stack, tables, players) -> None:
         for seat in range(4):
             _, token = players[4 * i + seat]
             ledger = stack["mm"].ListLedgerEntries(
-                mm_pb.ListLedgerEntriesRequest(player_token=token), timeout=5
+                mm_pb.ListLedgerEntriesRequest(session_token=token), timeout=5
             )
             assert [e for e in ledger.entries if e.tag == "e2e"] == []
             assert ledger.balance == 1000  # the starting grant only

@@ -39,9 +39,11 @@ from services.matchmaking import ledger
 from services.matchmaking.duty import PREFIX as DUTY_PREFIX
 from services.matchmaking.duty import TICKER
 from services.matchmaking.tags import tournament_group
+from shared.request_ids import with_request_ids
 from shared.store import open_store
 from tests.support import probes
 from tests.support.cluster import Cluster, Entrant, Played, SeatThread, player_channel
+from tests.support.identity import sign_in
 from tests.support.tables import mixed_seats, request_table
 
 pytestmark = pytest.mark.integration
@@ -311,21 +313,23 @@ def test_a_tournament_and_casual_tables_survive_faults_across_replicas(tmp_path,
         up = time.monotonic() - began
         mm_channel = player_channel(cluster.player_target("matchmaking", rng))
         channels.append(mm_channel)
-        mm = mm_grpc.MatchmakingServiceStub(mm_channel)
+        mm = mm_grpc.MatchmakingServiceStub(with_request_ids(mm_channel))
         people = []
         for i in range(PEOPLE):
-            r = mm.RegisterPlayer(mm_pb.RegisterPlayerRequest(display_name=f"P{i}"), timeout=10)
-            people.append((r.player.player_id, r.player_token))
+            player, token = sign_in(mm, f"P{i}")
+            people.append((player.player_id, token))
         creator = people[0][1]
         t = mm.CreateTournament(
             mm_pb.CreateTournamentRequest(
-                player_token=creator, name="Cluster Cup", stake=1, rounds=ROUNDS,
-                hands_per_round=HANDS_PER_ROUND, player_ids=[p for p, _ in people],
-                bots=ENTRANTS - PEOPLE,
+                session_token=creator, name="Cluster Cup", stake=1, rounds=ROUNDS,
+                hands_per_round=HANDS_PER_ROUND, bots=ENTRANTS - PEOPLE,
             ),
             timeout=10,
         ).tournament  # fmt: skip
         tid = t.tournament_id
+        for _, token in people:  # each person enters themselves
+            join = mm_pb.JoinTournamentRequest(session_token=token, tournament_id=tid)
+            t = mm.JoinTournament(join, timeout=10).tournament
         assert len(t.entrants) == ENTRANTS
         deadline = time.monotonic() + PLAY_SECONDS
         entrants = [
@@ -342,20 +346,24 @@ def test_a_tournament_and_casual_tables_survive_faults_across_replicas(tmp_path,
         for e in entrants:
             e.start()
         mm.StartTournament(
-            mm_pb.StartTournamentRequest(player_token=creator, tournament_id=tid), timeout=10
+            mm_pb.StartTournamentRequest(session_token=creator, tournament_id=tid), timeout=10
         )
         gw_channel, casual, casual_threads = casual_tables(cluster, rng)
         channels.append(gw_channel)
 
         def rounds_done() -> int:
-            got = mm.GetTournament(mm_pb.GetTournamentRequest(tournament_id=tid), timeout=10)
+            got = mm.GetTournament(
+                mm_pb.GetTournamentRequest(tournament_id=tid, session_token=creator), timeout=10
+            )
             return len(got.tournament.standings)
 
         timeline: list[str] = []
         hurt(cluster, store, rounds_done, timeline, began)
 
         def finished():
-            got = mm.GetTournament(mm_pb.GetTournamentRequest(tournament_id=tid), timeout=10)
+            got = mm.GetTournament(
+                mm_pb.GetTournamentRequest(tournament_id=tid, session_token=creator), timeout=10
+            )
             done = got.tournament.state == mm_pb.TOURNAMENT_STATE_FINISHED
             return got.tournament if done else None
 

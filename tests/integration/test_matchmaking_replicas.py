@@ -27,11 +27,13 @@ from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 from services.gateway.outbox import CLAIM_PREFIX
 from services.matchmaking import allocated_tables, ledger, queues
 from services.matchmaking.duty import PREFIX, TICKER
+from shared.request_ids import with_request_ids
 from shared.store import open_store
 from shared.supervisor import ServiceProcess, run_token
 from tests.support import outbox_workers, probes
 from tests.support.address_book import AddressBook
 from tests.support.concurrency import run_processes
+from tests.support.identity import sign_in
 from tests.support.probes import fetch_metrics, metric_value
 from tests.support.stacks import backend_flags, service_process, start_services
 from tests.support.tls import as_player
@@ -87,7 +89,7 @@ class Replicas:
         )
 
     def stub(self, name: str) -> pb_grpc.MatchmakingServiceStub:
-        return pb_grpc.MatchmakingServiceStub(as_player(self.procs[name].address))
+        return pb_grpc.MatchmakingServiceStub(with_request_ids(as_player(self.procs[name].address)))
 
     def metric(self, name: str, sample: str, **labels: str) -> float:
         return metric_value(fetch_metrics(self.procs[name].ports.metrics), sample, **labels)
@@ -119,13 +121,12 @@ def wait_for(predicate, timeout: float, what: str, replicas: Replicas):
 
 
 def register(stub, name: str) -> str:
-    req = pb.RegisterPlayerRequest(display_name=name)
-    return stub.RegisterPlayer(req, timeout=TIMEOUT).player_token
+    return sign_in(stub, name)[1]
 
 
 def assignment(stub, token: str, ticket_id: str) -> pb.Ticket:
     """The ticket once assigned, watched on ``stub``'s replica."""
-    req = pb.WatchAssignmentsRequest(player_token=token, ticket_id=ticket_id)
+    req = pb.WatchAssignmentsRequest(session_token=token, ticket_id=ticket_id)
     for msg in stub.WatchAssignments(req, timeout=30):
         if msg.ticket.state == pb.TICKET_STATE_ASSIGNED:
             return msg.ticket
@@ -145,7 +146,7 @@ def queue_through(replicas: Replicas, players: int) -> list[pb.Ticket]:
     for i in range(players):
         stub = stubs[i % 2]
         token = register(stub, f"Q{i}")
-        req = pb.JoinQueueRequest(player_token=token, stake=1)
+        req = pb.JoinQueueRequest(session_token=token, stake=1)
         joined.append((token, stub.JoinQueue(req, timeout=TIMEOUT).ticket.ticket_id))
     return [assignment(stubs[(i + 1) % 2], tok, tid) for i, (tok, tid) in enumerate(joined)]
 
@@ -164,20 +165,20 @@ def press_start_at_once(replicas: Replicas) -> str:
     the same moment, two on each replica; the room's table id as everyone sees it."""
     a, b = (replicas.stub(n) for n in replicas.mm)
     owner = register(a, "Host")
-    opened = a.OpenRoom(pb.OpenRoomRequest(player_token=owner, max_hands=1), timeout=TIMEOUT)
+    opened = a.OpenRoom(pb.OpenRoomRequest(session_token=owner, max_hands=1), timeout=TIMEOUT)
     code = opened.room.code
     guests = [register(s, f"Guest {i}") for i, s in enumerate((b, a, b))]
     for tok, stub in zip(guests, (b, a, b), strict=True):
-        stub.JoinRoom(pb.JoinRoomRequest(player_token=tok, code=code), timeout=TIMEOUT)
-    b.SetRoomStake(pb.SetRoomStakeRequest(player_token=owner, code=code, stake=1), timeout=TIMEOUT)
+        stub.JoinRoom(pb.JoinRoomRequest(session_token=tok, code=code), timeout=TIMEOUT)
+    b.SetRoomStake(pb.SetRoomStakeRequest(session_token=owner, code=code, stake=1), timeout=TIMEOUT)
     for tok in guests:
-        a.AnswerRoomStake(pb.AnswerRoomStakeRequest(player_token=tok, code=code, accept=True))
+        a.AnswerRoomStake(pb.AnswerRoomStakeRequest(session_token=tok, code=code, accept=True))
     go = threading.Barrier(4)
     seen: list[str] = []
 
     def press(token: str, stub) -> None:
         go.wait(10)
-        stub.PressStart(pb.PressStartRequest(player_token=token, code=code), timeout=TIMEOUT)
+        stub.PressStart(pb.PressStartRequest(session_token=token, code=code), timeout=TIMEOUT)
 
     threads = [
         threading.Thread(target=press, args=(tok, stub))
@@ -190,7 +191,7 @@ def press_start_at_once(replicas: Replicas) -> str:
 
     def playing():
         for tok, stub in zip([owner, *guests], (a, b, a, b), strict=True):
-            room = stub.GetRoom(pb.GetRoomRequest(player_token=tok, code=code)).room
+            room = stub.GetRoom(pb.GetRoomRequest(session_token=tok, code=code)).room
             if room.state != pb.ROOM_STATE_PLAYING:
                 return None
             seen.append(room.assignment.table_id)
@@ -217,18 +218,20 @@ def test_two_matchmaking_replicas_form_every_table_once(replicas):
         creator = register(a, "Organiser")
         t = a.CreateTournament(
             pb.CreateTournamentRequest(
-                player_token=creator, name="Two replicas", stake=1, rounds=2,
+                session_token=creator, name="Two replicas", stake=1, rounds=2,
                 hands_per_round=1, bots=16,
             ),
             timeout=TIMEOUT,
         ).tournament  # fmt: skip
         b.StartTournament(
-            pb.StartTournamentRequest(player_token=creator, tournament_id=t.tournament_id),
+            pb.StartTournamentRequest(session_token=creator, tournament_id=t.tournament_id),
             timeout=TIMEOUT,
         )
 
         def finished():
-            got = b.GetTournament(pb.GetTournamentRequest(tournament_id=t.tournament_id))
+            got = b.GetTournament(
+                pb.GetTournamentRequest(tournament_id=t.tournament_id, session_token=creator)
+            )
             return got.tournament if got.tournament.state == pb.TOURNAMENT_STATE_FINISHED else None
 
         final = wait_for(finished, 180, "the tournament's final ranking", replicas)
@@ -268,7 +271,7 @@ def test_two_matchmaking_replicas_form_every_table_once(replicas):
         joined = []
         for i in range(4):
             token = register(stub, f"Late {i}")
-            ticket = stub.JoinQueue(pb.JoinQueueRequest(player_token=token, stake=1)).ticket
+            ticket = stub.JoinQueue(pb.JoinQueueRequest(session_token=token, stake=1)).ticket
             joined.append((token, ticket.ticket_id))
         late = [assignment(stub, tok, tid) for tok, tid in joined]
         assert len(check_quick_tables(late)) == 1

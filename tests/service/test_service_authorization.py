@@ -74,9 +74,9 @@ def _quick_table(player, mm, alloc):
     return report, ids
 
 
-def _silver(player, ids) -> list[int]:
-    balances = player.GetBalances(mm_pb.GetBalancesRequest(player_ids=ids), timeout=T).balances
-    return [b.silver for b in balances]
+def _silver(mm, ids) -> list[int]:
+    """The players' silver, read from the server's facade (a player sees only their own)."""
+    return [mm.account(pid).silver for pid in ids]
 
 
 def test_record_hand_answers_the_gateways_certificate_alone():
@@ -105,7 +105,7 @@ def test_record_hand_answers_the_gateways_certificate_alone():
         assert code == grpc.StatusCode.UNAUTHENTICATED
         assert info.reason == "NO_WORKLOAD_CERTIFICATE"
         assert RECORD_HAND in message
-        assert _silver(player, ids) == [1000] * 4  # nothing moved
+        assert _silver(server.resource.matchmaking, ids) == [1000] * 4  # nothing moved
 
         gateway_channel = channel_to(server, "matchmaking", "gateway")
         try:
@@ -113,4 +113,4 @@ def test_record_hand_answers_the_gateways_certificate_alone():
             assert gateway.RecordHand(report, metadata=token, timeout=T).duplicate is False
         finally:
             gateway_channel.close()
-        assert _silver(player, ids) == [991, 1003, 1003, 1003]
+        assert _silver(server.resource.matchmaking, ids) == [991, 1003, 1003, 1003]

@@ -47,6 +47,7 @@ from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as mm_grpc
 
 from services.gateway.client import RemotePlayer
 from shared.addresses import is_address_file
+from shared.request_ids import with_request_ids
 from shared.supervisor import ServiceProcess
 from shared.tls import name_override
 from tests.support.address_book import AddressBook
@@ -312,10 +313,10 @@ class Entrant(threading.Thread):
         while time.monotonic() < self.deadline:
             self.watches += 1
             self.note(f"watch {self.watches}")
-            req = mm_pb.WatchTournamentRequest(tournament_id=self.tid, player_token=self.token)
+            req = mm_pb.WatchTournamentRequest(tournament_id=self.tid, session_token=self.token)
             try:
                 with player_channel(self.mm) as channel:
-                    stub = mm_grpc.MatchmakingServiceStub(channel)
+                    stub = mm_grpc.MatchmakingServiceStub(with_request_ids(channel))
                     for msg in stub.WatchTournament(req, timeout=self.deadline - time.monotonic()):
                         a = msg.assignment
                         if a.table_id and a.table_id not in seen:

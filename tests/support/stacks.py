@@ -29,6 +29,7 @@ from shared.server import RunningServer, ServiceSpec
 from shared.supervisor import ServiceProcess, addr_flags
 from tests.support import sessions
 from tests.support.grpc_server import channel_to, serving
+from tests.support.identity import identity_extra, issuer_flags, sign_in
 from tests.unit.matchmaking.mm_fakes import FakeAllocator
 
 BACKENDS = ("wall", "rules", "scoring")  # the services the gateway calls
@@ -133,11 +134,21 @@ def matchmaking_spec(allocator=None, clock=None) -> ServiceSpec:
     ``allocator`` (a new FakeAllocator unless given), time is ``clock`` (a ManualClock unless
     given) and nothing ticks in the background: a test calls ``tick()`` itself."""
     allocator = allocator if allocator is not None else FakeAllocator()
-    return make_matchmaking_spec(
+    spec = make_matchmaking_spec(
         allocator_factory=lambda _cfg: allocator,
         clock=clock if clock is not None else ManualClock(),
         ticking=False,
     )
+    inner = spec.add_to_server
+
+    def add_to_server(server, config):
+        # Players sign in with the test issuer's ID tokens unless a test configures others.
+        for key, value in identity_extra().items():
+            config.extra.setdefault(key, value)
+        return inner(server, config)
+
+    spec.add_to_server = add_to_server
+    return spec
 
 
 def queued_table(stub, mm, alloc, timeout: float = 10.0) -> tuple[str, str, list[str]]:
@@ -145,12 +156,9 @@ def queued_table(stub, mm, alloc, timeout: float = 10.0) -> tuple[str, str, list
     (a FakeAllocator) gets their table: (table id, tag, player ids by seat)."""
     from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 
-    tokens = [
-        stub.RegisterPlayer(pb.RegisterPlayerRequest(display_name=n), timeout=timeout).player_token
-        for n in "ABCD"
-    ]
+    tokens = [sign_in(stub, n)[1] for n in "ABCD"]
     for tok in tokens:
-        stub.JoinQueue(pb.JoinQueueRequest(player_token=tok), timeout=timeout)
+        stub.JoinQueue(pb.JoinQueueRequest(session_token=tok), timeout=timeout)
     mm.tick()
     ((request, table),) = alloc.tables.values()
     return table.table_id, request.tag, [s.player_id for s in request.seats]
@@ -168,13 +176,17 @@ def service_process(
     """Service ``name`` as a child process (not started yet) on ports the OS picks
     (``proc.served`` names them once ``wait_ready`` returned), with /metrics on another such port
     when ``metrics`` (else none), logging to ``log_dir/<log_name or name>.log``; ``extra`` are
-    more ``mahjong serve`` flags."""
+    more ``mahjong serve`` flags. A matchmaking process trusts the test issuer
+    (:mod:`tests.support.identity`) unless ``extra`` names its issuers."""
+    flags = list(extra)
+    if name == "matchmaking" and "--issuers" not in flags:
+        flags += issuer_flags()
     return ServiceProcess(
         name,
         0,
         AUTO_PORT if metrics else 0,
         store_url,
-        list(extra),
+        flags,
         log_path=log_dir / f"{log_name or name}.log",
     )
 

@@ -50,7 +50,14 @@ def refusal(call, request, metadata=()):
 
 
 def test_the_spec_marks_the_reports_internal():
-    assert SPEC.internal_methods == INTERNAL_METHODS == {"RecordHand", "TableFinished"}
+    assert SPEC.internal_methods == INTERNAL_METHODS
+    assert {
+        "RecordHand",
+        "TableFinished",
+        "CheckSession",
+        "HoldDoubleCard",
+        "ReleaseDoubleCard",
+    } == INTERNAL_METHODS
 
 
 def test_reports_without_or_with_a_wrong_token_are_unauthenticated(env):

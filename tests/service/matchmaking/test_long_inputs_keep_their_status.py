@@ -12,6 +12,7 @@ from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
 from tests.support.grpc_server import serving
+from tests.support.identity import sign_in
 from tests.support.stacks import matchmaking_spec
 
 
@@ -22,11 +23,9 @@ def stub():
 
 
 def test_unknown_room_with_a_huge_code_is_not_found(stub):
-    token = stub.RegisterPlayer(pb.RegisterPlayerRequest(display_name="Ann"), timeout=10)
+    token = sign_in(stub, "Ann")[1]
     with pytest.raises(grpc.RpcError) as err:
-        stub.GetRoom(
-            pb.GetRoomRequest(player_token=token.player_token, code="9" * 100_000), timeout=10
-        )
+        stub.GetRoom(pb.GetRoomRequest(session_token=token, code="9" * 100_000), timeout=10)
     assert err.value.code() in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INVALID_ARGUMENT)
     info = error_details_pb2.ErrorInfo()
     rpc_status.from_call(err.value).details[0].Unpack(info)
@@ -34,6 +33,9 @@ def test_unknown_room_with_a_huge_code_is_not_found(stub):
 
 
 def test_unknown_tournament_with_a_huge_id_is_not_found(stub):
+    token = sign_in(stub, "Ann")[1]
     with pytest.raises(grpc.RpcError) as err:
-        stub.GetStandings(pb.GetStandingsRequest(tournament_id="t" * 1_000_000), timeout=10)
+        stub.GetStandings(
+            pb.GetStandingsRequest(tournament_id="t" * 1_000_000, session_token=token), timeout=10
+        )
     assert err.value.code() == grpc.StatusCode.NOT_FOUND

@@ -16,6 +16,7 @@ from prometheus_client import REGISTRY
 from services.matchmaking.server import SPEC
 from shared.server import parse_config, stream_limit
 from tests.support.grpc_server import serving
+from tests.support.identity import sign_in
 from tests.support.stacks import matchmaking_spec
 
 WORKERS = 8
@@ -28,14 +29,16 @@ def stub():
 
 
 def test_watchers_past_the_stream_limit_are_refused_and_unary_calls_still_answer(stub):
-    token = stub.RegisterPlayer(pb.RegisterPlayerRequest(display_name="C"), timeout=10)
+    token = sign_in(stub, "C")[1]
     created = stub.CreateTournament(
         pb.CreateTournamentRequest(
-            player_token=token.player_token, name="T", stake=1, rounds=1, hands_per_round=1
+            session_token=token, name="T", stake=1, rounds=1, hands_per_round=1
         ),
         timeout=10,
     )
-    request = pb.WatchTournamentRequest(tournament_id=created.tournament.tournament_id)
+    request = pb.WatchTournamentRequest(
+        tournament_id=created.tournament.tournament_id, session_token=token
+    )
     streams_before = REGISTRY.get_sample_value("mahjong_server_streams_open")
     open_streams, refused = [], []
     try:
@@ -77,20 +80,22 @@ def _open_within(stub, request, seconds: float):
 
 
 def test_a_closed_stream_frees_its_place(stub):
-    token = stub.RegisterPlayer(pb.RegisterPlayerRequest(display_name="C"), timeout=10)
+    token = sign_in(stub, "C")[1]
     tid = stub.CreateTournament(
         pb.CreateTournamentRequest(
-            player_token=token.player_token, name="T", stake=1, rounds=1, hands_per_round=1
+            session_token=token, name="T", stake=1, rounds=1, hands_per_round=1
         ),
         timeout=10,
     ).tournament.tournament_id
-    request = pb.WatchTournamentRequest(tournament_id=tid)
+    request = pb.WatchTournamentRequest(tournament_id=tid, session_token=token)
     for _ in range(3 * WORKERS):  # one at a time, each cancelled: its place comes back
         _open_within(stub, request, 10).cancel()
     # a stream that ends with an error frees its place too
     for _ in range(3 * WORKERS):
         with pytest.raises(grpc.RpcError) as err:
-            _open_within(stub, pb.WatchTournamentRequest(tournament_id="t-no"), 10)
+            _open_within(
+                stub, pb.WatchTournamentRequest(tournament_id="t-no", session_token=token), 10
+            )
         assert err.value.code() == grpc.StatusCode.NOT_FOUND
 
 

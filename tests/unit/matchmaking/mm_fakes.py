@@ -9,6 +9,7 @@ from services.matchmaking.clock import ManualClock
 from services.matchmaking.service import Matchmaking, MatchmakingConfig
 from shared.errors import Unavailable
 from shared.store.memory import MemoryStore
+from tests.support.identity import issuer_config
 
 
 class FakeAllocator:
@@ -40,6 +41,7 @@ class FakeAllocator:
 def make_service(store=None, **config) -> tuple[Matchmaking, FakeAllocator, ManualClock]:
     clock = ManualClock()
     alloc = FakeAllocator()
+    config.setdefault("issuers", (issuer_config(),))  # tests.support.identity.sign_in
     cfg = MatchmakingConfig(token_secret=b"test-secret", **config)
     return Matchmaking(store or MemoryStore(), alloc, clock, cfg), alloc, clock
 
@@ -76,3 +78,25 @@ def settle_round(mm: Matchmaking, alloc: FakeAllocator, tournament_id: str, rng)
             mm.record_hand(report)
         mm.table_finished(table.table_id, request.tag, request.max_hands)
     return house
+
+
+def seated_quick_table(mm: Matchmaking, alloc: FakeAllocator):
+    """Four signed-in players matched at a quick-match table: (table id, tag, ids, stake)."""
+    from tests.support.identity import sign_in
+
+    for _, tok in [sign_in(mm, n) for n in "ABCD"]:
+        mm.join_queue(tok, "", 0)
+    mm.tick()
+    ((request, table),) = alloc.tables.values()
+    return table.table_id, request.tag, tuple(s.player_id for s in request.seats), request.stake
+
+
+def give(mm: Matchmaking, player_id: str, asset: str, amount: int) -> None:
+    """``amount`` of ``asset`` from the house to the player (as an operator grant would)."""
+    from services.matchmaking import ledger
+
+    legs = [
+        ledger.Leg(player_id, asset, amount, ledger.OPERATOR_GRANT, "test"),
+        ledger.Leg(ledger.HOUSE, asset, -amount, ledger.OPERATOR_GRANT, "test"),
+    ]
+    ledger.transact(mm.store, f"test-grant/{player_id}/{asset}/{mm.clock()}", legs, mm.clock())

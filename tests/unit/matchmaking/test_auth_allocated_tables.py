@@ -18,12 +18,13 @@ from services.matchmaking.service import Matchmaking, MatchmakingConfig
 from shared.errors import FailedPrecondition, NotFound, Unavailable
 from shared.store.memory import MemoryStore
 from tests.support.concurrency import run_threads
+from tests.support.identity import issuer_config, sign_in
 from tests.unit.matchmaking.mm_fakes import FakeAllocator, make_service
 
 
 def quick_table(mm, alloc):
     """Four registered players matched in a quick-match queue: (table id, tag, player ids)."""
-    players = [mm.register(n) for n in "ABCD"]
+    players = [sign_in(mm, n) for n in "ABCD"]
     for _, tok in players:
         mm.join_queue(tok, "", 0)
     mm.tick()
@@ -33,15 +34,17 @@ def quick_table(mm, alloc):
 
 def one_table_tournament(mm):
     """A started one-round tournament of four players: one table allocated."""
-    tokens = [mm.register(f"H{i}")[1] for i in range(4)]
-    t = mm.create_tournament(tokens[0], "Cup", "", 2, 1, 1, [], 0)
+    tokens = [sign_in(mm, f"H{i}")[1] for i in range(4)]
+    t = mm.create_tournament(tokens[0], "Cup", "", 2, 1, 1, 0)
     for tok in tokens:
         mm.register_tournament(tok, t.tournament_id)
     return mm.start_tournament(tokens[0], t.tournament_id)
 
 
 def balances(mm, ids):
-    return [ledger.balance(mm.store, p) for p in (*ids, ledger.HOUSE)]
+    """The players' silver and the house's, less the four welcome grants it paid."""
+    house = ledger.balance(mm.store, ledger.HOUSE) + 1000 * len(ids)
+    return [*(ledger.balance(mm.store, p) for p in ids), house]
 
 
 def test_a_report_for_an_allocated_table_with_its_seating_is_recorded():
@@ -118,7 +121,7 @@ def test_room_and_tournament_tables_are_allocated_tables_too():
 
 def test_allocations_survive_a_restart():
     store, alloc, clock = MemoryStore(), FakeAllocator(), ManualClock()
-    cfg = MatchmakingConfig(token_secret=b"s")
+    cfg = MatchmakingConfig(issuers=(issuer_config(),), token_secret=b"s")
     mm = Matchmaking(store, alloc, clock, cfg)
     table_id, tag, ids = quick_table(mm, alloc)
     again = Matchmaking(store, alloc, clock, cfg)
@@ -153,7 +156,7 @@ def test_a_table_created_but_not_yet_recorded_is_retried_not_dropped():
         return table
 
     alloc.create_table = answer_lost
-    players = [mm.register(n) for n in "ABCD"]
+    players = [sign_in(mm, n) for n in "ABCD"]
     for _, tok in players:
         mm.join_queue(tok, "", 0)
     mm.tick()

@@ -10,6 +10,7 @@ from services.matchmaking.ledger import HandReport
 from shared.errors import InvalidArgument
 from shared.store.memory import MemoryStore
 from shared.table import MAX_STAKE
+from tests.support.identity import sign_in
 from tests.unit.matchmaking.mm_fakes import make_service
 
 PIDS = ("a", "b", "c", "d")
@@ -40,31 +41,34 @@ def test_a_house_share_past_2_pow_53_is_refused():
 def test_a_room_stake_scoring_would_refuse_is_refused():
     # Before: 2^63-1 was accepted as 底分; every hand of the room would then fail to settle.
     mm, _, _ = make_service(ready_seconds=15, free_room_cards=2)
-    owner = mm.register("Owner")[1]
+    owner = sign_in(mm, "Owner")[1]
     code = mm.open_room(owner, "", 0).code
     with pytest.raises(InvalidArgument) as err:
         mm.set_room_stake(owner, code, MAX_STAKE + 1)
     assert "stake" in err.value.message
-    assert mm.set_room_stake(owner, code, MAX_STAKE).stake == MAX_STAKE
+    for stake in (MAX_STAKE, 3):  # in range, but no tier of the level table (RULES §11)
+        with pytest.raises(InvalidArgument, match="not a tier"):
+            mm.set_room_stake(owner, code, stake)
+    assert mm.set_room_stake(owner, code, 1).stake == 1
 
 
 def test_a_tournament_name_is_bounded_like_a_display_name():
     mm, _, _ = make_service()
-    tok = mm.register("C")[1]
+    tok = sign_in(mm, "C")[1]
     with pytest.raises(InvalidArgument) as err:
-        mm.create_tournament(tok, "n" * 1_000_000, "", 1, 1, 1, [], 0)
+        mm.create_tournament(tok, "n" * 1_000_000, "", 1, 1, 1, 0)
     assert err.value.details["field"] == "name"
     with pytest.raises(InvalidArgument):
-        mm.create_tournament(tok, "Cup\x00", "", 1, 1, 1, [], 0)
+        mm.create_tournament(tok, "Cup\x00", "", 1, 1, 1, 0)
     assert tournaments.list_ids(mm.store) == []
-    assert mm.create_tournament(tok, "  Spring Cup  ", "", 1, 1, 1, [], 0).name == "Spring Cup"
+    assert mm.create_tournament(tok, "  Spring Cup  ", "", 1, 1, 1, 0).name == "Spring Cup"
 
 
-def test_too_many_listed_players_is_named_as_such():
-    # Before: "bot count 0 out of range" for a list of 2000 player ids and no bots.
+def test_too_many_invited_players_is_named_as_such():
     mm, _, _ = make_service()
-    tok = mm.register("C")[1]
+    tok = sign_in(mm, "C")[1]
+    tid = mm.create_tournament(tok, "Cup", "", 1, 1, 1, 0).tournament_id
     with pytest.raises(InvalidArgument) as err:
-        mm.create_tournament(tok, "Cup", "", 1, 1, 1, ["p-x"] * 2000, 0)
+        mm.invite_to_tournament(tok, tid, ["p-x"] * 2000)
     assert err.value.details["field"] == "player_ids"
     assert "2000" in err.value.message

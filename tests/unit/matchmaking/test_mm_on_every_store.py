@@ -7,16 +7,20 @@ from __future__ import annotations
 import random
 
 from services.matchmaking import ledger, tournaments
+from tests.support.identity import sign_in
 from tests.unit.matchmaking.mm_fakes import make_service, settle_round
 
 
 def test_a_tournament_to_its_final_ranking(backend):
     store = backend.open()
     mm, alloc, _ = make_service(store)
-    tokens = [mm.register(f"H{i}")[1] for i in range(8)]
-    t = mm.create_tournament(tokens[0], "Cup", "", 4, 2, 2, [], 8)
+    tokens = [sign_in(mm, f"H{i}")[1] for i in range(8)]
+    # an entry fee of 100 silver from each of the 8 humans: a pool of 800, paid 50/30/20
+    t = mm.create_tournament(tokens[0], "Cup", "", 4, 2, 2, 8, entry_silver=100)
     for tok in tokens:
         mm.register_tournament(tok, t.tournament_id)
+    humans = [mm.authenticate(tok).player_id for tok in tokens]
+    assert [ledger.balance(store, p) for p in humans] == [900] * 8
     mm.start_tournament(tokens[0], t.tournament_id)
     rng = random.Random(3)
     house = sum(settle_round(mm, alloc, t.tournament_id, rng) for _ in range(2))
@@ -24,7 +28,16 @@ def test_a_tournament_to_its_final_ranking(backend):
     assert t.state == tournaments.FINISHED
     chips = ledger.chips_by_player(store, f"tournament/{t.tournament_id}")
     assert [s.chips for s in t.final_ranking] == sorted(chips.values(), reverse=True)
-    assert ledger.balance(store, ledger.HOUSE) == house
+    prizes = {p.player_id: dict(p.assets).get("silver", 0) for p in t.prizes}
+    assert sorted(p.rank for p in t.prizes) == [1, 2, 3]
+    top3 = [s for s in t.final_ranking[:3]]
+    # a bot's prize goes to the house (bots have no wallets)
+    for s, share in zip(top3, (400, 240, 160), strict=True):
+        assert prizes[s.player_id] == share
+        if not s.bot:
+            assert ledger.balance(store, s.player_id) == 900 + chips[s.player_id] + share
+    assert house > 0
+    assert ledger.balances(store, f"escrow/tournament/{t.tournament_id}")["silver"] == 0
     assert ledger.reconcile(store) == []
     other = backend.open()  # a second replica on the same database
     again, _, _ = make_service(other)

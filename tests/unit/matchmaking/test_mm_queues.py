@@ -5,13 +5,14 @@ from prometheus_client import REGISTRY
 
 from services.matchmaking import queues
 from shared.errors import FailedPrecondition, InvalidArgument, PermissionDenied, Unauthenticated
+from tests.support.identity import sign_in
 from tests.unit.matchmaking.mm_fakes import make_service
 
 
 def players(mm, n, silver_each=None):
     out = []
     for i in range(n):
-        player, token = mm.register(f"P{i}")
+        player, token = sign_in(mm, f"P{i}")
         out.append((player, token))
     return out
 
@@ -56,10 +57,10 @@ def test_four_players_make_a_table_and_each_learns_its_seat():
 def test_queues_are_separate_per_ruleset_and_stake():
     mm, alloc, _ = make_service()
     ps = players(mm, 4)
-    mm.join_queue(ps[0][1], "", 8)
-    mm.join_queue(ps[1][1], "", 4)
-    mm.join_queue(ps[2][1], "shanghai-classic", 8)
-    mm.join_queue(ps[3][1], "", 8)
+    mm.join_queue(ps[0][1], "", 2)
+    mm.join_queue(ps[1][1], "", 1)
+    mm.join_queue(ps[2][1], "shanghai-classic", 2)  # 1,000 silver covers classic at 2, not 8
+    mm.join_queue(ps[3][1], "", 2)
     mm.tick()
     assert alloc.tables == {}
 
@@ -93,10 +94,10 @@ def test_one_queue_at_a_time():
     ((_, tok),) = players(mm, 1)
     first = mm.join_queue(tok, "", 0)
     with pytest.raises(FailedPrecondition) as err:
-        mm.join_queue(tok, "shanghai-classic", 0)
+        mm.join_queue(tok, "shanghai-classic", 2)
     assert err.value.reason == "ALREADY_QUEUED"
     assert first.ticket_id in err.value.message
-    assert queues.waiting_count(mm.store, queues.queue_key("shanghai-classic", 8)) == 0
+    assert queues.waiting_count(mm.store, queues.queue_key("shanghai-classic", 2)) == 0
 
 
 def test_leaving_a_queue_frees_the_player():

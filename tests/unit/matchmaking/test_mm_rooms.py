@@ -2,6 +2,7 @@ import pytest
 
 from services.matchmaking import rooms
 from shared.errors import FailedPrecondition, InvalidArgument, NotFound, PermissionDenied
+from tests.support.identity import sign_in
 from tests.unit.matchmaking.mm_fakes import make_service
 
 
@@ -11,7 +12,7 @@ def svc():
 
 
 def register(mm, *names):
-    return [mm.register(n)[1] for n in names]
+    return [sign_in(mm, n)[1] for n in names]
 
 
 def test_opening_a_room_costs_a_room_card_and_gives_a_six_digit_code(svc):
@@ -19,7 +20,7 @@ def test_opening_a_room_costs_a_room_card_and_gives_a_six_digit_code(svc):
     (owner,) = register(mm, "Owner")
     room = mm.open_room(owner, "", 0)
     assert len(room.code) == 6 and room.code.isdigit()
-    assert mm.authenticate(owner).room_cards == 1
+    assert mm.account(mm.authenticate(owner).player_id).room_cards == 1
     assert room.owner == mm.authenticate(owner).player_id
     assert room.state == rooms.OPEN
 
@@ -78,14 +79,15 @@ def test_owner_sets_stake_others_accept_or_refuse(svc):
     with pytest.raises(FailedPrecondition):
         mm.answer_room_stake(b, code, True)  # nothing to accept yet
     with pytest.raises(PermissionDenied):
-        mm.set_room_stake(b, code, 5)
-    with pytest.raises(InvalidArgument):
-        mm.set_room_stake(owner, code, 0)
-    room = mm.set_room_stake(owner, code, 5)
-    assert room.stake == 5
+        mm.set_room_stake(b, code, 4)
+    for bad in (0, 5):  # stakes are tiers of the level table (RULES-items §4)
+        with pytest.raises(InvalidArgument):
+            mm.set_room_stake(owner, code, bad)
+    room = mm.set_room_stake(owner, code, 4)
+    assert room.stake == 4
     assert [m.accepted for m in room.members] == [True, False, False]
     with pytest.raises(FailedPrecondition) as err:
-        mm.set_room_stake(owner, code, 7)
+        mm.set_room_stake(owner, code, 2)
     assert err.value.reason == "STAKE_SET"
     room = mm.answer_room_stake(b, code, True)
     assert [m.accepted for m in room.members] == [True, True, False]
@@ -103,8 +105,8 @@ def test_setter_leaving_passes_the_setting_to_the_next_player(svc):
     room = mm.leave_room(owner, code)
     b_id = mm.authenticate(b).player_id
     assert room.owner == b_id and room.stake is None
-    room = mm.set_room_stake(b, code, 3)
-    assert room.stake == 3
+    room = mm.set_room_stake(b, code, 2)
+    assert room.stake == 2
     # After the stake is set, the setter leaving clears it for the next setter.
     mm.answer_room_stake(c, code, True)
     room = mm.leave_room(b, code)
@@ -180,7 +182,7 @@ def test_full_agreed_ready_room_starts_on_a_gateway_with_bots(svc):
         mm.invite_bot(b, code)
     mm.invite_bot(owner, code)
     mm.invite_bot(owner, code)
-    mm.set_room_stake(owner, code, 4)
+    mm.set_room_stake(owner, code, 2)  # 1,000 silver covers a classic hand at 2 (2,000 at 4)
     mm.answer_room_stake(b, code, True)
     mm.press_start(owner, code)
     assert rooms.open_room_codes(mm.store) == [code]
@@ -188,13 +190,13 @@ def test_full_agreed_ready_room_starts_on_a_gateway_with_bots(svc):
     assert room.state == rooms.PLAYING
     assert rooms.open_room_codes(mm.store) == []
     ((request, table),) = alloc.tables.values()
-    assert request.ruleset == "shanghai-classic" and request.stake == 4
+    assert request.ruleset == "shanghai-classic" and request.stake == 2
     assert request.max_hands == 8 and request.tag == f"room/{code}"
     assert [s.bot for s in request.seats] == [False, False, True, True]
     b_id = mm.authenticate(b).player_id
     assert room.assignment_for(b_id).seat_token == table.seat_tokens[1]
     with pytest.raises(FailedPrecondition):
-        mm.join_room(mm.register("Late")[1], code)
+        mm.join_room(sign_in(mm, "Late")[1], code)
     with pytest.raises(FailedPrecondition):
         mm.leave_room(b, code)
     mm.table_finished(table.table_id, request.tag, 8)
@@ -210,7 +212,7 @@ def test_house_rules_are_checked_and_reach_the_gateway():
     assert "scoring.no_such_option" in err.value.message
     with pytest.raises(InvalidArgument):
         mm.open_room(owner, "", 0, {"scoring.base_points": "many"})
-    assert mm.authenticate(owner).room_cards == 2  # nothing spent
+    assert mm.account(mm.authenticate(owner).player_id).room_cards == 2  # nothing spent
     house = {"scoring.base_points": "3", "timers.ready_seconds": "5"}
     code = mm.open_room(owner, "", 0, house).code
     (b,) = register(mm, "B")

@@ -9,6 +9,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from services.matchmaking import presence, rooms
 from shared.errors import DomainError
+from tests.support.identity import sign_in
 from tests.unit.matchmaking.mm_fakes import make_service
 
 PLAYERS = 6
@@ -26,7 +27,7 @@ class Rooms(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.mm, self.alloc, self.clock = make_service(ready_seconds=15, free_room_cards=2)
-        self.tokens = [self.mm.register(f"P{i}")[1] for i in range(PLAYERS)]
+        self.tokens = [sign_in(self.mm, f"P{i}")[1] for i in range(PLAYERS)]
         self.ids = [self.mm.authenticate(t).player_id for t in self.tokens]
         self.codes: list[str] = ["000000"]
 

@@ -11,13 +11,14 @@ from shared.errors import (
     NotFound,
     PermissionDenied,
 )
+from tests.support.identity import sign_in
 from tests.unit.matchmaking.mm_fakes import make_service, settle_round
 
 
 def setup(mm, humans=8, bots=8, rounds=3, hands=2, stake=4):
-    tokens = [mm.register(f"H{i}")[1] for i in range(humans)]
+    tokens = [sign_in(mm, f"H{i}")[1] for i in range(humans)]
     creator = tokens[0]
-    t = mm.create_tournament(creator, "Spring Cup", "", stake, rounds, hands, [], bots)
+    t = mm.create_tournament(creator, "Spring Cup", "", stake, rounds, hands, bots)
     for tok in tokens:
         mm.register_tournament(tok, t.tournament_id)
     return creator, tokens, t.tournament_id
@@ -59,10 +60,14 @@ def test_sixteen_entrants_three_rounds_to_a_final_ranking():
     chips = ledger.chips_by_player(mm.store, f"tournament/{tid}")
     assert [s.chips for s in t.final_ranking] == sorted(chips.values(), reverse=True)
     assert {s.player_id: s.chips for s in t.final_ranking} == chips
-    ids = [e.player_id for e in t.entrants]
+    humans = [e.player_id for e in t.entrants if not e.bot]
     start_total = 8 * 1000
-    assert sum(mm.public_balance(p) for p in ids) == start_total - house
-    assert mm.public_balance("house") == house
+    # bots have no wallets: each human's silver moved by exactly its chips (the house took the
+    # bots' side and the escape shares, `house` of them)
+    assert sum(ledger.balance(mm.store, p) for p in humans) == start_total + sum(
+        chips.get(p, 0) for p in humans
+    )
+    assert house > 0 and ledger.reconcile(mm.store) == []
 
 
 def test_round_waits_for_every_reported_hand_even_after_table_finished():
@@ -87,14 +92,14 @@ def test_registration_errors():
     with pytest.raises(NotFound):
         mm.register_tournament(tokens[1], "t-nope")
     poor, _, _ = make_service(starting_silver=50)
-    ptok = poor.register("Poor")[1]
-    ptid = poor.create_tournament(ptok, "Cup", "", 1, 1, 1, [], 0).tournament_id
+    ptok = sign_in(poor, "Poor")[1]
+    ptid = poor.create_tournament(ptok, "Cup", "", 1, 1, 1, 0).tournament_id
     with pytest.raises(FailedPrecondition) as err:
         poor.register_tournament(ptok, ptid)
     assert err.value.reason == "SILVER_TOO_LOW"
     low, _, _ = make_service(starting_silver=300)
-    ltok = low.register("Low")[1]
-    ltid = low.create_tournament(ltok, "Big", "", 8, 1, 1, [], 0).tournament_id
+    ltok = sign_in(low, "Low")[1]
+    ltid = low.create_tournament(ltok, "Big", "", 8, 1, 1, 0).tournament_id
     with pytest.raises(FailedPrecondition) as err:
         low.register_tournament(ltok, ltid)
     assert err.value.reason == "STAKE_NOT_ALLOWED"
@@ -112,7 +117,7 @@ def test_start_rules():
     assert "register 3 more" in err.value.message
     mm.add_tournament_bots(creator, tid, 3)
     mm.start_tournament(creator, tid)
-    late = mm.register("Late")[1]
+    late = sign_in(mm, "Late")[1]
     with pytest.raises(FailedPrecondition) as err:
         mm.register_tournament(late, tid)
     assert err.value.reason == "TOURNAMENT_STARTED"
@@ -129,30 +134,32 @@ def test_start_rules():
 )
 def test_bad_settings_create_nothing(rounds, hands, stake, bots):
     mm, _, _ = make_service()
-    tok = mm.register("C")[1]
+    tok = sign_in(mm, "C")[1]
     with pytest.raises(InvalidArgument):
-        mm.create_tournament(tok, "Cup", "", stake, rounds, hands, [], bots)
+        mm.create_tournament(tok, "Cup", "", stake, rounds, hands, bots)
     assert tournaments.list_ids(mm.store) == []
     assert [k for k, _ in mm.store.scan("mm_players") if k.startswith("bot-")] == []
 
 
-def test_create_with_listed_players_checks_each():
+def test_create_enters_only_bots_and_invites_enter_nobody():
     mm, _, _ = make_service()
-    tok = mm.register("C")[1]
-    other = mm.authenticate(mm.register("O")[1]).player_id
-    t = mm.create_tournament(tok, "Cup", "", 2, 1, 1, [other], 3)
-    assert [e.bot for e in t.entrants] == [False, True, True, True]
+    tok = sign_in(mm, "C")[1]
+    other = mm.authenticate(sign_in(mm, "O")[1]).player_id
+    t = mm.create_tournament(tok, "Cup", "", 2, 1, 1, 3)
+    assert [e.bot for e in t.entrants] == [True, True, True]
+    t = mm.invite_to_tournament(tok, t.tournament_id, [other])
+    assert t.invited == (other,) and t.entrant(other) is None
     with pytest.raises(NotFound):
-        mm.create_tournament(tok, "Cup", "", 2, 1, 1, ["p-missing"], 0)
+        mm.invite_to_tournament(tok, t.tournament_id, ["p-missing"])
     assert len(tournaments.list_ids(mm.store)) == 1
 
 
 def test_tournament_house_rules_reach_every_table():
     mm, alloc, _ = make_service()
-    tok = mm.register("C")[1]
+    tok = sign_in(mm, "C")[1]
     with pytest.raises(InvalidArgument):
-        mm.create_tournament(tok, "Cup", "", 1, 1, 1, [], 3, {"payment.garden": "maybe"})
-    t = mm.create_tournament(tok, "Cup", "", 1, 1, 1, [], 3, {"payment.garden": "true"})
+        mm.create_tournament(tok, "Cup", "", 1, 1, 1, 3, {"payment.garden": "maybe"})
+    t = mm.create_tournament(tok, "Cup", "", 1, 1, 1, 3, {"payment.garden": "true"})
     mm.register_tournament(tok, t.tournament_id)
     mm.start_tournament(tok, t.tournament_id)
     ((request, _),) = alloc.tables.values()

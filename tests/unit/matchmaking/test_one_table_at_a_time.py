@@ -8,19 +8,20 @@ import pytest
 
 from services.matchmaking import rooms
 from shared.errors import FailedPrecondition
+from tests.support.identity import sign_in
 from tests.unit.matchmaking.mm_fakes import make_service
 
 
 def test_a_queued_player_cannot_open_or_join_a_room_and_nothing_changes():
     mm, _, _ = make_service(free_room_cards=2)
-    queued = mm.register("Queued")[1]
-    owner = mm.register("Owner")[1]
+    queued = sign_in(mm, "Queued")[1]
+    owner = sign_in(mm, "Owner")[1]
     ticket = mm.join_queue(queued, "", 0)
     with pytest.raises(FailedPrecondition) as err:
         mm.open_room(queued, "", 0)
     assert err.value.reason == "IN_QUEUE" and ticket.ticket_id in err.value.message
     pid = mm.authenticate(queued).player_id
-    assert mm.account(pid).player.room_cards == 2  # no room card spent
+    assert mm.account(pid).room_cards == 2  # no room card spent
     code = mm.open_room(owner, "", 0).code
     with pytest.raises(FailedPrecondition) as err:
         mm.join_room(queued, code)
@@ -33,7 +34,7 @@ def test_a_queued_player_cannot_open_or_join_a_room_and_nothing_changes():
 
 def test_a_player_in_a_room_cannot_join_a_queue():
     mm, _, _ = make_service(free_room_cards=2)
-    owner = mm.register("Owner")[1]
+    owner = sign_in(mm, "Owner")[1]
     code = mm.open_room(owner, "", 0).code
     with pytest.raises(FailedPrecondition) as err:
         mm.join_queue(owner, "", 0)

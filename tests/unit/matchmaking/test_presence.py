@@ -12,6 +12,7 @@ from services.matchmaking.clock import ManualClock
 from services.matchmaking.service import Matchmaking, MatchmakingConfig
 from shared.errors import FailedPrecondition
 from shared.store import open_store
+from tests.support.identity import issuer_config, sign_in
 from tests.unit.matchmaking.mm_fakes import FakeAllocator
 
 
@@ -28,7 +29,9 @@ def clock():
 
 
 def service(store, clock) -> Matchmaking:
-    cfg = MatchmakingConfig(token_secret=b"test-secret", free_room_cards=3)
+    cfg = MatchmakingConfig(
+        issuers=(issuer_config(),), token_secret=b"test-secret", free_room_cards=3
+    )
     return Matchmaking(store, FakeAllocator(), clock, cfg)
 
 
@@ -65,7 +68,7 @@ def test_a_stale_claim_is_taken_over_only_after_claim_seconds_and_only_if_not_he
 
 def test_a_crash_between_claim_and_ticket_locks_the_player_out_only_for_claim_seconds(store, clock):
     mm = service(store, clock)
-    owner, token = mm.register("Owner")[1], mm.register("P")[1]
+    owner, token = sign_in(mm, "Owner")[1], sign_in(mm, "P")[1]
     pid = mm.authenticate(token).player_id
     code = mm.open_room(owner, "", 0).code
     # JoinQueue claimed the presence, then the process died before the ticket was written.
@@ -81,9 +84,9 @@ def test_a_crash_between_claim_and_ticket_locks_the_player_out_only_for_claim_se
 
 def test_a_crash_between_claim_and_room_seat_or_after_assignment_frees_the_player(store, clock):
     mm = service(store, clock)
-    tokens = [mm.register(f"P{i}")[1] for i in range(4)]
+    tokens = [sign_in(mm, f"P{i}")[1] for i in range(4)]
     pids = [mm.authenticate(t).player_id for t in tokens]
-    owner = mm.register("Owner")[1]
+    owner = sign_in(mm, "Owner")[1]
     code = mm.open_room(owner, "", 0).code
     # JoinRoom claimed the presence and died before taking the seat.
     presence.claim(store, pids[0], presence.ROOM, code, clock())
@@ -104,7 +107,7 @@ def test_a_crash_between_claim_and_room_seat_or_after_assignment_frees_the_playe
 
 def test_a_live_seat_or_ticket_keeps_its_player_however_long_it_waits(store, clock):
     mm = service(store, clock)
-    waiting, seated = mm.register("Waiting")[1], mm.register("Seated")[1]
+    waiting, seated = sign_in(mm, "Waiting")[1], sign_in(mm, "Seated")[1]
     ticket = mm.join_queue(waiting, "", 0)
     code = mm.open_room(seated, "", 0).code
     clock.advance(10 * presence.CLAIM_SECONDS)
@@ -123,12 +126,12 @@ def test_a_live_seat_or_ticket_keeps_its_player_however_long_it_waits(store, clo
     with pytest.raises(FailedPrecondition) as err:
         mm.open_room(seated, "", 0)
     assert err.value.reason == "IN_ANOTHER_ROOM" and code in err.value.message
-    assert mm.account(mm.authenticate(seated).player_id).player.room_cards == 2  # one room
+    assert mm.account(mm.authenticate(seated).player_id).room_cards == 2  # one room
 
 
 def test_the_player_indexes_of_an_earlier_version_are_carried_over(store, clock):
     old = service(store, clock)
-    queued, seated = old.register("Queued")[1], old.register("Seated")[1]
+    queued, seated = sign_in(old, "Queued")[1], sign_in(old, "Seated")[1]
     ticket = old.join_queue(queued, "", 0)
     code = old.open_room(seated, "", 0).code
     qid, sid = old.authenticate(queued).player_id, old.authenticate(seated).player_id

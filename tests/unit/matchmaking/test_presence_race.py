@@ -14,6 +14,7 @@ from services.matchmaking.clock import ManualClock
 from services.matchmaking.service import Matchmaking, MatchmakingConfig
 from shared.errors import DomainError, FailedPrecondition
 from shared.store.sqlite import SqliteStore
+from tests.support.identity import issuer_config, sign_in
 from tests.unit.matchmaking.mm_fakes import FakeAllocator
 
 PLAYERS = 12
@@ -23,7 +24,9 @@ CONFLICTS = {"ALREADY_QUEUED", "IN_QUEUE", "IN_ROOM", "ALREADY_IN_ROOM", "IN_ANO
 
 def _replicas(tmp_path, n=2) -> list[Matchmaking]:
     clock = ManualClock()
-    cfg = MatchmakingConfig(token_secret=b"test-secret", free_room_cards=3)
+    cfg = MatchmakingConfig(
+        issuers=(issuer_config(),), token_secret=b"test-secret", free_room_cards=3
+    )
     return [
         Matchmaking(SqliteStore(tmp_path / "mm.db"), FakeAllocator(), clock, cfg) for _ in range(n)
     ]
@@ -32,9 +35,9 @@ def _replicas(tmp_path, n=2) -> list[Matchmaking]:
 def test_racing_queue_and_room_calls_seat_a_player_in_exactly_one(tmp_path):
     mms = _replicas(tmp_path)
     mm = mms[0]
-    owners = [mm.register(f"Owner{i}")[1] for i in range(PLAYERS)]
+    owners = [sign_in(mm, f"Owner{i}")[1] for i in range(PLAYERS)]
     codes = [mm.open_room(tok, "", 0).code for tok in owners]
-    racers = [mm.register(f"Racer{i}")[1] for i in range(PLAYERS)]
+    racers = [sign_in(mm, f"Racer{i}")[1] for i in range(PLAYERS)]
 
     results: list[list] = [[] for _ in range(PLAYERS)]
     barrier = threading.Barrier(THREADS * PLAYERS)
@@ -85,5 +88,5 @@ def test_racing_queue_and_room_calls_seat_a_player_in_exactly_one(tmp_path):
             if rooms.Room.from_json(rec.value).member(pid) is not None
         ]
         assert in_rooms == ([] if kind == 0 else [held])
-        cards = mm.account(pid).player.room_cards
+        cards = mm.account(pid).room_cards
         assert cards == (2 if kind == 2 else 3)  # only a room actually opened spends a card

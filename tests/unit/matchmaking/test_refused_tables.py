@@ -80,11 +80,11 @@ def test_a_quick_match_whose_table_is_refused_cancels_its_tickets_with_the_reaso
 def test_hand_counts_above_the_gateways_cap_are_refused_at_creation():
     mm, alloc, _ = make_service()
     player, token = sign_in(mm, "Owner")
-    cards = mm.account(player.player_id).player.room_cards
+    cards = mm.account(player.player_id).room_cards
     with pytest.raises(InvalidArgument) as err:
         mm.open_room(token, "", MAX_HANDS + 1)
     assert err.value.details == {"field": "max_hands"} and "10000" in err.value.message
-    assert mm.account(player.player_id).player.room_cards == cards  # nothing spent
+    assert mm.account(player.player_id).room_cards == cards  # nothing spent
     assert mm.open_room(token, "", MAX_HANDS).max_hands == MAX_HANDS
     with pytest.raises(InvalidArgument) as err:
         mm.create_tournament(token, "Cup", "", 1, 1, MAX_HANDS + 1, 4)
