@@ -61,11 +61,13 @@ from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as mm_grpc
 
 from services.gateway.tables.leases import LEASE_PREFIX
 from services.gateway.tables.log import LOG_PREFIX, read_table_log
+from shared.request_ids import with_request_ids
 from shared.server import internal_metadata
 from shared.store import open_store
 from shared.supervisor import ServiceProcess, run_token
 from tests.support import postgres
 from tests.support.address_book import AddressBook
+from tests.support.identity import sign_in
 from tests.support.probes import fetch_metrics, metric_value
 from tests.support.readers import Reader
 from tests.support.stacks import BACKENDS, service_process
@@ -318,13 +320,11 @@ def play_tournament(cluster: Cluster, hands_per_table: int) -> int:
     """A tournament of 16 bots, one round of ``hands_per_table`` hands (4 tables), created and
     started through matchmaking; returns when matchmaking has recorded every hand."""
     ch = as_player(cluster.procs["matchmaking"].address)  # players: the public port, server TLS
-    mm = mm_grpc.MatchmakingServiceStub(ch)
-    creator = mm.RegisterPlayer(
-        mm_pb.RegisterPlayerRequest(display_name="Bench"), timeout=10
-    ).player_token
+    mm = mm_grpc.MatchmakingServiceStub(with_request_ids(ch))
+    creator = sign_in(mm, "Bench")[1]
     t = mm.CreateTournament(
         mm_pb.CreateTournamentRequest(
-            player_token=creator,
+            session_token=creator,
             name="bench",
             stake=1,
             rounds=1,
@@ -334,7 +334,7 @@ def play_tournament(cluster: Cluster, hands_per_table: int) -> int:
         timeout=10,
     ).tournament
     mm.StartTournament(
-        mm_pb.StartTournamentRequest(player_token=creator, tournament_id=t.tournament_id),
+        mm_pb.StartTournamentRequest(session_token=creator, tournament_id=t.tournament_id),
         timeout=10,
     )
     hands = 4 * hands_per_table
