@@ -159,7 +159,10 @@ class EconomyDesk:
 
     def bankrupt_after(self, report: HandReport) -> tuple[list[int], list[str]]:
         """The seats whose player no longer covers the next hand at the table's stake (破产),
-        and the bot that takes each (the table's allocation names it from now on)."""
+        and the bot to take each: the RecordHand answer. The table's seating changes only when
+        the gateway seats that bot (a report naming the player again is still the player's);
+        until then a hand the player cannot pay is cut to what they hold
+        (:func:`.ledger.record_hand`), so the books stay whole either way."""
         table = allocated_tables.find(self.store, report.table_id)
         if table is None or table.stake <= 0 or not table.ruleset:
             return [], []
@@ -177,9 +180,6 @@ class EconomyDesk:
             silver = ledger.balance(self.store, pid)
             if needed is None or silver < needed:
                 bot = replacement_bot_id(report.table_id, seat)
-                allocated_tables.replace_seat(
-                    self.store, report.table_id, seat, bot, report.hand_id
-                )
                 seats.append(seat)
                 bots.append(bot)
                 metrics.BANKRUPT.inc()

@@ -218,15 +218,20 @@ def check_books(store, url: str, tournament, tables: dict[str, dict], people, ca
     with psycopg.connect(url) as conn:
         balances = dict(
             conn.execute(
-                "SELECT account, sum(balance) FROM ledger_accounts GROUP BY account"
+                "SELECT account, sum(balance) FROM ledger_accounts WHERE asset = 'silver' "
+                "GROUP BY account"
             ).fetchall()
         )
         (grants,) = conn.execute(
-            "SELECT coalesce(sum(amount), 0) FROM ledger_entries WHERE kind = %s", (ledger.GRANT,)
+            "SELECT coalesce(sum(amount), 0) FROM ledger_entries "
+            "WHERE kind = %s AND asset = 'silver' AND account <> %s",
+            (ledger.GRANT, ledger.HOUSE),
         ).fetchone()
     assert grants == len(people) * STARTING_SILVER
+    # All silver came from the house (grants), and the bots' sides are the house's: what the
+    # people hold is what the house is short.
     house = balances.pop(ledger.HOUSE, 0)
-    assert sum(balances.values()) == grants - house, (balances, grants, house)
+    assert sum(balances.values()) == -house, (balances, grants, house)
     entrants = {e.player_id for e in tournament.entrants}
     assert set(balances) <= entrants | {pid for pid, _ in people}
     chips = {s.player_id: s.chips for s in tournament.final_ranking}

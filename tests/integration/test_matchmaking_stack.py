@@ -234,7 +234,7 @@ def stack_snapshot(stub, persons, tournament):
     return identities, entries, r1, accounts
 
 
-def check_final(stub, persons, final, people, bots, rounds, house_before):
+def check_final(stack, stub, persons, final, people, bots, rounds, house_before):
     ranking = list(final.final_ranking)
     assert len(ranking) == people + bots
     assert [s.rank for s in ranking] == list(range(1, people + bots + 1))
@@ -282,7 +282,7 @@ def test_restart_in_the_middle_loses_nothing(stack):
         stub, stack, people=4, bots=4, rounds=2, hands=1, restart=True
     )
     assert snapshot is not None
-    check_final(stub, persons, final, people=4, bots=4, rounds=2, house_before=house_before)
+    check_final(stack, stub, persons, final, people=4, bots=4, rounds=2, house_before=house_before)
     # The room and its players came through the restart unchanged; tokens still verify.
     room_after = stub.GetRoom(pb.GetRoomRequest(session_token=owner, code=room.code)).room
     assert room_after == room_before
@@ -296,7 +296,7 @@ def test_sixteen_entrant_tournament_runs_to_its_final_ranking(stack):
     stub, persons, final, _, house_before = run_tournament(
         stub, stack, people=8, bots=8, rounds=3, hands=1
     )
-    check_final(stub, persons, final, people=8, bots=8, rounds=3, house_before=house_before)
+    check_final(stack, stub, persons, final, people=8, bots=8, rounds=3, house_before=house_before)
     channel.close()
 
 
@@ -359,7 +359,12 @@ def test_quick_match_and_a_private_room_play_on_the_gateway(stack):
 
     wait_for(finished_room, 60, "the room's table to finish", stack)
     entries = stub.ListLedgerEntries(pb.ListLedgerEntriesRequest(session_token=owner)).entries
-    assert [e.tag for e in entries if e.kind != pb.LEDGER_ENTRY_KIND_GRANT] == [f"room/{code}"]
+    played = [
+        e for e in entries if e.asset == pb.ASSET_SILVER and e.kind != pb.LEDGER_ENTRY_KIND_GRANT
+    ]
+    assert [e.tag for e in played] == [f"room/{code}"]
+    (card,) = [e for e in entries if e.kind == pb.LEDGER_ENTRY_KIND_ROOM_CARD]
+    assert (card.asset, card.amount, card.tag) == (pb.ASSET_ROOM_CARD, -1, f"room/{code}")
     # The host is free to open another room.
     stub.OpenRoom(pb.OpenRoomRequest(session_token=owner), timeout=TIMEOUT)
     channel.close()
