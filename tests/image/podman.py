@@ -11,7 +11,8 @@
   expanded as the kubelet does), its user and group, its writable mounts (an emptyDir as tmpfs,
   a PVC as a volume of its own; the TLS Secret mounted read-only, mode 0440 to group 10001 as
   ``defaultMode: 288`` and ``fsGroup`` make it) and nothing else writable (``--read-only``,
-  no tmpfs podman adds by itself), every capability dropped. The containers share the host's
+  no tmpfs podman adds by itself, no volume for the image's VOLUME /data unless a manifest
+  mounts one), every capability dropped. The containers share the host's
   network; every port of the manifest is moved to a free loopback port, and the addresses of
   the other services (``dns:///wall:50051``) to theirs.
 """
@@ -264,7 +265,10 @@ class ImageStack:
         env = self.env_of(spec)
         name = f"mj-image-{service}-{self.tag}"
         cmd = ["run", "--detach", "--name", name, "--network", "host"]
-        cmd += ["--read-only", "--read-only-tmpfs=false", "--user", spec.user]
+        # The image's VOLUME /data is no volume in Kubernetes unless a manifest mounts one
+        # (the cluster layout does not): none here either, so it stays read-only.
+        cmd += ["--read-only", "--read-only-tmpfs=false", "--image-volume", "ignore"]
+        cmd += ["--user", spec.user]
         cmd += ["--group-add", str(GID), "--cap-drop", "ALL"]
         cmd += ["--security-opt", "no-new-privileges", "--stop-timeout", str(spec.grace_seconds)]
         cmd += self.mounts_of(spec)
@@ -313,6 +317,6 @@ class ImageStack:
 
     def close(self) -> None:
         for run in self.running.values():
-            podman("rm", "--force", "--time", "0", run.container, check=False)
+            podman("rm", "--force", "--volumes", "--time", "0", run.container, check=False)
         for name in self.volumes:
             podman("volume", "rm", "--force", name, check=False)
