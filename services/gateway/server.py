@@ -201,6 +201,11 @@ def add_to_server(server: grpc.Server, config: Config):
         manager.double_cards = MatchmakingBank(
             mm_channel, timeout=timeout, internal_token=config.internal_token
         )
+        from services.gateway.signed_in import MatchmakingSessions
+
+        servicer.sessions = MatchmakingSessions(
+            mm_channel, timeout=timeout, internal_token=config.internal_token
+        )
     closables.append(store)
     resources = _Resources(*closables)
     resources.manager = manager  # type: ignore[attr-defined]

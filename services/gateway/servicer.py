@@ -23,6 +23,7 @@ from services.gateway.forwarding import (
     error_of,
 )
 from services.gateway.hints import hint, hints_allowed
+from services.gateway.signed_in import SessionCheck, joining_player
 from services.gateway.tables import TableManager, TableSpec, check_id
 from services.gateway.tables.leases import LeaseWatch
 from shared.convert.common import (
@@ -125,6 +126,7 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
     def __init__(self, manager: TableManager, tls: TLSFiles | None = None) -> None:
         self.manager = manager
         self.tls = tls  # this replica's certificate, for calls to the other replicas
+        self.sessions: SessionCheck | None = None  # matchmaking's CheckSession (server.py)
         st = manager.settings
         self.seat_calls = RateLimiter(st.seat_calls_per_second, st.seat_call_burst)
         per_minute = st.public_tables_per_minute
@@ -245,15 +247,21 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
     def join_seat(self, request, context):
         check_id(request.request_id, "request_id", required=False)
         seat = seat_from_proto_optional(request.seat, "seat")
+        player_id = request.player_id
+        # never open on a plaintext server: player ids are public, a token is not
+        internal = from_internal_caller(context, SEAT_ISSUERS, strict=True)
+        if request.session_token and not request.spectator:
+            # a live session of the seat's player proves it holds the seat (signed_in.py)
+            player_id = joining_player(self.sessions, request.session_token, player_id)
+            internal = True
         got, token, last = self.manager.join(
             request.table_id,
-            request.player_id,
+            player_id,
             request.display_name,
             seat,
             request.spectator,
             seat_token=request.seat_token,
-            # never open on a plaintext server: player ids are public, a token is not
-            internal=from_internal_caller(context, SEAT_ISSUERS, strict=True),
+            internal=internal,
             request_id=request.request_id,
         )
         return pb.JoinSeatResponse(

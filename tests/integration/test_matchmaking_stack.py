@@ -368,3 +368,53 @@ def test_quick_match_and_a_private_room_play_on_the_gateway(stack):
     # The host is free to open another room.
     stub.OpenRoom(pb.OpenRoomRequest(session_token=owner), timeout=TIMEOUT)
     channel.close()
+
+
+def test_a_signed_in_player_takes_their_seat_by_session_and_nobody_else_can(stack):
+    """JoinSeat with a session: the gateway asks matchmaking (CheckSession) whose it is, and
+    gives that player's reserved seat only; a forged or signed-out session, or one naming
+    another player's seat, gets nothing."""
+    from mahjong.gateway.v1 import gateway_pb2 as gw
+    from mahjong.gateway.v1 import gateway_pb2_grpc as gw_grpc
+
+    channel, stub = stub_for(stack)
+    owner_player, owner = register(stub, "Seated")
+    _, other = register(stub, "Other")
+    code = stub.OpenRoom(pb.OpenRoomRequest(session_token=owner, max_hands=1)).room.code
+    for _ in range(3):
+        stub.InviteBot(pb.InviteBotRequest(session_token=owner, code=code), timeout=TIMEOUT)
+    stub.SetRoomStake(pb.SetRoomStakeRequest(session_token=owner, code=code, stake=1))
+    stub.PressStart(pb.PressStartRequest(session_token=owner, code=code))
+
+    def assigned():
+        got = stub.GetRoom(pb.GetRoomRequest(session_token=owner, code=code), timeout=TIMEOUT)
+        return got.room.assignment if got.room.assignment.table_id else None
+
+    a = wait_for(assigned, 30, "the room's table", stack)
+    gw_channel = as_player(a.gateway_address)
+    try:
+        gateway = gw_grpc.GatewayServiceStub(gw_channel)
+
+        def join(session: str, player_id: str = ""):
+            req = gw.JoinSeatRequest(
+                table_id=a.table_id, player_id=player_id, session_token=session
+            )
+            return gateway.JoinSeat(req, timeout=TIMEOUT)
+
+        for session, player_id, code_ in (
+            ("forged." + owner[7:], "", grpc.StatusCode.UNAUTHENTICATED),
+            (other, owner_player.player_id, grpc.StatusCode.PERMISSION_DENIED),
+        ):
+            with pytest.raises(grpc.RpcError) as err:
+                join(session, player_id)
+            assert err.value.code() == code_, err.value.details()
+        got = join(owner)  # no seat token: the session proves the seat
+        assert got.seat == a.seat and got.seat_token
+        stub.SignOut(pb.SignOutRequest(session_token=owner, all_sessions=True), timeout=TIMEOUT)
+        with pytest.raises(grpc.RpcError) as err:
+            join(owner)
+        assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        RemotePlayer(a.gateway_address, a.table_id, got.seat_token, seat=a.seat - 1).close()
+    finally:
+        gw_channel.close()
+        channel.close()
