@@ -122,7 +122,7 @@ class RoomDesk:
         return room
 
     def _start_room(self, code: str) -> rooms.Room:
-        room, created = room_start.start_if_ready(self.store, self.allocator, code)
+        room, created = room_start.start_if_ready(self.store, self.allocator, code, self.clock())
         if created:
             metrics.TABLES.labels("room").inc()
             log.info("room_table", room=code, table=room.table_id)

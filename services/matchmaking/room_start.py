@@ -17,7 +17,7 @@ from dataclasses import replace
 from shared.errors import DomainError, FailedPrecondition
 from shared.store.base import Store
 
-from . import presence
+from . import presence, room_cards
 from .allocator import SeatRequest, TableAllocator, TableRefused, TableRequest
 from .rooms import (
     ACTIVE,
@@ -96,7 +96,9 @@ def ready_to_start(room: Room) -> bool:
     )
 
 
-def start_if_ready(store: Store, allocator: TableAllocator, code: str) -> tuple[Room, bool]:
+def start_if_ready(
+    store: Store, allocator: TableAllocator, code: str, now: float = 0.0
+) -> tuple[Room, bool]:
     """Create the table on a gateway once the room is full, agreed and ready (retried while the
     gateway is unavailable, or another replica is creating it: the room stays STARTING).
     Returns the room and whether this call created its table."""
@@ -105,6 +107,8 @@ def start_if_ready(store: Store, allocator: TableAllocator, code: str) -> tuple[
         return replace(room, state=STARTING) if ready_to_start(room) else room
 
     room = mutate_room(store, code, begin)
+    if room.state == FINISHED and room.failure:  # refused, and a crash cut its clean-up short
+        return fail_room(store, code, room.failure, now), False
     if room.state != STARTING:
         return room, False
     request = TableRequest(
@@ -119,7 +123,7 @@ def start_if_ready(store: Store, allocator: TableAllocator, code: str) -> tuple[
     try:
         table = allocator.create_table(request)
     except TableRefused as refused:  # never asked again: the room fails, its players see why
-        return fail_room(store, code, refused.message), False
+        return fail_room(store, code, refused.message, now), False
     except DomainError:
         return room, False
 
@@ -137,14 +141,17 @@ def start_if_ready(store: Store, allocator: TableAllocator, code: str) -> tuple[
     return mutate_room(store, code, playing), not table.reused
 
 
-def fail_room(store: Store, code: str, failure: str) -> Room:
+def fail_room(store: Store, code: str, failure: str, now: float = 0.0) -> Room:
     """A starting room whose table the gateway refused: FINISHED with ``failure`` shown to its
-    players (who may leave, and play elsewhere at once), never started again."""
+    players (who may leave, and play elsewhere at once), never started again; its 房卡 goes
+    back to the player who spent it (once: the refund's reference)."""
 
     def fn(room: Room) -> Room:
         return replace(room, state=FINISHED, failure=failure) if room.state == STARTING else room
 
     room = mutate_room(store, code, fn)
+    if room.opener:
+        room_cards.refund_room_card(store, room.opener, code, now)
     for m in room.humans():
         presence.release(store, m.player_id, presence.ROOM, code)
     store.delete(ACTIVE, code)

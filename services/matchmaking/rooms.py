@@ -69,6 +69,7 @@ class Room:
     request_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     ruleset_options: dict[str, str] = field(default_factory=dict)  # the room's house rules
     failure: str = ""  # why it finished without a table (the gateway refused it)
+    opener: str = ""  # who spent the 房卡 opening it (returned if the gateway refuses the table)
 
     def member(self, player_id: str) -> Member | None:
         return next((m for m in self.members if m.player_id == player_id), None)
@@ -206,6 +207,7 @@ def open_room(
             now,
             members=(Member(owner_id, owner_name, joined_at=now),),
             ruleset_options=dict(ruleset_options or {}),
+            opener=owner_id,
         )
         try:
             store.create(ROOMS, code, room.to_json())

@@ -234,8 +234,11 @@ class TournamentDesk:
         created = tournaments.allocate_tables(self.store, self.allocator, tournament_id)
         metrics.TABLES.labels("tournament").inc(created)
         log.info("tournament_started", tournament=tournament_id, tables=created)
+        t = tournaments.get(self.store, tournament_id)
+        if t.state == tournaments.FINISHED:  # the gateway refused its tables: entries back
+            t = self._finish_purse(t)
         self.notify()
-        return tournaments.get(self.store, tournament_id)
+        return t
 
     def tournament(self, tournament_id: str) -> tournaments.Tournament:
         return tournaments.get(self.store, tournament_id)
@@ -252,7 +255,9 @@ class TournamentDesk:
         """A finished tournament's prizes, paid once (a retried finish pays nothing again),
         then it leaves the running index (kept until now so a crash before this retries)."""
         now = self.clock()
-        if not t.cancelled:
+        if t.failure:
+            tournament_purse.refund_failed(self.store, t, now)
+        elif not t.cancelled:
             tournament_purse.spend_at_start(self.store, t, now)  # once; here after a crash
             bots = {e.player_id for e in t.entrants if e.bot}
             prizes = tournament_purse.pay_prizes(self.store, t, t.final_ranking, bots, now)

@@ -12,6 +12,8 @@ twice; no player balance goes below zero (the ledger refuses the transaction as 
 * Start: the match cards in escrow go to the house (kind ``entry_fee``); the silver stays as
   the prize pool.
 * House prizes (AddTournamentPrize, operator only): house → escrow (kind ``prize``).
+* Failure (the gateway refused a table: the tournament ends with ``failure``): every entry and
+  house prize back (:func:`refund_failed`), no prizes.
 * Finish: the pool shared by ``prize_percent`` (:func:`.tournament_consent.prize_split`) and
   each house prize paid from escrow to the player at its rank (kind ``prize``); a share of a
   bot's rank, or of a rank nobody holds, goes to the house, so the escrow ends empty. (A crash
@@ -81,6 +83,28 @@ def refund_entry(store: Store, t: Tournament, entrant: Entrant, now: float) -> b
             ledger.Leg(entrant.player_id, asset, amount, ledger.REFUND, t.tournament_id),
         ]
     return ledger.transact(store, f"{entrant.entry_ref}/refund", legs, now, _tag(t))
+
+
+def refund_failed(store: Store, t: Tournament, now: float) -> int:
+    """A tournament the gateway refused to seat (``failure``) plays no prize: every entry back
+    in full — the silver from escrow, the match cards from the house, which the start took
+    (once each, the refund's reference) — and the house prizes back to the house. How many
+    entries were refunded by this call."""
+    escrow = escrow_account(t.tournament_id)
+    spend_at_start(store, t, now)  # done at the start already (once): the cards are the house's
+    refunded = 0
+    for entrant in paid_entrants(t):
+        legs = []
+        for asset, amount in _entry_assets(t):
+            source = ledger.HOUSE if asset == MATCH_CARD else escrow
+            note = f"refund of {entrant.player_id}: {t.failure}"[:200]
+            legs += [
+                ledger.Leg(source, asset, -amount, ledger.REFUND, note),
+                ledger.Leg(entrant.player_id, asset, amount, ledger.REFUND, t.tournament_id),
+            ]
+        refunded += ledger.transact(store, f"{entrant.entry_ref}/refund", legs, now, _tag(t))
+    return_house_prizes(store, t, now)
+    return refunded
 
 
 def paid_entrants(t: Tournament) -> list[Entrant]:

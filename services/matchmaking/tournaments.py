@@ -309,7 +309,9 @@ def start(store: Store, tournament_id: str, player_id: str) -> Tournament:
 def fail(store: Store, tournament_id: str, failure: str) -> Tournament:
     """A running tournament whose table the gateway refused (its settings): FINISHED with
     ``failure`` for its players to see and the standings so far as its ranking; no tick asks
-    for its tables again."""
+    for its tables again. It stays in the running index until its entries are refunded
+    (:func:`done_running`, after :func:`.tournament_purse.refund_failed`), so a crash in between
+    is finished by the next tick."""
 
     def fn(t: Tournament) -> Tournament:
         if t.state != RUNNING:
@@ -317,9 +319,7 @@ def fail(store: Store, tournament_id: str, failure: str) -> Tournament:
         ranking = t.standings[-1] if t.standings else ()
         return replace(t, state=FINISHED, failure=failure, final_ranking=ranking)
 
-    t = _mutate(store, tournament_id, fn)
-    store.delete(RUNNING_INDEX, tournament_id)
-    return t
+    return _mutate(store, tournament_id, fn)
 
 
 def allocate_tables(store: Store, allocator: TableAllocator, tournament_id: str) -> int:

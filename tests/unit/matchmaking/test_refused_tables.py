@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import pytest
 
-from services.matchmaking import queues, rooms, tournaments
+from services.matchmaking import ledger, queues, rooms, tournaments
 from services.matchmaking.allocator import TableRefused
 from shared.errors import InvalidArgument
 from shared.table import MAX_HANDS
 from tests.support.identity import sign_in
-from tests.unit.matchmaking.mm_fakes import FakeAllocator, make_service
+from tests.unit.matchmaking.mm_fakes import FakeAllocator, give, make_service
 
+ASSETS_AFTER_ENTRY = {"silver": 900, "room_card": 3, "double_card": 0, "match_card": 0}
 REASON = "INVALID_ARGUMENT max_hands 10001 out of range 0-10000"
 
 
@@ -40,8 +41,10 @@ def test_a_room_whose_table_is_refused_finishes_with_the_reason_and_frees_its_pl
     for _ in range(3):
         mm.invite_bot(token, room.code)
     mm.set_room_stake(token, room.code, 1)
+    assert mm.account(mm.authenticate(token).player_id).room_cards == 2
     room = mm.press_start(token, room.code)
     assert room.state == rooms.FINISHED and REASON in room.failure
+    assert mm.account(mm.authenticate(token).player_id).room_cards == 3  # its 房卡 is back
     for _ in range(20):
         mm.tick()
     assert alloc.calls == 1  # asked once, never again
@@ -53,14 +56,25 @@ def test_a_room_whose_table_is_refused_finishes_with_the_reason_and_frees_its_pl
 
 def test_a_tournament_whose_table_is_refused_finishes_with_the_reason(refused):
     mm, alloc, _ = refused
-    _, token = sign_in(mm, "Creator")
-    t = mm.create_tournament(token, "Cup", "", 1, 2, 4, 4)
+    creator, token = sign_in(mm, "Creator")
+    give(mm, creator.player_id, ledger.MATCH_CARD, 2)
+    t = mm.create_tournament(token, "Cup", "", 1, 2, 4, 3, entry_silver=100, entry_match_cards=2)
+    mm.register_tournament(token, t.tournament_id)
+    assert mm.account(creator.player_id).assets == {**ASSETS_AFTER_ENTRY}
     t = mm.start_tournament(token, t.tournament_id)
     assert t.state == tournaments.FINISHED and REASON in t.failure
     assert tournaments.running_ids(mm.store) == []
+    # no prize for a tournament that never played: the whole entry is back
+    assert mm.account(creator.player_id).assets == {
+        **ASSETS_AFTER_ENTRY,
+        "silver": 1000,
+        "match_card": 2,
+    }
+    assert ledger.reconcile(mm.store) == []
     for _ in range(20):
         mm.tick()
     assert alloc.calls == 1
+    assert mm.account(creator.player_id).assets["silver"] == 1000  # refunded once
 
 
 def test_a_quick_match_whose_table_is_refused_cancels_its_tickets_with_the_reason(refused):
