@@ -59,11 +59,44 @@ def _run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    issuer = None
+    extra: dict[str, list[str]] = {}
+    if "matchmaking" in known and (not args.only or "matchmaking" in args.only):
+        try:
+            issuer = _dev_issuer()
+        except OSError as exc:
+            print(f"mahjong run: cannot serve the development issuer: {exc}", file=sys.stderr)
+            return 1
+        extra["matchmaking"] = _trusting(issuer)
     try:
-        return supervisor.run_all(known, store_url=args.store_url, only=args.only)
+        return supervisor.run_all(known, store_url=args.store_url, only=args.only, extra_args=extra)
     except (supervisor.StartupError, TimeoutError) as exc:
         print(f"mahjong run: {exc} (its error is above); nothing is left running", file=sys.stderr)
         return 1
+    finally:
+        if issuer is not None:
+            issuer.close()
+
+
+def _dev_issuer():
+    """``mahjong run``'s development issuer (its key under .data/dev-issuer), served on
+    loopback: matchmaking fetches its key set; the web table, ``mahjong play --name`` and the
+    Node client get ID tokens from its ``/token?name=NAME``."""
+    from services.matchmaking.identity.dev_issuer import DEFAULT_PORT, DevIssuer, DevIssuerServer
+    from shared.supervisor import RUN_WEB_ORIGINS
+
+    server = DevIssuerServer(
+        DevIssuer.at(), port=DEFAULT_PORT, cors_origins=RUN_WEB_ORIGINS
+    ).start()
+    print(f"{'issuer':<12} http {server.base_url}/   (development: /token?name=NAME)", flush=True)
+    return server
+
+
+def _trusting(issuer) -> list[str]:
+    """Matchmaking's flags trusting the development ``issuer``, with guests on."""
+    from services.matchmaking.identity.issuers import format_issuer
+
+    return ["--issuers", format_issuer(issuer.config()), "--allow-guests"]
 
 
 def _certs(args: argparse.Namespace) -> int:

@@ -27,7 +27,7 @@ DEFAULT_PORTS: dict[str, tuple[int, int]] = {
 INTERNAL_PORTS: dict[str, int] = {"gateway": 50056, "matchmaking": 50057}
 
 # The HTTP port of services that browsers call (Connect and gRPC-Web, and the web table).
-WEB_PORTS: dict[str, int] = {"gateway": 8054}
+WEB_PORTS: dict[str, int] = {"gateway": 8054, "matchmaking": 8055}
 
 SERVICE_ORDER = list(DEFAULT_PORTS)
 

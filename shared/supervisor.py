@@ -29,6 +29,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -306,17 +307,38 @@ def addr_flags(procs: dict[str, ServiceProcess]) -> list[str]:
 LOCAL_WEB_ORIGINS = ("http://127.0.0.1:5173", "http://localhost:5173")
 
 
-def web_flags(port: int = AUTO_PORT) -> list[str]:
+def page_origins(port: int) -> tuple[str, ...]:
+    """The origins of the web table served on loopback ``port`` (the gateway's web port, over
+    HTTP or with ``--web-tls-dir`` HTTPS): the page calls matchmaking's web port and the
+    development issuer from there."""
+    return tuple(
+        f"{scheme}://{host}:{port}"
+        for scheme in ("http", "https")
+        for host in ("127.0.0.1", "localhost")
+    )
+
+
+# What `mahjong run` lets call its web ports and its development issuer: the Vite dev server
+# and the page the gateway serves.
+RUN_WEB_ORIGINS = (*LOCAL_WEB_ORIGINS, *page_origins(WEB_PORTS["gateway"]))
+
+
+def web_flags(port: int = AUTO_PORT, origins: Iterable[str] = LOCAL_WEB_ORIGINS) -> list[str]:
     """The flags that open a service's web port (Connect, gRPC-Web, the web table) locally, on
-    ``port`` (by default one the OS picks: :attr:`ServiceProcess.served` names it)."""
-    return ["--web-port", port_flag(port), "--web-cors-origins", ",".join(LOCAL_WEB_ORIGINS)]
+    ``port`` (by default one the OS picks: :attr:`ServiceProcess.served` names it), callable
+    from pages of ``origins``."""
+    return ["--web-port", port_flag(port), "--web-cors-origins", ",".join(origins)]
 
 
 def run_all(
-    available: dict[str, object], store_url: str | None = None, only: list[str] | None = None
+    available: dict[str, object],
+    store_url: str | None = None,
+    only: list[str] | None = None,
+    extra_args: dict[str, list[str]] | None = None,
 ) -> int:
     """``mahjong run``: every service of ``available`` (name -> its server module, which names
-    the services it ``CALLS``) on its default port until Ctrl-C / SIGTERM."""
+    the services it ``CALLS``) on its default port until Ctrl-C / SIGTERM; ``extra_args``: more
+    flags of a service (matchmaking's issuers)."""
     names = [n for n in SERVICE_ORDER if n in available and (not only or n in only)]
     Path(".data").mkdir(exist_ok=True)
     if not env_insecure():
@@ -342,7 +364,8 @@ def run_all(
                 for f in (f"--{dep}-addr", procs[dep].internal_address)
             ]
             if name in WEB_PORTS:
-                extra += web_flags(WEB_PORTS[name])
+                extra += web_flags(WEB_PORTS[name], RUN_WEB_ORIGINS)
+            extra += (extra_args or {}).get(name, [])
             extra.append("--reflection")  # for grpcurl; production leaves it off
             procs[name] = ServiceProcess(
                 name,
@@ -361,7 +384,8 @@ def run_all(
                 flush=True,
             )
             if served.web:
-                print(f"{'':<12} web  http://{served.host}:{served.web}/", flush=True)
+                what = "the web table" if name == "gateway" else "Connect and gRPC-Web"
+                print(f"{'':<12} web  http://{served.host}:{served.web}/ ({what})", flush=True)
         print("all services SERVING; Ctrl-C stops them", flush=True)
         while not stop.is_set():
             for name, p in procs.items():

@@ -13,15 +13,23 @@ nothing a gRPC call with the same token and metadata cannot.
 
 Also here: CORS for the listed origins only (:class:`Cors`; none by default: the page the server
 itself serves needs none) and the static files of a built web page (:class:`StaticFiles`).
+
+Any service may open such a port (the gateway for the whole GatewayService and the web table,
+matchmaking for its public methods): :func:`add_web_arguments` adds the ``--web-*`` flags and
+:func:`web_server` starts the port they describe, for the methods a browser may call (a browser
+presents no workload certificate, so a method only the deployment calls is never served here:
+``methods`` leaves it out, and a call to it is answered NOT_FOUND like any unknown path).
 """
 
 from __future__ import annotations
 
+import argparse
+import ipaddress
 import mimetypes
 import ssl
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,14 +48,18 @@ from google.rpc import status_pb2
 from protobuf.wkt import Any as WireAny
 
 from shared.errors import ResourceExhausted
+from shared.ports import listen_port, port_value
 from shared.server import (
     TLS_NO_TOKEN,
     BindError,
+    Config,
     Serving,
     error_status,
     record_rpc,
     rpc_context,
+    serving_of,
     status_code,
+    stream_limit,
 )
 from shared.tls import RELOAD_CHECK_SECONDS, TLSFiles
 
@@ -128,7 +140,8 @@ def method_infos(descriptor: ServiceDescriptor) -> dict[str, MethodInfo]:
 
 
 class ServiceBinding:
-    """One servicer's methods as Connect endpoints, each calling the servicer's own method."""
+    """One servicer's methods as Connect endpoints, each calling the servicer's own method;
+    ``methods``: only these (None: every unary and server-streaming method)."""
 
     def __init__(
         self,
@@ -138,9 +151,11 @@ class ServiceBinding:
         serving: Serving = TLS_NO_TOKEN,
         max_streams: int = 64,
         stream_seconds: float = 300.0,
+        methods: Collection[str] | None = None,
     ) -> None:
         self.servicer = servicer
         self.descriptor = descriptor
+        self.methods = None if methods is None else frozenset(methods)
         self.serving = serving  # a browser presents no workload certificate: never internal
         self.stream_seconds = stream_seconds
         self.max_streams = max_streams
@@ -153,6 +168,8 @@ class ServiceBinding:
     def endpoints(self) -> dict[str, EndpointSync]:
         out: dict[str, EndpointSync] = {}
         for info in method_infos(self.descriptor).values():
+            if self.methods is not None and info.name not in self.methods:
+                continue
             handler = getattr(self.servicer, info.name)
             if info.stream_type is StreamType.SERVER_STREAM:
                 function = self._stream(info.name, handler)
@@ -400,3 +417,99 @@ class ReloadingSSLAdapter(BuiltinSSLAdapter):
             self._stamp = stamp
             self.context = context
             log.info("web_certificate_reloaded", certificate=str(cert))
+
+
+# --- a service's web port from its flags -------------------------------------------------------
+def add_web_arguments(
+    p: argparse.ArgumentParser, local_port: int, *, what: str = "the same API", root: str = ""
+) -> None:
+    """The ``--web-*`` flags of a service's web port (``local_port``: the one ``mahjong run``
+    opens); ``root``: the default of ``--web-root`` (the page served), none without one."""
+    p.add_argument(
+        "--web-port",
+        type=port_value,
+        default=0,
+        help=f"HTTP port for browsers: {what} over Connect and gRPC-Web (0: off; auto: one the "
+        f"OS picks; mahjong run uses {local_port})",
+    )
+    p.add_argument(
+        "--web-cors-origins",
+        default="",
+        help="comma-separated origins whose pages may call the web port (e.g. "
+        "http://localhost:5173); empty: only the page it serves itself; * any (never in "
+        "production)",
+    )
+    if root:
+        p.add_argument(
+            "--web-root", default=root, help="the built web page to serve (empty: the API only)"
+        )
+    p.add_argument(
+        "--web-tls-dir",
+        default="",
+        help="tls.crt and tls.key (and ca.crt) for HTTPS on the web port; empty: plain HTTP, "
+        "allowed only on a loopback address",
+    )
+    p.add_argument("--web-threads", type=int, default=64, help="web port threads (one per stream)")
+    p.add_argument(
+        "--web-stream-seconds",
+        type=float,
+        default=300.0,
+        help="a web stream ends after this long (the page opens it again)",
+    )
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def web_tls(config: Config, tls: TLSFiles | None) -> TLSFiles | None:
+    """The web port's HTTPS files: ``--web-tls-dir``; none (plain HTTP) only on a loopback
+    address (browsers treat loopback as a secure context) or on a plaintext server."""
+    directory = str(config.extra.get("web_tls_dir", ""))
+    if directory:
+        return TLSFiles(Path(directory))
+    if tls is None or is_loopback(config.host):
+        return None
+    raise BindError(
+        f"the web port listens on {config.host}, not loopback: give --web-tls-dir for HTTPS, "
+        "or terminate TLS in front of it and say --insecure only in tests"
+    )
+
+
+def web_server(
+    servicer: Any,
+    descriptor: ServiceDescriptor,
+    config: Config,
+    tls: TLSFiles | None,
+    *,
+    methods: Collection[str] | None = None,
+) -> WebServer | None:
+    """The web port of :func:`add_web_arguments`' flags in ``config`` (None when ``--web-port``
+    is 0): ``servicer``'s ``methods`` over Connect and gRPC-Web, started."""
+    x = config.extra
+    if int(x.get("web_port", 0) or 0) == 0:
+        return None
+    threads = max(4, int(x.get("web_threads", 64)))
+    binding = ServiceBinding(
+        servicer,
+        descriptor,
+        serving=serving_of(config),
+        max_streams=stream_limit(threads),
+        stream_seconds=float(x.get("web_stream_seconds", 300.0)),
+        methods=methods,
+    )
+    root = x.get("web_root", "")
+    return WebServer(
+        binding,
+        host=config.host,
+        port=listen_port(int(x["web_port"])),
+        origins=str(x.get("web_cors_origins", "")).split(","),
+        web_root=Path(root) if root else None,
+        threads=threads,
+        tls=web_tls(config, tls),
+    ).start()
