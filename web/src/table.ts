@@ -1,0 +1,287 @@
+// The table screen: the person's seat (or a spectator's) at a live table, driven by the
+// gateway's view (GetTableState, the truth, fetched again after every batch of events) and its
+// event stream (Subscribe, resumed from the last event seen), with the actions the person
+// clicks (Act) and the table's log. The felt, the hand and the result are drawn by felt.ts,
+// prompts.ts and result.ts.
+
+import { create } from "@bufbuild/protobuf";
+import { ActionSchema, TablePhase, type Action, type Event, type TableView } from "./gen/mahjong/gateway/v1/gateway_pb";
+import { apiError, gateway, requestId, type ApiError } from "./api";
+import { app, banner, button, h, seatOf } from "./dom";
+import { center, POSITIONS, seatZone } from "./felt";
+import { meldName, PRESET_NAMES, WIN_KINDS } from "./labels";
+import { handSection, type ActionKind, type PromptHost } from "./prompts";
+import { resultOverlay, type ResultHost } from "./result";
+import { forgetSeat, loadResult, saveResult, saveSeat, type Seat } from "./saved";
+import { tileLabel, tilesText } from "./tiles";
+
+export class TableScreen implements PromptHost, ResultHost {
+  view: TableView | null = null;
+  private lastSeq: bigint;
+  result: Event[];
+  resultShown = false;
+  ready = false; // 敲 chosen: the next discard declares ready
+  swap = new Set<number>(); // indexes of concealed tiles picked to bury (换牌)
+  hint: { action: Action; plan: string } | null = null; // for the pending prompt
+  private log: string[] = [];
+  private refreshing: Promise<void> | null = null;
+  private again = false;
+  private stopped = false;
+  private acting = false;
+  private root = h("main", { class: "table-screen" });
+
+  constructor(
+    private seat: Seat,
+    private lobby: (error?: ApiError) => void,
+  ) {
+    this.lastSeq = BigInt(seat.lastSeq || "0");
+    this.log = seat.log ?? [];
+    this.result = loadResult(seat.tableId);
+  }
+
+  start(): void {
+    app.replaceChildren(this.root);
+    this.root.append(h("div", { class: "loading" }, "joining the table…"));
+    void this.refresh().then(() => void this.follow());
+    setInterval(() => this.tick(), 200);
+  }
+
+  private get me(): number | null {
+    return this.view ? seatOf(this.view.viewer) : this.seat.seat;
+  }
+
+  private fail(err: ApiError): void {
+    this.stopped = this.stopped || err.fatal;
+    if (err.fatal && !this.view) this.root.querySelector(".loading")?.replaceChildren("this seat cannot be opened with its token");
+    banner(err, this.root);
+    if (err.fatal) {
+      this.root.querySelector(".error")?.append(
+        button("Back to the lobby", "leave-error", () => {
+          forgetSeat();
+          this.lobby();
+        }),
+      );
+    }
+  }
+
+  // The view is the truth: fetched after every batch of events (one at a time, coalesced).
+  private refresh(): Promise<void> {
+    if (this.refreshing) {
+      this.again = true;
+      return this.refreshing;
+    }
+    this.refreshing = (async () => {
+      do {
+        this.again = false;
+        try {
+          const r = await gateway.getTableState({ tableId: this.seat.tableId, seatToken: this.seat.token });
+          this.view = r.table ?? null;
+          this.render();
+        } catch (e) {
+          this.fail(apiError(e));
+          return;
+        }
+      } while (this.again && !this.stopped);
+    })().finally(() => (this.refreshing = null));
+    return this.refreshing;
+  }
+
+  // Subscribe from the last event seen; a stream that ends (the server's limit, a network
+  // drop) is opened again from there, so nothing is missed or seen twice.
+  private async follow(): Promise<void> {
+    let backoff = 250;
+    while (!this.stopped) {
+      try {
+        const stream = gateway.subscribe({
+          tableId: this.seat.tableId,
+          seatToken: this.seat.token,
+          afterSequence: this.lastSeq,
+        });
+        for await (const r of stream) {
+          if (r.event) this.onEvent(r.event);
+          backoff = 250;
+        }
+        if (this.view?.phase === TablePhase.FINISHED) return;
+      } catch (e) {
+        const err = apiError(e);
+        if (err.fatal) return this.fail(err);
+        await new Promise((ok) => setTimeout(ok, backoff));
+        backoff = Math.min(backoff * 2, 5000);
+      }
+      if (this.finished()) return;
+    }
+  }
+
+  private finished(): boolean {
+    return this.result.some((e) => e.kind.case === "tableFinished");
+  }
+
+  private onEvent(ev: Event): void {
+    this.lastSeq = ev.sequence;
+    const k = ev.kind;
+    if (k.case === "prompt") this.hint = null;
+    if (k.case === "handStarted") {
+      this.result = [];
+      this.resultShown = false;
+      this.ready = false;
+    }
+    if (k.case === "handResult" || k.case === "seedRevealed" || k.case === "tableFinished" || k.case === "handDrawn") {
+      this.result.push(ev);
+      saveResult(this.seat.tableId, this.result);
+    }
+    const line = this.describe(ev);
+    if (line) this.log = [...this.log.slice(-60), line];
+    this.seat.lastSeq = String(ev.sequence);
+    this.seat.log = this.log;
+    saveSeat(this.seat);
+    void this.refresh();
+  }
+
+  name(seat: number | null): string {
+    if (seat === null) return "—";
+    const s = this.view?.seats[seat];
+    const who = s?.displayName || s?.playerId || `seat ${seat}`;
+    return seat === this.me ? `${who} (you)` : who;
+  }
+
+  private describe(ev: Event): string {
+    const k = ev.kind;
+    switch (k.case) {
+      case "handStarted":
+        return `hand ${k.value.handNumber} — dealer ${this.name(seatOf(k.value.dealer))}, dice ${k.value.dice?.first}+${k.value.dice?.second}${k.value.kaibao ? " 开宝" : ""}`;
+      case "tileDiscarded":
+        return `${this.name(seatOf(k.value.seat))} discards ${tileLabel(k.value.tile)}${k.value.declaredReady ? " and declares 敲" : ""}`;
+      case "meldDeclared":
+        return `${this.name(seatOf(k.value.seat))} ${meldName(k.value.meld)}`;
+      case "flowersExposed":
+        return `${this.name(seatOf(k.value.seat))} 补花 ${tilesText(k.value.flowers)}`;
+      case "wildFlipped":
+        return `翻百搭: ${tileLabel(k.value.indicator)} turned up — ${tileLabel(k.value.wild)} is 百搭 this hand`;
+      case "winDeclared":
+        return `${this.name(seatOf(k.value.seat))} wins (${WIN_KINDS[k.value.winKind] ?? ""}) on ${tileLabel(k.value.tile)}`;
+      case "handDrawn":
+        return "流局 — the wall is empty";
+      case "timedOut":
+        return `${this.name(seatOf(k.value.seat))} timed out`;
+      case "seatChanged":
+        return `${this.name(seatOf(k.value.seat))}: ${k.value.reason.replace(/_/g, " ")}`;
+      case "tableFinished":
+        return `table finished (${k.value.reason.replace(/_/g, " ")})`;
+      default:
+        return "";
+    }
+  }
+
+  // --- actions -------------------------------------------------------------------------------
+  async act(kind: ActionKind): Promise<void> {
+    if (this.acting) return;
+    this.acting = true;
+    try {
+      await gateway.act({
+        tableId: this.seat.tableId,
+        seatToken: this.seat.token,
+        requestId: requestId(),
+        lastSequence: this.view?.lastSequence ?? this.lastSeq,
+        action: create(ActionSchema, { kind }),
+      });
+      this.ready = false;
+      this.swap.clear();
+      this.hint = null;
+    } catch (e) {
+      this.fail(apiError(e));
+    } finally {
+      this.acting = false;
+      void this.refresh();
+    }
+  }
+
+  async askHint(): Promise<void> {
+    try {
+      const r = await gateway.getHint({ tableId: this.seat.tableId, seatToken: this.seat.token });
+      if (r.action) this.hint = { action: r.action, plan: r.plan };
+      this.render();
+    } catch (e) {
+      this.fail(apiError(e));
+    }
+  }
+
+
+  // --- rendering -----------------------------------------------------------------------------
+  render(): void {
+    const v = this.view;
+    if (!v) return;
+    const me = this.me;
+    const base = me ?? 0;
+    document.title = `${PRESET_NAMES[v.ruleset?.name ?? ""] ?? v.ruleset?.name} · ${v.tableId}`;
+    const felt = h("div", { class: "felt", "data-testid": "table" });
+    for (let off = 0; off < 4; off++) {
+      const seat = (base + off) % 4;
+      felt.append(seatZone(v, v.seats[seat], seat, POSITIONS[off], seat === me, this.name(seat)));
+    }
+    felt.append(center(v));
+    const side = h(
+      "aside",
+      { class: "side" },
+      h("div", { class: "table-id" }, "table ", h("code", { "data-testid": "table-id" }, v.tableId)),
+      me === null ? h("div", { class: "watching", "data-testid": "spectator" }, "观战 · watching — public facts only") : null,
+      h("ol", { class: "log", "data-testid": "log" }, ...this.log.slice(-14).map((l) => h("li", {}, l))),
+      h(
+        "div",
+        { class: "side-actions" },
+        me !== null && v.phase !== TablePhase.FINISHED ? button("Leave table", "leave", () => void this.leave(), "ghost") : null,
+        button("Lobby", "lobby", () => void this.toLobby(me === null), "ghost"),
+      ),
+    );
+    const errors = [...this.root.querySelectorAll(".error")];
+    this.root.replaceChildren(...errors, h("div", { class: "layout" }, felt, side));
+    if (me !== null) this.root.append(handSection(this, v, v.seats[me]));
+    const overlay = resultOverlay(this, v);
+    if (overlay) this.root.append(overlay);
+    this.tick();
+  }
+
+  // Back to the lobby; a spectator leaves the table first, so its place is free for another
+  // (its token is revoked: each spectator has a token of its own, counted per table).
+  private async toLobby(watching: boolean): Promise<void> {
+    if (watching) {
+      try {
+        await gateway.leave({ tableId: this.seat.tableId, seatToken: this.seat.token, requestId: requestId() });
+      } catch {
+        // gone already, or the gateway is away: the lobby all the same
+      }
+    }
+    forgetSeat();
+    location.reload();
+  }
+
+  private async leave(): Promise<void> {
+    try {
+      await gateway.leave({ tableId: this.seat.tableId, seatToken: this.seat.token, requestId: requestId() });
+      forgetSeat();
+      this.stopped = true;
+      this.lobby();
+    } catch (e) {
+      this.fail(apiError(e));
+    }
+  }
+
+  private tick(): void {
+    const el = this.root.querySelector<HTMLElement>(".timer");
+    const v = this.view;
+    if (!el || !v) return;
+    const deadline = Number(v.prompt?.deadlineUnixMs || v.hand?.deadlineUnixMs || 0n);
+    if (!deadline || v.hand?.finished || v.phase !== TablePhase.PLAYING) {
+      el.textContent = "";
+      return;
+    }
+    const left = Math.max(0, (deadline - Date.now()) / 1000);
+    el.textContent = `${left.toFixed(left < 10 ? 1 : 0)}s`;
+    el.classList.toggle("urgent", left < 5);
+  }
+
+  newTable(): void {
+    forgetSeat();
+    this.stopped = true;
+    this.lobby();
+  }
+}
