@@ -1,8 +1,10 @@
 """The web table in a real browser: headless Chromium (Debian's, driven by playwright-core from
 web/node_modules) plays a person's hand at a real local stack over Connect and over gRPC-Web
-(web/tests/table.test.mjs: create a table, click the offered options to the hand's end, reload
-mid-hand, the result's breakdown and the wall's verification, a spectator, a forged token; a
-flipped-百搭 table showing its indicator and wild kind).
+(web/tests/table.test.mjs: sign in through the stack's development issuer and matchmaking's web
+port, a private room with three bots, click the offered options to the hand's end, reload
+mid-hand, the result's breakdown and the wall's verification, the session refreshed before it
+expires, a spectator, a forged token; a guest's casual flipped-百搭 table showing its indicator
+and wild kind, and its hint).
 
 Both ways the page is served: plain HTTP on loopback (development's default, a secure context
 for browsers), and HTTPS with the gateway's development certificate (``--web-tls-dir``), which
@@ -25,7 +27,7 @@ import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
-from services.gateway.client.stack import LocalStack
+from services.gateway.client.stack import SIGNED_IN_STACK, LocalStack
 from shared.supervisor import DEV_TLS_ROOT
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -58,6 +60,9 @@ def spki_pin(cert_file: Path) -> str:
 
 
 SHOTS = ("mid-hand", "result", "spectator", "forged-token", "baida-flipped")
+# Matchmaking's shortest session (its minimum): the page refreshes it 15 s before it expires,
+# which the test waits for once (over Connect and plain HTTP; the other runs leave it).
+SESSION_SECONDS = 60
 
 
 @pytest.mark.parametrize("scheme", ["http", "https"])
@@ -72,12 +77,19 @@ def test_a_person_plays_a_hand_in_the_browser(protocol, scheme):
     artifacts = WEB / "test-artifacts" / ("https" if scheme == "https" else "")
     for name in SHOTS:  # what is checked below is this run's
         (artifacts / f"{protocol}-{name}.png").unlink(missing_ok=True)
-    with LocalStack(extra_args={"gateway": gateway}) as stack:
+    matchmaking = ["--session-lifetime-seconds", str(SESSION_SECONDS)]
+    extra = {"gateway": gateway, "matchmaking": matchmaking}
+    with LocalStack(SIGNED_IN_STACK, extra_args=extra) as stack:
         env = {
             **os.environ,
             "WEB_URL": stack.web,
+            "MM_URL": stack.matchmaking_web,
+            "ISSUER_URL": stack.issuer_url,
             "WEB_PROTOCOL": protocol,
             "ARTIFACTS": str(artifacts),
+            "SESSION_SECONDS": str(SESSION_SECONDS)
+            if (protocol, scheme) == ("connect", "http")
+            else "",
         }
         env.pop("WEB_SPKI", None)
         if scheme == "https":
@@ -93,11 +105,15 @@ def test_a_person_plays_a_hand_in_the_browser(protocol, scheme):
             text=True,
             timeout=400,
         )
-        logs = "" if run.returncode == 0 else stack.log_tail("gateway")
-    assert run.returncode == 0, f"{run.stdout}\n{run.stderr}\ngateway log:\n{logs}"
+        logs = "" if run.returncode == 0 else _logs(stack)
+    assert run.returncode == 0, f"{run.stdout}\n{run.stderr}\n{logs}"
     # the HTTPS test (the pin lets the page in, nothing else does) ran, and only over HTTPS
     pinned = re.search(r"^(\S+) over HTTPS the page is trusted only", run.stdout, re.M)
     assert pinned, run.stdout
     assert (pinned[1] == "✔") == (scheme == "https"), run.stdout
     for name in SHOTS:
         assert (artifacts / f"{protocol}-{name}.png").stat().st_size > 10_000
+
+
+def _logs(stack: LocalStack) -> str:
+    return "\n".join(f"{n} log:\n{stack.log_tail(n)}" for n in ("gateway", "matchmaking"))

@@ -1,8 +1,12 @@
 // The web table in a real browser (headless Chromium via playwright-core) against a real local
-// stack, started by tests/web/test_browser.py, which passes its web port as WEB_URL. A person's
-// hand is played to its end by clicking what the page offers, with a reload mid-hand; the
-// result, its breakdown and the wall's verification are checked; a forged token is refused
-// visibly; a spectator sees the table without a hand. Screenshots go to ARTIFACTS.
+// stack, started by tests/web/test_browser.py, which passes the gateway's web port as WEB_URL,
+// matchmaking's as MM_URL and the development issuer's as ISSUER_URL. A person signs in with a
+// name (an ID token of the development issuer, then matchmaking's SignIn), gets a table through
+// a private room with three bots, and plays its hand to the end by clicking what the page
+// offers, with a reload mid-hand; the result, its breakdown and the wall's verification are
+// checked; the session is refreshed before it expires; a forged token is refused visibly; a
+// spectator sees the table without a hand. A guest gets a casual table (with hints). Screenshots
+// go to ARTIFACTS.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -15,15 +19,18 @@ const ARTIFACTS = process.env.ARTIFACTS || "test-artifacts";
 const PROTOCOL = process.env.WEB_PROTOCOL || "connect";
 mkdirSync(ARTIFACTS, { recursive: true });
 const shot = (page, name) => page.screenshot({ path: join(ARTIFACTS, `${PROTOCOL}-${name}.png`) });
-const withProtocol = (q = "") => `${URL_}/?protocol=${PROTOCOL}${q}`;
+const SERVICES = `&matchmaking=${encodeURIComponent(process.env.MM_URL)}&issuer=${encodeURIComponent(process.env.ISSUER_URL)}`;
+const withProtocol = (q = "") => `${URL_}/?protocol=${PROTOCOL}${SERVICES}${q}`;
+// The session's lifetime matchmaking was given (--session-lifetime-seconds), to check the refresh.
+const SESSION_SECONDS = Number(process.env.SESSION_SECONDS || 0);
 
 async function visible(locator) {
   return (await locator.count()) > 0 && (await locator.first().isVisible());
 }
 
 // One decision as a person makes it: win when offered, else follow the hint on the first
-// own turn (the hint button must be there: a casual table), else discard the drawn tile;
-// pass claims; bury the first tiles of a 换牌.
+// own turn (at a casual table: a room's table is matchmaking's, for its ledger, and gives no
+// hints), else discard the drawn tile; pass claims; bury the first tiles of a 换牌.
 async function decide(page, state) {
   if (await visible(page.getByTestId("opt-win"))) {
     await page.getByTestId("opt-win").first().click();
@@ -38,7 +45,7 @@ async function decide(page, state) {
   }
   const playable = page.locator('[data-testid="hand-tile"][data-playable="1"]');
   if ((await playable.count()) > 0) {
-    if (!state.hinted) {
+    if (!state.hinted && state.hints) {
       await page.getByTestId("opt-hint").click();
       await page.getByTestId("hint-plan").waitFor({ timeout: 5000 }).catch(() => {});
       state.hinted = true;
@@ -58,16 +65,20 @@ async function decide(page, state) {
   return null;
 }
 
-// A browser on the lobby with a one-hand table of ``rules`` chosen (not yet started); page
-// errors are collected in ``problems``.
-async function lobbyPage(rules) {
+// A browser on the lobby, signed in as ``name`` (or as a guest named so), with a one-hand
+// table of ``rules`` chosen (not yet started); page errors are collected in ``problems``.
+async function lobbyPage(rules, name, { guest = false } = {}) {
   const ctx = await launch();
   const page = ctx.pages()[0] ?? (await ctx.newPage());
   const problems = [];
   page.on("pageerror", (e) => problems.push(e.message));
   try {
     await page.goto(withProtocol());
-    await page.locator("#name").fill("Tester");
+    assert.ok(await page.getByTestId("create").isDisabled(), "a table before signing in");
+    await page.locator("#name").fill(name);
+    await page.getByTestId(guest ? "guest" : "sign-in").click();
+    assert.equal(await page.getByTestId("player-name").innerText(), name);
+    if (!guest) await page.getByTestId("account").filter({ hasText: "房卡" }).waitFor();
     await page.locator("#hands").selectOption("1");
     await page.locator("#rules").selectOption(rules);
   } catch (e) {
@@ -77,16 +88,21 @@ async function lobbyPage(rules) {
   return { ctx, page, problems };
 }
 
-test("a person plays a whole hand at the web table, reloads mid-hand and verifies the wall", async () => {
-  const { ctx, page, problems } = await lobbyPage("qiaoma");
+test("a signed-in person plays a whole hand at the web table, reloads mid-hand and verifies the wall", async () => {
+  const { ctx, page, problems } = await lobbyPage("qiaoma", "Tester");
   try {
     await shot(page, "lobby");
+    const signedIn = await page.evaluate(() => JSON.parse(localStorage.getItem("mahjong.session")));
+    assert.equal(signedIn.guest, false);
+    assert.match(signedIn.playerId, /^p-/);
     await page.getByTestId("create").click();
-    await page.getByTestId("my-tiles").waitFor();
+    await page.getByTestId("my-tiles").waitFor({ timeout: 30_000 });
     const tableId = await page.getByTestId("table-id").innerText();
     assert.match(tableId, /^t_/);
+    // the seat is the signed-in player's, as matchmaking's room assigned it
+    assert.match(await page.locator(".seat.mine .who").innerText(), /^Tester \(you\)/);
 
-    const state = { hinted: false, timerChecked: false };
+    const state = { hinted: false, hints: false, timerChecked: false };
     let decisions = 0;
     let reloaded = false;
     const deadline = Date.now() + 150_000;
@@ -139,7 +155,7 @@ test("a person plays a whole hand at the web table, reloads mid-hand and verifie
       }
       await page.waitForTimeout(60);
     }
-    assert.ok(state.hinted || decisions < 2, "the hint button was never offered on the own turn");
+    assert.equal(await page.getByTestId("opt-hint").count(), 0, "a room's table gives no hints");
     assert.ok(state.timerChecked || decisions < 2, "the person never had an own turn to time");
     assert.ok(decisions >= 1, "no decision was ever offered to the person");
     const result = page.getByTestId("result");
@@ -179,6 +195,21 @@ test("a person plays a whole hand at the web table, reloads mid-hand and verifie
     assert.match(await error.innerText(), /signature does not verify/);
     assert.equal(await forged.getByTestId("hand-tile").count(), 0, "a forged token saw tiles");
     await shot(forged, "forged-token");
+    if (SESSION_SECONDS) {
+      // RefreshSession before the session token expires (a quarter of its life early): a new
+      // session token and a new (rotated) refresh token, kept for every tab
+      const refreshed = await page.waitForFunction(
+        (old) => {
+          const s = JSON.parse(localStorage.getItem("mahjong.session") ?? "null");
+          return s && s.sessionToken !== old.sessionToken && s.refreshToken !== old.refreshToken ? s : false;
+        },
+        signedIn,
+        { timeout: SESSION_SECONDS * 1000, polling: 500 },
+      );
+      const now = await refreshed.jsonValue();
+      assert.equal(now.playerId, signedIn.playerId);
+      assert.ok(now.expiresAt > signedIn.expiresAt);
+    }
     assert.deepEqual(problems, [], "the page threw");
   } finally {
     await ctx.close();
@@ -193,9 +224,11 @@ function nextKind(code) {
   return suit === "z" ? `${(rank % 4) + 1}z` : `${(rank % 9) + 1}${suit}`;
 }
 
-test("a flipped 百搭 table shows the indicator turned up and the wild kind", async () => {
-  const { ctx, page, problems } = await lobbyPage("baida-flipped");
+test("a guest's flipped 百搭 table shows the indicator turned up and the wild kind", async () => {
+  const { ctx, page, problems } = await lobbyPage("baida-flipped", "Visitor", { guest: true });
   try {
+    const guest = await page.evaluate(() => JSON.parse(localStorage.getItem("mahjong.session")));
+    assert.equal(guest.guest, true);
     await page.getByTestId("create").click();
     await page.getByTestId("my-tiles").waitFor();
     const wild = page.getByTestId("wild");
@@ -225,6 +258,12 @@ test("a flipped 百搭 table shows the indicator turned up and the wild kind", a
     );
     for (const [code, marked] of mine) assert.equal(marked, code === kind, `${code} marked ${marked}`);
     await shot(page, "baida-flipped");
+    // a guest's table is a casual one: the hint is offered on the own turn
+    await page.locator('[data-testid="opt-hint"], [data-testid="result"]').first().waitFor({ timeout: 60_000 });
+    if (await visible(page.getByTestId("opt-hint"))) {
+      await page.getByTestId("opt-hint").click();
+      await page.getByTestId("hint-plan").waitFor({ timeout: 5000 });
+    }
     assert.deepEqual(problems, [], "the page threw");
   } finally {
     await ctx.close();
