@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 import structlog
 
-from shared.errors import FailedPrecondition
+from shared.errors import FailedPrecondition, PermissionDenied
 
 from . import metrics, players, room_cards, room_start, rooms
 from .ruleset_choice import ready_seconds, ruleset_with_options
@@ -62,7 +62,16 @@ class RoomDesk:
         return room
 
     def room(self, token: str, code: str) -> tuple[players.Player, rooms.Room]:
-        return self.authenticate(token), rooms.get_room(self.store, code)
+        """A room of the caller's own (a member of it); another's is PERMISSION_DENIED."""
+        player = self.authenticate(token)
+        room = rooms.get_room(self.store, code)
+        if room.member(player.player_id) is None:
+            raise PermissionDenied(
+                f"{player.player_id} is not in room {code}: join it first",
+                reason="NOT_IN_ROOM",
+                field="code",
+            )
+        return player, room
 
     def join_room(self, token: str, code: str) -> rooms.Room:
         player = self.authenticate(token)

@@ -231,8 +231,7 @@ def test_a_room_one_is_not_in_is_not_ones_own(env):
     assert env.snapshot() == before
     assert [m.display_name for m in me_room(env, owner_t, code).members] == ["Owner", "Member"]
     assert owner.player_id == me_room(env, owner_t, code).owner_player_id
-    # the room plays: its members get their seats; GetRoom answers a non-member (see the
-    # xfail below) but never with a seat or seat token
+    # the room plays: its members get their seats; a non-member sees nothing of it
     s = env.stub
     s.SetRoomStake(pb.SetRoomStakeRequest(session_token=owner_t, code=code, stake=1), timeout=T)
     s.AnswerRoomStake(pb.AnswerRoomStakeRequest(session_token=guest_t, code=code, accept=True))
@@ -241,20 +240,14 @@ def test_a_room_one_is_not_in_is_not_ones_own(env):
     for tok in (owner_t, guest_t):
         s.PressStart(pb.PressStartRequest(session_token=tok, code=code), timeout=T)
     assert me_room(env, guest_t, code).assignment.seat_token.startswith("seat-")
-    seen = me_room(env, outsider_t, code)
-    assert seen.state == pb.ROOM_STATE_PLAYING
-    assert not seen.HasField("assignment") and not seen.assignment.seat_token
+    get = pb.GetRoomRequest(session_token=outsider_t, code=code)
+    refused(env.stub.GetRoom, get, PERMISSION_DENIED)
 
 
 def me_room(env, token: str, code: str) -> pb.Room:
     return env.stub.GetRoom(pb.GetRoomRequest(session_token=token, code=code), timeout=T).room
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="GetRoom answers any signed-in caller who names a code (room_desk.room checks no "
-    "membership); issue 21 item 2 says a room not one's own is PERMISSION_DENIED",
-)
 def test_get_room_of_a_room_one_is_not_in_is_permission_denied(env):
     _, owner_t = sign_in(env.stub, "Owner")
     _, outsider_t = sign_in(env.stub, "Outsider")
