@@ -15,6 +15,7 @@ refuses.
 
 from __future__ import annotations
 
+import functools
 from itertools import compress
 
 from services.rules.domain.eight_flowers import has_eight_flowers
@@ -46,6 +47,8 @@ from shared.tiles import NUM_FLOWERS, NUM_KINDS, WILDCARD, format_tile
 _DRAWN = (LastActionKind.DEAL, LastActionKind.DRAW, LastActionKind.REPLACEMENT_DRAW)
 _OWN_TURN = (*_DRAWN, LastActionKind.CHOW, LastActionKind.PONG)
 _KINDS = range(NUM_KINDS)
+# OwnTurnOptions (a named tuple) by tuple.__new__ directly: its own __new__ is Python code.
+_new_options = functools.partial(tuple.__new__, OwnTurnOptions)
 
 
 def turn_refusal(snap: TableSnapshot, seat: int) -> str | None:
@@ -260,4 +263,4 @@ def own_turn_options(snap: TableSnapshot, seat: int) -> OwnTurnOptions:
             flowers = eight_flowers_win(snap, seat)
             if flowers is not None:
                 wins = (*wins, flowers)
-    return OwnTurnOptions(seat, discards, ready, concealed, added, wins)
+    return _new_options((seat, discards, ready, concealed, added, wins))  # in field order

@@ -104,8 +104,7 @@ def take(h: HandEngine, taker: int, action: Action, discarder: int, tile: int) -
     s = h.seats[taker]
     pile = h.seats[discarder]
     assert pile.discards[-1] == tile  # the claim window follows the discard at once
-    pile.claimed_at.append(len(pile.discards) - 1)
-    pile.changed()
+    pile.last_discard_claimed()
     if isinstance(action, Pong):
         s.counts[tile] -= 2
         meld = Meld(MeldKind.PONG, (tile,) * 3, discarder)

@@ -18,6 +18,7 @@ the table's event log. Actions are checked against the options the engine alread
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from services.gateway.domain.events.kinds import (
@@ -76,6 +77,10 @@ from shared.tile_set import tile_set_of
 
 # isinstance() tuples built once (``A | B`` in a call builds a union object every time).
 _DISCARD_ACTIONS = (Discard, DeclareReady)
+# The snapshot and the last action (named tuples) from their fields as one tuple, by
+# tuple.__new__ directly: a named tuple's own __new__ is Python code, run on every decision.
+_new_snapshot = functools.partial(tuple.__new__, TableSnapshot)
+_new_last = functools.partial(tuple.__new__, LastAction)
 
 Emit = Callable[[TableEvent], int]
 
@@ -164,21 +169,23 @@ class HandEngine:
     def snapshot(self) -> TableSnapshot:
         """The rules' view of this moment (shared.table)."""
         a, b, c, d = self.seats
-        return TableSnapshot(  # positional: keywords cost a third more on every decision
-            self.ruleset,
-            (
-                a._state or a.state(),
-                b._state or b.state(),
-                c._state or c.state(),
-                d._state or d.state(),
-            ),
-            self.dealer,
-            self.turn,
-            self.remaining,
-            self.last,
-            self.first_go_around,
-            self._claim_counts_tuple,
-            self.wild_kind,
+        return _new_snapshot(
+            (  # TableSnapshot's fields, in order
+                self.ruleset,
+                (
+                    a._state or a.state(),
+                    b._state or b.state(),
+                    c._state or c.state(),
+                    d._state or d.state(),
+                ),
+                self.dealer,
+                self.turn,
+                self.remaining,
+                self.last,
+                self.first_go_around,
+                self._claim_counts_tuple,
+                self.wild_kind,
+            )
         )
 
     def emit_event(self, event: TableEvent) -> int:
@@ -371,13 +378,12 @@ class HandEngine:
     def _discard(self, seat: int, tile: int, ready: bool, auto: bool) -> None:
         s = self.seats[seat]
         s.counts[tile] -= 1
-        s.discards.append(tile)
+        s.discard(tile)
         drawn = self.drawn.pop(seat, None)
         if ready:
             s.ready = True
-        s._state = None  # changed(), inlined on the per-turn path
         self.turn = seat
-        self.last = LastAction(LastActionKind.DISCARD, seat, tile)
+        self.last = _new_last((LastActionKind.DISCARD, seat, tile))
         self._emit(
             TileDiscarded(
                 seat=seat,
@@ -445,7 +451,7 @@ class HandEngine:
         self.replacement_draw = replacement
         self.replaced_flower = after_flower
         kind = LastActionKind.REPLACEMENT_DRAW if replacement else LastActionKind.DRAW
-        self.last = LastAction(kind, seat, d.tile)
+        self.last = _new_last((kind, seat, d.tile))
         self._emit(
             TileDrawn(
                 seat=seat,

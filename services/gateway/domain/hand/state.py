@@ -7,7 +7,8 @@ The engine's private, mutable state (:class:`SeatHand`, :class:`Pending`), the i
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import functools
+from dataclasses import dataclass
 
 from shared import tiles as T
 from shared.melds import Meld
@@ -29,6 +30,9 @@ STEP_DEAL = 7  # ask the wall for the deal and show it
 STEP_DEAL_FLOWERS = 8  # 补花 after the deal, from seat _deal_turn (in dealer order) on
 
 _NO_MARKS: frozenset[int] = frozenset()
+# SeatState (a named tuple) from its fields as one tuple: tuple.__new__ directly, without the
+# named tuple's Python-level __new__ (a decision point builds one).
+_new_seat_state = functools.partial(tuple.__new__, SeatState)
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,36 +43,64 @@ class SwapOptions:
     count: int
 
 
-@dataclass
 class SeatHand:
     """One seat's tiles during a hand (mutable; the engine's private state). ``counts`` is
     indexed by every kind, so a held 百搭 is ``counts[T.WILDCARD]``; the rules see the 34
-    playing kinds and the 百搭 apart (:meth:`state`)."""
+    playing kinds and the 百搭 apart (:meth:`state`).
 
-    counts: list[int] = field(default_factory=lambda: [0] * T.NUM_TILE_KINDS)
-    melds: list[Meld] = field(default_factory=list)
-    flowers: list[int] = field(default_factory=list)
-    discards: list[int] = field(default_factory=list)
-    claimed_at: list[int] = field(default_factory=list)  # indices of discards others claimed
-    ready: bool = False  # 敲
-    missed: set[int] = field(default_factory=set)  # 漏胡 marks
-    has_drawn: bool = False
-    _state: SeatState | None = field(default=None, repr=False, compare=False)
+    A plain class, not a dataclass: compiled, a dataclass's ``__init__`` stays the Python one
+    :mod:`dataclasses` writes, and the engine builds these (and :class:`Pending`) every hand."""
+
+    __slots__ = (
+        "_state",
+        "claimed_at",
+        "counts",
+        "discards",
+        "flowers",
+        "front",
+        "has_drawn",
+        "melds",
+        "missed",
+        "ready",
+    )
+
+    def __init__(self) -> None:
+        self.counts: list[int] = [0] * T.NUM_TILE_KINDS
+        self.melds: list[Meld] = []
+        self.flowers: list[int] = []
+        self.discards: list[int] = []  # every discard, in order, as the table's views show them
+        self.front: list[int] = []  # those still in front of the seat (none claimed)
+        self.claimed_at: list[int] = []  # indices of discards others claimed
+        self.ready = False  # 敲
+        self.missed: set[int] = set()  # 漏胡 marks
+        self.has_drawn = False
+        self._state: SeatState | None = None
+
+    def __repr__(self) -> str:
+        return (
+            f"SeatHand(counts={self.counts!r}, melds={self.melds!r}, flowers={self.flowers!r}, "
+            f"discards={self.discards!r}, claimed_at={self.claimed_at!r}, ready={self.ready!r}, "
+            f"missed={self.missed!r}, has_drawn={self.has_drawn!r})"
+        )
 
     def state(self) -> SeatState:
         """The rules' view of this seat, built once and kept until :meth:`changed` (a decision
         point changes one seat, so a snapshot rebuilds one seat state, not four)."""
         st = self._state
         if st is None:
-            st = self._state = SeatState(  # in field order
-                tuple(self.counts[: T.NUM_KINDS]),
-                tuple(self.melds),
-                tuple(self.flowers),
-                self.discards_in_front(),
-                self.ready,
-                frozenset(self.missed) if self.missed else _NO_MARKS,
-                self.has_drawn,
-                self.counts[T.WILDCARD],
+            counts = self.counts
+            missed = self.missed
+            st = self._state = _new_seat_state(
+                (  # SeatState's fields, in order
+                    tuple(counts[: T.NUM_KINDS]),
+                    tuple(self.melds),
+                    tuple(self.flowers),
+                    tuple(self.front),
+                    self.ready,
+                    frozenset(missed) if missed else _NO_MARKS,
+                    self.has_drawn,
+                    counts[T.WILDCARD],
+                )
             )
         return st
 
@@ -77,14 +109,23 @@ class SeatHand:
         """How many of the discards others claimed (chow, pong, kong)."""
         return len(self.claimed_at)
 
+    def discard(self, tile: int) -> None:
+        """``tile`` is discarded: it lies in front of the seat until (unless) it is claimed."""
+        self.discards.append(tile)
+        self.front.append(tile)
+        self._state = None
+
+    def last_discard_claimed(self) -> None:
+        """Another seat claimed the last discard: it leaves the front for the claimer's meld."""
+        self.claimed_at.append(len(self.discards) - 1)
+        self.front.pop()
+        self._state = None
+
     def discards_in_front(self) -> tuple[int, ...]:
         """The discards still in front of the seat (the rules' ``SeatState.discards``): those
         others claimed sit in their melds instead. ``discards`` lists them all, in order, as
         the table's views show them."""
-        if not self.claimed_at:
-            return tuple(self.discards)
-        taken = set(self.claimed_at)
-        return tuple(k for i, k in enumerate(self.discards) if i not in taken)
+        return tuple(self.front)
 
     def changed(self) -> None:
         """To be called after any change to the seat's tiles, melds, flowers, discards, 敲 or
@@ -95,17 +136,35 @@ class SeatHand:
         return T.from_counts(self.counts)
 
 
-@dataclass
 class Pending:
     """A decision a seat owes: its kind, the options it holds, the timer's deadline."""
 
-    seat: int
-    kind: str  # what it asks for: events.kinds OWN_TURN, CLAIM, ROB_KONG or SWAP
-    options: OwnTurnOptions | ClaimOptions | SwapOptions
-    deadline_ms: int
-    tile: int | None = None  # the drawn tile (own turn) or the tile under claim
-    from_seat: int | None = None
-    sequence: int = 0  # the prompt event's number
+    __slots__ = ("deadline_ms", "from_seat", "kind", "options", "seat", "sequence", "tile")
+
+    def __init__(
+        self,
+        seat: int,
+        kind: str,  # what it asks for: events.kinds OWN_TURN, CLAIM, ROB_KONG or SWAP
+        options: OwnTurnOptions | ClaimOptions | SwapOptions,
+        deadline_ms: int,
+        tile: int | None = None,  # the drawn tile (own turn) or the tile under claim
+        from_seat: int | None = None,
+        sequence: int = 0,  # the prompt event's number
+    ) -> None:
+        self.seat = seat
+        self.kind = kind
+        self.options = options
+        self.deadline_ms = deadline_ms
+        self.tile = tile
+        self.from_seat = from_seat
+        self.sequence = sequence
+
+    def __repr__(self) -> str:
+        return (
+            f"Pending(seat={self.seat!r}, kind={self.kind!r}, options={self.options!r}, "
+            f"deadline_ms={self.deadline_ms!r}, tile={self.tile!r}, "
+            f"from_seat={self.from_seat!r}, sequence={self.sequence!r})"
+        )
 
 
 @dataclass(frozen=True)
