@@ -140,7 +140,7 @@ class LocalStack:
             if dep in self.procs
             for f in (f"--{dep}-addr", self.procs[dep].internal_address)
         ]
-        if name == "gateway" and "matchmaking" in self.services and "matchmaking" not in calls:
+        if name == "gateway" and "matchmaking" in self.services and "matchmaking" not in self.procs:
             flags += ["--matchmaking-addr", address_file_flag(self._mm_file)]
         origins = LOCAL_WEB_ORIGINS
         if name == "matchmaking":

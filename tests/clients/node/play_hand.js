@@ -34,6 +34,9 @@ function parseArgs(argv) {
     gateway: '', protos: path.join(__dirname, '..', '..', '..', 'protos'), timeout: 120, seat: 0, drop_after: 0,
     // The CA that signed the gateway's certificate: MAHJONG_TLS_CA, else the development CA.
     ca: process.env.MAHJONG_TLS_CA || path.join(__dirname, '..', '..', '..', '.data', 'tls', 'ca.crt'),
+    // Signing in: matchmaking's public port, and the issuer's ID token (given, or fetched from
+    // the development issuer's /token for --name).
+    matchmaking: '', issuer: '', id_token: '', name: 'Node.js',
   };
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i].replace(/^--/, '').replace(/-/g, '_');
@@ -44,8 +47,8 @@ function parseArgs(argv) {
   return args;
 }
 
-function loadGateway(protosDir) {
-  const def = protoLoader.loadSync('mahjong/gateway/v1/gateway.proto', {
+function loadGateway(protosDir, file = 'mahjong/gateway/v1/gateway.proto') {
+  const def = protoLoader.loadSync(file, {
     includeDirs: [protosDir],
     keepCase: true,
     longs: Number,
@@ -53,7 +56,36 @@ function loadGateway(protosDir) {
     defaults: true,
     oneofs: true,
   });
-  return grpc.loadPackageDefinition(def).mahjong.gateway.v1;
+  return grpc.loadPackageDefinition(def).mahjong;
+}
+
+// Sign in with an ID token (SignIn: a session for the token's identity), open a private room
+// (one 房卡), set 底分 1, invite three bots and press Start; the room's assignment is the seat.
+async function seatBySignIn(args, mmPkg, credentials) {
+  let idToken = args.id_token;
+  if (!idToken) {
+    const url = `${args.issuer.replace(/\/$/, '')}/token?name=${encodeURIComponent(args.name)}`;
+    const got = await fetch(url);
+    if (!got.ok) throw new Error(`the issuer answered ${got.status} for ${url}`);
+    idToken = (await got.json()).id_token;
+  }
+  const mm = new mmPkg.matchmaking.v1.MatchmakingService(args.matchmaking, credentials);
+  const call = (method, request) => unary(mm, method, { request_id: crypto.randomUUID(), ...request });
+  const signed = await call('SignIn', { id_token: idToken, display_name: args.name });
+  const session = signed.session.session_token;
+  const room = (await call('OpenRoom', { session_token: session, max_hands: 1 })).room;
+  await call('SetRoomStake', { session_token: session, code: room.code, stake: 1 });
+  for (let i = 0; i < 3; i += 1) await call('InviteBot', { session_token: session, code: room.code });
+  await call('PressStart', { session_token: session, code: room.code });
+  for (let tries = 0; tries < 300; tries += 1) {
+    const got = (await unary(mm, 'GetRoom', { session_token: session, code: room.code })).room;
+    if (got.assignment && got.assignment.table_id) {
+      mm.close();
+      return { player: signed.player, session, assignment: got.assignment };
+    }
+    await new Promise((ok) => setTimeout(ok, 100));
+  }
+  throw new Error(`room ${room.code} got no table`);
 }
 
 // google.rpc.Status and RetryInfo, as they come in an error's grpc-status-details-bin trailer.
@@ -137,13 +169,46 @@ function decide(prompt) {
 
 async function main() {
   const args = parseArgs(process.argv.slice(2));
-  const gw = loadGateway(args.protos);
+  const gw = loadGateway(args.protos).gateway.v1;
   // The gateway's public port serves TLS; plaintext only for tests of that path.
   const insecure = ['1', 'true', 'yes', 'on'].includes((process.env.MAHJONG_INSECURE || '').toLowerCase());
   const credentials = insecure
     ? grpc.credentials.createInsecure()
     : grpc.credentials.createSsl(fs.readFileSync(args.ca));
   const client = new gw.GatewayService(args.gateway, credentials);
+  let tableId;
+  let joined;
+  let signedIn = null;
+  if (args.matchmaking) {
+    const mmPkg = loadGateway(args.protos, 'mahjong/matchmaking/v1/matchmaking.proto');
+    signedIn = await seatBySignIn(args, mmPkg, credentials);
+    const a = signedIn.assignment;
+    tableId = a.table_id;
+    // The seat is the signed-in player's: JoinSeat with the session proves it (no seat token).
+    joined = await unary(client, 'JoinSeat', {
+      request_id: crypto.randomUUID(),
+      table_id: tableId,
+      session_token: signedIn.session,
+      spectator: false,
+    });
+    if (joined.seat !== a.seat) throw new Error(`joined seat ${joined.seat}, not ${a.seat}`);
+  } else {
+    ({ tableId, joined } = await createAndJoin(client, args));
+  }
+  const token = joined.seat_token;
+  const report = {
+    table_id: tableId, seat: joined.seat - 1, joined_at: joined.last_sequence, events: 0, actions: 0, refused: [], prompts: 0,
+    kinds: {}, outcome: 0, payments: [], house: 0, winners: [], hand_id: '', commitment: '',
+    seed: '', own_tiles_dealt: 0, leaks: [], sequence_ok: true, finished: false, subscribes_retried: 0,
+    player_id: signedIn ? signedIn.player.player_id : '', silver: signedIn ? signedIn.player.silver : 0,
+  };
+  args.seat = joined.seat - 1;
+  const lastSequence = 0;
+  return playSeat(args, gw, client, tableId, token, report, lastSequence);
+}
+
+// No sign-in: a table of one open seat and three bots (CreateTable), the seat taken by JoinSeat.
+async function createAndJoin(client, args) {
   const seats = [0, 1, 2, 3].map((i) => (i === args.seat
     ? { player_id: '', display_name: '', bot: false } // open: the first JoinSeat takes it
     : { player_id: '', display_name: `bot ${i}`, bot: true }));
@@ -166,13 +231,10 @@ async function main() {
     spectator: false,
   });
   if (joined.seat !== args.seat + 1) throw new Error(`joined seat ${joined.seat - 1}, not ${args.seat}`);
-  const token = joined.seat_token;
-  const report = {
-    table_id: tableId, seat: joined.seat - 1, joined_at: joined.last_sequence, events: 0, actions: 0, refused: [], prompts: 0,
-    kinds: {}, outcome: 0, payments: [], house: 0, winners: [], hand_id: '', commitment: '',
-    seed: '', own_tiles_dealt: 0, leaks: [], sequence_ok: true, finished: false, subscribes_retried: 0,
-  };
-  let lastSequence = 0;
+  return { tableId, joined };
+}
+
+async function playSeat(args, gw, client, tableId, token, report, lastSequence) {
 
   const sequences = []; // every event number received, in order
   const subscribes = []; // after_sequence of each Subscribe

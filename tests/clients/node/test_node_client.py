@@ -1,6 +1,7 @@
 """Cross-language check: the Node.js client (@grpc/grpc-js + @grpc/proto-loader, loading the
-same .proto files) creates a table with an open seat, takes it with JoinSeat and plays a whole
-hand against the gateway's bots, cutting its event stream once and resuming it, over the real
+same .proto files) signs in (an ID token of the stack's development issuer, SignIn on
+matchmaking), opens a private room with three bots, takes its seat with JoinSeat and its session
+(or, unsigned, creates a table with an open seat) and plays a whole hand against the bots, cutting its event stream once and resuming it, over the real
 stack (wall, rules, scoring, gateway as processes on free ports). It reaches the gateway's
 public port over TLS, trusting the development CA (.data/tls/ca.crt) as a player does, and a
 certificate that CA did not sign is refused.
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from services.gateway.client.stack import LocalStack
+from services.gateway.client.stack import SIGNED_IN_STACK, LocalStack
 from shared import dev_ca
 
 pytestmark = pytest.mark.integration
@@ -71,12 +72,21 @@ def play_hand(node: str, stack: LocalStack, *flags: str, timeout: float) -> dict
 
 
 def test_node_client_plays_a_whole_hand_against_bots(node):
-    with LocalStack() as stack:
-        report = play_hand(node, stack, "--drop-after", "30", timeout=180)
+    """Signed in: the development issuer's ID token, SignIn on matchmaking, a private room with
+    three bots, the seat taken by JoinSeat with the session (no seat token)."""
+    with LocalStack(SIGNED_IN_STACK) as stack:
+        report = play_hand(
+            node,
+            stack,
+            "--drop-after", "30",
+            "--matchmaking", stack.address("matchmaking"),
+            "--issuer", stack.issuer.base_url,
+            "--name", "Node.js",
+            timeout=180,
+        )  # fmt: skip
     assert report["finished"] is True
-    assert report["table_id"].startswith("t_")
-    assert report["seat"] == 0
-    assert report["kinds"]["seat_changed"] >= 1  # the join was announced
+    assert report["player_id"].startswith("p-") and report["silver"] == 1000
+    assert report["seat"] == 0  # the room's owner sits first
     assert report["sequence_ok"] is True
     # the stream was cut after 30 events and resumed from the last number seen; a fresh
     # subscription from 0 afterwards holds exactly the events the client received
