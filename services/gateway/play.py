@@ -7,7 +7,11 @@ timer), the person's tiles in mpsz with their Chinese names, and the legal optio
 answer with a number, a tile to discard (``5m``), ``h`` for the planning bot's hint, ``t`` to
 redraw the table or ``q`` to leave. At the end of each hand the scoring breakdown is shown.
 
-``--local`` starts a private stack (wall, rules, scoring, gateway on free ports) first.
+``--sign-in`` signs in to matchmaking first (the development issuer's ID token for ``--name``,
+or ``--id-token``) and plays at a private room's table with three bots, for silver.
+
+``--local`` starts a private stack (wall, rules, scoring, gateway on free ports; matchmaking and
+a development issuer of its own too with ``--sign-in``) first.
 """
 
 from __future__ import annotations
@@ -506,6 +510,16 @@ def register_play(subparsers) -> None:
         default=0,
         help="rounds (圈) to play at a new table (0: no limit; a 逛花园 ruleset sets its own)",
     )
+    p.add_argument(
+        "--sign-in",
+        action="store_true",
+        help="sign in to matchmaking (the development issuer's ID token for --name, or "
+        "--id-token) and play at a private room's table with three bots, for silver",
+    )
+    p.add_argument("--id-token", default="", help="the studio's ID token for --sign-in")
+    p.add_argument(
+        "--matchmaking-addr", default=None, help="matchmaking (default: its loopback port)"
+    )
     p.add_argument("--stake", type=int, default=1, help="chips per point (底分)")
     p.add_argument("--ruleset", default=DEFAULT_RULESET)
     p.add_argument(
@@ -532,8 +546,17 @@ def run_play(
     if args.local:
         from services.gateway.client.stack import LocalStack
 
-        stdout.write("starting a local stack (wall, rules, scoring, gateway)…\n")
-        stack = LocalStack().start()
+        if args.sign_in:
+            from services.gateway.client.stack import SIGNED_IN_STACK
+
+            stdout.write("starting a local stack (wall, rules, scoring, gateway, matchmaking)…\n")
+            stack = LocalStack(SIGNED_IN_STACK).start()
+            args.matchmaking_addr = stack.matchmaking
+            if not args.id_token:  # the stack's own development issuer
+                args.id_token = stack.issuer.issuer.id_token(args.name, args.name)
+        else:
+            stdout.write("starting a local stack (wall, rules, scoring, gateway)…\n")
+            stack = LocalStack().start()
         address = stack.gateway
     else:
         address = args.gateway_addr or default_address("gateway")
@@ -557,6 +580,31 @@ def _play(args, address: str, options: dict, stdin: TextIO, stdout: TextIO) -> i
             args.table,
             args.token,
             seat=args.seat,
+            stdin=stdin,
+            stdout=stdout,
+            name=args.name,
+        )
+    elif args.sign_in:
+        from services.gateway.client.signed_in import dev_id_token, room_with_bots
+
+        seat = room_with_bots(
+            args.matchmaking_addr or default_address("matchmaking"),
+            args.id_token or dev_id_token(args.name),
+            args.name,
+            stake=args.stake,
+            max_hands=args.hands,
+            ruleset=args.ruleset,
+            options=options,
+        )
+        stdout.write(
+            f"signed in as {seat.player_id} ({seat.silver} silver); room {seat.room_code}, "
+            f"table {seat.table_id}: you are seat {seat.seat}, three bots join you\n"
+        )
+        player = TerminalPlayer(
+            seat.gateway_address,
+            seat.table_id,
+            seat.seat_token,
+            seat=seat.seat,
             stdin=stdin,
             stdout=stdout,
             name=args.name,

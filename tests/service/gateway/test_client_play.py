@@ -219,3 +219,22 @@ def test_an_unreachable_gateway_is_reported_plainly():
     assert "UNAVAILABLE" in done.stdout
     assert "is a gateway running at 127.0.0.1:" in done.stdout
     assert "Traceback" not in done.stdout + done.stderr
+
+
+def test_a_signed_in_person_plays_a_room_hand_for_silver():
+    """``mahjong play --local --sign-in``: the stack's development issuer signs the person in,
+    matchmaking seats them at a private room's table with three bots, and the hand moves silver
+    in the ledger."""
+    term = Terminal(["--local", "--sign-in", "--hands", "1", "--name", "Mei"])
+    try:
+        turns = play_through(term)
+        assert term.proc.wait(timeout=60) == 0, term.output[-3000:]
+    finally:
+        if term.proc.poll() is None:
+            term.proc.kill()
+    out = term.output
+    assert re.search(
+        r"signed in as p-\w+ \(1000 silver\); room \d{6}, table t_\w+: you are seat 0", out
+    )
+    assert "=== hand over:" in out and "played 1 hand; bye" in out
+    assert turns > 0
