@@ -1,10 +1,11 @@
 """Cross-language check: the Node.js client (@grpc/grpc-js + @grpc/proto-loader, loading the
 same .proto files) signs in (an ID token of the stack's development issuer, SignIn on
 matchmaking), opens a private room with three bots, takes its seat with JoinSeat and its session
-(or, unsigned, creates a table with an open seat) and plays a whole hand against the bots, cutting its event stream once and resuming it, over the real
-stack (wall, rules, scoring, gateway as processes on free ports). It reaches the gateway's
-public port over TLS, trusting the development CA (.data/tls/ca.crt) as a player does, and a
-certificate that CA did not sign is refused.
+(or, unsigned, creates a table with an open seat) and plays a whole hand against the bots,
+cutting its event stream once and resuming it, over the real stack (wall, rules, scoring,
+gateway and matchmaking as processes on free ports). It reaches the public ports over TLS,
+trusting the development CA (.data/tls/ca.crt) as a player does, and a certificate that CA did
+not sign is refused.
 
 ``npm ci`` installs the locked packages into tests/clients/node/node_modules once (it is
 re-run only when package-lock.json is newer than the installed tree).
