@@ -9,7 +9,10 @@ pure planning step alone for comparison.
 The replicas part (when the test PostgreSQL server is reachable): RecordHand calls per second
 over gRPC from 8 client threads (each its own table and players) to 1 matchmaking process,
 then to 2 on the same database in the same run; and GetBalances' latency (median) for an
-account with 10 entries and one with 10,000 (the balance is one row: it should not grow).
+account with 10 entries and one with 10,000 (the balance is one row: it should not grow). The
+replicas start first; the readers sign in over gRPC (a player reads their own silver with their
+session), and every account is funded before its hands are recorded (a loser pays only what
+they hold), none of it timed.
 """
 
 from __future__ import annotations
@@ -29,10 +32,12 @@ from services.matchmaking.allocator import TableAllocation, TableRequest
 from services.matchmaking.clock import ManualClock
 from services.matchmaking.ledger import HandReport
 from services.matchmaking.service import Matchmaking, MatchmakingConfig
+from shared.request_ids import with_request_ids
 from shared.server import configure_logging, internal_metadata
 from shared.store import open_store
 from shared.supervisor import ServiceProcess, run_token
 from tests.bench import concurrent_rate, postgres_url
+from tests.support.identity import issuer_config, sign_in
 from tests.support.tls import as_player, to_process
 
 TICKETS = 10_000
@@ -56,7 +61,9 @@ def run(store_url: str, tickets: int = TICKETS) -> dict[str, float]:
     store = open_store(store_url)
     clock = ManualClock()
     alloc = CountingAllocator()
-    mm = Matchmaking(store, alloc, clock, MatchmakingConfig(token_secret=b"bench"))
+    mm = Matchmaking(
+        store, alloc, clock, MatchmakingConfig(issuers=(issuer_config(),), token_secret=b"bench")
+    )
     t0 = time.perf_counter()
     for i in range(tickets):
         # Straight into the queues (registration and level checks are not what is measured).
@@ -91,6 +98,7 @@ def plan_only(tickets: int = TICKETS) -> dict[str, float]:
 
 CLIENTS = 8
 BIG = 10_000
+FUNDS = 10**9  # silver granted to each bench account before the hands
 NO_SYNC_COMMIT = "options=-c%20synchronous_commit%3Doff"
 
 
@@ -103,6 +111,7 @@ def _replica(url: str, log_dir: Path, name: str):
 
     args = ["--gateway-addr", "127.0.0.1:1", "--replica-id", name, "--drain-seconds", "0"]
     args += ["--log-level", "warning", "--max-workers", "32"]
+    args += ["--flood-player-rate", "0", "--flood-address-rate", "0"]  # one player reads 300x
     return service_process("matchmaking", log_dir, store_url=url, extra=args, log_name=name)
 
 
@@ -132,11 +141,14 @@ def record_hand_rate(procs: list[ServiceProcess], run: str) -> float:
     return concurrent_rate(worker, CLIENTS)
 
 
-def balance_latency_us(address: str, account: str, reads: int = 300) -> float:
+def balance_latency_us(address: str, reader: tuple[str, str], reads: int = 300) -> float:
+    """GetBalances' median latency for a player reading their own silver with their session."""
     channel = as_player(address)  # a player's read, on the public port (server TLS)
     stub = mpb_grpc.MatchmakingServiceStub(channel)
-    req = mpb.GetBalancesRequest(player_ids=[account])
-    stub.GetBalances(req, timeout=10)
+    player_id, session = reader
+    req = mpb.GetBalancesRequest(session_token=session, player_ids=[player_id])
+    (own,) = stub.GetBalances(req, timeout=10).balances
+    assert own.own and own.silver > 0, own
     times = []
     for _ in range(reads):
         t0 = time.perf_counter()
@@ -144,6 +156,27 @@ def balance_latency_us(address: str, account: str, reads: int = 300) -> float:
         times.append(time.perf_counter() - t0)
     channel.close()
     return statistics.median(times) * 1e6
+
+
+def _signed_in(address: str, names: tuple[str, ...]) -> list[tuple[str, str]]:
+    """``(player_id, session_token)`` of each name, signed in over gRPC as a new identity."""
+    channel = with_request_ids(as_player(address))
+    stub = mpb_grpc.MatchmakingServiceStub(channel)
+    try:
+        out = []
+        for name in names:
+            player, session = sign_in(stub, name)
+            out.append((player.player_id, session))
+        return out
+    finally:
+        channel.close()
+
+
+def _hands(store, prefix: str, ids: tuple[str, ...], count: int) -> None:
+    """``count`` settled hands of the four players (seat 0 wins 3), not timed."""
+    for j in range(count):
+        report = HandReport(f"{prefix}-{j}", "t", "x", ids, (3, -1, -1, -1))
+        ledger.record_hand(store, report, 1.0)
 
 
 def replicas_figures(url: str, log_dir: Path) -> dict[str, float]:
@@ -154,23 +187,29 @@ def replicas_figures(url: str, log_dir: Path) -> dict[str, float]:
         for i in range(CLIENTS):
             table_id, tag, ids = _table(i)
             allocated_tables.record(store, allocated_tables.AllocatedTable(table_id, tag, ids, ""))
-        few = ("bench-f0", "bench-f1", "bench-f2", "bench-f3")
-        for j in range(10):
-            ledger.record_hand(lazy, HandReport(f"few-{j}", "t", "x", few, (3, -1, -1, -1)), 1.0)
-        many = ("bench-m0", "bench-m1", "bench-m2", "bench-m3")
-        for j in range(BIG):  # not timed: the account to read has 10,000 entries
-            ledger.record_hand(lazy, HandReport(f"many-{j}", "t", "x", many, (3, -1, -1, -1)), 1.0)
+            for pid in ids:  # a loser pays only what they hold: every seat is funded
+                ledger.grant(store, pid, "bench", FUNDS, 1.0)
         procs = [_replica(url, log_dir, n).start() for n in ("mm-a", "mm-b")]
         for p in procs:
             p.wait_ready(60)
         a = procs[0].address
+        # Players sign in over gRPC (GetBalances needs a session; a player sees their own
+        # silver), then are funded and given their hands (not timed).
+        few = _signed_in(a, tuple(f"bench-f{s}" for s in range(4)))
+        many = _signed_in(a, tuple(f"bench-m{s}" for s in range(4)))
+        for pid, _ in few + many:
+            ledger.grant(lazy, pid, "bench", FUNDS, 1.0)
+        _hands(lazy, "few", tuple(pid for pid, _ in few), 10)
+        _hands(lazy, "many", tuple(pid for pid, _ in many), BIG)  # 10,000 entries to read
         out = {
             "RecordHand/s, 1 replica": record_hand_rate(procs[:1], "one"),
             "RecordHand/s, 2 replicas": record_hand_rate(procs, "two"),
-            "balance, 10 entries (us)": balance_latency_us(a, "bench-f0"),
-            f"balance, {BIG:,} entries (us)": balance_latency_us(a, "bench-m0"),
+            "balance, 10 entries (us)": balance_latency_us(a, few[0]),
+            f"balance, {BIG:,} entries (us)": balance_latency_us(a, many[0]),
         }
-        assert len(ledger.entries(store, "bench-m0")) == BIG
+        assert ledger.balance(store, many[0][0]) > FUNDS  # seat 0 won every hand
+        assert len(ledger.entries(store, many[0][0])) >= BIG  # + the grants
+        assert all(ledger.hands_of_table(store, _table(i)[0]) for i in range(CLIENTS))
         assert ledger.reconcile(store) == []
         return out
     finally:
