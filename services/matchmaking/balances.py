@@ -28,7 +28,9 @@ class BalanceView:
 
 
 def visible_balances(store: Store, viewer: str, player_ids: Sequence[str]) -> list[BalanceView]:
-    """The balances ``viewer`` may see of ``player_ids``, in request order."""
+    """The balances ``viewer`` may see of ``player_ids``, in request order (none named: the
+    viewer's own)."""
+    player_ids = list(player_ids) or [viewer]
     if len(player_ids) > MAX_IDS:
         raise InvalidArgument(
             f"player_ids has {len(player_ids)} ids; at most {MAX_IDS} a call",

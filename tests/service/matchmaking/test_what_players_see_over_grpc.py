@@ -40,6 +40,8 @@ def test_silver_is_the_callers_own_and_levels_are_everyones(stub):
     assert (got[0].own, got[0].silver) == (False, 0)  # not Bob's silver
     assert got[0].level.name == bob.level.name  # but his level
     assert (got[1].own, got[1].silver) == (True, ann.silver)
+    (mine,) = stub.GetBalances(pb.GetBalancesRequest(session_token=ann_token)).balances
+    assert (mine.player_id, mine.own, mine.silver) == (ann.player_id, True, 1000)  # no ids: own
 
 
 def test_balances_need_a_session_and_at_most_100_ids(stub):
