@@ -1289,3 +1289,13 @@ def test_no_manifest_runs_plaintext():
     for directory in BUILDS:
         text = yaml.safe_dump_all(_render(directory))
         assert "--insecure" not in text and "MAHJONG_INSECURE" not in text, _rel(directory)
+
+
+def test_production_matchmaking_trusts_the_studios_issuer_never_the_development_one():
+    """The prod overlay runs matchmaking with --production (it refuses the development issuer)
+    and the issuers from the Secret mahjong-issuers; no overlay turns guests on in production."""
+    docs = _render(K8S / "overlays" / "prod")
+    mm = _container(_by_kind(docs, "Deployment")["matchmaking"])
+    assert "--production" in mm["args"] and "--allow-guests" not in mm["args"]
+    ref = _env(mm)["MAHJONG_MATCHMAKING_ISSUERS"]["valueFrom"]["secretKeyRef"]
+    assert (ref["name"], ref["key"], ref["optional"]) == ("mahjong-issuers", "issuers", False)
