@@ -169,13 +169,8 @@ class EconomyDesk:
         needed = hand_cover.loss_cap(table.ruleset, dict(table.ruleset_options), table.stake)
         seats: list[int] = []
         bots: list[str] = []
-        left = {(seat, pid): hand for seat, pid, hand in table.bankrupt}
         for seat, pid in enumerate(report.player_ids):
             if ledger.is_bot(pid):
-                continue
-            if left.get((seat, pid)) == report.hand_id:  # a repeat: the same answer
-                seats.append(seat)
-                bots.append(table.player_ids[seat])
                 continue
             silver = ledger.balance(self.store, pid)
             if needed is None or silver < needed:
