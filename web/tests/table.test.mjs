@@ -88,6 +88,19 @@ async function lobbyPage(rules, name, { guest = false } = {}) {
   return { ctx, page, problems };
 }
 
+/** The log lines on screen, as their text. */
+async function shownLog(page) {
+  return page.evaluate(() => [...document.querySelectorAll('[data-testid="log"] li')].map((li) => li.textContent ?? ""));
+}
+
+/** Whether `part` appears in `whole` as consecutive lines. */
+function isRun(part, whole) {
+  for (let i = 0; i + part.length <= whole.length; i++) {
+    if (part.every((line, j) => whole[i + j] === line)) return true;
+  }
+  return false;
+}
+
 test("a signed-in person plays a whole hand at the web table, reloads mid-hand and verifies the wall", async () => {
   const { ctx, page, problems } = await lobbyPage("qiaoma", "Tester");
   try {
@@ -138,7 +151,7 @@ test("a signed-in person plays a whole hand at the web table, reloads mid-hand a
       if (decisions === 4 && !reloaded && !(await visible(page.getByTestId("result")))) {
         // Reload mid-hand: the page resumes the seat from sessionStorage and its last event.
         const before = await page.getByTestId("hand-tile").count();
-        const logBefore = await page.getByTestId("log").locator("li").allInnerTexts();
+        const logBefore = await shownLog(page);
         await page.reload();
         await page.getByTestId("my-tiles").waitFor();
         // the hand goes on (or, if a bot won just then, its result is shown)
@@ -148,9 +161,16 @@ test("a signed-in person plays a whole hand at the web table, reloads mid-hand a
           const after = await page.getByTestId("hand-tile").count();
           assert.ok(Math.abs(after - before) <= 1, `hand had ${before} tiles, ${after} after the reload`);
         }
-        const logAfter = await page.getByTestId("log").locator("li").allInnerTexts();
+        // The log is kept whole across the reload. The bots play on meanwhile, so the lines
+        // shown before may have scrolled out of the 14 on screen: check them against the kept
+        // log, and that the screen shows a run of it, read in one step.
+        const { shown, kept } = await page.evaluate(() => ({
+          shown: [...document.querySelectorAll('[data-testid="log"] li')].map((li) => li.textContent ?? ""),
+          kept: JSON.parse(sessionStorage.getItem("mahjong.seat") ?? "{}").log ?? [],
+        }));
         assert.ok(logBefore.length > 0, "nothing was logged before the reload");
-        for (const line of logBefore.slice(-5)) assert.ok(logAfter.includes(line), `lost from the log: ${line}`);
+        assert.ok(isRun(logBefore, kept), `lost from the log: ${JSON.stringify({ logBefore, kept })}`);
+        assert.ok(shown.length > 0 && isRun(shown, kept), `the screen's log is not the kept one: ${JSON.stringify({ shown, kept })}`);
         reloaded = true;
       }
       await page.waitForTimeout(60);
