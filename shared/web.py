@@ -60,6 +60,7 @@ from shared.server import (
     serving_of,
     status_code,
     stream_limit,
+    tls_files,
 )
 from shared.tls import RELOAD_CHECK_SECONDS, TLSFiles
 
@@ -467,18 +468,31 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def web_tls(config: Config, tls: TLSFiles | None) -> TLSFiles | None:
+def web_tls(config: Config, tls: TLSFiles | None, service: str = "") -> TLSFiles | None:
     """The web port's HTTPS files: ``--web-tls-dir``; none (plain HTTP) only on a loopback
-    address (browsers treat loopback as a secure context) or on a plaintext server."""
+    address (browsers treat loopback as a secure context) or on a plaintext server. The refusal
+    names ``service``'s environment variable for the flag."""
     directory = str(config.extra.get("web_tls_dir", ""))
     if directory:
         return TLSFiles(Path(directory))
     if tls is None or is_loopback(config.host):
         return None
+    env = f" (MAHJONG_{service.upper()}_WEB_TLS_DIR)" if service else ""
     raise BindError(
-        f"the web port listens on {config.host}, not loopback: give --web-tls-dir for HTTPS, "
-        "or terminate TLS in front of it and say --insecure only in tests"
+        f"the web port listens on {config.host}, not loopback: give --web-tls-dir{env} for "
+        "HTTPS, or terminate TLS in front of it and say --insecure only in tests"
     )
+
+
+def check_web_port(service: str) -> Callable[[Config], None]:
+    """A service's ``check_config``: a plain-HTTP web port off loopback (:func:`web_tls`) is
+    refused before any port is bound."""
+
+    def check(config: Config) -> None:
+        if int(config.extra.get("web_port", 0) or 0) != 0:
+            web_tls(config, tls_files(config, service), service)
+
+    return check
 
 
 def web_server(
@@ -487,10 +501,12 @@ def web_server(
     config: Config,
     tls: TLSFiles | None,
     *,
+    service: str = "",
     methods: Collection[str] | None = None,
 ) -> WebServer | None:
     """The web port of :func:`add_web_arguments`' flags in ``config`` (None when ``--web-port``
-    is 0): ``servicer``'s ``methods`` over Connect and gRPC-Web, started."""
+    is 0): ``servicer``'s ``methods`` over Connect and gRPC-Web, started (``service``: whose
+    settings a refusal names)."""
     x = config.extra
     if int(x.get("web_port", 0) or 0) == 0:
         return None
@@ -511,5 +527,5 @@ def web_server(
         origins=str(x.get("web_cors_origins", "")).split(","),
         web_root=Path(root) if root else None,
         threads=threads,
-        tls=web_tls(config, tls),
+        tls=web_tls(config, tls, service),
     ).start()

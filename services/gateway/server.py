@@ -8,7 +8,6 @@ empty = no reporting).
 from __future__ import annotations
 
 import contextlib
-from pathlib import Path
 
 import grpc
 from mahjong.gateway.v1 import gateway_pb2_grpc
@@ -26,18 +25,9 @@ from services.gateway.settings import (
 )
 from services.gateway.tables import TableManager
 from shared.addresses import DEFAULT_PORTS, INTERNAL_PORTS
-from shared.ports import listen_port
-from shared.server import (
-    BindError,
-    Config,
-    ServiceSpec,
-    open_config_store,
-    serve,
-    serving_of,
-    stream_limit,
-    tls_files,
-)
+from shared.server import Config, ServiceSpec, open_config_store, serve, tls_files
 from shared.tls import TLSFiles
+from shared.web import check_web_port
 
 # The services this one calls (services.gateway.client.stack gives each its address flag).
 CALLS = ("wall", "rules", "scoring", "matchmaking")
@@ -71,62 +61,14 @@ def _advertised(address: str, config: Config) -> str:
     return f"{address}:{config.port}"
 
 
-def _web_tls(config: Config, tls: TLSFiles | None) -> TLSFiles | None:
-    """The web port's HTTPS files: ``--web-tls-dir``; none (plain HTTP) only on a loopback
-    address (browsers treat loopback as a secure context) or with ``--insecure``."""
-    directory = from_flags(ServerSettings, config.extra).web_tls_dir
-    if directory:
-        return TLSFiles(Path(directory))
-    if tls is None or _is_loopback(config.host):
-        return None
-    raise BindError(
-        f"the web port listens on {config.host}, not loopback: give --web-tls-dir "
-        "(MAHJONG_GATEWAY_WEB_TLS_DIR) for HTTPS, or terminate TLS in front of it and say "
-        "--insecure only in tests"
-    )
-
-
-def _check_config(config: Config) -> None:
-    """Refused before any port is bound: a plain-HTTP web port off loopback (:func:`_web_tls`)."""
-    if from_flags(ServerSettings, config.extra).web_port != 0:
-        _web_tls(config, tls_files(config, "gateway"))
-
-
-def _is_loopback(host: str) -> bool:
-    import ipaddress
-
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def _web_server(
-    servicer: GatewayServicer, config: Config, srv: ServerSettings, tls: TLSFiles | None
-):
+def _web_server(servicer: GatewayServicer, config: Config, tls: TLSFiles | None):
     """The web port: the servicer's own methods over Connect and gRPC-Web (shared/web.py)."""
     from mahjong.gateway.v1 import gateway_pb2
 
-    from shared.web import ServiceBinding, WebServer
+    from shared.web import web_server
 
-    binding = ServiceBinding(
-        servicer,
-        gateway_pb2.DESCRIPTOR.services_by_name["GatewayService"],
-        serving=serving_of(config),
-        max_streams=stream_limit(srv.web_threads),
-        stream_seconds=srv.web_stream_seconds,
-    )
-    return WebServer(
-        binding,
-        host=config.host,
-        port=listen_port(srv.web_port),
-        origins=srv.web_cors_origins.split(","),
-        web_root=Path(srv.web_root) if srv.web_root else None,
-        threads=srv.web_threads,
-        tls=_web_tls(config, tls),
-    ).start()
+    descriptor = gateway_pb2.DESCRIPTOR.services_by_name["GatewayService"]
+    return web_server(servicer, descriptor, config, tls, service="gateway")
 
 
 class _Resources:
@@ -184,9 +126,8 @@ def add_to_server(server: grpc.Server, config: Config):
     else:
         gateway_pb2_grpc.add_GatewayServiceServicer_to_server(servicer, server)
     closables = [manager, *channels]
-    web = None
-    if srv.web_port != 0:
-        web = _web_server(servicer, config, srv, tls)
+    web = _web_server(servicer, config, tls)
+    if web is not None:
         closables.insert(0, web)
     if mm_addr:
         from services.gateway.outbox import OutboxSender
@@ -225,7 +166,7 @@ SPEC = ServiceSpec(
     # Every method is the players' (seat tokens decide); matchmaking's CreateTable comes on the
     # mutual-TLS internal port, where its certificate makes the table the ledger's.
     default_internal_port=INTERNAL_PORTS["gateway"],
-    check_config=_check_config,
+    check_config=check_web_port("gateway"),
 )
 
 

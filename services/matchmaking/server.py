@@ -19,6 +19,7 @@ from shared.addresses import DEFAULT_PORTS, INTERNAL_PORTS, WEB_PORTS, default_i
 from shared.errors import InvalidArgument
 from shared.server import Config, ServiceSpec, open_config_store, tls_files
 from shared.tls import OPERATOR
+from shared.web import check_web_port
 
 from . import call_guard, items, ledger, reconciliation
 from .allocator import TableAllocator
@@ -301,7 +302,12 @@ def web_port(servicer: Any, config: Config, internal: frozenset[str]):
     descriptor = pb.DESCRIPTOR.services_by_name["MatchmakingService"]
     public = [m.name for m in descriptor.methods if m.name not in internal | INTERNAL_METHODS]
     return web.web_server(
-        servicer, descriptor, config, tls_files(config, "matchmaking"), methods=public
+        servicer,
+        descriptor,
+        config,
+        tls_files(config, "matchmaking"),
+        service="matchmaking",
+        methods=public,
     )
 
 
@@ -327,6 +333,7 @@ def make_spec(**kwargs: Any) -> ServiceSpec:
         internal_methods=INTERNAL_METHODS,
         callers=callers,
         default_internal_port=INTERNAL_PORTS["matchmaking"],
+        check_config=check_web_port("matchmaking"),
     )
 
 
