@@ -5,11 +5,11 @@ the reconciliation report (:mod:`.reconciliation`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import structlog
 
-from shared.errors import FailedPrecondition, PermissionDenied
+from shared.errors import FailedPrecondition
 
 from . import (
     allocated_tables,
@@ -49,19 +49,11 @@ class EconomyDesk:
         self, token: str, asset: str | None, page_token: str, page_size: int
     ) -> tuple[dict[str, int], list[ledger.Entry], str]:
         """The caller's balances and a page of its entries, newest first, and the next token."""
-        player = self._wallet_owner(token)
+        player = self.authenticate(token)
         found, next_token = ledger.entries_page(
             self.store, player.player_id, asset, page_token, page_size
         )
         return self.asset_balances(player.player_id), found, next_token
-
-    def _wallet_owner(self, token: str):
-        player = self.authenticate(token)
-        if getattr(player, "guest", False):
-            raise PermissionDenied(
-                "a guest has no ledger account (sign in with an identity)", reason="GUEST"
-            )
-        return player
 
     # --- items ---------------------------------------------------------------------------------
     def item_prices(self) -> list[tuple[str, int]]:
@@ -69,7 +61,7 @@ class EconomyDesk:
 
     def buy_items(self, token: str, asset: str, count: int, request_id: str):
         """Buy items with silver; (the player, silver paid)."""
-        player = self._wallet_owner(token)
+        player = self.authenticate(token)
         paid = items.buy(
             self.store,
             self.config.item_prices,
@@ -112,13 +104,6 @@ class EconomyDesk:
         return player
 
     # --- covering a hand -----------------------------------------------------------------------
-    def require_cover(
-        self, player_id: str, ruleset: str, options: Mapping[str, str] | None, stake: int
-    ) -> int:
-        """FailedPrecondition unless the player's silver covers a seat at ``stake``."""
-        silver = ledger.balance(self.store, player_id)
-        return hand_cover.require_cover(player_id, silver, ruleset, options, stake)
-
     def check_room_stake(self, room, stake: int, joining: Sequence[str] = ()) -> None:
         """Room stakes (RULES-items §4): a tier of the level table, at most what the lowest
         level among the seated humans (and ``joining``) allows, and covered by each of them;
