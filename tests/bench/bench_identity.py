@@ -16,6 +16,9 @@
 from __future__ import annotations
 
 import itertools
+import json
+import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -31,7 +34,7 @@ from services.matchmaking.ledger import HandReport, Leg
 from shared.request_ids import with_request_ids
 from shared.server import configure_logging
 from shared.store import open_store
-from tests.bench import rate
+from tests.bench import ROOT, bench_seconds, rate
 from tests.support.identity import id_token, sign_in, unique_subject
 from tests.support.tls import as_player
 from tests.unit.matchmaking.mm_fakes import make_service
@@ -159,6 +162,47 @@ def ledger_figures(kind: str, tmp: Path) -> dict[str, float]:
         store.close()
 
 
+# The ledger before items: silver only, no asset legs (issue 21 measured ledger speed "with
+# items, side by side with today's", the ledger of this commit).
+BEFORE_ITEMS = "c7055cb"
+PAIRS = 3  # old and new runs alternate this many times; each side keeps its best
+
+
+def ledger_side_by_side(tmp: Path) -> dict[str, tuple[float, float]] | None:
+    """Settled hands per second of this tree's ledger and of :data:`BEFORE_ITEMS`', each run
+    in its own process (tests/bench/ledger_side_by_side.py), alternating; None when this
+    clone lacks that commit."""
+    old = tmp / "before-items"
+    old.mkdir()
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", BEFORE_ITEMS, "shared", "services"],
+        capture_output=True,
+    )
+    if archive.returncode != 0:
+        print(f"  side by side: this clone has no commit {BEFORE_ITEMS} (a shallow clone?)")
+        return None
+    subprocess.run(["tar", "-x", "-C", str(old)], input=archive.stdout, check=True)
+    script = str(Path(__file__).with_name("ledger_side_by_side.py"))
+    best: dict[str, tuple[float, float]] = {}
+    for kind in ("memory", "sqlite"):
+        rates: dict[Path, float] = {ROOT: 0.0, old: 0.0}
+        for n in range(PAIRS):
+            for tree in (ROOT, old):
+                d = tmp / f"side-{kind}-{tree.name}-{n}"
+                d.mkdir()
+                done = subprocess.run(
+                    [sys.executable, script, kind, str(d), str(bench_seconds())],
+                    capture_output=True,
+                    text=True,
+                    env={**os.environ, "PYTHONPATH": str(tree), "MAHJONG_PURE_PYTHON": "1"},
+                    check=True,
+                )
+                got = json.loads(done.stdout.strip().splitlines()[-1])["hand"]
+                rates[tree] = max(rates[tree], got)
+        best[kind] = (rates[ROOT], rates[old])
+    return best
+
+
 def main(argv: list[str] | None = None) -> int:
     configure_logging("warning")
     print("identity: sign-ins with a warm JWKS cache (ES256 ID tokens of the test issuer)")
@@ -192,12 +236,22 @@ def main(argv: list[str] | None = None) -> int:
         for kind in ("memory", "sqlite"):
             (Path(tmp) / f"ledger-{kind}").mkdir()
             ledgers[kind] = ledger_figures(kind, Path(tmp) / f"ledger-{kind}")
-    for kind, r in ledgers.items():
+        for kind, r in ledgers.items():
+            print(
+                f"  {kind:<6} hand (silver) {r['hand']:>8,.0f}/s   item buy {r['buy']:>8,.0f}/s   "
+                f"加倍卡 hand {r['doubled']:>8,.0f}/s   items/hands {r['buy'] / r['hand']:.2f}x   "
+                f"加倍卡 hand/hand {r['doubled'] / r['hand']:.2f}x"
+            )
         print(
-            f"  {kind:<6} hand (silver) {r['hand']:>8,.0f}/s   item buy {r['buy']:>8,.0f}/s   "
-            f"加倍卡 hand {r['doubled']:>8,.0f}/s   items/hands {r['buy'] / r['hand']:.2f}x   "
-            f"加倍卡 hand/hand {r['doubled'] / r['hand']:.2f}x"
+            f"ledger side by side with the ledger before items ({BEFORE_ITEMS}): settled hands "
+            f"per second, one process each, {PAIRS} alternating runs, best of each"
         )
+        side = ledger_side_by_side(Path(tmp))
+        for kind, (now, before) in (side or {}).items():
+            print(
+                f"  {kind:<6} asset ledger {now:>8,.0f}/s   before items {before:>8,.0f}/s   "
+                f"(now/before {now / before:.2f}x)"
+            )
     return 0
 
 
