@@ -1,10 +1,11 @@
 // Who is playing: a session of matchmaking's, signed in with an ID token of the development
 // issuer (a name) or as a guest, kept in localStorage (every tab of the origin shares it) and
 // refreshed before it expires (RefreshSession rotates the refresh token: the newest one is
-// written back at once, so another tab refreshing later reads it instead of a spent one).
+// written back at once, and tabs refresh one at a time, so another tab refreshing later reads
+// it instead of presenting a spent one).
 
 import type { Player, Session } from "./gen/mahjong/matchmaking/v1/matchmaking_pb";
-import { devIdToken, matchmaking, requestId } from "./api";
+import { apiError, devIdToken, matchmaking, requestId } from "./api";
 
 export interface SignedIn {
   sessionToken: string;
@@ -76,16 +77,37 @@ export async function live(): Promise<SignedIn | null> {
   return refresh(s);
 }
 
+/** Errors after which the same refresh token may work a moment later (a network drop, an
+ * overloaded or restarting server); any other error means it never will. */
+const TRANSIENT = new Set(["UNAVAILABLE", "DEADLINE_EXCEEDED", "RESOURCE_EXHAUSTED", "ABORTED", "UNKNOWN", "INTERNAL"]);
+const RETRY_MS = 3000;
+
+/** RefreshSession, one tab at a time (a Web Lock over the origin): two tabs presenting the same
+ * refresh token would make the second a reuse, and reuse detection ends the whole session. In
+ * the lock the kept session is read again, so a tab that waited takes the one just refreshed. A
+ * transient failure keeps the session and tries again shortly; only a refusal signs out. */
 async function refresh(s: SignedIn): Promise<SignedIn | null> {
-  try {
-    const r = await matchmaking.refreshSession({ refreshToken: s.refreshToken });
-    return keep(r.session, r.player);
-  } catch {
-    const now = current(); // another tab may have refreshed it meanwhile
-    if (now && now.refreshToken !== s.refreshToken) return now;
-    forget();
-    return null;
-  }
+  const run = async (): Promise<SignedIn | null> => {
+    const kept = current();
+    if (!kept) return null; // signed out meanwhile
+    if (kept.refreshToken !== s.refreshToken) {
+      schedule(kept); // another tab refreshed it
+      return kept;
+    }
+    try {
+      const r = await matchmaking.refreshSession({ refreshToken: kept.refreshToken });
+      return keep(r.session, r.player);
+    } catch (e) {
+      if (TRANSIENT.has(apiError(e).code)) {
+        clearTimeout(timer);
+        timer = setTimeout(() => void refresh(kept), RETRY_MS);
+        return kept.expiresAt > Date.now() ? kept : null;
+      }
+      forget(); // spent, revoked or expired: sign in again
+      return null;
+    }
+  };
+  return navigator.locks ? navigator.locks.request("mahjong.session.refresh", run) : run();
 }
 
 function schedule(s: SignedIn): void {
