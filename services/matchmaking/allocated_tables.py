@@ -66,6 +66,18 @@ class AllocatedTable:
     ruleset: str = ""
     stake: int = 0
     ruleset_options: tuple[tuple[str, str], ...] = ()
+    # Seats a bot took when their player went bankrupt: (seat, player id, hand id of the hand
+    # after which it left); that hand's reports still name the player.
+    bankrupt: tuple[tuple[int, str, str], ...] = ()
+
+    def seating_of(self, hand_id: str) -> tuple[str, ...]:
+        """Who sat where in the hand ``hand_id``: the bankrupt players in the hand they left
+        after (a repeated report of it), the bots that took their seats in every later one."""
+        ids = list(self.player_ids)
+        for seat, player_id, last_hand in self.bankrupt:
+            if last_hand == hand_id:
+                ids[seat] = player_id
+        return tuple(ids)
 
 
 def sealed_request_id(secret: bytes, request_id: str) -> str:
@@ -90,7 +102,30 @@ def _body(table: AllocatedTable) -> dict:
         "ruleset": table.ruleset,
         "stake": table.stake,
         "ruleset_options": dict(table.ruleset_options),
+        "bankrupt": [list(b) for b in table.bankrupt],
     }
+
+
+def replace_seat(
+    store: Store, table_id: str, seat: int, bot_id: str, hand_id: str
+) -> AllocatedTable:
+    """A bot takes ``seat`` after the hand ``hand_id`` (its player went bankrupt, 破产): the
+    table's later reports name ``bot_id`` there. Idempotent."""
+
+    def fn(raw: bytes | None):
+        if raw is None:
+            raise NotFound(f"table {table_id} was not allocated by matchmaking", table_id=table_id)
+        data = records.load(raw)
+        if data["player_ids"][seat] == bot_id:
+            return None, None
+        data.setdefault("bankrupt", []).append([seat, data["player_ids"][seat], hand_id])
+        data["player_ids"][seat] = bot_id
+        return records.dump(data), None
+
+    store.update(TABLES, table_id, fn)
+    found = find(store, table_id)
+    assert found is not None
+    return found
 
 
 def find(store: Store, table_id: str) -> AllocatedTable | None:
@@ -106,6 +141,7 @@ def find(store: Store, table_id: str) -> AllocatedTable | None:
         data.get("ruleset", ""),
         int(data.get("stake", 0)),
         tuple(sorted((data.get("ruleset_options") or {}).items())),
+        tuple((int(a), str(b), str(c)) for a, b, c in data.get("bankrupt", ())),
     )
 
 
@@ -234,10 +270,12 @@ def check_report(
     table_id: str,
     tag: str,
     player_ids: Sequence[str] | None = None,
+    hand_id: str = "",
 ) -> AllocatedTable:
     """The allocation a gateway report is about, or the refusal that keeps it out of the ledger.
 
-    ``player_ids`` (by seat) is checked for RecordHand; TableFinished carries none."""
+    ``player_ids`` (by seat, in the hand ``hand_id``) is checked for RecordHand; TableFinished
+    carries none."""
     table = find(store, table_id)
     if table is None:
         if _pending_match(store, tag, player_ids):
@@ -258,7 +296,7 @@ def check_report(
             reason="TABLE_TAG_MISMATCH",
             table_id=table_id,
         )
-    seating = table.player_ids
+    seating = table.seating_of(hand_id)
     if player_ids is not None and tuple(player_ids) != seating:
         raise FailedPrecondition(
             f"table {table_id} seats {list(seating)} by seat, not {list(player_ids)}",

@@ -144,9 +144,11 @@ class EconomyDesk:
 
     def bankrupt_after(self, report: HandReport) -> tuple[list[int], list[str]]:
         """The seats whose player no longer covers the next hand at the table's stake (破产),
-        and the bot to take each: the RecordHand answer. The table's seating changes only when
-        the gateway seats that bot (a report naming the player again is still the player's);
-        until then a hand the player cannot pay is cut to what they hold
+        and the bot to take each: the RecordHand answer. The allocation's seating changes with
+        the answer (:func:`.allocated_tables.replace_seat`): the gateway seats that bot before
+        its next deal, so every later report names it there (its side is the house's: bots
+        have no wallets), while a repeated report of this hand still names the player and gets
+        the same answer. A hand the player cannot pay in full is cut to what they hold
         (:func:`.ledger.record_hand`), so the books stay whole either way."""
         table = allocated_tables.find(self.store, report.table_id)
         if table is None or table.stake <= 0 or not table.ruleset:
@@ -154,12 +156,20 @@ class EconomyDesk:
         needed = hand_cover.loss_cap(table.ruleset, dict(table.ruleset_options), table.stake)
         seats: list[int] = []
         bots: list[str] = []
+        left = {(seat, pid): hand for seat, pid, hand in table.bankrupt}
         for seat, pid in enumerate(report.player_ids):
             if ledger.is_bot(pid):
+                continue
+            if left.get((seat, pid)) == report.hand_id:  # a repeat: the same answer
+                seats.append(seat)
+                bots.append(table.player_ids[seat])
                 continue
             silver = ledger.balance(self.store, pid)
             if needed is None or silver < needed:
                 bot = replacement_bot_id(report.table_id, seat)
+                allocated_tables.replace_seat(
+                    self.store, report.table_id, seat, bot, report.hand_id
+                )
                 seats.append(seat)
                 bots.append(bot)
                 metrics.BANKRUPT.inc()

@@ -173,7 +173,7 @@ class Matchmaking(IdentityDesk, RoomDesk, TournamentDesk, DoubleCardDesk, Econom
         Only for a table matchmaking allocated, with its tag and its players by seat (else
         refused, nothing recorded: see :mod:`.allocated_tables`)."""
         ledger.validate_report(report)
-        self._check_report(report.table_id, report.tag, report.player_ids)
+        self._check_report(report.table_id, report.tag, report.player_ids, report.hand_id)
         new = ledger.record_hand(
             self.store, report, self.clock(), double_cards.consume_legs(report)
         )
@@ -205,9 +205,9 @@ class Matchmaking(IdentityDesk, RoomDesk, TournamentDesk, DoubleCardDesk, Econom
             rooms.finish_room(self.store, code, table_id)
         self.notify()
 
-    def _check_report(self, table_id: str, tag: str, player_ids=None) -> None:
+    def _check_report(self, table_id: str, tag: str, player_ids=None, hand_id: str = "") -> None:
         try:
-            allocated_tables.check_report(self.store, table_id, tag, player_ids)
+            allocated_tables.check_report(self.store, table_id, tag, player_ids, hand_id)
         except (NotFound, FailedPrecondition) as exc:
             metrics.REPORTS_REFUSED.labels(exc.reason).inc()
             log.error(
