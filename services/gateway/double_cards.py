@@ -71,7 +71,7 @@ def play_double_card(manager, table_id: str, token: str, request_id: str) -> tup
     bank: DoubleCardBank | None = manager.double_cards
     table = manager.table(table_id)
     with table.lock:
-        seat = manager._viewer(table, token, None)
+        seat = manager._actor(table, token, None)
         if seat is None:
             raise PermissionDenied("a spectator plays no 加倍卡", field="seat_token")
         rid = "double:" + request_id

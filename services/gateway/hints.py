@@ -38,7 +38,7 @@ def hint(manager: TableManager, table_id: str, token: str, seat_claim: int | Non
     """The planning bot's action for the token's seat's pending prompt."""
     table = manager.table(table_id)
     with table.lock:
-        seat = manager._viewer(table, token, seat_claim)
+        seat = manager._actor(table, token, seat_claim)
         if seat is None:
             raise PermissionDenied("a spectator has no decision to hint", field="seat_token")
         if table.report_hands:

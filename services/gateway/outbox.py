@@ -20,6 +20,12 @@ status code (:func:`classify`):
   store. Casual tables (created without the internal token: ``mahjong play``, tests, clients)
   never reach the outbox (``TableSpec.report_hands``), so a drop means something is wrong.
 
+A hand's answer (RecordHand's: the seats whose player went bankrupt, 破产, and the bots taking
+them) is kept in the store (``gateway-hand-answer``, :class:`~services.gateway.tables.records.
+HandAnswerRecord`) before its row is deleted: the table deals its next hand only once it is
+there, whichever replica runs the table or sent the report, and after a restart. A report
+dropped for good gets a ``refused`` answer (no seat changes), so its table goes on.
+
 Several gateway replicas share one store, and each runs a sender. A table's reports are sent
 by one sender at a time: before sending them a sender claims the table's outbox lease
 (``gateway-outbox/<table id>``, a store lease of :data:`CLAIM_TTL_MS` or more, skipped while
@@ -47,8 +53,15 @@ from mahjong.matchmaking.v1 import matchmaking_pb2, matchmaking_pb2_grpc
 from prometheus_client import Counter, Gauge
 
 from services.gateway.tables import OUTBOX
-from services.gateway.tables.records import HandReport, Report, decode_report
-from shared.convert.common import seat_to_proto
+from services.gateway.tables.records import (
+    ANSWERS,
+    HandAnswerRecord,
+    HandReport,
+    Report,
+    decode_report,
+)
+from shared.convert.common import seat_from_proto, seat_to_proto
+from shared.errors import InvalidArgument
 from shared.server import internal_metadata
 from shared.store import Store
 from shared.store.base import Fenced, Lease, LeaseHeld, Record
@@ -126,10 +139,11 @@ class OutboxSender:
         self._thread.start()
         return self
 
-    def send_one(self, report: Report) -> None:
+    def send_one(self, report: Report) -> HandAnswerRecord | None:
+        """Send one report; a hand's answer (None for a table's end)."""
         if isinstance(report, HandReport):
             esc = report.escaped_seat
-            self.stub.RecordHand(
+            answer = self.stub.RecordHand(
                 matchmaking_pb2.RecordHandRequest(
                     hand_id=report.hand_id,
                     table_id=report.table_id,
@@ -144,14 +158,15 @@ class OutboxSender:
                 timeout=self.timeout,
                 metadata=self.metadata,
             )
-        else:
-            self.stub.TableFinished(
-                matchmaking_pb2.TableFinishedRequest(
-                    table_id=report.table_id, tag=report.tag, hands_played=report.hands_played
-                ),
-                timeout=self.timeout,
-                metadata=self.metadata,
-            )
+            return hand_answer(report, answer)
+        self.stub.TableFinished(
+            matchmaking_pb2.TableFinishedRequest(
+                table_id=report.table_id, tag=report.tag, hands_played=report.hands_played
+            ),
+            timeout=self.timeout,
+            metadata=self.metadata,
+        )
+        return None
 
     def flush(self) -> int:
         """Send every pending report once (a table's in key order: its hands before its end),
@@ -185,13 +200,15 @@ class OutboxSender:
                     log.error("outbox_record_unreadable", key=key, error=repr(exc))
                     continue
                 try:
-                    self.send_one(report)
+                    answer = self.send_one(report)
                 except grpc.RpcError as exc:
                     if not self._refused(key, report, exc, claim.lease):
                         return done, False
                     continue
                 done += 1
                 self.sent += 1
+                if answer is not None and not claim.put(ANSWERS, key, answer.encode()):
+                    return done, True
                 if not claim.delete(key):
                     return done, True
             return done, True
@@ -231,6 +248,9 @@ class OutboxSender:
             report={"kind": report.kind, **dataclasses.asdict(report)},
         )
         try:
+            if isinstance(report, HandReport):  # its table waits for an answer: go on
+                refused = HandAnswerRecord(refused=True).encode()
+                self.store.put(ANSWERS, key, refused, fence=lease.fence)
             self.store.delete(OUTBOX, key, fence=lease.fence)
         except Fenced:
             return False  # another sender took the table over: it decides
@@ -248,6 +268,23 @@ class OutboxSender:
 
     def close(self) -> None:
         self._stop.set()
+
+
+def hand_answer(report: HandReport, answer) -> HandAnswerRecord:
+    """RecordHand's answer as the table keeps it. One that does not pair each bankrupt seat
+    (0-3) with a bot is a ValueError: the report stays and is sent again (the sender's loop
+    logs it), as matchmaking answers a repeat the same way."""
+    bots = list(answer.replacement_player_ids)
+    try:
+        seats = [seat_from_proto(s, "bankrupt_seats") for s in answer.bankrupt_seats]
+    except InvalidArgument as exc:
+        raise ValueError(f"RecordHand's answer for {report.hand_id}: {exc.message}") from exc
+    if len(seats) != len(bots) or not all(bots):
+        raise ValueError(
+            f"RecordHand's answer for {report.hand_id} names bankrupt seats {seats} and bots "
+            f"{bots}: one bot per seat"
+        )
+    return HandAnswerRecord(tuple(zip(seats, bots, strict=True)))
 
 
 class _Claim:
@@ -268,6 +305,16 @@ class _Claim:
             except Fenced:
                 self.lost = True
         return not self.lost
+
+    def put(self, namespace: str, key: str, value: bytes) -> bool:
+        """A record written under the claim; False when another sender took it over."""
+        try:
+            self.store.put(namespace, key, value, fence=self.lease.fence)
+        except Fenced:
+            self.lost = True
+            log.warning("outbox_claim_lost", key=key, lease=self.lease.name)
+            return False
+        return True
 
     def delete(self, key: str) -> bool:
         """Delete a delivered row under the claim; False when another sender took it over."""

@@ -266,6 +266,12 @@ def render_event(event: gateway_pb2.Event, me: int) -> str | None:
     if kind == "seat_changed":
         name = "you" if ev.seat - 1 == me else f"seat {ev.seat - 1}"
         return f"{name}: {ev.reason.replace('_', ' ')}"
+    if kind == "seat_bankrupt":
+        name = "you" if ev.seat - 1 == me else f"seat {ev.seat - 1} ({ev.player_id})"
+        return (
+            f"破产: {name} went bankrupt after hand {ev.after_hand} (the silver left no longer "
+            f"covers a hand) and left the table; a bot plays seat {ev.seat - 1} now"
+        )
     if kind == "seed_revealed":
         return f"wall seed revealed: {ev.seed[:16]}… (its SHA-256 is the commitment)"
     if kind == "table_finished":

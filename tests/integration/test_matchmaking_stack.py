@@ -25,14 +25,18 @@ from pathlib import Path
 
 import grpc
 import pytest
+from mahjong.common.v1 import common_pb2 as common_pb
+from mahjong.gateway.v1 import gateway_pb2 as gw_pb
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
+from services.gateway.bots.planner import PlanningBot
 from services.gateway.client import RemotePlayer
-from services.matchmaking import ledger
+from services.matchmaking import allocated_tables, ledger
 from shared.request_ids import with_request_ids
 from shared.store import open_store
 from shared.supervisor import ServiceProcess
+from shared.table import Discard, Pass, Win
 from tests.support import probes
 from tests.support.address_book import AddressBook
 from tests.support.cluster import Entrant
@@ -418,3 +422,125 @@ def test_a_signed_in_player_takes_their_seat_by_session_and_nobody_else_can(stac
     finally:
         gw_channel.close()
         channel.close()
+
+
+class Feeder:
+    """A person who never wins nor claims (the planning bot's discards, every claim passed), so
+    they only ever pay: the seat that goes bankrupt below."""
+
+    def __init__(self) -> None:
+        self.inner = PlanningBot()
+
+    def own_turn(self, view, options):
+        action = self.inner.own_turn(view, options)
+        if isinstance(action, Win):
+            return Discard(options.discards[-1])
+        return action
+
+    def claim(self, view, options, tile):
+        return Pass()
+
+    def tile_swap(self, view, count):
+        return self.inner.tile_swap(view, count)
+
+
+def test_a_room_player_who_can_no_longer_cover_a_hand_goes_bankrupt_and_a_bot_takes_the_seat(
+    stack,
+):
+    """破产 end to end: at a room whose house rules cap a loss at 10 勒子 (100 silver at stake
+    1), Poor keeps exactly that cover and never wins, so the first hand they pay anything
+    leaves them short of the next: matchmaking answers their
+    seat bankrupt, the gateway seats the bot before the next deal and tells every seat, Poor's
+    token acts no more but still watches, the next reports name the bot (the house's side), and
+    Poor's balance never goes below 0 while the ledger stays balanced per asset."""
+    channel, stub = stub_for(stack)
+    (_, rich), (poor_player, poor) = register(stub, "Rich"), register(stub, "Poor")
+    stub.BuyItems(
+        pb.BuyItemsRequest(session_token=poor, asset=pb.ASSET_DOUBLE_CARD, count=18),
+        timeout=TIMEOUT,
+    )  # 900 of their 1,000 silver: 100 left, the room's cover at stake 1
+    assert stub.GetPlayer(pb.GetPlayerRequest(session_token=poor)).player.silver == 100
+    rules = common_pb.RulesetRef(name="shanghai-qiaoma", options={"payment.loss_cap_lezi": "10"})
+    code = stub.OpenRoom(
+        pb.OpenRoomRequest(session_token=rich, ruleset=rules, max_hands=12), timeout=TIMEOUT
+    ).room.code
+    stub.JoinRoom(pb.JoinRoomRequest(session_token=poor, code=code), timeout=TIMEOUT)
+    for _ in range(2):
+        stub.InviteBot(pb.InviteBotRequest(session_token=rich, code=code), timeout=TIMEOUT)
+    stub.SetRoomStake(pb.SetRoomStakeRequest(session_token=rich, code=code, stake=1))
+    stub.AnswerRoomStake(pb.AnswerRoomStakeRequest(session_token=poor, code=code, accept=True))
+    for token in (rich, poor):
+        stub.PressStart(pb.PressStartRequest(session_token=token, code=code), timeout=TIMEOUT)
+
+    def seat_of(token):
+        got = stub.GetRoom(pb.GetRoomRequest(session_token=token, code=code), timeout=TIMEOUT)
+        return got.room.assignment if got.room.state == pb.ROOM_STATE_PLAYING else None
+
+    rich_at = wait_for(lambda: seat_of(rich), 30, "the room's table", stack)
+    poor_at = wait_for(lambda: seat_of(poor), 30, "Poor's seat", stack)
+    players = [
+        RemotePlayer(a.gateway_address, a.table_id, a.seat_token, seat=a.seat - 1, policy=p,
+                     keep_events=True, name=n)
+        for a, p, n in ((rich_at, None, "rich"), (poor_at, Feeder(), "poor"))
+    ]  # fmt: skip
+    try:
+        for p in players:
+            p.start()
+        for p in players:
+            p.wait(240)
+            assert p.error is None, p.error
+        # the bankrupt seat's token: no more acting, but it still watches (as a spectator)
+        watcher = players[1]
+        with pytest.raises(grpc.RpcError) as refused:
+            watcher.stub.Act(
+                gw_pb.ActRequest(
+                    table_id=poor_at.table_id, seat_token=poor_at.seat_token, request_id="late",
+                    last_sequence=watcher.last_sequence, action=gw_pb.Action(
+                        resume=gw_pb.Resume()),
+                ),
+                timeout=TIMEOUT,
+            )  # fmt: skip
+        assert refused.value.code() == grpc.StatusCode.PERMISSION_DENIED
+        assert "bankrupt" in refused.value.details()
+        assert not watcher.state().viewer  # the spectators' view
+    finally:
+        for p in players:
+            p.close()
+    seat = poor_at.seat - 1
+    told = [
+        [e.seat_bankrupt for e in p.events if e.WhichOneof("kind") == "seat_bankrupt"]
+        for p in players
+    ]
+    assert told[0] == told[1] and len(told[0]) == 1, told  # every seat is told, once
+    (gone,) = told[0]
+    assert (gone.seat - 1, gone.player_id) == (seat, poor_player.player_id)
+    after = gone.after_hand
+    poor_silver = stub.GetPlayer(pb.GetPlayerRequest(session_token=poor)).player.silver
+    assert 0 <= poor_silver < 100
+    # Poor's silver, entry by entry from the oldest, never went below 0
+    entries = stub.ListLedgerEntries(
+        pb.ListLedgerEntriesRequest(session_token=poor, page_size=200)
+    ).entries
+    running = 0
+    for e in reversed([e for e in entries if e.asset == pb.ASSET_SILVER]):  # newest first
+        running += e.amount
+        assert running >= 0
+    assert running == poor_silver
+    store = open_store(f"sqlite:///{stack.tmp / 'matchmaking.db'}")
+    try:
+        table = allocated_tables.find(store, poor_at.table_id)
+        assert table is not None and table.player_ids[seat] == gone.bot_player_id
+        reports = sorted(ledger.hand_reports(store, f"room/{code}"), key=lambda r: r.hand_number)
+        assert [r.hand_number for r in reports] == list(range(1, len(reports) + 1))
+        assert len(reports) > after, "no hand was played after the bankruptcy"
+        for r in reports:
+            named = poor_player.player_id if r.hand_number <= after else gone.bot_player_id
+            assert r.player_ids[seat] == named
+        # the bot's hands are the house's: Poor has no entry of any hand after theirs
+        later = {r.hand_id for r in reports if r.hand_number > after}
+        assert not [e for e in ledger.entries(store, poor_player.player_id) if e.ref in later]
+        assert ledger.balance(store, gone.bot_player_id) == 0
+        assert ledger.reconcile(store) == []  # every transaction balanced per asset
+    finally:
+        store.close()
+    channel.close()

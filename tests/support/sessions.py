@@ -115,6 +115,7 @@ def local_table(
     on_event: Callable[[str, dict], None] | None = None,
     on_step_failed: Callable[[int, Exception], None] | None = None,
     on_halted: Callable[[Exception], None] | None = None,
+    hand_answer: Callable[[str], tuple[tuple[int, str], ...] | None] | None = None,
 ) -> LocalTable:
     """A TableSession (not started) on a new ManualScheduler and ``ports`` (in-process
     adapters unless given); each event it emits is kept, then passed to ``on_event``. An error
@@ -143,5 +144,6 @@ def local_table(
         rng=rng,
         on_step_failed=on_step_failed,
         on_halted=on_halted or reraise,
+        hand_answer=hand_answer,
     )
     return LocalTable(session, scheduler, events, reports, typed)

@@ -165,6 +165,8 @@ export class TableScreen implements PromptHost, ResultHost {
         return `${this.name(seatOf(k.value.seat))} timed out`;
       case "seatChanged":
         return `${this.name(seatOf(k.value.seat))}: ${k.value.reason.replace(/_/g, " ")}`;
+      case "seatBankrupt":
+        return `破产 — ${k.value.playerId} went bankrupt after hand ${k.value.afterHand} and left; a bot takes seat ${seatOf(k.value.seat)}`;
       case "tableFinished":
         return `table finished (${k.value.reason.replace(/_/g, " ")})`;
       default:

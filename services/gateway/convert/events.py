@@ -290,6 +290,17 @@ def _double_card_played(ev: K.DoubleCardPlayed, e: pb.Event) -> None:
     )
 
 
+def _seat_bankrupt(ev: K.SeatBankrupt, e: pb.Event) -> None:
+    e.seat_bankrupt.CopyFrom(
+        pb.SeatBankrupt(
+            seat=seat_to_proto(ev.seat),
+            player_id=ev.player_id,
+            bot_player_id=ev.bot_id,
+            after_hand=ev.after_hand,
+        )
+    )
+
+
 # One converter per event class: it fills the proto Event's field of that kind.
 CONVERTERS: dict[type[K.TableEvent], Callable] = {
     K.TableStarted: _table_started,
@@ -312,6 +323,7 @@ CONVERTERS: dict[type[K.TableEvent], Callable] = {
     K.TableHalted: _table_halted,
     K.WildFlipped: _wild_flipped,
     K.DoubleCardPlayed: _double_card_played,
+    K.SeatBankrupt: _seat_bankrupt,
 }
 # The log's record of actions is seen by no viewer (events.views): it has no proto form.
 _NEVER_SHOWN = {K.ActionTaken}

@@ -38,7 +38,7 @@ from services.gateway.domain.session import (
     TableSession,
     decisions,
 )
-from services.gateway.domain.session.table import Emit, Report
+from services.gateway.domain.session.table import Emit, HandAnswer, Report
 from shared.ruleset import resolve_ruleset
 
 
@@ -94,6 +94,7 @@ def restore_session(
     policy,
     on_step_failed: Callable[[int, Exception], None] | None = None,
     on_halted: Callable[[Exception], None] | None = None,
+    hand_answer: HandAnswer | None = None,
 ) -> TableSession:
     """The session of a logged table, ready to go on (timers scheduled, next step queued)."""
     started = next(e.event for e in log if isinstance(e.event, K.TableStarted))
@@ -135,6 +136,7 @@ def restore_session(
         policy=policy,
         on_step_failed=on_step_failed,
         on_halted=on_halted,
+        hand_answer=hand_answer,
     )
     hand_open = False
     left_in_hand = False
@@ -155,6 +157,8 @@ def restore_session(
                     session.auto_play_hidden.add(ev.seat)
                 else:
                     session.auto_play_hidden.discard(ev.seat)
+        elif isinstance(ev, K.SeatBankrupt):
+            session.take_bankrupt_seat(ev)
         elif isinstance(ev, K.TimedOut):
             seats[ev.seat].timeouts_in_row = ev.in_a_row
         elif isinstance(ev, K.DoubleCardPlayed):
@@ -174,6 +178,7 @@ def restore_session(
             for i, p in enumerate(result.payments):
                 seats[i].chips += p
             session.hands_played += 1
+            session.last_hand_id = result.hand_id
             session.count_deal(session.dealer, result.next_dealer)
             session.dealer = result.next_dealer
             session.huangfan = 0 if left_in_hand else result.next_huangfan

@@ -29,7 +29,7 @@ from shared.table import ResumePlay, SeatRequest
 
 class ActCalls:
     """Mixed into :class:`~services.gateway.tables.manager.TableManager`, with ``table``,
-    ``_session``, ``_viewer``, ``step`` and ``_not_owner`` of the other parts."""
+    ``_session``, ``_actor``, ``step`` and ``_not_owner`` of the other parts."""
 
     def act(
         self,
@@ -46,7 +46,7 @@ class ActCalls:
             raise InvalidArgument("last_sequence is negative", field="last_sequence")
         table = self.table(table_id)
         with table.lock:
-            seat = self._viewer(table, token, seat_claim)
+            seat = self._actor(table, token, seat_claim)
             if seat is None:
                 raise PermissionDenied("a spectator cannot act", field="seat_token")
             key = (seat, request_id)

@@ -268,4 +268,5 @@ class TableCreation:
             "policy": self.policy,
             "on_step_failed": lambda attempt, exc: step_failed(table.id, attempt, exc),
             "on_halted": lambda exc: table_halted(table.id, exc),
+            "hand_answer": self._hand_answer(table),
         }

@@ -7,7 +7,9 @@ request id that took an open seat), ``gateway-table`` (table id -> its seats, :c
 list), ``gateway-reported`` (table id -> ``b"1"``/``b"0"``: whether its hands go to matchmaking's
 ledger) and ``gateway-outbox`` (``<table>/<hand id>`` -> :class:`HandReport`,
 ``<table>/~finished`` -> :class:`FinishedReport`: reports for matchmaking, sent by
-:mod:`services.gateway.outbox`) and ``gateway-spectator`` (``<table>/<spectator id>`` -> when
+:mod:`services.gateway.outbox`), ``gateway-hand-answer`` (``<table>/<hand id>`` ->
+:class:`HandAnswerRecord`: matchmaking's answer to a hand's report, which the table waits for
+before its next deal) and ``gateway-spectator`` (``<table>/<spectator id>`` -> when
 the spectator joined, in ms: the spectators a table admits, :mod:`.spectators`).
 
 Each JSON record carries ``"v"``; records written before the field existed are version 1 (the
@@ -29,6 +31,7 @@ TABLES = "gateway-table"
 REPORTED = "gateway-reported"
 OUTBOX = "gateway-outbox"
 SPECTATORS = "gateway-spectator"
+ANSWERS = "gateway-hand-answer"
 
 VERSION = 1
 
@@ -216,3 +219,31 @@ def decode_report(raw: bytes) -> Report:
             hands_played=int(d["hands_played"]),
         )
     raise ValueError(f"outbox record of kind {kind!r}: this release knows 'hand' and 'finished'")
+
+
+@dataclass(frozen=True)
+class HandAnswerRecord:
+    """Matchmaking's answer to a hand's report, kept by the outbox sender that got it (any
+    replica) for the table, which deals its next hand only once it is in: the seats whose
+    player went bankrupt (破产) and the bot taking each, ``((seat, bot id), ...)``. ``refused``:
+    matchmaking refused the report for good (dropped, :mod:`services.gateway.outbox`), so
+    nobody's seat changes and the table goes on."""
+
+    bankrupt: tuple[tuple[int, str], ...] = ()
+    refused: bool = False
+
+    def encode(self) -> bytes:
+        return _dump({"bankrupt": [[s, b] for s, b in self.bankrupt], "refused": self.refused})
+
+    @staticmethod
+    def decode(raw: bytes) -> HandAnswerRecord:
+        d = _load(raw, "hand answer")
+        return HandAnswerRecord(
+            tuple((int(s), str(b)) for s, b in d.get("bankrupt", ())),
+            bool(d.get("refused", False)),
+        )
+
+
+def answer_key(table_id: str, hand_id: str) -> str:
+    """The key of a hand's answer: the key of its outbox row (:meth:`HandReport.key`)."""
+    return f"{table_id}/{hand_id}"

@@ -2,20 +2,35 @@
 table's end) is a row of ``gateway-outbox`` written in the same step as the events it reports,
 so a report exists exactly when its hand's result is in the log; :mod:`services.gateway.outbox`
 delivers the rows. The end is the table's last write: its lease is released after it.
+
+A reporting table deals its next hand only once matchmaking's answer to the last one is in the
+store (``gateway-hand-answer``, kept by whichever replica's outbox sender delivered the report:
+:mod:`services.gateway.outbox`), and applies its bankrupt seats (破产) before the deal
+(:meth:`TableReports._hand_answer`, the session's ``hand_answer``). The answers go with the
+table's end.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
+
+import structlog
 
 from services.gateway.tables.live import LiveTable
 from services.gateway.tables.records import (
+    ANSWERS,
     OUTBOX,
     FinishedReport,
+    HandAnswerRecord,
     HandReport,
     Report,
+    answer_key,
     encode_report,
 )
+from shared.store.base import StoreError
+
+log_ = structlog.get_logger("mahjong.gateway")
 
 
 class TableReports:
@@ -56,3 +71,32 @@ class TableReports:
         else:
             report = FinishedReport(table.id, table.tag, data["hands_played"])
         return OUTBOX, report.key(), encode_report(report)
+
+    def _hand_answer(
+        self, table: LiveTable
+    ) -> Callable[[str], tuple[tuple[int, str], ...] | None] | None:
+        """The session's ``hand_answer`` for a table whose hands go to matchmaking's ledger
+        (None for one that reports nothing: it never waits): the bankrupt seats of a hand's
+        stored answer, or None while the answer is not in (or the store cannot say: asked
+        again)."""
+        if not (self.settings.report_to_matchmaking and table.report_hands):
+            return None
+        store = self.store
+
+        def answer(hand_id: str) -> tuple[tuple[int, str], ...] | None:
+            try:
+                rec = store.get(ANSWERS, answer_key(table.id, hand_id))
+            except StoreError as exc:
+                log_.warning("hand_answer_unread", table=table.id, hand=hand_id, error=repr(exc))
+                return None
+            if rec is None:
+                return None
+            return HandAnswerRecord.decode(rec.value).bankrupt
+
+        return answer
+
+    def _forget_answers(self, table: LiveTable) -> None:
+        """A finished table's hand answers leave the store (best effort: called after its
+        end is written)."""
+        for key, _ in list(self.store.scan(ANSWERS, table.id + "/")):
+            self.store.delete(ANSWERS, key)

@@ -50,8 +50,36 @@ class SeatCalls:
         return held
 
     def _viewer(self, table: LiveTable, token: str, seat_claim: int | None) -> int | None:
-        """The seat ``token`` proves at ``table`` (None: a spectator it admits)."""
-        return self._holder(table, token, seat_claim).seat
+        """Whose view ``token`` sees at ``table``: its seat, or None (a spectator it admits, or
+        the token of a seat whose player went bankrupt, 破产: they watch as spectators do)."""
+        return self._watching(table, self._holder(table, token, seat_claim).seat)
+
+    def _watching(self, table: LiveTable, seat: int | None) -> int | None:
+        """The view of a seat's token: none (a spectator's) once its player went bankrupt."""
+        session = table.session
+        if seat is not None and session is not None and seat in session.bankrupt:
+            return None
+        return seat
+
+    def _actor(self, table: LiveTable, token: str, seat_claim: int | None) -> int | None:
+        """The seat ``token`` acts for (None: a spectator's); PERMISSION_DENIED
+        ``SEAT_BANKRUPT`` for the seat of a player who went bankrupt (破产): a bot plays it."""
+        seat = self._holder(table, token, seat_claim).seat
+        session = table.session
+        gone = session.bankrupt.get(seat) if seat is not None and session is not None else None
+        if gone is not None:
+            raise PermissionDenied(
+                f"seat {seat}'s player {gone.player_id} went bankrupt (破产) after hand "
+                f"{gone.after_hand}: their silver no longer covers the most one hand can cost at "
+                f"stake {session.config.stake}, so they left the table and the bot "
+                f"{gone.bot_id} plays the seat; this seat token can still watch the table "
+                "(GetTableState, Subscribe) but no longer acts",
+                reason="SEAT_BANKRUPT",
+                field="seat_token",
+                seat=seat,
+                after_hand=gone.after_hand,
+            )
+        return seat
 
     def join(
         self,
@@ -170,7 +198,10 @@ class SeatCalls:
             )
             return 0
         with table.lock:
-            seat = self._viewer(table, token, None)
+            seat = self._holder(table, token, None).seat
+            session = self._session(table)
+            if seat is None or seat in session.bankrupt:  # 破产: they left already
+                return 0
             rid = "leave:" + request_id
             if request_id and (seat, rid) in table.requests:
                 return table.requests[(seat, rid)].replay()

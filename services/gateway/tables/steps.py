@@ -145,6 +145,7 @@ class StepWrites:
         try:
             if finished:  # nothing left to own or to retry
                 requests.forget_all(self.store, table.id, self._fence(table))
+                self._forget_answers(table)
             elif K.HandStarted in kinds:
                 requests.prune(self.store, table, self._fence(table))
         except (StoreError, DomainError) as exc:

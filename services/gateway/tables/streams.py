@@ -4,7 +4,8 @@ ones as they are appended, each cut down to what the viewer may see (events.view
 table finishes or halts. A replica that loses the table ends its streams NOT_OWNER once every
 event it held was sent, so the client resumes from its last number where the table is now. A
 stream checks its viewer before each batch (``check``): a spectator's ends once its token is
-revoked.
+revoked. A seat's stream goes on as a spectator's once the seat's player went bankrupt (破产):
+``seat_bankrupt`` is the last event it sees as the seat.
 
 Two ways to wait for the next event, one way to find it (:func:`_next_batch`): :func:`stream`
 blocks its thread on the table's condition (the threaded server, the web port's threads);
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 
-from services.gateway.domain.events.kinds import TableEvent
+from services.gateway.domain.events.kinds import SeatBankrupt, TableEvent
 from services.gateway.domain.events.log import LoggedEvent
 from services.gateway.domain.events.views import project
 from services.gateway.tables.live import LiveTable
@@ -24,13 +25,26 @@ from shared.errors import Unavailable
 from shared.store import Store
 
 
+class _Viewer:
+    """Whose view a stream shows: a seat (None: a spectator's), which becomes a spectator's
+    after the seat's ``seat_bankrupt`` (its player left; a bot's tiles are not theirs)."""
+
+    __slots__ = ("seat",)
+
+    def __init__(self, seat: int | None) -> None:
+        self.seat = seat
+
+
 def _projected(
-    batch: list[LoggedEvent], viewer: int | None
+    batch: list[LoggedEvent], viewer: _Viewer
 ) -> Iterator[tuple[LoggedEvent, TableEvent]]:
     for e in batch:
-        seen = project(e.event, viewer)
+        seen = project(e.event, viewer.seat)
         if seen is not None:
             yield e, seen
+        ev = e.event
+        if isinstance(ev, SeatBankrupt) and ev.seat == viewer.seat:
+            viewer.seat = None
 
 
 def _after_settled(table: LiveTable, index: int) -> list[LoggedEvent] | None:
@@ -50,6 +64,7 @@ def stream(
     """(the logged event, the viewer's copy) after ``after`` while ``active()``: a thread waits.
     ``check()`` runs before each batch (it raises to end the stream: a revoked token)."""
     index = after
+    watching = _Viewer(viewer)
     while active():
         with table.cond:
             while index >= table.head and active():
@@ -64,7 +79,7 @@ def stream(
         if batch:
             check()
             index = batch[-1].seq
-            yield from _projected(batch, viewer)
+            yield from _projected(batch, watching)
 
 
 async def stream_async(
@@ -81,6 +96,7 @@ async def stream_async(
     the table is over, raises ``not_owner()`` when the table moved; a client gone cancels it.
     ``check()`` (from memory: it runs on the loop) comes before each batch."""
     index = after
+    watching = _Viewer(viewer)
     while True:
         woken = table.wakeup.waiter()  # before looking: an event appended after is not missed
         batch = table.after(index)
@@ -90,7 +106,7 @@ async def stream_async(
         if batch:
             check()
             index = batch[-1].seq
-            for pair in _projected(batch, viewer):
+            for pair in _projected(batch, watching):
                 yield pair
             continue
         if not table.live:
@@ -101,7 +117,7 @@ async def stream_async(
             if not batch:
                 return
             index = batch[-1].seq
-            for pair in _projected(batch, viewer):
+            for pair in _projected(batch, watching):
                 yield pair
             continue
         if not table.owned:

@@ -19,8 +19,8 @@ from shared.errors import InvalidArgument
 
 class TableViews:
     """Mixed into :class:`~services.gateway.tables.manager.TableManager`, whose ``store`` it
-    uses, with ``table``, ``_session``, ``_holder``, ``_viewer`` and ``_not_owner`` of the other
-    parts."""
+    uses, with ``table``, ``_session``, ``_holder``, ``_viewer``, ``_watching`` and
+    ``_not_owner`` of the other parts."""
 
     def view(self, table_id: str, token: str, seat_claim: int | None) -> dict[str, Any]:
         table = self.table(table_id)
@@ -56,7 +56,7 @@ class TableViews:
         return stream(
             self.store,
             table,
-            viewer.seat,
+            self._watching(table, viewer.seat),
             after,
             active,
             lambda: self._not_owner(table.id),
@@ -75,7 +75,7 @@ class TableViews:
         return stream_async(
             self.store,
             table,
-            viewer.seat,
+            self._watching(table, viewer.seat),
             after,
             lambda: self._not_owner(table.id),
             run_blocking,

@@ -10,7 +10,7 @@ import time
 from services.gateway.domain.session import Ports
 from services.gateway.tables import LEASE_PREFIX
 from services.gateway.tables.log import LOG_PREFIX, read_table_log
-from services.gateway.tables.records import OUTBOX
+from services.gateway.tables.records import ANSWERS, OUTBOX, HandAnswerRecord
 from shared.store.memory import MemoryStore
 from tests.support.sessions import inprocess_ports
 from tests.support.stacks import table_manager, table_spec
@@ -67,6 +67,11 @@ def test_a_bot_table_writes_its_steps_whole_and_fences_its_wall_calls():
         t, _ = manager.create_table(table_spec(max_hands=2, report_hands=True))
         deadline = time.monotonic() + 60
         while manager.tables[t].live and time.monotonic() < deadline:
+            # as an outbox sender would: matchmaking's answer to each hand (none bankrupt),
+            # which the table waits for before its next deal
+            for key, _ in list(store.scan(OUTBOX)):
+                if store.get(ANSWERS, key) is None:
+                    store.put(ANSWERS, key, HandAnswerRecord().encode())
             time.sleep(0.02)
         assert not manager.tables[t].live, "the bot table did not finish"
         log = read_table_log(store, t)

@@ -10,10 +10,12 @@ import json
 import grpc
 import pytest
 import structlog
+from mahjong.matchmaking.v1 import matchmaking_pb2
 
 from services.gateway import outbox as O
 from services.gateway.outbox import OutboxSender
 from services.gateway.tables import OUTBOX
+from services.gateway.tables.records import ANSWERS, HandAnswerRecord
 from shared.store.memory import MemoryStore
 
 
@@ -43,6 +45,7 @@ class FakeMatchmaking:
         if code is not None:
             raise Refused(code, f"{code.name} for {req.hand_id}")
         self.hands.append(req.hand_id)
+        return matchmaking_pb2.RecordHandResponse()
 
     def TableFinished(self, req, timeout, metadata=()):
         self.metadata.append(tuple(metadata))
@@ -122,6 +125,9 @@ def test_a_permanent_refusal_is_dropped_and_later_reports_go_out(code):
     assert f"{code.name} for h_2" in dropped[0]["error"]
     assert metric(O.OUTBOX_DROPPED, kind="hand", code=code.name) == before + 1
     assert s.flush() == 0 and fake.hands == ["h_1", "h_3"]
+    # its table waits for an answer before its next deal: a refused one, no seat changes
+    (dropped_answer,) = [r for k, r in store.scan(ANSWERS) if k.endswith("/h_2")]
+    assert HandAnswerRecord.decode(dropped_answer.value) == HandAnswerRecord(refused=True)
 
 
 def test_unauthenticated_is_kept_retried_and_counted():

@@ -9,9 +9,12 @@ import json
 import time
 
 import grpc
+import pytest
+from mahjong.matchmaking.v1 import matchmaking_pb2
 
 from services.gateway.outbox import CLAIM_PREFIX, OutboxSender
 from services.gateway.tables import OUTBOX
+from services.gateway.tables.records import ANSWERS, HandAnswerRecord
 from shared.store.memory import MemoryStore
 
 
@@ -34,6 +37,10 @@ class FakeMatchmaking:
             self.fail -= 1
             raise Down()
         self.hands.append(req)
+        return self.answer(req)
+
+    def answer(self, req):
+        return matchmaking_pb2.RecordHandResponse()
 
     def TableFinished(self, req, timeout, metadata=()):
         self.finished.append(req)
@@ -126,8 +133,50 @@ def test_a_sender_whose_claim_was_taken_over_deletes_nothing_and_stops():
         fake.hands.append(req)
         time.sleep(0.01)  # the claim runs out; another sender takes the table
         store.acquire_lease(CLAIM_PREFIX + "t_1", "gw-b", 10_000)
+        return matchmaking_pb2.RecordHandResponse()
 
     fake.RecordHand = paused_send
-    assert sender.flush() == 1  # sent h1, but its delete was refused
+    assert sender.flush() == 1  # sent h1, but its answer and its delete were refused
     assert [k for k, _ in store.scan(OUTBOX)] == ["t_1/t_1-h1", "t_1/t_1-h2"]
+    assert not list(store.scan(ANSWERS))  # the new claimant's resend keeps it
     assert store.get_lease(CLAIM_PREFIX + "t_1").owner == "gw-b"  # not released by a
+
+
+def test_a_hands_answer_is_kept_for_its_table_before_its_row_goes():
+    """RecordHand's bankrupt seats (破产) and their bots are stored by the hand's key, where the
+    table looks before its next deal; an answer without any is stored too (the table waits for
+    it either way)."""
+    store = MemoryStore()
+    hand_row(store, "t_1", 1)
+    hand_row(store, "t_1", 2)
+    fake = FakeMatchmaking(fail_first=0)
+    fake.answer = lambda req: matchmaking_pb2.RecordHandResponse(
+        bankrupt_seats=[2] if req.hand_id == "t_1-h2" else [],  # SEAT_1: seat 1
+        replacement_player_ids=["bot-t_1-s1"] if req.hand_id == "t_1-h2" else [],
+    )
+    sender = OutboxSender(store, grpc.insecure_channel("127.0.0.1:1"))
+    sender.stub = fake
+    assert sender.flush() == 2
+    assert not list(store.scan(OUTBOX))
+    answers = {k: HandAnswerRecord.decode(r.value) for k, r in store.scan(ANSWERS)}
+    assert answers == {
+        "t_1/t_1-h1": HandAnswerRecord(),
+        "t_1/t_1-h2": HandAnswerRecord(((1, "bot-t_1-s1"),)),
+    }
+
+
+def test_an_answer_that_does_not_pair_seats_with_bots_keeps_the_report_to_send_again():
+    store = MemoryStore()
+    hand_row(store, "t_1", 1)
+    fake = FakeMatchmaking(fail_first=0)
+    fake.answer = lambda req: matchmaking_pb2.RecordHandResponse(bankrupt_seats=[1, 2])
+    sender = OutboxSender(store, grpc.insecure_channel("127.0.0.1:1"))
+    sender.stub = fake
+    with pytest.raises(ValueError, match="one bot per seat"):
+        sender.flush()
+    assert [k for k, _ in store.scan(OUTBOX)] == ["t_1/t_1-h1"]
+    assert not list(store.scan(ANSWERS))
+    fake.answer = lambda req: matchmaking_pb2.RecordHandResponse(bankrupt_seats=[7])
+    with pytest.raises(ValueError, match="out of range"):
+        sender.flush()
+    assert not list(store.scan(ANSWERS))

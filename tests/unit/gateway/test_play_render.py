@@ -158,6 +158,16 @@ def test_render_events_for_a_person():
     assert render_event(ev, 0) == "you expose flowers (补花) 2f夏, replaced by 3m三万"
 
 
+def test_render_a_seat_gone_bankrupt():
+    gone = gateway_pb2.SeatBankrupt(seat=3, player_id="p-7", bot_player_id="bot-t-s2", after_hand=4)
+    ev = gateway_pb2.Event(sequence=9, seat_bankrupt=gone)
+    assert render_event(ev, 0) == (
+        "破产: seat 2 (p-7) went bankrupt after hand 4 (the silver left no longer covers a "
+        "hand) and left the table; a bot plays seat 2 now"
+    )
+    assert render_event(ev, 2).startswith("破产: you went bankrupt after hand 4")
+
+
 def test_render_result_shows_the_breakdown_and_payments():
     result = gateway_pb2.HandResult(
         outcome=gateway_pb2.HAND_OUTCOME_WIN,

@@ -836,6 +836,31 @@ class DoubleCardPlayed(TableEvent):
         self.hand_number = hand_number
 
 
+class SeatBankrupt(TableEvent):
+    """破产 (RULES-items §4): after hand ``after_hand`` the player of ``seat`` no longer covers
+    the most one hand can cost at the table's stake (matchmaking's answer to that hand's
+    report), so they left the table and the bot ``bot_id`` took the seat before the next deal.
+    Public: every seat and spectator sees who went bankrupt. Between hands: the head is empty."""
+
+    FIELDS = ("seat", "player_id", "bot_id", "after_hand", "hand_id", "hand_number")
+
+    def __init__(
+        self,
+        seat: int,
+        player_id: str,
+        bot_id: str,
+        after_hand: int,
+        hand_id: str = "",
+        hand_number: int = 0,
+    ) -> None:
+        self.seat = seat
+        self.player_id = player_id
+        self.bot_id = bot_id
+        self.after_hand = after_hand
+        self.hand_id = hand_id
+        self.hand_number = hand_number
+
+
 # Every kind by its name in the log and the API.
 KINDS: dict[str, type[TableEvent]] = {
     "table_started": TableStarted,
@@ -859,6 +884,7 @@ KINDS: dict[str, type[TableEvent]] = {
     "table_halted": TableHalted,
     "wild_flipped": WildFlipped,
     "double_card_played": DoubleCardPlayed,
+    "seat_bankrupt": SeatBankrupt,
 }
 KIND_NAMES: dict[type[TableEvent], str] = {cls: name for name, cls in KINDS.items()}
 EVENT_CLASSES: tuple[type[TableEvent], ...] = tuple(KINDS.values())

@@ -139,6 +139,7 @@ VIEW_RULES: dict[type[K.TableEvent], ViewRule] = {
     K.TableHalted: _everyone(_halted_for_viewers),
     K.WildFlipped: PUBLIC,  # turned face up for all
     K.DoubleCardPlayed: PUBLIC,  # 加倍卡: every seat and spectator sees who doubled
+    K.SeatBankrupt: PUBLIC,  # 破产: every seat and spectator sees who went bankrupt
 }
 _missing = set(K.EVENT_CLASSES) - set(VIEW_RULES)
 if _missing:  # pragma: no cover - a kind added without its rule

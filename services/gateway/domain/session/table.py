@@ -30,6 +30,13 @@ Every fact goes through ``emit(event) -> sequence`` (the table's event log); set
 handed to ``report(kind, data)`` (the matchmaking outbox). Decisions — timers, bots and 托管 —
 are :mod:`.decisions`, leaving (escape) :mod:`.escape`, what each viewer sees :mod:`.views`.
 
+破产 (RULES-items §4): a table whose hands move silver (given ``hand_answer``) deals its next
+hand only once matchmaking has answered the last hand's report: ``hand_answer(hand_id)`` is
+None until then (asked again every :data:`ANSWER_POLL_MS`), else the seats whose player no
+longer covers a hand, each with the bot that takes it. Each is applied before the deal
+(``seat_bankrupt``, public): the seat is the bot's from then on, the player has left (荒番 is
+reset, as when a player leaves), and their seat token acts no more.
+
 An engine step that fails for a transient reason (a service unavailable) is retried from the
 call that failed; any other failure (a bug) halts the table loudly: ``table_halted`` to every
 seat, the error logged with its stack by the gateway, the log kept as it is for an operator.
@@ -47,6 +54,7 @@ from services.gateway.domain.events.kinds import (
     DoubleCardPlayed,
     Prompt,
     SeatAssignment,
+    SeatBankrupt,
     SeatChanged,
     TableEvent,
     TableFinished,
@@ -79,6 +87,10 @@ from shared.table import NUM_SEATS, ResumePlay, SeatRequest
 
 Emit = Callable[[TableEvent], int]
 Report = Callable[[str, dict[str, object]], None]
+# Matchmaking's answer to a settled hand's report (by hand id): None while it is not in yet,
+# else the bankrupt seats (破产) and the bot taking each, ((seat, bot id), ...).
+HandAnswer = Callable[[str], tuple[tuple[int, str], ...] | None]
+ANSWER_POLL_MS = 100  # how often a table waiting for its last hand's answer asks again
 
 
 class TableSession:
@@ -97,6 +109,7 @@ class TableSession:
         rng: random.Random | None = None,
         on_step_failed: Callable[[int, Exception], None] | None = None,
         on_halted: Callable[[Exception], None] | None = None,
+        hand_answer: HandAnswer | None = None,
     ) -> None:
         if len(seats) != NUM_SEATS:
             raise InvalidArgument(f"a table has 4 seats, not {len(seats)}", field="seats")
@@ -112,6 +125,11 @@ class TableSession:
         self.on_step_failed = on_step_failed
         # Told of the failure that halted the table (logged with its stack, counted).
         self.on_halted = on_halted
+        # None: the table's hands move no silver, nothing to wait for between them.
+        self.hand_answer = hand_answer
+        self.last_hand_id = ""  # the last settled hand reported (its answer comes before a deal)
+        # 破产: seat -> the event of its player's bankruptcy (a bot plays the seat since)
+        self.bankrupt: dict[int, SeatBankrupt] = {}
         timers = config.ruleset.timers
         self.discard_ms = (
             config.discard_ms if config.discard_ms is not None else timers.discard_seconds * 1000
@@ -340,6 +358,7 @@ class TableSession:
         self.dealer = st.next_dealer
         self.huangfan = 0 if self.left_during_hand else st.next_huangfan
         self.hands_played += 1
+        self.last_hand_id = hand.hand_id
         self.stats.hands += 1
         if hand.outcome == "draw":
             self.stats.draws += 1
@@ -440,8 +459,57 @@ class TableSession:
         self.phase = DETACHED
 
     def next_hand(self) -> None:
-        if self.phase == BETWEEN_HANDS:
-            self._start_hand()
+        """Deal the next hand, once the last hand's answer is in and applied (破产); a table
+        all of whose players went bankrupt ends (``players_left``)."""
+        if self.phase != BETWEEN_HANDS:
+            return
+        if not self.apply_hand_answer():
+            self.scheduler.call_later(ANSWER_POLL_MS, self.next_hand)
+            return
+        reason = self.limit_reached()
+        if reason:
+            self.finish(reason)
+            return
+        self._start_hand()
+
+    def apply_hand_answer(self) -> bool:
+        """Matchmaking's answer to the last settled hand applied (its bankrupt seats taken by
+        their bots): False while it is not in yet. Applying it again changes nothing."""
+        if self.hand_answer is None or not self.last_hand_id:
+            return True
+        answer = self.hand_answer(self.last_hand_id)
+        if answer is None:
+            return False
+        for seat, bot_id in answer:
+            self.seat_bankrupt(seat, bot_id)
+        return True
+
+    def seat_bankrupt(self, seat: int, bot_id: str) -> None:
+        """破产: the player of ``seat`` leaves after the hand and the bot ``bot_id`` takes the
+        seat (``seat_bankrupt``, public). A seat a bot already plays is left as it is."""
+        if not 0 <= seat < NUM_SEATS or not bot_id:
+            raise InvalidArgument(f"no bankrupt seat {seat} with bot {bot_id!r}", field="seat")
+        s = self.seats[seat]
+        if s.bot:
+            return
+        event = SeatBankrupt(seat, s.player_id, bot_id, self.hands_played)
+        self.emit(event)
+        self.take_bankrupt_seat(event)
+
+    def take_bankrupt_seat(self, event: SeatBankrupt) -> None:
+        """The seat's state after ``event`` (also when a table is rebuilt from its log): the
+        bot's, the player gone (荒番 reset, RULES §10), a 加倍卡 they played for the next hand
+        void (its hold is released with the table)."""
+        seat = event.seat
+        s = self.seats[seat]
+        self.bankrupt[seat] = event
+        s.player_id, s.display_name, s.bot = event.bot_id, event.bot_id, True
+        s.joined, s.left, s.auto_play, s.timeouts_in_row = True, False, False, 0
+        self.auto_play_hidden.discard(seat)
+        self.huangfan = 0
+        number = self.hands_played + 1
+        if seat in self.doubled.get(number, ()):
+            self.doubled[number] = tuple(x for x in self.doubled[number] if x != seat)
 
     def finish(self, reason: str) -> None:
         self.phase = FINISHED

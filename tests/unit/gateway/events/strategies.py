@@ -237,6 +237,14 @@ EVENTS = {
     K.DoubleCardPlayed: st.builds(
         K.DoubleCardPlayed, seat=seats, doubled_hand=st.integers(1, 10_000), **heads
     ),
+    K.SeatBankrupt: st.builds(
+        K.SeatBankrupt,
+        seat=seats,
+        player_id=text,
+        bot_id=text,
+        after_hand=st.integers(1, 10_000),
+        **heads,
+    ),
 }
 
 any_event = st.one_of(*EVENTS.values())
