@@ -44,7 +44,7 @@ from dataclasses import dataclass, replace
 from shared.errors import FailedPrecondition, NotFound, Unavailable
 from shared.store.base import Fenced, Lease, LeaseHeld, Store, StoreError
 
-from . import records
+from . import hand_cover, live_seats, records
 from .allocator import TableAllocation, TableAllocator, TableRefused, TableRequest
 
 TABLES = "mm_tables"
@@ -91,7 +91,30 @@ def _seats(request: TableRequest) -> list[str]:
 
 
 def record(store: Store, table: AllocatedTable) -> None:
+    """Keep an allocation, and its humans' live seats (:mod:`.live_seats`)."""
     store.put(TABLES, table.table_id, records.dump(_body(table)))
+    live_seats.seat(store, table.table_id, table.player_ids)
+
+
+def finish(store: Store, table_id: str) -> None:
+    """The table ended (TableFinished): its players sit there no more."""
+    table = find(store, table_id)
+    if table is not None:
+        live_seats.unseat(store, table_id, (*table.player_ids, *(p for _, p, _ in table.bankrupt)))
+
+
+def seat_needs(store: Store, player_id: str) -> live_seats.Held | None:
+    """The live seat of ``player_id`` that needs the most silver kept: the most one hand at
+    its table can cost at its stake (None: seated at no table that moves silver)."""
+    most: live_seats.Held | None = None
+    for table_id in live_seats.tables_of(store, player_id):
+        table = find(store, table_id)
+        if table is None or table.stake <= 0 or not table.ruleset:
+            continue
+        cover = hand_cover.loss_cap(table.ruleset, dict(table.ruleset_options), table.stake)
+        if cover is not None and (most is None or cover > most.silver):
+            most = live_seats.Held(table_id, table.stake, cover)
+    return most
 
 
 def _body(table: AllocatedTable) -> dict:
@@ -125,6 +148,7 @@ def replace_seat(
     store.update(TABLES, table_id, fn)
     found = find(store, table_id)
     assert found is not None
+    live_seats.unseat(store, table_id, [p for s, p, _ in found.bankrupt if s == seat])
     return found
 
 

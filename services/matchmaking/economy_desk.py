@@ -70,6 +70,7 @@ class EconomyDesk:
             count,
             request_id,
             self.clock(),
+            allocated_tables.seat_needs(self.store, player.player_id),
         )
         metrics.PURCHASES.labels(asset).inc(count)
         log.info("items_bought", player=player.player_id, asset=asset, count=count, silver=paid)

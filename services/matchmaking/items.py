@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from shared.errors import FailedPrecondition, InvalidArgument
 from shared.store.base import Store
 
-from . import ledger
+from . import ledger, live_seats
 from .ledger import HOUSE, ITEMS, SILVER, Leg
 
 MAX_COUNT = 1000  # items per purchase
@@ -62,11 +62,13 @@ def buy(
     count: int,
     request_id: str,
     now: float,
+    seat_needs: live_seats.Held | None = None,
 ) -> int:
     """Buy ``count`` of an item with silver (one transaction: the player's silver to the house,
     the house's items to the player); the silver paid. InvalidArgument for a count outside
     1-1000 or no item; FailedPrecondition NOT_FOR_SALE, INSUFFICIENT_FUNDS (too little silver:
-    nothing moves)."""
+    nothing moves), SILVER_HELD_BY_SEAT (it would take the player below what their live seat,
+    ``seat_needs``, needs kept: :mod:`.live_seats`)."""
     price = prices.of(asset)
     if not 1 <= count <= MAX_COUNT:
         raise InvalidArgument(f"count {count} is not in 1-{MAX_COUNT}", field="count")
@@ -75,6 +77,7 @@ def buy(
             f"{asset} is not for sale here (its price is 0)", reason="NOT_FOR_SALE", asset=asset
         )
     paid = price * count
+    live_seats.require_kept(store, player_id, paid, f"buying {count} {asset}", seat_needs)
     note = f"{count} {asset} at {price} silver"
     legs = [
         Leg(player_id, SILVER, -paid, ledger.PURCHASE, note),

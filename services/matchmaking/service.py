@@ -195,6 +195,7 @@ class Matchmaking(IdentityDesk, RoomDesk, TournamentDesk, DoubleCardDesk, Econom
             raise InvalidArgument(f"hands_played {hands_played} is negative")
         self._check_report(table_id, tag)
         double_cards.release_table(self.store, table_id, self.clock())  # hands never started
+        allocated_tables.finish(self.store, table_id)  # its seats are free: spending too
         where = parse_tournament(tag)
         if where:
             tournaments.table_finished(

@@ -16,7 +16,16 @@ import structlog
 
 from shared.errors import FailedPrecondition, InvalidArgument, NotFound, PermissionDenied
 
-from . import ledger, levels, metrics, players, tournament_purse, tournaments
+from . import (
+    allocated_tables,
+    ledger,
+    levels,
+    live_seats,
+    metrics,
+    players,
+    tournament_purse,
+    tournaments,
+)
 from . import tournament_consent as consent
 from .ruleset_choice import ruleset_with_options
 from .tags import tournament_group
@@ -99,6 +108,9 @@ class TournamentDesk:
         if t.entrant(player_id) is not None:
             tournaments.register(self.store, t.tournament_id, [entrant])  # AlreadyExists
         if tournament_purse.has_entry(t):
+            needs = allocated_tables.seat_needs(self.store, player_id)
+            what = f"the entry to tournament {t.tournament_id}"
+            live_seats.require_kept(self.store, player_id, t.entry_silver, what, needs)
             ref = f"tournament/{t.tournament_id}/entry/{player_id}/{uuid.uuid4().hex[:12]}"
             tournament_purse.pay_entry(self.store, t, player_id, ref, self.clock())
             entrant = tournaments.Entrant(entrant.player_id, entrant.display_name, False, ref)

@@ -486,6 +486,17 @@ def test_a_room_player_who_can_no_longer_cover_a_hand_goes_bankrupt_and_a_bot_ta
     try:
         for p in players:
             p.start()
+        # spending while seated: Rich's seat needs 100 silver kept (the room's cover)
+        silver = stub.GetPlayer(pb.GetPlayerRequest(session_token=rich)).player.silver
+        with pytest.raises(grpc.RpcError) as held:
+            stub.BuyItems(
+                pb.BuyItemsRequest(
+                    session_token=rich, asset=pb.ASSET_DOUBLE_CARD, count=silver // 50
+                ),
+                timeout=TIMEOUT,
+            )
+        assert held.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+        assert rich_at.table_id in held.value.details() and "100 silver" in held.value.details()
         for p in players:
             p.wait(240)
             assert p.error is None, p.error
