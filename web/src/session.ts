@@ -66,7 +66,8 @@ export async function signInAsGuest(name: string): Promise<SignedIn> {
 }
 
 /** A live session: the kept one, refreshed first when it is about to expire (null: signed out
- * or the refresh token spent or expired: sign in again). */
+ * or the refresh token spent or expired: sign in again). Another tab leading (lead below)
+ * refreshes it; this one does only once the token has expired unrefreshed. */
 export async function live(): Promise<SignedIn | null> {
   const s = current();
   if (!s) return null;
@@ -74,8 +75,35 @@ export async function live(): Promise<SignedIn | null> {
     schedule(s);
     return s;
   }
+  if (!leading && s.expiresAt > Date.now()) return s;
   return refresh(s);
 }
+
+/** Whether this tab refreshes the session on its timer. One tab of the origin does: the one
+ * holding the Web Lock "mahjong.session.leader", which it keeps for its life (the next tab in
+ * line takes over when it closes or reloads). Tabs reading localStorage can see another tab's
+ * write a moment late, so two tabs refreshing by turns could still present the same refresh
+ * token; a single refresher never can. Without Web Locks (not a secure context) every tab
+ * refreshes, one at a time where it can. */
+let leading = !navigator.locks;
+
+function lead(): void {
+  if (!navigator.locks) return;
+  void navigator.locks.request("mahjong.session.leader", () => {
+    leading = true;
+    const s = current();
+    if (s) schedule(s);
+    return new Promise<never>(() => undefined); // held until the tab goes
+  });
+  // a session signed in or out by another tab: the leader's timer follows it
+  addEventListener("storage", (e) => {
+    if (e.key !== KEY || !leading) return;
+    const s = current();
+    if (s) schedule(s);
+    else clearTimeout(timer);
+  });
+}
+lead();
 
 /** Errors after which the same refresh token may work a moment later (a network drop, an
  * overloaded or restarting server); any other error means it never will. */
@@ -112,6 +140,7 @@ async function refresh(s: SignedIn): Promise<SignedIn | null> {
 
 function schedule(s: SignedIn): void {
   clearTimeout(timer);
+  if (!leading) return;
   const wait = Math.max(1000, s.expiresAt - Date.now() - early(s));
   timer = setTimeout(() => {
     const now = current();
