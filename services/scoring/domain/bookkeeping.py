@@ -27,6 +27,7 @@ def huangfan_this_hand(
     items = []
     bonus = dice_huangfan_bonus(dice) if r.dice_huangfan else 0
     if bonus:
+        assert dice is not None  # only dice give a bonus
         items.append(
             item(
                 "HUANGFAN_DICE",
@@ -59,7 +60,9 @@ def next_dealer_after_win(
     """The next dealer after a won hand, with the reason."""
     if len(winners) == 1:
         return winners[0], "the winner deals"
-    nearest = min(winners, key=lambda w: (w - from_seat) % 4)
+    assert from_seat is not None  # several winners: one tile from another seat (validated)
+    discarder = from_seat
+    nearest = min(winners, key=lambda w: (w - discarder) % 4)
     if r.seat_after_nearest_winner:
         seat = (nearest + 1) % 4
         return seat, f"一炮多响: the seat after seat {nearest}, the winner nearest the discarder"

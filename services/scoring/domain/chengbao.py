@@ -78,12 +78,13 @@ def chengbao_table(ruleset: Ruleset, reverse: bool) -> ChengbaoTable:
 def claims_from_melds(winners: Iterable[WinnerHand]) -> tuple[Claim, ...]:
     """The claims the winners' exposed melds show (an added kong was claimed once, as a pong):
     the hand's claims when the caller gives none."""
-    return tuple(
-        Claim(h.seat, m.from_seat)
-        for h in winners
-        for m in h.melds
-        if m.kind is not MeldKind.CONCEALED_KONG
-    )
+    claims = []
+    for h in winners:
+        for m in h.melds:
+            if m.kind is not MeldKind.CONCEALED_KONG:
+                assert m.from_seat is not None  # an exposed meld names its source (Meld checks)
+                claims.append(Claim(h.seat, m.from_seat))
+    return tuple(claims)
 
 
 def claim_counts(claims: Iterable[Claim], excludes_declared_feeder: bool) -> Counter:
@@ -109,7 +110,7 @@ class Relation:
 
 def relations_of(winner: int, counts: Counter, threshold: int) -> list[Relation]:
     """The winner's relations, in turn order after the winner (承包 before 反承包)."""
-    out = []
+    out: list[Relation] = []
     if threshold <= 0:
         return out
     for step in (1, 2, 3):
@@ -144,6 +145,7 @@ def relation_shares(
                 out[payer] = (shares, code, why)
 
     if win is WinKind.DISCARD:
+        assert from_seat is not None  # a discard win has its discarder (validated)
         d = from_seat
         if d == f:
             owe(f, table.discard, table.code, f"{tie}: the liable player discarded the tile")
@@ -154,6 +156,7 @@ def relation_shares(
             owe(d, table.unready_outsider, "PAY_OUTSIDER_UNREADY", f"{tie}: discarder not ready")
             owe(f, table.unready_outsider_liable, table.code, f"{tie}: beside an unready discarder")
     elif win is WinKind.ROB_KONG:
+        assert from_seat is not None  # a robbed kong has its declarer (validated)
         owe(from_seat, rob_kong_shares, "PAY_ROB_KONG", "the added kong was robbed (抢杠)")
         owe(f, table.rob_kong, table.code, f"{tie}: 抢杠 counts as a self-draw")
     else:

@@ -57,7 +57,7 @@ def collect(
             why = _doubled_cap_text(cap_text)
         stack = garden_limit(ctx.garden_stacks, payer)
         if stack is not None and (limit is None or stack < limit):
-            limit, code, why = stack, "GARDEN_LIMIT", lambda s=stack: f"has {s} chips left"
+            limit, code, why = stack, "GARDEN_LIMIT", _chips_left_text(stack)
         if limit is not None:
             amounts, cap_items = limit_payer(payer, amounts, limit, code, why)
             items.extend(cap_items)
@@ -67,6 +67,10 @@ def collect(
                 payments[payer] -= chips
                 payments[payee] += chips
     return transfers, payments, items
+
+
+def _chips_left_text(stack: int) -> Callable[[], str]:
+    return lambda: f"has {stack} chips left"
 
 
 def _doubled_cap_text(cap_text: Callable[[], str]) -> Callable[[], str]:

@@ -33,9 +33,10 @@ _KIND_TEXT = tuple(f"{T.format_tile(k)} {T.name_zh(k)}" for k in range(T.NUM_TIL
 
 @dataclass(frozen=True, slots=True)
 class FlowerTable:
-    """Per kind and shape (pong, exposed kong, concealed kong): (花, breakdown code)."""
+    """Per kind and shape (pong, exposed kong, concealed kong): (花, breakdown code); a shape
+    that gives no 花 (a suited pong) has 0 and no code ("")."""
 
-    by_kind: tuple[tuple[tuple[int, str | None], ...], ...]
+    by_kind: tuple[tuple[tuple[int, str], ...], ...]
     flower_tile: int
     base: int
 
@@ -44,12 +45,12 @@ def flower_table(ruleset: Ruleset) -> FlowerTable:
     """Compile the ``[flowers]`` section of a ruleset (done once per ruleset, in
     :func:`services.scoring.domain.rules.scoring_rules`)."""
     f = ruleset.flowers
-    rows = []
+    rows: list[tuple[tuple[int, str], ...]] = []
     for k in range(T.NUM_KINDS):
         if T.is_suited(k):
             rows.append(
                 (
-                    (0, None),
+                    (0, ""),
                     (f.suited_exposed_kong, "SUITED_EXPOSED_KONG"),
                     (f.suited_concealed_kong, "SUITED_CONCEALED_KONG"),
                 )

@@ -28,7 +28,7 @@ class ScoringModel:
     name: str
     settle_win: Callable[[WinInput], Settlement]
     settle_draw: Callable[[HandContext], Settlement]
-    settle_escape: Callable[[HandContext, int], Settlement]
+    settle_escape: Callable[[HandContext, object], Settlement]  # the seat, checked there
 
 
 MODELS = {

@@ -36,8 +36,10 @@ def base_shares(
 ) -> dict[int, tuple[int, str, str]]:
     """Shares owed to ``winner`` with no 承包 relation: payer -> (shares, code, why)."""
     if win is WinKind.DISCARD:
+        assert from_seat is not None  # a discard win has its discarder (validated)
         return {from_seat: (1, "PAY_DISCARD", "discarded the winning tile")}
     if win is WinKind.ROB_KONG:
+        assert from_seat is not None  # a robbed kong has its declarer (validated)
         return {from_seat: (r.rob_kong_shares, "PAY_ROB_KONG", "the added kong was robbed (抢杠)")}
     why = "八花齐 wins as a self-draw" if win is WinKind.EIGHT_FLOWERS else "self-drawn win"
     return {(winner + s) % 4: (1, "PAY_SELF_DRAW", why) for s in (1, 2, 3)}

@@ -141,11 +141,11 @@ def settle_draw(ctx: HandContext) -> Settlement:
     )
 
 
-def settle_escape(ctx: HandContext, seat: int) -> Settlement:
+def settle_escape(ctx: HandContext, escaped: object) -> Settlement:
     """A player escapes or disconnects from a running hand: the penalty, shared out to the
     other three and the house (RULES §9). A player left, so the 荒番 counter resets (§10)."""
     check_context(ctx, needs_dice=False)
-    check_seat(seat, "escaped seat")
+    seat = check_seat(escaped, "escaped seat")
     shares = split_escape(scoring_rules(ctx.ruleset), ctx.stake, seat, ctx.garden_stacks)
     tail = B.bookkeeping_items(
         ctx.dealer,

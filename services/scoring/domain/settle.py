@@ -19,6 +19,7 @@ def settle_draw(ctx: HandContext) -> Settlement:
     return model_of(ctx.ruleset).settle_draw(ctx)
 
 
-def settle_escape(ctx: HandContext, seat: int) -> Settlement:
-    """A player escapes or disconnects from a running hand: the penalty, shared out."""
+def settle_escape(ctx: HandContext, seat: object) -> Settlement:
+    """A player escapes or disconnects from a running hand: the penalty, shared out. ``seat``
+    is checked (a seat 0-3) by the model, so it arrives as the caller gave it."""
     return model_of(ctx.ruleset).settle_escape(ctx, seat)

@@ -14,10 +14,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from services.scoring.domain.chengbao import claims_from_melds
 from services.scoring.domain.garden import check_garden_stacks
 from services.scoring.domain.model import (
+    Claim,
     HandContext,
     ReplacementAfter,
     WinInput,
@@ -151,7 +153,7 @@ def check_win(w: WinInput) -> list[CheckedWinner]:
     checked = [_check_winner(w, h, r) for h in w.winners]
     check_tiles_add_up(w, checked)
     if w.claims is not None:
-        _check_claims_cover_melds(w)
+        _check_claims_cover_melds(w, w.claims)
     return checked
 
 
@@ -281,7 +283,18 @@ def not_a_win(who: str, counts: Sequence[int], melds: Sequence[Meld], why: str) 
     )
 
 
-def winners_tiles(w: WinInput, checked: Sequence[CheckedWinner]) -> list[int]:
+class CheckedHand(Protocol):
+    """What the checks across winners read of a checked winner, whichever scoring model
+    checked it (:class:`CheckedWinner`, or a preset's own)."""
+
+    @property
+    def hand(self) -> WinnerHand: ...
+
+    @property
+    def counts(self) -> list[int]: ...
+
+
+def winners_tiles(w: WinInput, checked: Sequence[CheckedHand]) -> list[int]:
     """Copies of each kind the winners hold (counts with the winning tile, and melds), one
     discarded winning tile counted once however many win on it."""
     total = [0] * T.NUM_KINDS
@@ -296,7 +309,7 @@ def winners_tiles(w: WinInput, checked: Sequence[CheckedWinner]) -> list[int]:
     return total
 
 
-def check_tiles_add_up(w: WinInput, checked: list[CheckedWinner]) -> None:
+def check_tiles_add_up(w: WinInput, checked: Sequence[CheckedHand]) -> None:
     """Across winners: no kind more than 4 times (the shared winning tile once), no flower
     twice."""
     if len(checked) == 1:
@@ -328,9 +341,9 @@ def check_tiles_add_up(w: WinInput, checked: list[CheckedWinner]) -> None:
             )
 
 
-def _check_claims_cover_melds(w: WinInput) -> None:
-    """Every claimed meld of a winner must be among the hand's claims."""
-    claims = Counter((c.claimer, c.claimed_from) for c in w.claims)
+def _check_claims_cover_melds(w: WinInput, given: tuple[Claim, ...]) -> None:
+    """Every claimed meld of a winner must be among the hand's claims (``given``)."""
+    claims = Counter((c.claimer, c.claimed_from) for c in given)
     needed = Counter((c.claimer, c.claimed_from) for c in claims_from_melds(w.winners))
     for (claimer, source), n in needed.items():
         if claims[claimer, source] < n:

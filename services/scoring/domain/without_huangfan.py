@@ -94,10 +94,11 @@ def settle_draw(ctx: HandContext) -> Settlement:
     )
 
 
-def settle_escape(ctx: HandContext, seat: int, base: int) -> Settlement:
-    """``seat`` escapes: the penalty with 底分 ``base`` points, shared out; no 荒番."""
+def settle_escape(ctx: HandContext, escaped: object, base: int) -> Settlement:
+    """Seat ``escaped`` (checked here) escapes: the penalty with 底分 ``base`` points, shared
+    out; no 荒番."""
     check_context(ctx, needs_dice=False)
-    check_seat(seat, "escaped seat")
+    seat = check_seat(escaped, "escaped seat")
     shares = split_escape(scoring_rules(ctx.ruleset), ctx.stake, seat, ctx.garden_stacks, base)
     tail = [next_dealer_item(ctx.dealer, "the hand was abandoned: the dealer deals again")]
     return escape_settlement(ctx, seat, shares, tail, 0, 0)

@@ -69,6 +69,7 @@ class Judged:
 def shape_of(r: Reading) -> str:
     if r.is_seven_pairs:
         return "dragon_seven_pairs" if r.is_dragon_seven_pairs else "seven_pairs"
+    assert r.decomposition is not None  # not seven pairs: a standard decomposition
     if all(s.kind is not SetKind.CHOW for s in r.decomposition.sets):
         return "pong_pong"
     return "ping_hu"

@@ -45,6 +45,7 @@ def reading_text(v: BaidaValue, c: BaidaChecked) -> str:
         shown = " ".join(T.format_tiles((k, k)) for k in r.pairs)
     else:
         d = r.decomposition
+        assert d is not None  # not seven pairs: a standard decomposition
         shown = " ".join(str(s) for s in d.sets) + f" pair {T.format_tiles((d.pair, d.pair))}"
     return f"{v.judged.name}: {shown}"
 
@@ -109,6 +110,6 @@ def settle_draw(ctx: HandContext) -> Settlement:
     return without_huangfan.settle_draw(ctx)
 
 
-def settle_escape(ctx: HandContext, seat: int) -> Settlement:
+def settle_escape(ctx: HandContext, seat: object) -> Settlement:
     """An escape: the RULES §9 penalty with 底分 = ``baida_scoring.base_points`` (§13.B.8)."""
     return without_huangfan.settle_escape(ctx, seat, baida_rules(ctx.ruleset).base_points)

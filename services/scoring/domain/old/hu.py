@@ -78,6 +78,7 @@ def hu_lines(arr: Arrangement, situ: OldSituation, rules: OldRules) -> list[Line
         )
     if not arr.seven_pairs:
         pair = arr.pair
+        assert pair is not None  # a standard arrangement has its pair
         shown = T.format_tiles((pair, pair))
         if T.is_dragon(pair):
             out.append(Line("pair_dragon", hu["pair_dragon"], f"pair {shown}"))

@@ -64,6 +64,7 @@ def value_items(v: OldValue, seat: int, rules: OldRules, considered: int) -> lis
         reading = "七对 " + " ".join(T.format_tiles((k, k)) for k in arr.pairs)
     else:
         sets = " ".join(str(s) for s in arr.sets)
+        assert arr.pair is not None  # a standard arrangement has its pair
         reading = f"{sets} pair {T.format_tiles((arr.pair, arr.pair))}"
     hand = HandType.SEVEN_PAIRS if arr.seven_pairs else HandType.STANDARD
     items = [
@@ -116,9 +117,11 @@ def owed_to(
     h = c.hand
     if w.win.has_feeder and baoshu.is_nine_tiles_down(c.colour.full_flush, h.melds, rules):
         d = w.from_seat
+        assert d is not None  # a win from another seat names it (validated)
         items = []
         exempt = False
         if rules.baoshu_exempt_fan > 0:
+            assert w.feeder_hand is not None  # required for 九张落地 (check_feeder_hand)
             ready = baoshu.ready_fan(w.feeder_hand, d, w.context, rules)
             exempt = baoshu.is_exempt(ready, rules)
             waited = (
@@ -175,6 +178,6 @@ def settle_draw(ctx: HandContext) -> Settlement:
     return without_huangfan.settle_draw(ctx)
 
 
-def settle_escape(ctx: HandContext, seat: int) -> Settlement:
+def settle_escape(ctx: HandContext, seat: object) -> Settlement:
     """An escape: the RULES §9 penalty with 底分 = ``old_hu.win`` (§13.A.10)."""
     return without_huangfan.settle_escape(ctx, seat, old_rules(ctx.ruleset).hu["win"])
