@@ -48,6 +48,9 @@ def test_no_extensions_nothing_stale(tmp_path):
         "shared.tiles",
         "shared.hand.waits",
         "services.rules.domain.claims",
+        "services.scoring.domain.qiaoma",
+        "services.scoring.domain.old.settle",
+        "services.scoring.domain.baida.settle",
         "services.gateway.domain.events.kinds",
         "services.gateway.domain.hand.engine",
         "services.gateway.domain.hand.claims",
@@ -62,3 +65,20 @@ def test_the_hot_path_runs_compiled(module):
     not happen and the benchmarks would measure the pure-Python engine)."""
     path = Path(importlib.import_module(module).__file__)
     assert path.suffix == ".so", f"{module} imported from {path.relative_to(ROOT)}"
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "services.scoring.domain.model",
+        "services.scoring.domain.validate",
+        "services.scoring.domain.garden",
+        "services.scoring.domain.old.check",
+        "services.scoring.domain.baida.check",
+    ],
+)
+def test_the_scoring_inputs_and_their_checks_run_as_python(module):
+    """Compiled, a wrongly typed field of a request would raise TypeError when the input is
+    built or first read, where these checks answer InvalidArgument naming the field."""
+    path = Path(importlib.import_module(module).__file__)
+    assert path.suffix == ".py", f"{module} imported from {path.relative_to(ROOT)}"
