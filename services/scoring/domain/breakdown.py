@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 
 class Unit(enum.Enum):
@@ -139,19 +138,61 @@ CATALOG: dict[str, tuple[str, str]] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
 class Item:
     """One line of the breakdown. ``seat`` is whom it concerns (winner, payer); ``other_seat``
-    the counterparty (the payee of a payment)."""
+    the counterparty (the payee of a payment). A value: compared and hashed by its fields.
 
-    code: str
-    label: str
-    label_zh: str
-    amount: int
-    unit: Unit
-    seat: int | None = None
-    other_seat: int | None = None
-    detail: str = ""
+    A plain class rather than a dataclass: compiled (mypyc), a dataclass keeps the Python
+    ``__init__`` that dataclasses writes, and a settlement builds a dozen items or more."""
+
+    __slots__ = ("amount", "code", "detail", "label", "label_zh", "other_seat", "seat", "unit")
+
+    def __init__(
+        self,
+        code: str,
+        label: str,
+        label_zh: str,
+        amount: int,
+        unit: Unit,
+        seat: int | None = None,
+        other_seat: int | None = None,
+        detail: str = "",
+    ) -> None:
+        self.code = code
+        self.label = label
+        self.label_zh = label_zh
+        self.amount = amount
+        self.unit = unit
+        self.seat = seat
+        self.other_seat = other_seat
+        self.detail = detail
+
+    def _fields(self) -> tuple[str, str, str, int, Unit, int | None, int | None, str]:
+        return (
+            self.code,
+            self.label,
+            self.label_zh,
+            self.amount,
+            self.unit,
+            self.seat,
+            self.other_seat,
+            self.detail,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Item):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return (
+            f"Item(code={self.code!r}, label={self.label!r}, label_zh={self.label_zh!r}, "
+            f"amount={self.amount!r}, unit={self.unit!r}, seat={self.seat!r}, "
+            f"other_seat={self.other_seat!r}, detail={self.detail!r})"
+        )
 
     def to_json(self) -> dict:
         d: dict = {
