@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from services.wall import shuffle
+from services.wall.errors import StaleOwner
 from services.wall.wall import DEALT_TILES, SEATS, Wall
 from shared import tiles as T
-from shared.errors import Aborted, FailedPrecondition, InvalidArgument
+from shared.errors import FailedPrecondition, InvalidArgument
 from shared.tile_set import STANDARD, TileSet
 
 DEAL, DRAW, REPLACEMENT, SWAP, INDICATOR = "deal", "draw", "replacement", "swap", "indicator"
@@ -45,13 +46,6 @@ def tile_set_from_json(d: dict[str, Any] | None) -> TileSet:
         if not isinstance(value, bool):
             raise ValueError(f"tile_set.{key} must be true or false, got {value!r}")
     return TileSet(name="baida", **{key: bool(d.get(key, False)) for key in _SET_KEYS})
-
-
-class StaleOwner(Aborted):
-    """An operation under an owner epoch older than the hand's latest: another replica owns
-    the table this hand is played at now, so this caller's calls are refused (fencing)."""
-
-    reason = "STALE_OWNER"
 
 
 class WallEvent(NamedTuple):

@@ -24,8 +24,8 @@ left, every draw fails with :class:`WallExhausted` and the hand is drawn (流局
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
+from services.wall.errors import WallExhausted
 from shared import tiles as T
 from shared.errors import FailedPrecondition, InvalidArgument
 
@@ -36,12 +36,6 @@ DEALER_TILES = 14
 OTHER_TILES = 13
 DEALT_TILES = DEALER_TILES + 3 * OTHER_TILES  # 53
 _FULL_SET = T.canonical_set()
-
-
-class WallExhausted(FailedPrecondition):
-    """No drawable tile is left: the hand is drawn (流局, 荒)."""
-
-    reason = "WALL_EXHAUSTED"
 
 
 def opened_seat(dealer: int, dice: Sequence[int]) -> int:
@@ -66,35 +60,66 @@ def deal_order(dealer: int) -> list[tuple[int, int]]:
     return [(s, 4) for _ in range(3) for s in seats] + [(s, 1) for s in seats] + [(dealer, 1)]
 
 
-@dataclass
 class Wall:
     """The standing wall: ``tiles[p]`` is the tile at position ``p``; ``taken[p]`` says whether
-    it has left the wall. Mutated by draws and swaps; serialised by the hand record."""
+    it has left the wall (empty or None: none taken yet). Mutated by draws and swaps;
+    serialised by the hand record; compared by its fields.
 
-    tiles: list[int]
-    start: int  # the break stack
-    reserved: int = 0
-    taken: bytearray = field(default_factory=bytearray)  # empty: none taken yet
-    live_drawn: int = 0
-    replacements_drawn: int = 0
+    A plain class rather than a dataclass: compiled (mypyc), a dataclass keeps the Python
+    ``__init__`` dataclasses writes, and mypyc cannot build one with a ``bytearray`` field."""
 
-    def __post_init__(self) -> None:
+    def __init__(
+        self,
+        tiles: list[int],
+        start: int,  # the break stack
+        reserved: int = 0,
+        taken: bytearray | None = None,
+        live_drawn: int = 0,
+        replacements_drawn: int = 0,
+    ) -> None:
         # After a 换牌 a position may hold a buried tile, so only the shape is checked here;
         # :meth:`build` checks that a fresh wall is the full set.
-        tiles = self.tiles
         size = len(tiles)
         if size < 2 * SEATS or size % 2 or min(tiles) < 0 or max(tiles) >= T.NUM_TILE_KINDS:
             raise ValueError("a wall has an even number of positions, each holding a tile kind")
-        if not self.taken:
-            self.taken = bytearray(size)
-        if len(self.taken) != size:
+        if not taken:
+            taken = bytearray(size)
+        if len(taken) != size:
             raise ValueError(f"a wall of {size} tiles has {size} taken flags")
+        self.tiles = tiles
+        self.start = start
+        self.reserved = reserved
+        self.taken: bytearray = taken
+        self.live_drawn = live_drawn
+        self.replacements_drawn = replacements_drawn
         self.size = size
         self.stacks = size // 2
         if not 0 <= self.start < self.stacks:
             raise ValueError(f"break stack {self.start} out of range 0-{self.stacks - 1}")
         if not 0 <= self.reserved < size:
             raise ValueError(f"reserved tiles {self.reserved} out of range 0-{size - 1}")
+
+    def _fields(self) -> tuple[list[int], int, int, bytearray, int, int]:
+        return (
+            self.tiles,
+            self.start,
+            self.reserved,
+            self.taken,
+            self.live_drawn,
+            self.replacements_drawn,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Wall):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __repr__(self) -> str:
+        return (
+            f"Wall(tiles={self.tiles!r}, start={self.start!r}, reserved={self.reserved!r}, "
+            f"taken={self.taken!r}, live_drawn={self.live_drawn!r}, "
+            f"replacements_drawn={self.replacements_drawn!r})"
+        )
 
     @classmethod
     def build(

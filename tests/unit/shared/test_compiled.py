@@ -51,6 +51,8 @@ def test_no_extensions_nothing_stale(tmp_path):
         "services.scoring.domain.qiaoma",
         "services.scoring.domain.old.settle",
         "services.scoring.domain.baida.settle",
+        "services.wall.wall",
+        "services.wall.record",
         "services.gateway.domain.events.kinds",
         "services.gateway.domain.hand.engine",
         "services.gateway.domain.hand.claims",
