@@ -34,6 +34,7 @@ from tests.support.grpc_server import channel_to, serving
 PEER = "mahjong==2.1.0"
 TIMEOUT = 10
 BATCH = 64  # settlements per timed call of rate()
+TARGET_RATIO = 1.0  # in-process settle_win against estimate_hand_value (issue 22)
 
 PEER_SCRIPT = textwrap.dedent(
     """
@@ -210,7 +211,10 @@ def main() -> int:
     if peer["errors"]:
         print(f"  (peer rejected {len(peer['errors'])} hands as riichi hands: {peer['errors']})")
     print("ratios")
-    print(f"  in-process / peer              {domain / peer['rate']:6.2f}x")
+    ratio = domain / peer["rate"]
+    verdict = "met" if ratio >= TARGET_RATIO else "NOT met"
+    target = f"target ≥ {TARGET_RATIO:.0f}x: {verdict}"
+    print(f"  in-process / peer              {ratio:6.2f}x ({target})")
     print(f"  gRPC 1 client / peer           {over_grpc / peer['rate']:6.2f}x")
     print(f"  in-process / gRPC 1 client     {domain / over_grpc:6.1f}x")
     print(f"  gRPC 4 clients / 1 client      {four / over_grpc:6.2f}x")
