@@ -61,8 +61,10 @@ def _advertised(address: str, config: Config) -> str:
     return f"{address}:{config.port}"
 
 
-def _web_server(servicer: GatewayServicer, config: Config, tls: TLSFiles | None):
-    """The web port: the servicer's own methods over Connect and gRPC-Web (shared/web.py)."""
+def _web_server(servicer, config: Config, tls: TLSFiles | None):
+    """The web port: the gRPC port's own servicer over Connect and gRPC-Web (shared/web.py):
+    on the asyncio model the coroutine servicer, on the server's event loop (a web stream holds
+    no thread, forwarding and relays included); on the threads model the threaded one."""
     from mahjong.gateway.v1 import gateway_pb2
 
     from shared.web import web_server
@@ -118,15 +120,14 @@ def add_to_server(server: grpc.Server, config: Config):
     )
     metrics.TABLES_HELD.set_function(lambda: len(manager.tables))
     servicer = GatewayServicer(manager, tls)
+    served = servicer
     if isinstance(server, grpc.aio.Server):
         from services.gateway.aio_servicer import AsyncGatewayServicer
 
-        aio = AsyncGatewayServicer(servicer)
-        gateway_pb2_grpc.add_GatewayServiceServicer_to_server(aio, server)
-    else:
-        gateway_pb2_grpc.add_GatewayServiceServicer_to_server(servicer, server)
+        served = AsyncGatewayServicer(servicer)
+    gateway_pb2_grpc.add_GatewayServiceServicer_to_server(served, server)
     closables = [manager, *channels]
-    web = _web_server(servicer, config, tls)
+    web = _web_server(served, config, tls)
     if web is not None:
         closables.insert(0, web)
     if mm_addr:

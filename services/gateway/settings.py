@@ -263,13 +263,12 @@ class ServerSettings:
         "tls.crt and tls.key (and ca.crt) for HTTPS on the web port; empty: plain HTTP, "
         "allowed only on a loopback address",
     )
-    web_threads: int = setting(
-        64, "--web-threads", "web port threads (one per stream)", to_setting=_at_least(4)
-    )
-    web_stream_seconds: float = setting(
-        300.0,
-        "--web-stream-seconds",
-        "a web Subscribe ends after this long (the page resumes from its last event)",
+    web_max_streams: int = setting(
+        20_000,
+        "--web-max-streams",
+        "streams the web port holds at once (each a connection, about 10 KiB, no thread); "
+        "past it a stream ends RESOURCE_EXHAUSTED (0: no limit)",
+        to_setting=_at_least(0),
     )
     replica_id: str = setting(
         "",

@@ -6,7 +6,12 @@ gateway's own.
 
 (1) Idle streams: spectator streams opened on one waiting table by a client process; how many
     one replica holds, the gateway's threads, its memory per stream (goal: 10,000 streams,
-    ≤ 20 KiB each), and a unary call's latency while they are open.
+    ≤ 20 KiB each), and a unary call's latency while they are open. Then browser streams: the
+    same over the web port (Connect, one HTTP/1.1 connection each, as browser tabs;
+    tests/support/web_stream_load.py), on the asyncio model's event loop (goal: 10,000 held,
+    no thread per stream), and how soon the gateway sees 1,000 of them close (its
+    ``mahjong_web_streams_open`` gauge back down), beside the figures of the previous design
+    (cheroot's WSGI server, a thread per stream), which is gone and so not run here.
 (2) Human-paced tables: every seat a real gRPC client with its own stream
     (tests/bench/seat_load.py), deciding in about a second; Act p50/p99 (goal p99 ≤ 50 ms at
     ≥ 1,000 tables), CPU per action, the gateway's core use and core 1's (the load generator with
@@ -28,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 import uuid
 from pathlib import Path
 
@@ -200,6 +206,75 @@ def idle_streams(model: str, n: int, workers: int) -> dict:
         stack.close()
 
 
+# The previous web port (cheroot's threaded WSGI server, --web-threads 1536, one thread per stream
+# and every stream ended after --web-stream-seconds), as this bench measured it before it went.
+THREADED_WEB_BEFORE = {"asked": 1500, "held": 1016}
+
+
+class WebStreamClient(StreamClient):
+    """tests/support/web_stream_load.py in a process on core 1."""
+
+    def __init__(self, url: str, table_id: str, token: str, n: int) -> None:
+        args = [url, table_id, token, str(n)]
+        self.proc = subprocess.Popen(
+            [*_pin(1), sys.executable, "-m", "tests.support.web_stream_load", *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=Path(__file__).resolve().parents[2],
+        )
+        self.opened = self._reply()
+
+
+def _gauge(port: int, name: str) -> float:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
+        text = r.read().decode()
+    return float(re.search(rf"^{name} (\S+)$", text, re.M).group(1))
+
+
+def idle_web_streams(n: int, leave: int = 1000) -> dict:
+    flags = ["--seat-calls-per-second", "0", "--web-port", "auto", "--web-max-streams", "0"]
+    stack = PinnedStack("asyncio", 64, flags)
+    try:
+        table = stack.create([pb.SeatAssignment(player_id="host")] + [pb.SeatAssignment()] * 3)
+        token = stack.spectator(table.table_id)
+        ports = stack.gateway.ports
+        time.sleep(1.0)
+        rss0 = _status(stack.pid, "VmRSS")
+        client = WebStreamClient(f"http://127.0.0.1:{ports.web}", table.table_id, token, n)
+        time.sleep(2.0)
+        rss1 = _status(stack.pid, "VmRSS")
+        threads = _status(stack.pid, "Threads")
+        unary = client.ask("probe")["unary_ms"]
+        held = client.opened["open"]
+        counted = _gauge(ports.metrics, "mahjong_web_streams_open")
+        k = min(leave, held)
+        client.ask(f"leave {k}")
+        start = time.monotonic()
+        while _gauge(ports.metrics, "mahjong_web_streams_open") > counted - k:
+            if time.monotonic() - start > 30:
+                break
+            time.sleep(0.02)
+        seen = time.monotonic() - start
+        closed = client.close()
+        return {
+            "model": "asyncio web",
+            "asked": n,
+            "held": held,
+            "counted": int(counted),
+            "refused": client.opened["failed"],
+            "threads": threads,
+            "kib_per_stream": (rss1 - rss0) / max(1, held),
+            "unary_ms": unary,
+            "open_seconds": client.opened["seconds"],
+            "left": k,
+            "left_seen_s": seen,
+            "ended_by_server": closed["ended"],
+        }
+    finally:
+        stack.close()
+
+
 # --- (2) human-paced tables ---------------------------------------------------------------------
 def human_paced(model: str, tables: int, seconds: float) -> dict:
     workers = 64 if model == "asyncio" else tables * 4 + 64  # threads: one per stream
@@ -309,6 +384,24 @@ def main() -> int:
         f"    ratio asyncio/threads: {new['held'] / max(1, old['held']):.1f}x streams held, "
         f"{new['kib_per_stream'] / max(1e-9, old['kib_per_stream']):.2f}x memory per stream "
         f"— {goal} the 10,000 streams ≤ 20 KiB goal"
+    )
+
+    web = idle_web_streams(2000 if quick else 10_000)
+    print(
+        f"    browser streams over the web port (Connect, a connection each), asyncio: asked "
+        f"{web['asked']:6d}: held {web['held']:6d} (the gateway counts {web['counted']}), refused "
+        f"{web['refused']:5d}; {web['threads']:5d} gateway threads; "
+        f"{web['kib_per_stream']:6.1f} KiB per stream; a unary call meanwhile "
+        f"{web['unary_ms']:.1f} ms; {web['left']} closed by their clients: the gateway's count "
+        f"down in {web['left_seen_s']:.2f} s; {web['ended_by_server']} ended by the server"
+    )
+    before = THREADED_WEB_BEFORE
+    goal = "meets" if web["held"] >= 10_000 else "MISSES"
+    print(
+        f"    the previous web port (cheroot, a thread per stream; measured before, not run "
+        f"now): held {before['held']} of {before['asked']} asked; ratio "
+        f"{web['held'] / before['held']:.1f}x streams held — {goal} the 10,000 browser streams "
+        "goal"
     )
 
     print(f"(2) human-paced tables, every seat a gRPC client deciding in ~1 s, {seconds:g} s each")

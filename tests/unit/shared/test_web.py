@@ -1,11 +1,15 @@
-"""shared/web.py on a real HTTP port with a stand-in servicer: each call runs the servicer's own
-method with the headers as metadata and the serving internal token bound; a domain error, a
-crash and a full house of streams answer as the gRPC interceptor would; a stream ends after
-its time; static files never leave their folder; CORS only for the listed origins."""
+"""shared/web.py on a real HTTP port with stand-in servicers (a plain one, as a threaded server
+has, and one of coroutines, as grpc.aio's): each call runs the servicer's own method with the
+headers as metadata and the serving internal token bound; a domain error, a crash and a full
+house of streams answer as the gRPC interceptor would; a client that leaves ends its stream on
+the server at once, and no stream is ended for its age; static files never leave their folder;
+CORS only for the listed origins."""
 
 from __future__ import annotations
 
+import asyncio
 import http.client
+import socket
 import threading
 import time
 
@@ -17,7 +21,7 @@ from mahjong.gateway.v1 import gateway_pb2 as pb
 
 from shared.errors import PermissionDenied
 from shared.server import INTERNAL_TOKEN_HEADER, BindError, Serving, from_internal_caller
-from shared.web import ServiceBinding, WebServer
+from shared.web import ServiceBinding, WebCallContext, WebServer
 from tests.support.web import WebGateway
 
 DESCRIPTOR = pb.DESCRIPTOR.services_by_name["GatewayService"]
@@ -30,6 +34,7 @@ class StandIn:
     def __init__(self) -> None:
         self.seen: list[tuple[str, bool]] = []
         self.release = threading.Event()
+        self.contexts: list = []
 
     def GetTableState(self, request, context):
         meta = dict(context.invocation_metadata())
@@ -48,6 +53,7 @@ class StandIn:
         raise ZeroDivisionError("a bug")
 
     def Subscribe(self, request, context):
+        self.contexts.append(context)
         n = 0
         while context.is_active() and not self.release.is_set():
             n += 1
@@ -58,14 +64,49 @@ class StandIn:
         return lambda request, context: None
 
 
-@pytest.fixture
-def served():
+class AsyncStandIn(StandIn):
+    """The same answers from coroutines (grpc.aio's kind of servicer), on the server's loop:
+    Subscribe writes with ``context.write`` as the gateway's does."""
+
+    async def GetTableState(self, request, context):
+        return StandIn.GetTableState(self, request, context)
+
+    async def JoinSeat(self, request, context):
+        return StandIn.JoinSeat(self, request, context)
+
+    async def Leave(self, request, context):
+        raise ZeroDivisionError("a bug")
+
+    async def Subscribe(self, request, context):
+        self.contexts.append(context)
+        n = 0
+        while not self.release.is_set():
+            n += 1
+            await context.write(pb.SubscribeResponse(event=pb.Event(sequence=n)))
+            await asyncio.sleep(0.05)
+
+
+class AsyncGeneratorStandIn(AsyncStandIn):
+    async def Subscribe(self, request, context):
+        self.contexts.append(context)
+        n = 0
+        while not self.release.is_set():
+            n += 1
+            yield pb.SubscribeResponse(event=pb.Event(sequence=n))
+            await asyncio.sleep(0.05)
+
+
+KINDS = {"plain": StandIn, "coroutines": AsyncStandIn, "async-generator": AsyncGeneratorStandIn}
+
+
+@pytest.fixture(params=list(KINDS))
+def served(request):
     def start(**binding_args):
-        servicer = StandIn()
+        servicer = KINDS[request.param]()
         binding = ServiceBinding(
             servicer, DESCRIPTOR, serving=Serving("secret", insecure=True), **binding_args
         )
-        server = WebServer(binding, origins=["http://allowed.test"], threads=8).start()
+        server = WebServer(binding, origins=["http://allowed.test"]).start()
         started.append((server, servicer))
         return server, servicer
 
@@ -109,13 +150,9 @@ def test_errors_answer_as_over_grpc(served, protocol):
     assert gw.GetTableState(pb.GetTableStateRequest(table_id="t_2")).table.table_id == "t_2"
 
 
-def test_a_stream_ends_after_its_time_and_streams_past_the_limit_are_refused(served):
-    server, servicer = served(max_streams=1, stream_seconds=0.4)
+def test_streams_past_the_limit_are_refused(served):
+    server, servicer = served(max_streams=1)
     gw = WebGateway(server.url, "connect")
-    start = time.monotonic()
-    events = [r.event.sequence for r in gw.Subscribe(pb.SubscribeRequest())]
-    assert 0.35 < time.monotonic() - start < 5 and events[:3] == [1, 2, 3]
-
     open_stream = WebGateway(server.url, "grpc-web").Subscribe(pb.SubscribeRequest())
     assert next(open_stream).event.sequence == 1  # holds the only slot
     with pytest.raises(ConnectError) as full:
@@ -123,6 +160,62 @@ def test_a_stream_ends_after_its_time_and_streams_past_the_limit_are_refused(ser
     assert full.value.code is Code.RESOURCE_EXHAUSTED
     servicer.release.set()
     list(open_stream)
+    _until(lambda: server.binding.streams == 0)
+    assert [r.event.sequence for r in gw.Subscribe(pb.SubscribeRequest())] == []  # slot free
+
+
+def _until(condition, seconds: float = 5.0) -> float:
+    """Wait for ``condition``; how long it took."""
+    start = time.monotonic()
+    while not condition():
+        assert time.monotonic() - start < seconds, "timed out"
+        time.sleep(0.01)
+    return time.monotonic() - start
+
+
+def _raw_stream(server: WebServer) -> socket.socket:
+    """A Connect Subscribe opened on a bare socket (closed as a browser tab is), its first
+    message read."""
+    body = b"\x00\x00\x00\x00\x00"  # one empty SubscribeRequest, enveloped
+    sock = socket.create_connection((server.host, server.port), timeout=5)
+    sock.sendall(
+        b"POST /mahjong.gateway.v1.GatewayService/Subscribe HTTP/1.1\r\nHost: t\r\n"
+        b"Content-Type: application/connect+proto\r\nConnect-Protocol-Version: 1\r\n"
+        b"Content-Length: 5\r\n\r\n" + body
+    )
+    assert sock.recv(4096).startswith(b"HTTP/1.1 200")
+    return sock
+
+
+def test_a_client_that_leaves_ends_its_stream_on_the_server_at_once(served):
+    server, servicer = served()
+    socks = [_raw_stream(server) for _ in range(3)]
+    _until(lambda: server.binding.streams == 3)
+    socks[0].close()
+    assert _until(lambda: server.binding.streams == 2) < 1.0
+    for s in socks[1:]:
+        s.close()
+    assert _until(lambda: server.binding.streams == 0) < 1.0
+    assert len(servicer.contexts) == 3
+    assert not any(context.is_active() for context in servicer.contexts)
+
+
+def test_no_stream_is_ended_for_its_age(served):
+    """The old port ended every stream after --web-stream-seconds (its test: 0.4 s); now a
+    call has no clock (a context's ``time_remaining()`` is None) and a stream stays while its
+    client reads."""
+    server, servicer = served()
+    web = WebCallContext({}, "web:test")
+    assert web.time_remaining() is None and web.is_active()
+    stream = WebGateway(server.url, "connect").Subscribe(pb.SubscribeRequest(), timeout_ms=None)
+    start, last = time.monotonic(), 0
+    for r in stream:
+        last = r.event.sequence
+        if time.monotonic() - start > 2.0:
+            break
+    assert last >= 20 and server.binding.streams == 1
+    servicer.release.set()
+    stream.close()
 
 
 def _get(server: WebServer, path: str, headers: dict | None = None, method: str = "GET"):
@@ -142,7 +235,7 @@ def test_static_files_stay_in_their_folder(tmp_path):
     (root / "assets" / "app.js").write_text("console.log(1)")
     (tmp_path / "secret.txt").write_text("not for browsers")
     binding = ServiceBinding(StandIn(), DESCRIPTOR)
-    server = WebServer(binding, web_root=root, threads=4).start()
+    server = WebServer(binding, web_root=root).start()
     try:
         status, headers, body = _get(server, "/")
         assert status == 200 and b"<title>table</title>" in body
@@ -203,4 +296,4 @@ def test_malformed_requests_are_refused_as_invalid_and_the_server_stays(served):
 def test_a_web_port_in_use_is_a_bind_error_naming_the_flag(served):
     server, _ = served()
     with pytest.raises(BindError, match="--web-port"):
-        WebServer(ServiceBinding(StandIn(), DESCRIPTOR), port=server.port, threads=2)
+        WebServer(ServiceBinding(StandIn(), DESCRIPTOR), port=server.port)
