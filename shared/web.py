@@ -713,10 +713,17 @@ class ReloadingContext:
 
 # --- a service's web port from its flags -------------------------------------------------------
 def add_web_arguments(
-    p: argparse.ArgumentParser, local_port: int, *, what: str = "the same API", root: str = ""
+    p: argparse.ArgumentParser,
+    local_port: int,
+    *,
+    what: str = "the same API",
+    root: str = "",
+    max_streams: int = DEFAULT_MAX_STREAMS,
 ) -> None:
     """The ``--web-*`` flags of a service's web port (``local_port``: the one ``mahjong run``
-    opens); ``root``: the default of ``--web-root`` (the page served), none without one."""
+    opens); ``root``: the default of ``--web-root`` (the page served), none without one;
+    ``max_streams``: the default of ``--web-max-streams`` (lower for a servicer whose open
+    streams each wait in a thread)."""
     p.add_argument(
         "--web-port",
         type=port_value,
@@ -744,9 +751,9 @@ def add_web_arguments(
     p.add_argument(
         "--web-max-streams",
         type=int,
-        default=DEFAULT_MAX_STREAMS,
-        help="streams the web port holds at once (each a connection, about 10 KiB, no "
-        "thread); past it a stream ends RESOURCE_EXHAUSTED (0: no limit)",
+        default=max_streams,
+        help="streams the web port holds at once; past it a stream ends RESOURCE_EXHAUSTED "
+        "(0: no limit)",
     )
 
 

@@ -284,11 +284,18 @@ def make_add_to_server(
     return add_to_server
 
 
+# Web streams matchmaking holds at once by default (--web-max-streams): a thread each.
+WEB_MAX_STREAMS = 1024
+
+
 def add_web_arguments(p: argparse.ArgumentParser) -> None:
     """The web port's flags (``--web-port``, ``--web-cors-origins`` …: shared/web.py)."""
     from shared import web
 
-    web.add_web_arguments(p, WEB_PORTS["matchmaking"], what="the public methods")
+    # Its streams (WatchAssignments, WatchTournament: a few per player) each wait in a thread.
+    web.add_web_arguments(
+        p, WEB_PORTS["matchmaking"], what="the public methods", max_streams=WEB_MAX_STREAMS
+    )
 
 
 def web_port(servicer: Any, config: Config, internal: frozenset[str]):

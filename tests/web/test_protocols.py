@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import http.client
 import itertools
+import re
+import socket
 import ssl
+import struct
 import time
 import urllib.error
 import urllib.request
@@ -301,6 +304,52 @@ def test_streams_carry_the_same_events_on_every_transport(gateways, table):
     assert seen["grpc"][-1].WhichOneof("kind") == "prompt"
     assert any(e.WhichOneof("kind") == "tiles_dealt" for e in seen["grpc"])
     assert seen["connect"] == seen["grpc"] == seen["grpc-web"]
+
+
+def _web_streams_open(stack) -> float:
+    port = stack.procs["gateway"].ports.metrics
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+        text = r.read().decode()
+    return float(re.search(r"^mahjong_web_streams_open (\S+)$", text, re.M).group(1))
+
+
+def _browser_stream(stack, table_id: str, token: str) -> socket.socket:
+    """A Connect Subscribe as a browser tab opens it: its own connection, the first event read."""
+    message = pb.SubscribeRequest(table_id=table_id, seat_token=token).SerializeToString()
+    body = struct.pack(">BI", 0, len(message)) + message
+    sock = socket.create_connection(("127.0.0.1", stack.web_ports["gateway"]), timeout=10)
+    sock.sendall(
+        b"POST /mahjong.gateway.v1.GatewayService/Subscribe HTTP/1.1\r\nHost: t\r\n"
+        b"Content-Type: application/connect+proto\r\nConnect-Protocol-Version: 1\r\n"
+        b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+    )
+    assert sock.recv(65536).startswith(b"HTTP/1.1 200")
+    return sock
+
+
+def test_a_browser_that_leaves_ends_its_stream_on_the_gateway_at_once(stack, table):
+    """A closed tab closes its connection: the gateway ends that stream within a second (its
+    count, mahjong_web_streams_open, back down), not after a timer; the others stay open."""
+    table_id, token = table["waiting"]
+    before = _web_streams_open(stack)
+    tabs = [_browser_stream(stack, table_id, token) for _ in range(3)]
+    deadline = time.monotonic() + 5
+    while _web_streams_open(stack) < before + 3:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    tabs[0].close()
+    closed = time.monotonic()
+    while _web_streams_open(stack) > before + 2:
+        assert time.monotonic() - closed < 1.0, "the gateway did not see the tab close"
+        time.sleep(0.01)
+    time.sleep(0.3)
+    assert _web_streams_open(stack) == before + 2  # the other two go on
+    for tab in tabs[1:]:
+        tab.close()
+    closed = time.monotonic()
+    while _web_streams_open(stack) > before:
+        assert time.monotonic() - closed < 1.0
+        time.sleep(0.01)
 
 
 def _request(url: str, method: str, headers: dict[str, str], body: bytes = b""):

@@ -10,8 +10,10 @@ from __future__ import annotations
 import asyncio
 import http.client
 import socket
+import ssl
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from connectrpc.code import Code
@@ -19,8 +21,11 @@ from connectrpc.errors import ConnectError
 from google.rpc import error_details_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
 
+from shared import web as web_module
+from shared.dev_ca import issue
 from shared.errors import PermissionDenied
 from shared.server import INTERNAL_TOKEN_HEADER, BindError, Serving, from_internal_caller
+from shared.tls import TLSFiles
 from shared.web import ServiceBinding, WebCallContext, WebServer
 from tests.support.web import WebGateway
 
@@ -297,3 +302,28 @@ def test_a_web_port_in_use_is_a_bind_error_naming_the_flag(served):
     server, _ = served()
     with pytest.raises(BindError, match="--web-port"):
         WebServer(ServiceBinding(StandIn(), DESCRIPTOR), port=server.port)
+
+
+def _served_certificate(server: WebServer, ca: Path) -> bytes:
+    context = ssl.create_default_context(cafile=str(ca))
+    with (
+        socket.create_connection((server.host, server.port), timeout=5) as raw,
+        context.wrap_socket(raw, server_hostname="localhost") as tls,
+    ):
+        return tls.getpeercert(binary_form=True)
+
+
+def test_https_takes_a_rotated_certificate_for_new_connections(tmp_path, monkeypatch):
+    monkeypatch.setattr(web_module, "RELOAD_CHECK_SECONDS", 0.0)
+    directory = issue(tmp_path / "ca", "gateway", directory=tmp_path / "tls")
+    server = WebServer(ServiceBinding(StandIn(), DESCRIPTOR), tls=TLSFiles(directory)).start()
+    try:
+        assert server.url.startswith("https://")
+        first = _served_certificate(server, directory / "ca.crt")
+        time.sleep(0.05)  # a new modification time
+        issue(tmp_path / "ca", "gateway", directory=directory)
+        second = _served_certificate(server, directory / "ca.crt")
+        assert second != first
+        assert _served_certificate(server, directory / "ca.crt") == second
+    finally:
+        server.close()
