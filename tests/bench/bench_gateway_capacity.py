@@ -146,12 +146,21 @@ class PinnedStack:
 
 
 class StreamClient:
-    """tests/support/stream_load.py in a process on core 1."""
+    """tests/support/stream_load.py (or another ``module`` of the same commands) in a process
+    on core 1."""
 
-    def __init__(self, address: str, table_id: str, token: str, n: int, channels: int) -> None:
-        args = [address, table_id, token, str(n), str(channels)]
+    def __init__(
+        self,
+        address: str,
+        table_id: str,
+        token: str,
+        n: int,
+        channels: int = 0,
+        module: str = "tests.support.stream_load",
+    ) -> None:
+        args = [address, table_id, token, str(n), *([str(channels)] if channels else [])]
         self.proc = subprocess.Popen(
-            [*_pin(1), sys.executable, "-m", "tests.support.stream_load", *args],
+            [*_pin(1), sys.executable, "-m", module, *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -211,21 +220,6 @@ def idle_streams(model: str, n: int, workers: int) -> dict:
 THREADED_WEB_BEFORE = {"asked": 1500, "held": 1016}
 
 
-class WebStreamClient(StreamClient):
-    """tests/support/web_stream_load.py in a process on core 1."""
-
-    def __init__(self, url: str, table_id: str, token: str, n: int) -> None:
-        args = [url, table_id, token, str(n)]
-        self.proc = subprocess.Popen(
-            [*_pin(1), sys.executable, "-m", "tests.support.web_stream_load", *args],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            cwd=Path(__file__).resolve().parents[2],
-        )
-        self.opened = self._reply()
-
-
 def _gauge(port: int, name: str) -> float:
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
         text = r.read().decode()
@@ -241,7 +235,9 @@ def idle_web_streams(n: int, leave: int = 1000) -> dict:
         ports = stack.gateway.ports
         time.sleep(1.0)
         rss0 = _status(stack.pid, "VmRSS")
-        client = WebStreamClient(f"http://127.0.0.1:{ports.web}", table.table_id, token, n)
+        url = f"http://127.0.0.1:{ports.web}"
+        module = "tests.support.web_stream_load"  # a connection per stream, as browser tabs
+        client = StreamClient(url, table.table_id, token, n, module=module)
         time.sleep(2.0)
         rss1 = _status(stack.pid, "VmRSS")
         threads = _status(stack.pid, "Threads")
