@@ -157,6 +157,10 @@ class WebCallContext:
         """No deadline reaches a web call (a forwarded call takes its own)."""
         return None
 
+    def writes_with(self, writer: Callable[[Any], Awaitable[None]]) -> None:
+        """Where :meth:`write` hands a stream's messages (set by the call's binding)."""
+        self._writer = writer
+
     async def write(self, message: Any) -> None:
         """Send one message of a stream (``grpc.aio``'s ``context.write``); returns once the
         message is taken for sending, so a client that does not read holds the writer."""
@@ -393,7 +397,7 @@ def _written(
             slot.set_result(message)
             await taken
 
-        web._writer = write
+        web.writes_with(write)
         task = asyncio.ensure_future(handler(request, web))
         try:
             while True:
@@ -585,6 +589,8 @@ class WebServer:
         self.host = host
         self.port = self.socket.getsockname()[1]
         self.tls = tls.check("--web-tls-dir") if tls is not None else None
+        # made here, so unreadable files fail at start-up, not in the server's task
+        self._ssl = ReloadingContext(self.tls).context if self.tls is not None else None
         app = StaticFiles(Cors(connect_app(binding), origins), web_root)
         self.config = uvicorn.Config(
             app,
@@ -597,7 +603,7 @@ class WebServer:
             server_header=False,
             timeout_keep_alive=30,
             timeout_graceful_shutdown=int(CLOSE_GRACE_SECONDS),
-            ssl_context_factory=self._ssl_context if self.tls is not None else None,
+            ssl_context_factory=self._ssl_context if self._ssl is not None else None,
         )
         self.server = uvicorn.Server(self.config)
         self._own_loop = loop is None
@@ -611,8 +617,8 @@ class WebServer:
         self._task: asyncio.Future[None] | None = None
 
     def _ssl_context(self, _config: Any, _default: Any) -> ssl.SSLContext:
-        assert self.tls is not None
-        return ReloadingContext(self.tls).context
+        assert self._ssl is not None
+        return self._ssl
 
     @property
     def url(self) -> str:
