@@ -35,6 +35,7 @@ from shared.request_ids import with_request_ids
 from shared.server import configure_logging
 from shared.store import open_store
 from tests.bench import ROOT, bench_seconds, rate
+from tests.bench.ledger_side_by_side import funded_players, winning_hands
 from tests.support.identity import id_token, sign_in, unique_subject
 from tests.support.tls import as_player
 from tests.unit.matchmaking.mm_fakes import make_service
@@ -42,7 +43,6 @@ from tests.unit.matchmaking.mm_fakes import make_service
 FIRST = 300  # new identities per store (tokens made in advance)
 FIRST_GRPC = 200
 CHECKS = 200  # verifications per timed unit
-FUNDS = 10**9  # silver granted to each ledger account before timing
 DOUBLED = 1000  # 加倍卡 hands (each needs a hold written in advance)
 
 
@@ -110,18 +110,8 @@ def grpc_figures(tmp: Path) -> dict[str, float]:
 def ledger_figures(kind: str, tmp: Path) -> dict[str, float]:
     store = _open(kind, tmp)
     try:
-        players = tuple(f"bench-l{s}" for s in range(4))
-        for p in players:
-            ledger.grant(store, p, "bench", FUNDS, 1.0)
-        hands = itertools.count()
-
-        def hand() -> int:
-            n = next(hands)
-            pay = [-1, -1, -1, -1]
-            pay[n % 4] = 3
-            report = HandReport(f"h-{n}", "bench-t", "quick/bench", players, tuple(pay))
-            ledger.record_hand(store, report, 2.0)
-            return 1
+        players = funded_players(store)
+        hand = winning_hands(store, players)
 
         buys = itertools.count()
         prices = items.ItemPrices()

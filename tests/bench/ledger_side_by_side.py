@@ -16,36 +16,48 @@ import itertools
 import json
 import sys
 import time
+from collections.abc import Callable
 
 from services.matchmaking import ledger
 from services.matchmaking.ledger import HandReport
 from shared.store import open_store
+from shared.store.base import Store
 
 FUNDS = 10**9
+
+
+def funded_players(store: Store) -> tuple[str, ...]:
+    """Four players, each granted :data:`FUNDS`."""
+    players = tuple(f"bench-l{s}" for s in range(4))
+    for p in players:
+        ledger.grant(store, p, "bench", FUNDS, 1.0)
+    return players
+
+
+def winning_hands(store: Store, players: tuple[str, ...]) -> Callable[[], int]:
+    """Records one settled hand per call (seat ``n % 4`` wins 3 from the others); returns 1."""
+    hands = itertools.count()
+
+    def hand() -> int:
+        n = next(hands)
+        pay = [-1, -1, -1, -1]
+        pay[n % 4] = 3
+        report = HandReport(f"h-{n}", "bench-t", "quick/bench", players, tuple(pay))
+        ledger.record_hand(store, report, 2.0)
+        return 1
+
+    return hand
 
 
 def main(kind: str, directory: str, seconds: float) -> dict[str, float]:
     url = "memory://" if kind == "memory" else f"sqlite:///{directory}/ledger.db"
     store = open_store(url)
     try:
-        players = tuple(f"bench-l{s}" for s in range(4))
-        for p in players:
-            ledger.grant(store, p, "bench", FUNDS, 1.0)
-        hands = itertools.count()
-
-        def hand() -> None:
-            n = next(hands)
-            pay = [-1, -1, -1, -1]
-            pay[n % 4] = 3
-            ledger.record_hand(
-                store, HandReport(f"h-{n}", "bench-t", "quick/bench", players, tuple(pay)), 2.0
-            )
-
+        hand = winning_hands(store, funded_players(store))
         hand()  # warm up
         done, start = 0, time.perf_counter()
         while (elapsed := time.perf_counter() - start) < seconds:
-            hand()
-            done += 1
+            done += hand()
         assert ledger.reconcile(store) == []
         return {"hand": done / elapsed}
     finally:
