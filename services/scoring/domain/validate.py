@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Protocol
 
 from services.scoring.domain.chengbao import claims_from_melds
@@ -35,18 +34,34 @@ from shared.melds import Meld, MeldKind
 from shared.table import MAX_STAKE
 
 ALL_FLOWERS = frozenset(range(T.FLOWER_BASE, T.EXTRA_BASE))
+# the natural kinds: a superset test of a meld's tiles is the per-tile T.is_playing at once
+PLAYING = frozenset(k for k in range(T.NUM_TILE_KINDS) if T.is_playing(k))
 
 
-@dataclass(frozen=True, slots=True)
 class CheckedWinner:
-    """A winner that passed every check: its counts *with* the winning tile and its hand."""
+    """A winner that passed every check: its counts *with* the winning tile and its hand.
 
-    hand: WinnerHand
-    counts: list[int]
-    hand_type: HandType
+    A plain class: a frozen dataclass's ``__init__`` sets each field through
+    ``object.__setattr__``, and every winner of every settlement builds one."""
+
+    __slots__ = ("counts", "hand", "hand_type")
+
+    def __init__(self, hand: WinnerHand, counts: list[int], hand_type: HandType) -> None:
+        self.hand = hand
+        self.counts = counts
+        self.hand_type = hand_type
+
+    def __repr__(self) -> str:
+        return (
+            f"CheckedWinner(hand={self.hand!r}, counts={self.counts!r}, "
+            f"hand_type={self.hand_type!r})"
+        )
 
 
 def check_seat(seat: object, what: str) -> int:
+    # the common case first: an int exactly (not a bool, not a subclass); else the full test
+    if type(seat) is int and 0 <= seat <= 3:
+        return seat
     if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat <= 3:
         raise InvalidArgument(f"{what} {seat!r} out of range 0-3", field=what)
     return seat
@@ -55,12 +70,15 @@ def check_seat(seat: object, what: str) -> int:
 def check_context(ctx: HandContext, needs_dice: bool) -> None:
     """Stake, dealer, dice, 荒番 counter and 逛花园 stacks of the table."""
     stake = ctx.stake
-    if not isinstance(stake, int) or isinstance(stake, bool) or stake <= 0:
+    if (type(stake) is not int and (not isinstance(stake, int) or isinstance(stake, bool))) or (
+        stake <= 0
+    ):
         raise InvalidArgument(f"stake {stake!r} must be a positive number of chips", field="stake")
     if stake > MAX_STAKE:
         raise InvalidArgument(f"stake {stake} exceeds the largest stake {MAX_STAKE}", field="stake")
     check_seat(ctx.dealer, "dealer seat")
-    if not isinstance(ctx.huangfan, int) or isinstance(ctx.huangfan, bool) or ctx.huangfan < 0:
+    hf = ctx.huangfan
+    if (type(hf) is not int and (not isinstance(hf, int) or isinstance(hf, bool))) or hf < 0:
         raise InvalidArgument(f"荒番 counter {ctx.huangfan!r} must be 0 or more", field="huangfan")
     if ctx.dice is not None:
         if len(ctx.dice) != 2:
@@ -161,7 +179,7 @@ def check_natural_melds(melds: Sequence[Meld], what: str) -> None:
     """Valid meld shapes of playing tiles only (no 百搭, no bonus tile in a declared set)."""
     check_melds(melds, what)
     for m in melds:
-        if any(not T.is_playing(k) for k in m.tiles):
+        if not PLAYING.issuperset(m.tiles):
             raise InvalidArgument(
                 f"{what}: {m.kind.label} {T.format_tiles(m.tiles)}: a declared meld holds "
                 "playing tiles only (no 百搭, no bonus tile)",
