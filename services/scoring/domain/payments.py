@@ -13,22 +13,32 @@ pays each winner; the liable co-winner pays nothing).
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
 
 from services.scoring.domain.chengbao import Relation, relation_shares
 from services.scoring.domain.model import WinKind
 from services.scoring.domain.rules import ScoringRules
 
 
-@dataclass(frozen=True, slots=True)
 class Owed:
-    """``payer`` owes ``payee`` ``shares`` of the payee's value; ``code`` names the rule."""
+    """``payer`` owes ``payee`` ``shares`` of the payee's value; ``code`` names the rule.
 
-    payer: int
-    payee: int
-    shares: int
-    code: str
-    why: str
+    A plain class rather than a dataclass, like :class:`~.breakdown.Item`: compiled, a
+    dataclass keeps a Python ``__init__``, and a self-drawn win owes three."""
+
+    __slots__ = ("code", "payee", "payer", "shares", "why")
+
+    def __init__(self, payer: int, payee: int, shares: int, code: str, why: str) -> None:
+        self.payer = payer
+        self.payee = payee
+        self.shares = shares
+        self.code = code
+        self.why = why
+
+    def __repr__(self) -> str:
+        return (
+            f"Owed(payer={self.payer!r}, payee={self.payee!r}, shares={self.shares!r}, "
+            f"code={self.code!r}, why={self.why!r})"
+        )
 
 
 def base_shares(

@@ -17,33 +17,78 @@ effect where a player would ask (a floor on a hand already worth a 勒子).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from services.scoring.domain.breakdown import Item, Unit, item
 from services.scoring.domain.rules import ScoringRules
 from shared.hand import HandType
 
 
-@dataclass(frozen=True, slots=True)
 class Situations:
-    """Which win situations (RULES §6) hold for one winner."""
+    """Which win situations (RULES §6) hold for one winner.
 
-    menqing: bool = False  # 门清
-    kaibao: bool = False  # 开宝
-    huangfan: bool = False  # 荒番 (counter above zero)
-    replacement: bool = False  # 杠开
-    big_hanging: bool = False  # 大吊车
-    rob_kong: bool = False  # 抢杠
-    heavenly: bool = False  # 天胡
-    earthly: bool = False  # 地胡
+    A plain class rather than a dataclass, like :class:`~.breakdown.Item`: compiled, a
+    dataclass keeps a Python ``__init__``, and every winner builds one."""
+
+    __slots__ = (
+        "big_hanging",
+        "earthly",
+        "heavenly",
+        "huangfan",
+        "kaibao",
+        "menqing",
+        "replacement",
+        "rob_kong",
+    )
+
+    def __init__(
+        self,
+        menqing: bool = False,  # 门清
+        kaibao: bool = False,  # 开宝
+        huangfan: bool = False,  # 荒番 (counter above zero)
+        replacement: bool = False,  # 杠开
+        big_hanging: bool = False,  # 大吊车
+        rob_kong: bool = False,  # 抢杠
+        heavenly: bool = False,  # 天胡
+        earthly: bool = False,  # 地胡
+    ) -> None:
+        self.menqing = menqing
+        self.kaibao = kaibao
+        self.huangfan = huangfan
+        self.replacement = replacement
+        self.big_hanging = big_hanging
+        self.rob_kong = rob_kong
+        self.heavenly = heavenly
+        self.earthly = earthly
+
+    def __repr__(self) -> str:
+        flags = (
+            ("menqing", self.menqing),
+            ("kaibao", self.kaibao),
+            ("huangfan", self.huangfan),
+            ("replacement", self.replacement),
+            ("big_hanging", self.big_hanging),
+            ("rob_kong", self.rob_kong),
+            ("heavenly", self.heavenly),
+            ("earthly", self.earthly),
+        )
+        return "Situations(" + ", ".join(f"{name}={on!r}" for name, on in flags) + ")"
 
 
-@dataclass(frozen=True, slots=True)
 class HandValue:
-    value: int  # points of one share
-    raw: int
-    cap_lezi: int  # the hand cap after its lifts
-    items: tuple[Item, ...]
+    """The value of one winner's hand (a plain class for the reason of :class:`Situations`)."""
+
+    __slots__ = ("cap_lezi", "items", "raw", "value")
+
+    def __init__(self, value: int, raw: int, cap_lezi: int, items: tuple[Item, ...]) -> None:
+        self.value = value  # points of one share
+        self.raw = raw
+        self.cap_lezi = cap_lezi  # the hand cap after its lifts
+        self.items = items
+
+    def __repr__(self) -> str:
+        return (
+            f"HandValue(value={self.value!r}, raw={self.raw!r}, cap_lezi={self.cap_lezi!r}, "
+            f"items={self.items!r})"
+        )
 
 
 _SITUATION_CODES = (
