@@ -25,7 +25,7 @@ import grpc
 from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
-from services.gateway.convert.events import event_to_proto
+from services.gateway.convert.stream import last_sequence, responses
 from services.gateway.forwarding import (
     AGAIN_PAUSE_S,
     Forwarder,
@@ -110,13 +110,13 @@ class AsyncGatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
             self.manager.open_stream, request.table_id, request.seat_token, writer.sent
         )
         live_from = table.head  # events after this one were appended while the stream ran
-        async for logged, seen in self.manager.subscribe_async(
-            table, viewer, writer.sent, run_blocking
-        ):
-            behind = table.head - logged.seq
-            if logged.seq > live_from and behind > writer.max_lag:
-                raise writer.slow(f"is {behind} events behind the table")
-            await writer.write(logged.seq, pb.SubscribeResponse(event=event_to_proto(logged, seen)))
+        batched = request.batched
+        async for seen in self.manager.subscribe_async(table, viewer, writer.sent, run_blocking):
+            for first, last, response in responses(seen, batched):
+                behind = table.head - first  # appended after the message's first event
+                if first > live_from and behind > writer.max_lag:
+                    raise writer.slow(f"is {behind} events behind the table")
+                await writer.write(last, response)
 
     async def _relayed_stream(
         self, owner: str, request, writer: _Writer, context, stuck: Stuck
@@ -138,7 +138,7 @@ class AsyncGatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         )
         try:
             async for response in call:
-                await writer.write(response.event.sequence, response)
+                await writer.write(last_sequence(response), response)
             return True
         except asyncio.CancelledError:
             if not relay.stale:  # the client went away

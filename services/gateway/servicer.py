@@ -10,7 +10,7 @@ from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
 from services.gateway.convert.actions import action_from_proto, action_to_proto
-from services.gateway.convert.events import event_to_proto
+from services.gateway.convert.stream import last_sequence, responses
 from services.gateway.convert.views import view_to_proto
 from services.gateway.domain.session import Seat
 from services.gateway.domain.tokens import read_seat_token
@@ -166,11 +166,12 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         stuck = Stuck(self.forwarder)
         while context.is_active():
             try:
-                for logged, seen in self.manager.subscribe(
+                for seen in self.manager.subscribe_batches(
                     request.table_id, request.seat_token, sent, context.is_active
                 ):
-                    yield pb.SubscribeResponse(event=event_to_proto(logged, seen))
-                    sent = logged.seq
+                    for _, last, response in responses(seen, request.batched):
+                        yield response
+                        sent = last
                 return
             except Unavailable as exc:  # another replica runs the table (now): relayed from it
                 owner = self.forwarder.owner(exc, context)
@@ -179,7 +180,7 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
             relayed = _Relayed(self, owner, request, sent, context, stuck)
             for response in relayed:
                 yield response
-                sent = response.event.sequence
+                sent = last_sequence(response)
             if relayed.ended:
                 return
             # its owner went silent or away: the stream goes on where the table runs now
@@ -338,7 +339,7 @@ class _Relayed:
                 if not self.context.is_active():
                     break
                 yield response
-                self.sent = response.event.sequence
+                self.sent = last_sequence(response)
             self.ended = True
         except grpc.RpcError as exc:
             if relay.stale:

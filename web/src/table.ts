@@ -96,9 +96,11 @@ export class TableScreen implements PromptHost, ResultHost {
           tableId: this.seat.tableId,
           seatToken: this.seat.token,
           afterSequence: this.lastSeq,
+          batched: true, // a step's events (an action, the draw after it) in one message
         });
         for await (const r of stream) {
-          if (r.event) this.onEvent(r.event);
+          // an older gateway (during a rollout) sends one event per message, in event
+          for (const ev of r.events.length ? r.events : r.event ? [r.event] : []) this.onEvent(ev);
           backoff = 250;
         }
         if (this.view?.phase === TablePhase.FINISHED) return;

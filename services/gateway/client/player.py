@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -275,13 +275,13 @@ class RemotePlayer:
                     table_id=self.table_id,
                     seat_token=self.seat_token,
                     after_sequence=self.last_sequence,
+                    batched=True,
                 )
             )
             try:
                 for resp in self._stream:
                     give_up = None
-                    self._handle(resp.event)
-                    if self._done() or self._drop.is_set():
+                    if self._handle_all(events_of(resp)):
                         break
             except grpc.RpcError as exc:
                 code = exc.code()
@@ -314,6 +314,16 @@ class RemotePlayer:
         if self._stop.is_set() or self.log.table_finished is not None:
             return True
         return self._max_hands is not None and len(self.log.hand_results) >= self._max_hands
+
+    def _handle_all(self, events) -> bool:
+        """Handle a message's events in order; True once the stream is to end (the table is
+        over, enough hands were seen, or a drop was asked for): the rest of the message is left
+        unseen, so a resumed stream sends it again."""
+        for event in events:
+            self._handle(event)
+            if self._done() or self._drop.is_set():
+                return True
+        return False
 
     def _handle(self, event: gateway_pb2.Event) -> None:
         if event.sequence <= self.last_sequence:
@@ -393,3 +403,11 @@ class RemotePlayer:
         self.stop()
         if self._own_channel:
             self.channel.close()
+
+
+def events_of(response: gateway_pb2.SubscribeResponse) -> Sequence[gateway_pb2.Event]:
+    """A Subscribe message's events: a batched stream's ``events``, or the one ``event`` of a
+    gateway that sends one per message (a replica of an older version, during a rollout)."""
+    if response.events:
+        return response.events
+    return (response.event,) if response.HasField("event") else ()

@@ -35,16 +35,20 @@ class _Viewer:
         self.seat = seat
 
 
-def _projected(
-    batch: list[LoggedEvent], viewer: _Viewer
-) -> Iterator[tuple[LoggedEvent, TableEvent]]:
+Seen = list[tuple[LoggedEvent, TableEvent]]
+"""A batch of a stream: (the logged event, the viewer's copy), in order, never empty."""
+
+
+def _projected(batch: list[LoggedEvent], viewer: _Viewer) -> Seen:
+    seen: Seen = []
     for e in batch:
-        seen = project(e.event, viewer.seat)
-        if seen is not None:
-            yield e, seen
+        copy = project(e.event, viewer.seat)
+        if copy is not None:
+            seen.append((e, copy))
         ev = e.event
         if isinstance(ev, SeatBankrupt) and ev.seat == viewer.seat:
             viewer.seat = None
+    return seen
 
 
 def _after_settled(table: LiveTable, index: int) -> list[LoggedEvent] | None:
@@ -60,9 +64,10 @@ def stream(
     active: Callable[[], bool],
     not_owner: Callable[[], Unavailable],
     check: Callable[[], None] = lambda: None,
-) -> Iterator[tuple[LoggedEvent, TableEvent]]:
-    """(the logged event, the viewer's copy) after ``after`` while ``active()``: a thread waits.
-    ``check()`` runs before each batch (it raises to end the stream: a revoked token)."""
+) -> Iterator[Seen]:
+    """The viewer's events after ``after`` while ``active()``, a batch at a time (what was
+    appended since the last batch: a step's events together): a thread waits. ``check()`` runs
+    before each batch (it raises to end the stream: a revoked token)."""
     index = after
     watching = _Viewer(viewer)
     while active():
@@ -79,7 +84,9 @@ def stream(
         if batch:
             check()
             index = batch[-1].seq
-            yield from _projected(batch, watching)
+            seen = _projected(batch, watching)
+            if seen:
+                yield seen
 
 
 async def stream_async(
@@ -90,8 +97,8 @@ async def stream_async(
     not_owner: Callable[[], Unavailable],
     run_blocking: Callable[..., Awaitable],
     check: Callable[[], None] = lambda: None,
-) -> AsyncIterator[tuple[LoggedEvent, TableEvent]]:
-    """The same events, for a coroutine: it waits on the table's wake-up (on its event loop) and
+) -> AsyncIterator[Seen]:
+    """The same batches, for a coroutine: it waits on the table's wake-up (on its event loop) and
     reads older events from the store through ``run_blocking`` (in a worker thread). It ends when
     the table is over, raises ``not_owner()`` when the table moved; a client gone cancels it.
     ``check()`` (from memory: it runs on the loop) comes before each batch."""
@@ -106,8 +113,9 @@ async def stream_async(
         if batch:
             check()
             index = batch[-1].seq
-            for pair in _projected(batch, watching):
-                yield pair
+            seen = _projected(batch, watching)
+            if seen:
+                yield seen
             continue
         if not table.live:
             # under the lock, the step that ended the table has appended its last events
@@ -117,8 +125,9 @@ async def stream_async(
             if not batch:
                 return
             index = batch[-1].seq
-            for pair in _projected(batch, watching):
-                yield pair
+            seen = _projected(batch, watching)
+            if seen:
+                yield seen
             continue
         if not table.owned:
             raise not_owner()

@@ -13,7 +13,7 @@ from services.gateway.domain.events.log import LoggedEvent
 from services.gateway.domain.tokens import SeatToken
 from services.gateway.tables import spectators
 from services.gateway.tables.live import LiveTable
-from services.gateway.tables.streams import stream, stream_async
+from services.gateway.tables.streams import Seen, stream, stream_async
 from shared.errors import InvalidArgument
 
 
@@ -50,8 +50,17 @@ class TableViews:
     def subscribe(
         self, table_id: str, token: str, after: int, active: Callable[[], bool]
     ) -> Iterator[tuple[LoggedEvent, K.TableEvent]]:
-        """The viewer's events after ``after``, then live ones until the table finishes (a
-        thread waits for them: the threaded server and the web port)."""
+        """The viewer's events after ``after``, then live ones until the table finishes, one
+        at a time (:meth:`subscribe_batches`' events)."""
+        for batch in self.subscribe_batches(table_id, token, after, active):
+            yield from batch
+
+    def subscribe_batches(
+        self, table_id: str, token: str, after: int, active: Callable[[], bool]
+    ) -> Iterator[Seen]:
+        """The viewer's events after ``after``, then live ones until the table finishes, a
+        batch at a time (a step's events together; a thread waits for them: the threaded
+        server)."""
         table, viewer = self.open_stream(table_id, token, after)
         return stream(
             self.store,
@@ -69,8 +78,8 @@ class TableViews:
         viewer: SeatToken,
         after: int,
         run_blocking: Callable[..., Awaitable],
-    ) -> AsyncIterator[tuple[LoggedEvent, K.TableEvent]]:
-        """The same events for a coroutine on the server's event loop (no thread held while it
+    ) -> AsyncIterator[Seen]:
+        """The same batches for a coroutine on the server's event loop (no thread held while it
         waits), for a stream :meth:`open_stream` checked."""
         return stream_async(
             self.store,

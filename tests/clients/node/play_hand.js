@@ -199,7 +199,7 @@ async function main() {
   const report = {
     table_id: tableId, seat: joined.seat - 1, joined_at: joined.last_sequence, events: 0, actions: 0, refused: [], prompts: 0,
     kinds: {}, outcome: 0, payments: [], house: 0, winners: [], hand_id: '', commitment: '',
-    seed: '', own_tiles_dealt: 0, leaks: [], sequence_ok: true, finished: false, subscribes_retried: 0,
+    seed: '', own_tiles_dealt: 0, leaks: [], sequence_ok: true, finished: false, subscribes_retried: 0, messages: 0,
     player_id: signedIn ? signedIn.player.player_id : '', silver: signedIn ? signedIn.player.silver : 0,
   };
   args.seat = joined.seat - 1;
@@ -250,11 +250,20 @@ async function playSeat(args, gw, client, tableId, token, report, lastSequence) 
     function subscribe(again = false) {
       if (again) report.subscribes_retried += 1;
       else subscribes.push(lastSequence);
-      const c = client.Subscribe({ table_id: tableId, seat_token: token, after_sequence: lastSequence });
+      // Batched: the events of one step of the table come in one message (resp.events).
+      const c = client.Subscribe({
+        table_id: tableId, seat_token: token, after_sequence: lastSequence, batched: true,
+      });
       call = c;
       c.on('data', (resp) => {
+        // (one event per message, in event, from a gateway that does not batch)
+        const events = resp.events && resp.events.length ? resp.events : resp.event ? [resp.event] : [];
+        if (events.length === 0) return fail(new Error('a stream message without events'));
+        report.messages += 1;
         // Events of a stream already dropped are skipped: the resumed stream sends them again.
-        queue = queue.then(() => (c === call ? onEvent(resp.event) : null)).catch(fail);
+        for (const ev of events) {
+          queue = queue.then(() => (c === call ? onEvent(ev) : null)).catch(fail);
+        }
       });
       c.on('error', (err) => {
         if (c !== call || report.finished) return; // our own cancel
@@ -306,8 +315,9 @@ async function playSeat(args, gw, client, tableId, token, report, lastSequence) 
     }
   });
 
-  // After the table: a fresh subscription from the start must hold exactly the same events
-  // (after the wait flood control may ask for: the token just played a whole hand).
+  // After the table: a fresh subscription from the start, one event per message (not batched),
+  // must hold exactly the same events (after the wait flood control may ask for: the token just
+  // played a whole hand).
   function replayOnce() {
     return new Promise((resolve, reject) => {
       const seen = [];

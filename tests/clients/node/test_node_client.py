@@ -89,8 +89,11 @@ def test_node_client_plays_a_whole_hand_against_bots(node):
     assert report["player_id"].startswith("p-") and report["silver"] == 1000
     assert report["seat"] == 0  # the room's owner sits first
     assert report["sequence_ok"] is True
+    # batched: a step's events (the deal's, an action's and the draw after it) in one message
+    assert 0 < report["messages"] < report["events"]
     # the stream was cut after 30 events and resumed from the last number seen; a fresh
-    # subscription from 0 afterwards holds exactly the events the client received
+    # subscription from 0 afterwards, one event per message, holds exactly the events the
+    # client received
     assert len(report["subscribes"]) == 2 and report["subscribes"][0] == 0
     assert report["subscribes"][1] > 0
     assert report["resume_exact"] is True
