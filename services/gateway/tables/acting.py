@@ -1,5 +1,5 @@
-"""Act (and 加倍卡): a seat's action checked against the table's state and applied in one step,
-its first result kept by request id (:mod:`.requests`).
+"""Act (and 加倍卡): a seat's action checked against the table's state and applied in one step
+with the engine steps it leads to, its first result kept by request id (:mod:`.requests`).
 
 Request checks, in order: malformed input INVALID_ARGUMENT (before any lock), the token
 (UNAUTHENTICATED forged or a spectator's revoked, PERMISSION_DENIED another table/seat), a
@@ -55,7 +55,10 @@ class ActCalls:
             if not table.owned:  # not kept: the request was not evaluated here
                 raise self._not_owner(table.id)
             self._refuse_if_over(table)  # not kept: nothing is remembered of a finished table
-            with self.step(table):  # the action's events and its result: one write
+            # The action's events, its result and the engine steps it leads to (claim options,
+            # the next draw and its prompt, scoring): one step, one write, one message to each
+            # stream; the answer comes once they are written.
+            with self.step(table), self._session(table).steps_inline():
                 try:
                     seq = self._apply(table, seat, last_sequence, action, request_id)
                 except DomainError as exc:

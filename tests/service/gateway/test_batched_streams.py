@@ -1,8 +1,11 @@
 """Subscribe ``batched``: a step's events in one message, the same events as a stream of one
-event per message, on both server models."""
+event per message, on both server models; and an Act answered once its action and the engine
+steps after it (claim options, the next draw) are logged (the domain's side of it:
+tests/unit/gateway/test_steps_inline.py)."""
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
@@ -10,6 +13,7 @@ from mahjong.gateway.v1 import gateway_pb2 as pb
 
 from services.gateway.client.tables import create_table
 from services.gateway.convert.stream import MAX_EVENTS_PER_MESSAGE
+from tests.e2e.players import legal_answer
 from tests.support.stacks import inprocess_gateway
 
 
@@ -52,3 +56,35 @@ def test_a_batched_stream_holds_the_same_events_in_fewer_messages(model):
     # a replay comes in messages as full as they may be
     assert len(events) > MAX_EVENTS_PER_MESSAGE
     assert max(len(m.events) for m in replayed) == MAX_EVENTS_PER_MESSAGE
+
+
+@pytest.mark.parametrize("model", ["threads", "asyncio"])
+def test_an_act_is_answered_once_the_steps_after_it_are_logged(model):
+    with inprocess_gateway(
+        seat_secret="s",
+        bot_delay_ms=0,
+        discard_ms=60_000,
+        claim_ms=60_000,
+        server_config={"server_model": model},
+    ) as gw:
+        table = create_table(gw.server.address, ["p", None, None, None], max_hands=1)
+        token = table.seat_tokens[0]
+        look = pb.GetTableStateRequest(table_id=table.table_id, seat_token=token)
+        deadline = time.monotonic() + 30
+        while not (state := gw.stub.GetTableState(look).table).HasField("prompt"):
+            assert time.monotonic() < deadline, "the person was never prompted"
+            time.sleep(0.02)
+        acted = gw.stub.Act(
+            pb.ActRequest(
+                table_id=table.table_id,
+                seat_token=token,
+                request_id=str(uuid.uuid4()),
+                last_sequence=state.last_sequence,
+                action=legal_answer(state.prompt),
+            )
+        )
+        after = gw.stub.GetTableState(look).table
+
+    # the answer came with what the action led to already in the log: the claim window's
+    # prompts, the next seat's draw, or the hand's result
+    assert after.last_sequence > acted.sequence

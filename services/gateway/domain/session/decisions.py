@@ -10,7 +10,6 @@ are the seat's own until its next own turn (:meth:`TableSession.engine_emit`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from services.gateway.domain.events.kinds import (
@@ -34,7 +33,7 @@ def schedule_decision(t: TableSession, seat: int, seq: int, deadline_ms: int) ->
     """Arrange for the decision of the prompt ``seq`` to be made: by the bot, 托管 or timer."""
     s = t.seats[seat]
     if s.bot or s.left:
-        steps, delay = t.bot_steps, t.config.bot_delay_ms
+        steps, delay = t.inline_steps, t.config.bot_delay_ms
         if steps is not None and delay <= 0 and t.config.chain_bot_decisions:
             steps.append(lambda: bot_decides(t, seat, seq))  # see bot()
         else:
@@ -57,17 +56,12 @@ def current(t: TableSession, seat: int, seq: int) -> Pending | None:
 
 def bot(t: TableSession, seat: int, seq: int) -> None:
     """Scheduler callback: a bot (or 托管, or a stand-in for a player who left) decides.
-    The engine steps its action leads to run right after it in this callback (see
-    :meth:`TableSession.defer`), and with ``chain_bot_decisions`` so do the decisions of bot
-    seats those steps prompt: a table of bots then plays on without a scheduler round trip per
-    decision, in the order the scheduler would have run them."""
-    steps: list[Callable[[], None]] = [lambda: bot_decides(t, seat, seq)]
-    t.bot_steps = steps
-    try:
-        for step in steps:  # grows while it runs
-            step()
-    finally:
-        t.bot_steps = None
+    The engine steps its action leads to run right after it in this callback
+    (:meth:`TableSession.steps_inline`), and with ``chain_bot_decisions`` so do the decisions
+    of bot seats those steps prompt: a table of bots then plays on without a scheduler round
+    trip per decision, in the order the scheduler would have run them."""
+    with t.steps_inline():
+        bot_decides(t, seat, seq)
 
 
 def bot_decides(t: TableSession, seat: int, seq: int) -> None:

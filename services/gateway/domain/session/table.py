@@ -46,7 +46,8 @@ from __future__ import annotations
 
 import random
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from services.gateway.domain.clock import Scheduler, Timer
 from services.gateway.domain.events.kinds import (
@@ -162,9 +163,9 @@ class TableSession:
         # Unix ms by which the open seats must be taken (0 = no deadline); see start().
         self.seat_deadline_ms = 0
         self._seat_timer: Timer | None = None
-        # While a bot acts (decisions.bot): the engine steps its action deferred, run as soon as
-        # it returns instead of through the scheduler (see :meth:`defer`).
-        self.bot_steps: list[Callable[[], None]] | None = None
+        # Within :meth:`steps_inline` (a player's Act, a bot's action): the engine steps the
+        # action deferred, run as soon as it returns instead of through the scheduler.
+        self.inline_steps: list[Callable[[], None]] | None = None
         # Seats put on 托管 by a missed claim or 抢杠, not yet announced to the others (see
         # decisions.timeout): told at the seat's next own turn.
         self.auto_play_hidden: set[int] = set()
@@ -415,9 +416,38 @@ class TableSession:
             )
         )
 
+    @contextmanager
+    def steps_inline(self) -> Iterator[None]:
+        """Within it, an action (a player's Act, a bot's decision) is applied; when it ends, the
+        engine steps the action deferred (:meth:`defer`: claim options, the next draw, scoring,
+        and the steps those defer in turn) run at once, in this call, in order, instead of
+        through the scheduler, so the action and what follows it are one step of the table:
+        logged together, one write, one message to each stream. Nothing else of this table can
+        be due in between: the engine steps on only once every decision of the moment has been
+        made, and what is left queued for it (timers of decisions already made) does nothing.
+        A block that raises (the action refused) hands what it deferred to the scheduler, as
+        without it. Nested, the outermost one runs them."""
+        if self.inline_steps is not None:
+            yield
+            return
+        steps: list[Callable[[], None]] = []
+        self.inline_steps = steps
+        try:
+            yield
+        except BaseException:
+            self.inline_steps = None
+            for step in steps:
+                self.scheduler.call_later(0, step)
+            raise
+        try:
+            for step in steps:  # grows while it runs
+                step()
+        finally:
+            self.inline_steps = None
+
     def defer(self, step: Callable[[], None], *, attempt: int = 1, delay_ms: int = 0) -> None:
-        """Run an engine step after the current call returns (an action is acknowledged as
-        soon as it is applied and logged; claim options, draws and scoring follow). The step is
+        """Run an engine step after the current call returns (within :meth:`steps_inline`, at
+        its end; otherwise through the scheduler, after the call's events are written). The step is
         the engine's ``resume``, which goes on from the last point it recorded, so a step that
         fails for a transient reason (a service unavailable) is retried from the call that
         failed: after RETRY_BACKOFF_MS × attempt, then every RETRY_STALLED_MS once
@@ -440,15 +470,9 @@ class TableSession:
                 return
             self.after_engine()
 
-        steps = self.bot_steps
+        steps = self.inline_steps
         if steps is not None and not delay_ms:
-            # A bot's action (a scheduler callback itself): nobody waits for an acknowledgement,
-            # so the step runs right after it, which is when the scheduler would have run it —
-            # nothing else of this table can be due in between: every other decision of the
-            # moment has been made (the engine steps on only then) and what is left queued for
-            # it (timers of decisions already made) does nothing. One scheduler round trip less
-            # per turn.
-            steps.append(run)
+            steps.append(run)  # at the end of steps_inline: one scheduler round trip less
         else:
             self.scheduler.call_later(delay_ms, run)
 
