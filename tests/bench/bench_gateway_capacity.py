@@ -43,9 +43,12 @@ from mahjong.gateway.v1 import gateway_pb2_grpc
 from shared.ports import AUTO_PORT
 from shared.server import internal_metadata
 from shared.supervisor import ServiceProcess, run_token
+from tests.bench.trees import run_from, tree_at
 from tests.support.tls import as_player, to_process
 
 DOWNSTREAM = ("wall", "rules", "scoring")
+# Main before an Act and the engine steps after it were one step and streams were batched.
+BEFORE_ONE_STEP = "0f5f909"
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -67,7 +70,9 @@ def _status(pid: int, key: str) -> int:
 class PinnedStack:
     """Wall, rules and scoring on core 1, the gateway (``model``) alone on core 0."""
 
-    def __init__(self, model: str, workers: int, flags: list[str]) -> None:
+    def __init__(
+        self, model: str, workers: int, flags: list[str], tree: Path | None = None
+    ) -> None:
         self.tmp = Path(tempfile.mkdtemp(prefix="bench-capacity-"))
         self.procs: dict[str, ServiceProcess] = {}
         for name in DOWNSTREAM:
@@ -107,7 +112,7 @@ class PinnedStack:
                 *flags,
             ],
             log_path=self.tmp / "gateway.log",
-            prefix=_pin(0),
+            prefix=_pin(0) + (run_from(tree) if tree else []),
         ).start()
         self.gateway.wait_ready(timeout=60)
         # Players on the public port (server TLS); tables made as matchmaking makes them, with
@@ -272,12 +277,17 @@ def idle_web_streams(n: int, leave: int = 1000) -> dict:
 
 
 # --- (2) human-paced tables ---------------------------------------------------------------------
-def human_paced(model: str, tables: int, seconds: float) -> dict:
+def human_paced(
+    model: str, tables: int, seconds: float, stream: str = "batched", tree: Path | None = None
+) -> dict:
+    """``tables`` tables of four human-paced seats on a gateway of ``model`` (of ``tree``, the
+    commit before, when given), the seats' streams ``stream`` (``batched`` or ``single``)."""
     workers = 64 if model == "asyncio" else tables * 4 + 64  # threads: one per stream
     stack = PinnedStack(
         model,
         workers,
         ["--discard-ms", "60000", "--claim-ms", "60000", "--between-hands-ms", "1000"],
+        tree,
     )
     try:
         made = []
@@ -286,7 +296,7 @@ def human_paced(model: str, tables: int, seconds: float) -> dict:
             made.append([t.table_id, list(t.seat_tokens)])
         path = stack.tmp / "tables.json"
         path.write_text(json.dumps(made))
-        args = [stack.gateway.address, str(path), str(seconds)]
+        args = [stack.gateway.address, str(path), str(seconds), stream]
         load = subprocess.Popen(
             [*_pin(1), sys.executable, "-m", "tests.bench.seat_load", *args],
             stdout=subprocess.PIPE,
@@ -401,25 +411,46 @@ def main() -> int:
     )
 
     print(f"(2) human-paced tables, every seat a gRPC client deciding in ~1 s, {seconds:g} s each")
-    sizes = (50, 100) if quick else (250, 500, 1000, 2000)
-    points = [("threads", sizes[0]), ("threads", sizes[1])] + [("asyncio", n) for n in sizes]
-    for model, n in points:
-        r = human_paced(model, n, seconds)
+    print(
+        f"    this tree (a step's events in one message) beside commit {BEFORE_ONE_STEP} "
+        "(before: an action and the engine steps after it written apart, one event per message)"
+    )
+    before = tree_at(BEFORE_ONE_STEP)
+    sizes = (50, 100) if quick else (300, 600, 900)
+    points = [("threads", sizes[0], "single", None)]
+    for n in sizes:
+        points += [("asyncio", n, "batched", None)]
+        if before is not None and n <= sizes[1]:
+            points += [("asyncio", n, "single", before)]
+    done: dict[tuple[int, bool], dict] = {}
+    for model, n, stream, tree in points:
+        r = human_paced(model, n, seconds, stream, tree)
+        if model == "asyncio":
+            done[n, tree is None] = r
         bound = (
             " [core 1 near full: bound by the services or the load]"
             if r["other_core"] > 0.85
             else ""
         )
         goal = "≤ 50 ms" if r["p99_ms"] <= 50 else "> 50 ms"
+        who = model if model == "threads" else ("asyncio" if tree is None else BEFORE_ONE_STEP)
         print(
-            f"    {model:8s} {n:5d} tables: Act p50 {r['p50_ms']:7.1f} ms, p99 "
+            f"    {who:8s} {n:5d} tables: Act p50 {r['p50_ms']:7.1f} ms, p99 "
             f"{r['p99_ms']:7.1f} ms ({goal}); {r['acts'] / r['seconds']:6.0f} acts/s, "
             f"{r['gateway_ms_per_act']:.2f} gateway CPU ms per act; gateway core "
             f"{r['gateway_core']:.0%}, load generator {r['loadgen_core']:.0%} and core 1 "
-            f"{r['other_core']:.0%}; "
-            f"refused {sum(r['refused'].values())}, stream errors {r['stream_errors']}; "
-            f"{r['threads']} threads{bound}"
+            f"{r['other_core']:.0%}; {r['events'] / max(1, r['messages']):.2f} events per "
+            f"message; refused {sum(r['refused'].values())}, stream errors "
+            f"{r['stream_errors']}; {r['threads']} threads{bound}"
         )
+        if (n, False) in done and (n, True) in done:
+            new, old = done[n, True], done[n, False]
+            print(
+                f"    ratio this/{BEFORE_ONE_STEP} at {n} tables: gateway CPU per act "
+                f"{new['gateway_ms_per_act'] / max(1e-9, old['gateway_ms_per_act']):.2f}x, "
+                f"Act p99 {new['p99_ms'] / max(1e-9, old['p99_ms']):.2f}x, acts/s "
+                f"{new['acts'] / max(1, old['acts']):.2f}x"
+            )
 
     print(f"(3) event fan-out to spectators of bot tables, {seconds:g} s")
     tables, watchers = (2, 100) if quick else (4, 250)
