@@ -35,7 +35,7 @@ from services.gateway.forwarding import (
     relay_error,
 )
 from services.gateway.servicer import GatewayServicer
-from shared.aio_server import run_blocking
+from shared.aio_server import run_answering_early, run_blocking
 from shared.errors import ResourceExhausted, Unavailable
 
 
@@ -48,15 +48,15 @@ class AsyncGatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         self.watch = calls.watch  # one watch of relayed streams per replica
         self.writes = WriteWatch(st.stream_write_timeout_ms / 1000)  # every stream's writes
 
-    async def _call(self, method: str, fn, request, context):
-        """Admit, run ``fn`` in a worker thread; a table another replica runs: forwarded, and
-        looked for again while its owner does not answer (taken over here once its lease
-        expired)."""
+    async def _call(self, method: str, fn, request, context, run=run_blocking):
+        """Admit, run ``fn`` in a worker thread (``run``); a table another replica runs:
+        forwarded, and looked for again while its owner does not answer (taken over here once
+        its lease expired)."""
         self.calls.admit(request, context)
         give_up = self.forwarder.give_up(context)
         while True:
             try:
-                return await run_blocking(fn, request, context)
+                return await run(fn, request, context)
             except Unavailable as exc:
                 owner = self.forwarder.owner(exc, context)
                 if owner is None:
@@ -77,7 +77,12 @@ class AsyncGatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         return await self._call("JoinSeat", self.calls.join_seat, request, context)
 
     async def Act(self, request, context):
-        return await self._call("Act", self.calls.act, request, context)
+        """Answered as soon as the action is written; the worker goes on with the engine steps
+        after it (claim options, the next draw), which wake the streams for both."""
+        return await self._call("Act", self._act, request, context, run_answering_early)
+
+    def _act(self, answer, request, context):
+        return self.calls.act(request, context, answer)
 
     async def GetTableState(self, request, context):
         return await self._call("GetTableState", self.calls.get_table_state, request, context)
@@ -198,34 +203,34 @@ class _Writer:
 
 
 class WriteWatch:
-    """The slow-reader timeout of every open stream's writes, kept by one task on the event loop
-    instead of a timer per write (which cost about a twentieth of the gateway's CPU per action):
-    a write notes when it started; every quarter of the timeout, each write that has waited
-    longer than the timeout is cancelled, and its stream ends RESOURCE_EXHAUSTED
-    ``SLOW_CONSUMER``. A stalled write therefore ends between 1 and 1.25 timeouts after it
-    began."""
+    """The slow-reader timeout of every open stream's writes, kept by one timer on the event
+    loop instead of one per write (which cost about a twentieth of the gateway's CPU per
+    action): a write notes when it started; every quarter of the timeout, while writes are
+    under way, each write that has waited longer than the timeout is cancelled, and its stream
+    ends RESOURCE_EXHAUSTED ``SLOW_CONSUMER``. A stalled write therefore ends between 1 and 1.25
+    timeouts after it began."""
 
     def __init__(self, timeout_s: float) -> None:
         self.timeout = timeout_s
         self._since: dict[_Writer, float] = {}
-        self._task: asyncio.Task | None = None
+        self._sweep_at: asyncio.TimerHandle | None = None
 
     def writing(self, writer: _Writer) -> None:
         loop = asyncio.get_running_loop()
         self._since[writer] = loop.time()
-        if self._task is None or self._task.done():
-            self._task = loop.create_task(self._sweep(), name="stream-write-watch")
+        if self._sweep_at is None:
+            self._sweep_at = loop.call_later(self.timeout / 4, self._sweep, loop)
 
     def written(self, writer: _Writer) -> None:
         self._since.pop(writer, None)
 
-    async def _sweep(self) -> None:
-        loop = asyncio.get_running_loop()
-        while self._since:
-            await asyncio.sleep(self.timeout / 4)
-            now = loop.time()
-            for writer, since in list(self._since.items()):
-                if now - since >= writer.timeout and writer.task is not None:
-                    del self._since[writer]
-                    writer.stalled = True
-                    writer.task.cancel()
+    def _sweep(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._sweep_at = None
+        now = loop.time()
+        for writer, since in list(self._since.items()):
+            if now - since >= writer.timeout and writer.task is not None:
+                del self._since[writer]
+                writer.stalled = True
+                writer.task.cancel()
+        if self._since:  # writes under way: look again
+            self._sweep_at = loop.call_later(self.timeout / 4, self._sweep, loop)

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
+from typing import Any
 
 import structlog
 
@@ -95,14 +96,26 @@ class LockedScheduler:
         return self.base.now_ms()
 
     def call_later(self, delay_ms: int, fn: Callable[[], None]) -> _Handle:
-        def run() -> None:
-            with self.lock:
-                try:
-                    with self.step():
-                        fn()
-                except DomainError as exc:  # its step's events were not written (logged there)
-                    log.warning("table_callback_failed", table=self.table_id, error=repr(exc))
-                except Exception as exc:  # a timer must never die silently
-                    log.exception("table_callback_failed", table=self.table_id, error=repr(exc))
+        return self.base.call_later(
+            delay_ms, lambda: run_logged(self.lock, self.step, self.table_id, fn)
+        )
 
-        return self.base.call_later(delay_ms, run)
+
+def run_logged(
+    lock: threading.RLock,
+    step: Callable[[], AbstractContextManager[None]],
+    table_id: str,
+    fn: Callable[..., None],
+    *args: Any,
+) -> None:
+    """Run ``fn(*args)`` under a table's ``lock`` as one ``step`` of it, for nobody waiting on
+    its answer (a timer, the engine steps after an answered action): its errors are logged,
+    never raised."""
+    with lock:
+        try:
+            with step():
+                fn(*args)
+        except DomainError as exc:  # its step's events were not written (logged there)
+            log.warning("table_callback_failed", table=table_id, error=repr(exc))
+        except Exception as exc:  # a timer must never die silently
+            log.exception("table_callback_failed", table=table_id, error=repr(exc))

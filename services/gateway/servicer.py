@@ -272,11 +272,20 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
             last_sequence=last,
         )
 
-    def act(self, request, context):
+    def act(self, request, context, answer=None):
+        """Act; with ``answer`` (the asyncio server), the response goes to it as soon as the
+        action is written, and the call returns once the engine steps after it have run
+        (:meth:`ActCalls.act <services.gateway.tables.acting.ActCalls.act>`)."""
         if not request.HasField("action"):
             raise InvalidArgument("action is not set", field="action")
         seat = seat_from_proto_optional(request.seat, "seat")
         action = action_from_proto(request.action)
+        respond = None
+        if answer is not None:
+
+            def respond(result: tuple[int, bool]) -> None:
+                answer(pb.ActResponse(sequence=result[0], replayed=result[1]))
+
         seq, replayed = self.manager.act(
             request.table_id,
             request.seat_token,
@@ -284,6 +293,7 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
             request.request_id,
             request.last_sequence,
             action,
+            respond,
         )
         return pb.ActResponse(sequence=seq, replayed=replayed)
 

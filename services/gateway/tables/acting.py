@@ -12,8 +12,11 @@ changes nothing.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from services.gateway.domain.ports import is_transient
 from services.gateway.domain.session import FINISHED, HALTED, PLAYING
+from services.gateway.runtime import run_logged
 from services.gateway.tables import requests
 from services.gateway.tables.live import LiveTable
 from services.gateway.tables.records import Refusal, RequestRecord, check_id
@@ -39,8 +42,13 @@ class ActCalls:
         request_id: str,
         last_sequence: int,
         action: SeatRequest,
+        answer: Callable[[tuple[int, bool]], None] | None = None,
     ) -> tuple[int, bool]:
-        """Apply a seat's action; returns (sequence, replayed)."""
+        """Apply a seat's action; returns (sequence, replayed). The engine steps it leads to
+        (claim options, the next draw and its prompt, scoring) run right after it: with
+        ``answer``, the result goes to ``answer`` once the action is written, then they run as a
+        step of their own, and the table's streams are woken once, after it, for both (one
+        message each); without, they are one step with the action, answered after both."""
         check_id(request_id, "request_id")
         if last_sequence < 0:
             raise InvalidArgument("last_sequence is negative", field="last_sequence")
@@ -55,10 +63,8 @@ class ActCalls:
             if not table.owned:  # not kept: the request was not evaluated here
                 raise self._not_owner(table.id)
             self._refuse_if_over(table)  # not kept: nothing is remembered of a finished table
-            # The action's events, its result and the engine steps it leads to (claim options,
-            # the next draw and its prompt, scoring): one step, one write, one message to each
-            # stream; the answer comes once they are written.
-            with self.step(table), self._session(table).steps_inline():
+            session = self._session(table)
+            with self.step(table), session.steps_collected() as after:
                 try:
                     seq = self._apply(table, seat, last_sequence, action, request_id)
                 except DomainError as exc:
@@ -66,7 +72,16 @@ class ActCalls:
                         self._remember(table, seat, request_id, refusal=Refusal.of(exc))
                     raise
                 self._remember(table, seat, request_id, result=seq)
-            return seq, False
+                if answer is None:
+                    session.run_steps(after)  # within the action's step: one write
+                    after = []
+                elif after:
+                    table.wake_later = True  # the steps after it wake the streams for both
+        if answer is not None:
+            answer((seq, False))
+            if after:
+                run_logged(table.lock, lambda: self.step(table), table.id, session.run_steps, after)
+        return seq, False
 
     def _remember(self, table: LiveTable, seat: int, request_id: str, **result) -> None:
         """Keep a request's first result: written with the running step's events, then held

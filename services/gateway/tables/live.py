@@ -48,6 +48,11 @@ class LiveTable:
         self.after_write: list[Callable[[], None]] = []
         # A write of the running step that failed (the error its caller gets), None otherwise.
         self.write_failure: Exception | None = None
+        # Set within a step whose events the next step follows at once (an answered Act, then
+        # the engine steps after it): its write does not wake the streams (``unwoken``), the
+        # next step's does, so each stream sends both in one message.
+        self.wake_later = False
+        self.unwoken = False
         # The ids of the spectators this table admits (each holds a token of its own; its
         # record is in the store, :mod:`.spectators`), and the lock that keeps their count
         # exact without holding up the table's own lock.

@@ -85,6 +85,15 @@ class StepWrites:
         return table.write_failure
 
     def _write_step(self, table: LiveTable) -> None:
+        wake_later, table.wake_later = table.wake_later, False
+        try:
+            self._write_events(table, wake_later)
+        finally:
+            if table.unwoken and not wake_later:  # a step before this one held its wake-up
+                table.unwoken = False
+                table.notify()
+
+    def _write_events(self, table: LiveTable, wake_later: bool) -> None:
         events, table.unwritten = table.unwritten or [], None
         records, table.unwritten_records = table.unwritten_records, []
         after, table.after_write = table.after_write, []
@@ -130,7 +139,7 @@ class StepWrites:
                 table.keep(e)
                 if self.on_event is not None:
                     self.on_event(table, e, "appended")
-            table.notify()
+            table.unwoken = True  # woken as this step ends (_write_step), or by the next one
             self._forget_what_ended(table, written)
         for fn in after:
             fn()

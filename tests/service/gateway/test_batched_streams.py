@@ -59,7 +59,10 @@ def test_a_batched_stream_holds_the_same_events_in_fewer_messages(model):
 
 
 @pytest.mark.parametrize("model", ["threads", "asyncio"])
-def test_an_act_is_answered_once_the_steps_after_it_are_logged(model):
+def test_the_streams_wake_once_for_an_action_and_the_steps_after_it(model):
+    """The asyncio server answers an Act once its action is written and runs the engine steps
+    after it next (the threaded one answers after both); either way the table's streams are
+    woken once, after those steps: each stream sends the action and what follows it together."""
     with inprocess_gateway(
         seat_secret="s",
         bot_delay_ms=0,
@@ -74,6 +77,10 @@ def test_an_act_is_answered_once_the_steps_after_it_are_logged(model):
         while not (state := gw.stub.GetTableState(look).table).HasField("prompt"):
             assert time.monotonic() < deadline, "the person was never prompted"
             time.sleep(0.02)
+        live = gw.server.resource.manager.tables[table.table_id]
+        woken: list[int] = []  # the table's last event at each wake-up of its streams
+        notify = live.notify
+        live.notify = lambda: (woken.append(live.head), notify())
         acted = gw.stub.Act(
             pb.ActRequest(
                 table_id=table.table_id,
@@ -83,8 +90,11 @@ def test_an_act_is_answered_once_the_steps_after_it_are_logged(model):
                 action=legal_answer(state.prompt),
             )
         )
-        after = gw.stub.GetTableState(look).table
+        while not any(w >= acted.sequence for w in woken):
+            assert time.monotonic() < deadline, "the streams were never woken"
+            time.sleep(0.01)
 
-    # the answer came with what the action led to already in the log: the claim window's
+    # the first wake-up after the action came with what it led to: the claim window's
     # prompts, the next seat's draw, or the hand's result
-    assert after.last_sequence > acted.sequence
+    first = next(w for w in woken if w >= acted.sequence)
+    assert first > acted.sequence, woken

@@ -163,8 +163,9 @@ class TableSession:
         # Unix ms by which the open seats must be taken (0 = no deadline); see start().
         self.seat_deadline_ms = 0
         self._seat_timer: Timer | None = None
-        # Within :meth:`steps_inline` (a player's Act, a bot's action): the engine steps the
-        # action deferred, run as soon as it returns instead of through the scheduler.
+        # Within :meth:`steps_collected` (a player's Act, a bot's action): the engine steps the
+        # action deferred, run right after it (:meth:`run_steps`) instead of through the
+        # scheduler.
         self.inline_steps: list[Callable[[], None]] | None = None
         # Seats put on 托管 by a missed claim or 抢杠, not yet announced to the others (see
         # decisions.timeout): told at the seat's next own turn.
@@ -417,37 +418,56 @@ class TableSession:
         )
 
     @contextmanager
-    def steps_inline(self) -> Iterator[None]:
-        """Within it, an action (a player's Act, a bot's decision) is applied; when it ends, the
-        engine steps the action deferred (:meth:`defer`: claim options, the next draw, scoring,
-        and the steps those defer in turn) run at once, in this call, in order, instead of
-        through the scheduler, so the action and what follows it are one step of the table:
-        logged together, one write, one message to each stream. Nothing else of this table can
-        be due in between: the engine steps on only once every decision of the moment has been
-        made, and what is left queued for it (timers of decisions already made) does nothing.
-        A block that raises (the action refused) hands what it deferred to the scheduler, as
-        without it. Nested, the outermost one runs them."""
+    def steps_collected(self) -> Iterator[list[Callable[[], None]]]:
+        """Within it, an action (a player's Act, a bot's decision) is applied; the engine steps
+        it defers (:meth:`defer`: claim options, the next draw, scoring) are collected in the
+        list it yields instead of going to the scheduler, for :meth:`run_steps` to run next.
+        Nothing else of this table can be due in between: the engine steps on only once every
+        decision of the moment has been made, and what is left queued for it (timers of
+        decisions already made) does nothing. A block that raises (the action refused) hands
+        what it deferred to the scheduler, as without it. Nested, the outermost one collects
+        (the inner one yields an empty list)."""
         if self.inline_steps is not None:
-            yield
+            yield []
             return
         steps: list[Callable[[], None]] = []
         self.inline_steps = steps
         try:
-            yield
+            yield steps
         except BaseException:
             self.inline_steps = None
             for step in steps:
                 self.scheduler.call_later(0, step)
             raise
+        finally:
+            self.inline_steps = None
+
+    def run_steps(self, steps: list[Callable[[], None]]) -> None:
+        """Run the steps :meth:`steps_collected` collected, in order, with the steps those
+        defer in turn (the list grows while it runs): claim options, the draw after them and
+        its prompt, as one run, without a scheduler round trip."""
+        if not steps:  # nothing deferred, or a nested block's (its outer one runs them)
+            return
+        self.inline_steps = steps
         try:
             for step in steps:  # grows while it runs
                 step()
         finally:
             self.inline_steps = None
 
+    @contextmanager
+    def steps_inline(self) -> Iterator[None]:
+        """:meth:`steps_collected`, then :meth:`run_steps` when the block ends: the action and
+        what follows it in this call (one step of the table: one write, one message to each
+        stream)."""
+        with self.steps_collected() as steps:
+            yield
+        self.run_steps(steps)
+
     def defer(self, step: Callable[[], None], *, attempt: int = 1, delay_ms: int = 0) -> None:
-        """Run an engine step after the current call returns (within :meth:`steps_inline`, at
-        its end; otherwise through the scheduler, after the call's events are written). The step is
+        """Run an engine step after the current call returns (within :meth:`steps_collected`,
+        by :meth:`run_steps`; otherwise through the scheduler, after the call's events are
+        written). The step is
         the engine's ``resume``, which goes on from the last point it recorded, so a step that
         fails for a transient reason (a service unavailable) is retried from the call that
         failed: after RETRY_BACKOFF_MS × attempt, then every RETRY_STALLED_MS once
@@ -472,7 +492,7 @@ class TableSession:
 
         steps = self.inline_steps
         if steps is not None and not delay_ms:
-            steps.append(run)  # at the end of steps_inline: one scheduler round trip less
+            steps.append(run)  # run by run_steps: one scheduler round trip less
         else:
             self.scheduler.call_later(delay_ms, run)
 
