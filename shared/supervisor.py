@@ -4,7 +4,7 @@ Each service is started as ``python -m services.cli serve NAME`` with its ports 
 the defaults of shared.addresses; tests: 0 or ``auto``, ports the OS picks), its store and a
 ``--port-file`` in which it names the ports it bound (:mod:`shared.ports`); the supervisor reads
 that, waits for grpc health SERVING of the service's own name there, and on SIGINT/SIGTERM stops
-the children in reverse order with SIGTERM so each drains gracefully.
+the children with SIGTERM, all at once (:func:`stop_all`), so each drains gracefully.
 
 Every child gets ``MAHJONG_INTERNAL_TOKEN`` in its environment — the one already set in ours, else
 a random token made once per supervising process (:func:`run_token`) — so the services started
@@ -277,6 +277,12 @@ class ServiceProcess:
         serving = health_pb2.HealthCheckResponse.SERVING
         return all(health_status(channel, name) == serving for name in names)
 
+    def terminate(self) -> None:
+        """SIGTERM, without waiting: the process drains and stops gracefully (``stop`` waits
+        for it; a second SIGTERM changes nothing)."""
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+
     def stop(self, timeout: float = 15.0) -> int | None:
         try:
             if not self.proc or self.proc.poll() is not None:
@@ -291,6 +297,17 @@ class ServiceProcess:
             if self._port_dir is not None:
                 shutil.rmtree(self._port_dir, ignore_errors=True)
                 self._port_dir = None
+
+
+def stop_all(procs: Iterable[ServiceProcess], timeout: float = 15.0) -> list[int | None]:
+    """Stop the processes together: SIGTERM to each (in the order given: callers before the
+    services they call), then wait for each. Each drains (``--drain-seconds``) and gives its
+    calls in flight their grace at the same time as the others, where one after the other the
+    drains add up (5 services: over 5 s at the default 1 s drain). Their exit codes, in order."""
+    procs = list(procs)
+    for p in procs:
+        p.terminate()
+    return [p.stop(timeout) for p in procs]
 
 
 def addr_flags(procs: dict[str, ServiceProcess]) -> list[str]:
@@ -395,5 +412,4 @@ def run_all(
             stop.wait(0.5)
         return 0
     finally:
-        for p in reversed(list(procs.values())):
-            p.stop()
+        stop_all(reversed(list(procs.values())))

@@ -11,7 +11,7 @@ from mahjong.gateway.v1 import gateway_pb2_grpc
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc
 
 from shared.request_ids import with_request_ids
-from shared.supervisor import ServiceProcess
+from shared.supervisor import ServiceProcess, stop_all
 from tests.support.address_book import AddressBook
 from tests.support.stacks import backend_flags, service_process, start_services
 from tests.support.tls import as_player
@@ -85,5 +85,4 @@ def stack(tmp_path_factory):
         slow_channel.close()
         mm_channel.close()
     finally:
-        for p in reversed(list(procs.values())):
-            p.stop()
+        stop_all(reversed(list(procs.values())))

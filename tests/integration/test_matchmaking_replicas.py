@@ -29,7 +29,7 @@ from services.matchmaking import allocated_tables, ledger, queues
 from services.matchmaking.duty import PREFIX, TICKER
 from shared.request_ids import with_request_ids
 from shared.store import open_store
-from shared.supervisor import ServiceProcess, run_token
+from shared.supervisor import ServiceProcess, run_token, stop_all
 from tests.support import outbox_workers, probes
 from tests.support.address_book import AddressBook
 from tests.support.concurrency import run_processes
@@ -103,8 +103,7 @@ class Replicas:
         return "\n".join(out)
 
     def stop(self) -> None:
-        for p in reversed(list(self.procs.values())):
-            p.stop()
+        stop_all(reversed(list(self.procs.values())))
 
 
 @pytest.fixture

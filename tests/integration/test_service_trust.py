@@ -21,7 +21,7 @@ from mahjong.wall.v1 import wall_pb2, wall_pb2_grpc
 from shared import dev_ca
 from shared.addresses import SERVICE_ORDER
 from shared.convert import common as C
-from shared.supervisor import ServiceProcess
+from shared.supervisor import ServiceProcess, stop_all
 from shared.tls import OPERATOR, TLSFiles, client_channel, dial
 from tests.support.probes import error_info
 from tests.support.stacks import service_process
@@ -173,8 +173,7 @@ def stack(tmp_path):
         procs["gateway"].wait_ready(timeout=30)
         yield procs
     finally:
-        for p in reversed(list(procs.values())):
-            p.stop()
+        stop_all(reversed(list(procs.values())))
         shutil.rmtree(tmp_path / "never", ignore_errors=True)
 
 

@@ -16,6 +16,7 @@ from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 from services.matchmaking import ledger
 from shared.request_ids import with_request_ids
 from shared.store import open_store
+from shared.supervisor import stop_all
 from tests.support.identity import id_token
 from tests.support.probes import rpc_error
 from tests.support.stacks import service_process
@@ -48,8 +49,7 @@ def replicas(tmp_path, postgres_url):
         for c in channels.values():
             c.close()
     finally:
-        for p in procs.values():
-            p.stop()
+        stop_all(procs.values())
 
 
 def test_a_thousand_sign_ins_over_two_replicas_make_one_player_and_one_grant(replicas):

@@ -48,7 +48,7 @@ from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as mm_grpc
 from services.gateway.client import RemotePlayer
 from shared.addresses import is_address_file
 from shared.request_ids import with_request_ids
-from shared.supervisor import ServiceProcess
+from shared.supervisor import ServiceProcess, stop_all
 from shared.tls import name_override
 from tests.support.address_book import AddressBook
 from tests.support.stacks import service_process
@@ -172,8 +172,7 @@ class Cluster:
         return "\n".join(out)
 
     def stop(self) -> None:
-        for p in reversed(list(self.procs.values())):
-            p.stop()
+        stop_all(reversed(list(self.procs.values())))
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,14 @@ from typing import Any
 
 from shared.addresses import WEB_PORTS, address_file_flag, write_address_file
 from shared.ports import AUTO_PORT
-from shared.supervisor import LOCAL_WEB_ORIGINS, ServiceProcess, page_origins, run_token, web_flags
+from shared.supervisor import (
+    LOCAL_WEB_ORIGINS,
+    ServiceProcess,
+    page_origins,
+    run_token,
+    stop_all,
+    web_flags,
+)
 
 GATEWAY_STACK = ("wall", "rules", "scoring", "gateway")
 SIGNED_IN_STACK = (*GATEWAY_STACK, "matchmaking")
@@ -187,8 +194,7 @@ class LocalStack:
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
 
     def stop(self) -> None:
-        for proc in reversed(list(self.procs.values())):
-            proc.stop()
+        stop_all(reversed(list(self.procs.values())))
         self.procs.clear()
         if self.issuer is not None:
             self.issuer.close()
