@@ -50,9 +50,11 @@ class ThreadScheduler:
     def call_later(self, delay_ms: int, fn: Callable[[], None]) -> _Handle:
         handle = _Handle()
         due = time.monotonic() + max(0, delay_ms) / 1000
+        entry = (due, next(self._order), handle, fn)
         with self._cv:
-            heapq.heappush(self._heap, (due, next(self._order), handle, fn))
-            self._cv.notify()
+            heapq.heappush(self._heap, entry)
+            if self._heap[0] is entry:  # due before all others: the timer thread waits less
+                self._cv.notify()
         return handle
 
     def _run(self) -> None:
