@@ -1,5 +1,6 @@
-"""Act (and 加倍卡): a seat's action checked against the table's state and applied in one step
-with the engine steps it leads to, its first result kept by request id (:mod:`.requests`).
+"""Act (and 加倍卡): a seat's action checked against the table's state and applied in one step,
+the engine steps it leads to run right after it (:meth:`ActCalls.act`), its first result kept
+by request id (:mod:`.requests`).
 
 Request checks, in order: malformed input INVALID_ARGUMENT (before any lock), the token
 (UNAUTHENTICATED forged or a spectator's revoked, PERMISSION_DENIED another table/seat), a
