@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import itertools
 from dataclasses import dataclass
 
 from shared import tiles as T
@@ -65,6 +66,25 @@ class Meld:
 
     def validate(self) -> None:
         """Raise :class:`MeldError` unless the tiles form this kind of meld."""
+        # The common case first: a tuple of exact ints that is one of the kind's shapes (every
+        # such tuple the full checks below pass, listed once), claimed from a seat 0-3 (none
+        # for a concealed kong). Anything else (a bool or float tile, a list, a bad seat)
+        # goes through the full checks, which name the problem.
+        t = self.tiles
+        kind = self.kind
+        seat = self.from_seat
+        if type(t) is tuple and type(kind) is MeldKind and t in _SHAPES[kind]:
+            for k in t:
+                if type(k) is not int:
+                    break
+            else:
+                if seat is None:
+                    return
+                if type(seat) is int and kind is not MeldKind.CONCEALED_KONG and 0 <= seat <= 3:
+                    return
+        self._validate_fully()
+
+    def _validate_fully(self) -> None:
         t = self.tiles
         name = self.kind.label
         if any(not T.is_valid_kind(k) or T.is_flower(k) for k in t):
@@ -113,3 +133,25 @@ class Meld:
     def from_json(cls, d: dict) -> Meld:
         """From the vector format ``{kind, tiles, from}``."""
         return cls.of(d["kind"], d["tiles"], d.get("from"))
+
+
+def _shapes() -> dict[MeldKind, frozenset[tuple[int, ...]]]:
+    """Every tuple of tile kinds each kind of meld may hold, as :meth:`Meld.validate`'s full
+    checks decide (tests/unit/shared/test_melds.py compares them): a run of three in one suit
+    in any order for a chow; three, or four for a kong, of one kind that is no flower."""
+    runs = frozenset(
+        tiles
+        for a in range(T.NUM_TILE_KINDS - 2)
+        if T.is_suited(a) and T.is_suited(a + 2) and T.suit_of(a) == T.suit_of(a + 2)
+        for tiles in itertools.permutations((a, a + 1, a + 2))
+    )
+    kinds = [k for k in range(T.NUM_TILE_KINDS) if not T.is_flower(k)]
+    return {
+        kind: runs
+        if kind is MeldKind.CHOW
+        else frozenset((k,) * (4 if kind.is_kong else 3) for k in kinds)
+        for kind in MeldKind
+    }
+
+
+_SHAPES = _shapes()

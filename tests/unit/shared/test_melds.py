@@ -52,3 +52,29 @@ def test_kind_properties_and_labels():
         MeldKind.from_label("triple")
     assert Meld.of("pong", "555z", 1).to_json() == {"kind": "pong", "tiles": "555z", "from": 1}
     assert "from" not in Meld.of("concealed_kong", "5555z").to_json()
+
+
+def _outcome(check) -> str:
+    try:
+        check()
+    except Exception as exc:  # the full checks' own answer, whatever it is
+        return f"{type(exc).__name__}: {exc}"
+    return "ok"
+
+
+def test_the_known_shapes_shortcut_answers_as_the_full_checks():
+    """validate() accepts a known shape of exact ints at once; everything else, and every
+    refusal, is the full checks' answer (bool and float tiles, lists, seats out of range)."""
+    shapes = set()
+    for k in range(-1, 49):
+        shapes |= {(k, k + 1, k + 2), (k + 2, k, k + 1), (k, k, k), (k, k, k, k), (k, k + 1)}
+    odd = [(True, True, True), (1.0, 2, 3), (0, 1, True), [0, 1, 2], (5, 5, 5.0, 5)]
+    accepted = 0
+    for kind in MeldKind:
+        for tiles in [*shapes, *odd]:
+            for seat in (None, 0, 3, 4, -1, True):
+                meld = Meld(kind, tiles, seat)  # type: ignore[arg-type]
+                answer = _outcome(meld.validate)
+                assert answer == _outcome(meld._validate_fully), (kind, tiles, seat)
+                accepted += answer == "ok"
+    assert accepted > 500  # the shortcut's cases are among them
