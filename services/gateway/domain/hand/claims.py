@@ -38,7 +38,13 @@ def open_window(h: HandEngine) -> None:
     if kind == ROB_KONG:
         active = {s: o for s, o in options.items() if o.win is not None and s != seat}
     else:
-        active = {s: o for s, o in options.items() if o.any and s != seat}
+        # o.any, inlined: a named tuple's property is a Python call, made for three seats on
+        # every discard
+        active = {
+            s: o
+            for s, o in options.items()
+            if (o.win is not None or o.pong or o.exposed_kong or o.chows) and s != seat
+        }
     if not active:
         after_window(h, kind, seat)
         return

@@ -51,6 +51,7 @@ from services.gateway.domain.hand.state import (
     SeatHand,
 )
 from services.gateway.domain.ports import RulesPort, ScoringPort, Settlement, WallPort
+from shared import tiles as T
 from shared.dice import dice_huangfan_bonus, is_kaibao
 from shared.errors import FailedPrecondition
 from shared.hand.hand_type import HandType
@@ -105,6 +106,7 @@ class HandEngine:
         self.reserved_tiles = int(config.ruleset.table.reserved_tiles)
         self.tile_set = tile_set_of(config.ruleset)
         self.is_bonus = self.tile_set.is_bonus  # 补花: flowers, and the 百搭 set's extras/dragons
+        self.dragons_bonus = self.tile_set.dragons_bonus  # is_bonus's test, inlined in draw
         self.wild_kind: int | None = None  # 翻百搭: the kind that is 百搭 this hand
         self.flipped: list[int] = []  # the tiles turned up for it (set aside, indicator last)
         self.wall = wall
@@ -435,7 +437,10 @@ class HandEngine:
                 d = self.wall.draw(self.hand_id, seat, n)
             self.wall_calls = n
             self.remaining = d.remaining
-            if not self.is_bonus(d.tile):  # a playing tile (or 百搭): it joins the hand
+            # a playing tile (or 百搭) joins the hand: not is_bonus(d.tile), inlined (a compiled
+            # call, where the bound method is a Python call on every draw)
+            tile = d.tile
+            if not (T.is_bonus(tile) or (self.dragons_bonus and T.is_dragon(tile))):
                 break
             self.seats[seat].flowers.append(d.tile)
             self.seats[seat].changed()
