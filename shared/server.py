@@ -61,6 +61,7 @@ from grpc_status import rpc_status
 from prometheus_client import Counter, Gauge, Histogram, start_http_server
 
 from shared.errors import DomainError, PermissionDenied, Unauthenticated
+from shared.gc_tuning import settle_after_start_up
 from shared.ports import AUTO_PORT, ServedPorts, listen_port, port_value
 from shared.process_limits import export_limits
 from shared.store import DEFAULT_POOL_SIZE, Store, open_store, redact_url
@@ -1092,6 +1093,8 @@ def serve(spec: ServiceSpec, argv: list[str] | None = None) -> None:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    # Started: what start-up built stays, so the collector stops walking it (shared.gc_tuning).
+    settle_after_start_up()
     if config.port_file:  # serving, and a SIGTERM from now on stops it gracefully
         served_ports(running).write(config.port_file)
     # The kernel may deliver a signal to any of the process's threads (gRPC's among them); the
