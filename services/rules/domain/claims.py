@@ -26,6 +26,8 @@ from shared.errors import FailedPrecondition
 from shared.hand import classify, is_winning_hand
 from shared.hand.preset_hands import BAIDA, QIAOMA, classify_hand, model_of
 from shared.melds import Meld, MeldKind
+from shared.readiness import declaration_required
+from shared.ruleset import Ruleset
 from shared.table import (
     NUM_SEATS,
     ClaimOptions,
@@ -48,6 +50,34 @@ _RUN_LOWS = tuple(
     for k in range(_HONOR_BASE)
 )
 _NO_CLAIM = tuple(ClaimOptions(seat=s) for s in range(NUM_SEATS))  # immutable, shared
+_SEATS_AFTER = tuple(tuple(seats_from(s)) for s in range(NUM_SEATS))
+
+
+class _WinFlags:
+    """What decides, before any hand check, that a claim win would be refused for want of 敲
+    (:func:`ready_refusal`), looked up once per ruleset object."""
+
+    __slots__ = ("heavenly_earthly", "needs_ready")
+
+    def __init__(self, ruleset: Ruleset) -> None:
+        try:
+            self.needs_ready = declaration_required(ruleset)
+            self.heavenly_earthly = bool(ruleset.hands.heavenly_earthly)
+        except AttributeError:  # a ruleset without these options: never skip the hand check
+            self.needs_ready, self.heavenly_earthly = False, True
+
+
+_WIN_FLAGS: dict[Ruleset, _WinFlags] = {}
+
+
+def _win_flags(ruleset: Ruleset) -> _WinFlags:
+    try:
+        return _WIN_FLAGS[ruleset]
+    except KeyError:
+        if len(_WIN_FLAGS) > 256:
+            _WIN_FLAGS.clear()
+        flags = _WIN_FLAGS[ruleset] = _WinFlags(ruleset)
+        return flags
 
 
 def claim_refusal(snap: TableSnapshot, seat: int) -> str | None:
@@ -220,7 +250,18 @@ def _seat_options(snap: TableSnapshot, seat: int, tile: int, may_chow: bool) -> 
         return _NO_CLAIM[seat]
     st = snap.seats[seat]
     held = st.concealed[tile]
-    win, missed = _win_on(snap, seat, st, tile), False
+    flags = _win_flags(snap.ruleset)
+    if (
+        flags.needs_ready
+        and not st.declared_ready
+        and not (flags.heavenly_earthly and snap.first_go_around)
+    ):
+        # no 敲, and no 地胡 possible: ready_refusal refuses any win on a claimed tile (a
+        # discard or robbing win is never 天胡 or 八花齐), so the hand is not checked at all
+        win: WinOption | None = None
+    else:
+        win = _win_on(snap, seat, st, tile)
+    missed = False
     chows = _chow_lows(snap, seat, st.concealed, tile) if may_chow else ()
     if win is None and held < 2 and not chows:
         return _NO_CLAIM[seat]
@@ -248,7 +289,9 @@ def claim_options(snap: TableSnapshot) -> tuple[ClaimOptions, ...]:
         )
     tile = last.tile
     assert tile is not None
-    first, second, third = seats_from(last.seat)  # the discarder's 下家 first: it may chow
+    # seats_from(last.seat), by its table here (a Python call from compiled code otherwise):
+    # the discarder's 下家 first, which may chow
+    first, second, third = _SEATS_AFTER[last.seat % NUM_SEATS]
     on_discard = last.kind is LastActionKind.DISCARD
     return (
         _seat_options(snap, first, tile, on_discard),
