@@ -16,6 +16,7 @@ refuses.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from itertools import compress
 
 from services.rules.domain.eight_flowers import has_eight_flowers
@@ -31,6 +32,7 @@ from shared.hand import HandType
 from shared.hand.preset_hands import QIAOMA, classify_hand, hand_waits, is_winning, model_of
 from shared.melds import Meld, MeldKind
 from shared.table import (
+    NUM_SEATS,
     LastActionKind,
     OwnTurnOptions,
     TableSnapshot,
@@ -193,7 +195,11 @@ def _self_draw_option(snap: TableSnapshot, seat: int) -> WinOption | None:
     turn that began with a draw."""
     st = snap.seats[seat]
     ruleset = snap.ruleset
-    counts, jokers = wild_hand(snap, st)
+    if snap.wild_kind is None:  # wild_hand(), inlined for the usual hand: no flipped 百搭
+        counts: Sequence[int] = st.concealed
+        jokers = st.wildcards
+    else:
+        counts, jokers = wild_hand(snap, st)
     visible = visible_tiles(snap, seat) if jokers else None  # no fifth copies: what is seen
     if not is_winning(counts, st.melds, ruleset, jokers, visible):  # quick scans reject most
         return None
@@ -225,7 +231,8 @@ def eight_flowers_win(snap: TableSnapshot, seat: int) -> WinOption | None:
 
 def own_turn_options(snap: TableSnapshot, seat: int) -> OwnTurnOptions:
     """Everything ``seat`` may do now. FailedPrecondition when it is not the seat's own turn."""
-    check_seat(seat)
+    if type(seat) is not int or not 0 <= seat < NUM_SEATS:  # check_seat() only if it refuses
+        check_seat(seat)
     refusal = turn_refusal(snap, seat)
     if refusal:
         raise FailedPrecondition(refusal, seat=seat)
