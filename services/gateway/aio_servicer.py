@@ -177,7 +177,9 @@ class _Writer:
         self.timeout = settings.stream_write_timeout_ms / 1000
         self.max_lag = settings.stream_max_lag
         self.watch = watch
-        self.task = asyncio.current_task()
+        task = asyncio.current_task()
+        assert task is not None  # made inside the stream's coroutine
+        self.task = task
         self.stalled = False  # set by the watch as it cancels a write that waited too long
 
     async def write(self, seq: int, message: pb.SubscribeResponse) -> None:
@@ -228,7 +230,7 @@ class WriteWatch:
         self._sweep_at = None
         now = loop.time()
         for writer, since in list(self._since.items()):
-            if now - since >= writer.timeout and writer.task is not None:
+            if now - since >= writer.timeout:
                 del self._since[writer]
                 writer.stalled = True
                 writer.task.cancel()

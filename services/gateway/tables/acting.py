@@ -75,7 +75,6 @@ class ActCalls:
                 self._remember(table, seat, request_id, result=seq)
                 if answer is None:
                     session.run_steps(after)  # within the action's step: one write
-                    after = []
                 elif after:
                     table.wake_later = True  # the steps after it wake the streams for both
         if answer is not None:

@@ -51,9 +51,10 @@ class TableViews:
         self, table_id: str, token: str, after: int, active: Callable[[], bool]
     ) -> Iterator[tuple[LoggedEvent, K.TableEvent]]:
         """The viewer's events after ``after``, then live ones until the table finishes, one
-        at a time (:meth:`subscribe_batches`' events)."""
-        for batch in self.subscribe_batches(table_id, token, after, active):
-            yield from batch
+        at a time (:meth:`subscribe_batches`' events; the token and ``after`` are checked at
+        the call, not at the first event)."""
+        batches = self.subscribe_batches(table_id, token, after, active)
+        return (event for batch in batches for event in batch)
 
     def subscribe_batches(
         self, table_id: str, token: str, after: int, active: Callable[[], bool]

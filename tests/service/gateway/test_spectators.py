@@ -438,3 +438,20 @@ def test_a_burst_of_streams_with_readers_that_stop_never_ends_cancelled():
             got = sorted(set(seen) | set(resumed))
             assert got == everything, "an event was lost across the cut"
             assert resumed == [s for s in everything if s > last]
+
+
+def test_subscribe_checks_its_token_at_the_call_not_at_the_first_event():
+    # A caller that opens a stream and reads it later learns of a forged or revoked token at
+    # once, as the servicers' subscribe_batches does.
+    store = MemoryStore()
+    manager = _manager(store, "gw-a", bot_delay_ms=20)
+    try:
+        t, _ = manager.create_table(table_spec(max_hands=2))
+        token = manager.join(t, "", "", None, True)[1]
+        manager.leave(t, token, "")
+        with pytest.raises(Unauthenticated):
+            manager.subscribe(t, token, 0, lambda: True)  # not iterated
+        with pytest.raises(Unauthenticated):
+            manager.subscribe(t, token[:-4] + "AAAA", 0, lambda: True)
+    finally:
+        manager.close()
