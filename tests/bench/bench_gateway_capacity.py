@@ -13,11 +13,16 @@ gateway's own.
     ``mahjong_web_streams_open`` gauge back down), beside the figures of the previous design
     (cheroot's WSGI server, a thread per stream), which is gone and so not run here.
 (2) Human-paced tables: every seat a real gRPC client with its own stream
-    (tests/bench/seat_load.py), deciding in about a second; Act p50/p99 (goal p99 ≤ 50 ms at
-    ≥ 1,000 tables), CPU per action, the gateway's core use and core 1's (the load generator with
-    wall, rules and scoring: it must stay well under full, else the point is marked as bound by
-    it, not by the gateway), all counted in the steady state: from 5 s after the last stream
-    opened (every table's first prompt comes at once).
+    (tests/bench/seat_load.py), deciding in about a second; Act p50/p99 (goal: p99 ≤ 50 ms at 600
+    tables per core, issue 22), CPU per action, the gateway's core use and core 1's (the
+    load generator with wall, rules and scoring: it must stay well under full, else the point is
+    marked as bound by it, not by the gateway), all counted in the steady state: from 5 s after
+    the last stream opened (every table's first prompt comes at once). Then the floor under
+    those figures: the same seats against tests/bench/transport_floor.py, a server of the
+    gateway's wire traffic per act with no game behind it, adding the gateway's design a piece
+    at a time (its worker hop, its three calls to the rules and the wall per act, those calls as
+    grpc.aio calls): how much of the gateway's CPU per act any design on grpc.aio must spend,
+    and what the event-loop design the issue proposes would save.
 (3) Event fan-out: spectators on tables of bots; events delivered per second per gateway core.
 
 MAHJONG_BENCH_QUICK=1 runs small sizes; MAHJONG_BENCH_CAPACITY_SECONDS sets each load point's
@@ -35,6 +40,7 @@ import tempfile
 import time
 import urllib.request
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 from mahjong.gateway.v1 import gateway_pb2 as pb
@@ -222,6 +228,12 @@ def idle_streams(model: str, n: int, workers: int) -> dict:
 
 # The previous web port (cheroot's threaded WSGI server, --web-threads 1536, one thread per stream
 # and every stream ended after --web-stream-seconds), as this bench measured it before it went.
+FLOOR_MODES = (
+    ("loop", "an Act and four stream writes on the event loop: grpc.aio's own cost"),
+    ("pool", "the Act handled in a worker thread that wakes the loop (the gateway's hop)"),
+    ("pool+calls", "and three blocking unary calls from the worker, as to the rules and wall"),
+    ("loop+calls", "the three calls as grpc.aio calls from the loop instead, no worker"),
+)
 THREADED_WEB_BEFORE = {"asked": 1500, "held": 1016}
 
 
@@ -296,40 +308,86 @@ def human_paced(
             made.append([t.table_id, list(t.seat_tokens)])
         path = stack.tmp / "tables.json"
         path.write_text(json.dumps(made))
-        args = [stack.gateway.address, str(path), str(seconds), stream]
-        load = subprocess.Popen(
-            [*_pin(1), sys.executable, "-m", "tests.bench.seat_load", *args],
-            stdout=subprocess.PIPE,
-            text=True,
-            cwd=Path(__file__).resolve().parents[2],
-        )
-        with load:
-            if json.loads(load.stdout.readline() or "{}").get("ready") is not True:
-                raise RuntimeError("the load generator died before its streams were open")
-            cpu0 = _cpu_seconds(stack.pid)  # from the end of its warm-up, as its own counts
-            others0 = stack.downstream_cpu()
-            started = time.monotonic()
-            last = load.stdout.readline()
-            wall = time.monotonic() - started
-            gateway_cpu = _cpu_seconds(stack.pid) - cpu0
-            downstream_cpu = stack.downstream_cpu() - others0
-        if load.returncode != 0 or not last:
-            raise RuntimeError(f"the load generator failed ({load.returncode})")
-        r = json.loads(last)
-        loadgen_core = r["cpu_seconds"] / r["seconds"]
-        r.update(
-            model=model,
-            tables=tables,
-            gateway_core=gateway_cpu / wall,
-            gateway_ms_per_act=gateway_cpu * 1000 / max(1, r["acts"]),
-            loadgen_core=loadgen_core,
-            # core 1: wall, rules and scoring beside the load generator
-            other_core=downstream_cpu / wall + loadgen_core,
-            threads=_status(stack.pid, "Threads"),
-        )
+        address, pid = stack.gateway.address, stack.pid
+        r = _seats_play(address, path, seconds, stream, pid, stack.downstream_cpu)
+        r.update(model=model, tables=tables)
         return r
     finally:
         stack.close()
+
+
+def _seats_play(
+    address: str,
+    tables_json: Path,
+    seconds: float,
+    stream: str,
+    pid: int,
+    downstream_cpu: Callable[[], float] = lambda: 0.0,
+    module: str = "tests.bench.seat_load",
+) -> dict:
+    """Run the load generator ``module`` (:mod:`tests.bench.seat_load`'s command line) on core 1
+    against ``address`` for the tables of ``tables_json``; its figures, with the CPU of the
+    server ``pid`` (and of the services ``downstream_cpu`` counts) over the same counted
+    part."""
+    args = [address, str(tables_json), str(seconds), stream]
+    load = subprocess.Popen(
+        [*_pin(1), sys.executable, "-m", module, *args],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    with load:
+        if json.loads(load.stdout.readline() or "{}").get("ready") is not True:
+            raise RuntimeError("the load generator died before its streams were open")
+        cpu0 = _cpu_seconds(pid)  # from the end of its warm-up, as its own counts
+        others0 = downstream_cpu()
+        started = time.monotonic()
+        last = load.stdout.readline()
+        wall = time.monotonic() - started
+        server_cpu = _cpu_seconds(pid) - cpu0
+        others = downstream_cpu() - others0
+    if load.returncode != 0 or not last:
+        raise RuntimeError(f"the load generator failed ({load.returncode})")
+    r = json.loads(last)
+    loadgen_core = r["cpu_seconds"] / r["seconds"]
+    r.update(
+        gateway_core=server_cpu / wall,
+        gateway_ms_per_act=server_cpu * 1000 / max(1, r["acts"]),
+        loadgen_core=loadgen_core,
+        other_core=others / wall + loadgen_core,  # core 1: the services beside the load
+        threads=_status(pid, "Threads"),
+    )
+    return r
+
+
+def transport_floor(tables: int, seconds: float, mode: str = "loop") -> dict:
+    """The same seats against :mod:`tests.bench.transport_floor` (``mode``) on core 0: the
+    gateway's wire traffic per act (an Act, a message of two events to each of the table's four
+    streams) with none of the game behind it."""
+    floor = subprocess.Popen(
+        [*_pin(0), sys.executable, "-m", "tests.bench.transport_floor", str(tables), mode],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    try:
+        served = json.loads(floor.stdout.readline() or "{}")
+        if "address" not in served:
+            raise RuntimeError("the transport floor server died before it served")
+        with tempfile.TemporaryDirectory(prefix="bench-floor-") as tmp:
+            path = Path(tmp) / "tables.json"
+            path.write_text(json.dumps(served["tables"]))
+            r = _seats_play(served["address"], path, seconds, "batched", floor.pid)
+        r.update(model=f"floor {mode}", tables=tables)
+        return r
+    finally:
+        floor.stdin.close()
+        try:
+            floor.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            floor.kill()
+            floor.wait()
 
 
 # --- (3) fan-out --------------------------------------------------------------------------------
@@ -451,6 +509,44 @@ def main() -> int:
                 f"Act p99 {new['p99_ms'] / max(1e-9, old['p99_ms']):.2f}x, acts/s "
                 f"{new['acts'] / max(1, old['acts']):.2f}x"
             )
+
+    n = sizes[0]
+    gateway = done.get((n, True))
+    print(
+        f"    the floor under these figures at {n} tables (tests/bench/transport_floor.py): the "
+        "same seats against a server of the gateway's wire traffic per act and no game, adding "
+        "the gateway's design a piece at a time"
+    )
+    floors = {}
+    for mode, what in FLOOR_MODES:
+        r = floors[mode] = transport_floor(n, seconds, mode)
+        share = (
+            f", {r['gateway_ms_per_act'] / gateway['gateway_ms_per_act']:.0%} of the gateway's"
+            if gateway
+            else ""
+        )
+        print(
+            f"    {mode:10s} {r['gateway_ms_per_act']:.2f} ms of CPU per act{share}; Act p50 "
+            f"{r['p50_ms']:.1f} ms, p99 {r['p99_ms']:.1f} ms; {r['acts'] / r['seconds']:.0f} "
+            f"acts/s; refused {sum(r['refused'].values())} — {what}"
+        )
+    ms = {mode: r["gateway_ms_per_act"] for mode, r in floors.items()}
+    per_call = (ms["pool+calls"] - ms["pool"]) / 3
+    per_aio = (ms["loop+calls"] - ms["loop"]) / 3
+    print(
+        f"    so a blocking unary call from a worker costs {per_call:.3f} ms of the gateway's "
+        f"CPU, a grpc.aio call from the loop {per_aio:.3f} ms "
+        f"({per_aio / max(1e-9, per_call):.2f}x), the worker hop {ms['pool'] - ms['loop']:.3f} ms"
+    )
+    calls = floors["pool+calls"]
+    rate = calls["acts"] / calls["seconds"] / n  # acts per table per second, human-paced
+    print(
+        f"    at 600 tables ({rate * 600:.0f} acts/s) the floor with the calls alone would take "
+        f"{ms['pool+calls'] * rate * 600 / 1000:.0%} of a core, the gateway's design "
+        f"{gateway['gateway_ms_per_act'] * rate * 600 / 1000:.0%}"
+        if gateway
+        else ""
+    )
 
     print(f"(3) event fan-out to spectators of bot tables, {seconds:g} s")
     tables, watchers = (2, 100) if quick else (4, 250)
