@@ -17,7 +17,12 @@ gateway's own.
     tables per core, issue 22), CPU per action, the gateway's core use and core 1's (the
     load generator with wall, rules and scoring: it must stay well under full, else the point is
     marked as bound by it, not by the gateway), all counted in the steady state: from 5 s after
-    the last stream opened (every table's first prompt comes at once). Then the floor under
+    the last stream opened (every table's first prompt comes at once). Then the seats as
+    browsers (tests/bench/web_seat_load.py): the web table's calls over Connect on the web port
+    (HTTPS, each Subscribe on a connection of its own; Act and the page's GetTableState after
+    every event on each browser's keep-alive connections), beside the gRPC seats at the same
+    size (issue 22: the same goal holds for browsers), and once without those GetTableState
+    calls (``b-stream``), to tell the protocol's cost from the page's. Then the floor under
     those figures: the same seats against tests/bench/transport_floor.py, a server of the
     gateway's wire traffic per act with no game behind it, adding the gateway's design a piece
     at a time (its worker hop, its three calls to the rules and the wall per act, those calls as
@@ -26,7 +31,7 @@ gateway's own.
 (3) Event fan-out: spectators on tables of bots; events delivered per second per gateway core.
 
 MAHJONG_BENCH_QUICK=1 runs small sizes; MAHJONG_BENCH_CAPACITY_SECONDS sets each load point's
-length (default 20).
+length (default 20); MAHJONG_BENCH_CAPACITY_SECTIONS the sections to run (default ``123``).
 """
 
 from __future__ import annotations
@@ -48,7 +53,7 @@ from mahjong.gateway.v1 import gateway_pb2_grpc
 
 from shared.ports import AUTO_PORT
 from shared.server import internal_metadata
-from shared.supervisor import ServiceProcess, run_token
+from shared.supervisor import DEV_TLS_ROOT, ServiceProcess, run_token
 from tests.bench.trees import run_from, tree_at
 from tests.support.tls import as_player, to_process
 
@@ -289,18 +294,37 @@ def idle_web_streams(n: int, leave: int = 1000) -> dict:
 
 
 # --- (2) human-paced tables ---------------------------------------------------------------------
+# The web port as browsers reach it: HTTPS with the gateway's development certificate (as the
+# gRPC seats' server TLS), no cap on its streams.
+WEB_PORT_FLAGS = [
+    "--web-port",
+    "auto",
+    "--web-max-streams",
+    "0",
+    "--web-tls-dir",
+    str(DEV_TLS_ROOT / "gateway"),
+]
+
+
+WEB_SEATS = "tests.bench.web_seat_load"
+
+
 def human_paced(
-    model: str, tables: int, seconds: float, stream: str = "batched", tree: Path | None = None
+    model: str,
+    tables: int,
+    seconds: float,
+    stream: str = "batched",
+    tree: Path | None = None,
+    web: str = "",
 ) -> dict:
     """``tables`` tables of four human-paced seats on a gateway of ``model`` (of ``tree``, the
-    commit before, when given), the seats' streams ``stream`` (``batched`` or ``single``)."""
+    commit before, when given), the seats' streams ``stream`` (``batched`` or ``single``). The
+    seats are gRPC clients (tests/bench/seat_load.py), or with ``web`` browsers on the web port
+    (tests/bench/web_seat_load.py: ``view``, the web table's calls; ``stream``, without its
+    GetTableState after every event)."""
     workers = 64 if model == "asyncio" else tables * 4 + 64  # threads: one per stream
-    stack = PinnedStack(
-        model,
-        workers,
-        ["--discard-ms", "60000", "--claim-ms", "60000", "--between-hands-ms", "1000"],
-        tree,
-    )
+    flags = ["--discard-ms", "60000", "--claim-ms", "60000", "--between-hands-ms", "1000"]
+    stack = PinnedStack(model, workers, flags + (WEB_PORT_FLAGS if web else []), tree)
     try:
         made = []
         for _ in range(tables):
@@ -308,9 +332,12 @@ def human_paced(
             made.append([t.table_id, list(t.seat_tokens)])
         path = stack.tmp / "tables.json"
         path.write_text(json.dumps(made))
-        address, pid = stack.gateway.address, stack.pid
-        r = _seats_play(address, path, seconds, stream, pid, stack.downstream_cpu)
-        r.update(model=model, tables=tables)
+        address, pid, module, extra = stack.gateway.address, stack.pid, "tests.bench.seat_load", ()
+        if web:  # the page's own origin: the web port, over HTTPS
+            address, module = f"https://127.0.0.1:{stack.gateway.ports.web}", WEB_SEATS
+            extra = (web,)
+        r = _seats_play(address, path, seconds, stream, pid, stack.downstream_cpu, module, extra)
+        r.update(model=model, tables=tables, web=web)
         return r
     finally:
         stack.close()
@@ -324,12 +351,13 @@ def _seats_play(
     pid: int,
     downstream_cpu: Callable[[], float] = lambda: 0.0,
     module: str = "tests.bench.seat_load",
+    extra: tuple[str, ...] = (),
 ) -> dict:
     """Run the load generator ``module`` (:mod:`tests.bench.seat_load`'s command line) on core 1
     against ``address`` for the tables of ``tables_json``; its figures, with the CPU of the
     server ``pid`` (and of the services ``downstream_cpu`` counts) over the same counted
-    part."""
-    args = [address, str(tables_json), str(seconds), stream]
+    part. ``extra``: words after the stream's on its command line (web_seat_load's mode)."""
+    args = [address, str(tables_json), str(seconds), stream, *extra]
     load = subprocess.Popen(
         [*_pin(1), sys.executable, "-m", module, *args],
         stdout=subprocess.PIPE,
@@ -390,6 +418,29 @@ def transport_floor(tables: int, seconds: float, mode: str = "loop") -> dict:
             floor.wait()
 
 
+def _print_paced(who: str, n: int, r: dict) -> None:
+    """One point of (2) on one line."""
+    bound = (
+        " [core 1 near full: bound by the services or the load]" if r["other_core"] > 0.85 else ""
+    )
+    goal = "≤ 50 ms" if r["p99_ms"] <= 50 else "> 50 ms"
+    views = (
+        f"; {r['views'] / r['seconds']:.0f} GetTableState/s, refused "
+        f"{sum(r['view_refused'].values())}"
+        if r.get("web")
+        else ""
+    )
+    print(
+        f"    {who:8s} {n:5d} tables: Act p50 {r['p50_ms']:7.1f} ms, p99 "
+        f"{r['p99_ms']:7.1f} ms ({goal}); {r['acts'] / r['seconds']:6.0f} acts/s, "
+        f"{r['gateway_ms_per_act']:.2f} gateway CPU ms per act; gateway core "
+        f"{r['gateway_core']:.0%}, load generator {r['loadgen_core']:.0%} and core 1 "
+        f"{r['other_core']:.0%}; {r['events'] / max(1, r['messages']):.2f} events per "
+        f"message; refused {sum(r['refused'].values())}, stream errors "
+        f"{r['stream_errors']}{views}; {r['threads']} threads{bound}"
+    )
+
+
 # --- (3) fan-out --------------------------------------------------------------------------------
 def fan_out(model: str, tables: int, watchers: int, seconds: float) -> dict:
     n = tables * watchers
@@ -424,12 +475,7 @@ def fan_out(model: str, tables: int, watchers: int, seconds: float) -> dict:
         stack.close()
 
 
-def main() -> int:
-    quick = os.environ.get("MAHJONG_BENCH_QUICK") == "1"
-    seconds = float(os.environ.get("MAHJONG_BENCH_CAPACITY_SECONDS", "8" if quick else "20"))
-    pinned = "gateway on core 0, the rest on core 1" if _pin(0) else "NOT pinned (one core)"
-    print(f"gateway capacity: threads (previous model) vs asyncio; {pinned}")
-
+def _idle_section(quick: bool, seconds: float) -> None:
     print("(1) idle streams on one replica")
     idle = [
         idle_streams("threads", 300 if quick else 1500, 256 if quick else 1024),
@@ -468,6 +514,8 @@ def main() -> int:
         "goal"
     )
 
+
+def _paced_section(quick: bool, seconds: float) -> None:
     print(f"(2) human-paced tables, every seat a gRPC client deciding in ~1 s, {seconds:g} s each")
     print(
         f"    this tree (a step's events in one message) beside commit {BEFORE_ONE_STEP} "
@@ -485,22 +533,8 @@ def main() -> int:
         r = human_paced(model, n, seconds, stream, tree)
         if model == "asyncio":
             done[n, tree is None] = r
-        bound = (
-            " [core 1 near full: bound by the services or the load]"
-            if r["other_core"] > 0.85
-            else ""
-        )
-        goal = "≤ 50 ms" if r["p99_ms"] <= 50 else "> 50 ms"
         who = model if model == "threads" else ("asyncio" if tree is None else BEFORE_ONE_STEP)
-        print(
-            f"    {who:8s} {n:5d} tables: Act p50 {r['p50_ms']:7.1f} ms, p99 "
-            f"{r['p99_ms']:7.1f} ms ({goal}); {r['acts'] / r['seconds']:6.0f} acts/s, "
-            f"{r['gateway_ms_per_act']:.2f} gateway CPU ms per act; gateway core "
-            f"{r['gateway_core']:.0%}, load generator {r['loadgen_core']:.0%} and core 1 "
-            f"{r['other_core']:.0%}; {r['events'] / max(1, r['messages']):.2f} events per "
-            f"message; refused {sum(r['refused'].values())}, stream errors "
-            f"{r['stream_errors']}; {r['threads']} threads{bound}"
-        )
+        _print_paced(who, n, r)
         if (n, False) in done and (n, True) in done:
             new, old = done[n, True], done[n, False]
             print(
@@ -508,6 +542,25 @@ def main() -> int:
                 f"{new['gateway_ms_per_act'] / max(1e-9, old['gateway_ms_per_act']):.2f}x, "
                 f"Act p99 {new['p99_ms'] / max(1e-9, old['p99_ms']):.2f}x, acts/s "
                 f"{new['acts'] / max(1, old['acts']):.2f}x"
+            )
+
+    print(
+        "    browser seats: the web table's calls over Connect on the web port (HTTPS, a "
+        "connection per stream, Acts and GetTableState on each browser's keep-alive ones; "
+        "tests/bench/web_seat_load.py), asyncio; 'b-stream': without the page's GetTableState "
+        "after every event"
+    )
+    for n, web in [(n, "view") for n in sizes[:2]] + [(sizes[0], "stream")]:
+        r = human_paced("asyncio", n, seconds, web=web)
+        _print_paced("browser" if web == "view" else "b-stream", n, r)
+        grpc_point = done.get((n, True))
+        if grpc_point is not None:
+            print(
+                f"    ratio {'browser' if web == 'view' else 'browser stream-only'}/gRPC at {n} "
+                "tables: gateway CPU per act "
+                f"{r['gateway_ms_per_act'] / max(1e-9, grpc_point['gateway_ms_per_act']):.2f}x, "
+                f"Act p99 {r['p99_ms'] / max(1e-9, grpc_point['p99_ms']):.2f}x, acts/s "
+                f"{r['acts'] / max(1, grpc_point['acts']):.2f}x"
             )
 
     n = sizes[0]
@@ -548,6 +601,8 @@ def main() -> int:
         else ""
     )
 
+
+def _fan_out_section(quick: bool, seconds: float) -> None:
     print(f"(3) event fan-out to spectators of bot tables, {seconds:g} s")
     tables, watchers = (2, 100) if quick else (4, 250)
     fans = [fan_out(m, tables, watchers, seconds) for m in ("threads", "asyncio")]
@@ -559,6 +614,17 @@ def main() -> int:
         )
     ratio = fans[1]["per_core_s"] / max(1e-9, fans[0]["per_core_s"])
     print(f"    ratio asyncio/threads per core: {ratio:.2f}x")
+
+
+def main() -> int:
+    quick = os.environ.get("MAHJONG_BENCH_QUICK") == "1"
+    seconds = float(os.environ.get("MAHJONG_BENCH_CAPACITY_SECONDS", "8" if quick else "20"))
+    pinned = "gateway on core 0, the rest on core 1" if _pin(0) else "NOT pinned (one core)"
+    print(f"gateway capacity: threads (previous model) vs asyncio; {pinned}")
+    sections = os.environ.get("MAHJONG_BENCH_CAPACITY_SECTIONS", "123")
+    for number, section in (("1", _idle_section), ("2", _paced_section), ("3", _fan_out_section)):
+        if number in sections:
+            section(quick, seconds)
     return 0
 
 
