@@ -121,7 +121,11 @@ class AsyncGatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         live_from = table.head  # events after this one were appended while the stream ran
         batched = request.batched
         async for seen in self.manager.subscribe_async(table, viewer, writer.sent, run_blocking):
-            for first, last, response in responses(seen, batched):
+            if request.with_view:  # the view waits for the table's lock: in a worker
+                messages = await run_blocking(self.calls.messages, request, seen)
+            else:
+                messages = responses(seen, batched)
+            for first, last, response in messages:
                 behind = table.head - first  # appended after the message's first event
                 if first > live_from and behind > writer.max_lag:
                     raise writer.slow(f"is {behind} events behind the table")

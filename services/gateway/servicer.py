@@ -26,6 +26,7 @@ from services.gateway.hints import hint, hints_allowed
 from services.gateway.signed_in import SessionCheck, joining_player
 from services.gateway.tables import TableManager, TableSpec, check_id
 from services.gateway.tables.leases import LeaseWatch
+from services.gateway.tables.streams import Seen
 from shared.convert.common import (
     ruleset_from_ref,
     seat_from_proto_optional,
@@ -169,7 +170,7 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
                 for seen in self.manager.subscribe_batches(
                     request.table_id, request.seat_token, sent, context.is_active
                 ):
-                    for _, last, response in responses(seen, request.batched):
+                    for _, last, response in self.messages(request, seen):
                         yield response
                         sent = last
                 return
@@ -184,6 +185,15 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
             if relayed.ended:
                 return
             # its owner went silent or away: the stream goes on where the table runs now
+
+    def messages(self, request, seen: Seen) -> list[tuple[int, int, pb.SubscribeResponse]]:
+        """A stream's messages of one batch (:func:`responses`), the last with the viewer's view
+        when the stream asked ``with_view`` (taken now, before any of them is sent: a view that
+        fails, NOT_OWNER say, leaves them for where the stream goes on)."""
+        out = list(responses(seen, request.batched))
+        if request.with_view:
+            out[-1][2].view.CopyFrom(self.table_view(request.table_id, request.seat_token))
+        return out
 
     def Act(self, request, context):
         return self._here_or_owner("Act", self.act, request, context)
@@ -299,10 +309,14 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
 
     def get_table_state(self, request, context):
         seat = seat_from_proto_optional(request.seat, "seat")
-        view = self.manager.view(request.table_id, request.seat_token, seat)
-        table = view_to_proto(view)
-        table.hints = hints_allowed(self.manager, request.table_id)
+        table = self.table_view(request.table_id, request.seat_token, seat)
         return pb.GetTableStateResponse(table=table)
+
+    def table_view(self, table_id: str, token: str, seat: int | None = None) -> pb.TableView:
+        """The viewer's table view: GetTableState's answer, and a ``with_view`` stream's."""
+        table = view_to_proto(self.manager.view(table_id, token, seat))
+        table.hints = hints_allowed(self.manager, table_id)
+        return table
 
     def leave(self, request, context):
         penalty = self.manager.leave(request.table_id, request.seat_token, request.request_id)

@@ -19,10 +19,11 @@ gateway's own.
     marked as bound by it, not by the gateway), all counted in the steady state: from 5 s after
     the last stream opened (every table's first prompt comes at once). Then the seats as
     browsers (tests/bench/web_seat_load.py): the web table's calls over Connect on the web port
-    (HTTPS, each Subscribe on a connection of its own; Act and the page's GetTableState after
-    every event on each browser's keep-alive connections), beside the gRPC seats at the same
-    size (issue 22: the same goal holds for browsers), and once without those GetTableState
-    calls (``b-stream``), to tell the protocol's cost from the page's. Then the floor under
+    (HTTPS, each Subscribe on a connection of its own, Act and GetTableState on each browser's
+    keep-alive connections), beside the gRPC seats at the same size (issue 22: the same goal
+    holds for browsers): the page as it is (its stream carries its view, ``with_view``), the
+    page before (``b-poll``: GetTableState after every event and Act), and no GetTableState at
+    all (``b-stream``), to tell the protocol's cost from the page's. Then the floor under
     those figures: the same seats against tests/bench/transport_floor.py, a server of the
     gateway's wire traffic per act with no game behind it, adding the gateway's design a piece
     at a time (its worker hop, its three calls to the rules and the wall per act, those calls as
@@ -320,8 +321,8 @@ def human_paced(
     """``tables`` tables of four human-paced seats on a gateway of ``model`` (of ``tree``, the
     commit before, when given), the seats' streams ``stream`` (``batched`` or ``single``). The
     seats are gRPC clients (tests/bench/seat_load.py), or with ``web`` browsers on the web port
-    (tests/bench/web_seat_load.py: ``view``, the web table's calls; ``stream``, without its
-    GetTableState after every event)."""
+    (tests/bench/web_seat_load.py's modes: ``view``, the web table's calls; ``poll``, the page
+    before its stream carried the view; ``stream``, no GetTableState after the first)."""
     workers = 64 if model == "asyncio" else tables * 4 + 64  # threads: one per stream
     flags = ["--discard-ms", "60000", "--claim-ms", "60000", "--between-hands-ms", "1000"]
     stack = PinnedStack(model, workers, flags + (WEB_PORT_FLAGS if web else []), tree)
@@ -425,8 +426,9 @@ def _print_paced(who: str, n: int, r: dict) -> None:
     )
     goal = "≤ 50 ms" if r["p99_ms"] <= 50 else "> 50 ms"
     views = (
-        f"; {r['views'] / r['seconds']:.0f} GetTableState/s, refused "
-        f"{sum(r['view_refused'].values())}"
+        f"; {r['views'] / r['seconds']:.0f} GetTableState/s (refused "
+        f"{sum(r['view_refused'].values())}), {r['stream_views'] / r['seconds']:.0f} views/s "
+        "on the streams"
         if r.get("web")
         else ""
     )
@@ -547,17 +549,19 @@ def _paced_section(quick: bool, seconds: float) -> None:
     print(
         "    browser seats: the web table's calls over Connect on the web port (HTTPS, a "
         "connection per stream, Acts and GetTableState on each browser's keep-alive ones; "
-        "tests/bench/web_seat_load.py), asyncio; 'b-stream': without the page's GetTableState "
-        "after every event"
+        "tests/bench/web_seat_load.py), asyncio. 'browser': the page as it is (its stream "
+        "carries the view, with_view); 'b-poll': the page before with_view (GetTableState after "
+        "every event and Act); 'b-stream': no GetTableState at all"
     )
-    for n, web in [(n, "view") for n in sizes[:2]] + [(sizes[0], "stream")]:
+    names = {"view": "browser", "poll": "b-poll", "stream": "b-stream"}
+    web_points = [(sizes[0], "view"), (sizes[0], "poll"), (sizes[0], "stream"), (sizes[1], "view")]
+    for n, web in web_points:
         r = human_paced("asyncio", n, seconds, web=web)
-        _print_paced("browser" if web == "view" else "b-stream", n, r)
+        _print_paced(names[web], n, r)
         grpc_point = done.get((n, True))
         if grpc_point is not None:
             print(
-                f"    ratio {'browser' if web == 'view' else 'browser stream-only'}/gRPC at {n} "
-                "tables: gateway CPU per act "
+                f"    ratio {names[web]}/gRPC at {n} tables: gateway CPU per act "
                 f"{r['gateway_ms_per_act'] / max(1e-9, grpc_point['gateway_ms_per_act']):.2f}x, "
                 f"Act p99 {r['p99_ms'] / max(1e-9, grpc_point['p99_ms']):.2f}x, acts/s "
                 f"{r['acts'] / max(1, grpc_point['acts']):.2f}x"

@@ -1,19 +1,22 @@
 """The browser-seat load generator of ``bench_gateway_capacity``: human-paced players on the
 gateway's web port, one process.
 
-``python -m tests.bench.web_seat_load URL TABLES_JSON SECONDS [batched|single] [view|stream]``
-plays every seat of every table in TABLES_JSON (``[[table_id, [token × 4]], …]``) as the web
-table (web/src/table.ts) does in a browser, over Connect with the binary codec (web/src/api.ts:
-``useBinaryFormat``) to URL (``https://`` trusting the development CA, or ``http://``): each
-seat is a browser of its own, its Subscribe (``batched`` by default, as the page asks) a Connect
-server stream (``application/connect+proto``, one enveloped request) on an HTTP/1.1 connection
-of its own, held open as a page holds its ``fetch``; its unary calls (``application/proto``)
-on the browser's keep-alive connections to that origin (opened when every one is busy, at most
-six, reused when idle, as ``fetch`` pools them). A seat asks GetTableState on arrival, as the
-page does before it subscribes; with ``view`` (the default) also after every event (one call
-at a time, the events meanwhile coalesced into one more call) and after each Act, as the page
-does; ``stream`` leaves those out, to tell the protocol's cost from the page's extra calls. A
-seat answers each of its prompts after thinking 0.8–1.2 s with
+``python -m tests.bench.web_seat_load URL TABLES_JSON SECONDS [batched|single]
+[view|poll|stream]`` plays every seat of every table in TABLES_JSON (``[[table_id, [token × 4]],
+…]``) as the web table (web/src/table.ts) does in a browser, over Connect with the binary codec
+(web/src/api.ts: ``useBinaryFormat``) to URL (``https://`` trusting the development CA, or
+``http://``): each seat is a browser of its own, its Subscribe (``batched`` by default, as the
+page asks) a Connect server stream (``application/connect+proto``, one enveloped request) on an
+HTTP/1.1 connection of its own, held open as a page holds its ``fetch``; its unary calls
+(``application/proto``) on the browser's keep-alive connections to that origin (opened when
+every one is busy, at most six, reused when idle, as ``fetch`` pools them). A seat asks
+GetTableState on arrival, as the page does before it subscribes. Then, with ``view`` (the
+default, the page as it is), its stream asks ``with_view`` and the view comes with each batch:
+GetTableState again only after a message without one (an older gateway's) or a refused Act; with
+``poll`` (the page before ``with_view``) the stream carries no view and the seat asks
+GetTableState after every event (one call at a time, the events meanwhile coalesced into one
+more call) and after each Act; ``stream`` asks neither, to tell the protocol's cost from the
+page's. A seat answers each of its prompts after thinking 0.8–1.2 s with
 :func:`tests.e2e.players.legal_answer`. The headers are a browser's: its own origin (the page
 the web port serves), ``Connect-Protocol-Version``, and the ``Accept-Encoding`` a browser adds
 to every fetch (so the server gzips unary answers as it would for a browser; their bodies are
@@ -59,7 +62,8 @@ OPEN_TIMEOUT_S = 120.0  # for every seat's first stream to open
 BROWSER_CONNECTIONS = 6  # HTTP/1.1 connections a browser opens to one origin at most
 PATH = "/mahjong.gateway.v1.GatewayService/"
 BATCHED = True  # Subscribe ``batched`` (the command line's fourth word)
-VIEW = True  # GetTableState as the page asks it (the fifth word: view, or stream)
+MODE = "view"  # how the page keeps its view (the fifth word: view, poll or stream)
+MAX_EVENTS_PER_MESSAGE = 64  # a replay's full messages: only the batch's last has the view
 END_STREAM = 0x02  # a Connect envelope's flag: the end-of-stream message (JSON)
 USER_AGENT = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131"
 
@@ -307,6 +311,7 @@ class Run:
             stream_errors=[],
             views=0,
             view_refused={},
+            stream_views=0,
         )
 
     def settle(self) -> None:
@@ -359,6 +364,7 @@ class Seat:
             seat_token=self.token,
             after_sequence=self.last,
             batched=BATCHED,
+            with_view=MODE == "view",
         ).SerializeToString()
         loop = asyncio.get_running_loop()
         ended: asyncio.Future = loop.create_future()
@@ -421,7 +427,12 @@ class Seat:
                 self._spawn(self.answer(e))
             elif kind == "table_finished":
                 done = True
-            if VIEW:
+            if MODE == "poll":
+                self.refresh()
+        if MODE == "view":
+            if r.HasField("view"):
+                self.stats["stream_views"] += 1
+            elif len(r.events) < MAX_EVENTS_PER_MESSAGE:  # a batch's end without its view
                 self.refresh()
         return done
 
@@ -474,10 +485,12 @@ class Seat:
             self.stats["latencies"].append(time.perf_counter() - t0)
         except Refused as exc:
             self.stats["refused"][exc.code] = self.stats["refused"].get(exc.code, 0) + 1
+            if MODE == "view":
+                self.refresh()  # the page's act(): a refusal refreshes
         except (ConnectionError, OSError):
             self.stats["refused"]["CONNECTION"] = self.stats["refused"].get("CONNECTION", 0) + 1
-        if VIEW:
-            self.refresh()  # the page's act(): finally refresh()
+        if MODE == "poll":
+            self.refresh()  # the page's act() before with_view: finally refresh()
 
 
 async def main(url: str, tables: list, seconds: float) -> dict:
@@ -522,6 +535,7 @@ async def main(url: str, tables: list, seconds: float) -> dict:
         "seconds": time.monotonic() - start,
         "cpu_seconds": cpu,
         "views": stats["views"],
+        "stream_views": stats["stream_views"],
         "view_refused": stats["view_refused"],
         "connections": origin.opened - opened0,
         "stream_error_kinds": sorted(set(stats["stream_errors"]))[:5],
@@ -532,7 +546,9 @@ async def main(url: str, tables: list, seconds: float) -> dict:
 if __name__ == "__main__":
     url, path, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
     BATCHED = (sys.argv[4] if len(sys.argv) > 4 else "batched") == "batched"
-    VIEW = (sys.argv[5] if len(sys.argv) > 5 else "view") == "view"
+    MODE = sys.argv[5] if len(sys.argv) > 5 else "view"
+    if MODE not in ("view", "poll", "stream"):
+        raise SystemExit(f"unknown mode {MODE!r}: view, poll or stream")
     with open(path) as f:
         tables = json.load(f)
     print(json.dumps(asyncio.run(main(url, tables, seconds))), flush=True)

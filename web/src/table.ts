@@ -1,7 +1,7 @@
 // The table screen: the person's seat (or a spectator's) at a live table, driven by the
-// gateway's view (GetTableState, the truth, fetched again after every batch of events) and its
-// event stream (Subscribe, resumed from the last event seen), with the actions the person
-// clicks (Act) and the table's log. The felt, the hand and the result are drawn by felt.ts,
+// gateway's view (the truth: GetTableState on arrival, then the one each batch of the event
+// stream carries) and its event stream (Subscribe, resumed from the last event seen), with the
+// actions the person clicks (Act) and the table's log. The felt, the hand and the result are drawn by felt.ts,
 // prompts.ts and result.ts.
 
 import { create } from "@bufbuild/protobuf";
@@ -14,6 +14,10 @@ import { handSection, type ActionKind, type PromptHost } from "./prompts";
 import { resultOverlay, type ResultHost } from "./result";
 import { forgetSeat, loadResult, saveResult, saveSeat, type Seat } from "./saved";
 import { tileLabel, tilesText } from "./tiles";
+
+// A replay comes in messages of at most this many events, only the last of them with the view
+// (the gateway's MAX_EVENTS_PER_MESSAGE): a full message without one is not the batch's end.
+const MAX_EVENTS_PER_MESSAGE = 64;
 
 export class TableScreen implements PromptHost, ResultHost {
   view: TableView | null = null;
@@ -64,7 +68,16 @@ export class TableScreen implements PromptHost, ResultHost {
     }
   }
 
-  // The view is the truth: fetched after every batch of events (one at a time, coalesced).
+  // The view is the truth. A newer one replaces it (one from the stream and one fetched may
+  // cross: the one of the later event stays).
+  private show(view: TableView | undefined): void {
+    if (!view || (this.view && view.lastSequence < this.view.lastSequence)) return;
+    this.view = view;
+    this.render();
+  }
+
+  // GetTableState: on arrival, after a failed Act, and after a message without a view (an
+  // older gateway's, during a rollout). One at a time, coalesced.
   private refresh(): Promise<void> {
     if (this.refreshing) {
       this.again = true;
@@ -75,8 +88,7 @@ export class TableScreen implements PromptHost, ResultHost {
         this.again = false;
         try {
           const r = await gateway.getTableState({ tableId: this.seat.tableId, seatToken: this.seat.token });
-          this.view = r.table ?? null;
-          this.render();
+          this.show(r.table);
         } catch (e) {
           this.fail(apiError(e));
           return;
@@ -97,10 +109,13 @@ export class TableScreen implements PromptHost, ResultHost {
           seatToken: this.seat.token,
           afterSequence: this.lastSeq,
           batched: true, // a step's events (an action, the draw after it) in one message
+          withView: true, // and the view after them, on the batch's last message
         });
         for await (const r of stream) {
           // an older gateway (during a rollout) sends one event per message, in event
           for (const ev of r.events.length ? r.events : r.event ? [r.event] : []) this.onEvent(ev);
+          if (r.view) this.show(r.view);
+          else if (!r.events.length || r.events.length < MAX_EVENTS_PER_MESSAGE) void this.refresh();
           backoff = 250;
         }
         if (this.view?.phase === TablePhase.FINISHED) return;
@@ -136,7 +151,6 @@ export class TableScreen implements PromptHost, ResultHost {
     this.seat.lastSeq = String(ev.sequence);
     this.seat.log = this.log;
     saveSeat(this.seat);
-    void this.refresh();
   }
 
   name(seat: number | null): string {
@@ -193,9 +207,9 @@ export class TableScreen implements PromptHost, ResultHost {
       this.hint = null;
     } catch (e) {
       this.fail(apiError(e));
+      void this.refresh(); // refused: what the table is now (an accepted one comes on the stream)
     } finally {
       this.acting = false;
-      void this.refresh();
     }
   }
 

@@ -98,3 +98,85 @@ def test_the_streams_wake_once_for_an_action_and_the_steps_after_it(model):
     # prompts, the next seat's draw, or the hand's result
     first = next(w for w in woken if w >= acted.sequence)
     assert first > acted.sequence, woken
+
+
+def _view_request(table_id: str, token: str, after: int = 0, **fields) -> pb.SubscribeRequest:
+    return pb.SubscribeRequest(
+        table_id=table_id, seat_token=token, after_sequence=after, with_view=True, **fields
+    )
+
+
+@pytest.mark.parametrize("model", ["threads", "asyncio"])
+def test_a_stream_with_view_carries_the_viewers_view_after_each_batch(model):
+    """``with_view``: the last message of each batch carries the view GetTableState gives the
+    same token once those events were read; no other message does, and a stream without it
+    carries none. A person's seat sees its own tiles there, a spectator none."""
+    with inprocess_gateway(
+        seat_secret="s",
+        bot_delay_ms=0,
+        discard_ms=60_000,
+        claim_ms=60_000,
+        server_config={"server_model": model},
+    ) as gw:
+        table = create_table(gw.server.address, ["p", None, None, None], max_hands=1)
+        table_id, token = table.table_id, table.seat_tokens[0]
+        look = pb.GetTableStateRequest(table_id=table_id, seat_token=token)
+        deadline = time.monotonic() + 30
+        while not (state := gw.stub.GetTableState(look).table).HasField("prompt"):
+            assert time.monotonic() < deadline, "the person was never prompted"
+            time.sleep(0.02)
+        head = state.last_sequence  # the table waits for the person here
+        # one event per message, the last events: one batch, its last message with the view
+        stream = gw.stub.Subscribe(_view_request(table_id, token, after=head - 5), timeout=30)
+        singles = [next(stream)]
+        while singles[-1].event.sequence < head:
+            singles.append(next(stream))
+        stream.cancel()
+        # a spectator's view: no one's concealed tiles
+        spectator = _spectator(gw.stub, table_id)
+        stream = gw.stub.Subscribe(_view_request(table_id, spectator, batched=True), timeout=30)
+        spectated = [next(stream)]
+        while not spectated[-1].HasField("view"):
+            spectated.append(next(stream))
+        stream.cancel()
+        watched = gw.stub.GetTableState(
+            pb.GetTableStateRequest(table_id=table_id, seat_token=spectator)
+        ).table
+        # the person's seat, batched, from the start: the replay, its last message with the view
+        stream = gw.stub.Subscribe(_view_request(table_id, token, batched=True), timeout=30)
+        replay = [next(stream)]
+        while replay[-1].events[-1].sequence < head:
+            replay.append(next(stream))
+        # the person acts; what follows comes in batches, each ending with a view
+        acted = gw.stub.Act(
+            pb.ActRequest(
+                table_id=table_id,
+                seat_token=token,
+                request_id=str(uuid.uuid4()),
+                last_sequence=head,
+                action=legal_answer(state.prompt),
+            )
+        )
+        after_act = [next(stream)]
+        while not after_act[-1].HasField("view"):
+            after_act.append(next(stream))
+        stream.cancel()
+        now = gw.stub.GetTableState(look).table
+        plain = gw.stub.Subscribe(
+            pb.SubscribeRequest(table_id=table_id, seat_token=token, batched=True), timeout=30
+        )
+        without = next(plain)
+        plain.cancel()
+
+    assert len(singles) >= 2 and all(m.HasField("event") for m in singles)
+    assert [m.HasField("view") for m in singles] == [False] * (len(singles) - 1) + [True]
+    assert singles[-1].view == state
+    assert spectated[-1].view == watched and not any(s.concealed for s in watched.seats)
+    assert [m.HasField("view") for m in replay] == [False] * (len(replay) - 1) + [True]
+    assert replay[-1].events[-1].sequence == head
+    assert replay[-1].view == state and state.seats[0].concealed  # the person's own tiles
+    last = after_act[-1]
+    assert acted.sequence > head and last.events[-1].sequence >= acted.sequence
+    assert last.events[-1].sequence <= last.view.last_sequence <= now.last_sequence
+    assert last.view.viewer == state.viewer and last.view.seats[0].concealed
+    assert not without.HasField("view")
