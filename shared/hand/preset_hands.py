@@ -21,6 +21,7 @@ may not stand for a kind of which all four natural tiles are held or visible (§
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 from shared.hand.hand_type import HandType, classify, is_winning_hand
 from shared.hand.shape import is_standard_shape
@@ -35,6 +36,7 @@ from shared.hand.wildcard import (
     wild_caps,
 )
 from shared.melds import Meld, MeldKind
+from shared.per_ruleset import PerRuleset
 from shared.ruleset import Ruleset
 from shared.tiles import NUM_KINDS, WILDCARD
 
@@ -88,27 +90,17 @@ class _Options:
         )
 
 
-_OPTIONS: dict[Ruleset, _Options] = {}
-
-
-def _options(ruleset: Ruleset) -> _Options:
-    try:
-        return _OPTIONS[ruleset]
-    except KeyError:
-        if len(_OPTIONS) > 256:
-            _OPTIONS.clear()
-        opts = _OPTIONS[ruleset] = _Options(ruleset)
-        return opts
+_OPTIONS: Final = PerRuleset(_Options)
 
 
 def model_of(ruleset: Ruleset) -> int:
     """QIAOMA, OLD or BAIDA: the ruleset's ``table.scoring_model``."""
-    return _options(ruleset).model
+    return _OPTIONS.get(ruleset).model
 
 
 def wildcard_kinds(ruleset: Ruleset) -> tuple[int, ...]:
     """The kinds a 百搭 may stand for: playing kinds that are no bonus tile (§13.B.3)."""
-    return _options(ruleset).allowed
+    return _OPTIONS.get(ruleset).allowed
 
 
 # --- shanghai-old ----------------------------------------------------------------------------
@@ -125,7 +117,7 @@ def is_seven_pairs(counts: Sequence[int]) -> bool:
 
 def classify_old(counts: Sequence[int], melds: Sequence[Meld], ruleset: Ruleset) -> HandType | None:
     """``SEVEN_PAIRS``, ``STANDARD`` or None (§13.A.4)."""
-    if not melds and _options(ruleset).seven_value > 0 and is_seven_pairs(counts):
+    if not melds and _OPTIONS.get(ruleset).seven_value > 0 and is_seven_pairs(counts):
         return HandType.SEVEN_PAIRS
     return HandType.STANDARD if is_standard_shape(counts) else None
 
@@ -178,7 +170,7 @@ def baida_shapes(
     ``jokers`` 百搭 makes of the hand (win tile included). 平胡 is left out of a hand that reads
     as 对对胡 unless the options make 平胡 worth more (then a reading with a chow is looked
     for). ``visible`` is read only without fifth copies (the module docstring)."""
-    opts = _options(ruleset)
+    opts = _OPTIONS.get(ruleset)
     if not opts.fifth_copy and jokers:
         caps = wild_caps(counts, melds, visible)
         if any(caps[k] < jokers for k in opts.allowed):
@@ -274,7 +266,7 @@ _TIE_ORDER = (
 
 def shape_value(shape: HandType, ruleset: Ruleset) -> int:
     """The shape's 倍 (``baida_scoring``); 0 = no win."""
-    opts = _options(ruleset)
+    opts = _OPTIONS.get(ruleset)
     if shape is HandType.PING_HU:
         return opts.ping_value
     if shape is HandType.PONG_PONG:
@@ -302,7 +294,7 @@ def classify_baida(
             best, best_value = shape, value
     if best is None:
         return None
-    opts = _options(ruleset)
+    opts = _OPTIONS.get(ruleset)
     if is_baida_flush(counts, melds, opts.honors_flush):
         return _FLUSH_OF[best]
     return best
@@ -322,7 +314,7 @@ def classify_hand(
 ) -> HandType | None:
     """The winning hand the concealed ``counts`` (win tile included), ``jokers`` 百搭 and
     ``melds`` make under the ruleset's model, or None (``visible``: the module docstring)."""
-    model = _options(ruleset).model
+    model = _OPTIONS.get(ruleset).model
     if model == QIAOMA:
         return classify(counts, melds, ruleset) if not jokers else None
     if model == OLD:
@@ -349,7 +341,7 @@ def is_winning(
     visible: Sequence[int] | None = None,
 ) -> bool:
     """胡 check under the ruleset's model (the qiaoma path keeps its fast scans)."""
-    opts = _options(ruleset)
+    opts = _OPTIONS.get(ruleset)
     if opts.model == QIAOMA:
         return not jokers and is_winning_hand(counts, melds, ruleset)
     if opts.model == BAIDA and opts.every_shape_wins:
@@ -372,7 +364,7 @@ def hand_waits(
     stand for a fifth copy, so ``1j`` may be the only wait — unless ``wildcard_fifth_copy`` is
     false: then the ``visible`` tiles count with the hand's own (§13.B.3), both for the kinds
     a 百搭 may stand for and for the natural kinds left out (all four held or seen)."""
-    opts = _options(ruleset)
+    opts = _OPTIONS.get(ruleset)
     if opts.model == QIAOMA:
         return waits(counts, melds, ruleset) if not jokers else []
     held = list(counts)

@@ -14,6 +14,7 @@ the usual seat that can do nothing with the tile costs no message formatting.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 from services.rules.domain.readiness import is_locked, locked_kong_refusal
 from services.rules.domain.win_situation import (
@@ -26,6 +27,7 @@ from shared.errors import FailedPrecondition
 from shared.hand import classify, is_winning_hand
 from shared.hand.preset_hands import BAIDA, QIAOMA, classify_hand, model_of
 from shared.melds import Meld, MeldKind
+from shared.per_ruleset import PerRuleset
 from shared.readiness import declaration_required
 from shared.ruleset import Ruleset
 from shared.table import (
@@ -67,17 +69,7 @@ class _WinFlags:
             self.needs_ready, self.heavenly_earthly = False, True
 
 
-_WIN_FLAGS: dict[Ruleset, _WinFlags] = {}
-
-
-def _win_flags(ruleset: Ruleset) -> _WinFlags:
-    try:
-        return _WIN_FLAGS[ruleset]
-    except KeyError:
-        if len(_WIN_FLAGS) > 256:
-            _WIN_FLAGS.clear()
-        flags = _WIN_FLAGS[ruleset] = _WinFlags(ruleset)
-        return flags
+_WIN_FLAGS: Final = PerRuleset(_WinFlags)
 
 
 def claim_refusal(snap: TableSnapshot, seat: int) -> str | None:
@@ -250,7 +242,7 @@ def _seat_options(snap: TableSnapshot, seat: int, tile: int, may_chow: bool) -> 
         return _NO_CLAIM[seat]
     st = snap.seats[seat]
     held = st.concealed[tile]
-    flags = _win_flags(snap.ruleset)
+    flags = _WIN_FLAGS.get(snap.ruleset)
     if (
         flags.needs_ready
         and not st.declared_ready
