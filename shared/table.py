@@ -24,7 +24,7 @@ import enum
 import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from shared import tiles as T
 from shared.errors import InvalidArgument
@@ -41,14 +41,14 @@ from shared.ruleset import Ruleset
 from shared.tile_set import check_hand_kinds, tile_set_of
 from shared.tiles import NUM_KINDS
 
-NUM_SEATS = 4
+NUM_SEATS: Final = 4
 # Chips per point (底分), far above the highest level's base (65536, RULES §11), low enough that
 # every amount (at most 勒子 × points × shares × stake) stays a 64-bit protobuf integer.
-MAX_STAKE = 10**12
+MAX_STAKE: Final = 10**12
 # The most hands and rounds (圈) one table may be created for (the gateway refuses more); the
 # tables matchmaking asks for are checked against them when a room or tournament is created.
-MAX_HANDS = 10_000
-MAX_ROUNDS = 1_000
+MAX_HANDS: Final = 10_000
+MAX_ROUNDS: Final = 1_000
 
 
 def next_seat(seat: int) -> int:

@@ -26,26 +26,39 @@ exist only in ``shanghai-baida``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Final
 
-NUM_KINDS = 34  # suited and honor kinds, four copies each
-NUM_FLOWERS = 8
-FLOWER_BASE = 34
-NUM_EXTRAS = 4
-EXTRA_BASE = 42  # 1a-4a 老鼠 财神 猫 聚宝盆
-WILDCARD = 46  # 1j 百搭
-NUM_TILE_KINDS = 47  # 1m … 8f, 1a … 4a, 1j
-COPIES = 4
-WALL_SIZE = NUM_KINDS * COPIES + NUM_FLOWERS  # 144: the standard set of RULES §1
+NUM_KINDS: Final = 34  # suited and honor kinds, four copies each
+NUM_FLOWERS: Final = 8
+FLOWER_BASE: Final = 34
+NUM_EXTRAS: Final = 4
+EXTRA_BASE: Final = 42  # 1a-4a 老鼠 财神 猫 聚宝盆
+WILDCARD: Final = 46  # 1j 百搭
+NUM_TILE_KINDS: Final = 47  # 1m … 8f, 1a … 4a, 1j
+COPIES: Final = 4
+WALL_SIZE: Final = NUM_KINDS * COPIES + NUM_FLOWERS  # 144: the standard set of RULES §1
 
-MAN, PIN, SOU, HONOR, FLOWER, EXTRA, JOKER = 0, 1, 2, 3, 4, 5, 6
+MAN: Final = 0
+PIN: Final = 1
+SOU: Final = 2
+HONOR: Final = 3
+FLOWER: Final = 4
+EXTRA: Final = 5
+JOKER: Final = 6
 SUIT_LETTERS = "mpszfaj"
 _SUIT_OF_LETTER = {letter: i for i, letter in enumerate(SUIT_LETTERS)}
-_RANKS_IN_SUIT = (9, 9, 9, 7, 8, 4, 1)
-_SUIT_BASE = (0, 9, 18, 27, 34, 42, 46)
+_RANKS_IN_SUIT: Final = (9, 9, 9, 7, 8, 4, 1)
+_SUIT_BASE: Final = (0, 9, 18, 27, 34, 42, 46)
 
-EAST, SOUTH, WEST, NORTH, WHITE, GREEN, RED = range(27, 34)
-WINDS = (EAST, SOUTH, WEST, NORTH)
-DRAGONS = (WHITE, GREEN, RED)
+EAST: Final = 27
+SOUTH: Final = 28
+WEST: Final = 29
+NORTH: Final = 30
+WHITE: Final = 31
+GREEN: Final = 32
+RED: Final = 33
+WINDS: Final = (EAST, SOUTH, WEST, NORTH)
+DRAGONS: Final = (WHITE, GREEN, RED)
 
 _NAMES_ZH = (
     [f"{n}万" for n in "一二三四五六七八九"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from services.wall import shuffle
 from services.wall.errors import StaleOwner
@@ -23,10 +23,16 @@ from shared.errors import FailedPrecondition, InvalidArgument
 from shared.tile_set import STANDARD, TileSet
 
 DEAL, DRAW, REPLACEMENT, SWAP, INDICATOR = "deal", "draw", "replacement", "swap", "indicator"
-EVENT_KINDS = (DEAL, DRAW, REPLACEMENT, SWAP, INDICATOR)
+EVENT_KINDS: Final = (DEAL, DRAW, REPLACEMENT, SWAP, INDICATOR)
 
 # The tile-set facts a stored hand and a verification record carry (absent: the standard set).
-_SET_KEYS = ("extras", "dedicated_wildcards", "flipped_wildcard", "flipped_same", "dragons_bonus")
+_SET_KEYS: Final = (
+    "extras",
+    "dedicated_wildcards",
+    "flipped_wildcard",
+    "flipped_same",
+    "dragons_bonus",
+)
 
 
 def tile_set_to_json(ts: TileSet) -> dict[str, bool] | None:

@@ -24,18 +24,19 @@ left, every draw fails with :class:`WallExhausted` and the hand is drawn (流局
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 from services.wall.errors import WallExhausted
 from shared import tiles as T
 from shared.errors import FailedPrecondition, InvalidArgument
 
-SEATS = 4
-STACKS = 72  # of the standard 144-tile set
-STACKS_PER_SEAT = 18
-DEALER_TILES = 14
-OTHER_TILES = 13
-DEALT_TILES = DEALER_TILES + 3 * OTHER_TILES  # 53
-_FULL_SET = T.canonical_set()
+SEATS: Final = 4
+STACKS: Final = 72  # of the standard 144-tile set
+STACKS_PER_SEAT: Final = 18
+DEALER_TILES: Final = 14
+OTHER_TILES: Final = 13
+DEALT_TILES: Final = DEALER_TILES + 3 * OTHER_TILES  # 53
+_FULL_SET: Final = T.canonical_set()
 
 
 def opened_seat(dealer: int, dice: Sequence[int]) -> int:

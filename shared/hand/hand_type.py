@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
+from typing import Final
 
 from shared.hand.shape import SUIT_TABLE, ZERO9
 from shared.melds import Meld, MeldKind
@@ -70,13 +71,13 @@ _NAMES_ZH = {
     HandType.FULL_FLUSH_DRAGON_SEVEN_PAIRS: "清一色龙七对",
 }
 
-_ZERO7 = bytes(7)
-_ZERO3 = bytes(3)
+_ZERO7: Final = bytes(7)
+_ZERO3: Final = bytes(3)
 
 # For a kind: where the next suit block starts (honors: past the end, so no later single).
-_AFTER_BLOCK = tuple(k - k % 9 + 9 for k in range(27)) + (34,) * 7
+_AFTER_BLOCK: Final = tuple(k - k % 9 + 9 for k in range(27)) + (34,) * 7
 
-_DRAGONS_ARE_HONORS: dict[Ruleset, bool] = {}
+_DRAGONS_ARE_HONORS: Final[dict[Ruleset, bool]] = {}
 
 
 def dragons_are_honors(ruleset: Ruleset) -> bool:

@@ -7,13 +7,14 @@ service answers INVALID_ARGUMENT and never crashes on a malformed hand.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Final
 
 from shared import tiles as T
 from shared.errors import InvalidArgument
 from shared.melds import Meld, MeldError
 
-WAITING_SIZE = 13  # tiles of a hand between turns (a kong counts as 3)
-COMPLETE_SIZE = 14  # tiles of a hand that may win or must discard
+WAITING_SIZE: Final = 13  # tiles of a hand between turns (a kong counts as 3)
+COMPLETE_SIZE: Final = 14  # tiles of a hand that may win or must discard
 
 
 def counts_from_tiles(tiles: Iterable[int], what: str = "concealed tiles") -> list[int]:

@@ -40,8 +40,10 @@ from shared.per_ruleset import PerRuleset
 from shared.ruleset import Ruleset
 from shared.tiles import NUM_KINDS, WILDCARD
 
-QIAOMA, OLD, BAIDA = 0, 1, 2
-_MODELS = {"qiaoma": QIAOMA, "old": OLD, "baida": BAIDA}
+QIAOMA: Final = 0
+OLD: Final = 1
+BAIDA: Final = 2
+_MODELS: Final = {"qiaoma": QIAOMA, "old": OLD, "baida": BAIDA}
 
 
 class _Options:
@@ -123,13 +125,13 @@ def classify_old(counts: Sequence[int], melds: Sequence[Meld], ruleset: Ruleset)
 
 
 # --- shanghai-baida --------------------------------------------------------------------------
-_FLUSH_OF = {
+_FLUSH_OF: Final = {
     HandType.PING_HU: HandType.FULL_FLUSH,
     HandType.PONG_PONG: HandType.FULL_FLUSH_PONG_PONG,
     HandType.SEVEN_PAIRS: HandType.FULL_FLUSH_SEVEN_PAIRS,
     HandType.DRAGON_SEVEN_PAIRS: HandType.FULL_FLUSH_DRAGON_SEVEN_PAIRS,
 }
-_SHAPE_OF = {v: k for k, v in _FLUSH_OF.items()}
+_SHAPE_OF: Final = {v: k for k, v in _FLUSH_OF.items()}
 
 
 def shape_of(hand: HandType) -> HandType:
@@ -256,7 +258,7 @@ def _capped_wins(
     )
 
 
-_TIE_ORDER = (
+_TIE_ORDER: Final = (
     HandType.DRAGON_SEVEN_PAIRS,
     HandType.PONG_PONG,
     HandType.SEVEN_PAIRS,

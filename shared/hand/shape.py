@@ -15,12 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import combinations_with_replacement
+from typing import Final
 
-NO_PAIR = 1
-WITH_PAIR = 2
+NO_PAIR: Final = 1
+WITH_PAIR: Final = 2
 
-ZERO9 = bytes(9)
-_SUIT_BASES = (0, 9, 18)
+ZERO9: Final = bytes(9)
+_SUIT_BASES: Final = (0, 9, 18)
 
 
 def _build_tables() -> tuple[

@@ -12,14 +12,15 @@ No trial-and-error over 34 kinds. Since only 碰碰胡, one-suit hands and all-h
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 from shared.hand.hand_type import classify_bytes, composition, dragons_are_honors
 from shared.hand.shape import WAITS_NO_PAIR, WAITS_WITH_PAIR, ZERO9
 from shared.melds import Meld, MeldKind
 from shared.ruleset import Ruleset
 
-_ONE_SUIT = {1: 0, 2: 9, 4: 18}
-_HONORS = range(27, 34)
+_ONE_SUIT: Final = {1: 0, 2: 9, 4: 18}
+_HONORS: Final = range(27, 34)
 
 
 def _completes(b: bytes, k: int, melds: Sequence[Meld], dragons_honor: bool) -> bool:

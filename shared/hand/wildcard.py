@@ -23,19 +23,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from shared.hand.decomposition import Decomposition, HandSet, SetKind, meld_set
 from shared.melds import Meld
 from shared.tiles import COPIES
 
-INF = 99  # more 百搭 than any hand holds
-_CAP = 5  # costs are exact up to 4 (a hand holds at most four 百搭); above is "too many"
-_HONOR_SETS = (0, 2, 1, 0, 2)  # 百搭 for c copies of an honor to become pongs
-_HONOR_WITH_PAIR = (2, 1, 0, 2, 1)  # … pongs and the pair
-_SUIT_BASES = (0, 9, 18)
+INF: Final = 99  # more 百搭 than any hand holds
+_CAP: Final = 5  # costs are exact up to 4 (a hand holds at most four 百搭); above is "too many"
+_HONOR_SETS: Final = (0, 2, 1, 0, 2)  # 百搭 for c copies of an honor to become pongs
+_HONOR_WITH_PAIR: Final = (2, 1, 0, 2, 1)  # … pongs and the pair
+_SUIT_BASES: Final = (0, 9, 18)
 
-_COST: dict[tuple[bytes, bool], int] = {}
-_COST_LIMIT = 400_000  # entries kept; cleared past this (a few tens of MB at most)
+_COST: Final[dict[tuple[bytes, bool], int]] = {}
+_COST_LIMIT: Final = 400_000  # entries kept; cleared past this (a few tens of MB at most)
 
 
 def _cost(c: list[int], pair: bool) -> int:
@@ -88,8 +89,8 @@ def _cost(c: list[int], pair: bool) -> int:
     return best
 
 
-_SUIT: dict[bytes, tuple[int, int]] = {}  # a suit's 9-byte pattern → (sets, sets + pair)
-_HONOR_DELTA = tuple(p - q for p, q in zip(_HONOR_WITH_PAIR, _HONOR_SETS, strict=True))
+_SUIT: Final[dict[bytes, tuple[int, int]]] = {}  # a suit's 9-byte pattern → (sets, sets + pair)
+_HONOR_DELTA: Final = tuple(p - q for p, q in zip(_HONOR_WITH_PAIR, _HONOR_SETS, strict=True))
 
 
 def _suit_costs(key: bytes) -> tuple[int, int]:

@@ -44,15 +44,15 @@ from shared.table import (
 )
 from shared.tiles import NUM_KINDS, format_tile, format_tiles, is_suited, rank_of
 
-_CLAIMABLE = (LastActionKind.DISCARD, LastActionKind.ADDED_KONG)
-_HONOR_BASE = 27
+_CLAIMABLE: Final = (LastActionKind.DISCARD, LastActionKind.ADDED_KONG)
+_HONOR_BASE: Final = 27
 # The lows of the runs (in one suit) a suited tile can be part of.
-_RUN_LOWS = tuple(
+_RUN_LOWS: Final = tuple(
     tuple(low for low in range(k - 2, k + 1) if low >= 9 * (k // 9) and low % 9 <= 6)
     for k in range(_HONOR_BASE)
 )
-_NO_CLAIM = tuple(ClaimOptions(seat=s) for s in range(NUM_SEATS))  # immutable, shared
-_SEATS_AFTER = tuple(tuple(seats_from(s)) for s in range(NUM_SEATS))
+_NO_CLAIM: Final = tuple(ClaimOptions(seat=s) for s in range(NUM_SEATS))  # immutable, shared
+_SEATS_AFTER: Final = tuple(tuple(seats_from(s)) for s in range(NUM_SEATS))
 
 
 class _WinFlags:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from itertools import compress
+from typing import Final
 
 from services.rules.domain.eight_flowers import has_eight_flowers
 from services.rules.domain.readiness import (
@@ -46,11 +47,11 @@ from shared.table import (
 from shared.tile_set import tile_set_of
 from shared.tiles import NUM_FLOWERS, NUM_KINDS, WILDCARD, format_tile
 
-_DRAWN = (LastActionKind.DEAL, LastActionKind.DRAW, LastActionKind.REPLACEMENT_DRAW)
-_OWN_TURN = (*_DRAWN, LastActionKind.CHOW, LastActionKind.PONG)
-_KINDS = range(NUM_KINDS)
+_DRAWN: Final = (LastActionKind.DEAL, LastActionKind.DRAW, LastActionKind.REPLACEMENT_DRAW)
+_OWN_TURN: Final = (*_DRAWN, LastActionKind.CHOW, LastActionKind.PONG)
+_KINDS: Final = range(NUM_KINDS)
 # OwnTurnOptions (a named tuple) by tuple.__new__ directly: its own __new__ is Python code.
-_new_options = functools.partial(tuple.__new__, OwnTurnOptions)
+_new_options: Final = functools.partial(tuple.__new__, OwnTurnOptions)
 
 
 def turn_refusal(snap: TableSnapshot, seat: int) -> str | None:

@@ -7,6 +7,8 @@ The reasons come from the same ``*_refusal`` rules that build the options (:mod:
 
 from __future__ import annotations
 
+from typing import Final
+
 from services.rules.domain import claims, own_turn
 from shared import tiles as T
 from shared.errors import FailedPrecondition, InvalidArgument
@@ -27,7 +29,7 @@ from shared.table import (
     check_seat,
 )
 
-_ACTION_TYPES = (
+_ACTION_TYPES: Final = (
     Discard,
     DeclareReady,
     Chow,

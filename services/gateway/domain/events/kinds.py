@@ -14,16 +14,16 @@ the gateway's proto conversion fails the import: no kind reaches a viewer unchec
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 from shared.melds import Meld, MeldKind
 from shared.table import Decision
 
 # What a prompt asks for (Prompt.kind, TimedOut.kind).
-OWN_TURN = "own_turn"
-CLAIM = "claim"
-ROB_KONG = "rob_kong"
-SWAP = "tile_swap"
+OWN_TURN: Final = "own_turn"
+CLAIM: Final = "claim"
+ROB_KONG: Final = "rob_kong"
+SWAP: Final = "tile_swap"
 
 
 class Record:

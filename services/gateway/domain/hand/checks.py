@@ -4,6 +4,8 @@ naming what was refused and what is possible; the message is written only for a 
 
 from __future__ import annotations
 
+from typing import Final
+
 from services.gateway.domain.events.kinds import ROB_KONG
 from services.gateway.domain.hand.state import Pending, SwapOptions
 from shared import tiles as T
@@ -28,7 +30,7 @@ from shared.table import (
 )
 
 # mpsz text of every tile kind, precomputed: events and messages name tiles on the hot path.
-TILE_TEXT = tuple(T.format_tile(k) for k in range(T.NUM_TILE_KINDS))
+TILE_TEXT: Final = tuple(T.format_tile(k) for k in range(T.NUM_TILE_KINDS))
 
 
 def fmt(k: int | None) -> str:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import Final
 
 from services.gateway.domain.events.kinds import (
     OWN_TURN,
@@ -77,11 +78,11 @@ from shared.table import (
 from shared.tile_set import tile_set_of
 
 # isinstance() tuples built once (``A | B`` in a call builds a union object every time).
-_DISCARD_ACTIONS = (Discard, DeclareReady)
+_DISCARD_ACTIONS: Final = (Discard, DeclareReady)
 # The snapshot and the last action (named tuples) from their fields as one tuple, by
 # tuple.__new__ directly: a named tuple's own __new__ is Python code, run on every decision.
-_new_snapshot = functools.partial(tuple.__new__, TableSnapshot)
-_new_last = functools.partial(tuple.__new__, LastAction)
+_new_snapshot: Final = functools.partial(tuple.__new__, TableSnapshot)
+_new_last: Final = functools.partial(tuple.__new__, LastAction)
 
 Emit = Callable[[TableEvent], int]
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import Final
 
 from shared import tiles as T
 from shared.melds import Meld
@@ -19,20 +20,20 @@ from shared.table import ClaimOptions, OwnTurnOptions, SeatState
 # (HandEngine.resume). It is recorded before every service call, once the state that call follows
 # is complete, so a call that fails is retried from that call on the state it left: no tile is
 # drawn, no meld made and no event emitted twice.
-STEP_NONE = 0  # a decision is pending, or the hand is over
-STEP_WINDOW = 1  # open the claim (or 抢杠) window on the last discard (or added kong)
-STEP_RESOLVE = 2  # resolve the claims of the window
-STEP_DRAW = 3  # draw for _step_seat (from the tail when _step_replacement)
-STEP_PROMPT = 4  # ask rules for _step_seat's own-turn options and prompt it
-STEP_WIN = 5  # settle the win(s) _step_wins (from _step_from) and end the hand
-STEP_NEW_HAND = 6  # ask the wall for the hand (NewHand) and announce it
-STEP_DEAL = 7  # ask the wall for the deal and show it
-STEP_DEAL_FLOWERS = 8  # 补花 after the deal, from seat _deal_turn (in dealer order) on
+STEP_NONE: Final = 0  # a decision is pending, or the hand is over
+STEP_WINDOW: Final = 1  # open the claim (or 抢杠) window on the last discard (or added kong)
+STEP_RESOLVE: Final = 2  # resolve the claims of the window
+STEP_DRAW: Final = 3  # draw for _step_seat (from the tail when _step_replacement)
+STEP_PROMPT: Final = 4  # ask rules for _step_seat's own-turn options and prompt it
+STEP_WIN: Final = 5  # settle the win(s) _step_wins (from _step_from) and end the hand
+STEP_NEW_HAND: Final = 6  # ask the wall for the hand (NewHand) and announce it
+STEP_DEAL: Final = 7  # ask the wall for the deal and show it
+STEP_DEAL_FLOWERS: Final = 8  # 补花 after the deal, from seat _deal_turn (in dealer order) on
 
-_NO_MARKS: frozenset[int] = frozenset()
+_NO_MARKS: Final[frozenset[int]] = frozenset()
 # SeatState (a named tuple) from its fields as one tuple: tuple.__new__ directly, without the
 # named tuple's Python-level __new__ (a decision point builds one).
-_new_seat_state = functools.partial(tuple.__new__, SeatState)
+_new_seat_state: Final = functools.partial(tuple.__new__, SeatState)
 
 
 @dataclass(frozen=True, slots=True)
