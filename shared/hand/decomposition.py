@@ -10,9 +10,16 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from shared.melds import Meld, MeldKind
 from shared.tiles import NUM_KINDS, format_tiles, is_suited, rank_of
+
+# Enum members as C statics: compiled, ``LastActionKind.DRAW`` and the like are class
+# attribute lookups through the enum metaclass's __getattr__ hook on every use.
+_MELD_CHOW: Final = MeldKind.CHOW
+_MELD_CONCEALED_KONG: Final = MeldKind.CONCEALED_KONG
+_MELD_PONG: Final = MeldKind.PONG
 
 
 class SetKind(enum.IntEnum):
@@ -54,13 +61,13 @@ class Decomposition:
 
 def meld_set(meld: Meld) -> HandSet:
     """A declared meld as a set of the split."""
-    if meld.kind is MeldKind.CHOW:
+    if meld.kind is _MELD_CHOW:
         kind = SetKind.CHOW
-    elif meld.kind is MeldKind.PONG:
+    elif meld.kind is _MELD_PONG:
         kind = SetKind.PONG
     else:
         kind = SetKind.KONG
-    return HandSet(kind, meld.tiles[0], concealed=meld.kind is MeldKind.CONCEALED_KONG)
+    return HandSet(kind, meld.tiles[0], concealed=meld.kind is _MELD_CONCEALED_KONG)
 
 
 def _sets_splits(counts: list[int], start: int) -> list[list[HandSet]]:

@@ -19,6 +19,10 @@ from shared.hand.shape import WAITS_NO_PAIR, WAITS_WITH_PAIR, ZERO9
 from shared.melds import Meld, MeldKind
 from shared.ruleset import Ruleset
 
+# Enum members as C statics: compiled, ``LastActionKind.DRAW`` and the like are class
+# attribute lookups through the enum metaclass's __getattr__ hook on every use.
+_MELD_CHOW: Final = MeldKind.CHOW
+
 _ONE_SUIT: Final = {1: 0, 2: 9, 4: 18}
 _HONORS: Final = range(27, 34)
 
@@ -90,7 +94,7 @@ def discards_that_may_wait(counts: Sequence[int], melds: Sequence[Meld]) -> list
         k = m.tiles[0]
         if k < 27:
             meld_suits |= 1 << (k // 9)
-        chow = chow or m.kind is MeldKind.CHOW
+        chow = chow or m.kind is _MELD_CHOW
     slices = (b[0:9], b[9:18], b[18:27])
     suits = (
         meld_suits

@@ -44,7 +44,15 @@ from shared.table import (
 )
 from shared.tiles import NUM_KINDS, format_tile, format_tiles, is_suited, rank_of
 
-_CLAIMABLE: Final = (LastActionKind.DISCARD, LastActionKind.ADDED_KONG)
+# Enum members as C statics: compiled, ``LastActionKind.DRAW`` and the like are class
+# attribute lookups through the enum metaclass's __getattr__ hook on every use.
+_LAST_ADDED_KONG: Final = LastActionKind.ADDED_KONG
+_LAST_DISCARD: Final = LastActionKind.DISCARD
+_MELD_EXPOSED_KONG: Final = MeldKind.EXPOSED_KONG
+_WIN_DISCARD: Final = WinKind.DISCARD
+_WIN_ROB_KONG: Final = WinKind.ROB_KONG
+
+_CLAIMABLE: Final = (_LAST_DISCARD, _LAST_ADDED_KONG)
 _HONOR_BASE: Final = 27
 # The lows of the runs (in one suit) a suited tile can be part of.
 _RUN_LOWS: Final = tuple(
@@ -114,7 +122,7 @@ def _win_on(snap: TableSnapshot, seat: int, st: SeatState, tile: int) -> WinOpti
         hand = classify_hand(counts, st.melds, ruleset, st.wildcards)
     if hand is None:
         return None
-    kind = WinKind.ROB_KONG if snap.last.kind is LastActionKind.ADDED_KONG else WinKind.DISCARD
+    kind = _WIN_ROB_KONG if snap.last.kind is _LAST_ADDED_KONG else _WIN_DISCARD
     return win_option(snap, seat, hand, kind, tile, st.concealed)
 
 
@@ -134,7 +142,7 @@ def _on_discard_refusal(snap: TableSnapshot, seat: int, what: str) -> str | None
     refusal = claim_refusal(snap, seat)
     if refusal:
         return refusal
-    if snap.last.kind is not LastActionKind.DISCARD:
+    if snap.last.kind is not _LAST_DISCARD:
         return f"an added kong can only be robbed by a win (抢杠), not claimed by a {what}"
     return None
 
@@ -165,7 +173,7 @@ def exposed_kong_refusal(snap: TableSnapshot, seat: int) -> str | None:
         return "no tile is left for the replacement draw a kong needs"
     after = list(st.concealed)
     after[tile] = 0
-    melds = (*st.melds, Meld(MeldKind.EXPOSED_KONG, (tile,) * 4, snap.last.seat))
+    melds = (*st.melds, Meld(_MELD_EXPOSED_KONG, (tile,) * 4, snap.last.seat))
     return locked_kong_refusal(seat, st, snap.ruleset, tile, st.concealed, after, melds)
 
 
@@ -200,7 +208,7 @@ def chow_refusal(snap: TableSnapshot, seat: int, low: int) -> str | None:
 def chow_lows(snap: TableSnapshot, seat: int) -> tuple[int, ...]:
     """Every run the seat may chow the discard into, by its lowest tile."""
     last = snap.last
-    if last.kind is not LastActionKind.DISCARD or seat != next_seat(last.seat):
+    if last.kind is not _LAST_DISCARD or seat != next_seat(last.seat):
         return ()
     assert last.tile is not None
     return _chow_lows(snap, seat, snap.seats[seat].concealed, last.tile)
@@ -229,7 +237,7 @@ def seat_claim_options(snap: TableSnapshot, seat: int) -> ClaimOptions:
         return ClaimOptions(seat=seat)
     last = snap.last
     assert last.tile is not None
-    chower = next_seat(last.seat) if last.kind is LastActionKind.DISCARD else -1
+    chower = next_seat(last.seat) if last.kind is _LAST_DISCARD else -1
     return _seat_options(snap, seat, last.tile, seat == chower)
 
 
@@ -284,7 +292,7 @@ def claim_options(snap: TableSnapshot) -> tuple[ClaimOptions, ...]:
     # seats_from(last.seat), by its table here (a Python call from compiled code otherwise):
     # the discarder's 下家 first, which may chow
     first, second, third = _SEATS_AFTER[last.seat % NUM_SEATS]
-    on_discard = last.kind is LastActionKind.DISCARD
+    on_discard = last.kind is _LAST_DISCARD
     return (
         _seat_options(snap, first, tile, on_discard),
         _seat_options(snap, second, tile, False),

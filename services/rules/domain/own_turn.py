@@ -47,8 +47,22 @@ from shared.table import (
 from shared.tile_set import tile_set_of
 from shared.tiles import NUM_FLOWERS, NUM_KINDS, WILDCARD, format_tile
 
-_DRAWN: Final = (LastActionKind.DEAL, LastActionKind.DRAW, LastActionKind.REPLACEMENT_DRAW)
-_OWN_TURN: Final = (*_DRAWN, LastActionKind.CHOW, LastActionKind.PONG)
+# Enum members as C statics: compiled, ``LastActionKind.DRAW`` and the like are class
+# attribute lookups through the enum metaclass's __getattr__ hook on every use.
+_HAND_EIGHT_FLOWERS: Final = HandType.EIGHT_FLOWERS
+_LAST_CHOW: Final = LastActionKind.CHOW
+_LAST_DEAL: Final = LastActionKind.DEAL
+_LAST_DRAW: Final = LastActionKind.DRAW
+_LAST_PONG: Final = LastActionKind.PONG
+_LAST_REPLACEMENT_DRAW: Final = LastActionKind.REPLACEMENT_DRAW
+_MELD_ADDED_KONG: Final = MeldKind.ADDED_KONG
+_MELD_CONCEALED_KONG: Final = MeldKind.CONCEALED_KONG
+_MELD_PONG: Final = MeldKind.PONG
+_WIN_EIGHT_FLOWERS: Final = WinKind.EIGHT_FLOWERS
+_WIN_SELF_DRAW: Final = WinKind.SELF_DRAW
+
+_DRAWN: Final = (_LAST_DEAL, _LAST_DRAW, _LAST_REPLACEMENT_DRAW)
+_OWN_TURN: Final = (*_DRAWN, _LAST_CHOW, _LAST_PONG)
 _KINDS: Final = range(NUM_KINDS)
 # OwnTurnOptions (a named tuple) by tuple.__new__ directly: its own __new__ is Python code.
 _new_options: Final = functools.partial(tuple.__new__, OwnTurnOptions)
@@ -75,7 +89,7 @@ def _turn_began_with_draw(snap: TableSnapshot) -> bool:
 
 def drawn_tile(snap: TableSnapshot) -> int | None:
     """The tile drawn this turn, if the turn began with a draw."""
-    if snap.last.kind in (LastActionKind.DRAW, LastActionKind.REPLACEMENT_DRAW):
+    if snap.last.kind in (_LAST_DRAW, _LAST_REPLACEMENT_DRAW):
         return snap.last.tile
     return None
 
@@ -156,7 +170,7 @@ def concealed_kong_refusal(snap: TableSnapshot, seat: int, tile: int) -> str | N
         return f"seat {seat} holds {st.concealed[tile]} of {format_tile(tile)}, not 4"
     after = list(st.concealed)
     after[tile] = 0
-    melds = (*st.melds, Meld(MeldKind.CONCEALED_KONG, (tile,) * 4))
+    melds = (*st.melds, Meld(_MELD_CONCEALED_KONG, (tile,) * 4))
     before = _waiting_before_draw(snap, seat)
     return locked_kong_refusal(seat, st, snap.ruleset, tile, before, after, melds)
 
@@ -167,7 +181,7 @@ def added_kong_refusal(snap: TableSnapshot, seat: int, tile: int) -> str | None:
     if refusal:
         return refusal
     st = snap.seats[seat]
-    pong = next((m for m in st.melds if m.kind is MeldKind.PONG and m.tiles[0] == tile), None)
+    pong = next((m for m in st.melds if m.kind is _MELD_PONG and m.tiles[0] == tile), None)
     if pong is None:
         return f"seat {seat} has no pong of {format_tile(tile)} to add to"
     if not st.concealed[tile]:
@@ -175,7 +189,7 @@ def added_kong_refusal(snap: TableSnapshot, seat: int, tile: int) -> str | None:
     after = list(st.concealed)
     after[tile] -= 1
     melds = tuple(
-        Meld(MeldKind.ADDED_KONG, (tile,) * 4, m.from_seat) if m is pong else m for m in st.melds
+        Meld(_MELD_ADDED_KONG, (tile,) * 4, m.from_seat) if m is pong else m for m in st.melds
     )
     before = _waiting_before_draw(snap, seat)
     return locked_kong_refusal(seat, st, snap.ruleset, tile, before, after, melds)
@@ -217,7 +231,7 @@ def _self_draw_option(snap: TableSnapshot, seat: int) -> WinOption | None:
         else:
             tile = max(k for k in range(NUM_KINDS) if st.concealed[k])
             waiting[tile] -= 1
-    return win_option(snap, seat, hand, WinKind.SELF_DRAW, tile, waiting)
+    return win_option(snap, seat, hand, _WIN_SELF_DRAW, tile, waiting)
 
 
 def eight_flowers_win(snap: TableSnapshot, seat: int) -> WinOption | None:
@@ -227,7 +241,7 @@ def eight_flowers_win(snap: TableSnapshot, seat: int) -> WinOption | None:
         return None
     if model_of(snap.ruleset) != QIAOMA:
         return None
-    return WinOption(hand=HandType.EIGHT_FLOWERS, kind=WinKind.EIGHT_FLOWERS)
+    return WinOption(hand=_HAND_EIGHT_FLOWERS, kind=_WIN_EIGHT_FLOWERS)
 
 
 def own_turn_options(snap: TableSnapshot, seat: int) -> OwnTurnOptions:
@@ -258,7 +272,7 @@ def own_turn_options(snap: TableSnapshot, seat: int) -> OwnTurnOptions:
         added = tuple(
             m.tiles[0]
             for m in st.melds
-            if m.kind is MeldKind.PONG
+            if m.kind is _MELD_PONG
             and counts[m.tiles[0]]
             and added_kong_refusal(snap, seat, m.tiles[0]) is None
         )

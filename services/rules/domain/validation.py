@@ -29,6 +29,11 @@ from shared.table import (
     check_seat,
 )
 
+# Enum members as C statics: compiled, ``LastActionKind.DRAW`` and the like are class
+# attribute lookups through the enum metaclass's __getattr__ hook on every use.
+_LAST_ADDED_KONG: Final = LastActionKind.ADDED_KONG
+_LAST_DISCARD: Final = LastActionKind.DISCARD
+
 _ACTION_TYPES: Final = (
     Discard,
     DeclareReady,
@@ -119,7 +124,7 @@ def action_refusal(snap: TableSnapshot, seat: int, action: Action) -> str | None
     """Why ``seat`` may not make ``action`` now (None: it may)."""
     check_seat(seat)
     check_action(action)
-    if snap.last.kind in (LastActionKind.DISCARD, LastActionKind.ADDED_KONG):
+    if snap.last.kind in (_LAST_DISCARD, _LAST_ADDED_KONG):
         return _claim_refusal(snap, seat, action)
     return _own_turn_refusal(snap, seat, action)
 

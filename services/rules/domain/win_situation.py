@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 from services.rules.domain.missed_win import is_blocked
 from services.rules.domain.readiness import declaration_required
@@ -20,10 +21,18 @@ from shared.ruleset import Ruleset
 from shared.table import LastActionKind, SeatState, TableSnapshot, WinKind, WinOption
 from shared.tiles import format_tile
 
+# Enum members as C statics: compiled, ``LastActionKind.DRAW`` and the like are class
+# attribute lookups through the enum metaclass's __getattr__ hook on every use.
+_LAST_REPLACEMENT_DRAW: Final = LastActionKind.REPLACEMENT_DRAW
+_WIN_DISCARD: Final = WinKind.DISCARD
+_WIN_EIGHT_FLOWERS: Final = WinKind.EIGHT_FLOWERS
+_WIN_ROB_KONG: Final = WinKind.ROB_KONG
+_WIN_SELF_DRAW: Final = WinKind.SELF_DRAW
+
 
 def is_replacement_win(snap: TableSnapshot, kind: WinKind) -> bool:
     """杠开 (杠上花): a self-draw on the replacement tile after a kong or a flower."""
-    return kind is WinKind.SELF_DRAW and snap.last.kind is LastActionKind.REPLACEMENT_DRAW
+    return kind is _WIN_SELF_DRAW and snap.last.kind is _LAST_REPLACEMENT_DRAW
 
 
 def is_big_hanging(
@@ -56,7 +65,7 @@ def is_heavenly_win(snap: TableSnapshot, seat: int, kind: WinKind) -> bool:
     return (
         _heavenly_earthly(snap)
         and seat == snap.dealer
-        and kind is WinKind.SELF_DRAW
+        and kind is _WIN_SELF_DRAW
         and not snap.seats[seat].discards
     )
 
@@ -64,9 +73,7 @@ def is_heavenly_win(snap: TableSnapshot, seat: int, kind: WinKind) -> bool:
 def is_earthly_win(snap: TableSnapshot, seat: int, kind: WinKind) -> bool:
     """地胡: a non-dealer wins during the first go-around."""
     return (
-        _heavenly_earthly(snap)
-        and seat != snap.dealer
-        and kind in (WinKind.SELF_DRAW, WinKind.DISCARD)
+        _heavenly_earthly(snap) and seat != snap.dealer and kind in (_WIN_SELF_DRAW, _WIN_DISCARD)
     )
 
 
@@ -94,7 +101,7 @@ def win_option(
 
 def ready_refusal(snap: TableSnapshot, seat: int, option: WinOption) -> str | None:
     """Why ``seat`` may not win for want of 敲 (八花齐, 天胡 and 地胡 need none)."""
-    if option.kind is WinKind.EIGHT_FLOWERS or option.heavenly or option.earthly:
+    if option.kind is _WIN_EIGHT_FLOWERS or option.heavenly or option.earthly:
         return None
     if declaration_required(snap.ruleset) and not snap.seats[seat].declared_ready:
         return f"seat {seat} has not declared ready (敲) and may not win"
@@ -104,7 +111,7 @@ def ready_refusal(snap: TableSnapshot, seat: int, option: WinOption) -> str | No
 def missed_win_refusal(snap: TableSnapshot, seat: int, option: WinOption) -> str | None:
     """Why a 漏胡 mark stops ``seat`` winning on someone else's tile (discard or added kong)."""
     tile = option.win_tile
-    if tile is None or option.kind not in (WinKind.DISCARD, WinKind.ROB_KONG):
+    if tile is None or option.kind not in (_WIN_DISCARD, _WIN_ROB_KONG):
         return None
     if is_blocked(snap.seats[seat], tile):
         return (

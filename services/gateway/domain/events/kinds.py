@@ -19,6 +19,10 @@ from typing import Any, ClassVar, Final
 from shared.melds import Meld, MeldKind
 from shared.table import Decision
 
+# Enum members as C statics: compiled, ``LastActionKind.DRAW`` and the like are class
+# attribute lookups through the enum metaclass's __getattr__ hook on every use.
+_MELD_CONCEALED_KONG: Final = MeldKind.CONCEALED_KONG
+
 # What a prompt asks for (Prompt.kind, TimedOut.kind).
 OWN_TURN: Final = "own_turn"
 CLAIM: Final = "claim"
@@ -82,7 +86,7 @@ class MeldFact:
 
     def hidden(self) -> MeldFact:
         """This meld as others see it: a concealed kong shows no face, anything else all."""
-        if self.kind is MeldKind.CONCEALED_KONG and self.tiles:
+        if self.kind is _MELD_CONCEALED_KONG and self.tiles:
             return MeldFact(self.kind, (), None, None)
         return self
 

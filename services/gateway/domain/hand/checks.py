@@ -29,6 +29,10 @@ from shared.table import (
     action_name,
 )
 
+# Enum members as C statics: compiled, ``LastActionKind.DRAW`` and the like are class
+# attribute lookups through the enum metaclass's __getattr__ hook on every use.
+_HAND_EIGHT_FLOWERS: Final = HandType.EIGHT_FLOWERS
+
 # mpsz text of every tile kind, precomputed: events and messages name tiles on the hot path.
 TILE_TEXT: Final = tuple(T.format_tile(k) for k in range(T.NUM_TILE_KINDS))
 
@@ -66,7 +70,7 @@ def check_own_turn(p: Pending, action: Action) -> None:
         why = f"no added kong of {fmt(action.tile)} is possible"
     elif isinstance(action, Win):
         if action.eight_flowers:
-            if any(w.hand == HandType.EIGHT_FLOWERS for w in opts.wins):
+            if any(w.hand == _HAND_EIGHT_FLOWERS for w in opts.wins):
                 return
             why = "八花齐 is not possible now: it needs all eight flowers, on the own turn"
         elif opts.wins:

@@ -5,7 +5,7 @@ anyone claims, none when all pass). Seats that passed a win get a 漏胡 mark on
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from services.gateway.domain.events.kinds import CLAIM, ROB_KONG, MeldDeclared, MeldFact
 from services.gateway.domain.hand.state import STEP_NONE, Pending
@@ -24,6 +24,16 @@ from shared.table import (
     action_name,
 )
 
+# Enum members as C statics: compiled, ``LastActionKind.DRAW`` and the like are class
+# attribute lookups through the enum metaclass's __getattr__ hook on every use.
+_LAST_ADDED_KONG: Final = LastActionKind.ADDED_KONG
+_LAST_CHOW: Final = LastActionKind.CHOW
+_LAST_PONG: Final = LastActionKind.PONG
+_MELD_ADDED_KONG: Final = MeldKind.ADDED_KONG
+_MELD_CHOW: Final = MeldKind.CHOW
+_MELD_EXPOSED_KONG: Final = MeldKind.EXPOSED_KONG
+_MELD_PONG: Final = MeldKind.PONG
+
 if TYPE_CHECKING:
     from services.gateway.domain.hand.engine import HandEngine
 
@@ -33,7 +43,7 @@ def open_window(h: HandEngine) -> None:
     may do anything with the tile; nobody: the hand goes on at once."""
     last = h.last
     seat, tile = last.seat, last.tile
-    kind = ROB_KONG if last.kind is LastActionKind.ADDED_KONG else CLAIM
+    kind = ROB_KONG if last.kind is _LAST_ADDED_KONG else CLAIM
     options = h.rules.claim_options(h.snapshot())
     if kind == ROB_KONG:
         active = {s: o for s, o in options.items() if o.win is not None and s != seat}
@@ -98,8 +108,8 @@ def rob_kong(h: HandEngine, seat: int, tile: int) -> None:
     """抢杠: the added kong goes back to a pong; the tile is the robber's win tile."""
     s = h.seats[seat]
     for i, m in enumerate(s.melds):
-        if m.kind is MeldKind.ADDED_KONG and m.tiles[0] == tile:
-            s.melds[i] = Meld(MeldKind.PONG, (tile,) * 3, m.from_seat)
+        if m.kind is _MELD_ADDED_KONG and m.tiles[0] == tile:
+            s.melds[i] = Meld(_MELD_PONG, (tile,) * 3, m.from_seat)
             break
     s.changed()
     h.robbed_tile = tile
@@ -113,15 +123,15 @@ def take(h: HandEngine, taker: int, action: Action, discarder: int, tile: int) -
     pile.last_discard_claimed()
     if isinstance(action, Pong):
         s.counts[tile] -= 2
-        meld = Meld(MeldKind.PONG, (tile,) * 3, discarder)
+        meld = Meld(_MELD_PONG, (tile,) * 3, discarder)
     elif isinstance(action, ExposedKong):
         s.counts[tile] -= 3
-        meld = Meld(MeldKind.EXPOSED_KONG, (tile,) * 4, discarder)
+        meld = Meld(_MELD_EXPOSED_KONG, (tile,) * 4, discarder)
     elif isinstance(action, Chow):
         for k in action.tiles:
             if k != tile:
                 s.counts[k] -= 1
-        meld = Meld(MeldKind.CHOW, action.tiles, discarder)
+        meld = Meld(_MELD_CHOW, action.tiles, discarder)
     else:
         raise FailedPrecondition(f"rules resolved to {action_name(action)}, not a claim")
     s.melds.append(meld)
@@ -143,7 +153,7 @@ def take(h: HandEngine, taker: int, action: Action, discarder: int, tile: int) -
         h.draw(taker, replacement=True)
         return
     h.turn = taker
-    kind = LastActionKind.PONG if isinstance(action, Pong) else LastActionKind.CHOW
+    kind = _LAST_PONG if isinstance(action, Pong) else _LAST_CHOW
     h.last = LastAction(kind, taker, tile)
     h.drawn.pop(taker, None)
     h.replacement_draw = False

@@ -77,6 +77,18 @@ from shared.table import (
 )
 from shared.tile_set import tile_set_of
 
+# Enum members as C statics: compiled, ``LastActionKind.DRAW`` and the like are class
+# attribute lookups through the enum metaclass's __getattr__ hook on every use.
+_HAND_EIGHT_FLOWERS: Final = HandType.EIGHT_FLOWERS
+_LAST_ADDED_KONG: Final = LastActionKind.ADDED_KONG
+_LAST_DEAL: Final = LastActionKind.DEAL
+_LAST_DISCARD: Final = LastActionKind.DISCARD
+_LAST_DRAW: Final = LastActionKind.DRAW
+_LAST_REPLACEMENT_DRAW: Final = LastActionKind.REPLACEMENT_DRAW
+_MELD_ADDED_KONG: Final = MeldKind.ADDED_KONG
+_MELD_CONCEALED_KONG: Final = MeldKind.CONCEALED_KONG
+_MELD_PONG: Final = MeldKind.PONG
+
 # isinstance() tuples built once (``A | B`` in a call builds a union object every time).
 _DISCARD_ACTIONS: Final = (Discard, DeclareReady)
 # The snapshot and the last action (named tuples) from their fields as one tuple, by
@@ -129,7 +141,7 @@ class HandEngine:
         self.huangfan = config.huangfan  # 荒番 of this hand: the counter, plus the dice's
         self.remaining = 0
         self.turn = config.dealer
-        self.last = LastAction(LastActionKind.DEAL, config.dealer)
+        self.last = LastAction(_LAST_DEAL, config.dealer)
         self.first_go_around = True
         self.claim_counts = [[0] * NUM_SEATS for _ in range(NUM_SEATS)]
         self.claims_made: list[tuple[int, int, bool]] = []
@@ -355,7 +367,7 @@ class HandEngine:
             self._discard(seat, tile, isinstance(action, DeclareReady), auto)
         elif isinstance(action, ConcealedKong):
             s.counts[action.tile] -= 4
-            s.melds.append(Meld(MeldKind.CONCEALED_KONG, (action.tile,) * 4, None))
+            s.melds.append(Meld(_MELD_CONCEALED_KONG, (action.tile,) * 4, None))
             s.changed()
             self.first_go_around = False
             self.drawn.pop(seat, None)
@@ -386,7 +398,7 @@ class HandEngine:
         if ready:
             s.ready = True
         self.turn = seat
-        self.last = _new_last((LastActionKind.DISCARD, seat, tile))
+        self.last = _new_last((_LAST_DISCARD, seat, tile))
         self._emit(
             TileDiscarded(
                 seat=seat,
@@ -406,8 +418,8 @@ class HandEngine:
     def _added_kong(self, seat: int, tile: int) -> None:
         s = self.seats[seat]
         for i, m in enumerate(s.melds):
-            if m.kind is MeldKind.PONG and m.tiles[0] == tile:
-                s.melds[i] = Meld(MeldKind.ADDED_KONG, (tile,) * 4, m.from_seat)
+            if m.kind is _MELD_PONG and m.tiles[0] == tile:
+                s.melds[i] = Meld(_MELD_ADDED_KONG, (tile,) * 4, m.from_seat)
                 break
         else:  # options said it was possible; a mismatch is a bug in the options
             raise FailedPrecondition(f"seat {seat} holds no pong of {fmt(tile)}")
@@ -415,7 +427,7 @@ class HandEngine:
         s.changed()
         self.drawn.pop(seat, None)
         self.turn = seat
-        self.last = LastAction(LastActionKind.ADDED_KONG, seat, tile)
+        self.last = LastAction(_LAST_ADDED_KONG, seat, tile)
         self._emit_meld(seat, s.melds[i])
         self._step = STEP_WINDOW
         self.then()
@@ -456,7 +468,7 @@ class HandEngine:
         self.turn = seat
         self.replacement_draw = replacement
         self.replaced_flower = after_flower
-        kind = LastActionKind.REPLACEMENT_DRAW if replacement else LastActionKind.DRAW
+        kind = _LAST_REPLACEMENT_DRAW if replacement else _LAST_DRAW
         self.last = _new_last((kind, seat, d.tile))
         self._emit(
             TileDrawn(
@@ -524,8 +536,8 @@ class HandEngine:
 
 def _choose_win(wins: tuple[WinOption, ...], eight_flowers: bool) -> WinOption:
     """The win a bare 胡 declares: 八花齐 only when asked for or the only one offered."""
-    shaped = [w for w in wins if w.hand != HandType.EIGHT_FLOWERS]
-    flowers = [w for w in wins if w.hand == HandType.EIGHT_FLOWERS]
+    shaped = [w for w in wins if w.hand != _HAND_EIGHT_FLOWERS]
+    flowers = [w for w in wins if w.hand == _HAND_EIGHT_FLOWERS]
     if eight_flowers and flowers:
         return flowers[0]
     return (shaped or flowers)[0]

@@ -3,10 +3,16 @@ event's terms (:class:`~services.gateway.domain.events.kinds.PromptOptions`)."""
 
 from __future__ import annotations
 
+from typing import Final
+
 from services.gateway.domain.events.kinds import Prompt, PromptOptions
 from services.gateway.domain.hand.state import Pending, SwapOptions
 from shared.hand.hand_type import HandType
 from shared.table import ClaimOptions, OwnTurnOptions
+
+# Enum members as C statics: compiled, ``LastActionKind.DRAW`` and the like are class
+# attribute lookups through the enum metaclass's __getattr__ hook on every use.
+_HAND_EIGHT_FLOWERS: Final = HandType.EIGHT_FLOWERS
 
 
 def prompt_options(opts: OwnTurnOptions | ClaimOptions | SwapOptions) -> PromptOptions:
@@ -15,7 +21,7 @@ def prompt_options(opts: OwnTurnOptions | ClaimOptions | SwapOptions) -> PromptO
         return PromptOptions(swap_count=opts.count, pass_=True)
     if isinstance(opts, OwnTurnOptions):
         wins = opts.wins
-        eight = bool(wins) and any(w.hand == HandType.EIGHT_FLOWERS for w in wins)
+        eight = bool(wins) and any(w.hand == _HAND_EIGHT_FLOWERS for w in wins)
         return PromptOptions(
             discards=opts.discards,
             ready_discards=opts.ready_discards,
@@ -24,7 +30,7 @@ def prompt_options(opts: OwnTurnOptions | ClaimOptions | SwapOptions) -> PromptO
             win=bool(wins),
             # 八花齐 is offered: say so, and whether a winning hand is too (Win.eight_flowers)
             win_eight_flowers=eight,
-            win_shape=any(w.hand != HandType.EIGHT_FLOWERS for w in wins),
+            win_shape=any(w.hand != _HAND_EIGHT_FLOWERS for w in wins),
         )
     win = opts.win is not None
     return PromptOptions(

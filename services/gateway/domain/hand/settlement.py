@@ -7,7 +7,7 @@ retried without repeating facts."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from services.gateway.domain.events.kinds import (
     BreakdownLine,
@@ -26,6 +26,14 @@ from shared.hand.hand_type import HandType
 from shared.melds import Meld, MeldKind
 from shared.readiness import ready_seats
 from shared.table import NUM_SEATS, WinKind, WinOption, visible_tiles
+
+# Enum members as C statics: compiled, ``LastActionKind.DRAW`` and the like are class
+# attribute lookups through the enum metaclass's __getattr__ hook on every use.
+_MELD_ADDED_KONG: Final = MeldKind.ADDED_KONG
+_MELD_PONG: Final = MeldKind.PONG
+_WIN_DISCARD: Final = WinKind.DISCARD
+_WIN_ROB_KONG: Final = WinKind.ROB_KONG
+_WIN_SELF_DRAW: Final = WinKind.SELF_DRAW
 
 if TYPE_CHECKING:
     from services.gateway.domain.hand.engine import HandEngine
@@ -113,7 +121,7 @@ def finish_win(h: HandEngine, wins: Wins, from_seat: int | None) -> None:
     for seat, opt in wins:
         s = h.seats[seat]
         counts = list(s.counts)
-        if win_kind == WinKind.SELF_DRAW and opt.win_tile is not None:
+        if win_kind == _WIN_SELF_DRAW and opt.win_tile is not None:
             counts[opt.win_tile] -= 1
         winners.append(
             WinnerInput(
@@ -131,11 +139,11 @@ def finish_win(h: HandEngine, wins: Wins, from_seat: int | None) -> None:
             win=win_kind.label,
             from_seat=from_seat,
             replacement=any(o.replacement for _, o in wins),
-            last_tile=win_kind == WinKind.SELF_DRAW and h.remaining <= h.reserved_tiles,
+            last_tile=win_kind == _WIN_SELF_DRAW and h.remaining <= h.reserved_tiles,
             replacement_after="flower" if h.replaced_flower else "kong",
             feeder_hand=feeder_hand(h, from_seat, win_kind, wins[0][1].win_tile),
             wild_indicator=h.flipped[-1] if h.flipped else None,
-            visible=_seen_by(h, wins[0][0]) if win_kind == WinKind.SELF_DRAW else (),
+            visible=_seen_by(h, wins[0][0]) if win_kind == _WIN_SELF_DRAW else (),
         )
     )
     reveal = h.wall.reveal(h.hand_id, h.wall_calls + 1)  # the next call: none after this
@@ -154,8 +162,8 @@ def finish_win(h: HandEngine, wins: Wins, from_seat: int | None) -> None:
                 hand_number=h.number,
             )
         )
-    shown = range(NUM_SEATS) if win_kind == WinKind.DISCARD else [s for s, _ in wins]
-    from_other = win_kind in (WinKind.DISCARD, WinKind.ROB_KONG)
+    shown = range(NUM_SEATS) if win_kind == _WIN_DISCARD else [s for s, _ in wins]
+    from_other = win_kind in (_WIN_DISCARD, _WIN_ROB_KONG)
     _publish_result(h, "win", wins, shown, reveal, h.last.seat if from_other else None)
 
 
@@ -164,12 +172,12 @@ def feeder_hand(
 ) -> tuple[tuple[int, ...], tuple[Meld, ...]] | None:
     """The discarder's (robbed player's) hand after the winning tile left it: a robbed added
     kong is a pong again (RULES-presets §13.0 ``from_hand``, for shanghai-old's 包输)."""
-    if seat is None or kind not in (WinKind.DISCARD, WinKind.ROB_KONG):
+    if seat is None or kind not in (_WIN_DISCARD, _WIN_ROB_KONG):
         return None
     s = h.seats[seat]
     melds = tuple(
-        Meld(MeldKind.PONG, m.tiles[:3], m.from_seat)
-        if kind == WinKind.ROB_KONG and m.kind is MeldKind.ADDED_KONG and m.tiles[0] == tile
+        Meld(_MELD_PONG, m.tiles[:3], m.from_seat)
+        if kind == _WIN_ROB_KONG and m.kind is _MELD_ADDED_KONG and m.tiles[0] == tile
         else m
         for m in s.melds
     )
