@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from itertools import compress
 from typing import Final
 
 from services.rules.domain.eight_flowers import has_eight_flowers
@@ -63,7 +62,6 @@ _WIN_SELF_DRAW: Final = WinKind.SELF_DRAW
 
 _DRAWN: Final = (_LAST_DEAL, _LAST_DRAW, _LAST_REPLACEMENT_DRAW)
 _OWN_TURN: Final = (*_DRAWN, _LAST_CHOW, _LAST_PONG)
-_KINDS: Final = range(NUM_KINDS)
 # OwnTurnOptions (a named tuple) by tuple.__new__ directly: its own __new__ is Python code.
 _new_options: Final = functools.partial(tuple.__new__, OwnTurnOptions)
 
@@ -125,12 +123,27 @@ def allowed_discards(snap: TableSnapshot, seat: int) -> tuple[int, ...]:
     drawn = drawn_tile(snap)
     if drawn is not None and is_locked(st, snap.ruleset):
         return (drawn,) if st.holds(drawn) else ()
-    kinds = tuple(compress(_KINDS, st.concealed))
+    kinds = _held_kinds(st.concealed)
     if not st.wildcards and snap.wild_kind is None:
         return kinds
     if not tile_set_of(snap.ruleset).wildcard_discard:
         return tuple(k for k in kinds if k != snap.wild_kind)
     return (*kinds, WILDCARD) if st.wildcards else kinds
+
+
+def _held_kinds(counts: tuple[int, ...]) -> tuple[int, ...]:
+    """The kinds with a count, in order: a native loop, compiled, several times cheaper than
+    ``tuple(compress(range(NUM_KINDS), counts))``."""
+    held = []
+    for k in range(NUM_KINDS):
+        if counts[k]:
+            held.append(k)
+    return tuple(held)
+
+
+def _holds_four(counts: tuple[int, ...]) -> bool:
+    """``4 in counts``, compiled to a native loop (``in`` compares object by object)."""
+    return any(n == 4 for n in counts)
 
 
 def declare_ready_refusal(snap: TableSnapshot, seat: int, tile: int) -> str | None:
@@ -261,7 +274,7 @@ def own_turn_options(snap: TableSnapshot, seat: int) -> OwnTurnOptions:
     if declaration_required(snap.ruleset) and not st.declared_ready:
         ready = ready_discards(counts, st.melds, snap.ruleset)
     concealed: tuple[int, ...] = ()
-    if 4 in counts:
+    if _holds_four(counts):
         concealed = tuple(
             k
             for k, n in enumerate(counts)
