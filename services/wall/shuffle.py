@@ -26,16 +26,17 @@ import hashlib
 import hmac
 import secrets
 import struct
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from typing import Final
 
 from shared.tiles import canonical_set
 
-SEED_BYTES = 32
-SHUFFLE_LABEL = b"mahjong/wall/v1/shuffle"
-SWAP_LABEL = b"mahjong/wall/v1/swap"
+SEED_BYTES: Final = 32
+SHUFFLE_LABEL: Final = b"mahjong/wall/v1/shuffle"
+SWAP_LABEL: Final = b"mahjong/wall/v1/swap"
 
-_U32 = 1 << 32
-_CANONICAL = tuple(canonical_set())
+_U32: Final = 1 << 32
+_CANONICAL: Final = tuple(canonical_set())
 
 
 def new_seed() -> bytes:
@@ -53,7 +54,7 @@ def check_seed(seed: bytes) -> None:
         raise ValueError(f"a seed is {SEED_BYTES} bytes, got {len(seed)}")
 
 
-def _words(seed: bytes, label: bytes, block: int):
+def _words(seed: bytes, label: bytes, block: int) -> Iterator[int]:
     """The stream as big-endian 32-bit words, from block ``block`` on."""
     digest, pack = hmac.digest, struct.Struct(">Q").pack
     unpack = struct.Struct(">8I").unpack
@@ -64,8 +65,8 @@ def _words(seed: bytes, label: bytes, block: int):
 
 # Rejection limits 2**32 - (2**32 mod n) for the ranges the shuffle and dice use (a table on the
 # hot path); other ranges compute theirs.
-_TABLE_SIZE = 256
-_LIMITS = [0] + [_U32 - (_U32 % n) for n in range(1, _TABLE_SIZE)]
+_TABLE_SIZE: Final = 256
+_LIMITS: Final = [0] + [_U32 - (_U32 % n) for n in range(1, _TABLE_SIZE)]
 
 
 class ByteStream:
