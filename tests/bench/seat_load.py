@@ -122,6 +122,12 @@ async def main(address: str, tables: list, seconds: float) -> dict:
     usage1 = resource.getrusage(resource.RUSAGE_SELF)
     for c in channels:
         await c.close()
+    return counted(stats, start, usage0, usage1)
+
+
+def counted(stats: dict, start: float, usage0, usage1) -> dict:
+    """The counted part's figures (the output's last line): Act latencies' p50/p99 from
+    ``stats``, its counts, the seconds since ``start`` and the CPU between the two usages."""
     lat = sorted(stats["latencies"])
     q = statistics.quantiles(lat, n=100) if len(lat) >= 2 else [0.0] * 99
     cpu = (usage1.ru_utime - usage0.ru_utime) + (usage1.ru_stime - usage0.ru_stime)

@@ -41,7 +41,6 @@ import json
 import random
 import resource
 import ssl
-import statistics
 import struct
 import sys
 import time
@@ -54,6 +53,7 @@ import httptools
 from mahjong.gateway.v1 import gateway_pb2 as pb
 
 from services.gateway.client.player import events_of
+from tests.bench.seat_load import counted
 from tests.e2e.players import legal_answer
 
 OPEN_WAVE = 100
@@ -521,19 +521,9 @@ async def main(url: str, tables: list, seconds: float) -> dict:
         t.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
     usage1 = resource.getrusage(resource.RUSAGE_SELF)
-    lat = sorted(stats["latencies"])
-    q = statistics.quantiles(lat, n=100) if len(lat) >= 2 else [0.0] * 99
-    cpu = (usage1.ru_utime - usage0.ru_utime) + (usage1.ru_stime - usage0.ru_stime)
-    return {
-        "acts": len(lat),
-        "p50_ms": q[49] * 1000,
-        "p99_ms": q[98] * 1000,
-        "refused": stats["refused"],
-        "stream_errors": len(stats["stream_errors"]) + not_open,
-        "events": stats["events"],
-        "messages": stats["messages"],
-        "seconds": time.monotonic() - start,
-        "cpu_seconds": cpu,
+    r = counted(stats, start, usage0, usage1)
+    r["stream_errors"] += not_open
+    return r | {
         "views": stats["views"],
         "stream_views": stats["stream_views"],
         "view_refused": stats["view_refused"],

@@ -5,6 +5,7 @@ tests/unit/gateway/test_steps_inline.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
 
@@ -28,6 +29,27 @@ def _messages(stub, table_id: str, token: str, batched: bool, after: int = 0) ->
         table_id=table_id, seat_token=token, after_sequence=after, batched=batched
     )
     return list(stub.Subscribe(request, timeout=60))
+
+
+@contextlib.contextmanager
+def _person_prompted(model: str):
+    """A table of one person and three bots on a gateway of ``model``, waiting for the person's
+    first prompt (its timers long): (the gateway, the table id, the person's token, the view)."""
+    with inprocess_gateway(
+        seat_secret="s",
+        bot_delay_ms=0,
+        discard_ms=60_000,
+        claim_ms=60_000,
+        server_config={"server_model": model},
+    ) as gw:
+        table = create_table(gw.server.address, ["p", None, None, None], max_hands=1)
+        token = table.seat_tokens[0]
+        look = pb.GetTableStateRequest(table_id=table.table_id, seat_token=token)
+        deadline = time.monotonic() + 30
+        while not (state := gw.stub.GetTableState(look).table).HasField("prompt"):
+            assert time.monotonic() < deadline, "the person was never prompted"
+            time.sleep(0.02)
+        yield gw, table.table_id, token, state
 
 
 @pytest.mark.parametrize("model", ["threads", "asyncio"])
@@ -63,27 +85,15 @@ def test_the_streams_wake_once_for_an_action_and_the_steps_after_it(model):
     """The asyncio server answers an Act once its action is written and runs the engine steps
     after it next (the threaded one answers after both); either way the table's streams are
     woken once, after those steps: each stream sends the action and what follows it together."""
-    with inprocess_gateway(
-        seat_secret="s",
-        bot_delay_ms=0,
-        discard_ms=60_000,
-        claim_ms=60_000,
-        server_config={"server_model": model},
-    ) as gw:
-        table = create_table(gw.server.address, ["p", None, None, None], max_hands=1)
-        token = table.seat_tokens[0]
-        look = pb.GetTableStateRequest(table_id=table.table_id, seat_token=token)
+    with _person_prompted(model) as (gw, table_id, token, state):
         deadline = time.monotonic() + 30
-        while not (state := gw.stub.GetTableState(look).table).HasField("prompt"):
-            assert time.monotonic() < deadline, "the person was never prompted"
-            time.sleep(0.02)
-        live = gw.server.resource.manager.tables[table.table_id]
+        live = gw.server.resource.manager.tables[table_id]
         woken: list[int] = []  # the table's last event at each wake-up of its streams
         notify = live.notify
         live.notify = lambda: (woken.append(live.head), notify())
         acted = gw.stub.Act(
             pb.ActRequest(
-                table_id=table.table_id,
+                table_id=table_id,
                 seat_token=token,
                 request_id=str(uuid.uuid4()),
                 last_sequence=state.last_sequence,
@@ -111,20 +121,8 @@ def test_a_stream_with_view_carries_the_viewers_view_after_each_batch(model):
     """``with_view``: the last message of each batch carries the view GetTableState gives the
     same token once those events were read; no other message does, and a stream without it
     carries none. A person's seat sees its own tiles there, a spectator none."""
-    with inprocess_gateway(
-        seat_secret="s",
-        bot_delay_ms=0,
-        discard_ms=60_000,
-        claim_ms=60_000,
-        server_config={"server_model": model},
-    ) as gw:
-        table = create_table(gw.server.address, ["p", None, None, None], max_hands=1)
-        table_id, token = table.table_id, table.seat_tokens[0]
+    with _person_prompted(model) as (gw, table_id, token, state):
         look = pb.GetTableStateRequest(table_id=table_id, seat_token=token)
-        deadline = time.monotonic() + 30
-        while not (state := gw.stub.GetTableState(look).table).HasField("prompt"):
-            assert time.monotonic() < deadline, "the person was never prompted"
-            time.sleep(0.02)
         head = state.last_sequence  # the table waits for the person here
         # one event per message, the last events: one batch, its last message with the view
         stream = gw.stub.Subscribe(_view_request(table_id, token, after=head - 5), timeout=30)
