@@ -121,8 +121,12 @@ class AsyncGatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         live_from = table.head  # events after this one were appended while the stream ran
         batched = request.batched
         async for seen in self.manager.subscribe_async(table, viewer, writer.sent, run_blocking):
-            if request.with_view:  # the view waits for the table's lock: in a worker
-                messages = await run_blocking(self.calls.messages, request, seen)
+            if request.with_view:  # on the loop, unless a step holds the table: in a worker
+                messages = self.calls.stream_messages(request, table, viewer, seen, wait=False)
+                if messages is None:
+                    messages = await run_blocking(
+                        self.calls.stream_messages, request, table, viewer, seen
+                    )
             else:
                 messages = responses(seen, batched)
             for first, last, response in messages:

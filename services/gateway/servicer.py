@@ -13,7 +13,7 @@ from services.gateway.convert.actions import action_from_proto, action_to_proto
 from services.gateway.convert.stream import last_sequence, responses
 from services.gateway.convert.views import view_to_proto
 from services.gateway.domain.session import Seat
-from services.gateway.domain.tokens import read_seat_token
+from services.gateway.domain.tokens import SeatToken, read_seat_token
 from services.gateway.forwarding import (
     AGAIN_PAUSE_S,
     OwnerSilent,
@@ -26,6 +26,7 @@ from services.gateway.hints import hint, hints_allowed
 from services.gateway.signed_in import SessionCheck, joining_player
 from services.gateway.tables import TableManager, TableSpec, check_id
 from services.gateway.tables.leases import LeaseWatch
+from services.gateway.tables.live import LiveTable
 from services.gateway.tables.streams import Seen
 from shared.convert.common import (
     ruleset_from_ref,
@@ -317,6 +318,23 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         table = view_to_proto(self.manager.view(table_id, token, seat))
         table.hints = hints_allowed(self.manager, table_id)
         return table
+
+    def stream_messages(
+        self, request, table: LiveTable, viewer: SeatToken, seen: Seen, wait: bool = True
+    ) -> list[tuple[int, int, pb.SubscribeResponse]] | None:
+        """An open stream's messages of one batch (:func:`responses`), the last with the
+        viewer's view when it asked ``with_view`` (taken now, before any of them is sent: a view
+        that fails, NOT_OWNER say, leaves them for where the stream goes on). Without ``wait``
+        (on the event loop) None when the view would wait for the table's lock."""
+        out = list(responses(seen, request.batched))
+        if request.with_view:
+            v = self.manager.stream_view(table, viewer, wait)
+            if v is None:
+                return None
+            view = out[-1][2].view
+            view.CopyFrom(view_to_proto(v))
+            view.hints = not table.report_hands  # hints_allowed
+        return out
 
     def leave(self, request, context):
         penalty = self.manager.leave(request.table_id, request.seat_token, request.request_id)

@@ -25,12 +25,28 @@ class TableViews:
     def view(self, table_id: str, token: str, seat_claim: int | None) -> dict[str, Any]:
         table = self.table(table_id)
         with table.lock:
-            viewer = self._viewer(table, token, seat_claim)
-            session = self._session(table)
-            v = session.seat_view(viewer)
-            v["last_sequence"] = table.head
-            v["config"] = session.config
-            return v
+            return self._view_of(table, self._viewer(table, token, seat_claim))
+
+    def stream_view(
+        self, table: LiveTable, viewer: SeatToken, wait: bool = True
+    ) -> dict[str, Any] | None:
+        """The view of a ``with_view`` stream's viewer (its token checked as the stream opened,
+        a spectator's again before each batch), as :meth:`view` gives it. Without ``wait``
+        (on the event loop) None when a step holds the table's lock: the caller waits for it in
+        a worker instead."""
+        if not table.lock.acquire(blocking=wait):
+            return None
+        try:
+            return self._view_of(table, self._watching(table, viewer.seat))
+        finally:
+            table.lock.release()
+
+    def _view_of(self, table: LiveTable, viewer: int | None) -> dict[str, Any]:
+        session = self._session(table)
+        v = session.seat_view(viewer)
+        v["last_sequence"] = table.head
+        v["config"] = session.config
+        return v
 
     def open_stream(self, table_id: str, token: str, after: int) -> tuple[LiveTable, SeatToken]:
         """The table and the viewer (its token, verified) of a Subscribe after sequence
