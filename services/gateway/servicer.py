@@ -168,10 +168,9 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         stuck = Stuck(self.forwarder)
         while context.is_active():
             try:
-                for seen in self.manager.subscribe_batches(
-                    request.table_id, request.seat_token, sent, context.is_active
-                ):
-                    for _, last, response in self.messages(request, seen):
+                table, viewer = self.manager.open_stream(request.table_id, request.seat_token, sent)
+                for seen in self.manager.stream_batches(table, viewer, sent, context.is_active):
+                    for _, last, response in self.stream_messages(request, table, viewer, seen):
                         yield response
                         sent = last
                 return
@@ -186,15 +185,6 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
             if relayed.ended:
                 return
             # its owner went silent or away: the stream goes on where the table runs now
-
-    def messages(self, request, seen: Seen) -> list[tuple[int, int, pb.SubscribeResponse]]:
-        """A stream's messages of one batch (:func:`responses`), the last with the viewer's view
-        when the stream asked ``with_view`` (taken now, before any of them is sent: a view that
-        fails, NOT_OWNER say, leaves them for where the stream goes on)."""
-        out = list(responses(seen, request.batched))
-        if request.with_view:
-            out[-1][2].view.CopyFrom(self.table_view(request.table_id, request.seat_token))
-        return out
 
     def Act(self, request, context):
         return self._here_or_owner("Act", self.act, request, context)
@@ -310,14 +300,9 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
 
     def get_table_state(self, request, context):
         seat = seat_from_proto_optional(request.seat, "seat")
-        table = self.table_view(request.table_id, request.seat_token, seat)
+        table = view_to_proto(self.manager.view(request.table_id, request.seat_token, seat))
+        table.hints = hints_allowed(self.manager, request.table_id)
         return pb.GetTableStateResponse(table=table)
-
-    def table_view(self, table_id: str, token: str, seat: int | None = None) -> pb.TableView:
-        """The viewer's table view: GetTableState's answer, and a ``with_view`` stream's."""
-        table = view_to_proto(self.manager.view(table_id, token, seat))
-        table.hints = hints_allowed(self.manager, table_id)
-        return table
 
     def stream_messages(
         self, request, table: LiveTable, viewer: SeatToken, seen: Seen, wait: bool = True
@@ -333,7 +318,7 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
                 return None
             view = out[-1][2].view
             view.CopyFrom(view_to_proto(v))
-            view.hints = not table.report_hands  # hints_allowed
+            view.hints = not table.report_hands  # as hints_allowed says, without the lookup
         return out
 
     def leave(self, request, context):

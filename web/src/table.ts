@@ -1,8 +1,8 @@
 // The table screen: the person's seat (or a spectator's) at a live table, driven by the
 // gateway's view (the truth: GetTableState on arrival, then the one each batch of the event
 // stream carries) and its event stream (Subscribe, resumed from the last event seen), with the
-// actions the person clicks (Act) and the table's log. The felt, the hand and the result are drawn by felt.ts,
-// prompts.ts and result.ts.
+// actions the person clicks (Act) and the table's log. The felt, the hand and the result are
+// drawn by felt.ts, prompts.ts and result.ts.
 
 import { create } from "@bufbuild/protobuf";
 import { ActionSchema, TablePhase, type Action, type Event, type TableView } from "./gen/mahjong/gateway/v1/gateway_pb";

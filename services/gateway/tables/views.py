@@ -79,6 +79,12 @@ class TableViews:
         batch at a time (a step's events together; a thread waits for them: the threaded
         server)."""
         table, viewer = self.open_stream(table_id, token, after)
+        return self.stream_batches(table, viewer, after, active)
+
+    def stream_batches(
+        self, table: LiveTable, viewer: SeatToken, after: int, active: Callable[[], bool]
+    ) -> Iterator[Seen]:
+        """The same batches for a stream :meth:`open_stream` checked."""
         return stream(
             self.store,
             table,
