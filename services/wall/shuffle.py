@@ -26,7 +26,7 @@ import hashlib
 import hmac
 import secrets
 import struct
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Final
 
 from shared.tiles import canonical_set
@@ -54,13 +54,35 @@ def check_seed(seed: bytes) -> None:
         raise ValueError(f"a seed is {SEED_BYTES} bytes, got {len(seed)}")
 
 
-def _words(seed: bytes, label: bytes, block: int) -> Iterator[int]:
-    """The stream as big-endian 32-bit words, from block ``block`` on."""
-    digest, pack = hmac.digest, struct.Struct(">Q").pack
-    unpack = struct.Struct(">8I").unpack
-    while True:
-        yield from unpack(digest(seed, label + pack(block), "sha256"))
-        block += 1
+_PACK_BLOCK: Final = struct.Struct(">Q").pack
+_UNPACK_WORDS: Final = struct.Struct(">8I").unpack
+
+
+class _Words:
+    """The stream as big-endian 32-bit words, from block ``block`` on: one HMAC block is
+    computed when the words before it are used up. (A native class, not a generator: compiled,
+    each word is a plain method call instead of a generator resume.)"""
+
+    __slots__ = ("_block", "_k", "_label", "_seed", "_words")
+
+    def __init__(self, seed: bytes, label: bytes, block: int) -> None:
+        self._seed = seed
+        self._label = label
+        self._block = block
+        self._words: tuple[int, ...] = ()
+        self._k = 0
+
+    def next(self) -> int:
+        k = self._k
+        words = self._words
+        if k == len(words):
+            words = self._words = _UNPACK_WORDS(
+                hmac.digest(self._seed, self._label + _PACK_BLOCK(self._block), "sha256")
+            )
+            self._block += 1
+            k = 0
+        self._k = k + 1
+        return words[k]
 
 
 # Rejection limits 2**32 - (2**32 mod n) for the ranges the shuffle and dice use (a table on the
@@ -77,17 +99,17 @@ class ByteStream:
     ``ByteStream(seed, label, n)`` continues where one that had consumed ``n`` bytes stopped.
     """
 
-    __slots__ = ("_next", "_words_read")
+    __slots__ = ("_words", "_words_read")
 
     def __init__(self, seed: bytes, label: bytes, position: int = 0) -> None:
         check_seed(seed)
         if position % 4:
             raise ValueError(f"stream position {position} is not a multiple of 4")
         block, skip = divmod(position // 4, 8)
-        words = _words(bytes(seed), label, block)
+        words = _Words(bytes(seed), label, block)
         for _ in range(skip):
-            next(words)
-        self._next = words.__next__
+            words.next()
+        self._words = words
         self._words_read = position // 4
 
     @property
@@ -98,7 +120,7 @@ class ByteStream:
     def word(self) -> int:
         """The next 4 bytes as a big-endian unsigned integer."""
         self._words_read += 1
-        return self._next()
+        return self._words.next()
 
     def uniform(self, n: int) -> int:
         """A uniform integer in ``[0, n)`` by rejection sampling on 32-bit words."""
@@ -107,7 +129,7 @@ class ByteStream:
         limit = _LIMITS[n] if n < _TABLE_SIZE else _U32 - (_U32 % n)
         while True:
             self._words_read += 1
-            x = self._next()
+            x = self._words.next()
             if x < limit:
                 return x % n
 
@@ -121,20 +143,20 @@ def shuffle_and_dice(
     check_seed(seed)
     if not 2 <= len(tile_set) < _TABLE_SIZE:
         raise ValueError(f"a tile set of {len(tile_set)} tiles cannot be shuffled")
-    word = _words(bytes(seed), SHUFFLE_LABEL, 0).__next__
+    words = _Words(bytes(seed), SHUFFLE_LABEL, 0)
     limits = _LIMITS
     tiles = list(tile_set)
     for i in range(len(tiles) - 1, 0, -1):  # inlined uniform(i + 1): the hot path
         n = i + 1
-        x = word()
+        x = words.next()
         while x >= limits[n]:
-            x = word()
+            x = words.next()
         j = x % n
         tiles[i], tiles[j] = tiles[j], tiles[i]
     dice = []
     for _ in range(2):
-        x = word()
+        x = words.next()
         while x >= limits[6]:
-            x = word()
+            x = words.next()
         dice.append(1 + x % 6)
     return tiles, (dice[0], dice[1])
