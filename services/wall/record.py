@@ -17,7 +17,7 @@ from typing import Any, Final, NamedTuple
 
 from services.wall import shuffle
 from services.wall.errors import StaleOwner
-from services.wall.wall import DEALT_TILES, SEATS, Wall
+from services.wall.wall import DEALT_TILES, SEATS, Wall, break_stack
 from shared import tiles as T
 from shared.errors import FailedPrecondition, InvalidArgument
 from shared.tile_set import STANDARD, TileSet
@@ -154,8 +154,19 @@ class HandWall:
             )
         shuffle.check_seed(seed)
         tiles, dice = shuffle.shuffle_and_dice(seed, full)
-        return cls.laid_out(
-            hand_id, bytes(seed), dealer, dice, tiles, reserved, swap_count, tile_set
+        # the shuffle's tiles are a permutation of ``full`` by construction: the wall is opened
+        # on them directly, without laid_out's (Wall.build's) check that they are one, and
+        # without asking the tile set for its tiles again
+        wall = Wall(tiles, break_stack(dealer, dice, len(tiles) // 2), reserved)
+        return cls(
+            hand_id,
+            bytes(seed),
+            dealer,
+            dice,
+            wall,
+            swap_count,
+            tile_set=tile_set,
+            shuffled=tuple(tiles),
         )
 
     @classmethod
