@@ -16,7 +16,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from services.rules.domain.readiness import is_locked, locked_kong_refusal
+from services.rules.domain.readiness import (
+    declaration_required,
+    is_locked,
+    locked_kong_refusal,
+)
 from services.rules.domain.win_situation import (
     missed_win_refusal,
     ready_refusal,
@@ -28,7 +32,6 @@ from shared.hand import classify, is_winning_hand
 from shared.hand.preset_hands import BAIDA, QIAOMA, classify_hand, model_of
 from shared.melds import Meld, MeldKind
 from shared.per_ruleset import PerRuleset
-from shared.readiness import declaration_required
 from shared.ruleset import Ruleset
 from shared.table import (
     NUM_SEATS,

@@ -10,15 +10,26 @@ offered): any complete allowed hand may win, and "ready" means "waits on at leas
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
+from shared import readiness as shared_readiness
 from shared.hand import waits
 from shared.hand.preset_hands import hand_waits
 from shared.hand.waits import discards_that_may_wait
 from shared.melds import Meld
-from shared.readiness import declaration_required
+from shared.per_ruleset import PerRuleset
 from shared.ruleset import Ruleset
 from shared.table import SeatState
 from shared.tiles import format_tile
+
+_DECLARATION_REQUIRED: Final = PerRuleset(shared_readiness.declaration_required)
+
+
+def declaration_required(ruleset: Ruleset) -> bool:
+    """:func:`shared.readiness.declaration_required`, kept per ruleset object: asked on every
+    turn's options, and compiled this is a native call where the shared one (an ``lru_cache``
+    in a Python module) is a Python call."""
+    return _DECLARATION_REQUIRED.get(ruleset)
 
 
 def is_locked(seat: SeatState, ruleset: Ruleset) -> bool:
