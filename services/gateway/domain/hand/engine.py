@@ -118,8 +118,7 @@ class HandEngine:
         self.ruleset = config.ruleset
         self.reserved_tiles = int(config.ruleset.table.reserved_tiles)
         self.tile_set = tile_set_of(config.ruleset)
-        self.is_bonus = self.tile_set.is_bonus  # 补花: flowers, and the 百搭 set's extras/dragons
-        self.dragons_bonus = self.tile_set.dragons_bonus  # is_bonus's test, inlined in draw
+        self.dragons_bonus = self.tile_set.dragons_bonus  # is_bonus's test
         self.wild_kind: int | None = None  # 翻百搭: the kind that is 百搭 this hand
         self.flipped: list[int] = []  # the tiles turned up for it (set aside, indicator last)
         self.wall = wall
@@ -180,6 +179,12 @@ class HandEngine:
     @property
     def drawable(self) -> int:
         return max(0, self.remaining - self.reserved_tiles)
+
+    def is_bonus(self, k: int) -> bool:
+        """补花: flowers, and the 百搭 set's extras (and dragons when they are bonus tiles), as
+        the tile set's ``is_bonus``. A native method: the tile set's bound method is a Python
+        call from compiled code, made for every dealt tile."""
+        return T.is_bonus(k) or (self.dragons_bonus and T.is_dragon(k))
 
     def snapshot(self) -> TableSnapshot:
         """The rules' view of this moment (shared.table)."""
@@ -450,10 +455,8 @@ class HandEngine:
                 d = self.wall.draw(self.hand_id, seat, n)
             self.wall_calls = n
             self.remaining = d.remaining
-            # a playing tile (or 百搭) joins the hand: not is_bonus(d.tile), inlined (a compiled
-            # call, where the bound method is a Python call on every draw)
-            tile = d.tile
-            if not (T.is_bonus(tile) or (self.dragons_bonus and T.is_dragon(tile))):
+            # a playing tile (or 百搭) joins the hand
+            if not self.is_bonus(d.tile):
                 break
             self.seats[seat].flowers.append(d.tile)
             self.seats[seat].changed()
