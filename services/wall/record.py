@@ -10,6 +10,7 @@ version 1, still read for walls stored before.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -85,6 +86,11 @@ class WallEvent(NamedTuple):
             tuple(T.parse(d["tiles"])),
             tuple(T.parse(d.get("buried", ""))),
         )
+
+
+# WallEvent from its fields as one tuple: tuple.__new__ directly, without the named tuple's
+# Python-level __new__ (every draw records one).
+_new_event: Final = functools.partial(tuple.__new__, WallEvent)
 
 
 @dataclass
@@ -406,7 +412,7 @@ class HandWall:
         if not events:
             self._check_dealt()
         tile = (self.wall.draw_live() if kind == DRAW else self.wall.draw_replacement())[0]
-        event = WallEvent(len(events) + 1, kind, seat, (tile,))
+        event = _new_event((len(events) + 1, kind, seat, (tile,), ()))  # WallEvent's fields
         events.append(event)
         self.event_epochs.append(epoch)
         if request_id:
