@@ -142,7 +142,7 @@ class InProcessRules:
 
     def claim_options(self, snapshot: TableSnapshot) -> dict[int, ClaimOptions]:
         self.counter.rules += 1
-        return {o.seat: o for o in rules_domain.claim_options(snapshot)}
+        return rules_domain.claim_options_by_seat(snapshot)
 
     def resolve_claims(
         self, snapshot: TableSnapshot, claims: Mapping[int, Action]

@@ -21,7 +21,8 @@ Table snapshots (:class:`shared.table.TableSnapshot`; check one with
 * ``claim_options(snap) -> tuple[ClaimOptions, ...]`` — on the last discard or added kong, the
   options of EVERY other seat in one call, in turn order from the discarder's 下家: win (敲 and
   漏胡 applied; ``missed_win`` flags a win blocked by 漏胡), pong, exposed kong, chows (下家
-  only, every shape). On an added kong only 抢杠 wins are offered.
+  only, every shape). On an added kong only 抢杠 wins are offered. ``claim_options_by_seat``:
+  the same keyed by seat.
 * ``validate_action(snap, seat, action)`` — None when legal, else FailedPrecondition naming why
   (``action_refusal`` returns the reason instead of raising).
 * ``resolve_claims(snap, {seat: action}) -> ClaimResolution`` — all wins stand (一炮多响);
@@ -42,7 +43,7 @@ Modules, one concept each: evaluation, readiness (敲), missed_win (漏胡),
 eight_flowers (八花齐), win_situation, own_turn, claims, resolution, validation.
 """
 
-from services.rules.domain.claims import claim_options, seat_claim_options
+from services.rules.domain.claims import claim_options, claim_options_by_seat, seat_claim_options
 from services.rules.domain.eight_flowers import has_eight_flowers
 from services.rules.domain.evaluation import HandEvaluation, evaluate_hand, hand_waits
 from services.rules.domain.missed_win import after_move, after_pass, is_blocked
@@ -78,6 +79,7 @@ __all__ = [
     "after_move",
     "after_pass",
     "claim_options",
+    "claim_options_by_seat",
     "declaration_required",
     "decompositions",
     "evaluate_hand",

@@ -301,3 +301,9 @@ def claim_options(snap: TableSnapshot) -> tuple[ClaimOptions, ...]:
         _seat_options(snap, second, tile, False),
         _seat_options(snap, third, tile, False),
     )
+
+
+def claim_options_by_seat(snap: TableSnapshot) -> dict[int, ClaimOptions]:
+    """:func:`claim_options` keyed by seat, as the gateway's rules port answers (built here,
+    compiled, rather than by a comprehension in the Python adapter on every discard)."""
+    return {o.seat: o for o in claim_options(snap)}
