@@ -26,7 +26,7 @@ import grpc
 from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
-from services.gateway.convert.stream import last_sequence, responses
+from services.gateway.convert.stream import last_sequence
 from services.gateway.forwarding import (
     AGAIN_PAUSE_S,
     Forwarder,
@@ -119,16 +119,13 @@ class AsyncGatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
             self.manager.open_stream, request.table_id, request.seat_token, writer.sent
         )
         live_from = table.head  # events after this one were appended while the stream ran
-        batched = request.batched
         async for seen in self.manager.subscribe_async(table, viewer, writer.sent, run_blocking):
-            if request.with_view:  # on the loop, unless a step holds the table: in a worker
-                messages = self.calls.stream_messages(request, table, viewer, seen, wait=False)
-                if messages is None:
-                    messages = await run_blocking(
-                        self.calls.stream_messages, request, table, viewer, seen
-                    )
-            else:
-                messages = responses(seen, batched)
+            # on the loop, unless a with_view stream's view waits for a step: in a worker
+            messages = self.calls.stream_messages(request, table, viewer, seen, wait=False)
+            if messages is None:
+                messages = await run_blocking(
+                    self.calls.stream_messages, request, table, viewer, seen
+                )
             for first, last, response in messages:
                 behind = table.head - first  # appended after the message's first event
                 if first > live_from and behind > writer.max_lag:

@@ -16,6 +16,7 @@ from services.gateway.bots.planner import PlanningBot, plan_summary
 from services.gateway.bots.policy import seat_view
 from services.gateway.domain.session import PLAYING
 from services.gateway.tables import TableManager
+from services.gateway.tables.live import LiveTable
 from shared.errors import FailedPrecondition, PermissionDenied
 from shared.table import Action, TileSwap
 
@@ -29,9 +30,14 @@ class Hint:
     prompt_sequence: int
 
 
-def hints_allowed(manager: TableManager, table_id: str) -> bool:
+def gives_hints(table: LiveTable) -> bool:
     """Whether the table gives hints: a casual table, not one reported to matchmaking."""
-    return not manager.table(table_id).report_hands
+    return not table.report_hands
+
+
+def hints_allowed(manager: TableManager, table_id: str) -> bool:
+    """:func:`gives_hints` of the table ``table_id``."""
+    return gives_hints(manager.table(table_id))
 
 
 def hint(manager: TableManager, table_id: str, token: str, seat_claim: int | None) -> Hint:
@@ -41,7 +47,7 @@ def hint(manager: TableManager, table_id: str, token: str, seat_claim: int | Non
         seat = manager._actor(table, token, seat_claim)
         if seat is None:
             raise PermissionDenied("a spectator has no decision to hint", field="seat_token")
-        if table.report_hands:
+        if not gives_hints(table):
             raise FailedPrecondition(
                 f"table {table.id} gives no hints: matchmaking created it for its ledger "
                 "(a rated or tournament table is played unaided)",

@@ -22,7 +22,7 @@ from services.gateway.forwarding import (
     SyncForwarder,
     error_of,
 )
-from services.gateway.hints import hint, hints_allowed
+from services.gateway.hints import gives_hints, hint, hints_allowed
 from services.gateway.signed_in import SessionCheck, joining_player
 from services.gateway.tables import TableManager, TableSpec, check_id
 from services.gateway.tables.leases import LeaseWatch
@@ -318,7 +318,7 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
                 return None
             view = out[-1][2].view
             view.CopyFrom(view_to_proto(v))
-            view.hints = not table.report_hands  # as hints_allowed says, without the lookup
+            view.hints = gives_hints(table)
         return out
 
     def leave(self, request, context):
