@@ -77,6 +77,11 @@ def table_spec_from_proto(req: pb.CreateTableRequest, *, report_hands: bool = Tr
             f"default), 1-{MAX_SEAT_WAIT_SECONDS}, or -1 (wait forever)",
             field="seat_wait_seconds",
         )
+    if req.end_by_unix_ms < 0:
+        raise InvalidArgument(
+            f"end_by_unix_ms {req.end_by_unix_ms} must be a Unix time in ms, or 0 for no deadline",
+            field="end_by_unix_ms",
+        )
     seats = []
     players = set()
     for i, s in enumerate(req.seats):
@@ -107,6 +112,7 @@ def table_spec_from_proto(req: pb.CreateTableRequest, *, report_hands: bool = Tr
         first_dealer=seat_from_proto_optional(req.first_dealer, "first_dealer"),
         report_hands=report_hands,
         seat_wait_ms=_seat_wait_ms(req.seat_wait_seconds),
+        end_by_ms=req.end_by_unix_ms,
     )
 
 

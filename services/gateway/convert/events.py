@@ -106,6 +106,7 @@ def _table_started(ev: K.TableStarted, e: pb.Event) -> None:
             tag=ev.tag,
             max_rounds=ev.max_rounds,
             seat_deadline_unix_ms=ev.seat_deadline_ms,
+            end_by_unix_ms=ev.end_by_ms,
         )
     )
 

@@ -37,6 +37,7 @@ def view_to_proto(v: dict[str, Any]) -> pb.TableView:
         rounds_played=v["rounds_played"],
         garden=v["garden"],
         seat_deadline_unix_ms=v.get("seat_deadline_ms", 0),
+        end_by_unix_ms=cfg.end_by_ms,
     )
     for s in v["seats"]:
         sv = tv.seats.add(

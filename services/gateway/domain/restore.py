@@ -12,7 +12,10 @@ The log holds every fact and every applied action, so a table is rebuilt by read
   recorded sequence numbers are reused), anything beyond the log (a step the dead owner never
   finished) is;
 * a table still waiting for open seats keeps the deadline its ``table_started`` announced
-  (absolute, so the wait is not extended by the takeover; already passed: it ends at once).
+  (absolute, so the wait is not extended by the takeover; already passed: it ends at once);
+* so does the table's own deadline (``end_by_ms``; absent from logs written before it existed:
+  none): past it, a table between hands ends instead of dealing, and the hand in play goes on
+  under the overtime timer.
 """
 
 from __future__ import annotations
@@ -120,6 +123,7 @@ def restore_session(
         max_rounds=started.max_rounds,
         tag=started.tag,
         first_dealer=started.first_dealer,
+        end_by_ms=started.end_by_ms,
         discard_ms=timers.get("discard_ms"),
         claim_ms=timers.get("claim_ms"),
         bot_delay_ms=timers.get("bot_delay_ms") or 0,
@@ -204,7 +208,7 @@ def restore_session(
     if reason or (session.had_humans and all(s.bot or s.left for s in seats)):
         session.finish(reason or "players_left")
     else:
-        scheduler.call_later(config.between_hands_ms, session.next_hand)
+        session.schedule_next_hand()  # at the table's deadline, if it comes first
     return session
 
 
@@ -245,6 +249,7 @@ def _resume_hand(session: TableSession, entries: list[LoggedEvent], left_in_hand
         emit=emit,
         now_ms=session.scheduler.now_ms,
         timer_ms=session.timer_ms,
+        timer_cap=session.timer_cap,
     )
     session.hand = hand
     hand.huangfan_reset = left_in_hand

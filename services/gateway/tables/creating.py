@@ -4,10 +4,10 @@ stored, its lease taken, its session started with TableStarted in the log before
 CreateTable is idempotent by request id (``gateway-create``: request id -> the table id and a
 fingerprint of the request, :mod:`.creation`). A retry of the same request returns the same
 table and seat tokens; the same request id with a different request (other seats, ruleset,
-stake, limits, tag, ...) is refused with FAILED_PRECONDITION ``REQUEST_ID_REUSED`` and creates
-nothing. A start cut short (its replica died after keeping the request id, before TableStarted
-was logged) is started by the retry. Callers without the internal token hold at most
-``public_tables_per_address`` live tables each.
+stake, limits, tag, deadline, ...) is refused with FAILED_PRECONDITION ``REQUEST_ID_REUSED``
+and creates nothing. A start cut short (its replica died after keeping the request id, before
+TableStarted was logged) is started by the retry. Callers without the internal token hold at
+most ``public_tables_per_address`` live tables each.
 
 Also what a session is wired to (:meth:`TableCreation._wiring`: the fenced wall, the step's
 ``emit``, the outbox ``report``, the bots) and the logging of its engine's failures.
@@ -166,6 +166,7 @@ class TableCreation:
                 tag=spec.tag,
                 first_dealer=spec.first_dealer,
                 seat_wait_ms=st.seat_wait_ms if spec.seat_wait_ms is None else spec.seat_wait_ms,
+                end_by_ms=spec.end_by_ms,
                 **self._timers(),
             ),
             spec.seats,
@@ -223,9 +224,9 @@ class TableCreation:
             # The table id is not named: a request id is no credential for that table.
             raise FailedPrecondition(
                 f"request_id {request_id!r} was already used by a different CreateTable "
-                "request (seats, ruleset, stake, limits, tag, first dealer or seat wait "
-                "differ); a retry must repeat the request exactly, a new table needs a new "
-                "request id",
+                "request (seats, ruleset, stake, limits, tag, first dealer, seat wait or "
+                "deadline differ); a retry must repeat the request exactly, a new table needs a "
+                "new request id",
                 reason="REQUEST_ID_REUSED",
                 field="request_id",
             )

@@ -32,12 +32,16 @@ class TableSpec:
     report_hands: bool = True
     # How long the table waits for its open seats (0 = forever); None = the gateway's setting.
     seat_wait_ms: int | None = None
+    # The table's deadline, Unix ms (0 = none): no hand is dealt after it.
+    end_by_ms: int = 0
 
 
 def spec_fingerprint(spec: TableSpec) -> str:
     """SHA-256 (hex) of the canonical form of what a CreateTable asks for: every field that
     defines the table, as sorted JSON. The request id is the key, not part of it; who calls
-    (``report_hands``, from the caller's token) is not part of the request either."""
+    (``report_hands``, from the caller's token) is not part of the request either. A field
+    added later is written only when set (``end_by_ms``), so a request id kept before it
+    existed still matches the same request retried."""
     canonical = {
         "ruleset": spec.ruleset_name,
         "overrides": dict(sorted(spec.overrides.items())),
@@ -49,6 +53,8 @@ def spec_fingerprint(spec: TableSpec) -> str:
         "first_dealer": spec.first_dealer,
         "seat_wait_ms": spec.seat_wait_ms,
     }
+    if spec.end_by_ms:
+        canonical["end_by_ms"] = spec.end_by_ms
     raw = json.dumps(canonical, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(raw.encode()).hexdigest()
 

@@ -56,6 +56,7 @@ def test_an_identical_retry_returns_the_same_table_and_tokens(gateway):
         lambda r: setattr(r, "tag", "other"),
         lambda r: setattr(r, "first_dealer", common_pb2.SEAT_1),
         lambda r: setattr(r, "seat_wait_seconds", 30),
+        lambda r: setattr(r, "end_by_unix_ms", 4_102_444_800_000),
     ],
     ids=[
         "stake",
@@ -67,6 +68,7 @@ def test_an_identical_retry_returns_the_same_table_and_tokens(gateway):
         "tag",
         "first-dealer",
         "seat-wait",
+        "deadline",
     ],
 )
 def test_the_same_request_id_with_a_different_request_is_refused(gateway, change):

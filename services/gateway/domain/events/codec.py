@@ -294,7 +294,7 @@ FIELD_CODECS: dict[type[K.TableEvent], dict[str, FieldCodec]] = {
 # Fields left out of a record while they hold their default (given here), else always written.
 HEAD_DEFAULTS: dict[str, Any] = {"hand_id": "", "hand_number": 0}
 OPTIONAL_FIELDS: dict[type[K.TableEvent], dict[str, Any]] = {
-    K.TableStarted: {"seat_deadline_ms": 0, "first_dealer": None},
+    K.TableStarted: {"seat_deadline_ms": 0, "first_dealer": None, "end_by_ms": 0},
     K.ActionTaken: {"request_id": ""},
     K.HandStarted: {"huangfan_dice": None, "garden_stacks": None, "doubled_seats": ()},
     K.TilesDealt: {"counts": ()},

@@ -191,7 +191,9 @@ class TableStarted(TableEvent):
     """The table opens: its rules, stake, seats and limits; ``seat_deadline_ms`` when open
     seats are waited for until then; ``first_dealer``: the seat dealing the first hand (drawn at
     random unless asked for), so a replica taking the table over before that hand's
-    HandStarted is logged asks the wall for the same hand (None in records written before)."""
+    HandStarted is logged asks the wall for the same hand (None in records written before);
+    ``end_by_ms``: the table's deadline, Unix ms, after which no hand is dealt (0 = none, and
+    in records written before it existed)."""
 
     FIELDS = (
         "ruleset",
@@ -203,6 +205,7 @@ class TableStarted(TableEvent):
         "tag",
         "seat_deadline_ms",
         "first_dealer",
+        "end_by_ms",
         "hand_id",
         "hand_number",
     )
@@ -218,6 +221,7 @@ class TableStarted(TableEvent):
         tag: str,
         seat_deadline_ms: int = 0,
         first_dealer: int | None = None,
+        end_by_ms: int = 0,
         hand_id: str = "",
         hand_number: int = 0,
     ) -> None:
@@ -230,6 +234,7 @@ class TableStarted(TableEvent):
         self.tag = tag
         self.seat_deadline_ms = seat_deadline_ms
         self.first_dealer = first_dealer
+        self.end_by_ms = end_by_ms
         self.hand_id = hand_id
         self.hand_number = hand_number
 

@@ -113,6 +113,7 @@ class HandEngine:
         now_ms: Callable[[], int],
         defer: Callable[[Callable[[], None]], None] | None = None,
         timer_ms: Callable[[int, int], int] | None = None,
+        timer_cap: Callable[[int], int] | None = None,
     ) -> None:
         self.config = config
         self.ruleset = config.ruleset
@@ -130,6 +131,9 @@ class HandEngine:
         # The seat's effective timer: (seat, the ruleset's ms) -> ms until its decision is due
         # (a seat on 托管 is answered sooner); None = the ruleset's timers for every seat.
         self.timer_ms = timer_ms
+        # The timer of a decision of every seat at once (换牌's window, one deadline for all):
+        # the ruleset's ms -> ms (shorter past the table's deadline); None = the ruleset's.
+        self.timer_cap = timer_cap
         self.dealer = config.dealer
         self.number = config.hand_number
         self.seats = [SeatHand() for _ in range(NUM_SEATS)]

@@ -21,7 +21,9 @@ if TYPE_CHECKING:
 def open_swap_window(h: HandEngine) -> None:
     """Prompt every seat, in dealer order, for its swap (same deadline for all)."""
     count = int(h.ruleset.table.tile_swap_count)
-    deadline = h.now_ms() + int(h.ruleset.table.tile_swap_seconds) * 1000
+    ms = int(h.ruleset.table.tile_swap_seconds) * 1000
+    cap = h.timer_cap
+    deadline = h.now_ms() + (ms if cap is None else cap(ms))
     order = [(h.dealer + i) % NUM_SEATS for i in range(NUM_SEATS)]
     h.pending = {s: Pending(s, SWAP, SwapOptions(s, count), deadline) for s in order}
     for s in order:

@@ -71,6 +71,10 @@ class SessionConfig:
     between_hands_ms: int = 0
     # How long the table waits for its open seats before it ends (0 = forever).
     seat_wait_ms: int = 0
+    # The table's deadline, Unix ms on the scheduler's clock (0 = none): once it has passed no
+    # new hand is dealt (the table ends, reason "deadline"), and every decision prompted in
+    # the hand in play gets at most the ruleset's timers.overtime_seconds.
+    end_by_ms: int = 0
     # A bot's decision prompted while another bot's turn runs is made in the same scheduler
     # callback (with bot_delay_ms 0): for in-process play that has the scheduler to itself
     # (the arena, benchmarks). Off in the gateway, whose table callbacks share worker threads:

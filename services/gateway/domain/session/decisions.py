@@ -120,7 +120,8 @@ def timeout(t: TableSession, seat: int, seq: int) -> None:
 def resume(t: TableSession, seat: int) -> None:
     """The player ends 托管 (auto-play) now, between hands or with no decision of its own
     pending too. A decision pending (the bot would answer it soon) gets the seat's normal timer
-    from now, and the ``seat_changed`` event carries its new deadline."""
+    from now (past the table's deadline, the overtime timer), and the ``seat_changed`` event
+    carries its new deadline."""
     s = t.seats[seat]
     if s.left:
         raise FailedPrecondition(f"seat {seat} left the table", reason="SEAT_LEFT")
@@ -138,7 +139,8 @@ def resume(t: TableSession, seat: int) -> None:
     if p is not None:
         now = t.scheduler.now_ms()
         if p.kind != SWAP:  # 换牌's window keeps its deadline, the same for every seat
-            p.deadline_ms = now + (t.discard_ms if p.kind == OWN_TURN else t.claim_ms)
+            ms = t.discard_ms if p.kind == OWN_TURN else t.claim_ms
+            p.deadline_ms = now + t.timer_cap(ms)  # the overtime timer past the deadline
         deadline_ms = p.deadline_ms
         # the others must not learn a claim is pending
         deadline_private = p.kind in (CLAIM, ROB_KONG)

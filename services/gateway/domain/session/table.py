@@ -4,7 +4,16 @@
 (both taken from scoring's bookkeeping of each hand; the counter is reset when a player leaves),
 the chips won so far, the hand and round (圈, :mod:`services.gateway.domain.rounds`) counts, and
 runs each hand through :class:`HandEngine`. A table ends after ``max_hands`` hands or
-``max_rounds`` rounds (whichever comes first; 0 = no limit), or when its players have left.
+``max_rounds`` rounds (whichever comes first; 0 = no limit), at its deadline, or when its
+players have left.
+
+A deadline (``end_by_ms``, a tournament round's time limit, Unix ms on the scheduler's clock):
+once it has passed no new hand is dealt and the table ends (``table_finished`` reason
+``deadline``) when the hand in play is over, or at the deadline itself when it falls between
+hands. The hand in play is finished, not voided, but every decision prompted after the deadline
+gets at most ``timers.overtime_seconds`` (:meth:`TableSession.timer_cap`). The first hand is
+always dealt, so a table created (or filled) after its deadline plays one hand and ends. It is
+announced in ``table_started`` (``end_by_ms``) and shown in the view.
 
 Open seats (空座: no player assigned, not a bot; anyone may join them) are waited for at most
 ``seat_wait_ms`` (0 = forever): the deadline is fixed when the table starts, published as
@@ -139,6 +148,8 @@ class TableSession:
             config.claim_ms if config.claim_ms is not None else timers.claim_seconds * 1000
         )
         self.auto_play_after = int(timers.auto_play_after)
+        # The most a decision prompted after the table's deadline gets (see timer_cap).
+        self.overtime_ms = int(timers.overtime_seconds) * 1000
         self.phase = WAITING
         self.dealer = (
             config.first_dealer
@@ -193,9 +204,33 @@ class TableSession:
             return "max_hands"
         if self.max_rounds and self.rounds_played >= self.max_rounds:
             return "max_rounds"
+        if self.hands_played and self.past_deadline():  # the first hand is always dealt
+            return "deadline"
         if self.had_humans and all(s.bot or s.left for s in self.seats):
             return "players_left"
         return ""
+
+    # --- the table's deadline ------------------------------------------------------------
+    def past_deadline(self) -> bool:
+        """The table's deadline (``end_by_ms``) has passed: no new hand, overtime timers."""
+        end_by = self.config.end_by_ms
+        return end_by > 0 and self.scheduler.now_ms() >= end_by
+
+    def timer_cap(self, ms: int) -> int:
+        """A timer of ``ms`` for a decision prompted now: at most ``timers.overtime_seconds``
+        once the table's deadline has passed, else ``ms`` itself."""
+        if self.past_deadline():
+            return min(ms, self.overtime_ms)
+        return ms
+
+    def schedule_next_hand(self) -> None:
+        """Between hands: the next deal after ``between_hands_ms``, or at the table's deadline
+        if it comes first (:meth:`next_hand` then ends the table instead of dealing)."""
+        delay = self.config.between_hands_ms
+        end_by = self.config.end_by_ms
+        if end_by > 0:
+            delay = min(delay, max(0, end_by - self.scheduler.now_ms()))
+        self.scheduler.call_later(delay, self.next_hand)
 
     # --- events ----------------------------------------------------------------------------
     def head(self) -> tuple[str, int]:
@@ -246,6 +281,7 @@ class TableSession:
                 tag=cfg.tag,
                 seat_deadline_ms=self.seat_deadline_ms,
                 first_dealer=self.dealer,
+                end_by_ms=cfg.end_by_ms,
             )
         )
 
@@ -334,6 +370,7 @@ class TableSession:
             now_ms=self.scheduler.now_ms,
             defer=self.defer,
             timer_ms=self.timer_ms,
+            timer_cap=self.timer_cap,
         )
         hand = self.hand
         try:
@@ -383,7 +420,7 @@ class TableSession:
         if reason:
             self.finish(reason)
         else:
-            self.scheduler.call_later(self.config.between_hands_ms, self.next_hand)
+            self.schedule_next_hand()
 
     def failed(self, attempt: int, exc: Exception) -> bool:
         """An engine step failed: True when it may be retried (a service unavailable, told to
@@ -508,6 +545,9 @@ class TableSession:
         if self.phase != BETWEEN_HANDS:
             return
         if not self.apply_hand_answer():
+            if self.limit_reached() == "deadline":  # no hand will be dealt: no answer needed
+                self.finish("deadline")
+                return
             self.scheduler.call_later(ANSWER_POLL_MS, self.next_hand)
             return
         reason = self.limit_reached()
@@ -645,11 +685,12 @@ class TableSession:
 
     def timer_ms(self, seat: int, ms: int) -> int:
         """The engine's per-seat timer (HandEngine.timer_ms): a seat on 托管 is answered by the
-        bot after ``auto_play_delay_ms``, so its prompt's deadline says so."""
+        bot after ``auto_play_delay_ms``, so its prompt's deadline says so; past the table's
+        deadline, at most the overtime timer (:meth:`timer_cap`)."""
         s = self.seats[seat]
         if s.auto_play and not (s.bot or s.left):
             return self.config.auto_play_delay_ms
-        return ms
+        return self.timer_cap(ms)
 
     def running_hand(self) -> HandEngine:
         if self.phase != PLAYING or self.hand is None or self.hand.finished:

@@ -122,6 +122,7 @@ EVENTS = {
         tag=text,
         seat_deadline_ms=st.integers(0, 10**13),
         first_dealer=opt_seats,
+        end_by_ms=st.integers(0, 10**13),
         **heads,
     ),
     K.HandStarted: st.builds(
