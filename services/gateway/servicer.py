@@ -48,6 +48,9 @@ SEAT_ISSUERS = frozenset({"matchmaking", OPERATOR})
 MAX_SEAT_WAIT_SECONDS = 86_400
 
 
+MIN_UNIX_MS = 10**12  # 2001-09-09: a deadline before it was given in seconds, not ms
+
+
 def table_spec_from_proto(req: pb.CreateTableRequest, *, report_hands: bool = True) -> TableSpec:
     check_id(req.request_id, "request_id", required=False)
     ruleset = ruleset_from_ref(req.ruleset if req.HasField("ruleset") else None)
@@ -77,9 +80,11 @@ def table_spec_from_proto(req: pb.CreateTableRequest, *, report_hands: bool = Tr
             f"default), 1-{MAX_SEAT_WAIT_SECONDS}, or -1 (wait forever)",
             field="seat_wait_seconds",
         )
-    if req.end_by_unix_ms < 0:
+    if req.end_by_unix_ms < 0 or 0 < req.end_by_unix_ms < MIN_UNIX_MS:
+        # below 2001-09-09 in ms: a time in seconds sent by mistake, or a negative one
         raise InvalidArgument(
-            f"end_by_unix_ms {req.end_by_unix_ms} must be a Unix time in ms, or 0 for no deadline",
+            f"end_by_unix_ms {req.end_by_unix_ms} must be a Unix time in ms (at least "
+            f"{MIN_UNIX_MS}), or 0 for no deadline",
             field="end_by_unix_ms",
         )
     seats = []

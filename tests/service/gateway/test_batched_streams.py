@@ -57,7 +57,9 @@ def test_a_batched_stream_holds_the_same_events_in_fewer_messages(model):
     with inprocess_gateway(
         seat_secret="s", bot_delay_ms=0, server_config={"server_model": model}
     ) as gw:
-        table_id = create_table(gw.server.address, [None] * 4, max_hands=1).table_id
+        # Three hands: more events than one replay message holds, however quickly a random
+        # wall ends a hand (one hand once gave 63).
+        table_id = create_table(gw.server.address, [None] * 4, max_hands=3).table_id
         token = _spectator(gw.stub, table_id)
         live = _messages(gw.stub, table_id, token, batched=True)  # from the deal to the end
         single = _messages(gw.stub, table_id, token, batched=False)

@@ -92,8 +92,9 @@ def test_no_deadline_is_announced_as_none(gateway):
     assert view.end_by_unix_ms == 0
 
 
-def test_a_negative_deadline_is_invalid(gateway):
-    req = table_request(bot_seats(), max_hands=1, end_by_unix_ms=-1)
+@pytest.mark.parametrize("end_by", [-1, 1_765_000_000])  # negative; seconds, not ms
+def test_a_negative_deadline_or_one_in_seconds_is_invalid(gateway, end_by):
+    req = table_request(bot_seats(), max_hands=1, end_by_unix_ms=end_by)
     code, message, info = rpc_error(lambda: gateway.CreateTable(req, timeout=5))
     assert code == grpc.StatusCode.INVALID_ARGUMENT
     assert info.metadata["field"] == "end_by_unix_ms" and "end_by_unix_ms" in message
@@ -130,5 +131,5 @@ def test_a_request_without_a_deadline_keeps_its_fingerprint():
     }
     raw = json.dumps(before, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     assert spec_fingerprint(spec) == hashlib.sha256(raw.encode()).hexdigest()
-    req.end_by_unix_ms = 1
+    req.end_by_unix_ms = 1_800_000_000_000
     assert spec_fingerprint(table_spec_from_proto(req)) != spec_fingerprint(spec)
