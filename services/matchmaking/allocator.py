@@ -32,6 +32,8 @@ class TableRequest:
     tag: str = ""
     first_dealer: int | None = None  # None = random
     ruleset_options: Mapping[str, str] = field(default_factory=dict)
+    # A tournament round's deadline (Unix ms, 0 = none): no new hand after it (RULES.md).
+    end_by_unix_ms: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ unguarded, which refuses it (UNAUTHENTICATED) and applies nothing.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
@@ -115,8 +116,10 @@ class GuardedServicer:
         self.requests = requests
         self.identify = identify
         self.workload = workload
+        self.methods: dict[str, Method] = {}  # by name
         for m in methods(internal):
             handler = getattr(inner, m.name)
+            self.methods[m.name] = m
             setattr(self, m.name, self._stream(m, handler) if m.stream else self._unary(m, handler))
 
     def _player(self, m: Method, request) -> str | None:
@@ -134,45 +137,55 @@ class GuardedServicer:
         check_request_id(request.request_id, min_length=ADDRESS_KEYED_MIN_REQUEST_ID)
         return f"address:{address}"
 
+    def admit(self, m: Method, request, context) -> tuple[str, str | None]:
+        """Flood control of one call, before anything reads the store (public methods only):
+        the caller's client address and player (None: no session that verifies)."""
+        address = peer_address(context.peer())[0]
+        player = self._player(m, request)
+        if m.public:
+            self.flood.admit(address, player)
+        return address, player
+
+    def answer(self, m: Method, handler, request, context, address: str, player: str | None):
+        """An admitted unary call: for a mutating method at most once per request id (a retry
+        gets the first answer), then ``handler``. Blocks (the store): never on an event loop."""
+        if not m.mutating:
+            return handler(request, context)
+        caller = self._caller(m, request, context, player, address)
+        if caller is None:
+            return handler(request, context)
+        check_request_id(request.request_id)
+        first: list[Message] = []
+
+        def run() -> bytes:
+            response = handler(request, context)
+            first.append(response)
+            return response.SerializeToString(deterministic=True)
+
+        raw, replayed = self.requests.run(
+            m.name, caller, request.request_id, fingerprint(request), run
+        )
+        if replayed:
+            REPLAYS.labels(m.name).inc()
+            return m.response.FromString(raw)
+        return first[0]
+
+    def open_stream(self, m: Method, address: str, player: str | None):
+        """What an admitted stream holds while it is open: its place among the player's and
+        the address's open streams (public methods only)."""
+        return self.flood.stream(address, player) if m.public else contextlib.nullcontext()
+
     def _unary(self, m: Method, handler):
         def call(request, context):
-            address = peer_address(context.peer())[0]
-            player = self._player(m, request)
-            if m.public:
-                self.flood.admit(address, player)
-            if not m.mutating:
-                return handler(request, context)
-            caller = self._caller(m, request, context, player, address)
-            if caller is None:
-                return handler(request, context)
-            check_request_id(request.request_id)
-            first: list[Message] = []
-
-            def run() -> bytes:
-                response = handler(request, context)
-                first.append(response)
-                return response.SerializeToString(deterministic=True)
-
-            raw, replayed = self.requests.run(
-                m.name, caller, request.request_id, fingerprint(request), run
-            )
-            if replayed:
-                REPLAYS.labels(m.name).inc()
-                return m.response.FromString(raw)
-            return first[0]
+            return self.answer(m, handler, request, context, *self.admit(m, request, context))
 
         call.__name__ = m.name
         return call
 
     def _stream(self, m: Method, handler):
         def call(request, context):
-            address = peer_address(context.peer())[0]
-            player = self._player(m, request)
-            if m.public:
-                self.flood.admit(address, player)
-                with self.flood.stream(address, player):
-                    yield from handler(request, context)
-            else:
+            address, player = self.admit(m, request, context)
+            with self.open_stream(m, address, player):
                 yield from handler(request, context)
 
         call.__name__ = m.name

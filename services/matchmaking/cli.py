@@ -13,10 +13,16 @@ Examples::
     mahjong queue join --token TOKEN --stake 4 --watch
     mahjong room open --token TOKEN --max-hands 8
     mahjong tournament create --token TOKEN --name Cup --rounds 3 --hands 4 --stake 2 --bots 8
-    mahjong tournament standings T-ID
+    mahjong tournament create --token TOKEN --name Open --rounds 5 --hands 1 --bots 60 \
+        --cut-to 16 --final-rounds 2 --round-seconds 1800
+    mahjong tournament standings --token TOKEN T-ID --page-size 100
+    mahjong tournament tables --token TOKEN T-ID --round 2
+    mahjong tournament retry T-ID              # operator: a STALLED tournament's step now
+    mahjong tournament abort T-ID --reason "…"  # operator: end it, every entry refunded
 
 The service address comes from ``--matchmaking-addr`` (default ``MAHJONG_MATCHMAKING_ADDR`` or
-the loopback default). Output is JSON (protobuf JSON mapping), one object per line.
+the loopback default; the operator's calls go to the internal port with the operator's
+certificate, ``--tls-dir``). Output is JSON (protobuf JSON mapping), one object per line.
 """
 
 from __future__ import annotations
@@ -32,9 +38,16 @@ from mahjong.common.v1 import common_pb2
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
-from shared.addresses import default_address
+from shared.addresses import default_address, default_internal_address
 from shared.request_ids import with_request_ids
-from shared.tls import client_channel
+from shared.tls import (
+    TLSConfigError,
+    TLSFiles,
+    client_channel,
+    dial,
+    env_insecure,
+    operator_tls_dir,
+)
 
 TIMEOUT = 10.0
 DEV_ROOT = Path(".data") / "dev-issuer"
@@ -82,6 +95,37 @@ def _cmd(parser: argparse.ArgumentParser, build: Callable, *args: tuple) -> None
         parser.add_argument(*flags, **kwargs)
     parser.add_argument("--matchmaking-addr", default=default_address("matchmaking"))
     parser.set_defaults(func=lambda a: _call(a, lambda stub: build(stub, a)))
+
+
+OPERATOR_TLS_HELP = (
+    "the operator's certificate (tls.crt, tls.key, ca.crt; default MAHJONG_OPERATOR_TLS_DIR or "
+    ".data/tls/operator, made by `mahjong certs`)"
+)
+
+
+def _operator_cmd(parser: argparse.ArgumentParser, build: Callable, *args: tuple) -> None:
+    """An operator's call: mutual TLS with the operator's certificate to matchmaking's internal
+    port (``--matchmaking-addr``, which the arguments give)."""
+    for flags, kwargs in args:
+        parser.add_argument(*flags, **kwargs)
+
+    def run(a: argparse.Namespace) -> int:
+        files = None if env_insecure() else TLSFiles(Path(a.tls_dir))
+        try:
+            channel = dial(a.matchmaking_addr, "matchmaking", files)
+        except TLSConfigError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        with channel:
+            stub = pb_grpc.MatchmakingServiceStub(with_request_ids(channel))
+            try:
+                _print(build(stub, a))
+            except grpc.RpcError as exc:
+                print(f"error: {exc.code().name}: {exc.details()}", file=sys.stderr)
+                return 1
+        return 0
+
+    parser.set_defaults(func=run)
 
 
 def _token_and_key_calls(sub, key_arg: tuple, key: str, specs: tuple) -> None:
@@ -306,6 +350,9 @@ def register(subparsers) -> None:
                 bots=a.bots,
                 entry_silver=a.entry_silver,
                 entry_match_cards=a.entry_match_cards,
+                cut_to=a.cut_to,
+                final_rounds=a.final_rounds,
+                round_seconds=a.round_seconds,
             ),
             timeout=TIMEOUT,
         ),
@@ -318,6 +365,9 @@ def register(subparsers) -> None:
         (("--bots",), {"type": int, "default": 0}),
         (("--entry-silver",), {"type": int, "default": 0, "help": "entry fee (the prize pool)"}),
         (("--entry-match-cards",), {"type": int, "default": 0, "help": "entry in 比赛卡"}),
+        (("--cut-to",), {"type": int, "default": 0, "help": "after the Swiss rounds, the top N"}),
+        (("--final-rounds",), {"type": int, "default": 0, "help": "rounds after the cut"}),
+        (("--round-seconds",), {"type": int, "default": 0, "help": "each round's time limit"}),
     )
     _token_and_key_calls(
         ts,
@@ -365,14 +415,54 @@ def register(subparsers) -> None:
         TID,
         (("--token",), {"default": ""}),
     )
-    _cmd(
-        ts.add_parser("standings", help="standings from the ledger (final once finished)"),
-        lambda s, a: s.GetStandings(
-            pb.GetStandingsRequest(tournament_id=a.tournament_id, session_token=a.token),
+    page = (
+        (("--round",), {"type": int, "default": 0, "help": "0 = now"}),
+        (("--page-size",), {"type": int, "default": 0}),
+        (("--page-token",), {"default": ""}),
+    )
+    for name, help_, rpc, request in (
+        ("standings", "standings from the ledger (final once finished), paged", "GetStandings",
+         pb.GetStandingsRequest),
+        ("tables", "a round's tables (the current round by default), paged",
+         "ListTournamentTables", pb.ListTournamentTablesRequest),
+    ):  # fmt: skip
+        _cmd(
+            ts.add_parser(name, help=help_),
+            lambda s, a, rpc=rpc, request=request: getattr(s, rpc)(
+                request(
+                    tournament_id=a.tournament_id,
+                    session_token=a.token,
+                    round=a.round,
+                    page_size=a.page_size,
+                    page_token=a.page_token,
+                ),
+                timeout=TIMEOUT,
+            ),
+            TOKEN,
+            TID,
+            *page,
+        )
+    operator = (
+        (("--tls-dir",), {"default": operator_tls_dir(), "help": OPERATOR_TLS_HELP}),
+        (("--matchmaking-addr",), {"default": default_internal_address("matchmaking")}),
+    )
+    _operator_cmd(
+        ts.add_parser("retry", help="operator: try a STALLED tournament's next step now"),
+        lambda s, a: s.RetryTournament(
+            pb.RetryTournamentRequest(tournament_id=a.tournament_id), timeout=TIMEOUT
+        ),
+        TID,
+        *operator,
+    )
+    _operator_cmd(
+        ts.add_parser("abort", help="operator: end a tournament, every entry refunded"),
+        lambda s, a: s.AbortTournament(
+            pb.AbortTournamentRequest(tournament_id=a.tournament_id, reason=a.reason),
             timeout=TIMEOUT,
         ),
-        TOKEN,
         TID,
+        (("--reason",), {"required": True, "help": "shown to the entrants"}),
+        *operator,
     )
     _cmd(
         ts.add_parser("watch", help="stream the tournament until it ends"),

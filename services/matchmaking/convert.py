@@ -10,8 +10,18 @@ from collections.abc import Mapping
 
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 
-from services.matchmaking import ledger, levels, queues, rooms, tournament_purse, tournaments
+from services.matchmaking import (
+    ledger,
+    levels,
+    queues,
+    rooms,
+    tournament_purse,
+    tournament_rounds,
+    tournament_standings,
+    tournaments,
+)
 from services.matchmaking.players import Player
+from services.matchmaking.tournament_records import RoundProgress, RoundSummary, TableState
 from shared.convert.common import seat_from_proto, seat_from_proto_optional, seat_to_proto
 from shared.errors import InvalidArgument
 
@@ -32,6 +42,7 @@ _TOURNAMENT_STATES = {
     tournaments.REGISTERING: pb.TOURNAMENT_STATE_REGISTERING,
     tournaments.RUNNING: pb.TOURNAMENT_STATE_RUNNING,
     tournaments.FINISHED: pb.TOURNAMENT_STATE_FINISHED,
+    tournaments.STALLED: pb.TOURNAMENT_STATE_STALLED,
 }
 _ENTRY_KINDS = {
     ledger.GRANT: pb.LEDGER_ENTRY_KIND_GRANT,
@@ -154,14 +165,55 @@ def room_to_proto(room: rooms.Room, viewer: str = "") -> pb.Room:
     )
 
 
-def standing_to_proto(s: tournaments.Standing) -> pb.Standing:
+def standing_to_proto(s: tournament_standings.Standing) -> pb.Standing:
     return pb.Standing(
         rank=s.rank, player_id=s.player_id, display_name=s.display_name, bot=s.bot, chips=s.chips
     )
 
 
-def tournament_to_proto(t: tournaments.Tournament) -> pb.Tournament:
-    return pb.Tournament(
+def tournament_table_to_proto(x: TableState) -> pb.TournamentTable:
+    return pb.TournamentTable(
+        round=x.round,
+        index=x.index,
+        player_ids=x.seats,
+        table_id=x.table_id,
+        gateway_address=x.gateway_address,
+        finished=x.finished,
+        hands_played=x.hands_played,
+    )
+
+
+_ROUND_KINDS = {tournaments.SWISS: pb.ROUND_KIND_SWISS, tournaments.FINAL: pb.ROUND_KIND_FINAL}
+
+
+def round_to_proto(r: RoundSummary, progress: RoundProgress | None) -> pb.TournamentRound:
+    """A round's progress: the counts of the current round from its record (``progress``); a
+    round whose tables were all created (``started_ms``) or all settled (``finished_ms``) has
+    all of them."""
+    started = r.tables if r.started_ms else progress.count("created") if progress else 0
+    finished = r.tables if r.finished_ms else progress.count("settled") if progress else 0
+    return pb.TournamentRound(
+        round=r.round,
+        kind=_ROUND_KINDS[r.kind],
+        tables=r.tables,
+        tables_started=started,
+        tables_finished=finished,
+        seated_at_unix_ms=r.seated_ms,
+        started_at_unix_ms=r.started_ms,
+        deadline_unix_ms=r.deadline_ms,
+        finished_at_unix_ms=r.finished_ms,
+        advanced_at_unix_ms=r.advanced_ms,
+    )
+
+
+def tournament_to_proto(
+    t: tournaments.Tournament,
+    lists: tournament_rounds.TournamentLists | None,
+    progress: RoundProgress | None = None,
+) -> pb.Tournament:
+    """``lists``: the entrants' and tables' lists of a small tournament (None: too large to
+    travel in one message, ``lists_paged``); ``progress``: the current round's counts."""
+    out = pb.Tournament(
         tournament_id=t.tournament_id,
         name=t.name,
         creator_player_id=t.creator,
@@ -170,28 +222,7 @@ def tournament_to_proto(t: tournaments.Tournament) -> pb.Tournament:
         rounds=t.rounds,
         hands_per_round=t.hands_per_round,
         state=_TOURNAMENT_STATES[t.state],
-        entrants=[
-            pb.Entrant(player_id=e.player_id, display_name=e.display_name, bot=e.bot)
-            for e in t.entrants
-        ],
         current_round=t.current_round,
-        tables=[
-            pb.TournamentTable(
-                round=x.round,
-                index=x.index,
-                player_ids=x.seats,
-                table_id=x.table_id,
-                gateway_address=x.gateway_address,
-                finished=x.finished,
-                hands_played=x.hands_played,
-            )
-            for x in t.tables
-        ],
-        standings=[
-            pb.RoundStandings(round=i + 1, standings=[standing_to_proto(s) for s in r])
-            for i, r in enumerate(t.standings)
-        ],
-        final_ranking=[standing_to_proto(s) for s in t.final_ranking],
         ruleset_options=t.ruleset_options,
         failure=t.failure,
         entry_silver=t.entry_silver,
@@ -207,7 +238,30 @@ def tournament_to_proto(t: tournaments.Tournament) -> pb.Tournament:
             pb.AssetAmount(asset=asset_to_proto(h.asset), amount=h.amount) for h in t.house_prizes
         ],
         cancelled=t.cancelled,
+        entrant_count=len(t.entrants),
+        lists_paged=lists is None,
+        cut_to=t.cut_to,
+        final_rounds=t.final_rounds,
+        round_seconds=t.round_seconds,
+        round_progress=[
+            round_to_proto(r, progress if progress and progress.round == r.round else None)
+            for r in t.round_summaries
+        ],
+        stall_reason=t.stall_reason,
+        retry_at_unix_ms=t.retry_at_ms,
     )
+    if lists is not None:
+        out.entrants.extend(
+            pb.Entrant(player_id=e.player_id, display_name=e.display_name, bot=e.bot)
+            for e in t.entrants
+        )
+        out.tables.extend(tournament_table_to_proto(x) for x in lists.tables)
+        out.standings.extend(
+            pb.RoundStandings(round=i + 1, standings=[standing_to_proto(s) for s in r])
+            for i, r in enumerate(lists.standings)
+        )
+        out.final_ranking.extend(standing_to_proto(s) for s in lists.final_ranking)
+    return out
 
 
 # 加倍卡, 比赛卡, 房卡 and silver: ledger asset names <-> the proto's Asset

@@ -485,9 +485,10 @@ def hands_of_table(store: Store, table_id: str) -> int:
     return ledger_for(store).hands_of_table(table_id)
 
 
-def hand_reports(store: Store, group: str) -> list[HandReport]:
-    """Every recorded hand whose tag is in ``group`` (e.g. "tournament/T"), by hand id."""
-    return [_report_of(row.report) for row in ledger_for(store).hand_rows(group)]
+def hand_reports(store: Store, group: str, tag_prefix: str = "") -> list[HandReport]:
+    """Every recorded hand whose tag is in ``group`` (e.g. "tournament/T") and starts with
+    ``tag_prefix`` (e.g. one round's "tournament/T/round/2/table/"), by hand id."""
+    return [_report_of(row.report) for row in ledger_for(store).hand_rows(group, tag_prefix)]
 
 
 def hands_between(store: Store, start: float, end: float) -> list[HandReport]:
@@ -500,10 +501,11 @@ def account_net(store: Store, account: str, start: float, end: float, asset: str
     return ledger_for(store).account_net(account, asset, start, end)
 
 
-def chips_by_player(store: Store, group: str) -> dict[str, int]:
-    """Net chips per player (bots included, by their seats) over the hands of a tag group."""
+def chips_by_player(store: Store, group: str, tag_prefix: str = "") -> dict[str, int]:
+    """Net chips per player (bots included, by their seats) over the hands of a tag group
+    (those whose tag starts with ``tag_prefix``)."""
     totals: dict[str, int] = {}
-    for report in hand_reports(store, group):
+    for report in hand_reports(store, group, tag_prefix):
         for pid, amount in zip(report.player_ids, report.payments, strict=True):
             totals[pid] = totals.get(pid, 0) + amount
     return totals

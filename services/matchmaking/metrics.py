@@ -23,7 +23,20 @@ HANDS = Counter(
     "Settled hands reported by the gateway, by whether they were new or repeats.",
     ["result"],
 )
-ROUNDS = Counter("mahjong_matchmaking_tournament_rounds_total", "Tournament rounds completed.")
+ROUNDS = Counter(
+    "mahjong_matchmaking_tournament_rounds_total",
+    "Tournament steps that moved a round on: a round seated, or a tournament finished.",
+)
+TOURNAMENTS_STALLED = Gauge(
+    "mahjong_matchmaking_tournaments_stalled",
+    "Tournaments whose next step failed again and again (STALLED), as the ticker last saw them.",
+)
+TOURNAMENT_STEP_FAILURES = Counter(
+    "mahjong_matchmaking_tournament_step_failures_total",
+    "Failed tries of a tournament's next step, by step (settle, seat, create_tables); each "
+    "is retried after a backoff.",
+    ["step"],
+)
 REPORTS_REFUSED = Counter(
     "mahjong_matchmaking_reports_refused_total",
     "Gateway reports refused because matchmaking did not allocate that table with those seats, "

@@ -1,16 +1,23 @@
 """``mahjong serve matchmaking``: the MatchmakingService over a store, creating tables on the
 gateway given by ``--gateway-addr``. A background ticker drives the timers (queue bot fill, room
 Start timers) and the work waiting on the gateway; with several replicas on one store only the
-one holding the ticker duty ticks (:mod:`.duty`, a store lease of ``--lease-ms``)."""
+one holding the ticker duty ticks (:mod:`.duty`, a store lease of ``--lease-ms``).
+
+It runs on the asyncio server model by default (:mod:`.aio_servicer`: an open WatchTournament
+or WatchAssignments waits on the event loop, holding no thread, on the gRPC port and on the web
+port alike); ``--server-model threads`` runs the threaded one (each open stream holds a handler
+thread, and a web stream a thread of the web port)."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import socket
 import threading
 from collections.abc import Callable
 from typing import Any
 
+import grpc
 import structlog
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
@@ -21,7 +28,8 @@ from shared.server import Config, ServiceSpec, open_config_store, tls_files
 from shared.tls import OPERATOR
 from shared.web import check_web_port
 
-from . import call_guard, items, ledger, reconciliation
+from . import call_guard, items, ledger, metrics, reconciliation
+from .aio_servicer import AsyncMatchmakingServicer, ObservedMatchmaking
 from .allocator import TableAllocator
 from .clock import Clock, system_clock
 from .duty import TickerDuty
@@ -152,24 +160,43 @@ class Ticker:
     (this replica's turn among those on the store); errors are logged. Closing releases the
     duty, after the last tick."""
 
-    def __init__(self, fn: Callable[[], None], seconds: float, duty: TickerDuty) -> None:
+    def __init__(
+        self,
+        fn: Callable[[], None],
+        seconds: float,
+        duty: TickerDuty,
+        idle: Callable[[], None] = lambda: None,
+    ) -> None:
         self._fn = fn
+        self._idle = idle  # called instead while another replica holds the duty
         self._seconds = seconds
         self._duty = duty
         self._stop = threading.Event()
+        self._wake = threading.Event()
         self._thread = threading.Thread(target=self._run, name="matchmaking-ticker", daemon=True)
         self._thread.start()
 
+    def wake(self) -> None:
+        """Tick now rather than at the end of the period (work is waiting: a round settled)."""
+        self._wake.set()
+
     def _run(self) -> None:
-        while not self._stop.wait(self._seconds):
+        while not self._stop.is_set():
+            self._wake.wait(self._seconds)
+            self._wake.clear()
+            if self._stop.is_set():
+                return
             try:
                 if self._duty.held():
                     self._fn()
+                else:
+                    self._idle()
             except Exception as exc:  # a tick must never kill the ticker
                 log.exception("tick_failed", error=repr(exc))
 
     def close(self) -> None:
         self._stop.set()
+        self._wake.set()
         self._thread.join(timeout=5)
         self._duty.close()
 
@@ -260,10 +287,15 @@ def make_add_to_server(
             )
         else:
             allocator = allocator_factory(config)
-        mm = Matchmaking(store, allocator, clock, mm_config(config.extra))
+        aio = isinstance(server, grpc.aio.Server)
+        # On the asyncio model its changes also wake the streams waiting on the event loop.
+        facade = ObservedMatchmaking if aio else Matchmaking
+        mm = facade(store, allocator, clock, mm_config(config.extra))
+        calls = MatchmakingServicer(mm)
         # Flood control, then request ids, before every handler (call_guard).
-        servicer = call_guard.guarded(MatchmakingServicer(mm), mm, config, internal)
-        pb_grpc.add_MatchmakingServiceServicer_to_server(servicer, server)
+        servicer = call_guard.guarded(calls, mm, config, internal)
+        served: Any = AsyncMatchmakingServicer(servicer, calls) if aio else servicer
+        pb_grpc.add_MatchmakingServiceServicer_to_server(served, server)
 
         def tick() -> None:
             mm.tick()
@@ -274,40 +306,74 @@ def make_add_to_server(
             replica = config.extra.get("replica_id") or f"{socket.gethostname()}:{config.port}"
             lease_ms = int(config.extra.get("lease_ms", DEFAULT_LEASE_MS))
             duty = TickerDuty(store, replica, lease_ms)
-            ticker = Ticker(tick, config.extra.get("tick_seconds", 0.25), duty)
+            # A replica without the duty counts no stalled tournament (the holder does).
+            ticker = Ticker(
+                tick,
+                config.extra.get("tick_seconds", 0.25),
+                duty,
+                idle=lambda: metrics.TOURNAMENTS_STALLED.set(0),
+            )
+            mm.wake_ticker = ticker.wake
         closer = getattr(allocator, "close", None)
-        web = web_port(servicer, config, internal)
-        resources = Resources(mm, web, ticker, *([allocator] if callable(closer) else []), store)
+        web = web_port(served, config, internal)
+        resources = Resources(
+            mm,
+            web,
+            served if aio else None,
+            ticker,
+            *([allocator] if callable(closer) else []),
+            store,
+        )
         resources.web_port = web.port if web is not None else 0  # type: ignore[attr-defined]
         return resources
 
     return add_to_server
 
 
-# Web streams matchmaking holds at once by default (--web-max-streams): a thread each.
-WEB_MAX_STREAMS = 1024
+# Web streams matchmaking holds at once by default (--web-max-streams): on the asyncio model
+# a connection and a suspended coroutine each (shared/web.py's default, 20,000), on the threaded
+# one a thread each.
+WEB_MAX_STREAMS_THREADS = 1024
+WEB_MAX_STREAMS_BY_MODEL = -1  # the flag's default: the server model's number above
 
 
 def add_web_arguments(p: argparse.ArgumentParser) -> None:
     """The web port's flags (``--web-port``, ``--web-cors-origins`` …: shared/web.py)."""
     from shared import web
 
-    # Its streams (WatchAssignments, WatchTournament: a few per player) each wait in a thread.
+    # Its streams (WatchAssignments, WatchTournament: a few per player) wait on the event loop
+    # (asyncio model) or each in a thread (threads): the default follows the server model.
     web.add_web_arguments(
-        p, WEB_PORTS["matchmaking"], what="the public methods", max_streams=WEB_MAX_STREAMS
+        p, WEB_PORTS["matchmaking"], what="the public methods", max_streams=WEB_MAX_STREAMS_BY_MODEL
     )
+
+
+def web_max_streams(config: Config, aio: bool) -> int:
+    """``--web-max-streams``, its default (negative) by the server model."""
+    from shared import web
+
+    given = int(config.extra.get("web_max_streams", WEB_MAX_STREAMS_BY_MODEL))
+    if given >= 0:
+        return given
+    return web.DEFAULT_MAX_STREAMS if aio else WEB_MAX_STREAMS_THREADS
 
 
 def web_port(servicer: Any, config: Config, internal: frozenset[str]):
     """Matchmaking's web port for browsers (the web table signs in there), started when
-    ``--web-port`` asks for one (else None): the public methods of the guarded ``servicer``
-    over Connect and gRPC-Web, behind the same guard as the gRPC port (flood control per
-    player and address, request ids). The deployment's and the operator's methods
-    (``internal``) are not served there: a browser has no workload certificate."""
+    ``--web-port`` asks for one (else None): the public methods of ``servicer`` over Connect
+    and gRPC-Web, behind the same guard as the gRPC port (flood control per player and
+    address, request ids). ``servicer`` is the gRPC port's own: on the asyncio model the
+    coroutine one, served on the server's event loop (a browser's watch stream holds no
+    thread); on the threaded model the guarded one (a thread per open stream). The
+    deployment's and the operator's methods (``internal``) are not served there: a browser has
+    no workload certificate."""
     from shared import web
 
     descriptor = pb.DESCRIPTOR.services_by_name["MatchmakingService"]
     public = [m.name for m in descriptor.methods if m.name not in internal | INTERNAL_METHODS]
+    aio = isinstance(servicer, AsyncMatchmakingServicer)
+    extra = {**config.extra, "web_max_streams": web_max_streams(config, aio)}
+    config = dataclasses.replace(config, extra=extra)
     return web.web_server(
         servicer,
         descriptor,
@@ -326,6 +392,9 @@ def make_spec(**kwargs: Any) -> ServiceSpec:
     # Minting assets and reading the house's books: an operator's certificate only.
     callers["GrantAssets"] = frozenset({OPERATOR})
     callers["GetReconciliation"] = frozenset({OPERATOR})
+    # A stalled tournament's retry, and ending one with every entry refunded: operators only.
+    callers["RetryTournament"] = frozenset({OPERATOR})
+    callers["AbortTournament"] = frozenset({OPERATOR})
     return ServiceSpec(
         name="matchmaking",
         default_port=port,
@@ -333,7 +402,9 @@ def make_spec(**kwargs: Any) -> ServiceSpec:
         add_to_server=make_add_to_server(internal=frozenset(callers), **kwargs),
         service_names=[SERVICE_NAME],
         add_arguments=add_arguments,
-        # WatchAssignments / WatchTournament hold a thread per open stream.
+        # asyncio: an open stream waits on the event loop (--max-streams), the workers run
+        # calls' blocking work; threads: each open WatchAssignments / WatchTournament holds one.
+        server_models=("asyncio", "threads"),
         default_max_workers=DEFAULT_MAX_WORKERS,
         # The gateway's reports move silver: only the gateway's certificate (and the internal
         # token, when configured) may send them, on the mutual-TLS internal port.

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import structlog
@@ -39,6 +40,7 @@ from . import (
     room_start,
     rooms,
     table_backfill,
+    tournament_rounds,
     tournaments,
 )
 from .allocator import TableAllocator
@@ -112,6 +114,13 @@ class Matchmaking(IdentityDesk, RoomDesk, TournamentDesk, DoubleCardDesk, Econom
         room_cards.migrate_all(store, clock())  # 房卡 of player records into the ledger (once)
         self._changed = threading.Condition()
         self._version = 0
+        self._topics: dict[str, list] = {}  # tournament id -> [version, Condition]
+        self._topics_lock = threading.Lock()
+        self._snapshots: dict = {}  # tournament id -> TournamentSnapshot (TournamentDesk)
+        self._snapshots_lock = threading.Lock()
+        # Called when a tournament has work for the ticker now (a table of its round settled):
+        # the server wakes its ticker, so a round's barrier waits for no tick period.
+        self.wake_ticker: Callable[[], None] = lambda: None
 
     # --- change notification (streams wait on it) ------------------------------------------
     @property
@@ -128,6 +137,32 @@ class Matchmaking(IdentityDesk, RoomDesk, TournamentDesk, DoubleCardDesk, Econom
         with self._changed:
             self._changed.wait_for(lambda: self._version != since, timeout)
             return self._version
+
+    def _topic(self, name: str) -> list:
+        with self._topics_lock:
+            found = self._topics.get(name)
+            if found is None:
+                found = self._topics[name] = [0, threading.Condition()]
+                if len(self._topics) > 4096:  # finished tournaments' topics
+                    self._topics.pop(next(iter(self._topics)))
+            return found
+
+    def tournament_version(self, tournament_id: str) -> int:
+        return self._topic(tournament_id)[0]
+
+    def notify_tournament(self, tournament_id: str) -> None:
+        """Wake the watchers of one tournament only (10,000 of them must not wake for every
+        other tournament's, queue's or room's change)."""
+        topic = self._topic(tournament_id)
+        with topic[1]:
+            topic[0] += 1
+            topic[1].notify_all()
+
+    def wait_for_tournament(self, tournament_id: str, since: int, timeout: float) -> int:
+        topic = self._topic(tournament_id)
+        with topic[1]:
+            topic[1].wait_for(lambda: topic[0] != since, timeout)
+            return topic[0]
 
     # --- players (signing in: IdentityDesk) --------------------------------------------------
     def account(self, player_id: str) -> Account:
@@ -183,9 +218,15 @@ class Matchmaking(IdentityDesk, RoomDesk, TournamentDesk, DoubleCardDesk, Econom
         )
         where = parse_tournament(report.tag)
         seats, bots = self.bankrupt_after(report)
-        if where:
-            self._advance(where.tournament_id)
-        self.notify()
+        if where:  # a table that finished before this hand reached the ledger settles now
+            ms = int(self.clock() * 1000)
+            if tournament_rounds.hand_recorded(
+                self.store, where.tournament_id, where.round, where.table, ms
+            ):
+                self.wake_ticker()  # the round's last table: the next round, now
+            self.notify_tournament(where.tournament_id)
+        else:
+            self.notify()
         return new, seats, bots
 
     def table_finished(self, table_id: str, tag: str, hands_played: int) -> None:
@@ -197,12 +238,21 @@ class Matchmaking(IdentityDesk, RoomDesk, TournamentDesk, DoubleCardDesk, Econom
         double_cards.release_table(self.store, table_id, self.clock())  # hands never started
         allocated_tables.finish(self.store, table_id)  # its seats are free: spending too
         where = parse_tournament(tag)
-        if where:
-            tournaments.table_finished(
-                self.store, where.tournament_id, where.round, where.table, table_id, hands_played
+        if where:  # recorded; the round's next step is the ticker's (its failure is not ours)
+            settled = tournament_rounds.table_finished(
+                self.store,
+                where.tournament_id,
+                where.round,
+                where.table,
+                table_id,
+                hands_played,
+                int(self.clock() * 1000),
             )
-            self._advance(where.tournament_id)
-        elif code := parse_room(tag):
+            if settled.round_done:
+                self.wake_ticker()  # the round's last table: the next round, now
+            self.notify_tournament(where.tournament_id)
+            return
+        if code := parse_room(tag):
             rooms.finish_room(self.store, code, table_id)
         self.notify()
 
@@ -273,11 +323,12 @@ class Matchmaking(IdentityDesk, RoomDesk, TournamentDesk, DoubleCardDesk, Econom
                 changed |= self._start_room(code).state != before
             except NotFound:
                 changed = True  # closed meanwhile
+        stalled = 0
         for tid in tournaments.running_ids(self.store):
-            created = tournaments.allocate_tables(self.store, self.allocator, tid)
-            metrics.TABLES.labels("tournament").inc(created)
-            changed |= bool(created)
-            changed |= self._advance(tid)
+            if self.tournament_work(tid):
+                self.notify_tournament(tid)
+            stalled += tournaments.is_stalled(tournaments.get(self.store, tid).header)
+        metrics.TOURNAMENTS_STALLED.set(stalled)
         try:
             self.watch_books()  # the reconciliation gauges and alerts, once a minute
         except Exception as exc:  # the books' check must never stop the timers

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
@@ -11,6 +14,8 @@ from shared.tls import OPERATOR, caller_workload
 
 from . import balances, ledger, levels, queues, tournaments
 from .service import Matchmaking
+
+WATCH_MIN_INTERVAL_S = 1.0  # a WatchTournament stream's messages at most this often
 
 
 def _name(ref) -> str:
@@ -27,6 +32,8 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
     def __init__(self, mm: Matchmaking, poll_seconds: float = 0.5) -> None:
         self.mm = mm
         self.poll_seconds = poll_seconds  # streams also re-read the store (other replicas)
+        self._messages: dict[str, tuple[object, pb.Tournament]] = {}
+        self._messages_lock = threading.Lock()
 
     # --- identity ----------------------------------------------------------------------------
     def _player(self, player) -> pb.Player:
@@ -155,23 +162,23 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
         return pb.ListLevelsResponse(levels=[conv.level_to_proto(lv) for lv in levels.LEVELS])
 
     # --- quick match -------------------------------------------------------------------------
-    def _ticket(self, ticket: queues.Ticket) -> pb.Ticket:
+    def ticket_message(self, ticket: queues.Ticket) -> pb.Ticket:
         return conv.ticket_to_proto(ticket, queues.waiting_count(self.mm.store, ticket.queue))
 
     def JoinQueue(self, request, context):
         ticket = self.mm.join_queue(request.session_token, _name(request.ruleset), request.stake)
-        return pb.JoinQueueResponse(ticket=self._ticket(ticket))
+        return pb.JoinQueueResponse(ticket=self.ticket_message(ticket))
 
     def LeaveQueue(self, request, context):
         ticket = self.mm.leave_queue(request.session_token, request.ticket_id)
-        return pb.LeaveQueueResponse(ticket=self._ticket(ticket))
+        return pb.LeaveQueueResponse(ticket=self.ticket_message(ticket))
 
     def WatchAssignments(self, request, context):
         last = None
         while True:
             version = self.mm.version
             ticket = self.mm.ticket(request.session_token, request.ticket_id)
-            message = self._ticket(ticket)
+            message = self.ticket_message(ticket)
             if message != last:
                 yield pb.WatchAssignmentsResponse(ticket=message)
                 last = message
@@ -237,34 +244,37 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
             entry_silver=request.entry_silver,
             entry_match_cards=request.entry_match_cards,
             prize_percent=list(request.prize_percent),
+            cut_to=request.cut_to,
+            final_rounds=request.final_rounds,
+            round_seconds=request.round_seconds,
         )
-        return pb.CreateTournamentResponse(tournament=conv.tournament_to_proto(t))
+        return pb.CreateTournamentResponse(tournament=self._tournament(t))
 
     def JoinTournament(self, request, context):
         t = self.mm.register_tournament(request.session_token, request.tournament_id)
-        return pb.JoinTournamentResponse(tournament=conv.tournament_to_proto(t))
+        return pb.JoinTournamentResponse(tournament=self._tournament(t))
 
     def LeaveTournament(self, request, context):
         t = self.mm.withdraw_tournament(request.session_token, request.tournament_id)
-        return pb.LeaveTournamentResponse(tournament=conv.tournament_to_proto(t))
+        return pb.LeaveTournamentResponse(tournament=self._tournament(t))
 
     def InviteToTournament(self, request, context):
         t = self.mm.invite_to_tournament(
             request.session_token, request.tournament_id, list(request.player_ids)
         )
-        return pb.InviteToTournamentResponse(tournament=conv.tournament_to_proto(t))
+        return pb.InviteToTournamentResponse(tournament=self._tournament(t))
 
     def AcceptInvite(self, request, context):
         t = self.mm.accept_invite(request.session_token, request.tournament_id)
-        return pb.AcceptInviteResponse(tournament=conv.tournament_to_proto(t))
+        return pb.AcceptInviteResponse(tournament=self._tournament(t))
 
     def DeclineInvite(self, request, context):
         t = self.mm.decline_invite(request.session_token, request.tournament_id)
-        return pb.DeclineInviteResponse(tournament=conv.tournament_to_proto(t))
+        return pb.DeclineInviteResponse(tournament=self._tournament(t))
 
     def CancelTournament(self, request, context):
         t = self.mm.cancel_tournament(request.session_token, request.tournament_id)
-        return pb.CancelTournamentResponse(tournament=conv.tournament_to_proto(t))
+        return pb.CancelTournamentResponse(tournament=self._tournament(t))
 
     def AddTournamentPrize(self, request, context):  # operator only (server.py's callers)
         assets = [
@@ -274,24 +284,27 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
         t = self.mm.add_tournament_prize(
             request.tournament_id, request.rank, assets, request.reason, request.request_id
         )
-        return pb.AddTournamentPrizeResponse(tournament=conv.tournament_to_proto(t))
+        return pb.AddTournamentPrizeResponse(tournament=self._tournament(t))
 
     def AddTournamentBots(self, request, context):
         t = self.mm.add_tournament_bots(request.session_token, request.tournament_id, request.count)
-        return pb.AddTournamentBotsResponse(tournament=conv.tournament_to_proto(t))
+        return pb.AddTournamentBotsResponse(tournament=self._tournament(t))
 
     def StartTournament(self, request, context):
         t = self.mm.start_tournament(request.session_token, request.tournament_id)
-        return pb.StartTournamentResponse(tournament=conv.tournament_to_proto(t))
+        return pb.StartTournamentResponse(tournament=self._tournament(t))
+
+    def _tournament(self, t) -> pb.Tournament:
+        lists, progress = self.mm.tournament_detail(t)
+        return conv.tournament_to_proto(t, lists, progress)
 
     def _tournament_view(self, tournament_id: str, token: str):
-        """A tournament as a signed-in caller sees it (a session is required: watch streams
-        are counted per player), with the caller's seat."""
+        """A tournament as a signed-in caller sees it, with the caller's seat."""
         player, _ = self.mm.authenticate_session(token)
         t = self.mm.tournament(tournament_id)
-        seat = t.assignment_for(player.player_id) if t.state == tournaments.RUNNING else None
-        assignment = conv.assignment_to_proto(seat[1]) if seat and seat[1] else None
-        return t, conv.tournament_to_proto(t), assignment
+        seat = self.mm.tournament_seat(t, player.player_id)
+        assignment = conv.assignment_to_proto(seat) if seat else None
+        return t, self._tournament(t), assignment
 
     def GetTournament(self, request, context):
         _, t, a = self._tournament_view(request.tournament_id, request.session_token)
@@ -299,29 +312,83 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
 
     def GetStandings(self, request, context):
         self.mm.authenticate_session(request.session_token)
-        t = self.mm.tournament(request.tournament_id)
-        final = t.state == tournaments.FINISHED
-        standings = t.final_ranking if final else self.mm.live_standings(request.tournament_id)
+        page, total, final, round_no, token = self.mm.standings_page(
+            request.tournament_id, request.round, request.page_size, request.page_token
+        )
         return pb.GetStandingsResponse(
-            standings=[conv.standing_to_proto(s) for s in standings],
-            round=t.current_round,
+            standings=[conv.standing_to_proto(s) for s in page],
+            round=round_no,
             final=final,
+            next_page_token=token,
+            total=total,
         )
 
+    def ListTournamentTables(self, request, context):
+        self.mm.authenticate_session(request.session_token)
+        tables, round_no, total, token = self.mm.tables_page(
+            request.tournament_id, request.round, request.page_size, request.page_token
+        )
+        return pb.ListTournamentTablesResponse(
+            tables=[conv.tournament_table_to_proto(x) for x in tables],
+            round=round_no,
+            next_page_token=token,
+            total=total,
+        )
+
+    def RetryTournament(self, request, context):  # operator only (server.py's callers)
+        t = self.mm.retry_tournament(request.tournament_id)
+        return pb.RetryTournamentResponse(tournament=self._tournament(t))
+
+    def AbortTournament(self, request, context):  # operator only
+        t = self.mm.abort_tournament(request.tournament_id, request.reason)
+        return pb.AbortTournamentResponse(tournament=self._tournament(t))
+
     def WatchTournament(self, request, context):
+        """The tournament and the caller's seat now, then on every change, until it finishes.
+        Built for thousands of watchers of one tournament: they wake only for its changes,
+        share one snapshot of it per replica (:meth:`Matchmaking.tournament_snapshot`) and one
+        encoding of it, read their own seat once per round, and get at most one message per
+        :data:`WATCH_MIN_INTERVAL_S` (the last change always arrives)."""
+        tid = request.tournament_id
+        player, _ = self.mm.authenticate_session(request.session_token)
         last = None
+        seat: tuple[int, pb.Assignment | None] = (-1, None)
+        quiet_until = 0.0
         while True:
-            version = self.mm.version
-            t, message, assignment = self._tournament_view(
-                request.tournament_id, request.session_token
-            )
-            out = pb.WatchTournamentResponse(tournament=message, assignment=assignment)
+            version = self.mm.tournament_version(tid)
+            self.mm.authenticate_session(request.session_token)  # a revoked session ends it
+            snap = self.mm.tournament_snapshot(tid)
+            t = snap.tournament
+            if seat[0] != t.current_round or seat[1] is None:
+                found = self.mm.tournament_seat(t, player.player_id)
+                seat = (t.current_round, conv.assignment_to_proto(found) if found else None)
+            out = pb.WatchTournamentResponse(tournament=self.snapshot_message(snap))
+            if seat[1] is not None:
+                out.assignment.CopyFrom(seat[1])
             if out != last:
+                pause = quiet_until - time.monotonic()
+                if pause > 0 and t.state != tournaments.FINISHED:
+                    time.sleep(pause)
+                    continue  # read again: what changed meanwhile goes in this message
                 yield out
                 last = out
+                quiet_until = time.monotonic() + WATCH_MIN_INTERVAL_S
             if t.state == tournaments.FINISHED or not context.is_active():
                 return
-            self.mm.wait_for_change(version, self.poll_seconds)
+            self.mm.wait_for_tournament(tid, version, self.poll_seconds)
+
+    def snapshot_message(self, snap) -> pb.Tournament:
+        """One encoding per snapshot, shared by its watchers."""
+        with self._messages_lock:
+            hit = self._messages.get(snap.tournament.tournament_id)
+            if hit is not None and hit[0] is snap:
+                return hit[1]
+        message = conv.tournament_to_proto(snap.tournament, snap.lists, snap.progress)
+        with self._messages_lock:
+            self._messages[snap.tournament.tournament_id] = (snap, message)
+            if len(self._messages) > 1024:
+                self._messages.pop(next(iter(self._messages)))
+        return message
 
     # --- the gateway's reports ---------------------------------------------------------------
     def RecordHand(self, request, context):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from shared.store.base import Store
 
-from . import queues, rooms, tournaments
+from . import queues, rooms, tournament_rounds, tournaments
 from .allocated_tables import AllocatedTable, find, record
 from .tags import quick_tag, room_tag, tournament_tag
 
@@ -29,7 +29,7 @@ def _tournament_tables(store: Store) -> list[AllocatedTable]:
     out = []
     for tid in tournaments.running_ids(store):
         t = tournaments.get(store, tid)
-        for x in t.round_tables():
+        for x in tournament_rounds.round_tables(store, t):
             if x.table_id:
                 tag = tournament_tag(tid, x.round, x.index)
                 out.append(AllocatedTable(x.table_id, tag, tuple(x.seats), ""))

@@ -3,11 +3,8 @@
 
 * Nobody is entered by another's act: the creator's invite (:func:`invite`) only lists the
   player; the player enters by :func:`accept_invite` (or JoinTournament), or declines.
-* The creator cancels before the first round (:func:`cancel`): the tournament is FINISHED and
-  ``cancelled``; the caller refunds every entry from the ledger.
 * The pool is shared by final rank by the creator's ``prize_percent`` (default 50 / 30 / 20,
-  rounding to rank 1: :func:`prize_split`); operators add house-funded prizes
-  (:func:`add_house_prize`); what each rank received is kept once (:func:`record_prizes`).
+  rounding to rank 1: :func:`prize_split`).
 """
 
 from __future__ import annotations
@@ -18,21 +15,18 @@ from dataclasses import replace
 from shared.errors import FailedPrecondition, InvalidArgument, PermissionDenied
 from shared.store.base import Store
 
+from .tournament_records import Roll, get_header
 from .tournaments import (
     DEFAULT_PRIZE_PERCENT,
-    FINISHED,
     MAX_ENTRANTS,
     MAX_ENTRY_MATCH_CARDS,
     MAX_ENTRY_SILVER,
     MAX_INVITES,
     MAX_PRIZE_RANKS,
     Entrant,
-    HousePrize,
-    Prize,
     Tournament,
-    _added,
-    _mutate,
-    _require_registering,
+    added,
+    update_roll_open,
 )
 
 
@@ -94,82 +88,44 @@ def invite(store: Store, tournament_id: str, creator: str, player_ids: Sequence[
     """The creator invites players: they are listed as invited, never entered (each enters only
     by :func:`accept_invite`). Already invited or entered ids are skipped."""
     check_invite_ids(player_ids)
+    header = get_header(store, tournament_id)
+    if header.creator != creator:
+        raise PermissionDenied(f"only the creator {header.creator} may invite to {tournament_id}")
 
-    def fn(t: Tournament) -> Tournament:
-        if t.creator != creator:
-            raise PermissionDenied(f"only the creator {t.creator} may invite to {tournament_id}")
-        _require_registering(t)
-        known = {*t.invited, *(e.player_id for e in t.entrants)}
+    def fn(roll: Roll) -> Roll:
+        known = {*roll.invited, *(e.player_id for e in roll.entrants)}
         new = tuple(dict.fromkeys(p for p in player_ids if p not in known))
-        if len(t.invited) + len(new) > MAX_ENTRANTS:
+        if len(roll.invited) + len(new) > MAX_ENTRANTS:
             raise FailedPrecondition(
-                f"tournament {tournament_id} has {len(t.invited)} invites; at most {MAX_ENTRANTS}",
+                f"tournament {tournament_id} has {len(roll.invited)} invites; at most "
+                f"{MAX_ENTRANTS}",
                 reason="TOO_MANY_INVITES",
             )
-        return replace(t, invited=(*t.invited, *new))
+        return replace(roll, invited=(*roll.invited, *new))
 
-    return _mutate(store, tournament_id, fn)
+    return update_roll_open(store, tournament_id, fn)
 
 
-def require_invited(t: Tournament, player_id: str) -> None:
+def require_invited(t: Tournament | Roll, player_id: str) -> None:
     if player_id not in t.invited:
-        raise FailedPrecondition(
-            f"{player_id} has no invite to {t.tournament_id}", reason="NOT_INVITED"
-        )
+        name = t.tournament_id if isinstance(t, Tournament) else "the tournament"
+        raise FailedPrecondition(f"{player_id} has no invite to {name}", reason="NOT_INVITED")
 
 
 def accept_invite(store: Store, tournament_id: str, entrant: Entrant) -> Tournament:
     """The invited player enters (the invite is used up)."""
 
-    def fn(t: Tournament) -> Tournament:
-        _require_registering(t)
-        require_invited(t, entrant.player_id)
-        t = replace(t, invited=tuple(p for p in t.invited if p != entrant.player_id))
-        return _added(t, [entrant])
+    def fn(roll: Roll) -> Roll:
+        require_invited(roll, entrant.player_id)
+        roll = replace(roll, invited=tuple(p for p in roll.invited if p != entrant.player_id))
+        return added(roll, tournament_id, [entrant])
 
-    return _mutate(store, tournament_id, fn)
+    return update_roll_open(store, tournament_id, fn)
 
 
 def decline_invite(store: Store, tournament_id: str, player_id: str) -> Tournament:
-    def fn(t: Tournament) -> Tournament:
-        require_invited(t, player_id)
-        return replace(t, invited=tuple(p for p in t.invited if p != player_id))
+    def fn(roll: Roll) -> Roll:
+        require_invited(roll, player_id)
+        return replace(roll, invited=tuple(p for p in roll.invited if p != player_id))
 
-    return _mutate(store, tournament_id, fn)
-
-
-def cancel(store: Store, tournament_id: str, player_id: str) -> Tournament:
-    """The creator cancels before the first round: FINISHED, ``cancelled``, nobody ranked (the
-    entries are refunded by the caller, from the entrants of the record returned)."""
-
-    def fn(t: Tournament) -> Tournament:
-        if t.creator != player_id:
-            raise PermissionDenied(f"only the creator {t.creator} may cancel {tournament_id}")
-        _require_registering(t)
-        return replace(t, state=FINISHED, cancelled=True, invited=())
-
-    return _mutate(store, tournament_id, fn)
-
-
-def add_house_prize(store: Store, tournament_id: str, prize: HousePrize) -> Tournament:
-    """An operator's prize, already in escrow (repeats of its ``ref`` add nothing)."""
-
-    def fn(t: Tournament) -> Tournament:
-        if any(h.ref == prize.ref for h in t.house_prizes):
-            return t
-        if t.state == FINISHED:
-            raise FailedPrecondition(
-                f"tournament {tournament_id} is finished", reason="TOURNAMENT_FINISHED"
-            )
-        return replace(t, house_prizes=(*t.house_prizes, prize))
-
-    return _mutate(store, tournament_id, fn)
-
-
-def record_prizes(store: Store, tournament_id: str, prizes: Sequence[Prize]) -> Tournament:
-    """What each rank received (once: a record that has them keeps them)."""
-
-    def fn(t: Tournament) -> Tournament:
-        return t if t.prizes else replace(t, prizes=tuple(prizes))
-
-    return _mutate(store, tournament_id, fn)
+    return update_roll_open(store, tournament_id, fn)

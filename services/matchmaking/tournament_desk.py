@@ -9,12 +9,20 @@ bots; other players are invited and enter by AcceptInvite (RULES-items §3).
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import structlog
 
-from shared.errors import FailedPrecondition, InvalidArgument, NotFound, PermissionDenied
+from shared.errors import (
+    DomainError,
+    FailedPrecondition,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+)
 
 from . import (
     allocated_tables,
@@ -24,15 +32,30 @@ from . import (
     metrics,
     players,
     tournament_purse,
+    tournament_rounds,
+    tournament_standings,
     tournaments,
 )
 from . import tournament_consent as consent
 from .ruleset_choice import ruleset_with_options
-from .tags import tournament_group
+from .tournament_records import Header, RoundProgress, TableState, get_progress
 
 log = structlog.get_logger("mahjong.matchmaking")
 PRIZE_ASSETS = (ledger.SILVER, ledger.ROOM_CARD, ledger.DOUBLE_CARD, ledger.MATCH_CARD)
 MAX_PRIZE_AMOUNT = 10**12
+MAX_REASON = 500
+
+
+SNAPSHOT_TTL_S = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class TournamentSnapshot:
+    version: int  # the tournament's change count on this replica when read
+    at: float  # time.monotonic() when read
+    tournament: tournaments.Tournament
+    lists: tournament_rounds.TournamentLists | None
+    progress: RoundProgress | None
 
 
 class TournamentDesk:
@@ -70,18 +93,23 @@ class TournamentDesk:
         entry_silver: int = 0,
         entry_match_cards: int = 0,
         prize_percent: Sequence[int] = (),
+        cut_to: int = 0,
+        final_rounds: int = 0,
+        round_seconds: int = 0,
     ) -> tournaments.Tournament:
         """Create a tournament with ``bots`` bots registered; nobody else is entered (players
         join, or accept the creator's invite). Nothing is created if any check fails."""
         creator = self.authenticate(token)
-        tournaments.validate_settings(rounds, hands_per_round, stake)
+        tournaments.validate_settings(
+            rounds, hands_per_round, stake, cut_to, final_rounds, round_seconds
+        )
         consent.validate_entry(entry_silver, entry_match_cards)
         percent = consent.prize_percent_of(list(prize_percent))
         levels.level_for_stake(stake)
         if not 0 <= bots <= tournaments.MAX_ENTRANTS:
             raise InvalidArgument(f"bot count {bots} out of range", field="bots")
         ruleset, options = ruleset_with_options(ruleset, options)
-        t = tournaments.Tournament(
+        header = Header(
             tournaments.new_id(),
             (name or "").strip(),
             creator.player_id,
@@ -94,11 +122,14 @@ class TournamentDesk:
             entry_silver=entry_silver,
             entry_match_cards=entry_match_cards,
             prize_percent=percent,
+            cut_to=cut_to,
+            final_rounds=final_rounds,
+            round_seconds=round_seconds,
         )
-        tournaments.create(self.store, t)
+        t = tournaments.create(self.store, header)
         if bots:
             t = tournaments.register(self.store, t.tournament_id, self._bots(bots, 0))
-        self.notify()
+        self.notify_tournament(t.tournament_id)
         return t
 
     def _enter(self, player_id: str, t: tournaments.Tournament, add) -> tournaments.Tournament:
@@ -119,7 +150,7 @@ class TournamentDesk:
         except BaseException:
             tournament_purse.refund_entry(self.store, t, entrant, self.clock())
             raise
-        self.notify()
+        self.notify_tournament(t.tournament_id)
         return t
 
     def register_tournament(self, token: str, tournament_id: str) -> tournaments.Tournament:
@@ -138,7 +169,7 @@ class TournamentDesk:
         left = before.entrant(player.player_id)
         if left is not None:
             tournament_purse.refund_entry(self.store, t, left, self.clock())
-        self.notify()
+        self.notify_tournament(t.tournament_id)
         return t
 
     def invite_to_tournament(
@@ -153,7 +184,7 @@ class TournamentDesk:
                 if found is None or found.bot or found.guest:
                     raise NotFound(f"no player {pid!r} to invite", player_id=pid)
         t = consent.invite(self.store, tournament_id, creator.player_id, list(player_ids))
-        self.notify()
+        self.notify_tournament(t.tournament_id)
         return t
 
     def accept_invite(self, token: str, tournament_id: str) -> tournaments.Tournament:
@@ -167,23 +198,54 @@ class TournamentDesk:
     def decline_invite(self, token: str, tournament_id: str) -> tournaments.Tournament:
         player = self.authenticate(token)
         t = consent.decline_invite(self.store, tournament_id, player.player_id)
-        self.notify()
+        self.notify_tournament(t.tournament_id)
         return t
 
     def cancel_tournament(self, token: str, tournament_id: str) -> tournaments.Tournament:
         """The creator cancels before the first round: every entry and house prize returns."""
         player = self.authenticate(token)
-        t = consent.cancel(self.store, tournament_id, player.player_id)
-        self._refund_cancelled(t)
+        t = tournaments.cancel(self.store, tournament_id, player.player_id)
+        t = self._settle_purse(t)  # the refunds (the ticker finishes a large roll's)
         log.info("tournament_cancelled", tournament=tournament_id)
-        self.notify()
+        self.notify_tournament(t.tournament_id)
         return t
 
-    def _refund_cancelled(self, t: tournaments.Tournament) -> None:
-        now = self.clock()
-        for e in t.entrants:
-            tournament_purse.refund_entry(self.store, t, e, now)
-        tournament_purse.return_house_prizes(self.store, t, now)
+    def abort_tournament(self, tournament_id: str, reason: str) -> tournaments.Tournament:
+        """An operator ends a tournament that has not finished (a STALLED one, say): FINISHED
+        and cancelled, every entry refunded and the house prizes returned; no prizes."""
+        reason = (reason or "").strip()
+        if not reason:
+            raise InvalidArgument("reason is required", field="reason")
+        if len(reason) > MAX_REASON:
+            raise InvalidArgument(f"reason is over {MAX_REASON} characters", field="reason")
+        t = tournaments.get(self.store, tournament_id)
+        if t.state == tournaments.FINISHED:
+            raise FailedPrecondition(
+                f"tournament {tournament_id} is finished", reason="TOURNAMENT_FINISHED"
+            )
+        t = tournaments.fail(
+            self.store, tournament_id, f"ended by an operator: {reason}", cancelled=True
+        )
+        log.warning("tournament_aborted", tournament=tournament_id, reason=reason)
+        t = self._settle_purse(t)
+        self.notify_tournament(t.tournament_id)
+        return t
+
+    def retry_tournament(self, tournament_id: str) -> tournaments.Tournament:
+        """An operator's retry: the next step is tried at once, the backoff reset."""
+        t = tournaments.get(self.store, tournament_id)
+        if t.state == tournaments.FINISHED and not tournament_purse.settled(t):
+            return self._settle_purse(t)
+        if t.state not in tournaments.ACTIVE:
+            raise FailedPrecondition(
+                f"tournament {tournament_id} is {t.state}: nothing to retry",
+                reason="TOURNAMENT_NOT_RUNNING",
+            )
+        tournaments.retry_now(self.store, tournament_id)
+        log.info("tournament_retry", tournament=tournament_id, failures=t.failures)
+        self.tournament_work(tournament_id)
+        self.notify_tournament(t.tournament_id)
+        return tournaments.get(self.store, tournament_id)
 
     def add_tournament_prize(
         self,
@@ -221,9 +283,9 @@ class TournamentDesk:
             ref = f"tournament/{tournament_id}/house-prize/{request_id}/{i}"
             prize = tournaments.HousePrize(rank, asset, amount, ref)
             tournament_purse.fund_house_prize(self.store, t, prize, reason, self.clock())
-            t = consent.add_house_prize(self.store, tournament_id, prize)
+            t = tournaments.add_house_prize(self.store, tournament_id, prize)
         log.info("tournament_prize_added", tournament=tournament_id, rank=rank, reason=reason)
-        self.notify()
+        self.notify_tournament(t.tournament_id)
         return t
 
     def add_tournament_bots(self, token: str, tournament_id: str, count: int):
@@ -233,77 +295,236 @@ class TournamentDesk:
             raise PermissionDenied(f"only the creator {t.creator} may add bots to {tournament_id}")
         if count < 1:
             raise InvalidArgument(f"bot count {count} must be at least 1", field="count")
-        tournaments.register(self.store, tournament_id, [])  # refuses a started tournament
+        tournaments.require_registering(t.header)
         bots = self._bots(count, sum(e.bot for e in t.entrants))
         t = tournaments.register(self.store, tournament_id, bots)
-        self.notify()
+        self.notify_tournament(t.tournament_id)
         return t
 
     def start_tournament(self, token: str, tournament_id: str) -> tournaments.Tournament:
+        """The creator starts it: the roll closes, round one is seated and its first tables
+        created now (the ticker creates the rest, in batches)."""
         player = self.authenticate(token)
         t = tournaments.start(self.store, tournament_id, player.player_id)
         tournament_purse.spend_at_start(self.store, t, self.clock())
-        created = tournaments.allocate_tables(self.store, self.allocator, tournament_id)
-        metrics.TABLES.labels("tournament").inc(created)
-        log.info("tournament_started", tournament=tournament_id, tables=created)
-        t = tournaments.get(self.store, tournament_id)
-        if t.state == tournaments.FINISHED:  # the gateway refused its tables: entries back
-            t = self._finish_purse(t)
-        self.notify()
-        return t
+        log.info("tournament_started", tournament=tournament_id, entrants=len(t.entrants))
+        self.tournament_work(tournament_id, count_failure=False)
+        self.notify_tournament(t.tournament_id)
+        return tournaments.get(self.store, tournament_id)
 
     def tournament(self, tournament_id: str) -> tournaments.Tournament:
         return tournaments.get(self.store, tournament_id)
 
-    def live_standings(self, tournament_id: str) -> tuple[tournaments.Standing, ...]:
+    def tournament_tables(
+        self, tournament_id: str, round_no: int | None = None
+    ) -> list[TableState]:
+        """A round's tables (the current round's by default)."""
+        t = tournaments.get(self.store, tournament_id)
+        return tournament_rounds.round_tables(self.store, t, round_no)
+
+    def round_standings(
+        self, tournament_id: str
+    ) -> list[tuple[tournament_standings.Standing, ...]]:
+        """The standings after each finished round."""
+        return tournament_standings.all_standings(
+            self.store, tournaments.get(self.store, tournament_id)
+        )
+
+    def final_ranking(self, tournament_id: str) -> tuple[tournament_standings.Standing, ...]:
+        t = tournaments.get(self.store, tournament_id)
+        return tournament_standings.final_ranking(self.store, t)
+
+    def tournament_snapshot(self, tournament_id: str) -> TournamentSnapshot:
+        """The tournament and its detail as this replica's watchers share it: read again when
+        it changed here, or after :data:`SNAPSHOT_TTL_S` (another replica's changes)."""
+        version = self.tournament_version(tournament_id)
+        now = time.monotonic()
+        with self._snapshots_lock:
+            hit = self._snapshots.get(tournament_id)
+        if hit is not None and hit.version == version and now - hit.at < SNAPSHOT_TTL_S:
+            return hit
+        t = tournaments.get(self.store, tournament_id)
+        lists, progress = self.tournament_detail(t)
+        snap = TournamentSnapshot(version, now, t, lists, progress)
+        with self._snapshots_lock:
+            self._snapshots[tournament_id] = snap
+            if len(self._snapshots) > 1024:
+                self._snapshots.pop(next(iter(self._snapshots)))
+        return snap
+
+    def tournament_detail(self, t: tournaments.Tournament):
+        """What a tournament's message shows beside its header: a small one's lists (None for
+        a large one) and the current round's progress."""
+        progress = (
+            get_progress(self.store, t.tournament_id, t.current_round) if t.current_round else None
+        )
+        return tournament_rounds.lists_of(self.store, t), progress
+
+    def tournament_seat(self, t: tournaments.Tournament, player_id: str):
+        """The player's seat in the current round once its table exists (else None)."""
+        seat = tournament_rounds.seat_of(self.store, t, player_id)
+        return seat[1] if seat else None
+
+    def standings_page(self, tournament_id: str, round_no: int, size: int, token: str):
+        """A page of standings: (standings, ranked, final, round, next page token)."""
+        t = tournaments.get(self.store, tournament_id)
+        offset, size = _page(token, size, 200, 1000)
+        if round_no < 0:
+            raise InvalidArgument(f"round {round_no} is negative", field="round")
+        page, total, final = tournament_standings.standings_page(
+            self.store, t, round_no, offset, size
+        )
+        nxt = str(offset + size) if offset + size < total else ""
+        return page, total, final, round_no or t.current_round, nxt
+
+    def tables_page(self, tournament_id: str, round_no: int, size: int, token: str):
+        """A page of a round's tables: (tables, round, tables in the round, next page token)."""
+        t = tournaments.get(self.store, tournament_id)
+        offset, size = _page(token, size, 100, 500)
+        if round_no < 0:
+            raise InvalidArgument(f"round {round_no} is negative", field="round")
+        tables, r, total = tournament_rounds.tables_page(self.store, t, round_no, offset, size)
+        nxt = str(offset + size) if offset + size < total else ""
+        return tables, r, total, nxt
+
+    def live_standings(self, tournament_id: str) -> tuple[tournament_standings.Standing, ...]:
         """Standings now, from the ledger (mid-round included)."""
         t = tournaments.get(self.store, tournament_id)
-        return tournaments.rank(t, self.tournament_chips(tournament_id))
+        return tournament_standings.live_standings(self.store, t)
 
-    def tournament_chips(self, tournament_id: str) -> Mapping[str, int]:
-        return ledger.chips_by_player(self.store, tournament_group(tournament_id))
+    def _now_ms(self) -> int:
+        return int(self.clock() * 1000)
 
-    def _finish_purse(self, t: tournaments.Tournament) -> tournaments.Tournament:
-        """A finished tournament's prizes, paid once (a retried finish pays nothing again),
-        then it leaves the running index (kept until now so a crash before this retries)."""
+    # --- the ticker's work for one tournament --------------------------------------------
+    def tournament_work(self, tournament_id: str, *, count_failure: bool = True) -> bool:
+        """Whatever the tournament can do now: settle tables whose hands came late, seat the
+        next round, create a batch of tables, and once it is finished its refunds or prizes.
+        A failure is counted (backoff, then STALLED) and logged once per try; True when
+        something changed."""
+        now_ms = self._now_ms()
+        try:
+            t = tournaments.get(self.store, tournament_id)
+        except NotFound:
+            tournaments.done_running(self.store, tournament_id)
+            return False
+        if now_ms < t.retry_at_ms:
+            return False
+        if t.state == tournaments.FINISHED:
+            try:
+                self._settle_purse(t)
+            except Exception as exc:  # the ledger: tried again after the backoff
+                self._step_failed(tournament_id, "purse", exc, now_ms)
+                return False
+            if t.failures:
+                tournaments.step_succeeded(self.store, tournament_id)
+            return True
+        if t.state == tournaments.REGISTERING:
+            if not t.roll.closed:  # a start that was refused: nothing to do
+                tournaments.done_running(self.store, tournament_id)
+            return False
+        step = "seat"
+        try:
+            changed = False
+            if t.current_round:
+                step = "settle"
+                stuck = tournament_rounds.unsettled(
+                    self.store, tournament_id, t.current_round, now_ms
+                )
+                if stuck:
+                    x = stuck[0]
+                    held = ledger.hands_of_table(self.store, x.table_id)
+                    raise FailedPrecondition(
+                        f"round {x.round} table {x.index} ({x.table_id}) finished after "
+                        f"{x.hands_played} hands but the ledger holds {held} of them "
+                        f"({len(stuck)} such tables)",
+                        reason="HANDS_MISSING",
+                    )
+            step = "seat"
+            what = tournament_rounds.advance(self.store, tournament_id, now_ms)
+            if what:
+                changed = True
+                metrics.ROUNDS.inc()
+                log.info("tournament_advanced", tournament=tournament_id, did=what)
+            step = "create_tables"
+            created = tournament_rounds.create_tables(
+                self.store, self.allocator, tournament_id, self._now_ms
+            )
+            metrics.TABLES.labels("tournament").inc(created.created)
+            changed |= bool(created.created)
+            if created.error is not None and not created.created:
+                raise created.error
+        except Exception as exc:  # any failure of the step: backoff, never a tight loop
+            if count_failure:
+                self._step_failed(tournament_id, step, exc, now_ms)
+            else:
+                log.warning("tournament_step_deferred", tournament=tournament_id, step=step,
+                            error=_reason(exc))  # fmt: skip
+            return True
+        if t.failures or t.state == tournaments.STALLED:
+            tournaments.step_succeeded(self.store, tournament_id)
+            log.info("tournament_recovered", tournament=tournament_id, after=t.failures)
+            changed = True
+        after = tournaments.get(self.store, tournament_id)
+        if after.state == tournaments.FINISHED:
+            changed = True
+            try:
+                self._settle_purse(after)
+            except Exception as exc:  # the ledger: the next ticks try again, with backoff
+                self._step_failed(tournament_id, "purse", exc, now_ms)
+        return changed
+
+    def _step_failed(self, tournament_id: str, step: str, exc: Exception, now_ms: int) -> None:
+        metrics.TOURNAMENT_STEP_FAILURES.labels(step).inc()
+        reason = f"{step}: {_reason(exc)}"
+        try:
+            h = tournaments.step_failed(self.store, tournament_id, reason, now_ms)
+        except Exception as store_exc:  # the store itself: the ticker tries again later
+            log.error("tournament_step_failed", tournament=tournament_id, step=step,
+                      error=reason, record_error=repr(store_exc))  # fmt: skip
+            return
+        fields = dict(
+            tournament=tournament_id,
+            step=step,
+            error=reason,
+            failures=h.failures,
+            retry_in_s=tournaments.backoff_s(h.failures),
+            state=h.state,
+        )
+        if isinstance(exc, DomainError):
+            log.warning("tournament_step_failed", **fields)
+        else:  # a bug: its traceback, once per try
+            log.error("tournament_step_failed", exc_info=exc, **fields)
+
+    def _settle_purse(self, t: tournaments.Tournament) -> tournaments.Tournament:
+        """A finished tournament's money, in bounded batches: refunds when it was cancelled or
+        failed, else the prizes (once); then it leaves the running index."""
         now = self.clock()
-        if t.failure:
-            tournament_purse.refund_failed(self.store, t, now)
-        elif not t.cancelled:
+        if t.failure or t.cancelled:
+            done = tournament_purse.refund_batch(self.store, t, now)
+            t = tournaments.record_purse_progress(self.store, t.tournament_id, done)
+            if not tournament_purse.settled(t):
+                return t
+            tournament_purse.return_house_prizes(self.store, t, now)
+        else:
             tournament_purse.spend_at_start(self.store, t, now)  # once; here after a crash
             bots = {e.player_id for e in t.entrants if e.bot}
-            prizes = tournament_purse.pay_prizes(self.store, t, t.final_ranking, bots, now)
-            t = consent.record_prizes(self.store, t.tournament_id, prizes)
+            ranking = tournament_standings.final_ranking(self.store, t)
+            prizes = tournament_purse.pay_prizes(self.store, t, ranking, bots, now)
+            t = tournaments.record_prizes(self.store, t.tournament_id, prizes)
         tournaments.done_running(self.store, t.tournament_id)
         return t
 
-    def _advance(self, tournament_id: str) -> bool:
-        """Advance a finished round; True when something changed."""
-        try:
-            before = tournaments.get(self.store, tournament_id)
-        except NotFound:
-            return False
-        if before.state == tournaments.FINISHED:  # finished, its purse not settled yet
-            self._finish_purse(before)
-            return True
-        after = tournaments.advance(
-            self.store,
-            tournament_id,
-            lambda: self.tournament_chips(tournament_id),
-            lambda table_id: ledger.hands_of_table(self.store, table_id),
-        )
-        if after.state == tournaments.FINISHED:
-            after = self._finish_purse(after)
-        if len(after.standings) == len(before.standings):
-            return False
-        metrics.ROUNDS.inc()
-        log.info(
-            "tournament_round_done",
-            tournament=tournament_id,
-            round=len(after.standings),
-            state=after.state,
-        )
-        if after.current_round != before.current_round:
-            created = tournaments.allocate_tables(self.store, self.allocator, tournament_id)
-            metrics.TABLES.labels("tournament").inc(created)
-        return True
+
+def _page(token: str, size: int, default: int, most: int) -> tuple[int, int]:
+    """A page's offset (from its token) and size (0 = ``default``); InvalidArgument else."""
+    if not 0 <= size <= most:
+        raise InvalidArgument(f"page_size {size} is not in 0-{most}", field="page_size")
+    if token and not (token.isdigit() and len(token) <= 9):
+        raise InvalidArgument("page_token is not one this service gave", field="page_token")
+    return int(token or 0), size or default
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, DomainError):
+        return exc.message
+    return f"{type(exc).__name__}: {exc}"[:300]

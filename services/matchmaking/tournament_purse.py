@@ -8,7 +8,9 @@ twice; no player balance goes below zero (the ledger refuses the transaction as 
   the player to escrow (kind ``entry_fee``), reference ``tournament/<id>/entry/<player>/<n>``
   kept on the entrant. Bots have no wallets and pay nothing.
 * Refund (LeaveTournament before the start, CancelTournament): the entry back in full (kind
-  ``refund``), reference ``<entry reference>/refund``.
+  ``refund``), reference ``<entry reference>/refund``; a cancelled or failed tournament's
+  entries go back :data:`REFUND_BATCH` at a time (:func:`refund_batch`), its header counting
+  how many are done, so a large roll never holds one call for long.
 * Start: the match cards in escrow go to the house (kind ``entry_fee``); the silver stays as
   the prize pool.
 * House prizes (AddTournamentPrize, operator only): house → escrow (kind ``prize``).
@@ -30,9 +32,12 @@ from shared.store.base import Store
 
 from . import ledger
 from .tournament_consent import prize_split
-from .tournaments import Entrant, HousePrize, Prize, Standing, Tournament
+from .tournament_records import Entrant, HousePrize, Prize
+from .tournament_standings import Standing
+from .tournaments import Tournament
 
 SILVER, MATCH_CARD = ledger.SILVER, ledger.MATCH_CARD
+REFUND_BATCH = 200  # entries refunded per call (a 10,000-entrant roll takes 50 ticks)
 
 
 def escrow_account(tournament_id: str) -> str:
@@ -85,26 +90,43 @@ def refund_entry(store: Store, t: Tournament, entrant: Entrant, now: float) -> b
     return ledger.transact(store, f"{entrant.entry_ref}/refund", legs, now, _tag(t))
 
 
-def refund_failed(store: Store, t: Tournament, now: float) -> int:
-    """A tournament the gateway refused to seat (``failure``) plays no prize: every entry back
-    in full — the silver from escrow, the match cards from the house, which the start took
-    (once each, the refund's reference) — and the house prizes back to the house. How many
-    entries were refunded by this call."""
+def refund_failed(store: Store, t: Tournament, entrant: Entrant, now: float) -> bool:
+    """One entry of a tournament that ended after its start (``failure``: the gateway refused
+    a table, or an operator ended it) back in full — the silver from escrow, the match cards
+    from the house, which the start took (once: the refund's reference)."""
+    if not entrant.entry_ref:
+        return False
     escrow = escrow_account(t.tournament_id)
-    spend_at_start(store, t, now)  # done at the start already (once): the cards are the house's
-    refunded = 0
-    for entrant in paid_entrants(t):
-        legs = []
-        for asset, amount in _entry_assets(t):
-            source = ledger.HOUSE if asset == MATCH_CARD else escrow
-            note = f"refund of {entrant.player_id}: {t.failure}"[:200]
-            legs += [
-                ledger.Leg(source, asset, -amount, ledger.REFUND, note),
-                ledger.Leg(entrant.player_id, asset, amount, ledger.REFUND, t.tournament_id),
-            ]
-        refunded += ledger.transact(store, f"{entrant.entry_ref}/refund", legs, now, _tag(t))
-    return_house_prizes(store, t, now)
-    return refunded
+    legs = []
+    for asset, amount in _entry_assets(t):
+        source = ledger.HOUSE if asset == MATCH_CARD else escrow
+        note = f"refund of {entrant.player_id}: {t.failure}"[:200]
+        legs += [
+            ledger.Leg(source, asset, -amount, ledger.REFUND, note),
+            ledger.Leg(entrant.player_id, asset, amount, ledger.REFUND, t.tournament_id),
+        ]
+    return ledger.transact(store, f"{entrant.entry_ref}/refund", legs, now, _tag(t))
+
+
+def refund_batch(store: Store, t: Tournament, now: float) -> int:
+    """Refund the next :data:`REFUND_BATCH` paid entries of a cancelled or failed tournament
+    (from ``t.purse_done`` on); returns how many are done in all. A failed one's match cards
+    went to the house at the start, so they come back from there."""
+    paid = paid_entrants(t)
+    end = min(t.purse_done + REFUND_BATCH, len(paid))
+    if t.failure:
+        spend_at_start(store, t, now)  # done at the start already (once): the cards are the house's
+    for entrant in paid[t.purse_done : end]:
+        if t.failure:
+            refund_failed(store, t, entrant, now)
+        else:
+            refund_entry(store, t, entrant, now)
+    return end
+
+
+def settled(t: Tournament) -> bool:
+    """Whether a finished tournament's refunds are all done (prizes are one transaction)."""
+    return not (t.failure or t.cancelled) or t.purse_done >= len(paid_entrants(t))
 
 
 def paid_entrants(t: Tournament) -> list[Entrant]:

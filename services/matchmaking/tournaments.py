@@ -1,20 +1,25 @@
-"""Tournaments (比赛): many tables at once, several rounds, Swiss seating by chips.
+"""Tournaments (比赛): many tables at once, several rounds, Swiss seating by chips, an optional
+cut to the top N for final rounds, and a round time limit.
 
-Life of a tournament: created (ruleset, stake, rounds, hands per round, the entry in silver
-and 比赛卡, the prize shares) → players enter themselves (JoinTournament) or accept the
-creator's invite (AcceptInvite; nobody is entered by another's act) and the creator adds bots
-→ started (entrants a multiple of four) → each round every table is created on a
-gateway in parallel with tag ``tournament/<id>/round/<n>/table/<i>`` → the gateway reports every
-settled hand to the ledger and says when a table finished → when every table of the round is
-finished *and* all its reported hands are in the ledger, the standings are taken from the ledger
-and the next round is seated (:mod:`.seating`) → after the last round, the final ranking.
+Life of a tournament: created (ruleset, stake, Swiss rounds, hands per round, the entry in
+silver and 比赛卡, the prize shares, the cut and the round time limit) → players enter
+themselves (JoinTournament) or accept the creator's invite (AcceptInvite; nobody is entered by
+another's act) and the creator adds bots → started (entrants a multiple of four): the roll is
+closed → each round is seated, its tables created on the gateways in bounded batches, and the
+gateway reports every settled hand to the ledger and says when a table finished → when every
+table of the round has settled (finished with all its hands in the ledger) the standings are
+taken and the next round seated (:mod:`.tournament_rounds`) → after the last round, the final
+ranking and the prizes (:mod:`.tournament_purse`).
 
 Chips are never kept here: standings are always the ledger's sums over the tournament's hands.
-Entries and prizes are the ledger's too (:mod:`.tournament_purse`): this record keeps only
-who is entered and the reference of each entry's escrow transaction.
+This module holds the tournament's own state changes on its header and roll
+(:mod:`.tournament_records`); rounds and tables are :mod:`.tournament_rounds`'.
 
-The record is versioned (``version``): version 1 (before entries, invites and prizes) reads
-with every new field at its default.
+A tournament whose next step fails again and again is retried with backoff
+(:func:`step_failed`: 1 s, 2 s, 4 s … at most :data:`MAX_BACKOFF_S`) and is STALLED, with the
+reason, from the :data:`STALL_AFTER`-th failure in a row until a try succeeds
+(:func:`step_succeeded`); an operator may retry it at once (:func:`retry_now`) or end it
+(:func:`abort`: every entry refunded).
 """
 
 from __future__ import annotations
@@ -22,12 +27,12 @@ from __future__ import annotations
 import hashlib
 import random
 import uuid
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
 
 from shared.errors import (
     AlreadyExists,
-    DomainError,
     FailedPrecondition,
     InvalidArgument,
     NotFound,
@@ -36,146 +41,94 @@ from shared.errors import (
 from shared.store.base import Store
 from shared.table import MAX_HANDS, MAX_STAKE
 
-from . import players, records
-from .allocator import SeatRequest, TableAllocator, TableRefused, TableRequest
+from . import players
 from .queues import Assignment
-from .seating import TABLE_SIZE, meetings, seat_round
-from .tags import tournament_tag
+from .seating import TABLE_SIZE
+from .tournament_records import (
+    HEADERS,
+    Entrant,
+    Header,
+    HousePrize,
+    Prize,
+    Roll,
+    get_header,
+    get_roll,
+    update_header,
+    update_roll,
+)
+from .tournament_records import done_running as done_running
+from .tournament_records import list_ids as list_ids
+from .tournament_records import mark_running as mark_running
+from .tournament_records import running_ids as running_ids
 
-TOURNAMENTS = "mm_tournaments"
-RUNNING_INDEX = "mm_tournaments_running"  # ids of running tournaments (what ticks look at)
-REGISTERING, RUNNING, FINISHED = "registering", "running", "finished"
-MAX_ENTRANTS = 1024
-MAX_ROUNDS = 32
+__all__ = ["Entrant", "HousePrize", "Prize", "Tournament"]
+
+REGISTERING, RUNNING, STALLED, FINISHED = "registering", "running", "stalled", "finished"
+ACTIVE = (RUNNING, STALLED)  # seated and playing (a STALLED one still records its tables)
+SWISS, FINAL = "swiss", "final"
+MAX_ENTRANTS = 16_384
+MAX_ROUNDS = 32  # Swiss and final rounds together
+MAX_ROUND_SECONDS = 86_400
 MAX_NAME = 64  # characters of a tournament's name
 MAX_INVITES = 100  # ids in one InviteToTournament
 MAX_PRIZE_RANKS = 64
 DEFAULT_PRIZE_PERCENT = (50, 30, 20)  # RULES-items §3
 MAX_ENTRY_SILVER = 10**12
 MAX_ENTRY_MATCH_CARDS = 1000
-VERSION = 2
-
-
-@dataclass(frozen=True, slots=True)
-class Entrant:
-    """An entrant; ``entry_ref`` names the ledger transaction that moved its entry into escrow
-    ("" for a bot or a free tournament)."""
-
-    player_id: str
-    display_name: str
-    bot: bool = False
-    entry_ref: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class Table:
-    round: int
-    index: int
-    seats: tuple[str, ...]  # player ids by seat
-    table_id: str = ""
-    gateway_address: str = ""
-    seat_tokens: tuple[str, ...] = ()
-    finished: bool = False
-    hands_played: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class Standing:
-    rank: int
-    player_id: str
-    display_name: str
-    bot: bool
-    chips: int
-
-
-@dataclass(frozen=True, slots=True)
-class HousePrize:
-    """An operator-funded prize for ``rank``, moved into escrow by the transaction ``ref``."""
-
-    rank: int
-    asset: str
-    amount: int
-    ref: str
-
-
-@dataclass(frozen=True, slots=True)
-class Prize:
-    """What the player at ``rank`` received at the end: (asset, amount) pairs."""
-
-    rank: int
-    player_id: str
-    assets: tuple[tuple[str, int], ...]
+STALL_AFTER = 5  # failures in a row that make a tournament STALLED (about 15 s of backoff)
+MAX_BACKOFF_S = 60
 
 
 @dataclass(frozen=True, slots=True)
 class Tournament:
-    tournament_id: str
-    name: str
-    creator: str
-    ruleset: str
-    stake: int
-    rounds: int
-    hands_per_round: int
-    created_at: float
-    state: str = REGISTERING
-    entrants: tuple[Entrant, ...] = ()
-    current_round: int = 0
-    tables: tuple[Table, ...] = ()
-    standings: tuple[tuple[Standing, ...], ...] = ()  # after each finished round
-    final_ranking: tuple[Standing, ...] = ()
-    ruleset_options: dict[str, str] = field(default_factory=dict)
-    entry_silver: int = 0  # entry fee in silver: the prize pool
-    entry_match_cards: int = 0  # entry in 比赛卡, to the house at the start
-    prize_percent: tuple[int, ...] = DEFAULT_PRIZE_PERCENT  # shares of the pool by final rank
-    invited: tuple[str, ...] = ()  # player ids invited by the creator, not yet accepted
-    house_prizes: tuple[HousePrize, ...] = ()  # operator-funded, in escrow
-    prizes: tuple[Prize, ...] = ()  # once FINISHED: what each rank received
-    cancelled: bool = False  # cancelled by the creator before the first round (FINISHED)
-    failure: str = ""  # why it FINISHED early: the gateway refused a table (never retried)
-    version: int = VERSION
+    """A tournament as read: its :class:`~.tournament_records.Header` (whose fields read as
+    this object's: ``t.state``, ``t.current_round`` …) and its roll of entrants."""
+
+    header: Header
+    roll: Roll
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.header, name)
+
+    @property
+    def entrants(self) -> tuple[Entrant, ...]:
+        return self.roll.entrants
+
+    @property
+    def invited(self) -> tuple[str, ...]:
+        return self.roll.invited
+
+    @property
+    def total_rounds(self) -> int:
+        return self.header.rounds + self.header.final_rounds
 
     def entrant(self, player_id: str) -> Entrant | None:
-        return next((e for e in self.entrants if e.player_id == player_id), None)
+        return next((e for e in self.roll.entrants if e.player_id == player_id), None)
 
-    def round_tables(self, round_no: int | None = None) -> list[Table]:
-        r = self.current_round if round_no is None else round_no
-        return [t for t in self.tables if t.round == r]
+    def round_kind(self, round_no: int) -> str:
+        return SWISS if round_no <= self.header.rounds else FINAL
 
-    def assignment_for(self, player_id: str) -> tuple[Table, Assignment | None] | None:
-        """The player's table in the current round (and its seat, once the table exists)."""
-        for t in self.round_tables():
-            if player_id in t.seats:
-                seat = t.seats.index(player_id)
-                if not t.table_id:
-                    return t, None
-                return t, Assignment(t.gateway_address, t.table_id, seat, t.seat_tokens[seat])
-        return None
-
-    def to_json(self) -> bytes:
-        return records.dump(asdict(self))
-
-    @staticmethod
-    def from_json(raw: bytes) -> Tournament:
-        d = records.load(raw)
-        d["version"] = VERSION  # version 1 lacks the fields below: their defaults
-        d["entrants"] = tuple(Entrant(**e) for e in d["entrants"])
-        d["prize_percent"] = tuple(d.get("prize_percent", DEFAULT_PRIZE_PERCENT))
-        d["invited"] = tuple(d.get("invited", ()))
-        d["house_prizes"] = tuple(HousePrize(**h) for h in d.get("house_prizes", ()))
-        d["prizes"] = tuple(
-            Prize(p["rank"], p["player_id"], tuple((a, n) for a, n in p["assets"]))
-            for p in d.get("prizes", ())
-        )
-        d["tables"] = tuple(
-            Table(**{**t, "seats": tuple(t["seats"]), "seat_tokens": tuple(t["seat_tokens"])})
-            for t in d["tables"]
-        )
-        d["standings"] = tuple(tuple(Standing(**s) for s in r) for r in d["standings"])
-        d["final_ranking"] = tuple(Standing(**s) for s in d["final_ranking"])
-        return Tournament(**d)
+    def deadline_ms(self, seated_ms: int) -> int:
+        return seated_ms + self.header.round_seconds * 1000 if self.header.round_seconds else 0
 
 
-def validate_settings(rounds: int, hands_per_round: int, stake: int) -> None:
+@dataclass(frozen=True, slots=True)
+class Seat:
+    """Where a player sits this round: table ``index``, and the gateway's seat once created."""
+
+    round: int
+    index: int
+    assignment: Assignment | None
+
+
+def validate_settings(
+    rounds: int,
+    hands_per_round: int,
+    stake: int,
+    cut_to: int = 0,
+    final_rounds: int = 0,
+    round_seconds: int = 0,
+) -> None:
     if not 1 <= rounds <= MAX_ROUNDS:
         raise InvalidArgument(f"rounds {rounds} out of range 1-{MAX_ROUNDS}", field="rounds")
     if not 1 <= hands_per_round <= MAX_HANDS:
@@ -186,258 +139,275 @@ def validate_settings(rounds: int, hands_per_round: int, stake: int) -> None:
         )
     if not 0 < stake <= MAX_STAKE:
         raise InvalidArgument(f"stake {stake} out of range 1-{MAX_STAKE}", field="stake")
-
-
-def create(store: Store, tournament: Tournament) -> Tournament:
-    validate_settings(tournament.rounds, tournament.hands_per_round, tournament.stake)
-    players.validate_display_name(tournament.name, "name", MAX_NAME)
-    store.create(TOURNAMENTS, tournament.tournament_id, tournament.to_json())
-    return tournament
-
-
-def get(store: Store, tournament_id: str) -> Tournament:
-    rec = store.get(TOURNAMENTS, tournament_id)
-    if rec is None:
-        raise NotFound(f"no tournament {tournament_id!r}", tournament_id=tournament_id)
-    return Tournament.from_json(rec.value)
-
-
-def list_ids(store: Store) -> list[str]:
-    return [k for k, _ in store.scan(TOURNAMENTS)]
-
-
-def running_ids(store: Store) -> list[str]:
-    """Tournaments that may have work pending (tables to create, rounds to advance)."""
-    return [k for k, _ in store.scan(RUNNING_INDEX)]
-
-
-def _mutate(store: Store, tournament_id: str, fn: Callable[[Tournament], Tournament]):
-    get(store, tournament_id)
-
-    def tx(raw: bytes | None):
-        t = fn(Tournament.from_json(raw))
-        return t.to_json(), t
-
-    return store.update(TOURNAMENTS, tournament_id, tx)
-
-
-def _require_registering(t: Tournament) -> None:
-    if t.state != REGISTERING:
-        raise FailedPrecondition(
-            f"tournament {t.tournament_id} already started (it is {t.state})",
-            reason="TOURNAMENT_STARTED",
+    if cut_to < 0 or cut_to % TABLE_SIZE or cut_to > MAX_ENTRANTS:
+        raise InvalidArgument(
+            f"cut_to {cut_to} must be 0 (no cut) or a multiple of {TABLE_SIZE} up to "
+            f"{MAX_ENTRANTS}",
+            field="cut_to",
+        )
+    if (cut_to == 0) != (final_rounds == 0) or final_rounds < 0:
+        raise InvalidArgument(
+            f"final_rounds {final_rounds} must be at least 1 with a cut and 0 without one "
+            f"(cut_to {cut_to})",
+            field="final_rounds",
+        )
+    if rounds + final_rounds > MAX_ROUNDS:
+        raise InvalidArgument(
+            f"{rounds} Swiss and {final_rounds} final rounds: at most {MAX_ROUNDS} in all",
+            field="final_rounds",
+        )
+    if not 0 <= round_seconds <= MAX_ROUND_SECONDS:
+        raise InvalidArgument(
+            f"round_seconds {round_seconds} out of range 0-{MAX_ROUND_SECONDS}",
+            field="round_seconds",
         )
 
 
-def register(store: Store, tournament_id: str, entrants: list[Entrant]) -> Tournament:
-    """Add entrants (players or bots); nothing is added if any one cannot be."""
+def create(store: Store, header: Header) -> Tournament:
+    validate_settings(
+        header.rounds,
+        header.hands_per_round,
+        header.stake,
+        header.cut_to,
+        header.final_rounds,
+        header.round_seconds,
+    )
+    players.validate_display_name(header.name, "name", MAX_NAME)
+    store.create(HEADERS, header.tournament_id, header.to_json())
+    return Tournament(header, Roll())
 
-    def fn(t: Tournament) -> Tournament:
-        _require_registering(t)
-        return _added(t, entrants)
 
-    return _mutate(store, tournament_id, fn)
+def get(store: Store, tournament_id: str) -> Tournament:
+    return Tournament(get_header(store, tournament_id), get_roll(store, tournament_id))
 
 
-def _added(t: Tournament, entrants: Sequence[Entrant]) -> Tournament:
-    seen = {e.player_id for e in t.entrants}
+def _mutate(store: Store, tournament_id: str, fn: Callable[[Header], Header]) -> Tournament:
+    return Tournament(update_header(store, tournament_id, fn), get_roll(store, tournament_id))
+
+
+def _started(t: Header) -> FailedPrecondition:
+    return FailedPrecondition(
+        f"tournament {t.tournament_id} already started (it is {t.state})",
+        reason="TOURNAMENT_STARTED",
+    )
+
+
+def require_registering(t: Header) -> None:
+    if t.state != REGISTERING:
+        raise _started(t)
+
+
+def _closed(tournament_id: str) -> FailedPrecondition:
+    return FailedPrecondition(
+        f"tournament {tournament_id} already started or ended: its entries are closed",
+        reason="TOURNAMENT_STARTED",
+    )
+
+
+def update_roll_open(store: Store, tournament_id: str, fn: Callable[[Roll], Roll]) -> Tournament:
+    """Change the roll while registration is open (the start closes it in the same record, so
+    no entrant is added after the seating was drawn); the header's count follows."""
+    header = get_header(store, tournament_id)
+    require_registering(header)
+
+    def guarded(roll: Roll) -> Roll:
+        if roll.closed:
+            raise _closed(tournament_id)
+        return fn(roll)
+
+    roll = update_roll(store, tournament_id, guarded)
+    count = len(roll.entrants)
+    header = update_header(store, tournament_id, lambda h: replace(h, entrant_count=count))
+    return Tournament(header, roll)
+
+
+def added(roll: Roll, tournament_id: str, entrants: Sequence[Entrant]) -> Roll:
+    seen = {e.player_id for e in roll.entrants}
     for e in entrants:
         if e.player_id in seen:
             raise AlreadyExists(
-                f"{e.player_id} is already registered in {t.tournament_id}",
+                f"{e.player_id} is already registered in {tournament_id}",
                 player_id=e.player_id,
             )
         seen.add(e.player_id)
     if len(seen) > MAX_ENTRANTS:
-        raise FailedPrecondition(f"tournament {t.tournament_id} is full ({MAX_ENTRANTS})")
-    return replace(t, entrants=(*t.entrants, *entrants))
+        raise FailedPrecondition(f"tournament {tournament_id} is full ({MAX_ENTRANTS})")
+    return replace(roll, entrants=(*roll.entrants, *entrants))
+
+
+def register(store: Store, tournament_id: str, entrants: list[Entrant]) -> Tournament:
+    """Add entrants (players or bots); nothing is added if any one cannot be."""
+    return update_roll_open(store, tournament_id, lambda r: added(r, tournament_id, entrants))
 
 
 def withdraw(store: Store, tournament_id: str, player_id: str) -> Tournament:
-    def fn(t: Tournament) -> Tournament:
-        _require_registering(t)
-        if t.entrant(player_id) is None:
+    def fn(roll: Roll) -> Roll:
+        if not any(e.player_id == player_id for e in roll.entrants):
             raise NotFound(f"{player_id} is not registered in {tournament_id}")
-        return replace(t, entrants=tuple(e for e in t.entrants if e.player_id != player_id))
+        return replace(roll, entrants=tuple(e for e in roll.entrants if e.player_id != player_id))
 
-    return _mutate(store, tournament_id, fn)
+    return update_roll_open(store, tournament_id, fn)
 
 
-def _draw_order(t: Tournament) -> list[str]:
+def draw_order(tournament_id: str, entrants: Sequence[Entrant]) -> list[str]:
     """Round one: a draw seeded by the tournament id (reproducible, not registration order)."""
-    ids = [e.player_id for e in t.entrants]
-    seed = int.from_bytes(hashlib.sha256(t.tournament_id.encode()).digest()[:8], "big")
+    ids = [e.player_id for e in entrants]
+    seed = int.from_bytes(hashlib.sha256(tournament_id.encode()).digest()[:8], "big")
     random.Random(seed).shuffle(ids)
     return ids
 
 
-def _seat(t: Tournament, round_no: int, order: list[str]) -> Tournament:
-    met = set()
-    for r in range(1, round_no):
-        met |= meetings(tb.seats for tb in t.round_tables(r))
-    tables = tuple(Table(round_no, i, seats) for i, seats in enumerate(seat_round(order, met)))
-    return replace(t, current_round=round_no, tables=(*t.tables, *tables))
-
-
 def start(store: Store, tournament_id: str, player_id: str) -> Tournament:
-    """The creator starts the tournament: round one is seated (tables are created by
-    :func:`allocate_tables`)."""
-
-    def fn(t: Tournament) -> Tournament:
-        if t.creator != player_id:
-            raise PermissionDenied(f"only the creator {t.creator} may start {tournament_id}")
-        _require_registering(t)
-        n = len(t.entrants)
-        if n < TABLE_SIZE or n % TABLE_SIZE:
-            short = TABLE_SIZE - n % TABLE_SIZE if n >= TABLE_SIZE else TABLE_SIZE - n
-            raise FailedPrecondition(
-                f"{n} entrants do not fill tables of {TABLE_SIZE}; register {short} more "
-                "players or bots",
-                reason="ENTRANTS_NOT_MULTIPLE_OF_4",
-            )
-        return _seat(replace(t, state=RUNNING), 1, _draw_order(t))
-
-    store.put(RUNNING_INDEX, tournament_id, b"")  # before the state, so a crash loses no work
-    try:
-        return _mutate(store, tournament_id, fn)
-    except BaseException:
-        if get(store, tournament_id).state != RUNNING:
-            store.delete(RUNNING_INDEX, tournament_id)
-        raise
-
-
-def fail(store: Store, tournament_id: str, failure: str) -> Tournament:
-    """A running tournament whose table the gateway refused (its settings): FINISHED with
-    ``failure`` for its players to see and the standings so far as its ranking; no tick asks
-    for its tables again. It stays in the running index until its entries are refunded
-    (:func:`done_running`, after :func:`.tournament_purse.refund_failed`), so a crash in between
-    is finished by the next tick."""
-
-    def fn(t: Tournament) -> Tournament:
-        if t.state != RUNNING:
-            return t
-        ranking = t.standings[-1] if t.standings else ()
-        return replace(t, state=FINISHED, failure=failure, final_ranking=ranking)
-
-    return _mutate(store, tournament_id, fn)
-
-
-def allocate_tables(store: Store, allocator: TableAllocator, tournament_id: str) -> int:
-    """Create the current round's tables that have none yet; returns how many were created
-    (not those another replica created meanwhile). A table the gateway cannot create now (or
-    that another replica is creating) stays pending and is retried on the next call; one it
-    refuses fails the tournament (:func:`fail`)."""
-    t = get(store, tournament_id)
-    if t.state != RUNNING:
-        return 0
-    names = {e.player_id: e for e in t.entrants}
-    created = 0
-    for tb in t.round_tables():
-        if tb.table_id:
-            continue
-        request = TableRequest(
-            request_id=f"tournament-{t.tournament_id}-r{tb.round}-t{tb.index}",
-            ruleset=t.ruleset,
-            ruleset_options=dict(t.ruleset_options),
-            stake=t.stake,
-            seats=tuple(SeatRequest(p, names[p].display_name, names[p].bot) for p in tb.seats),
-            max_hands=t.hands_per_round,
-            tag=tournament_tag(t.tournament_id, tb.round, tb.index),
+    """The creator starts the tournament: the roll is closed and the tournament RUNNING at
+    round 0; round one is seated by :func:`.tournament_rounds.seat_next` (at once by the
+    caller, or by the next tick after a crash)."""
+    header = get_header(store, tournament_id)
+    if header.creator != player_id:
+        raise PermissionDenied(f"only the creator {header.creator} may start {tournament_id}")
+    require_registering(header)
+    roll = get_roll(store, tournament_id)
+    n = len(roll.entrants)
+    if n < TABLE_SIZE or n % TABLE_SIZE:
+        short = TABLE_SIZE - n % TABLE_SIZE if n >= TABLE_SIZE else TABLE_SIZE - n
+        raise FailedPrecondition(
+            f"{n} entrants do not fill tables of {TABLE_SIZE}; register {short} more "
+            "players or bots",
+            reason="ENTRANTS_NOT_MULTIPLE_OF_4",
         )
-        try:
-            alloc = allocator.create_table(request)
-        except TableRefused as refused:  # never asked again: the tournament ends, with why
-            fail(store, tournament_id, refused.message)
-            return created
-        except DomainError:
-            continue
+    if header.cut_to and header.cut_to >= n:
+        raise FailedPrecondition(
+            f"the cut to {header.cut_to} needs more entrants than that ({n} are registered)",
+            reason="CUT_TOO_LARGE",
+        )
 
-        def fn(cur: Tournament, tb=tb, alloc=alloc) -> Tournament:
-            tables = tuple(
-                replace(
-                    x,
-                    table_id=alloc.table_id,
-                    gateway_address=alloc.gateway_address,
-                    seat_tokens=tuple(alloc.seat_tokens),
-                )
-                if (x.round, x.index) == (tb.round, tb.index) and not x.table_id
-                else x
-                for x in cur.tables
+    def close(r: Roll) -> Roll:
+        if r.closed:  # a start that stopped half-way (a crash): it goes on from here
+            return r
+        if len(r.entrants) != n:
+            raise FailedPrecondition(
+                f"the entrants of {tournament_id} changed while starting; start again",
+                reason="ENTRANTS_CHANGED",
             )
-            return replace(cur, tables=tables)
+        return replace(r, closed=True, invited=())
 
-        _mutate(store, tournament_id, fn)
-        created += not alloc.reused  # another replica's table: counted there
-    return created
+    mark_running(store, tournament_id)  # before the state, so a crash loses no work
+    roll = update_roll(store, tournament_id, close)
+
+    def run(h: Header) -> Header:
+        return replace(h, state=RUNNING, entrant_count=len(roll.entrants))
+
+    return Tournament(update_header(store, tournament_id, run), roll)
 
 
-def table_finished(
-    store: Store, tournament_id: str, round_no: int, index: int, table_id: str, hands: int
-) -> Tournament:
-    """The gateway says a table of the tournament finished after ``hands`` hands."""
+def cancel(store: Store, tournament_id: str, player_id: str) -> Tournament:
+    """The creator cancels before the first round: FINISHED, ``cancelled``, nobody ranked (the
+    entries are refunded by the caller, from the roll returned)."""
+    header = get_header(store, tournament_id)
+    if header.creator != player_id:
+        raise PermissionDenied(f"only the creator {header.creator} may cancel {tournament_id}")
+    require_registering(header)
+    roll = update_roll(store, tournament_id, lambda r: replace(r, closed=True, invited=()))
 
-    def fn(t: Tournament) -> Tournament:
-        found = False
-        tables = []
-        for x in t.tables:
-            if (x.round, x.index) == (round_no, index):
-                if x.table_id and x.table_id != table_id:
-                    raise FailedPrecondition(
-                        f"table {table_id} is not round {round_no} table {index} of "
-                        f"{tournament_id} ({x.table_id} is)"
-                    )
-                found = True
-                x = replace(x, finished=True, hands_played=max(hands, x.hands_played))
-            tables.append(x)
-        if not found:
-            raise NotFound(f"tournament {tournament_id} has no round {round_no} table {index}")
-        return replace(t, tables=tuple(tables))
+    def fn(h: Header) -> Header:
+        require_registering(h)
+        return replace(h, state=FINISHED, cancelled=True)
+
+    mark_running(store, tournament_id)  # the refunds are the ticker's until done
+    return Tournament(update_header(store, tournament_id, fn), roll)
+
+
+def fail(store: Store, tournament_id: str, failure: str, *, cancelled: bool = False) -> Tournament:
+    """End a tournament early with ``failure`` for its players to see (a table the gateway
+    refused, or an operator's AbortTournament: ``cancelled``): FINISHED with no prizes, every
+    entry refunded by the ticker in batches (it stays in the running index until then)."""
+    roll = update_roll(store, tournament_id, lambda r: replace(r, closed=True, invited=()))
+
+    def fn(h: Header) -> Header:
+        if h.state == FINISHED:
+            return h
+        return replace(h, state=FINISHED, failure=failure[:500], cancelled=cancelled)
+
+    mark_running(store, tournament_id)
+    return Tournament(update_header(store, tournament_id, fn), roll)
+
+
+# --- a step's failures: backoff and STALLED -----------------------------------------------
+def backoff_s(failures: int) -> int:
+    """Seconds before the next try after ``failures`` failures in a row: 1, 2, 4 … 60."""
+    return min(2 ** max(failures - 1, 0), MAX_BACKOFF_S)
+
+
+def step_failed(store: Store, tournament_id: str, reason: str, now_ms: int) -> Header:
+    """Count a failure of the tournament's next step: retried after the backoff, STALLED from
+    the :data:`STALL_AFTER`-th in a row (a finished one's refunds or prizes: counted, it stays
+    FINISHED)."""
+
+    def fn(h: Header) -> Header:
+        if h.state not in (*ACTIVE, FINISHED):
+            return h
+        failures = h.failures + 1
+        stalls = failures >= STALL_AFTER and h.state in ACTIVE
+        state = STALLED if stalls else h.state
+        return replace(
+            h,
+            failures=failures,
+            retry_at_ms=now_ms + backoff_s(failures) * 1000,
+            stall_reason=reason[:500],
+            state=state,
+        )
+
+    return update_header(store, tournament_id, fn)
+
+
+def is_stalled(h: Header) -> bool:
+    """STALLED, or finished with its refunds or prizes failing as long (the alert's count)."""
+    return h.state == STALLED or h.failures >= STALL_AFTER
+
+
+def step_succeeded(store: Store, tournament_id: str) -> Header:
+    """A step went through: no backoff, and a STALLED tournament runs again."""
+
+    def fn(h: Header) -> Header:
+        if not h.failures and h.state != STALLED:
+            return h
+        state = RUNNING if h.state == STALLED else h.state
+        return replace(h, failures=0, retry_at_ms=0, stall_reason="", state=state)
+
+    return update_header(store, tournament_id, fn)
+
+
+def retry_now(store: Store, tournament_id: str) -> Tournament:
+    """An operator's retry: the next tick tries the step at once (it stays STALLED until a
+    try succeeds)."""
+    mark_running(store, tournament_id)
+    return _mutate(store, tournament_id, lambda h: replace(h, retry_at_ms=0))
+
+
+# --- the purse's records ----------------------------------------------------------------------
+def add_house_prize(store: Store, tournament_id: str, prize: HousePrize) -> Tournament:
+    """An operator's prize, already in escrow (repeats of its ``ref`` add nothing)."""
+
+    def fn(h: Header) -> Header:
+        if any(x.ref == prize.ref for x in h.house_prizes):
+            return h
+        if h.state == FINISHED:
+            raise FailedPrecondition(
+                f"tournament {tournament_id} is finished", reason="TOURNAMENT_FINISHED"
+            )
+        return replace(h, house_prizes=(*h.house_prizes, prize))
 
     return _mutate(store, tournament_id, fn)
 
 
-def rank(t: Tournament, chips: Mapping[str, int]) -> tuple[Standing, ...]:
-    """Standings: most chips first; ties keep registration order."""
-    order = sorted(enumerate(t.entrants), key=lambda ie: (-chips.get(ie[1].player_id, 0), ie[0]))
-    return tuple(
-        Standing(r + 1, e.player_id, e.display_name, e.bot, chips.get(e.player_id, 0))
-        for r, (_, e) in enumerate(order)
+def record_prizes(store: Store, tournament_id: str, prizes: Sequence[Prize]) -> Tournament:
+    """What each rank received (once: a record that has them keeps them)."""
+    return _mutate(
+        store, tournament_id, lambda h: h if h.prizes else replace(h, prizes=tuple(prizes))
     )
 
 
-def advance(
-    store: Store,
-    tournament_id: str,
-    chips: Callable[[], Mapping[str, int]],
-    hands_recorded: Callable[[str], int],
-) -> Tournament:
-    """When every table of the round is finished and its hands are all in the ledger, record
-    the standings and seat the next round (or rank the tournament after its last round)."""
-    t = get(store, tournament_id)
-    if t.state != RUNNING:
-        return t
-    tables = t.round_tables()
-    if not tables or not all(
-        x.finished and x.table_id and hands_recorded(x.table_id) >= x.hands_played for x in tables
-    ):
-        return t
-    totals = dict(chips())
-
-    def fn(cur: Tournament) -> Tournament:
-        if cur.state != RUNNING or cur.current_round != t.current_round:
-            return cur  # another replica advanced it
-        standing = rank(cur, totals)
-        cur = replace(cur, standings=(*cur.standings, standing))
-        if cur.current_round >= cur.rounds:
-            return replace(cur, state=FINISHED, final_ranking=standing)
-        return _seat(cur, cur.current_round + 1, [s.player_id for s in standing])
-
-    return _mutate(store, tournament_id, fn)
-
-
-def done_running(store: Store, tournament_id: str) -> None:
-    """A finished tournament whose purse is settled leaves the running index (ticks stop)."""
-    store.delete(RUNNING_INDEX, tournament_id)
+def record_purse_progress(store: Store, tournament_id: str, done: int) -> Tournament:
+    return _mutate(store, tournament_id, lambda h: replace(h, purse_done=max(done, h.purse_done)))
 
 
 def new_id() -> str:

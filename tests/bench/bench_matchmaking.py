@@ -13,17 +13,43 @@ account with 10 entries and one with 10,000 (the balance is one row: it should n
 replicas start first; the readers sign in over gRPC (a player reads their own silver with their
 session), and every account is funded before its hands are recorded (a loser pays only what
 they hold), none of it timed.
+
+The watchers part (issue 29: a tournament watched by 10,000 players at once): one matchmaking
+process (a memory store; its tables go to a fake gateway in a process of its own, which answers
+CreateTable at once) on the asyncio server model, then on the threaded one. 10,000 players sign
+in over gRPC (TLS; not timed); 1,000 of them join a tournament that bots fill to 2,000 entrants;
+every player opens WatchTournament (grpc.aio, many streams on each of 8 connections), in waves
+of a few hundred. Printed per model: the streams held (the threaded model, asked for 300,
+refuses those past its handler threads, ``RESOURCE_EXHAUSTED``), the replica's RSS per open
+stream and its CPU per second while they idle; one change (4 more bots) delivered to every
+watcher: the replica's CPU seconds and the time until each watcher had it (p50/p99/max); then
+the creator starts the tournament: round one is seated and its 500 tables created on the fake
+gateway (in the CPU figure too), the replica's CPU seconds until every watcher saw the round and
+every entrant watcher its assignment, and the time until each had (p50/p99/max; a watcher gets
+at most one message a second, so a seat that comes soon after the round's first message waits
+for that second). Beside the replica's CPU, this process's (the clients reading every stream):
+on 2 cores, a slow client delays delivery. ``MAHJONG_BENCH_QUICK=1``: 600 players, 100 entrant
+watchers, 400 entrants.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import itertools
+import multiprocessing
+import os
 import statistics
 import sys
 import tempfile
 import time
+import uuid
+from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
+import grpc
+from mahjong.gateway.v1 import gateway_pb2, gateway_pb2_grpc
 from mahjong.matchmaking.v1 import matchmaking_pb2 as mpb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as mpb_grpc
 
@@ -33,11 +59,12 @@ from services.matchmaking.clock import ManualClock
 from services.matchmaking.ledger import HandReport
 from services.matchmaking.service import Matchmaking, MatchmakingConfig
 from shared.request_ids import with_request_ids
-from shared.server import configure_logging, internal_metadata
+from shared.server import ServiceSpec, configure_logging, internal_metadata, stream_limit
 from shared.store import open_store
-from shared.supervisor import ServiceProcess, run_token
+from shared.supervisor import DEV_TLS_ROOT, ServiceProcess, run_token
+from shared.tls import player_credentials
 from tests.bench import concurrent_rate, postgres_url
-from tests.support.identity import issuer_config, sign_in
+from tests.support.identity import id_token, issuer_config, sign_in, unique_subject
 from tests.support.tls import as_player, to_process
 
 TICKETS = 10_000
@@ -219,6 +246,352 @@ def replicas_figures(url: str, log_dir: Path) -> dict[str, float]:
         store.close()
 
 
+# --- WatchTournament held by 10,000 players (issue 29) ----------------------------------------
+QUICK = os.environ.get("MAHJONG_BENCH_QUICK") == "1"
+WATCHERS = 600 if QUICK else 10_000  # signed-in players, one WatchTournament each
+ENTRANT_WATCHERS = 100 if QUICK else 1_000  # of them, entered in the tournament
+ENTRANTS = 400 if QUICK else 2_000  # the tournament's size (bots make up the rest)
+THREADS_WATCHERS = 300  # streams asked of the threaded model (it holds stream_limit(256))
+WATCH_CHANNELS = 8
+WAVE = 250  # streams opened at once (as players arrive)
+CALLS_AT_ONCE = 32  # sign-ins and joins in flight
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+QUIET_S = 1.2  # past a watcher's one message a second before each change
+
+
+class _Tables(gateway_pb2_grpc.GatewayServiceServicer):
+    """A gateway that creates every table at once (the bench measures matchmaking)."""
+
+    def CreateTable(self, request, context):
+        return gateway_pb2.CreateTableResponse(
+            table_id=f"tbl-{request.request_id}",
+            seat_tokens=[f"seat-{i}" for i in range(4)],
+            gateway_address="gw.bench:1",
+        )
+
+
+def _serve_tables(conn) -> None:
+    """A child process (``multiprocessing`` spawn): the fake gateway until told to stop, its
+    internal address sent first (apart from the clients' process, whose streams would slow its
+    answers)."""
+    configure_logging("warning")
+    with _fake_gateway() as (gateway, _channel):
+        conn.send(gateway.internal_address)
+        conn.recv()
+
+
+@contextlib.contextmanager
+def _fake_gateway_process():
+    """The fake gateway in a process of its own: yields its internal address."""
+    ctx = multiprocessing.get_context("spawn")
+    here, there = ctx.Pipe()
+    child = ctx.Process(target=_serve_tables, args=(there,), daemon=True)
+    child.start()
+    try:
+        if not here.poll(60):
+            raise TimeoutError("the fake gateway did not start")
+        yield here.recv()
+    finally:
+        with contextlib.suppress(OSError):
+            here.send("stop")
+        child.join(10)
+        if child.is_alive():
+            child.kill()
+
+
+def _fake_gateway():
+    from tests.support.grpc_server import serving
+
+    spec = ServiceSpec(
+        name="gateway",
+        default_port=0,
+        default_metrics_port=0,
+        add_to_server=lambda server, _cfg: gateway_pb2_grpc.add_GatewayServiceServicer_to_server(
+            _Tables(), server
+        ),
+        service_names=["mahjong.gateway.v1.GatewayService"],
+        default_internal_port=1,  # two ports, as the gateway (matchmaking calls the internal one)
+    )
+    return serving(spec, max_workers=32)
+
+
+def _proc_cpu(pid: int) -> float:
+    """utime + stime of a process (every thread), in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def _proc_rss(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+@dataclass
+class _Watch:
+    """One watcher's stream: when its messages came (time.perf_counter())."""
+
+    token: str
+    entrant: bool
+    call: object = None
+    first: float = 0.0
+    bots: float = 0.0  # the message with the 4 bots added
+    seated: float = 0.0  # the message of round one
+    assigned: float = 0.0  # the message with its seat
+    error: str = ""
+
+
+async def _watch(stub, tid: str, w: _Watch, entrants: int, opened: asyncio.Future) -> None:
+    w.call = call = stub.WatchTournament(
+        mpb.WatchTournamentRequest(tournament_id=tid, session_token=w.token), timeout=900
+    )
+    try:
+        async for msg in call:
+            now = time.perf_counter()
+            if not w.first:
+                w.first = now
+                opened.set_result(None)
+            t = msg.tournament
+            if not w.bots and t.entrant_count == entrants:
+                w.bots = now
+            if not w.seated and t.current_round >= 1:
+                w.seated = now
+            if not w.assigned and msg.HasField("assignment"):
+                w.assigned = now
+    except grpc.aio.AioRpcError as exc:
+        w.error = exc.code().name
+    except asyncio.CancelledError:
+        pass
+    finally:
+        if not opened.done():
+            opened.set_result(None)
+
+
+async def _until(predicate, seconds: float, what: str, ws: list[_Watch]) -> None:
+    deadline = time.perf_counter() + seconds
+    while not predicate():
+        if time.perf_counter() > deadline:
+            ended = Counter(w.error for w in ws if w.error)
+            raise TimeoutError(
+                f"no {what} within {seconds:.0f} s: of {len(ws)} watchers {ended or 'none'} "
+                f"ended; {sum(1 for w in ws if w.bots)} had the change, "
+                f"{sum(1 for w in ws if w.seated)} round one, "
+                f"{sum(1 for w in ws if w.assigned)} a seat"
+            )
+        await asyncio.sleep(0.05)
+
+
+def _spread(times: list[float]) -> str:
+    if not times:
+        return "(none)"
+    q = statistics.quantiles(times, n=100, method="inclusive") if len(times) > 1 else times * 99
+    return f"p50 {q[49]:6.2f} s  p99 {q[98]:6.2f} s  max {max(times):6.2f} s"
+
+
+async def _watched_round(proc: ServiceProcess, watchers: int, entrants: int) -> dict:
+    """The watchers part against one matchmaking process (see the module's docstring)."""
+    pid = proc.proc.pid  # type: ignore[union-attr]
+    creds = player_credentials(str(DEV_TLS_ROOT / "ca.crt"))
+    own = [("grpc.use_local_subchannel_pool", 1)]  # a connection each
+    channels = [
+        grpc.aio.secure_channel(proc.address, creds, options=own) for _ in range(WATCH_CHANNELS)
+    ]
+    stubs = [mpb_grpc.MatchmakingServiceStub(c) for c in channels]
+    stub = stubs[0]
+    out: dict = {}
+    try:
+        gate = asyncio.Semaphore(CALLS_AT_ONCE)
+
+        async def signed_in(i: int) -> str:
+            name = f"w{i}"
+            async with gate:
+                r = await stubs[i % WATCH_CHANNELS].SignIn(
+                    mpb.SignInRequest(
+                        id_token=id_token(name, unique_subject(name)),
+                        display_name=name,
+                        request_id=uuid.uuid4().hex,
+                    ),
+                    timeout=120,
+                )
+            return r.session.session_token
+
+        t0 = time.perf_counter()
+        creator = await signed_in(-1)
+        tokens = await asyncio.gather(*(signed_in(i) for i in range(watchers)))
+        out["sign_in_s"] = time.perf_counter() - t0
+        tid = (
+            await stub.CreateTournament(
+                mpb.CreateTournamentRequest(
+                    session_token=creator,
+                    name="Watched",
+                    stake=1,
+                    rounds=1,
+                    hands_per_round=1,
+                    request_id=uuid.uuid4().hex,
+                ),
+                timeout=60,
+            )
+        ).tournament.tournament_id
+
+        async def joined(token: str) -> None:
+            async with gate:
+                await stub.JoinTournament(
+                    mpb.JoinTournamentRequest(
+                        session_token=token, tournament_id=tid, request_id=uuid.uuid4().hex
+                    ),
+                    timeout=120,
+                )
+
+        t0 = time.perf_counter()
+        joining = min(ENTRANT_WATCHERS, watchers)
+        await asyncio.gather(*(joined(tok) for tok in tokens[:joining]))
+
+        async def bots(count: int) -> None:
+            await stub.AddTournamentBots(
+                mpb.AddTournamentBotsRequest(
+                    session_token=creator,
+                    tournament_id=tid,
+                    count=count,
+                    request_id=uuid.uuid4().hex,
+                ),
+                timeout=300,
+            )
+
+        await bots(entrants - joining - 4)  # the last 4: the change measured below
+        out["entered_s"] = time.perf_counter() - t0
+        out["joined"] = joining
+
+        # Every player watches: opened in waves, each wave's first messages awaited.
+        ws = [_Watch(tok, i < joining) for i, tok in enumerate(tokens)]
+        loop = asyncio.get_running_loop()
+        rss0 = _proc_rss(pid)
+        t0 = time.perf_counter()
+        tasks = []
+        for start in range(0, len(ws), WAVE):
+            firsts = []
+            for i in range(start, min(len(ws), start + WAVE)):
+                opened = loop.create_future()
+                firsts.append(opened)
+                tasks.append(
+                    asyncio.create_task(
+                        _watch(stubs[i % WATCH_CHANNELS], tid, ws[i], entrants, opened)
+                    )
+                )
+            await asyncio.gather(*firsts)
+        out["open_s"] = time.perf_counter() - t0
+        held = [w for w in ws if w.first and not w.error]
+        out["held"] = len(held)
+        out["refused"] = sorted({w.error for w in ws if w.error})
+        await asyncio.sleep(2.0)  # settled: what the replica holds for them
+        out["rss_per_stream"] = (_proc_rss(pid) - rss0) / max(1, len(held))
+        cpu0 = _proc_cpu(pid)
+        await asyncio.sleep(5.0)
+        out["idle_cpu_per_s"] = (_proc_cpu(pid) - cpu0) / 5.0
+
+        # One change (4 more bots: the tournament's message changes) to every watcher.
+        cpu0, t0, mine = _proc_cpu(pid), time.perf_counter(), time.process_time()
+        await bots(4)
+        await _until(lambda: all(w.bots for w in held), 120, "change to every watcher", held)
+        out["change_cpu_s"] = _proc_cpu(pid) - cpu0
+        out["change_client_cpu_s"] = time.process_time() - mine
+        out["change_times"] = [w.bots - t0 for w in held]
+
+        # The round: seated, its tables created, every entrant watcher told its seat.
+        await asyncio.sleep(QUIET_S)
+        seated = [w for w in held if w.entrant]
+        cpu0, t0, mine = _proc_cpu(pid), time.perf_counter(), time.process_time()
+        await stub.StartTournament(
+            mpb.StartTournamentRequest(
+                session_token=creator, tournament_id=tid, request_id=uuid.uuid4().hex
+            ),
+            timeout=120,
+        )
+        out["start_s"] = time.perf_counter() - t0
+        await _until(
+            lambda: all(w.seated for w in held) and all(w.assigned for w in seated),
+            180,
+            "round seen by every watcher and every entrant watcher's seat",
+            held,
+        )
+        out["round_cpu_s"] = _proc_cpu(pid) - cpu0
+        out["round_client_cpu_s"] = time.process_time() - mine
+        out["round_s"] = time.perf_counter() - t0
+        out["assigned_times"] = [w.assigned - t0 for w in seated]
+        out["seated_times"] = [w.seated - t0 for w in held]
+        out["entrant_watchers"] = len(seated)
+        out["ended"] = sum(1 for w in held if w.error)
+        for w in held:
+            w.call.cancel()  # type: ignore[attr-defined]
+        await asyncio.gather(*tasks, return_exceptions=True)
+    finally:
+        for c in channels:
+            await c.close()
+    return out
+
+
+def _watch_replica(gateway_address: str, log_dir: Path, model: str) -> ServiceProcess:
+    from tests.support.stacks import service_process
+
+    args = ["--gateway-addr", gateway_address, "--server-model", model]
+    args += ["--log-level", "warning", "--drain-seconds", "0", "--grace-seconds", "1"]
+    # every player calls from this one address: no per-address limits
+    args += ["--flood-player-rate", "0", "--flood-address-rate", "0", "--streams-per-address", "0"]
+    args += ["--max-streams-per-address", "0", "--max-connections-per-address", "0"]
+    return service_process("matchmaking", log_dir, extra=args, log_name=f"mm-{model}")
+
+
+def watchers_figures(log_dir: Path) -> dict[str, dict]:
+    """The watchers part on each server model (asyncio: all watchers; threads: as many as it
+    holds of :data:`THREADS_WATCHERS`)."""
+    results = {}
+    with _fake_gateway_process() as gateway_address:
+        for model, watchers in (("asyncio", WATCHERS), ("threads", THREADS_WATCHERS)):
+            proc = _watch_replica(gateway_address, log_dir, model).start()
+            try:
+                proc.wait_ready(60)
+                results[model] = asyncio.run(_watched_round(proc, watchers, ENTRANTS))
+                results[model]["asked"] = watchers
+            finally:
+                proc.stop()
+    return results
+
+
+def print_watchers(results: dict[str, dict]) -> None:
+    for model, r in results.items():
+        held, asked = r["held"], r["asked"]
+        refused = f", the rest refused {'/'.join(r['refused'])}" if r["refused"] else ""
+        print(f"  {model} model: {held:,} of {asked:,} WatchTournament streams held{refused}")
+        print(
+            f"    set-up: {asked:,} sign-ins {r['sign_in_s']:.1f} s, {r['joined']:,} joins "
+            f"+ bots to {ENTRANTS - 4:,} entrants {r['entered_s']:.1f} s, streams opened in "
+            f"{r['open_s']:.1f} s"
+        )
+        print(
+            f"    RSS per open stream {r['rss_per_stream'] / 1024:8.1f} KiB   "
+            f"CPU while they idle {r['idle_cpu_per_s']:.3f} s/s"
+        )
+        print(
+            f"    a change (4 bots) to {held:,} watchers: {r['change_cpu_s']:.2f} CPU s "
+            f"(the client's {r['change_client_cpu_s']:.2f}), delivered {_spread(r['change_times'])}"
+        )
+        print(
+            f"    round 1 seated ({ENTRANTS:,} entrants, {ENTRANTS // 4:,} tables): "
+            f"{r['round_cpu_s']:.2f} CPU s (the client's {r['round_client_cpu_s']:.2f}) until "
+            f"all {held:,} watchers had it and the {r['entrant_watchers']:,} entrant watchers "
+            f"their seats ({r['round_s']:.1f} s)"
+        )
+        print(f"    StartTournament answered in {r['start_s']:.2f} s (round one seated)")
+        print(f"    a watcher's first message of round one:  {_spread(r['seated_times'])}")
+        print(f"    an entrant watcher's assignment:         {_spread(r['assigned_times'])}")
+    a, t = results.get("asyncio"), results.get("threads")
+    if a and t:
+        print(
+            f"  streams one replica holds: asyncio {a['held']:,}, threads {t['held']:,} "
+            f"(stream_limit(256) = {stream_limit(256)})"
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m tests.bench.bench_matchmaking [TICKETS]``; the bench runner calls main()."""
     tickets = int(argv[0]) if argv else TICKETS
@@ -253,6 +626,12 @@ def main(argv: list[str] | None = None) -> int:
             few, many = r["balance, 10 entries (us)"], r[f"balance, {BIG:,} entries (us)"]
             print(f"  RecordHand 2 replicas / 1: {two / one:.2f}x")
             print(f"  balance read with {BIG:,} entries / with 10: {many / few:.2f}x")
+    print(
+        f"matchmaking: WatchTournament held by {WATCHERS:,} signed-in players on one replica "
+        f"(memory store, a fake gateway)"
+    )
+    with tempfile.TemporaryDirectory() as logs:
+        print_watchers(watchers_figures(Path(logs)))
     return 0
 
 

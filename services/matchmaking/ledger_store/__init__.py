@@ -195,8 +195,8 @@ class LedgerStore(abc.ABC):
     def hands_of_table(self, table_id: str) -> int: ...
 
     @abc.abstractmethod
-    def hand_rows(self, tag_group: str) -> list[HandRow]:
-        """The hands of a tag group, in hand id order."""
+    def hand_rows(self, tag_group: str, tag_prefix: str = "") -> list[HandRow]:
+        """The hands of a tag group whose tag starts with ``tag_prefix``, in hand id order."""
 
     @abc.abstractmethod
     def hands_between(self, start: float, end: float) -> list[HandRow]:

@@ -103,10 +103,14 @@ class MemoryLedger(LedgerStore):
         with self._lock:
             return sum(1 for h in self._hands.values() if h.table_id == table_id)
 
-    def hand_rows(self, tag_group: str) -> list[HandRow]:
+    def hand_rows(self, tag_group: str, tag_prefix: str = "") -> list[HandRow]:
         with self._lock:
             return sorted(
-                (h for h in self._hands.values() if h.tag_group == tag_group),
+                (
+                    h
+                    for h in self._hands.values()
+                    if h.tag_group == tag_group and h.tag.startswith(tag_prefix)
+                ),
                 key=lambda h: h.hand_id,
             )
 

@@ -130,8 +130,16 @@ class SqlLedger(LedgerStore):
         )
         return [HandRow(*row) for row in rows]
 
-    def hand_rows(self, tag_group: str) -> list[HandRow]:
-        return self._hands("tag_group = %s", "hand_id", tag_group)
+    def hand_rows(self, tag_group: str, tag_prefix: str = "") -> list[HandRow]:
+        if not tag_prefix:
+            return self._hands("tag_group = %s", "hand_id", tag_group)
+        return self._hands(
+            "tag_group = %s AND substr(tag, 1, %s) = %s",
+            "hand_id",
+            tag_group,
+            len(tag_prefix),
+            tag_prefix,
+        )
 
     def hands_between(self, start: float, end: float) -> list[HandRow]:
         return self._hands(

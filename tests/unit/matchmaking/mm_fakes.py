@@ -51,9 +51,8 @@ def settle_round(mm: Matchmaking, alloc: FakeAllocator, tournament_id: str, rng)
     (random zero-sum payments, sometimes an escape with a house share), then TableFinished."""
     from services.matchmaking.ledger import HandReport
 
-    t = mm.tournament(tournament_id)
     house = 0
-    for table in t.round_tables():
+    for table in mm.tournament_tables(tournament_id):
         request = alloc.by_table(table.table_id)
         for h in range(request.max_hands):
             escaped, share = None, 0
@@ -77,6 +76,7 @@ def settle_round(mm: Matchmaking, alloc: FakeAllocator, tournament_id: str, rng)
             )
             mm.record_hand(report)
         mm.table_finished(table.table_id, request.tag, request.max_hands)
+    mm.tick()  # the ticker moves the round on (the server wakes it on a table's settling)
     return house
 
 

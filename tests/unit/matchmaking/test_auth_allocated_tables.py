@@ -105,17 +105,18 @@ def test_table_finished_for_an_unknown_table_is_refused_and_advances_nothing():
     tag = f"tournament/{t.tournament_id}/round/1/table/0"
     with pytest.raises(NotFound):
         mm.table_finished("t-forged", tag, 0)
-    (table,) = mm.tournament(t.tournament_id).round_tables()
+    (table,) = mm.tournament_tables(t.tournament_id)
     assert not table.finished and mm.tournament(t.tournament_id).state == tournaments.RUNNING
 
 
 def test_room_and_tournament_tables_are_allocated_tables_too():
     mm, alloc, _ = make_service()
     t = one_table_tournament(mm)
-    (table,) = mm.tournament(t.tournament_id).round_tables()
+    (table,) = mm.tournament_tables(t.tournament_id)
     tag = alloc.by_table(table.table_id).tag
     mm.record_hand(HandReport("h1", table.table_id, tag, tuple(table.seats), (3, -1, -1, -1)))
     mm.table_finished(table.table_id, tag, 1)
+    mm.tick()
     assert mm.tournament(t.tournament_id).state == tournaments.FINISHED
 
 

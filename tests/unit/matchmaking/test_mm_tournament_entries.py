@@ -161,7 +161,7 @@ def test_the_start_spends_match_cards_and_prizes_are_paid_once_by_rank():
     t = play_out(mm, alloc, tid)
     assert t.state == tournaments.FINISHED
     chips = ledger.chips_by_player(mm.store, f"tournament/{tid}")
-    by_rank = {s.rank: s.player_id for s in t.final_ranking}
+    by_rank = {s.rank: s.player_id for s in mm.final_ranking(t.tournament_id)}
     # 400 by 50 / 30 / 20: 200, 120, 80; rank 4 nothing
     assert [(p.rank, p.player_id, p.assets) for p in t.prizes] == [
         (1, by_rank[1], ((SILVER, 200),)),
@@ -174,7 +174,7 @@ def test_the_start_spends_match_cards_and_prizes_are_paid_once_by_rank():
     assert escrow_of(mm, tid)[SILVER] == 0
     # a retried finish (another replica's tick, a repeated report) pays nothing again
     clock.advance(60)
-    mm._finish_purse(mm.tournament(tid))
+    mm._settle_purse(mm.tournament(tid))
     mm.tick()
     assert {p: ledger.balance(mm.store, p) for p, _ in people} == balances
     assert ledger.reconcile(mm.store) == []
@@ -227,7 +227,7 @@ def test_house_prizes_are_funded_by_the_house_and_paid_to_their_rank():
         mm.add_tournament_prize(tid, 1, [(SILVER, -5)], "x", "r3")
     mm.start_tournament(ctok, tid)
     t = play_out(mm, alloc, tid)
-    second = t.final_ranking[1].player_id
+    second = mm.final_ranking(t.tournament_id)[1].player_id
     assert held(mm, second)[ledger.DOUBLE_CARD] == 3
     (p2,) = [p for p in t.prizes if p.rank == 2]
     assert dict(p2.assets) == {ledger.DOUBLE_CARD: 3, SILVER: 50}
@@ -258,7 +258,7 @@ def test_bot_ranks_pay_their_share_to_the_house():
     t = mm.tournament(tid)
     assert t.state == tournaments.FINISHED
     chips = ledger.chips_by_player(mm.store, f"tournament/{tid}")
-    me = next(s for s in t.final_ranking if s.player_id == pid)
+    me = next(s for s in mm.final_ranking(t.tournament_id) if s.player_id == pid)
     mine = {1: 50, 2: 30, 3: 20, 4: 0}[me.rank]  # one paid entry: a pool of 100
     assert ledger.balance(mm.store, pid) == 900 + chips.get(pid, 0) + mine
     bots_net = sum(v for k, v in chips.items() if k != pid)  # the house took the bots' side

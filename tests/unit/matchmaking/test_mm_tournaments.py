@@ -37,7 +37,7 @@ def test_sixteen_entrants_three_rounds_to_a_final_ranking():
     for round_no in (1, 2, 3):
         t = mm.tournament(tid)
         assert t.current_round == round_no
-        tables = t.round_tables()
+        tables = mm.tournament_tables(tid)
         assert all(x.table_id for x in tables) and len(tables) == 4
         seats = [tuple(x.seats) for x in tables]
         assert not (meetings(seats) & met)  # nobody meets again
@@ -49,17 +49,19 @@ def test_sixteen_entrants_three_rounds_to_a_final_ranking():
         }
         if round_no > 1:
             # Swiss: the leader of the last standings heads the first table.
-            assert tables[0].seats[0] == t.standings[-1][0].player_id
+            assert tables[0].seats[0] == mm.round_standings(t.tournament_id)[-1][0].player_id
         house += settle_round(mm, alloc, tid, rng)
         t = mm.tournament(tid)
-        assert len(t.standings) == round_no
+        assert len(mm.round_standings(t.tournament_id)) == round_no
     t = mm.tournament(tid)
     assert t.state == tournaments.FINISHED
-    assert t.final_ranking == t.standings[-1]
+    assert mm.final_ranking(t.tournament_id) == mm.round_standings(t.tournament_id)[-1]
     assert tournaments.running_ids(mm.store) == []  # ticks no longer look at it
     chips = ledger.chips_by_player(mm.store, f"tournament/{tid}")
-    assert [s.chips for s in t.final_ranking] == sorted(chips.values(), reverse=True)
-    assert {s.player_id: s.chips for s in t.final_ranking} == chips
+    assert [s.chips for s in mm.final_ranking(t.tournament_id)] == sorted(
+        chips.values(), reverse=True
+    )
+    assert {s.player_id: s.chips for s in mm.final_ranking(t.tournament_id)} == chips
     humans = [e.player_id for e in t.entrants if not e.bot]
     start_total = 8 * 1000
     # bots have no wallets: each human's silver moved by exactly its chips (the house took the
@@ -74,14 +76,16 @@ def test_round_waits_for_every_reported_hand_even_after_table_finished():
     mm, alloc, _ = make_service()
     creator, _, tid = setup(mm, humans=4, bots=0, rounds=2, hands=1)
     mm.start_tournament(creator, tid)
-    (table,) = mm.tournament(tid).round_tables()
+    (table,) = mm.tournament_tables(tid)
     request = alloc.by_table(table.table_id)
     mm.table_finished(table.table_id, request.tag, 1)
+    mm.tick()
     assert mm.tournament(tid).current_round == 1  # the hand is not in the ledger yet
     report = ledger.HandReport("h1", table.table_id, request.tag, table.seats, (3, -1, -1, -1))
     mm.record_hand(report)
+    mm.tick()
     t = mm.tournament(tid)
-    assert t.current_round == 2 and t.standings[0][0].chips == 3
+    assert t.current_round == 2 and mm.round_standings(t.tournament_id)[0][0].chips == 3
 
 
 def test_registration_errors():
@@ -180,7 +184,7 @@ def test_gateway_outage_leaves_tables_pending_until_a_tick():
     creator, _, tid = setup(mm, humans=4, bots=4)
     alloc.down = True
     t = mm.start_tournament(creator, tid)
-    assert t.state == tournaments.RUNNING and not any(x.table_id for x in t.round_tables())
+    assert t.state == tournaments.RUNNING and not any(x.table_id for x in mm.tournament_tables(tid))
     alloc.down = False
     mm.tick()
-    assert all(x.table_id for x in mm.tournament(tid).round_tables())
+    assert all(x.table_id for x in mm.tournament_tables(tid))
