@@ -73,7 +73,7 @@ def tournament_of(stub, token) -> str:
     return stub.CreateTournament(request, timeout=T).tournament.tournament_id
 
 
-def test_248_anonymous_tournament_watchers_lock_nobody_out(served):
+def test_248_anonymous_tournament_watchers_lock_nobody_out(served, mm_server_model):
     server, v4, _ = served
     assert stream_limit(server.config.max_workers) == 248
     _, creator = sign_in(v4, "Creator")
@@ -87,7 +87,14 @@ def test_248_anonymous_tournament_watchers_lock_nobody_out(served):
         with pytest.raises(grpc.RpcError) as err:
             next(stream)
         codes.add(err.value.code())
-    assert codes == {grpc.StatusCode.UNAUTHENTICATED}
+    if mm_server_model == "asyncio":
+        # A stream holds its place under --max-streams from its first byte until the handler
+        # refuses it, so 248 at once against a limit of 248 may see the limit first; what
+        # matters is below: none got in, and nobody is locked out once they are gone.
+        assert codes <= {grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.RESOURCE_EXHAUSTED}
+        assert grpc.StatusCode.UNAUTHENTICATED in codes
+    else:
+        assert codes == {grpc.StatusCode.UNAUTHENTICATED}
     _, player = sign_in(v4, "Player")
     stream, first = watch_ticket(v4, player)  # the quick-match watcher gets in
     assert first.ticket.state == pb.TICKET_STATE_WAITING
