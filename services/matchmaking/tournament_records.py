@@ -30,7 +30,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, replace
 from typing import TypeVar
 
@@ -487,8 +487,3 @@ def running_ids(store: Store) -> list[str]:
 
 def list_ids(store: Store) -> list[str]:
     return [k for k, _ in store.scan(HEADERS)]
-
-
-def chunks(items: Sequence[T], size: int) -> Iterable[Sequence[T]]:
-    for i in range(0, len(items), size):
-        yield items[i : i + size]

@@ -153,7 +153,7 @@ def _tables_for(store, t: Tournament, round_no: int, ranking: Ranking | None) ->
     else:
         assert ranking is not None
         order = [p for p, _ in ranking.rows]
-    if round_no <= t.rounds:
+    if t.round_kind(round_no) == SWISS:
         tables = seat_round(order, _met_before(store, t, round_no))
         return Seating(round_no, SWISS, tuple(tuple(x) for x in tables))
     finalists = order[: t.cut_to]  # after the cut the ranking lists the finalists first

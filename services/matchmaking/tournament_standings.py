@@ -25,7 +25,7 @@ from shared.errors import FailedPrecondition, NotFound
 from . import ledger
 from .tags import tournament_group, tournament_tag
 from .tournament_records import Ranking, create_ranking, get_ranking, get_seating
-from .tournaments import FINISHED, Tournament
+from .tournaments import FINISHED, SWISS, Tournament
 
 LIVE_TTL_S = 1.0  # mid-round standings are recomputed at most this often per tournament
 
@@ -117,11 +117,10 @@ def _ranking_after(
     """Standings after ``round_no`` from those before it and the round's chips. Before the cut
     every entrant is ranked by chips (ties: registration order); after it the finalists come
     first by chips (ties: their place at the cut), then everyone else as they stood at the cut."""
-    before = dict(prev.rows) if prev else {}
-    totals = dict(before)
+    totals = dict(prev.rows) if prev else {}
     for p, c in chips.items():
         totals[p] = totals.get(p, 0) + c
-    if round_no <= t.rounds:
+    if t.round_kind(round_no) == SWISS:
         order = _rank(t, totals, [e.player_id for e in t.entrants])
     else:
         cut = get_ranking(store, t.tournament_id, t.rounds)

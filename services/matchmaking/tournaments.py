@@ -42,7 +42,6 @@ from shared.store.base import Store
 from shared.table import MAX_HANDS, MAX_STAKE
 
 from . import players
-from .queues import Assignment
 from .seating import TABLE_SIZE
 from .tournament_records import (
     HEADERS,
@@ -110,15 +109,6 @@ class Tournament:
 
     def deadline_ms(self, seated_ms: int) -> int:
         return seated_ms + self.header.round_seconds * 1000 if self.header.round_seconds else 0
-
-
-@dataclass(frozen=True, slots=True)
-class Seat:
-    """Where a player sits this round: table ``index``, and the gateway's seat once created."""
-
-    round: int
-    index: int
-    assignment: Assignment | None
 
 
 def validate_settings(
