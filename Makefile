@@ -166,6 +166,7 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
+	$(PY) -m tests.lint.sizes
 	cd protos && ../$(BIN)/buf lint
 
 bench: install
