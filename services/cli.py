@@ -1,8 +1,10 @@
 """The ``mahjong`` command.
 
-``mahjong serve NAME`` runs one service; ``mahjong run`` runs them all as processes. Each
-service adds its own subcommands from ``services/<name>/cli.py`` (a ``register(subparsers)``
-function), found at start-up, so no central list needs editing.
+``mahjong serve NAME`` runs one service. Each service adds its own subcommands from
+``services/<name>/cli.py`` (a ``register(subparsers)`` function), found at start-up, so no
+central list needs editing. So do the packages beside ``services/`` when they are installed
+(:data:`COMMAND_MODULES`): the terminal client's ``mahjong play`` and the development kit's
+``mahjong run`` (every service as a process, with the development issuer).
 """
 
 from __future__ import annotations
@@ -14,6 +16,11 @@ import sys
 
 import services
 
+# Subcommands of the packages beside services/: a checkout installs them (`make install`); the
+# image holds neither, so its `mahjong` only serves. Found by name, never imported by a service
+# (pyproject.toml's import contracts: services/ imports nothing of them).
+COMMAND_MODULES = ("mahjong_client.play", "devkit.cli")
+
 
 def _service_modules(leaf: str) -> dict[str, object]:
     found = {}
@@ -24,6 +31,18 @@ def _service_modules(leaf: str) -> dict[str, object]:
             found[info.name] = importlib.import_module(f"services.{info.name}.{leaf}")
         except ModuleNotFoundError as exc:
             if exc.name != f"services.{info.name}.{leaf}":
+                raise
+    return found
+
+
+def _command_modules() -> list[object]:
+    """The installed modules of :data:`COMMAND_MODULES`."""
+    found = []
+    for name in COMMAND_MODULES:
+        try:
+            found.append(importlib.import_module(name))
+        except ModuleNotFoundError as exc:
+            if exc.name not in (name, name.partition(".")[0]):
                 raise
     return found
 
@@ -45,58 +64,6 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
     serve(mods[args.service].SPEC, args.rest)
     return 0
-
-
-def _run(args: argparse.Namespace) -> int:
-    from shared import supervisor
-
-    known = servable()
-    unknown = [n for n in args.only or () if n not in known]
-    if unknown:
-        print(
-            f"mahjong run: unknown service {', '.join(map(repr, unknown))}; "
-            f"known: {', '.join(known)}",
-            file=sys.stderr,
-        )
-        return 2
-    issuer = None
-    extra: dict[str, list[str]] = {}
-    if "matchmaking" in known and (not args.only or "matchmaking" in args.only):
-        try:
-            issuer = _dev_issuer()
-        except OSError as exc:
-            print(f"mahjong run: cannot serve the development issuer: {exc}", file=sys.stderr)
-            return 1
-        extra["matchmaking"] = _trusting(issuer)
-    try:
-        return supervisor.run_all(known, store_url=args.store_url, only=args.only, extra_args=extra)
-    except (supervisor.StartupError, TimeoutError) as exc:
-        print(f"mahjong run: {exc} (its error is above); nothing is left running", file=sys.stderr)
-        return 1
-    finally:
-        if issuer is not None:
-            issuer.close()
-
-
-def _dev_issuer():
-    """``mahjong run``'s development issuer (its key under .data/dev-issuer), served on
-    loopback: matchmaking fetches its key set; the web table, ``mahjong play --name`` and the
-    Node client get ID tokens from its ``/token?name=NAME``."""
-    from services.matchmaking.identity.dev_issuer import DEFAULT_PORT, DevIssuer, DevIssuerServer
-    from shared.supervisor import RUN_WEB_ORIGINS
-
-    server = DevIssuerServer(
-        DevIssuer.at(), port=DEFAULT_PORT, cors_origins=RUN_WEB_ORIGINS
-    ).start()
-    print(f"{'issuer':<12} http {server.base_url}/   (development: /token?name=NAME)", flush=True)
-    return server
-
-
-def _trusting(issuer) -> list[str]:
-    """Matchmaking's flags trusting the development ``issuer``, with guests on."""
-    from services.matchmaking.identity.issuers import format_issuer
-
-    return ["--issuers", format_issuer(issuer.config()), "--allow-guests"]
 
 
 def _certs(args: argparse.Namespace) -> int:
@@ -121,14 +88,6 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("service")
     s.add_argument("rest", nargs=argparse.REMAINDER)
     s.set_defaults(func=_serve)
-    r = sub.add_parser("run", help="run every service as its own process on loopback ports")
-    r.add_argument(
-        "--store-url",
-        default=None,
-        help="store for the stateful services (default: SQLite under .data/)",
-    )
-    r.add_argument("--only", nargs="*", default=None, help="run only these services")
-    r.set_defaults(func=_run)
     c = sub.add_parser(
         "certs",
         help="make (or renew) the development CA and every workload's certificate under .data/tls",
@@ -138,7 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--trust-domain", default="mahjong.local", help="the SPIFFE trust domain of the IDs"
     )
     c.set_defaults(func=_certs)
-    for module in _service_modules("cli").values():
+    for module in [*_service_modules("cli").values(), *_command_modules()]:
         module.register(sub)
     return p
 

@@ -6,7 +6,6 @@
 * ``mahjong replay verify FILE.jsonl`` (``-`` = stdin) — the wall commitment holds (wall
   verifier) and every action was legal (the hand played again against the rules domain), 144
   tiles accounted for, chips summing to zero. Exit 0 verified, 1 not, 2 unreadable.
-* ``mahjong play`` — the terminal client (services/gateway/play.py), when present.
 """
 
 from __future__ import annotations
@@ -33,13 +32,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     v = rs.add_parser("verify", help="verify an exported hand")
     v.add_argument("file", help="JSON-lines file from replay export, or - for stdin")
     v.set_defaults(func=_verify)
-    try:
-        from services.gateway import play
-    except ImportError:
-        return
-    register_play = getattr(play, "register_play", None)
-    if register_play is not None:
-        register_play(sub)
 
 
 def _export(args: argparse.Namespace) -> int:

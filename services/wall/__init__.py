@@ -6,8 +6,10 @@ Domain modules (pure Python, no gRPC):
   rejection sampling, Fisher–Yates over the canonical order, the dice (language-neutral).
 * :mod:`~services.wall.wall` — the physical wall: 72 stacks, opening by the dice, live draws
   forward, replacement draws (补张) from the tail, the deal order, reserved tiles, 换牌 mechanics.
+* :mod:`~services.wall.events` — what the wall hands out: the event kinds and ``WallEvent``.
 * :mod:`~services.wall.record` — one hand's wall with its event log, request-id retries, 换牌
-  rules and the revealed flag; its storage encoding.
+  rules, fencing and the revealed flag.
+* :mod:`~services.wall.rows` — its storage encoding: a header, then one row per operation.
 * :mod:`~services.wall.verify` — the verifier (验牌) of a revealed hand's record.
 * :mod:`~services.wall.repository` — walls in the store, one conditional append per draw.
 * :mod:`~services.wall.retention` — the sweeper that deletes old walls.

@@ -18,7 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from services.wall.record import DEAL, DRAW, INDICATOR, REPLACEMENT, SWAP, HandWall
+from services.wall.events import DEAL, DRAW, INDICATOR, REPLACEMENT, SWAP
+from services.wall.record import HandWall
 from services.wall.verify import RecordError, verify_record
 from services.wall.wall import opened_seat, seat_wall_start
 from shared import tiles as T

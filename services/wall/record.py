@@ -1,30 +1,25 @@
 """One hand's wall with its history: the seed and commitment, the dice, the physical
 :class:`~services.wall.wall.Wall`, every tile handed out (the event log that Reveal discloses and
-the verifier replays), 换牌 bookkeeping and the revealed flag.
+the verifier replays: :mod:`services.wall.events`), 换牌 bookkeeping and the revealed flag.
 
 :class:`HandWall` is the unit the repository works on and the verifier replays, so the service
 and the verifier cannot disagree. The repository stores it as a header and one row per
-operation (:mod:`services.wall.rows`); ``to_bytes``/``from_bytes`` are the whole-hand record of
-version 1, still read for walls stored before.
+operation (:mod:`services.wall.rows`).
 """
 
 from __future__ import annotations
 
-import functools
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
 from services.wall import shuffle
 from services.wall.errors import StaleOwner
+from services.wall.events import DEAL, DRAW, INDICATOR, REPLACEMENT, SWAP, WallEvent, new_event
 from services.wall.wall import DEALT_TILES, SEATS, Wall, break_stack
 from shared import tiles as T
 from shared.errors import FailedPrecondition, InvalidArgument
 from shared.tile_set import STANDARD, TileSet
-
-DEAL, DRAW, REPLACEMENT, SWAP, INDICATOR = "deal", "draw", "replacement", "swap", "indicator"
-EVENT_KINDS: Final = (DEAL, DRAW, REPLACEMENT, SWAP, INDICATOR)
 
 # The tile-set facts a stored hand and a verification record carry (absent: the standard set).
 _SET_KEYS: Final = (
@@ -53,44 +48,6 @@ def tile_set_from_json(d: dict[str, Any] | None) -> TileSet:
         if not isinstance(value, bool):
             raise ValueError(f"tile_set.{key} must be true or false, got {value!r}")
     return TileSet(name="baida", **{key: bool(d.get(key, False)) for key in _SET_KEYS})
-
-
-class WallEvent(NamedTuple):
-    """Something the wall handed out. ``sequence`` numbers events from 1; a deal is four events
-    (one per seat, dealer first) with ``tiles`` in the order taken; a swap also lists
-    ``buried``. (A named tuple: a stored hand holds ~100 of them and is decoded per draw.)"""
-
-    sequence: int
-    kind: str
-    seat: int
-    tiles: tuple[int, ...]
-    buried: tuple[int, ...] = ()
-
-    def to_json(self) -> dict[str, Any]:
-        d: dict[str, Any] = {
-            "sequence": self.sequence,
-            "kind": self.kind,
-            "seat": self.seat,
-            "tiles": T.format_tiles(self.tiles, sort=False),
-        }
-        if self.kind == SWAP:
-            d["buried"] = T.format_tiles(self.buried, sort=False)
-        return d
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> WallEvent:
-        return cls(
-            int(d["sequence"]),
-            d["kind"],
-            int(d["seat"]),
-            tuple(T.parse(d["tiles"])),
-            tuple(T.parse(d.get("buried", ""))),
-        )
-
-
-# WallEvent from its fields as one tuple: tuple.__new__ directly, without the named tuple's
-# Python-level __new__ (every draw records one).
-_new_event: Final = functools.partial(tuple.__new__, WallEvent)
 
 
 @dataclass
@@ -412,7 +369,7 @@ class HandWall:
         if not events:
             self._check_dealt()
         tile = (self.wall.draw_live() if kind == DRAW else self.wall.draw_replacement())[0]
-        event = _new_event((len(events) + 1, kind, seat, (tile,), ()))  # WallEvent's fields
+        event = new_event((len(events) + 1, kind, seat, (tile,), ()))  # WallEvent's fields
         events.append(event)
         self.event_epochs.append(epoch)
         if request_id:
@@ -570,70 +527,4 @@ class HandWall:
             list(self.event_epochs),
             self.reveal_epoch,
             self.shuffled,
-        )
-
-    # --- storage (version 1: the whole hand in one record; see services/wall/rows.py) ------
-    def to_bytes(self) -> bytes:
-        w = self.wall
-        data = {
-            "v": 1,
-            "hand_id": self.hand_id,
-            "seed": self.seed.hex(),
-            "dealer": self.dealer,
-            "dice": list(self.dice),
-            "tiles": bytes(w.tiles).hex(),
-            "start": w.start,
-            "reserved": w.reserved,
-            "taken": bytes(w.taken).hex(),
-            "live_drawn": w.live_drawn,
-            "replacements_drawn": w.replacements_drawn,
-            "swap_count": self.swap_count,
-            "swapped": sorted(self.swapped),
-            "swap_pos": self.swap_stream_position,
-            "events": [[e.kind, e.seat, e.tiles, e.buried] for e in self.events],
-            "rids": self.request_ids,
-            "revealed": self.revealed,
-            "created": self.created,
-            "request_id": self.request_id,
-        }
-        if self.epoch:  # fenced operations on a hand stored whole (before version 2)
-            data.update(epoch=self.epoch, epochs=self.event_epochs, reveal_epoch=self.reveal_epoch)
-        ts = tile_set_to_json(self.tile_set)
-        if ts is not None:
-            data["tile_set"] = ts
-        return json.dumps(data, separators=(",", ":")).encode()
-
-    @classmethod
-    def from_bytes(cls, raw: bytes) -> HandWall:
-        d = json.loads(raw)
-        wall = Wall(
-            list(bytes.fromhex(d["tiles"])),
-            d["start"],
-            d["reserved"],
-            bytearray.fromhex(d["taken"]),
-            d["live_drawn"],
-            d["replacements_drawn"],
-        )
-        events = [
-            WallEvent(i + 1, kind, seat, tuple(t), tuple(b))
-            for i, (kind, seat, t, b) in enumerate(d["events"])
-        ]
-        return cls(
-            d["hand_id"],
-            bytes.fromhex(d["seed"]),
-            d["dealer"],
-            tuple(d["dice"]),
-            wall,
-            d["swap_count"],
-            events,
-            set(d["swapped"]),
-            d["swap_pos"],
-            d["rids"],
-            d["revealed"],
-            d.get("created", 0.0),
-            d.get("request_id", ""),
-            tile_set_from_json(d.get("tile_set")),
-            epoch=int(d.get("epoch", 0)),
-            event_epochs=[int(e) for e in d.get("epochs", [0] * len(events))],
-            reveal_epoch=int(d.get("reveal_epoch", 0)),
         )

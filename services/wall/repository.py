@@ -21,8 +21,6 @@ in one store transaction, instead of rewriting the whole hand.
   (:meth:`HandWall.copy`), never the cached hand.
 * Idempotent NewHand requests map ``request_id → hand_id`` in the namespace ``wall-request``;
   a retried draw's request id is found in the replayed rows.
-* Walls stored by version 1 (the whole hand in the record, rewritten per operation) are still
-  served the old way until retention deletes them.
 """
 
 from __future__ import annotations
@@ -35,7 +33,8 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from services.wall import shuffle
-from services.wall.record import HandWall, WallEvent
+from services.wall.events import WallEvent
+from services.wall.record import HandWall
 from services.wall.rows import HandHeader, WallOp, decode_record, op_for
 from shared.errors import DomainError, InvalidArgument, NotFound
 from shared.store import AlreadyExists, Conflict, Store
@@ -158,9 +157,9 @@ class WallRepository:
             if held is None or self._held.get(hand_id) is held:
                 self._held.pop(hand_id, None)
 
-    def _held_hand(self, hand_id: str) -> _Held | None:
-        """The hand held for ``hand_id``, loaded from the store if need be; None for a
-        version-1 record (served by :meth:`_legacy_update`). NotFound when there is none."""
+    def _held_hand(self, hand_id: str) -> _Held:
+        """The hand held for ``hand_id``, loaded from the store if need be; NotFound when
+        there is none."""
         with self._held_lock:
             held = self._held.get(hand_id)
             if held is not None:
@@ -170,8 +169,6 @@ class WallRepository:
         if rec is None:
             raise NotFound(f"no hand {hand_id!r}", hand_id=hand_id)
         data = decode_record(rec.value)
-        if data["v"] == 1:
-            return None
         return self._keep(hand_id, _Held(HandHeader.from_json(data).hand(), 0, synced=False))
 
     def _catch_up(self, hand_id: str, held: _Held) -> None:
@@ -196,20 +193,12 @@ class WallRepository:
         """Start ``hand_id`` again from its header and rows (its log was not where ``held``
         left it, e.g. deleted by retention: NotFound once the header is gone)."""
         self._drop(hand_id, held)
-        fresh = self._held_hand(hand_id)
-        if fresh is None:  # cannot happen: a hand's version never goes back
-            raise NotFound(f"no hand {hand_id!r}", hand_id=hand_id)
-        return fresh
+        return self._held_hand(hand_id)
 
     # --- reading and changing a hand -----------------------------------------------------------
     def get(self, hand_id: str) -> HandWall:
         check_id(hand_id, "hand_id")
         held = self._held_hand(hand_id)
-        if held is None:
-            rec = self.store.get(NAMESPACE, hand_id)
-            if rec is None:
-                raise NotFound(f"no hand {hand_id!r}", hand_id=hand_id)
-            return HandWall.from_bytes(rec.value)
         with held.lock:
             try:
                 self._catch_up(hand_id, held)
@@ -226,8 +215,6 @@ class WallRepository:
         if request_id:  # kept in the hand's rows: bounded like NewHand's
             check_id(request_id, "request_id")
         held = self._held_hand(hand_id)
-        if held is None:
-            return self._legacy_update(hand_id, op)
         for _ in range(MAX_ROUNDS):
             lost = False
             with held.lock:
@@ -268,20 +255,6 @@ class WallRepository:
             if lost:  # refused with nothing to catch up on: the log is not where it was
                 held = self._reload(hand_id, held)
         raise StoreUnavailable(f"hand {hand_id} kept being written by others: retry")
-
-    def _legacy_update(self, hand_id: str, op: Callable[[HandWall], R]) -> R:
-        """Version 1: the whole hand in its record, rewritten by one atomic update."""
-
-        def tx(raw: bytes | None) -> tuple[bytes | None, R]:
-            if raw is None:
-                raise NotFound(f"no hand {hand_id!r}", hand_id=hand_id)
-            hand = HandWall.from_bytes(raw)
-            before = list(hand.events), hand.revealed, hand.epoch
-            result = op(hand)
-            changed = (hand.events, hand.revealed, hand.epoch) != before
-            return (hand.to_bytes() if changed else None), result
-
-        return self.store.update(NAMESPACE, hand_id, tx)
 
     def deal(self, hand_id: str) -> tuple[list[list[int]], HandWall, bool]:
         """The deal, the hand, and whether this call dealt it (False for a repeat)."""

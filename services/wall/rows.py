@@ -11,9 +11,9 @@
   and draws again.
 
 The hand is the header replayed through its operations (every operation is deterministic
-given the seed), and each replayed draw is checked against the tile its row recorded. Version
-1 stored the whole :class:`~services.wall.record.HandWall` in the record, rewritten on every
-draw; such records are still read (see :mod:`services.wall.repository`).
+given the seed), and each replayed draw is checked against the tile its row recorded. (Version
+1, the whole hand rewritten in its record on every draw, came before 0.1: no store holds it, and
+a record of it is refused as of an unknown version.)
 
 Encoding: compact JSON objects with a version field ``v``; tiles as kind indices.
 """
@@ -24,16 +24,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from services.wall.record import (
-    DEAL,
-    DRAW,
-    INDICATOR,
-    REPLACEMENT,
-    SWAP,
-    HandWall,
-    tile_set_from_json,
-    tile_set_to_json,
-)
+from services.wall.events import DEAL, DRAW, INDICATOR, REPLACEMENT, SWAP
+from services.wall.record import HandWall, tile_set_from_json, tile_set_to_json
 from shared.tile_set import STANDARD, TileSet
 
 HEADER_VERSION = 2
@@ -133,12 +125,12 @@ class HandHeader:
 
 
 def decode_record(raw: bytes) -> dict[str, Any]:
-    """A stored wall record as JSON (either version); CorruptWall if it is not one."""
+    """A stored wall header as JSON; CorruptWall if it is not one."""
     try:
         d = json.loads(raw)
     except ValueError as exc:
         raise CorruptWall(f"wall record is not JSON: {exc}") from None
-    if not isinstance(d, dict) or d.get("v") not in (1, HEADER_VERSION):
+    if not isinstance(d, dict) or d.get("v") != HEADER_VERSION:
         raise CorruptWall(f"wall record of unknown version {getattr(d, 'get', dict)('v')!r}")
     return d
 

@@ -31,16 +31,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from services.wall import shuffle
-from services.wall.record import (
-    DEAL,
-    DRAW,
-    EVENT_KINDS,
-    INDICATOR,
-    REPLACEMENT,
-    HandWall,
-    tile_set_from_json,
-    tile_set_to_json,
-)
+from services.wall.events import DEAL, DRAW, EVENT_KINDS, INDICATOR, REPLACEMENT
+from services.wall.record import HandWall, tile_set_from_json, tile_set_to_json
 from shared import tiles as T
 from shared.errors import DomainError
 

@@ -28,7 +28,7 @@ import grpc
 from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
-from services.gateway.client.player import events_of
+from mahjong_client.player import events_of
 from tests.bench import aio_player_channel
 from tests.e2e.players import legal_answer
 

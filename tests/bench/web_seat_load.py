@@ -52,7 +52,7 @@ from urllib.parse import urlsplit
 import httptools
 from mahjong.gateway.v1 import gateway_pb2 as pb
 
-from services.gateway.client.player import events_of
+from mahjong_client.player import events_of
 from tests.bench.seat_load import counted
 from tests.e2e.players import legal_answer
 

@@ -17,7 +17,7 @@ from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
-from services.gateway.client.player import RemotePlayer
+from mahjong_client.player import RemotePlayer
 from services.gateway.domain.replay import export_hand, table_header
 from services.gateway.verify import verify_hand
 from tests.e2e.players import legal_answer

@@ -30,8 +30,8 @@ from mahjong.gateway.v1 import gateway_pb2 as gw_pb
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
+from mahjong_client import RemotePlayer
 from services.gateway.bots.planner import PlanningBot
-from services.gateway.client import RemotePlayer
 from services.matchmaking import allocated_tables, ledger
 from shared.request_ids import with_request_ids
 from shared.store import open_store

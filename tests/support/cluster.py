@@ -45,7 +45,7 @@ import grpc
 from mahjong.matchmaking.v1 import matchmaking_pb2 as mm_pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as mm_grpc
 
-from services.gateway.client import RemotePlayer
+from mahjong_client import RemotePlayer
 from shared.addresses import is_address_file
 from shared.request_ids import with_request_ids
 from shared.supervisor import ServiceProcess, stop_all

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
 
-from services.gateway.client.player import call_retrying
+from mahjong_client.player import call_retrying
 
 RULESET = "shanghai-qiaoma"
 

@@ -29,7 +29,7 @@ from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
 from pyqwest import SyncClient, SyncHTTPTransport
 
-from services.gateway.client.stack import LocalStack
+from devkit.stack import LocalStack
 from shared.ports import AUTO_PORT
 from shared.server import INTERNAL_TOKEN_HEADER
 from shared.supervisor import DEV_TLS_ROOT, ServiceProcess

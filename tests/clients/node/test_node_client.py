@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from services.gateway.client.stack import SIGNED_IN_STACK, LocalStack
+from devkit.stack import SIGNED_IN_STACK, LocalStack
 from shared import dev_ca
 
 pytestmark = pytest.mark.integration

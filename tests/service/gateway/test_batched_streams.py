@@ -12,7 +12,7 @@ import uuid
 import pytest
 from mahjong.gateway.v1 import gateway_pb2 as pb
 
-from services.gateway.client.tables import create_table
+from mahjong_client.tables import create_table
 from services.gateway.convert.stream import MAX_EVENTS_PER_MESSAGE
 from tests.e2e.players import legal_answer
 from tests.support.stacks import inprocess_gateway

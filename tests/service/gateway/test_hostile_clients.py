@@ -20,8 +20,8 @@ from grpc_status import rpc_status
 from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
-from services.gateway.client.player import RemotePlayer, retry_delay
-from services.gateway.client.tables import create_table
+from mahjong_client.player import RemotePlayer, retry_delay
+from mahjong_client.tables import create_table
 from shared.server import INTERNAL_TOKEN_HEADER
 from tests.support.stacks import inprocess_gateway
 from tests.support.tls import CA_FILE, as_player

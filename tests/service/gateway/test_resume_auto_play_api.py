@@ -12,7 +12,7 @@ import pytest
 from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
 
-from services.gateway.play import Quit, TerminalPlayer
+from mahjong_client.terminal import Quit, TerminalPlayer
 from tests.support.stacks import inprocess_gateway
 
 AUTO_PLAY_DELAY_MS = 30_000  # the bot thinks long for a 托管 seat, so the test sees it waiting

@@ -15,7 +15,7 @@ import pytest
 from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
-from services.gateway.client.tables import create_table
+from mahjong_client.tables import create_table
 from services.gateway.domain.session import Seat
 from shared.errors import ResourceExhausted, Unauthenticated, Unavailable
 from shared.signing import signature

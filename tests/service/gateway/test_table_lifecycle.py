@@ -13,8 +13,8 @@ import uuid
 
 import pytest
 
+from mahjong_client.player import same_prompt
 from services.gateway import metrics
-from services.gateway.client.player import same_prompt
 from services.gateway.convert.events import event_to_proto
 from services.gateway.convert.views import view_to_proto
 from services.gateway.domain.events.kinds import Prompt

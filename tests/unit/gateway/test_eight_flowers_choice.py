@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from mahjong.gateway.v1 import gateway_pb2 as pb
 
+from mahjong_client.convert import options_from_prompt
 from services.gateway.bots import legal_actions
 from services.gateway.bots.view import SeatView
-from services.gateway.client.convert import options_from_prompt
 from services.gateway.convert.actions import action_from_proto, action_to_proto
 from shared.errors import FailedPrecondition
 from shared.hand.hand_type import HandType

@@ -7,7 +7,7 @@ from __future__ import annotations
 import grpc
 import pytest
 
-from services.gateway.client.stack import LocalStack
+from devkit.stack import LocalStack
 from shared import server as S
 from shared import supervisor as sup
 from shared.tls import TLSFiles, dial

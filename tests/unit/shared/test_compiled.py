@@ -52,6 +52,7 @@ def test_no_extensions_nothing_stale(tmp_path):
         "services.scoring.domain.old.settle",
         "services.scoring.domain.baida.settle",
         "services.wall.wall",
+        "services.wall.events",
         "services.wall.record",
         "services.gateway.domain.events.kinds",
         "services.gateway.domain.hand.engine",

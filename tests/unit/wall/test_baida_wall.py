@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from services.wall.record import INDICATOR, HandWall
+from services.wall.events import INDICATOR
+from services.wall.record import HandWall
+from services.wall.repository import WallRepository
 from services.wall.verify import record_of, verify_record
 from shared import tiles as T
 from shared.errors import FailedPrecondition, InvalidArgument
 from shared.ruleset import resolve_ruleset
+from shared.store.memory import MemoryStore
 from shared.tile_set import tile_set_of
 
 SEED = bytes(range(32))
@@ -42,10 +45,10 @@ def test_swap_refuses_to_bury_a_dragon_in_baida():
         dragons = [k for k in hand.deal()[0] if T.is_dragon(k)]
         if dragons:
             break
-    before = hand.to_bytes()
+    before = hand.copy()
     with pytest.raises(InvalidArgument, match=f"bonus tile {T.format_tile(dragons[0])}"):
         hand.swap(0, [dragons[0]])
-    assert hand.to_bytes() == before
+    assert hand == before
 
 
 def flipped_hand(seed: bytes = SEED, **overrides: str) -> HandWall:
@@ -108,15 +111,16 @@ def test_flip_refusals():
     [{}, {"baida_tiles.extra_bonus_tiles": "false"}, {"baida_tiles.wildcards": "flipped"}],
 )
 def test_storage_and_verification_keep_the_tile_set(overrides):
-    hand = HandWall.create("h", SEED, 2, tile_set=baida(**overrides))
-    hand.deal()
+    repo = WallRepository(MemoryStore())
+    hand_id = repo.new_hand(2, seed=SEED, tile_set=baida(**overrides)).hand_id
+    _, hand, _ = repo.deal(hand_id)
     if hand.tile_set.flipped_wildcard:
-        hand.flip_indicator()
+        repo.flip_indicator(hand_id)
     for i in range(10):
-        hand.draw(i % 4)
-        hand.draw_replacement(i % 4)
-    again = HandWall.from_bytes(hand.to_bytes())
-    assert again == hand and again.tile_set == hand.tile_set
+        repo.draw(hand_id, i % 4)
+        _, hand = repo.draw_replacement(hand_id, i % 4)
+    again = WallRepository(repo.store).get(hand_id)  # its header and rows, replayed
+    assert again == hand and again.tile_set == hand.tile_set == baida(**overrides)
     record = record_of(hand)
     assert record["tile_set"]["dragons_bonus"] is True
     verdict = verify_record(record)

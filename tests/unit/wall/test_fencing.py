@@ -8,10 +8,9 @@ from __future__ import annotations
 import pytest
 
 from services.wall.record import HandWall, StaleOwner
-from services.wall.repository import LOG_PREFIX, NAMESPACE, WallRepository
+from services.wall.repository import LOG_PREFIX, WallRepository
 from services.wall.rows import WallOp
 from shared.errors import FailedPrecondition, InvalidArgument
-from shared.store.memory import MemoryStore
 
 SEED = bytes(range(32))
 
@@ -107,23 +106,6 @@ def test_what_an_unfenced_caller_was_handed_is_never_voided():
     hand.reveal()  # an unfenced reveal (an operator's) is not undone by a fenced draw either
     with pytest.raises(FailedPrecondition, match="revealed"):
         hand.draw(3, "d3", epoch=2)
-
-
-def test_a_wall_stored_whole_keeps_its_epochs_and_voids():
-    """Version 1 (the whole hand in its record): the void and the epoch are written too."""
-    store = MemoryStore()
-    old = HandWall.create("h_" + "1" * 24, SEED, 0)
-    old.deal()
-    store.create(NAMESPACE, old.hand_id, old.to_bytes())
-    repo = WallRepository(store)
-    repo.draw(old.hand_id, 1, "d1", epoch=1)
-    first, _ = repo.draw_replacement(old.hand_id, 1, "d1", epoch=2)
-    second, _ = repo.draw_replacement(old.hand_id, 2, "d2", epoch=2)
-    assert first.tiles != second.tiles
-    with pytest.raises(StaleOwner):
-        repo.draw(old.hand_id, 3, "d3", epoch=1)
-    again = WallRepository(store).get(old.hand_id)
-    assert again.events[-2:] == [first, second] and again.epoch == 2
 
 
 def test_unfenced_calls_keep_request_id_idempotency():

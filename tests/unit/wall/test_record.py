@@ -1,13 +1,16 @@
 """services.wall.record: one hand's wall with its history — deal, draws, 换牌, request-id
-retries, reveal, storage — and that a refused operation changes nothing."""
+retries, reveal, storage as a header and rows — and that a refused operation changes nothing."""
 
 from __future__ import annotations
 
 import pytest
 
-from services.wall.record import DEAL, DRAW, REPLACEMENT, SWAP, HandWall
+from services.wall.events import DEAL, DRAW, REPLACEMENT, SWAP
+from services.wall.record import HandWall
+from services.wall.repository import WallRepository
 from shared import tiles as T
 from shared.errors import FailedPrecondition, InvalidArgument
+from shared.store.memory import MemoryStore
 
 SEED = bytes(range(32))
 
@@ -157,21 +160,23 @@ def test_swap_refusals_change_nothing(setup, seat, buried, error, words):
         buried = [*non_flowers(hand, seat, 4), missing]
     elif buried == "flower":
         buried = [*non_flowers(hand, seat, 4), 34]
-    snapshot = hand.to_bytes()
+    snapshot = hand.copy()
     with pytest.raises(error, match=words):
         hand.swap(seat, buried)
-    assert hand.to_bytes() == snapshot
+    assert hand == snapshot
 
 
 def test_storage_round_trip_keeps_everything():
-    hand = dealt(dealer=3, swap_count=5, reserved=4)
-    hand.swap(2, non_flowers(hand, 2), "s")
-    hand.draw_replacement(3, "x")
-    hand.draw(3)
-    hand.reveal()
-    again = HandWall.from_bytes(hand.to_bytes())
+    repo = WallRepository(MemoryStore())
+    hand_id = repo.new_hand(3, seed=SEED, swap_count=5, reserved=4).hand_id
+    _, hand, _ = repo.deal(hand_id)
+    repo.swap(hand_id, 2, non_flowers(hand, 2), "s")
+    repo.draw_replacement(hand_id, 3, "x")
+    repo.draw(hand_id, 3)
+    hand = repo.reveal(hand_id)
+    again = WallRepository(repo.store).get(hand_id)  # its header and rows, replayed
     assert again == hand
-    assert again.to_bytes() == hand.to_bytes()
+    assert again.revealed and again.swapped == {2} and again.request_ids == hand.request_ids
 
 
 def test_events_json_round_trip():

@@ -1,6 +1,6 @@
 """services.wall.repository: walls in the store (memory, SQLite and PostgreSQL), atomic draws
 from threads and from processes, one small row per draw, idempotent NewHand, NOT_FOUND, no
-state change on a refused operation, and walls stored by version 1 still served."""
+state change on a refused operation, and a record of an unknown version refused."""
 
 from __future__ import annotations
 
@@ -8,10 +8,9 @@ import threading
 
 import pytest
 
-from services.wall import shuffle
 from services.wall.record import HandWall
 from services.wall.repository import LOG_PREFIX, NAMESPACE, WallRepository
-from services.wall.rows import WallOp
+from services.wall.rows import CorruptWall, WallOp
 from shared import tiles as T
 from shared.errors import FailedPrecondition, InvalidArgument, NotFound
 from tests.support import wall_workers
@@ -159,18 +158,12 @@ def test_processes_drawing_from_one_hand_never_get_the_same_tile(shared_backend)
     assert len(rows(repo, hand.hand_id)) == 92
 
 
-def test_a_wall_stored_by_version_1_is_still_served(repo):
-    """A hand stored whole in its record (version 1, before the rows) plays on as before."""
-    old = HandWall.create("h_" + "0" * 24, shuffle.new_seed(), 0)
-    old.created = 1.0
-    repo.store.create(NAMESPACE, old.hand_id, old.to_bytes())
-    hands, _, fresh = repo.deal(old.hand_id)
-    assert fresh and hands == old.deal()
-    event, _ = repo.draw(old.hand_id, 0, "rq")
-    assert repo.draw(old.hand_id, 0, "rq")[0] == event
-    assert event.tiles == old.draw(0).tiles
-    assert repo.get(old.hand_id).events == old.events
-    assert repo.prune(max_age_seconds=10) == 1
+def test_a_record_of_another_version_is_refused(repo):
+    """Only the header of version 2 is stored (version 1, the whole hand in its record, came
+    before 0.1): anything else is a corrupt wall, not a hand to serve."""
+    repo.store.create(NAMESPACE, "h_" + "0" * 24, b'{"v":1,"hand_id":"h_000"}')
+    with pytest.raises(CorruptWall, match="unknown version 1"):
+        repo.get("h_" + "0" * 24)
 
 
 def test_returned_hands_are_snapshots(repo):

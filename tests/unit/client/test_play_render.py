@@ -8,20 +8,19 @@ import io
 from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2
 
-from services.gateway.bots import SeatView
-from services.gateway.play import (
-    _parse_choice,
+from mahjong_client.play import register, run_play
+from mahjong_client.render import (
     action_label,
     hand_lines,
     menu,
     plan_text,
-    register_play,
     render_event,
     render_result,
     render_table,
-    run_play,
     tile_text,
 )
+from mahjong_client.terminal import parse_choice
+from services.gateway.bots import SeatView
 from shared.hand.hand_type import HandType
 from shared.table import (
     Chow,
@@ -75,13 +74,13 @@ def test_claim_menu_ends_with_pass():
 
 def test_choices_by_number_or_tile():
     acts = [Win(), Discard(t("1m")), Discard(t("5p"))]
-    assert _parse_choice("1", acts) == Win()
-    assert _parse_choice("3", acts) == Discard(t("5p"))
-    assert _parse_choice("5p", acts) == Discard(t("5p"))
-    assert _parse_choice("4", acts) is None
-    assert _parse_choice("0", acts) is None
-    assert _parse_choice("9p", acts) is None
-    assert _parse_choice("xyz", acts) is None
+    assert parse_choice("1", acts) == Win()
+    assert parse_choice("3", acts) == Discard(t("5p"))
+    assert parse_choice("5p", acts) == Discard(t("5p"))
+    assert parse_choice("4", acts) is None
+    assert parse_choice("0", acts) is None
+    assert parse_choice("9p", acts) is None
+    assert parse_choice("xyz", acts) is None
 
 
 def test_hand_lines_put_the_drawn_tile_apart(qiaoma):
@@ -199,7 +198,7 @@ def test_render_result_shows_the_breakdown_and_payments():
 
 def test_play_command_rejects_a_bad_option():
     parser = argparse.ArgumentParser()
-    register_play(parser.add_subparsers(dest="command"))
+    register(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["play", "--option", "timers.discard_seconds"])
     out = io.StringIO()
     assert run_play(args, stdin=io.StringIO(), stdout=out) == 2

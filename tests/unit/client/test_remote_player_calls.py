@@ -1,4 +1,4 @@
-"""The Python client's unary calls (services/gateway/client/player.py) across a moving table:
+"""The Python client's unary calls (mahjong_client/player.py) across a moving table:
 a read of the seat's view is retried while the gateway answers UNAVAILABLE (its table between
 replicas), so the prompt it decides on is not lost; refusals are not retried."""
 
@@ -8,7 +8,7 @@ import grpc
 import pytest
 from mahjong.gateway.v1 import gateway_pb2
 
-from services.gateway.client.player import RemotePlayer
+from mahjong_client.player import RemotePlayer
 
 
 class Refusal(grpc.RpcError):

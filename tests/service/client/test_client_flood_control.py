@@ -1,4 +1,4 @@
-"""The Python client (services/gateway/client) under the gateway's flood control: a seat refused
+"""The Python client (mahjong_client) under the gateway's flood control: a seat refused
 RESOURCE_EXHAUSTED with RetryInfo waits as long as it asks and goes on, and that wait spends
 nothing of its reconnect budget (the time it allows a gateway that does not answer). Over a real
 loopback gateway (in-process) whose seats may make a few calls a second."""
@@ -9,7 +9,7 @@ import grpc
 from mahjong.common.v1 import common_pb2
 from prometheus_client import REGISTRY
 
-from services.gateway.client import RemotePlayer
+from mahjong_client import RemotePlayer
 from tests.support.stacks import inprocess_gateway
 from tests.support.tables import mixed_seats, request_table
 

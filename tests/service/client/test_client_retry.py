@@ -13,7 +13,7 @@ import grpc
 import pytest
 from mahjong.gateway.v1 import gateway_pb2, gateway_pb2_grpc
 
-from services.gateway.client import RemotePlayer
+from mahjong_client import RemotePlayer
 from shared.table import Discard, Pass
 from shared.tls import server_credentials
 from tests.support.tls import files_of

@@ -208,3 +208,11 @@ class LocalStack:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def dev_id_token(name: str, root: str = ".data/dev-issuer") -> str:
+    """The development issuer's ID token for ``name`` (its key under ``root``, made on first
+    use: the issuer ``make run`` serves), for ``mahjong play --sign-in`` without ``--id-token``."""
+    from services.matchmaking.identity.dev_issuer import DevIssuer
+
+    return DevIssuer.at(Path(root)).id_token(name, name)

@@ -9,8 +9,9 @@ import argparse
 from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2
 
-from services.gateway.client import tables as client_tables
-from services.gateway.play import register_play, render_event, render_result, render_table
+from mahjong_client import tables as client_tables
+from mahjong_client.play import register
+from mahjong_client.render import render_event, render_result, render_table
 
 
 def _table(**fields) -> gateway_pb2.TableView:
@@ -102,6 +103,6 @@ def test_the_client_creates_a_table_limited_in_rounds():
 
 def test_play_takes_a_rounds_limit():
     parser = argparse.ArgumentParser()
-    register_play(parser.add_subparsers(dest="command"))
+    register(parser.add_subparsers(dest="command"))
     assert parser.parse_args(["play", "--rounds", "2"]).rounds == 2
     assert parser.parse_args(["play"]).rounds == 0

@@ -1,12 +1,12 @@
 """The client's side of the gateway contract: prompts and views into the bots' domain types,
-actions into protos (services/gateway/client/convert.py)."""
+actions into protos (mahjong_client/convert.py)."""
 
 from __future__ import annotations
 
 from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2
 
-from services.gateway.client.convert import (
+from mahjong_client.convert import (
     action_to_proto,
     options_from_prompt,
     view_from_proto,

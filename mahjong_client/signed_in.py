@@ -2,8 +2,8 @@
 invite three bots, set 底分 and press Start; the room's assignment is the seat (what
 ``mahjong play --sign-in`` and the other clients do).
 
-The ID token is the studio's (``--id-token``), or the development issuer's for a name (the key
-under ``.data/dev-issuer``, as ``mahjong login NAME`` prints it).
+The ID token is the studio's (``--id-token``), or in development the development issuer's for
+a name (:func:`devkit.stack.dev_id_token`, as ``mahjong login NAME`` prints it).
 """
 
 from __future__ import annotations
@@ -30,15 +30,6 @@ class RoomSeat:
     table_id: str
     seat: int  # 0-3
     seat_token: str
-
-
-def dev_id_token(name: str, root: str = ".data/dev-issuer") -> str:
-    """The development issuer's ID token for ``name`` (its key made on first use)."""
-    from pathlib import Path
-
-    from services.matchmaking.identity.dev_issuer import DevIssuer
-
-    return DevIssuer.at(Path(root)).id_token(name, name)
 
 
 def room_with_bots(

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from services.gateway.client import create_table
-from services.gateway.client.stack import LocalStack
+from devkit.stack import LocalStack
+from mahjong_client import create_table
 from tests.support.probes import refusing_address
 
 pytestmark = pytest.mark.integration

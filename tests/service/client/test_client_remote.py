@@ -1,4 +1,4 @@
-"""The Python client (services/gateway/client) against the real stack: wall, rules, scoring and
+"""The Python client (mahjong_client) against the real stack: wall, rules, scoring and
 gateway as processes on free loopback ports."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import grpc
 import pytest
 from mahjong.gateway.v1 import gateway_pb2, gateway_pb2_grpc
 
+from devkit.stack import LocalStack
+from mahjong_client import RemotePlayer, create_table
+from mahjong_client.player import call_retrying, retry_delay
 from services.gateway.bots import RandomBot
-from services.gateway.client import RemotePlayer, create_table
-from services.gateway.client.player import call_retrying, retry_delay
-from services.gateway.client.stack import LocalStack
 from shared.table import Discard
 from tests.support.tls import as_player
 

@@ -19,13 +19,13 @@ from typing import Any, Protocol
 import grpc
 from mahjong.gateway.v1 import gateway_pb2, gateway_pb2_grpc
 
-from services.gateway.bots import PlanningBot, SeatView
-from services.gateway.client.convert import (
+from mahjong_client.convert import (
     TILE_SWAP,
     action_to_proto,
     options_from_prompt,
     view_from_proto,
 )
+from services.gateway.bots import PlanningBot, SeatView
 from shared.addresses import CLIENT_KEEPALIVE_OPTIONS
 from shared.table import Action, OwnTurnOptions
 from shared.tiles import NUM_KINDS
