@@ -34,7 +34,7 @@ def servable() -> dict[str, object]:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from shared.server import serve
+    from infra.server import serve
 
     mods = servable()
     if args.service not in mods:
@@ -48,7 +48,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from shared import supervisor
+    from infra import supervisor
 
     known = servable()
     unknown = [n for n in args.only or () if n not in known]
@@ -82,8 +82,8 @@ def _dev_issuer():
     """``mahjong run``'s development issuer (its key under .data/dev-issuer), served on
     loopback: matchmaking fetches its key set; the web table, ``mahjong play --name`` and the
     Node client get ID tokens from its ``/token?name=NAME``."""
+    from infra.supervisor import RUN_WEB_ORIGINS
     from services.matchmaking.identity.dev_issuer import DEFAULT_PORT, DevIssuer, DevIssuerServer
-    from shared.supervisor import RUN_WEB_ORIGINS
 
     server = DevIssuerServer(
         DevIssuer.at(), port=DEFAULT_PORT, cors_origins=RUN_WEB_ORIGINS
@@ -102,8 +102,8 @@ def _trusting(issuer) -> list[str]:
 def _certs(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from shared import dev_ca
-    from shared.addresses import SERVICE_ORDER
+    from devkit import dev_ca
+    from infra.addresses import SERVICE_ORDER
 
     root = dev_ca.ensure(SERVICE_ORDER, Path(args.root), args.trust_domain)
     for name in [*SERVICE_ORDER, "operator"]:

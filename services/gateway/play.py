@@ -25,6 +25,7 @@ from typing import TextIO
 import grpc
 from mahjong.gateway.v1 import gateway_pb2
 
+from infra.addresses import default_address
 from services.gateway.bots import PlanningBot, SeatView, legal_actions, plan_summary
 from services.gateway.client.convert import (
     CLAIM,
@@ -37,7 +38,6 @@ from services.gateway.client.convert import (
 )
 from services.gateway.client.player import RemotePlayer, same_prompt
 from services.gateway.client.tables import create_table
-from shared.addresses import default_address
 from shared.hand.hand_type import HandType
 from shared.melds import Meld, MeldKind
 from shared.ruleset import DEFAULT_RULESET

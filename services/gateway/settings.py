@@ -6,9 +6,9 @@ seat-token secret, the bots, the web port). A field that is a flag of ``mahjong 
 holds its :class:`Flag` in its metadata — the flag's name, help, default and argparse type, and
 how the flag's value becomes the field's (seconds into milliseconds, a floor, -1 for "the
 ruleset's") — from which :func:`add_arguments` adds the flags and :func:`from_flags` reads them
-back from :attr:`shared.server.Config.extra` (a key missing there takes the flag's default).
+back from :attr:`infra.server.Config.extra` (a key missing there takes the flag's default).
 Every flag can also come from the environment, ``MAHJONG_GATEWAY_<FLAG>`` then
-``MAHJONG_<FLAG>`` (:func:`shared.server.parse_config`). A field without a flag is the server's
+``MAHJONG_<FLAG>`` (:func:`infra.server.parse_config`). A field without a flag is the server's
 to derive (:func:`services.gateway.server.add_to_server`: the stored secret, the replica id,
 the advertised address).
 """
@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from shared.addresses import WEB_PORTS, default_address
-from shared.ports import port_value
+from infra.addresses import WEB_PORTS, default_address
+from infra.ports import port_value
 
 # Worker threads: on the asyncio server (the default) they run the unary calls' blocking work
 # (a table's lock, the store) while streams wait on the event loop; on the threaded server each

@@ -30,9 +30,9 @@ from google.protobuf.message import Message
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from prometheus_client import Counter
 
+from infra.server import peer_address
+from infra.tls import caller_workload
 from shared.errors import InvalidArgument
-from shared.server import peer_address
-from shared.tls import caller_workload
 
 from .flood import FloodControl, FloodSettings
 from .idempotency import DEFAULT_TTL_MS, RequestLog, check_request_id

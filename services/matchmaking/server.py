@@ -22,11 +22,11 @@ import structlog
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
-from shared.addresses import DEFAULT_PORTS, INTERNAL_PORTS, WEB_PORTS, default_internal_address
+from infra.addresses import DEFAULT_PORTS, INTERNAL_PORTS, WEB_PORTS, default_internal_address
+from infra.server import Config, ServiceSpec, open_config_store, tls_files
+from infra.tls import OPERATOR
+from infra.web import check_web_port
 from shared.errors import InvalidArgument
-from shared.server import Config, ServiceSpec, open_config_store, tls_files
-from shared.tls import OPERATOR
-from shared.web import check_web_port
 
 from . import call_guard, items, ledger, metrics, reconciliation
 from .aio_servicer import AsyncMatchmakingServicer, ObservedMatchmaking
@@ -331,15 +331,15 @@ def make_add_to_server(
 
 
 # Web streams matchmaking holds at once by default (--web-max-streams): on the asyncio model
-# a connection and a suspended coroutine each (shared/web.py's default, 20,000), on the threaded
+# a connection and a suspended coroutine each (infra/web.py's default, 20,000), on the threaded
 # one a thread each.
 WEB_MAX_STREAMS_THREADS = 1024
 WEB_MAX_STREAMS_BY_MODEL = -1  # the flag's default: the server model's number above
 
 
 def add_web_arguments(p: argparse.ArgumentParser) -> None:
-    """The web port's flags (``--web-port``, ``--web-cors-origins`` …: shared/web.py)."""
-    from shared import web
+    """The web port's flags (``--web-port``, ``--web-cors-origins`` …: infra/web.py)."""
+    from infra import web
 
     # Its streams (WatchAssignments, WatchTournament: a few per player) wait on the event loop
     # (asyncio model) or each in a thread (threads): the default follows the server model.
@@ -350,7 +350,7 @@ def add_web_arguments(p: argparse.ArgumentParser) -> None:
 
 def web_max_streams(config: Config, aio: bool) -> int:
     """``--web-max-streams``, its default (negative) by the server model."""
-    from shared import web
+    from infra import web
 
     given = int(config.extra.get("web_max_streams", WEB_MAX_STREAMS_BY_MODEL))
     if given >= 0:
@@ -367,7 +367,7 @@ def web_port(servicer: Any, config: Config, internal: frozenset[str]):
     thread); on the threaded model the guarded one (a thread per open stream). The
     deployment's and the operator's methods (``internal``) are not served there: a browser has
     no workload certificate."""
-    from shared import web
+    from infra import web
 
     descriptor = pb.DESCRIPTOR.services_by_name["MatchmakingService"]
     public = [m.name for m in descriptor.methods if m.name not in internal | INTERNAL_METHODS]

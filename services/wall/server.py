@@ -12,12 +12,12 @@ import argparse
 import grpc
 from mahjong.wall.v1 import wall_pb2, wall_pb2_grpc
 
+from infra.addresses import DEFAULT_PORTS
+from infra.server import Config, ServiceSpec, open_config_store
+from infra.tls import OPERATOR
 from services.wall.repository import WallRepository
 from services.wall.retention import Sweeper
 from services.wall.servicer import WallServicer
-from shared.addresses import DEFAULT_PORTS
-from shared.server import Config, ServiceSpec, open_config_store
-from shared.tls import OPERATOR
 
 SERVICE_NAME = wall_pb2.DESCRIPTOR.services_by_name["WallService"].full_name
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from mahjong.wall.v1 import wall_pb2, wall_pb2_grpc
 from prometheus_client import Counter
 
+from infra.convert import common as C
 from services.wall.record import (
     DEAL,
     DRAW,
@@ -18,7 +19,6 @@ from services.wall.record import (
 )
 from services.wall.repository import WallRepository
 from services.wall.wall import SEATS, opened_seat
-from shared.convert import common as C
 from shared.errors import FailedPrecondition, InvalidArgument
 from shared.tile_set import tile_set_of
 

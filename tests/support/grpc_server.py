@@ -8,10 +8,10 @@ from collections.abc import Iterator
 
 import grpc
 
-from shared.request_ids import with_request_ids
-from shared.server import Config, RunningServer, ServiceSpec, start
-from shared.supervisor import DEV_TLS_ROOT
-from shared.tls import TLSFiles, client_channel, dial
+from infra.request_ids import with_request_ids
+from infra.server import Config, RunningServer, ServiceSpec, start
+from infra.supervisor import DEV_TLS_ROOT
+from infra.tls import TLSFiles, client_channel, dial
 from tests.support.tls import dev_certs
 
 
@@ -50,7 +50,7 @@ def serving(
 def channel_to(server: RunningServer, name: str, caller: str, *, insecure: bool = False):
     """A channel to the in-process ``server`` of service ``name`` as ``caller`` (see
     :func:`serving`); matchmaking's gives each call without a request id a new one
-    (:mod:`shared.request_ids`: a client that never retries), :func:`raw_channel_to` none."""
+    (:mod:`infra.request_ids`: a client that never retries), :func:`raw_channel_to` none."""
     channel = raw_channel_to(server, name, caller, insecure=insecure)
     return with_request_ids(channel) if name == "matchmaking" else channel
 

@@ -27,8 +27,8 @@ import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
+from infra.supervisor import DEV_TLS_ROOT
 from services.gateway.client.stack import SIGNED_IN_STACK, LocalStack
-from shared.supervisor import DEV_TLS_ROOT
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 
+from infra.store.memory import MemoryStore
 from services.wall.record import HandWall, StaleOwner
 from services.wall.repository import LOG_PREFIX, NAMESPACE, WallRepository
 from services.wall.rows import WallOp
 from shared.errors import FailedPrecondition, InvalidArgument
-from shared.store.memory import MemoryStore
 
 SEED = bytes(range(32))
 
