@@ -8,16 +8,17 @@ another service) runs in a bounded pool of worker threads (``--max-workers``) th
 :meth:`AsyncRunningServer.run_blocking`, never on the loop.
 
 Everything else is the threaded model's, reused, not rewritten: configuration, health (the
-``grpc.health.v1`` asyncio servicer) and reflection, :func:`infra.server.rpc_context` around every
-call (log context, how callers are authenticated), :func:`infra.server.error_status` for
-every error, :func:`infra.server.record_rpc` for the metrics, callers authorized by
-:class:`infra.server.CallPolicy` (TLS and ports by :func:`infra.server.bind`), graceful
-shutdown (health NOT_SERVING, the drain, then the grace period for calls in flight).
+``grpc.health.v1`` asyncio servicer) and reflection, :func:`infra.interceptor.rpc_context`
+around every call (log context, how callers are authenticated),
+:func:`infra.status.error_status` for every error, :func:`infra.interceptor.record_rpc` for
+the metrics, callers authorized by :class:`infra.interceptor.CallPolicy` (TLS and ports by
+:func:`infra.binding.bind`), graceful shutdown (health NOT_SERVING, the drain, then the
+grace period for calls in flight).
 
-And, for servers that face the internet: keepalive pings (:func:`infra.server.keepalive_options`)
-so a client that vanished without closing its connection frees its streams; limits on open
-streams, in all and per client address, and on the connections one address holds calls on
-(:class:`CallLimits`).
+And, for servers that face the internet: keepalive pings
+(:func:`infra.binding.keepalive_options`) so a client that vanished without closing its
+connection frees its streams; limits on open streams, in all and per client address, and on the
+connections one address holds calls on (:class:`CallLimits`).
 """
 
 from __future__ import annotations
@@ -38,28 +39,28 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from grpc_status import rpc_status
 
-from infra.server import (
+from infra.binding import (
+    bind,
+    bound_config,
+    keepalive_options,
+    log_serving,
+    reflected,
+    resource_hook,
+    serve_metrics,
+)
+from infra.config import Config, ServiceSpec
+from infra.interceptor import (
     PLAINTEXT,
     STREAM_LIMIT,
     STREAMS_OPEN,
     CallPolicy,
-    Config,
-    ServiceSpec,
     Serving,
-    bind,
-    bound_config,
-    error_status,
-    keepalive_options,
-    log_serving,
     peer_address,
     record_rpc,
-    reflected,
-    resource_hook,
     rpc_context,
-    serve_metrics,
     serving_of,
-    status_code,
 )
+from infra.status import error_status, status_code
 from shared.errors import ResourceExhausted
 
 log = structlog.get_logger("mahjong.server")
@@ -141,7 +142,7 @@ class CallLimits:
 
 
 class AsyncServerInterceptor(CallPolicy, grpc.aio.ServerInterceptor):
-    """The threaded model's interceptor (:class:`infra.server.ServerInterceptor`) for coroutine
+    """The threaded model's interceptor (:class:`infra.interceptor.ServerInterceptor`) for coroutine
     handlers: log context, metrics, internal methods, errors as rich statuses; and the
     :class:`CallLimits` of every call."""
 
@@ -352,7 +353,7 @@ class AsyncRunningServer:
         )
         self.health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
-        # Bound first, so the service is given the ports it got (infra.server.bound_config).
+        # Bound first, so the service is given the ports it got (infra.binding.bound_config).
         self.ports = bind(self.server, spec, config)
         self.port = self.ports.port
         self.config = config = bound_config(config, self.ports)

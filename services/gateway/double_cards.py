@@ -21,7 +21,7 @@ from typing import Protocol
 import grpc
 from mahjong.matchmaking.v1 import matchmaking_pb2, matchmaking_pb2_grpc
 
-from infra.server import internal_metadata
+from infra.interceptor import internal_metadata
 from services.gateway.forwarding import error_of
 from services.gateway.tables.records import Refusal, check_id
 from shared.errors import DomainError, FailedPrecondition, PermissionDenied

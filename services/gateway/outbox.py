@@ -53,7 +53,7 @@ from mahjong.matchmaking.v1 import matchmaking_pb2, matchmaking_pb2_grpc
 from prometheus_client import Counter, Gauge
 
 from infra.convert.common import seat_from_proto, seat_to_proto
-from infra.server import internal_metadata
+from infra.interceptor import internal_metadata
 from infra.store import Store
 from infra.store.base import Fenced, Lease, LeaseHeld, Record
 from services.gateway.tables import OUTBOX

@@ -13,7 +13,9 @@ import grpc
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
 from infra.addresses import DEFAULT_PORTS, INTERNAL_PORTS
-from infra.server import Config, ServiceSpec, open_config_store, serve, tls_files
+from infra.binding import open_config_store, tls_files
+from infra.config import Config, ServiceSpec
+from infra.server import serve
 from infra.tls import TLSFiles
 from infra.web import check_web_port
 from services.gateway import metrics

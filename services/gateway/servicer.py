@@ -14,8 +14,8 @@ from infra.convert.common import (
     seat_from_proto_optional,
     seat_to_proto,
 )
+from infra.interceptor import from_internal_caller, peer_address
 from infra.rate_limit import RateLimiter
-from infra.server import from_internal_caller, peer_address
 from infra.tls import OPERATOR, TLSFiles
 from services.gateway.convert.actions import action_from_proto, action_to_proto
 from services.gateway.convert.stream import last_sequence, responses

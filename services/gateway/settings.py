@@ -6,9 +6,9 @@ seat-token secret, the bots, the web port). A field that is a flag of ``mahjong 
 holds its :class:`Flag` in its metadata — the flag's name, help, default and argparse type, and
 how the flag's value becomes the field's (seconds into milliseconds, a floor, -1 for "the
 ruleset's") — from which :func:`add_arguments` adds the flags and :func:`from_flags` reads them
-back from :attr:`infra.server.Config.extra` (a key missing there takes the flag's default).
+back from :attr:`infra.config.Config.extra` (a key missing there takes the flag's default).
 Every flag can also come from the environment, ``MAHJONG_GATEWAY_<FLAG>`` then
-``MAHJONG_<FLAG>`` (:func:`infra.server.parse_config`). A field without a flag is the server's
+``MAHJONG_<FLAG>`` (:func:`infra.config.parse_config`). A field without a flag is the server's
 to derive (:func:`services.gateway.server.add_to_server`: the stored secret, the replica id,
 the advertised address).
 """

@@ -30,7 +30,7 @@ from google.protobuf.message import Message
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from prometheus_client import Counter
 
-from infra.server import peer_address
+from infra.interceptor import peer_address
 from infra.tls import caller_workload
 from shared.errors import InvalidArgument
 

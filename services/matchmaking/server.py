@@ -23,7 +23,8 @@ from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
 from infra.addresses import DEFAULT_PORTS, INTERNAL_PORTS, WEB_PORTS, default_internal_address
-from infra.server import Config, ServiceSpec, open_config_store, tls_files
+from infra.binding import open_config_store, tls_files
+from infra.config import Config, ServiceSpec
 from infra.tls import OPERATOR
 from infra.web import check_web_port
 from shared.errors import InvalidArgument

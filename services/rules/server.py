@@ -10,7 +10,7 @@ import grpc
 from mahjong.rules.v1 import rules_pb2, rules_pb2_grpc
 
 from infra.addresses import DEFAULT_PORTS
-from infra.server import Config, ServiceSpec
+from infra.config import Config, ServiceSpec
 from infra.tls import OPERATOR
 from services.rules.servicer import RulesServicer
 

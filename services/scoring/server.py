@@ -12,7 +12,7 @@ import grpc
 from mahjong.scoring.v1 import scoring_pb2, scoring_pb2_grpc
 
 from infra.addresses import DEFAULT_PORTS
-from infra.server import Config, ServiceSpec
+from infra.config import Config, ServiceSpec
 from infra.tls import OPERATOR
 from services.scoring.servicer import ScoringServicer
 

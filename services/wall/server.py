@@ -13,7 +13,8 @@ import grpc
 from mahjong.wall.v1 import wall_pb2, wall_pb2_grpc
 
 from infra.addresses import DEFAULT_PORTS
-from infra.server import Config, ServiceSpec, open_config_store
+from infra.binding import open_config_store
+from infra.config import Config, ServiceSpec
 from infra.tls import OPERATOR
 from services.wall.repository import WallRepository
 from services.wall.retention import Sweeper

@@ -29,8 +29,8 @@ from pathlib import Path
 from mahjong.matchmaking.v1 import matchmaking_pb2 as mpb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as mpb_grpc
 
+from infra.logs import configure_logging
 from infra.request_ids import with_request_ids
-from infra.server import configure_logging
 from infra.store import open_store
 from services.matchmaking import double_cards, items, ledger
 from services.matchmaking.ledger import HandReport, Leg

@@ -53,8 +53,10 @@ from mahjong.gateway.v1 import gateway_pb2, gateway_pb2_grpc
 from mahjong.matchmaking.v1 import matchmaking_pb2 as mpb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as mpb_grpc
 
+from infra.config import ServiceSpec
+from infra.interceptor import internal_metadata, stream_limit
+from infra.logs import configure_logging
 from infra.request_ids import with_request_ids
-from infra.server import ServiceSpec, configure_logging, internal_metadata, stream_limit
 from infra.store import open_store
 from infra.supervisor import DEV_TLS_ROOT, ServiceProcess, run_token
 from infra.tls import player_credentials

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from mahjong.rules.v1 import rules_pb2, rules_pb2_grpc
 
-from infra.server import configure_logging
+from infra.logs import configure_logging
 from services.rules import convert as R
 from services.rules.domain import claim_options, own_turn_options
 from services.rules.server import SPEC

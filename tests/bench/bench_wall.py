@@ -19,7 +19,7 @@ import tempfile
 from mahjong.common.v1 import common_pb2
 from mahjong.wall.v1 import wall_pb2, wall_pb2_grpc
 
-from infra.server import configure_logging
+from infra.logs import configure_logging
 from infra.store import open_store
 from services.wall import shuffle
 from services.wall.record import HandWall

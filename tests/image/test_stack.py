@@ -20,7 +20,7 @@ from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
 from infra.addresses import CLIENT_KEEPALIVE_OPTIONS, SERVICE_ORDER
-from infra.server import internal_metadata
+from infra.interceptor import internal_metadata
 from infra.tls import TLSFiles, client_channel, dial
 from services.gateway.client.player import RemotePlayer
 from tests.image.podman import (

@@ -60,7 +60,7 @@ REPLICAS = {"wall": 2, "rules": 2, "scoring": 2, "gateway": 3, "matchmaking": 2}
 # The services each service calls.
 CALLS = {"gateway": ("wall", "rules", "scoring", "matchmaking"), "matchmaking": ("gateway",)}
 # A client notices a paused replica's connection within keepalive + timeout (servers accept a
-# ping every 5 s: infra.server.ACCEPTED_PING_MS).
+# ping every 5 s: infra.binding.ACCEPTED_PING_MS).
 CLIENT_OPTIONS = [
     ("grpc.lb_policy_name", "round_robin"),
     ("grpc.keepalive_time_ms", 10_000),

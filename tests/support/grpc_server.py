@@ -8,8 +8,9 @@ from collections.abc import Iterator
 
 import grpc
 
+from infra.config import Config, ServiceSpec
 from infra.request_ids import with_request_ids
-from infra.server import Config, RunningServer, ServiceSpec, start
+from infra.server import RunningServer, start
 from infra.supervisor import DEV_TLS_ROOT
 from infra.tls import TLSFiles, client_channel, dial
 from tests.support.tls import dev_certs

@@ -14,8 +14,9 @@ from pathlib import Path
 import grpc
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
+from infra.config import ServiceSpec
 from infra.ports import AUTO_PORT
-from infra.server import RunningServer, ServiceSpec
+from infra.server import RunningServer
 from infra.supervisor import ServiceProcess, addr_flags
 from services.gateway.bots import engine_policy, make_bot
 from services.gateway.domain.session import Ports, Seat

@@ -29,8 +29,8 @@ from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
 from pyqwest import SyncClient, SyncHTTPTransport
 
+from infra.interceptor import INTERNAL_TOKEN_HEADER
 from infra.ports import AUTO_PORT
-from infra.server import INTERNAL_TOKEN_HEADER
 from infra.supervisor import DEV_TLS_ROOT, ServiceProcess
 from services.gateway.client.stack import LocalStack
 from tests.support.tls import CA_FILE, as_workload

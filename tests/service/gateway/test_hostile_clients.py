@@ -20,7 +20,7 @@ from grpc_status import rpc_status
 from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
-from infra.server import INTERNAL_TOKEN_HEADER
+from infra.interceptor import INTERNAL_TOKEN_HEADER
 from services.gateway.client.player import RemotePlayer, retry_delay
 from services.gateway.client.tables import create_table
 from tests.support.stacks import inprocess_gateway

@@ -12,7 +12,7 @@ import pytest
 from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2, gateway_pb2_grpc
 
-from infra.server import ServiceSpec
+from infra.config import ServiceSpec
 from infra.tls import caller_workload
 from services.matchmaking.allocator import SeatRequest, TableRefused, TableRequest
 from services.matchmaking.gateway_client import GatewayAllocator, create_table_request

@@ -16,7 +16,7 @@ from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 from prometheus_client import REGISTRY
 
 from infra.ports import AUTO_PORT
-from infra.web import method_infos
+from infra.web_calls import method_infos
 from tests.support.grpc_server import serving
 from tests.support.identity import sign_in
 from tests.support.probes import wait_for

@@ -410,7 +410,7 @@ def test_metrics_count_calls_with_status_codes(wall):
 
 
 def test_retention_flag_starts_and_stops_the_sweeper():
-    from infra.server import parse_config
+    from infra.config import parse_config
 
     assert parse_config(SPEC, []).extra["retain_hours"] == 24.0
     assert parse_config(SPEC, ["--retain-hours", "0"]).extra["retain_hours"] == 0.0

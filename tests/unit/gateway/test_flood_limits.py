@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from infra.aio_server import CallLimits
+from infra.interceptor import peer_address
 from infra.rate_limit import RateLimiter
-from infra.server import peer_address, rich_status
+from infra.status import rich_status
 from shared.errors import ResourceExhausted
 
 

@@ -12,12 +12,15 @@ import pytest
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
-from infra import server as S
+from infra.config import Config, ServiceSpec, parse_config
+from infra.interceptor import internal_metadata
+from infra.logs import configure_logging
+from infra.server import start
 
 SERVICE = "test.v1.InternalProbeService"
 
 
-def _spec() -> S.ServiceSpec:
+def _spec() -> ServiceSpec:
     def add(server, config):
         methods = {
             "Public": grpc.unary_unary_rpc_method_handler(lambda req, ctx: b"public"),
@@ -26,13 +29,13 @@ def _spec() -> S.ServiceSpec:
         }
         server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, methods),))
 
-    return S.ServiceSpec(
+    return ServiceSpec(
         "probe", 0, 0, add, [SERVICE], internal_methods=frozenset({"Report", "Watch"})
     )
 
 
 def _running(token: str):
-    return S.start(_spec(), S.Config(port=0, internal_token=token, insecure=True))
+    return start(_spec(), Config(port=0, internal_token=token, insecure=True))
 
 
 def _call(channel, method: str, metadata=None) -> bytes:
@@ -59,7 +62,7 @@ def test_public_methods_need_no_token(secured):
 
 
 def test_internal_method_with_the_token_is_served(secured):
-    assert _call(secured, "Report", S.internal_metadata("s3cret-token")) == b"reported"
+    assert _call(secured, "Report", internal_metadata("s3cret-token")) == b"reported"
 
 
 @pytest.mark.parametrize(
@@ -84,7 +87,7 @@ def test_internal_server_stream_is_guarded_too(secured):
     with pytest.raises(grpc.RpcError) as err:
         list(stream(b"", timeout=5))
     assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
-    assert list(stream(b"", timeout=5, metadata=S.internal_metadata("s3cret-token"))) == [b"w"]
+    assert list(stream(b"", timeout=5, metadata=internal_metadata("s3cret-token"))) == [b"w"]
 
 
 def test_non_ascii_token_is_refused_not_crashed(secured):
@@ -96,7 +99,7 @@ def test_non_ascii_token_is_refused_not_crashed(secured):
 
 def test_plaintext_without_a_token_leaves_internal_methods_open_and_start_up_warns():
     out = io.StringIO()
-    S.configure_logging("info", stream=out)
+    configure_logging("info", stream=out)
     try:
         running = _running("")
         try:
@@ -105,7 +108,7 @@ def test_plaintext_without_a_token_leaves_internal_methods_open_and_start_up_war
         finally:
             running.stop(grace=0)
     finally:
-        S.configure_logging("info")
+        configure_logging("info")
     lines = [json.loads(line) for line in out.getvalue().splitlines() if line.startswith("{")]
     warnings = [r for r in lines if r["event"] == "plaintext"]
     assert warnings and warnings[0]["level"] == "warning"
@@ -114,11 +117,11 @@ def test_plaintext_without_a_token_leaves_internal_methods_open_and_start_up_war
 
 def test_no_warning_when_a_token_is_configured():
     out = io.StringIO()
-    S.configure_logging("info", stream=out)
+    configure_logging("info", stream=out)
     try:
         _running("tok").stop(grace=0)
     finally:
-        S.configure_logging("info")
+        configure_logging("info")
     assert "internal_methods_unauthenticated" not in out.getvalue()
 
 
@@ -126,14 +129,14 @@ def test_token_is_read_from_flag_then_environment(monkeypatch):
     spec = _spec()
     monkeypatch.delenv("MAHJONG_INTERNAL_TOKEN", raising=False)
     monkeypatch.delenv("MAHJONG_PROBE_INTERNAL_TOKEN", raising=False)
-    assert S.parse_config(spec, []).internal_token == ""
+    assert parse_config(spec, []).internal_token == ""
     monkeypatch.setenv("MAHJONG_INTERNAL_TOKEN", "from-env")
-    assert S.parse_config(spec, []).internal_token == "from-env"
+    assert parse_config(spec, []).internal_token == "from-env"
     monkeypatch.setenv("MAHJONG_PROBE_INTERNAL_TOKEN", "service-env")
-    assert S.parse_config(spec, []).internal_token == "service-env"
-    assert S.parse_config(spec, ["--internal-token", "flag"]).internal_token == "flag"
+    assert parse_config(spec, []).internal_token == "service-env"
+    assert parse_config(spec, ["--internal-token", "flag"]).internal_token == "flag"
 
 
 def test_internal_metadata_is_empty_without_a_token():
-    assert S.internal_metadata("") == ()
-    assert S.internal_metadata("t") == (("x-mahjong-internal-token", "t"),)
+    assert internal_metadata("") == ()
+    assert internal_metadata("t") == (("x-mahjong-internal-token", "t"),)

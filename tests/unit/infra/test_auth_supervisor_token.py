@@ -7,8 +7,8 @@ from __future__ import annotations
 import grpc
 import pytest
 
-from infra import server as S
 from infra import supervisor as sup
+from infra.interceptor import internal_metadata
 from infra.tls import TLSFiles, dial
 from services.gateway.client.stack import LocalStack
 
@@ -72,7 +72,7 @@ def test_a_started_matchmaking_process_refuses_reports_without_the_token(fresh_t
                 stub.TableFinished(req, timeout=10)
             assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
             with pytest.raises(grpc.RpcError) as err:
-                stub.TableFinished(req, timeout=10, metadata=S.internal_metadata(sup.run_token()))
+                stub.TableFinished(req, timeout=10, metadata=internal_metadata(sup.run_token()))
             assert err.value.code() == grpc.StatusCode.NOT_FOUND  # authenticated; unknown table
     finally:
         assert proc.stop() == 0

@@ -6,7 +6,7 @@ RESOURCE_EXHAUSTED "received metadata size exceeds hard limit"."""
 
 from __future__ import annotations
 
-from infra.server import status_for
+from infra.status import status_for
 from shared.errors import NotFound
 
 

@@ -1,4 +1,4 @@
-"""infra.server.from_internal_caller: a method open to everyone can still tell a call from a
+"""infra.interceptor.from_internal_caller: a method open to everyone can still tell a call from a
 service of the deployment (it sent the configured internal token) from any other caller; with no
 token configured (development mode) every caller counts as internal."""
 
@@ -9,16 +9,18 @@ import contextlib
 import grpc
 import pytest
 
-from infra import server as S
+from infra.config import Config, ServiceSpec
+from infra.interceptor import from_internal_caller, internal_metadata
+from infra.server import start
 
 SERVICE = "test.v1.CallerProbeService"
 
 
 def _answer(ctx) -> bytes:
-    return b"internal" if S.from_internal_caller(ctx, frozenset({"gateway"})) else b"outside"
+    return b"internal" if from_internal_caller(ctx, frozenset({"gateway"})) else b"outside"
 
 
-def _spec() -> S.ServiceSpec:
+def _spec() -> ServiceSpec:
     def add(server, config):
         methods = {
             "Who": grpc.unary_unary_rpc_method_handler(lambda req, ctx: _answer(ctx)),
@@ -28,12 +30,12 @@ def _spec() -> S.ServiceSpec:
         }
         server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, methods),))
 
-    return S.ServiceSpec("probe", 0, 0, add, [SERVICE])
+    return ServiceSpec("probe", 0, 0, add, [SERVICE])
 
 
 @contextlib.contextmanager
 def _channel(token: str):
-    running = S.start(_spec(), S.Config(port=0, internal_token=token, insecure=True))
+    running = start(_spec(), Config(port=0, internal_token=token, insecure=True))
     channel = grpc.insecure_channel(running.address)
     try:
         yield channel
@@ -52,7 +54,7 @@ def _who(channel, metadata=None, method: str = "Who") -> bytes:
 @pytest.mark.parametrize("method", ["Who", "WhoStream"])
 def test_only_the_configured_token_makes_a_caller_internal(method):
     with _channel("s3cret-token") as ch:
-        assert _who(ch, S.internal_metadata("s3cret-token"), method) == b"internal"
+        assert _who(ch, internal_metadata("s3cret-token"), method) == b"internal"
         assert _who(ch, None, method) == b"outside"
         assert _who(ch, (("x-mahjong-internal-token", "wrong"),), method) == b"outside"
         assert _who(ch, (("x-mahjong-internal-token", "s3cret-token-more"),), method) == b"outside"

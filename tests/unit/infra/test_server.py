@@ -13,8 +13,12 @@ from google.rpc import error_details_pb2
 from grpc_health.v1 import health_pb2
 from grpc_status import rpc_status
 
-from infra import server as S
+from infra.binding import keepalive_options
+from infra.config import Config, ServiceSpec, parse_config
+from infra.logs import configure_logging
 from infra.ports import AUTO_PORT
+from infra.server import start
+from infra.status import ERROR_DOMAIN
 from infra.store import Conflict, StoreUnavailable
 from shared.errors import FailedPrecondition, InvalidArgument, NotFound
 from tests.support.probes import fetch_metrics, health_status, list_services, metric_value
@@ -69,18 +73,18 @@ def _handlers(target: dict):
     return grpc.method_handlers_generic_handler(SERVICE, methods)
 
 
-def _spec(target: dict) -> S.ServiceSpec:
+def _spec(target: dict) -> ServiceSpec:
     def add(server, config):
         server.add_generic_rpc_handlers((_handlers(target),))
 
-    return S.ServiceSpec("probe", 0, 0, add, [SERVICE])
+    return ServiceSpec("probe", 0, 0, add, [SERVICE])
 
 
 @pytest.fixture(scope="module")
 def probe():
     target: dict = {}
-    running = S.start(
-        _spec(target), S.Config(port=0, metrics_port=AUTO_PORT, insecure=True, reflection=True)
+    running = start(
+        _spec(target), Config(port=0, metrics_port=AUTO_PORT, insecure=True, reflection=True)
     )
     target["address"] = running.address
     channel = grpc.insecure_channel(running.address)
@@ -131,7 +135,7 @@ def test_domain_errors_become_status_codes_with_error_info(probe, method, code, 
     info = error_details_pb2.ErrorInfo()
     assert status.details[0].Unpack(info)
     assert info.reason == reason
-    assert info.domain == S.ERROR_DOMAIN
+    assert info.domain == ERROR_DOMAIN
     assert dict(info.metadata) == metadata
 
 
@@ -190,7 +194,7 @@ def test_metrics_count_calls_by_status_code(probe):
 
 def test_graceful_stop_reports_not_serving_while_draining():
     target: dict = {}
-    running = S.start(_spec(target), S.Config(port=0, insecure=True))
+    running = start(_spec(target), Config(port=0, insecure=True))
     target["address"] = running.address
     channel = grpc.insecure_channel(running.address)
     try:
@@ -220,13 +224,13 @@ def _flagged_spec():
         p.add_argument("--fixed", action="store_true")
         p.add_argument("--depth", type=int, default=3)
 
-    return S.ServiceSpec("probe", 50999, 9999, lambda s, c: None, [SERVICE], add_args)
+    return ServiceSpec("probe", 50999, 9999, lambda s, c: None, [SERVICE], add_args)
 
 
 def test_config_defaults(monkeypatch):
     for var in ("MAHJONG_PORT", "MAHJONG_PROBE_PORT", "MAHJONG_PROBE_FIXED", "MAHJONG_STORE_URL"):
         monkeypatch.delenv(var, raising=False)
-    cfg = S.parse_config(_flagged_spec(), [])
+    cfg = parse_config(_flagged_spec(), [])
     assert (cfg.port, cfg.metrics_port) == (50999, 9999)
     assert cfg.store_url == "sqlite:///.data/probe.db"
     assert cfg.extra == {"fixed": False, "depth": 3}
@@ -238,25 +242,25 @@ def test_config_env_then_flags(monkeypatch):
     monkeypatch.setenv("MAHJONG_STORE_URL", "memory://")
     monkeypatch.setenv("MAHJONG_PROBE_DEPTH", "7")
     monkeypatch.setenv("MAHJONG_PROBE_FIXED", "true")
-    cfg = S.parse_config(_flagged_spec(), [])
+    cfg = parse_config(_flagged_spec(), [])
     assert cfg.port == 2222 and cfg.store_url == "memory://"
     assert cfg.extra == {"fixed": True, "depth": 7}
-    cfg = S.parse_config(_flagged_spec(), ["--port", "3333", "--depth", "9"])
+    cfg = parse_config(_flagged_spec(), ["--port", "3333", "--depth", "9"])
     assert cfg.port == 3333 and cfg.extra["depth"] == 9
 
 
 def test_store_pool_size_flag_and_env(monkeypatch):
     monkeypatch.delenv("MAHJONG_STORE_POOL_SIZE", raising=False)
-    assert S.parse_config(_flagged_spec(), []).store_pool_size == 8
+    assert parse_config(_flagged_spec(), []).store_pool_size == 8
     monkeypatch.setenv("MAHJONG_STORE_POOL_SIZE", "4")
-    assert S.parse_config(_flagged_spec(), []).store_pool_size == 4
-    assert S.parse_config(_flagged_spec(), ["--store-pool-size", "20"]).store_pool_size == 20
+    assert parse_config(_flagged_spec(), []).store_pool_size == 4
+    assert parse_config(_flagged_spec(), ["--store-pool-size", "20"]).store_pool_size == 20
 
 
 @pytest.mark.parametrize("value", ["0", "false", "off", "no"])
 def test_boolean_flags_from_env_can_be_false(monkeypatch, value):
     monkeypatch.setenv("MAHJONG_PROBE_FIXED", value)
-    assert S.parse_config(_flagged_spec(), []).extra["fixed"] is False
+    assert parse_config(_flagged_spec(), []).extra["fixed"] is False
 
 
 @pytest.mark.parametrize(
@@ -270,7 +274,7 @@ def test_boolean_flags_from_env_can_be_false(monkeypatch, value):
 def test_bad_env_values_are_named_errors(monkeypatch, capsys, var, value):
     monkeypatch.setenv(var, value)
     with pytest.raises(SystemExit):
-        S.parse_config(_flagged_spec(), [])
+        parse_config(_flagged_spec(), [])
     assert repr(value) in capsys.readouterr().err
 
 
@@ -280,12 +284,12 @@ def test_structlog_json_lines_carry_the_rpc_context(probe):
 
     _, channel = probe
     buf = io.StringIO()
-    S.configure_logging("info", stream=buf)
+    configure_logging("info", stream=buf)
     try:
         with pytest.raises(grpc.RpcError):
             _call(channel, "Domain")
     finally:
-        S.configure_logging("info")
+        configure_logging("info")
     lines = [json.loads(line) for line in buf.getvalue().splitlines()]
     rejected = [line for line in lines if line["event"] == "rpc_rejected"]
     assert rejected and rejected[0]["rpc"] == "Domain"
@@ -308,7 +312,7 @@ def test_a_client_pinging_as_often_as_the_server_accepts_keeps_its_connection(
 
     server = grpc.server(
         futures.ThreadPoolExecutor(4),
-        options=S.keepalive_options(S.Config(), accepted_ping_ms=accepted_ping_ms),
+        options=keepalive_options(Config(), accepted_ping_ms=accepted_ping_ms),
     )
     health_pb2_grpc.add_HealthServicer_to_server(health.HealthServicer(), server)
     port = server.add_insecure_port("127.0.0.1:0")

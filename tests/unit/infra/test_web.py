@@ -23,9 +23,11 @@ from mahjong.gateway.v1 import gateway_pb2 as pb
 
 from devkit.dev_ca import issue
 from infra import web as web_module
-from infra.server import INTERNAL_TOKEN_HEADER, BindError, Serving, from_internal_caller
+from infra.binding import BindError
+from infra.interceptor import INTERNAL_TOKEN_HEADER, Serving, from_internal_caller
 from infra.tls import TLSFiles
-from infra.web import ServiceBinding, WebCallContext, WebServer
+from infra.web import WebServer
+from infra.web_calls import ServiceBinding, WebCallContext
 from shared.errors import PermissionDenied
 from tests.support.web import WebGateway
 
