@@ -1,8 +1,9 @@
 """PostgreSQL store backend: the cluster's system of record (psycopg 3 with a psycopg_pool
 connection pool, thread-safe; many replicas of a service share one database).
 
-* **Schema**: created and migrated by the service itself on start (:meth:`PostgresStore.migrate`,
-  one version row per component in ``store_schema``), under a transaction-scoped advisory lock,
+* **Schema**: created at its current version by the service itself on start, upgraded by the
+  steps a later release adds (:meth:`PostgresStore.migrate`, :mod:`infra.store.schema`: one
+  version row per component in ``store_schema``), under a transaction-scoped advisory lock,
   so services starting at once on an empty database wait for each other instead of failing.
 * **Transactions**: every operation is one transaction at READ COMMITTED with explicit row
   locks, a single statement (no BEGIN/COMMIT round trips) where one suffices (reads, appends,
@@ -47,6 +48,7 @@ import psycopg
 from psycopg import errors as pg_errors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
+from infra.store import pg_leases as leases
 from infra.store.base import (
     AlreadyExists,
     Conflict,
@@ -60,10 +62,10 @@ from infra.store.base import (
     check_fence,
     check_names,
     has_nul,
-    next_lease,
-    renewed_lease,
 )
 from infra.store.metrics import STORE_RETRIES, instrument
+from infra.store.pg_logs import append_statement
+from infra.store.schema import STORE_VERSION, Schema, as_schema, scripts_to_run
 from infra.store.urls import redact_url
 
 # How long the server lets a session sit inside a transaction without a statement before it
@@ -73,10 +75,11 @@ IDLE_TRANSACTION_TIMEOUT_MS = 2000
 
 R = TypeVar("R")
 
-# Each component's migrations in order: migration i brings it to version i + 1. A released
-# migration is never edited; a change of schema is a new one at the end.
-STORE_MIGRATIONS: tuple[str, ...] = (
-    """
+# The store's own tables as they are now, created at once on a new database; the version row
+# says which they are, for the upgrade steps a later release adds (none yet).
+STORE_SCHEMA = Schema(
+    version=STORE_VERSION,
+    create="""
     CREATE TABLE store_records (
         namespace text COLLATE "C" NOT NULL,
         key       text COLLATE "C" NOT NULL,
@@ -94,8 +97,6 @@ STORE_MIGRATIONS: tuple[str, ...] = (
         entry bytea  NOT NULL,
         PRIMARY KEY (log, seq)
     );
-    """,
-    """
     CREATE TABLE store_leases (
         name       text COLLATE "C" PRIMARY KEY,
         owner      text   NOT NULL,
@@ -104,9 +105,6 @@ STORE_MIGRATIONS: tuple[str, ...] = (
     );
     """,
 )
-# The server's clock in ms since the Unix epoch: clock_timestamp(), not now() (the start of the
-# transaction, which may have waited on a lock), so expiry is judged when the row is locked.
-_NOW_MS = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
 # pg_advisory_xact_lock key of schema migrations (any fixed number; advisory locks are per
 # database, so databases never wait for each other).
 MIGRATION_LOCK = zlib.crc32(b"mahjong/store/migrate")
@@ -173,7 +171,7 @@ class PostgresStore(Store):
                 f"{connect_timeout:g}s"
             ) from exc
         try:
-            self.migrate("store", STORE_MIGRATIONS)
+            self.migrate("store", STORE_SCHEMA)
         except BaseException:
             self._pool.close()
             raise
@@ -238,10 +236,12 @@ class PostgresStore(Store):
             except psycopg.DataError as exc:  # e.g. a NUL character in a text key
                 raise StoreError(f"the store refused a value: {exc}") from exc
 
-    def migrate(self, component: str, migrations: Sequence[str]) -> int:
-        """Bring ``component``'s tables to ``len(migrations)``; returns the version it was at.
-        Under an advisory lock held for the transaction: a second process starting at once
-        waits, then finds the schema migrated and does nothing."""
+    def migrate(self, component: str, schema: Schema | Sequence[str]) -> int:
+        """Bring ``component``'s tables to ``schema``'s version (:mod:`infra.store.schema`; a
+        list of steps from nothing is a schema too); returns the version it was at. Under an
+        advisory lock held for the transaction: a second process starting at once waits, then
+        finds the schema migrated and does nothing."""
+        schema = as_schema(schema)
 
         def tx(conn: psycopg.Connection) -> int:
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
@@ -254,19 +254,14 @@ class PostgresStore(Store):
                 "SELECT version FROM store_schema WHERE component = %s", (component,)
             ).fetchone()
             before = row[0] if row else 0
-            if before > len(migrations):
-                raise StoreError(
-                    f"the store's {component} schema is at version {before}, newer than this "
-                    f"program knows ({len(migrations)}): run the newer release"
-                )
-            for script in migrations[before:]:
+            for script in scripts_to_run(component, schema, before):
                 conn.execute(script)
-            if before < len(migrations):
+            if before < schema.version:
                 conn.execute(
                     "INSERT INTO store_schema (component, version) VALUES (%s, %s) "
                     "ON CONFLICT (component) DO UPDATE SET version = EXCLUDED.version, "
                     "migrated_at = now()",
-                    (component, len(migrations)),
+                    (component, schema.version),
                 )
             return before
 
@@ -281,23 +276,14 @@ class PostgresStore(Store):
 
         return self._transaction(tx, read_only=True)
 
-    @staticmethod
-    def _lease(conn: psycopg.Connection, name: str, lock: str = "") -> Lease | None:
-        row = conn.execute(
-            f"SELECT owner, epoch, expires_ms FROM store_leases WHERE name = %s {lock}", (name,)
-        ).fetchone()
-        return Lease(name, row[0], row[1], row[2]) if row else None
-
     def check_fence(self, conn: psycopg.Connection, fence: Fence | None) -> None:
         """Within a transaction: Fenced unless ``fence`` is current. Holds the lease row
         FOR SHARE until the transaction ends, so no takeover can commit in between."""
         if fence is not None:
-            current = None if has_nul(fence.lease) else self._lease(conn, fence.lease, "FOR SHARE")
+            current = (
+                None if has_nul(fence.lease) else leases.lease_row(conn, fence.lease, "FOR SHARE")
+            )
             check_fence(fence, current)
-
-    @staticmethod
-    def _now(conn: psycopg.Connection) -> int:
-        return conn.execute(f"SELECT {_NOW_MS}").fetchone()[0]
 
     @staticmethod
     def _row(conn: psycopg.Connection, namespace: str, key: str, lock: bool) -> Record | None:
@@ -458,72 +444,9 @@ class PostgresStore(Store):
         fence: Fence | None,
         records: dict[tuple[str, str], bytes],
     ) -> int:
-        # One statement (its own transaction, one round trip): the fence's lease row read FOR
-        # SHARE, the head row moved on by the entries' count (only from ``expected_seq``, when
-        # given), the entries inserted under the numbers it passed; back: their numbers, with no
-        # entry. Otherwise fenced or not at ``expected_seq``: back, with ``expected_seq``, the
-        # entries after it (as of the statement's snapshot: one whose writer committed while
-        # this waited may be missing).
         if fence is not None and has_nul(fence.lease):
             raise Fenced(fence, None)
-        args: dict[str, Any] = {
-            "log": log,
-            "entries": entries,
-            "n": len(entries),
-            "expected": expected_seq,
-        }
-        ctes = []
-        gate = ""
-        if fence is not None:
-            ctes.append(
-                "f AS (SELECT 1 FROM store_leases WHERE name = %(lease)s AND epoch = %(epoch)s"
-                " AND owner <> '' FOR SHARE)"
-            )
-            args.update(lease=fence.lease, epoch=fence.epoch)
-            gate = " WHERE EXISTS (SELECT 1 FROM f)"
-        if expected_seq is None:
-            head = (
-                f"INSERT INTO store_log_heads AS h (log, last) SELECT %(log)s, %(n)s{gate} "
-                "ON CONFLICT (log) DO UPDATE SET last = h.last + %(n)s RETURNING last"
-            )
-        elif expected_seq == 0:
-            head = (
-                f"INSERT INTO store_log_heads (log, last) SELECT %(log)s, %(n)s{gate} "
-                "ON CONFLICT DO NOTHING RETURNING last"
-            )
-        else:
-            head = (
-                "UPDATE store_log_heads SET last = last + %(n)s WHERE log = %(log)s "
-                "AND last = %(expected)s"
-                + (" AND EXISTS (SELECT 1 FROM f)" if fence else "")
-                + " RETURNING last"
-            )
-        ctes.append(f"head AS ({head})")
-        if records:  # written only with the entries (FROM head: no row, no write)
-            ctes.append(
-                "recs AS (INSERT INTO store_records (namespace, key, value, version) "
-                "SELECT r.ns, r.k, r.v, 1 FROM head, unnest(%(rns)s::text[], %(rkeys)s::text[], "
-                "%(rvals)s::bytea[]) AS r(ns, k, v) ON CONFLICT (namespace, key) DO UPDATE "
-                "SET value = EXCLUDED.value, version = store_records.version + 1)"
-            )
-            args.update(
-                rns=[ns for ns, _ in records],
-                rkeys=[k for _, k in records],
-                rvals=list(records.values()),
-            )
-        insert = (
-            "INSERT INTO store_logs (log, seq, entry) SELECT %(log)s, head.last - %(n)s + u.i, "
-            "u.entry FROM head, unnest(%(entries)s::bytea[]) WITH ORDINALITY AS u(entry, i)"
-        )
-        if expected_seq is None:
-            sql = f"WITH {', '.join(ctes)} {insert} RETURNING seq, NULL::bytea"
-        else:
-            ctes.append(f"ins AS ({insert} RETURNING seq)")
-            sql = (
-                f"WITH {', '.join(ctes)} SELECT seq, NULL::bytea FROM ins UNION ALL "
-                "SELECT seq, entry FROM store_logs WHERE log = %(log)s AND seq > %(expected)s "
-                "AND NOT EXISTS (SELECT 1 FROM head)"
-            )
+        sql, args = append_statement(log, entries, expected_seq, fence, records)
 
         def tx(conn: psycopg.Connection) -> list[Any]:
             return conn.execute(sql, args).fetchall()
@@ -564,82 +487,35 @@ class PostgresStore(Store):
 
         return [(seq, bytes(entry)) for seq, entry in self._transaction(tx, read_only=True)]
 
-    # --- leases -----------------------------------------------------------------------------
+    # --- leases (their SQL: infra.store.pg_leases) -----------------------------------------
     def clock_ms(self) -> int:
-        return self._transaction(self._now, read_only=True)
-
-    def _locked_lease(self, conn: psycopg.Connection, name: str) -> Lease | None:
-        """The lease row locked FOR UPDATE (created empty first if absent, so that two first
-        acquirers queue on one row instead of racing to insert it)."""
-        conn.execute(
-            "INSERT INTO store_leases (name, owner, epoch, expires_ms) VALUES (%s, '', 0, 0) "
-            "ON CONFLICT DO NOTHING",
-            (name,),
-        )
-        lease = self._lease(conn, name, "FOR UPDATE")
-        return None if lease is None or lease.epoch == 0 else lease
-
-    @staticmethod
-    def _write_lease(conn: psycopg.Connection, lease: Lease) -> Lease:
-        conn.execute(
-            "UPDATE store_leases SET owner = %s, epoch = %s, expires_ms = %s WHERE name = %s",
-            (lease.owner, lease.epoch, lease.expires_ms, lease.name),
-        )
-        return lease
+        return self._transaction(leases.now_ms, read_only=True)
 
     def acquire_lease(self, name: str, owner: str, ttl_ms: int) -> Lease:
         check_names(name, owner)
-
-        def tx(conn: psycopg.Connection) -> Lease:
-            current = self._locked_lease(conn, name)
-            return self._write_lease(
-                conn, next_lease(current, name, owner, ttl_ms, self._now(conn))
-            )
-
-        return self._transaction(tx)
+        return self._transaction(lambda conn: leases.acquire(conn, name, owner, ttl_ms))
 
     def renew_lease(self, lease: Lease, ttl_ms: int) -> Lease:
-        def tx(conn: psycopg.Connection) -> Lease:
-            current = self._lease(conn, lease.name, "FOR UPDATE")
-            current = None if current is None or current.epoch == 0 else current
-            return self._write_lease(conn, renewed_lease(current, lease, ttl_ms, self._now(conn)))
-
-        return self._transaction(tx)
+        return self._transaction(lambda conn: leases.renew(conn, lease, ttl_ms))
 
     def release_lease(self, lease: Lease) -> bool:
-        def tx(conn: psycopg.Connection) -> bool:
-            cur = conn.execute(
-                f"UPDATE store_leases SET owner = '', expires_ms = {_NOW_MS} "
-                "WHERE name = %s AND epoch = %s AND owner = %s AND owner != ''",
-                (lease.name, lease.epoch, lease.owner),
-            )
-            return cur.rowcount == 1
-
-        return self._transaction(tx)
-
-    def _read_leases(self, where: str, args: tuple) -> list[Lease]:
-        def tx(conn: psycopg.Connection) -> list[Any]:
-            return conn.execute(
-                f"SELECT name, owner, epoch, expires_ms, owner = '' OR expires_ms <= {_NOW_MS} "
-                f"FROM store_leases WHERE epoch > 0 AND {where} ORDER BY name",
-                args,
-            ).fetchall()
-
-        return [
-            Lease(n, o, e, x, expired)
-            for n, o, e, x, expired in self._transaction(tx, read_only=True)
-        ]
+        return self._transaction(lambda conn: leases.release(conn, lease))
 
     def get_lease(self, name: str) -> Lease | None:
         if has_nul(name):
             return None
-        found = self._read_leases("name = %s", (name,))
+        found = self._transaction(
+            lambda conn: leases.read_leases(conn, "name = %s", (name,)), read_only=True
+        )
         return found[0] if found else None
 
     def scan_leases(self, prefix: str = "") -> list[Lease]:
         if has_nul(prefix):
             return []
-        return self._read_leases("name LIKE %s", (_like_prefix(prefix),))
+        pattern = _like_prefix(prefix)
+        return self._transaction(
+            lambda conn: leases.read_leases(conn, "name LIKE %s", (pattern,)), read_only=True
+        )
 
     def close(self) -> None:
         self._pool.close()

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -31,10 +31,15 @@ from infra.store.base import (
     renewed_lease,
 )
 from infra.store.metrics import instrument
+from infra.store.schema import STORE_VERSION, Schema, as_schema, scripts_to_run
 
 R = TypeVar("R")
 
-_SCHEMA = """
+# The store's own tables as they are now (IF NOT EXISTS: a file of the first release has them
+# without a version row), created at once on a new database; upgrade steps: none yet.
+STORE_SCHEMA = Schema(
+    version=STORE_VERSION,
+    create="""
 CREATE TABLE IF NOT EXISTS records (
     namespace TEXT NOT NULL,
     key       TEXT NOT NULL,
@@ -54,7 +59,8 @@ CREATE TABLE IF NOT EXISTS leases (
     epoch      INTEGER NOT NULL,
     expires_ms INTEGER NOT NULL
 ) WITHOUT ROWID;
-"""
+""",
+)
 # SQLite's clock in ms since the Unix epoch (julianday works on every SQLite version).
 _NOW_MS = "CAST(ROUND((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER)"
 # Read connections kept open between reads; more are opened while more threads read at once.
@@ -75,7 +81,7 @@ class SqliteStore(Store):
         if not self._shared:
             self._db.execute("PRAGMA journal_mode = WAL")
         self._db.execute("PRAGMA synchronous = NORMAL")
-        self._db.executescript(_SCHEMA)
+        self.migrate("store", STORE_SCHEMA)
         self._readers_lock = threading.Lock()
         self._idle_readers: list[sqlite3.Connection] = []
         self._closed = False
@@ -151,10 +157,11 @@ class SqliteStore(Store):
         tables in this file (the ledger)."""
         return self._read_tx(fn) if read_only else self._tx(fn)
 
-    def migrate(self, component: str, migrations: list[str] | tuple[str, ...]) -> int:
-        """Bring ``component``'s tables to ``len(migrations)`` (versions in ``store_schema``);
-        returns the version it was at. Under the write lock, so processes sharing the file
-        migrate once."""
+    def migrate(self, component: str, schema: Schema | Sequence[str]) -> int:
+        """Bring ``component``'s tables to ``schema``'s version (versions in ``store_schema``,
+        :mod:`infra.store.schema`; a list of steps from nothing is a schema too); returns the
+        version it was at. Under the write lock, so processes sharing the file migrate once."""
+        schema = as_schema(schema)
 
         def tx(db: sqlite3.Connection) -> int:
             db.execute(
@@ -165,18 +172,30 @@ class SqliteStore(Store):
                 "SELECT version FROM store_schema WHERE component = ?", (component,)
             ).fetchone()
             before = row[0] if row else 0
-            for script in migrations[before:]:
+            for script in scripts_to_run(component, schema, before):
                 for statement in script.split(";"):
                     if statement.strip():
                         db.execute(statement)
-            if before < len(migrations):
+            if before < schema.version:
                 db.execute(
                     "INSERT OR REPLACE INTO store_schema (component, version) VALUES (?, ?)",
-                    (component, len(migrations)),
+                    (component, schema.version),
                 )
             return before
 
         return self._tx(tx)
+
+    def schema_version(self, component: str = "store") -> int:
+        def read(db: sqlite3.Connection) -> int:
+            try:
+                row = db.execute(
+                    "SELECT version FROM store_schema WHERE component = ?", (component,)
+                ).fetchone()
+            except sqlite3.OperationalError:  # no store_schema table yet
+                return 0
+            return row[0] if row else 0
+
+        return self._read(read)
 
     @staticmethod
     def _lease(db: sqlite3.Connection, name: str) -> Lease | None:

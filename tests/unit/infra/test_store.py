@@ -23,7 +23,8 @@ from infra.store import (
 )
 from infra.store.base import Fence, Fenced, InvalidKey, LeaseHeld, StoreError
 from infra.store.memory import MemoryStore
-from infra.store.postgres import STORE_MIGRATIONS
+from infra.store.postgres import STORE_SCHEMA
+from infra.store.schema import Schema
 from infra.store.sqlite import SqliteStore
 from tests.support import store_workers
 from tests.support.concurrency import run_processes, run_threads, run_threads_each
@@ -490,27 +491,52 @@ def test_unreachable_postgres_is_unavailable_with_the_password_hidden():
 
 def test_postgres_schema_is_versioned_and_migrated_once(postgres_url):
     with open_store(postgres_url) as a:
-        assert a.schema_version() == len(STORE_MIGRATIONS) == 2
-        assert a.migrate("store", STORE_MIGRATIONS) == 2  # at its version: nothing ran
+        assert a.schema_version() == STORE_SCHEMA.version == 2
+        assert a.migrate("store", STORE_SCHEMA) == 2  # at its version: nothing ran
         with pytest.raises(StoreError, match="newer than this program knows"):
-            a.migrate("store", STORE_MIGRATIONS[:1])
+            a.migrate("store", Schema(version=1, create=STORE_SCHEMA.create))
         assert a.migrate("extra", ("CREATE TABLE extra_t (x int)",)) == 0
         assert a.migrate("extra", ("CREATE TABLE extra_t (x int)",)) == 1  # not run twice
         assert a.schema_version("extra") == 1
 
 
-def test_a_version_1_schema_is_migrated_on_start_with_its_data(postgres_url):
-    with psycopg.connect(postgres_url, autocommit=True) as c:  # as the first release left it
-        c.execute(STORE_MIGRATIONS[0])
-        c.execute(
-            "CREATE TABLE store_schema (component text PRIMARY KEY, version integer NOT NULL,"
-            " migrated_at timestamptz NOT NULL DEFAULT now())"
-        )
-        c.execute("INSERT INTO store_schema (component, version) VALUES ('store', 1)")
-        c.execute("INSERT INTO store_records VALUES ('ns', 'k', 'old', 1)")
+def test_a_new_postgres_database_is_created_at_the_current_version_at_once(postgres_url):
+    """One script makes the current schema (no replay of earlier versions), and a database
+    the current release made keeps its data when a service starts on it again."""
     with open_store(postgres_url) as s:
+        s.put("ns", "k", b"kept")
+        assert s.acquire_lease("t", "a", 1000).epoch == 1
+    with open_store(postgres_url) as s:
+        assert s.schema_version() == 2 and s.get("ns", "k") == Record(b"kept", 1)
+
+
+def test_a_schema_without_an_upgrade_step_from_its_version_is_refused(postgres_url):
+    with open_store(postgres_url) as s:
+        s.migrate("extra", Schema(version=1, create="CREATE TABLE extra_t (x int)"))
+        two = Schema(version=2, create="CREATE TABLE extra_t (x int, y int)")
+        with pytest.raises(StoreError, match="no step from version 1"):
+            s.migrate("extra", two)
+        upgrade = Schema(two.version, two.create, {1: "ALTER TABLE extra_t ADD COLUMN y int"})
+        assert s.migrate("extra", upgrade) == 1
+        assert s.schema_version("extra") == 2
+
+
+def test_sqlite_schema_is_versioned_and_a_file_without_a_version_row_keeps_its_data(tmp_path):
+    path = tmp_path / "old.db"
+    with sqlite3.connect(path) as db:  # a file as the first release left it: no version row
+        db.executescript(
+            "CREATE TABLE records (namespace TEXT NOT NULL, key TEXT NOT NULL, value BLOB NOT "
+            "NULL, version INTEGER NOT NULL, PRIMARY KEY (namespace, key)) WITHOUT ROWID;"
+            "INSERT INTO records VALUES ('ns', 'k', X'6f6c64', 1);"
+        )
+    s = SqliteStore(path)
+    try:
         assert s.schema_version() == 2 and s.get("ns", "k") == Record(b"old", 1)
         assert s.acquire_lease("t", "a", 1000).epoch == 1
+        with pytest.raises(StoreError, match="newer than this program knows"):
+            s.migrate("store", Schema(version=1, create=""))
+    finally:
+        s.close()
 
 
 def test_services_starting_at_once_on_an_empty_database_all_start(postgres_url):
