@@ -18,7 +18,8 @@ PYTEST_ARGS ?=
 SOURCES := $(shell find shared infra services -name '*.py')
 COMPILE_STAMP := $(VENV)/.compiled
 
-.PHONY: install proto web browser promtool run test lint bench clean pure image image-tools image-test
+.PHONY: install proto web browser promtool run test lint bench clean pure image image-tools image-test \
+	settings-doc
 
 ifdef MAHJONG_PURE_PYTHON
 install: $(STAMP) $(GEN_STAMP) pure
@@ -44,6 +45,11 @@ $(COMPILE_STAMP): $(SOURCES) setup.py pyproject.toml $(STAMP)
 pure:
 	find shared infra services -name '*.so' -delete
 	rm -f $(COMPILE_STAMP)
+
+# The README's tables of each service's own settings, made from their declarations
+# (infra/settings.py; a unit test checks they are current).
+settings-doc: $(STAMP) $(GEN_STAMP)
+	$(PY) -m devkit.settings_table README.md
 
 # Generated stubs live in gen/ (never edited, not in git), on the venv's path through a .pth.
 proto: $(GEN_STAMP)

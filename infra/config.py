@@ -6,7 +6,7 @@ the environment (``MAHJONG_<SERVICE>_<FLAG>``, then ``MAHJONG_<FLAG>``), then de
 from __future__ import annotations
 
 import argparse
-import os
+import dataclasses
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,53 +14,180 @@ from typing import Any
 import grpc
 
 from infra.ports import port_value
+from infra.settings import PerService, add_settings, declared, from_flags, setting
 from infra.store import DEFAULT_POOL_SIZE
 from infra.tls import DEFAULT_TRUST_DOMAIN, default_tls_dir
+
+
+def _workers(spec: Any) -> int:
+    return spec.default_max_workers
+
+
+def _asyncio(spec: Any) -> bool:
+    return "asyncio" in spec.server_models
+
+
+def _asyncio_default(limit: int) -> PerService:
+    """A limit of the asyncio model: the flag's default for a service that has the model (a
+    Config built without one has none)."""
+    return PerService(lambda _spec: limit)
 
 
 @dataclass
 class Config:
     """A server's settings. Ports are numbers or :data:`infra.ports.AUTO_PORT` (``auto``: the
     OS picks); once the server is bound, the config its service is given names the ports it
-    got."""
+    got. A field's default is what a server built in a test runs with; the flag's (often the
+    service's own) is what ``mahjong serve NAME`` runs with."""
 
-    host: str = "127.0.0.1"
-    port: int = 0  # 0 (or AUTO_PORT) = a port the OS picks
-    metrics_port: int = 0  # 0 = no metrics HTTP server
-    store_url: str = "memory://"
-    store_pool_size: int = DEFAULT_POOL_SIZE  # most connections to a PostgreSQL store
-    log_level: str = "info"
-    max_workers: int = 16
-    drain_seconds: float = 1.0
-    grace_seconds: float = 5.0
-    internal_token: str = ""  # a second factor for internal methods ("" = none)
-    # Transport security (infra/tls.py): the directory of this workload's tls.crt, tls.key and
-    # ca.crt, or plaintext with ``insecure`` (tests of that path only); neither set refuses to
-    # start. Callers are identified by their certificates' SPIFFE IDs in ``trust_domain``.
-    tls_dir: str = ""
-    insecure: bool = False
-    trust_domain: str = DEFAULT_TRUST_DOMAIN
-    # The mutual-TLS port of a service that players call too (0 = any free port; ignored by a
-    # service without public methods), and a plaintext port answering health alone (0 = off).
-    internal_port: int = 0
-    health_port: int = 0
+    host: str = setting("127.0.0.1", "--host", "interface to listen on (0.0.0.0 in containers)")
+    port: int = setting(  # 0 (or AUTO_PORT) = a port the OS picks
+        0,
+        "--port",
+        "the gRPC port (0 or auto: one the OS picks, named in --port-file)",
+        flag_default=PerService(lambda spec: spec.default_port),
+        parse=port_value,
+    )
+    metrics_port: int = setting(  # 0 = no metrics HTTP server
+        0,
+        "--metrics-port",
+        "Prometheus /metrics HTTP port (0 disables; auto: one the OS picks)",
+        flag_default=PerService(lambda spec: spec.default_metrics_port),
+        parse=port_value,
+    )
     # Where ``serve`` writes the ports it bound (infra.ports.ServedPorts), "" = nowhere.
-    port_file: str = ""
-    reflection: bool = False  # server reflection (off unless asked for)
+    port_file: str = setting(
+        "",
+        "--port-file",
+        "once every port is bound, write their numbers here as JSON (written whole: a "
+        "temporary file renamed), for a supervisor that started this process on auto ports",
+    )
+    store_url: str = setting(
+        "memory://",
+        "--store-url",
+        "memory://, sqlite:///path.db (default: .data/<service>.db) or "
+        "postgresql://user@host:port/dbname (prefer MAHJONG_STORE_URL to the flag, and "
+        "PGPASSWORD or ~/.pgpass to a password in the URL: flags show in `ps`)",
+        flag_default=PerService(lambda spec: f"sqlite:///.data/{spec.name}.db"),
+    )
+    store_pool_size: int = setting(
+        DEFAULT_POOL_SIZE,
+        "--store-pool-size",
+        "most connections to a PostgreSQL store (shared by the service's threads)",
+    )
+    log_level: str = setting("info", "--log-level", "debug, info, warning or error")
+    max_workers: int = setting(
+        16,
+        "--max-workers",
+        "gRPC handler threads (each open server stream holds one)",
+        flag_default=PerService(_workers),
+        parse=int,
+    )
     # "threads": one handler thread per call (streams included); "asyncio": an event loop runs
     # every call, blocking work in --max-workers threads (infra/aio_server.py); "": the
     # service's default (ServiceSpec.server_models[0]).
-    server_model: str = ""
+    server_model: str = setting(
+        "",
+        "--server-model",
+        "asyncio: an event loop runs every call, an open stream costs memory, not a "
+        "thread; threads: one handler thread per call for its whole life (streams included)",
+        flag_default=PerService(lambda spec: spec.server_models[0]),
+        choices=PerService(lambda spec: spec.server_models),
+        applies=lambda spec: len(spec.server_models) > 1,
+    )
     # Keepalive pings on every connection: a client that vanished without closing its
     # connection is noticed within keepalive + timeout seconds, and its calls end.
-    keepalive_seconds: float = 20.0
-    keepalive_timeout_seconds: float = 10.0
+    keepalive_seconds: float = setting(
+        20.0,
+        "--keepalive-seconds",
+        "ping each client connection this often; one that does not answer within "
+        "--keepalive-timeout-seconds is closed and its calls end",
+    )
+    keepalive_timeout_seconds: float = setting(
+        10.0, "--keepalive-timeout-seconds", "see --keepalive-seconds"
+    )
     # Limits of the asyncio model (0 = none): open streams in all and per client address, and
     # the connections one address holds calls on.
-    max_streams: int = 0
-    max_streams_per_address: int = 0
-    max_connections_per_address: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)  # the service's own flags
+    max_streams: int = setting(
+        0,
+        "--max-streams",
+        "most open streams on this server (asyncio model; 0: no limit)",
+        flag_default=_asyncio_default(20_000),
+        parse=int,
+        applies=_asyncio,
+    )
+    max_streams_per_address: int = setting(
+        0,
+        "--max-streams-per-address",
+        "most open streams of one client address (asyncio model; 0: no limit)",
+        flag_default=_asyncio_default(2_000),
+        parse=int,
+        applies=_asyncio,
+    )
+    max_connections_per_address: int = setting(
+        0,
+        "--max-connections-per-address",
+        "most connections one client address holds calls on (asyncio model; 0: no limit)",
+        flag_default=_asyncio_default(200),
+        parse=int,
+        applies=_asyncio,
+    )
+    # Transport security (infra/tls.py): the directory of this workload's tls.crt, tls.key and
+    # ca.crt, or plaintext with ``insecure`` (tests of that path only); neither set refuses to
+    # start. Callers are identified by their certificates' SPIFFE IDs in ``trust_domain``.
+    tls_dir: str = setting(
+        "",
+        "--tls-dir",
+        "this workload's tls.crt, tls.key and ca.crt (cert-manager's Secret layout; "
+        "re-read when they change; default .data/tls/<service>, made by `mahjong certs`)",
+        flag_default=PerService(lambda spec: default_tls_dir(spec.name)),
+    )
+    insecure: bool = setting(
+        False,
+        "--insecure",
+        "serve plaintext, nobody authenticated: only for tests of the plaintext path",
+    )
+    trust_domain: str = setting(
+        DEFAULT_TRUST_DOMAIN,
+        "--trust-domain",
+        "the SPIFFE trust domain of the deployment's workload certificates",
+    )
+    # The mutual-TLS port of a service that players call too (0 = any free port; ignored by a
+    # service without public methods), and a plaintext port answering health alone (0 = off).
+    internal_port: int = setting(
+        0,
+        "--internal-port",
+        "the mutual-TLS port the deployment's services call (--port serves players; "
+        "0 or auto: one the OS picks)",
+        flag_default=PerService(lambda spec: spec.default_internal_port),
+        parse=port_value,
+        applies=lambda spec: bool(spec.default_internal_port),
+    )
+    health_port: int = setting(
+        0,
+        "--health-port",
+        "a plaintext port answering grpc health alone, for probes without TLS (0: off; "
+        "auto: one the OS picks)",
+        parse=port_value,
+    )
+    reflection: bool = setting(  # server reflection (off unless asked for)
+        False,
+        "--reflection",
+        "serve gRPC server reflection (off by default; never in production)",
+    )
+    drain_seconds: float = setting(
+        1.0, "--drain-seconds", "NOT_SERVING this long before stopping, on SIGTERM"
+    )
+    grace_seconds: float = setting(
+        5.0, "--grace-seconds", "time for the calls in flight when stopping"
+    )
+    internal_token: str = setting(  # a second factor for internal methods ("" = none)
+        "",
+        "--internal-token",
+        "a shared secret services send with internal calls, beside their certificates "
+        "(prefer the environment: MAHJONG_INTERNAL_TOKEN; empty = the certificate alone)",
+    )
+    extra: dict[str, Any] = field(default_factory=dict)  # the service's own flags' values
 
 
 @dataclass
@@ -75,8 +202,9 @@ class ServiceSpec:
     add_to_server: Callable[[grpc.Server, Config], Any]
     # Fully-qualified service names for health and reflection, e.g. "mahjong.wall.v1.WallService".
     service_names: Iterable[str]
-    # Adds service-specific flags (their values land in Config.extra).
-    add_arguments: Callable[[argparse.ArgumentParser], None] | None = None
+    # The settings dataclasses of the service's own flags (infra.settings; their values land
+    # in Config.extra, read back with infra.settings.from_flags).
+    settings: tuple[type, ...] = ()
     # Handler threads unless --max-workers or the environment says otherwise; a service with
     # long-lived server streams needs one thread per open stream.
     default_max_workers: int = 16
@@ -95,205 +223,19 @@ class ServiceSpec:
     # Checks the configuration before any port is bound (``add_to_server`` runs after the bind,
     # with the ports bound); a setting it refuses raises BindError naming the flag.
     check_config: Callable[[Config], None] | None = None
-
-
-def _env(service: str, flag: str) -> str | None:
-    key = flag.upper().replace("-", "_")
-    return os.environ.get(f"MAHJONG_{service.upper()}_{key}") or os.environ.get(f"MAHJONG_{key}")
-
-
-def _switch(raw: str) -> bool:
-    text = raw.strip().lower()
-    if text in ("1", "true", "yes", "on"):
-        return True
-    if text in ("0", "false", "no", "off", ""):
-        return False
-    raise ValueError(raw)
-
-
-def _env_value(p: argparse.ArgumentParser, action: argparse.Action, raw: str) -> Any:
-    """An environment value for a service flag: booleans for switches (``1``/``true``/``yes``/
-    ``on`` or ``0``/``false``/``no``/``off``), else the flag's type."""
-    if action.nargs == 0:  # store_true / store_false switches
-        try:
-            return action.const if _switch(raw) else not action.const
-        except ValueError:
-            p.error(f"environment value {raw!r} for --{action.dest} is not true or false")
-    try:
-        return action.type(raw) if action.type else raw
-    except (ValueError, argparse.ArgumentTypeError):
-        p.error(f"environment value {raw!r} for --{action.dest} is not valid")
+    # The service's web port for browsers (infra.web.WebPort), if it has one: its flags are
+    # infra.web.WebSettings (list it in ``settings``).
+    web: Any = None
 
 
 def parse_config(spec: ServiceSpec, argv: list[str] | None = None) -> Config:
-    """Flags override environment, which overrides defaults."""
+    """Flags override environment, which overrides defaults (:func:`infra.settings.add_settings`
+    for the server's own settings and the service's)."""
     p = argparse.ArgumentParser(
         prog=f"mahjong serve {spec.name}", description=f"Run the {spec.name} service."
     )
-
-    def env_default(flag: str, default: Any, cast: Callable[[str], Any] = str) -> Any:
-        raw = _env(spec.name, flag)
-        if raw is None:
-            return default
-        try:
-            return cast(raw)
-        except argparse.ArgumentTypeError as exc:
-            p.error(f"environment value {raw!r} for {flag}: {exc}")
-        except ValueError:
-            p.error(f"environment value {raw!r} for {flag} is not a valid {cast.__name__}")
-
-    p.add_argument("--host", default=env_default("host", "127.0.0.1"))
-    p.add_argument(
-        "--port",
-        type=port_value,
-        default=env_default("port", spec.default_port, port_value),
-        help="the gRPC port (0 or auto: one the OS picks, named in --port-file)",
-    )
-    p.add_argument(
-        "--metrics-port",
-        type=port_value,
-        default=env_default("metrics_port", spec.default_metrics_port, port_value),
-        help="Prometheus /metrics HTTP port (0 disables; auto: one the OS picks)",
-    )
-    p.add_argument(
-        "--port-file",
-        default=env_default("port_file", ""),
-        help="once every port is bound, write their numbers here as JSON (written whole: a "
-        "temporary file renamed), for a supervisor that started this process on auto ports",
-    )
-    p.add_argument(
-        "--store-url",
-        default=env_default("store_url", f"sqlite:///.data/{spec.name}.db"),
-        help="memory://, sqlite:///path.db (default: .data/<service>.db) or "
-        "postgresql://user@host:port/dbname (prefer MAHJONG_STORE_URL to the flag, and "
-        "PGPASSWORD or ~/.pgpass to a password in the URL: flags show in `ps`)",
-    )
-    p.add_argument(
-        "--store-pool-size",
-        type=int,
-        default=env_default("store_pool_size", DEFAULT_POOL_SIZE, int),
-        help="most connections to a PostgreSQL store (shared by the service's threads)",
-    )
-    p.add_argument("--log-level", default=env_default("log_level", "info"))
-    p.add_argument(
-        "--max-workers",
-        type=int,
-        default=env_default("max_workers", spec.default_max_workers, int),
-        help="gRPC handler threads (each open server stream holds one)",
-    )
-    if len(spec.server_models) > 1:
-        p.add_argument(
-            "--server-model",
-            choices=spec.server_models,
-            default=env_default("server_model", spec.server_models[0]),
-            help="asyncio: an event loop runs every call, an open stream costs memory, not a "
-            "thread; threads: one handler thread per call for its whole life (streams included)",
-        )
-    p.add_argument(
-        "--keepalive-seconds",
-        type=float,
-        default=env_default("keepalive_seconds", 20.0, float),
-        help="ping each client connection this often; one that does not answer within "
-        "--keepalive-timeout-seconds is closed and its calls end",
-    )
-    p.add_argument(
-        "--keepalive-timeout-seconds",
-        type=float,
-        default=env_default("keepalive_timeout_seconds", 10.0, float),
-    )
-    if "asyncio" in spec.server_models:
-        for flag, default, what in (
-            ("max-streams", 20_000, "open streams on this server"),
-            ("max-streams-per-address", 2_000, "open streams of one client address"),
-            ("max-connections-per-address", 200, "connections one client address holds calls on"),
-        ):
-            key = flag.replace("-", "_")
-            p.add_argument(
-                f"--{flag}",
-                type=int,
-                default=env_default(key, default, int),
-                help=f"most {what} (asyncio model; 0: no limit)",
-            )
-    p.add_argument(
-        "--tls-dir",
-        default=env_default("tls_dir", default_tls_dir(spec.name)),
-        help="this workload's tls.crt, tls.key and ca.crt (cert-manager's Secret layout; "
-        "re-read when they change; default .data/tls/<service>, made by `mahjong certs`)",
-    )
-    p.add_argument(
-        "--insecure",
-        action="store_true",
-        default=env_default("insecure", False, _switch),
-        help="serve plaintext, nobody authenticated: only for tests of the plaintext path",
-    )
-    p.add_argument(
-        "--trust-domain",
-        default=env_default("trust_domain", DEFAULT_TRUST_DOMAIN),
-        help="the SPIFFE trust domain of the deployment's workload certificates",
-    )
-    if spec.default_internal_port:
-        p.add_argument(
-            "--internal-port",
-            type=port_value,
-            default=env_default("internal_port", spec.default_internal_port, port_value),
-            help="the mutual-TLS port the deployment's services call (--port serves players; "
-            "0 or auto: one the OS picks)",
-        )
-    p.add_argument(
-        "--health-port",
-        type=port_value,
-        default=env_default("health_port", 0, port_value),
-        help="a plaintext port answering grpc health alone, for probes without TLS (0: off; "
-        "auto: one the OS picks)",
-    )
-    p.add_argument(
-        "--reflection",
-        action="store_true",
-        default=env_default("reflection", False, _switch),
-        help="serve gRPC server reflection (off by default; never in production)",
-    )
-    p.add_argument("--drain-seconds", type=float, default=env_default("drain_seconds", 1.0, float))
-    p.add_argument("--grace-seconds", type=float, default=env_default("grace_seconds", 5.0, float))
-    p.add_argument(
-        "--internal-token",
-        default=env_default("internal_token", ""),
-        help="a shared secret services send with internal calls, beside their certificates "
-        "(prefer the environment: MAHJONG_INTERNAL_TOKEN; empty = the certificate alone)",
-    )
-    own: list[str] = []
-    if spec.add_arguments:
-        before = {a.dest for a in p._actions}
-        spec.add_arguments(p)
-        own = [a.dest for a in p._actions if a.dest not in before]
-        for action in p._actions:
-            if action.dest in own:
-                raw = _env(spec.name, action.dest)
-                if raw is not None:
-                    action.default = _env_value(p, action, raw)
-    ns = p.parse_args(argv)
-    return Config(
-        host=ns.host,
-        port=ns.port,
-        metrics_port=ns.metrics_port,
-        store_url=ns.store_url,
-        store_pool_size=ns.store_pool_size,
-        log_level=ns.log_level,
-        max_workers=ns.max_workers,
-        drain_seconds=ns.drain_seconds,
-        grace_seconds=ns.grace_seconds,
-        internal_token=ns.internal_token,
-        tls_dir=ns.tls_dir,
-        insecure=ns.insecure,
-        trust_domain=ns.trust_domain,
-        internal_port=getattr(ns, "internal_port", 0),
-        health_port=ns.health_port,
-        port_file=ns.port_file,
-        reflection=ns.reflection,
-        server_model=getattr(ns, "server_model", spec.server_models[0]),
-        keepalive_seconds=ns.keepalive_seconds,
-        keepalive_timeout_seconds=ns.keepalive_timeout_seconds,
-        max_streams=getattr(ns, "max_streams", 0),
-        max_streams_per_address=getattr(ns, "max_streams_per_address", 0),
-        max_connections_per_address=getattr(ns, "max_connections_per_address", 0),
-        extra={k: getattr(ns, k) for k in own},
-    )
+    add_settings(p, spec, declared(Config))
+    own = add_settings(p, spec, declared(*spec.settings))
+    values = vars(p.parse_args(argv))
+    config = from_flags(Config, values, extra={k: values[k] for k in own})
+    return dataclasses.replace(config, server_model=config.server_model or spec.server_models[0])

@@ -17,7 +17,7 @@ Also served: CORS for the listed origins only and the static files of a built we
 (:mod:`infra.web_http`).
 
 Any service may open such a port (the gateway for the whole GatewayService and the web table,
-matchmaking for its public methods): :func:`add_web_arguments` adds the ``--web-*`` flags and
+matchmaking for its public methods): :class:`WebSettings` declares the ``--web-*`` flags and
 :func:`web_server` starts the port they describe, for the methods a browser may call (a browser
 presents no workload certificate, so a method only the deployment calls is never served here:
 ``methods`` leaves it out, and a call to it is answered NOT_FOUND like any unknown path).
@@ -25,7 +25,6 @@ presents no workload certificate, so a method only the deployment calls is never
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import ipaddress
@@ -35,6 +34,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Collection, Iterable
 from concurrent import futures
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,10 +42,12 @@ import structlog
 import uvicorn
 from google.protobuf.descriptor import ServiceDescriptor
 
+from infra.addresses import WEB_PORTS
 from infra.binding import BindError, tls_files
 from infra.config import Config
 from infra.interceptor import serving_of
 from infra.ports import listen_port, port_value
+from infra.settings import PerService, from_flags, setting
 from infra.tls import RELOAD_CHECK_SECONDS, TLSFiles
 from infra.web_calls import DEFAULT_MAX_STREAMS, ServiceBinding, connect_app
 from infra.web_http import Cors, StaticFiles
@@ -220,49 +222,70 @@ class ReloadingContext:
             log.info("web_certificate_reloaded", certificate=str(self._files.paths[0]))
 
 
-# --- a service's web port from its flags -------------------------------------------------------
-def add_web_arguments(
-    p: argparse.ArgumentParser,
-    local_port: int,
-    *,
-    what: str = "the same API",
-    root: str = "",
-    max_streams: int = DEFAULT_MAX_STREAMS,
-) -> None:
-    """The ``--web-*`` flags of a service's web port (``local_port``: the one ``mahjong run``
-    opens); ``root``: the default of ``--web-root`` (the page served), none without one;
-    ``max_streams``: the default of ``--web-max-streams`` (lower for a servicer whose open
-    streams each wait in a thread)."""
-    p.add_argument(
+# --- a service's web port from its settings -----------------------------------------------------
+@dataclass(frozen=True)
+class WebPort:
+    """A service's web port, as its spec describes it (``ServiceSpec.web``): ``what`` it serves
+    (in ``--web-port``'s help), the default of ``--web-root`` (the page served; "": none, and no
+    flag) and of ``--web-max-streams`` (lower for a servicer whose open streams each wait in a
+    thread, or -1 for the service's own choice)."""
+
+    what: str = "the same API"
+    root: str = ""
+    max_streams: int = DEFAULT_MAX_STREAMS
+
+
+def _web(spec: Any) -> WebPort:
+    return spec.web if spec is not None and spec.web is not None else WebPort()
+
+
+@dataclass(frozen=True)
+class WebSettings:
+    """The ``--web-*`` flags of a service's web port (:class:`WebPort` in its spec)."""
+
+    web_port: int = setting(
+        0,
         "--web-port",
-        type=port_value,
-        default=0,
-        help=f"HTTP port for browsers: {what} over Connect and gRPC-Web (0: off; auto: one the "
-        f"OS picks; mahjong run uses {local_port})",
+        PerService(
+            lambda spec: (
+                f"HTTP port for browsers: {_web(spec).what} over Connect and gRPC-Web "
+                f"(0: off; auto: one the OS picks; mahjong run uses {WEB_PORTS[spec.name]})"
+            )
+        ),
+        parse=port_value,
+        applies=lambda spec: spec.web is not None,
     )
-    p.add_argument(
+    web_cors_origins: str = setting(
+        "",
         "--web-cors-origins",
-        default="",
-        help="comma-separated origins whose pages may call the web port (e.g. "
+        "comma-separated origins whose pages may call the web port (e.g. "
         "http://localhost:5173); empty: only the page it serves itself; * any (never in "
         "production)",
+        applies=lambda spec: spec.web is not None,
     )
-    if root:
-        p.add_argument(
-            "--web-root", default=root, help="the built web page to serve (empty: the API only)"
-        )
-    p.add_argument(
+    web_root: str = setting(
+        "",
+        "--web-root",
+        "the built web page to serve on the web port (empty: the API only)",
+        flag_default=PerService(lambda spec: _web(spec).root),
+        applies=lambda spec: spec.web is not None and bool(spec.web.root),
+    )
+    web_tls_dir: str = setting(
+        "",
         "--web-tls-dir",
-        default="",
-        help="tls.crt and tls.key (and ca.crt) for HTTPS on the web port; empty: plain HTTP, "
+        "tls.crt and tls.key (and ca.crt) for HTTPS on the web port; empty: plain HTTP, "
         "allowed only on a loopback address",
+        applies=lambda spec: spec.web is not None,
     )
-    p.add_argument(
+    web_max_streams: int = setting(
+        DEFAULT_MAX_STREAMS,
         "--web-max-streams",
-        type=int,
-        default=max_streams,
-        help="streams the web port holds at once; past it a stream ends RESOURCE_EXHAUSTED "
-        "(0: no limit)",
+        "streams the web port holds at once (each a connection, about 10 KiB); past it a "
+        "stream ends RESOURCE_EXHAUSTED (0: no limit; negative: the service's number for its "
+        "server model)",
+        flag_default=PerService(lambda spec: _web(spec).max_streams),
+        parse=int,
+        applies=lambda spec: spec.web is not None,
     )
 
 
@@ -279,7 +302,7 @@ def web_tls(config: Config, tls: TLSFiles | None, service: str = "") -> TLSFiles
     """The web port's HTTPS files: ``--web-tls-dir``; none (plain HTTP) only on a loopback
     address (browsers treat loopback as a secure context) or on a plaintext server. The refusal
     names ``service``'s environment variable for the flag."""
-    directory = str(config.extra.get("web_tls_dir", ""))
+    directory = from_flags(WebSettings, config.extra).web_tls_dir
     if directory:
         return TLSFiles(Path(directory))
     if tls is None or is_loopback(config.host):
@@ -296,7 +319,7 @@ def check_web_port(service: str) -> Callable[[Config], None]:
     refused before any port is bound."""
 
     def check(config: Config) -> None:
-        if int(config.extra.get("web_port", 0) or 0) != 0:
+        if from_flags(WebSettings, config.extra).web_port != 0:
             web_tls(config, tls_files(config, service), service)
 
     return check
@@ -311,13 +334,13 @@ def web_server(
     service: str = "",
     methods: Collection[str] | None = None,
 ) -> WebServer | None:
-    """The web port of :func:`add_web_arguments`' flags in ``config`` (None when ``--web-port``
-    is 0): ``servicer``'s ``methods`` over Connect and gRPC-Web, started (``service``: whose
-    settings a refusal names). Called on a running event loop (an asyncio server's set-up), the
+    """The web port of the :class:`WebSettings` in ``config`` (None when ``--web-port`` is 0):
+    ``servicer``'s ``methods`` over Connect and gRPC-Web, started (``service``: whose settings a
+    refusal names). Called on a running event loop (an asyncio server's set-up), the
     port runs on that loop; else on one of its own, beside the threaded server, whose plain
     calls get ``--max-workers`` threads."""
-    x = config.extra
-    if int(x.get("web_port", 0) or 0) == 0:
+    web = from_flags(WebSettings, config.extra)
+    if web.web_port == 0:
         return None
     try:
         loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
@@ -327,16 +350,15 @@ def web_server(
         servicer,
         descriptor,
         serving=serving_of(config),
-        max_streams=max(0, int(x.get("web_max_streams", DEFAULT_MAX_STREAMS))),
+        max_streams=max(0, web.web_max_streams),
         methods=methods,
     )
-    root = x.get("web_root", "")
     return WebServer(
         binding,
         host=config.host,
-        port=listen_port(int(x["web_port"])),
-        origins=str(x.get("web_cors_origins", "")).split(","),
-        web_root=Path(root) if root else None,
+        port=listen_port(web.web_port),
+        origins=web.web_cors_origins.split(","),
+        web_root=Path(web.web_root) if web.web_root else None,
         tls=web_tls(config, tls, service),
         loop=loop,
         workers=max(4, int(config.max_workers or 16)),

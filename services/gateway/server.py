@@ -16,18 +16,19 @@ from infra.addresses import DEFAULT_PORTS, INTERNAL_PORTS
 from infra.binding import open_config_store, tls_files
 from infra.config import Config, ServiceSpec
 from infra.server import serve
+from infra.settings import from_flags
 from infra.tls import TLSFiles
-from infra.web import check_web_port
+from infra.web import WebPort, WebSettings, check_web_port
 from services.gateway import metrics
 from services.gateway.adapters.remote import RemoteRules, RemoteScoring, RemoteWall, channel
 from services.gateway.bots import engine_policy, make_bot
 from services.gateway.domain.session import Ports
 from services.gateway.servicer import GatewayServicer
 from services.gateway.settings import (
+    DEFAULT_MAX_WORKERS,
+    DEFAULT_WEB_ROOT,
     GatewaySettings,
     ServerSettings,
-    add_arguments,
-    from_flags,
 )
 from services.gateway.tables import TableManager
 
@@ -164,12 +165,14 @@ SPEC = ServiceSpec(
     default_metrics_port=DEFAULT_PORTS["gateway"][1],
     add_to_server=add_to_server,
     service_names=["mahjong.gateway.v1.GatewayService"],
-    add_arguments=add_arguments,
+    settings=(ServerSettings, GatewaySettings, WebSettings),
+    default_max_workers=DEFAULT_MAX_WORKERS,
     server_models=("asyncio", "threads"),
     # Every method is the players' (seat tokens decide); matchmaking's CreateTable comes on the
     # mutual-TLS internal port, where its certificate makes the table the ledger's.
     default_internal_port=INTERNAL_PORTS["gateway"],
     check_config=check_web_port("gateway"),
+    web=WebPort(what="the same API and the web table", root=str(DEFAULT_WEB_ROOT)),
 )
 
 

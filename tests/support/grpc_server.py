@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 from collections.abc import Iterator
 
@@ -11,6 +10,7 @@ import grpc
 from infra.config import Config, ServiceSpec
 from infra.request_ids import with_request_ids
 from infra.server import RunningServer, start
+from infra.settings import declared
 from infra.supervisor import DEV_TLS_ROOT
 from infra.tls import TLSFiles, client_channel, dial
 from tests.support.tls import dev_certs
@@ -70,9 +70,7 @@ def _check_flags(spec: ServiceSpec, extra: dict) -> None:
     """Refuse an ``extra`` key that is none of the service's own flags: the service would ignore
     it, and a test would run without the setting it names (a Config field such as ``store_url``
     goes beside ``extra``, not in it)."""
-    parser = argparse.ArgumentParser(add_help=False)  # "help" is no flag of the service
-    if spec.add_arguments:
-        spec.add_arguments(parser)
-    unknown = sorted(set(extra) - {a.dest for a in parser._actions})
+    own = {s.dest for s in declared(*spec.settings) if s.applies_to(spec)}
+    unknown = sorted(set(extra) - own)
     if unknown:
         raise TypeError(f"the {spec.name} service has no flag {', '.join(unknown)}")

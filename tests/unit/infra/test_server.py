@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import dataclass
 
 import grpc
 import pytest
@@ -18,6 +19,7 @@ from infra.config import Config, ServiceSpec, parse_config
 from infra.logs import configure_logging
 from infra.ports import AUTO_PORT
 from infra.server import start
+from infra.settings import setting
 from infra.status import ERROR_DOMAIN
 from infra.store import Conflict, StoreUnavailable
 from shared.errors import FailedPrecondition, InvalidArgument, NotFound
@@ -219,12 +221,14 @@ def test_graceful_stop_reports_not_serving_while_draining():
 
 
 # --- configuration ---------------------------------------------------------------------------
-def _flagged_spec():
-    def add_args(p):
-        p.add_argument("--fixed", action="store_true")
-        p.add_argument("--depth", type=int, default=3)
+@dataclass(frozen=True)
+class ProbeSettings:
+    fixed: bool = setting(False, "--fixed", "a switch")
+    depth: int = setting(3, "--depth", "a number")
 
-    return ServiceSpec("probe", 50999, 9999, lambda s, c: None, [SERVICE], add_args)
+
+def _flagged_spec():
+    return ServiceSpec("probe", 50999, 9999, lambda s, c: None, [SERVICE], (ProbeSettings,))
 
 
 def test_config_defaults(monkeypatch):
