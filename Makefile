@@ -11,14 +11,15 @@ SITE     = $(shell $(PY) -c 'import sysconfig; print(sysconfig.get_paths()["pure
 PYTEST_ARGS ?=
 
 # The compiled hot path: the modules pyproject.toml lists under [tool.mahjong] compiled, built
-# in place by setup.py (mypyc). They are rebuilt whenever any module under shared/ or services/
-# changes, not only their own sources: mypyc builds in what it knows of the modules they import
-# (a named tuple's fields are read by position, say). MAHJONG_PURE_PYTHON=1 runs every module as
-# Python instead (`make pure` removes the built extensions).
-SOURCES := $(shell find shared services -name '*.py')
+# in place by setup.py (mypyc). They are rebuilt whenever any module under shared/, infra/ or
+# services/ changes, not only their own sources: mypyc builds in what it knows of the modules they
+# import (a named tuple's fields are read by position, say). MAHJONG_PURE_PYTHON=1 runs every
+# module as Python instead (`make pure` removes the built extensions).
+SOURCES := $(shell find shared infra services -name '*.py')
 COMPILE_STAMP := $(VENV)/.compiled
 
-.PHONY: install proto web browser promtool run test lint bench clean pure image image-tools image-test
+.PHONY: install proto web browser promtool run test lint bench clean pure image image-tools image-test \
+	settings-doc
 
 ifdef MAHJONG_PURE_PYTHON
 install: $(STAMP) $(GEN_STAMP) pure
@@ -36,14 +37,19 @@ $(STAMP): pyproject.toml | $(PY)
 	touch $@
 
 $(COMPILE_STAMP): $(SOURCES) setup.py pyproject.toml $(STAMP)
-	find shared services -name '*.so' -delete  # a module no longer listed runs as Python again
+	find shared infra services -name '*.so' -delete  # a module no longer listed runs as Python again
 	$(PY) setup.py --quiet build_ext --inplace
-	find shared services -name '*.so' -exec touch {} +  # built from the sources as they are now
+	find shared infra services -name '*.so' -exec touch {} +  # built from the sources as they are now
 	touch $@
 
 pure:
-	find shared services -name '*.so' -delete
+	find shared infra services -name '*.so' -delete
 	rm -f $(COMPILE_STAMP)
+
+# The README's tables of each service's own settings, made from their declarations
+# (infra/settings.py; a unit test checks they are current).
+settings-doc: $(STAMP) $(GEN_STAMP)
+	$(PY) -m devkit.settings_table README.md
 
 # Generated stubs live in gen/ (never edited, not in git), on the venv's path through a .pth.
 proto: $(GEN_STAMP)
@@ -108,7 +114,7 @@ DEBIAN_MIRROR    ?= http://deb.debian.org
 # machine's.
 IMAGE_CA         ?= $(firstword $(wildcard $(PIP_CERT) /etc/ssl/certs/ca-certificates.crt))
 PODMAN           := CONTAINERS_CONF=$(CURDIR)/tests/image/containers.conf podman
-IMAGE_SOURCES    := pyproject.toml setup.py protos shared services deploy/Dockerfile \
+IMAGE_SOURCES    := pyproject.toml setup.py protos shared infra services deploy/Dockerfile \
 	deploy/requirements.lock deploy/build-requirements.lock
 
 # podman, runc, uidmap and mmdebstrap (Debian's), installed when missing (as `make test` does).

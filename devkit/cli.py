@@ -2,7 +2,7 @@
 installed, as in a checkout; the image holds none of it).
 
 * ``mahjong run`` (what ``make run`` runs) — every service as its own process on loopback ports
-  (:func:`shared.supervisor.run_all`), with the development issuer matchmaking trusts: served on
+  (:func:`infra.supervisor.run_all`), with the development issuer matchmaking trusts: served on
   loopback, its key under ``.data/dev-issuer``, guests allowed.
 """
 
@@ -24,8 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from infra import supervisor
     from services.cli import servable
-    from shared import supervisor
 
     known = servable()
     unknown = [n for n in args.only or () if n not in known]
@@ -59,8 +59,8 @@ def _dev_issuer():
     """``mahjong run``'s development issuer (its key under .data/dev-issuer), served on
     loopback: matchmaking fetches its key set; the web table, ``mahjong play --name`` and the
     Node client get ID tokens from its ``/token?name=NAME``."""
+    from infra.supervisor import RUN_WEB_ORIGINS
     from services.matchmaking.identity.dev_issuer import DEFAULT_PORT, DevIssuer, DevIssuerServer
-    from shared.supervisor import RUN_WEB_ORIGINS
 
     server = DevIssuerServer(
         DevIssuer.at(), port=DEFAULT_PORT, cors_origins=RUN_WEB_ORIGINS

@@ -1,5 +1,5 @@
 """A private local stack: every service the gateway needs, as real processes on ports the OS
-picks (each names them in its port file: shared.ports).
+picks (each names them in its port file: infra.ports).
 
 ``mahjong play --local`` uses it so a person can play without ``make run``; the client tests
 (terminal, Node.js, the browser) use it to play against the real services.
@@ -12,7 +12,7 @@ address file naming matchmaking (written once matchmaking is up: until then its 
 in its outbox), so that matchmaking and the issuer can be told the page's origin.
 
 Each service runs as ``python -m services.cli serve NAME``
-(:class:`shared.supervisor.ServiceProcess`) with its own SQLite store in a temporary directory
+(:class:`infra.supervisor.ServiceProcess`) with its own SQLite store in a temporary directory
 and ``--<dep>-addr`` flags for the services it calls (their internal, mutual-TLS ports: each
 child presents its development certificate, and :attr:`LocalStack.gateway` is the gateway's
 public port, which players reach over server TLS).
@@ -25,9 +25,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from shared.addresses import WEB_PORTS, address_file_flag, write_address_file
-from shared.ports import AUTO_PORT
-from shared.supervisor import (
+from infra.addresses import WEB_PORTS, address_file_flag, write_address_file
+from infra.ports import AUTO_PORT
+from infra.supervisor import (
     LOCAL_WEB_ORIGINS,
     ServiceProcess,
     page_origins,

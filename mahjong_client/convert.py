@@ -17,9 +17,7 @@ from collections.abc import Sequence
 from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2
 
-from services.gateway.bots.view import SeatView
-from services.gateway.convert.actions import action_to_proto as domain_action_to_proto
-from shared.convert.common import (
+from infra.convert.common import (
     meld_from_proto,
     ruleset_from_ref,
     seat_from_proto_optional,
@@ -27,6 +25,8 @@ from shared.convert.common import (
     tiles_from_proto,
     tiles_to_proto,
 )
+from services.gateway.bots.view import SeatView
+from services.gateway.convert.actions import action_to_proto as domain_action_to_proto
 from shared.hand.hand_type import HandType
 from shared.hand.preset_hands import classify_hand
 from shared.melds import Meld, MeldKind

@@ -23,9 +23,9 @@ from typing import TextIO
 
 import grpc
 
+from infra.addresses import default_address
 from mahjong_client.tables import create_table
 from mahjong_client.terminal import Quit, TerminalPlayer
-from shared.addresses import default_address
 from shared.ruleset import DEFAULT_RULESET
 
 

@@ -19,6 +19,8 @@ from typing import Any, Protocol
 import grpc
 from mahjong.gateway.v1 import gateway_pb2, gateway_pb2_grpc
 
+from infra.addresses import CLIENT_KEEPALIVE_OPTIONS
+from infra.tls import client_channel
 from mahjong_client.convert import (
     TILE_SWAP,
     action_to_proto,
@@ -26,10 +28,8 @@ from mahjong_client.convert import (
     view_from_proto,
 )
 from services.gateway.bots import PlanningBot, SeatView
-from shared.addresses import CLIENT_KEEPALIVE_OPTIONS
 from shared.table import Action, OwnTurnOptions
 from shared.tiles import NUM_KINDS
-from shared.tls import client_channel
 
 _TRANSIENT = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 

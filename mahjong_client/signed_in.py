@@ -16,7 +16,7 @@ from mahjong.common.v1 import common_pb2
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
-from shared.tls import client_channel
+from infra.tls import client_channel
 
 TIMEOUT = 10.0
 

@@ -9,8 +9,8 @@ import grpc
 from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2, gateway_pb2_grpc
 
+from infra.tls import client_channel
 from shared.ruleset import DEFAULT_RULESET
-from shared.tls import client_channel
 
 
 def create_table(

@@ -53,7 +53,7 @@ def servable() -> dict[str, object]:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from shared.server import serve
+    from infra.server import serve
 
     mods = servable()
     if args.service not in mods:
@@ -69,8 +69,8 @@ def _serve(args: argparse.Namespace) -> int:
 def _certs(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from shared import dev_ca
-    from shared.addresses import SERVICE_ORDER
+    from devkit import dev_ca
+    from infra.addresses import SERVICE_ORDER
 
     root = dev_ca.ensure(SERVICE_ORDER, Path(args.root), args.trust_domain)
     for name in [*SERVICE_ORDER, "operator"]:

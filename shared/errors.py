@@ -1,7 +1,7 @@
 """Domain errors, one per gRPC status code a caller can act on.
 
 Domain code (no gRPC imports) raises these; the server bootstrap's interceptor
-(:mod:`shared.server`) turns each into its status code with the message and details, so
+(:mod:`infra.server`) turns each into its status code with the message and details, so
 servicers stay thin and every service answers bad input the same way.
 """
 

@@ -26,6 +26,7 @@ import grpc
 from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
+from infra.aio_server import run_answering_early, run_blocking
 from services.gateway.convert.stream import last_sequence
 from services.gateway.forwarding import (
     AGAIN_PAUSE_S,
@@ -35,7 +36,6 @@ from services.gateway.forwarding import (
     relay_error,
 )
 from services.gateway.servicer import GatewayServicer
-from shared.aio_server import run_answering_early, run_blocking
 from shared.errors import ResourceExhausted, Unavailable
 
 

@@ -14,11 +14,11 @@ import argparse
 import json
 import sys
 
+from infra.store import open_store
 from services.gateway.domain.events.kinds import SeedRevealed
 from services.gateway.domain.replay import export_hand, table_header
 from services.gateway.tables import read_table_log
 from services.gateway.verify import verify_hand
-from shared.store import open_store
 
 
 def register(sub: argparse._SubParsersAction) -> None:

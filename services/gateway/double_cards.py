@@ -21,10 +21,10 @@ from typing import Protocol
 import grpc
 from mahjong.matchmaking.v1 import matchmaking_pb2, matchmaking_pb2_grpc
 
+from infra.interceptor import internal_metadata
 from services.gateway.forwarding import error_of
 from services.gateway.tables.records import Refusal, check_id
 from shared.errors import DomainError, FailedPrecondition, PermissionDenied
-from shared.server import internal_metadata
 
 LEFT_BITS = 32  # a remembered result: hand number << 32 | cards left
 

@@ -42,11 +42,11 @@ from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 from mahjong.gateway.v1 import gateway_pb2, gateway_pb2_grpc
 
+from infra.addresses import CLIENT_KEEPALIVE_OPTIONS
+from infra.interceptor import INTERNAL_TOKEN_HEADER
+from infra.tls import TLSFiles, channel_credentials, dial, name_override
 from services.gateway.tables.leases import LeaseWatch
-from shared.addresses import CLIENT_KEEPALIVE_OPTIONS
 from shared.errors import ERROR_CLASSES, DomainError, Unavailable
-from shared.server import INTERNAL_TOKEN_HEADER
-from shared.tls import TLSFiles, channel_credentials, dial, name_override
 
 log_ = structlog.get_logger("mahjong.gateway.forwarding")
 
@@ -303,7 +303,7 @@ class RelayWatch:
 
 def error_of(exc: grpc.RpcError) -> DomainError:
     """The owner's refusal as the domain error it was raised as there: same code, message,
-    reason and details (so :func:`shared.server.rich_status` sends the same status again)."""
+    reason and details (so :func:`infra.status.rich_status` sends the same status again)."""
     code = exc.code().name if isinstance(exc, grpc.Call) else "UNAVAILABLE"
     message = exc.details() if isinstance(exc, grpc.Call) else str(exc)
     reason, details = "", {}

@@ -52,6 +52,10 @@ import structlog
 from mahjong.matchmaking.v1 import matchmaking_pb2, matchmaking_pb2_grpc
 from prometheus_client import Counter, Gauge
 
+from infra.convert.common import seat_from_proto, seat_to_proto
+from infra.interceptor import internal_metadata
+from infra.store import Store
+from infra.store.base import Fenced, Lease, LeaseHeld, Record
 from services.gateway.tables import OUTBOX
 from services.gateway.tables.records import (
     ANSWERS,
@@ -60,11 +64,7 @@ from services.gateway.tables.records import (
     Report,
     decode_report,
 )
-from shared.convert.common import seat_from_proto, seat_to_proto
 from shared.errors import InvalidArgument
-from shared.server import internal_metadata
-from shared.store import Store
-from shared.store.base import Fenced, Lease, LeaseHeld, Record
 
 log = structlog.get_logger("mahjong.gateway.outbox")
 

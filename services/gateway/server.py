@@ -12,24 +12,27 @@ import contextlib
 import grpc
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
+from infra.addresses import DEFAULT_PORTS, INTERNAL_PORTS
+from infra.binding import open_config_store, tls_files
+from infra.config import Config, ServiceSpec
+from infra.server import serve
+from infra.settings import from_flags
+from infra.tls import TLSFiles
+from infra.web import WebPort, WebSettings, check_web_port
 from services.gateway import metrics
 from services.gateway.adapters.remote import RemoteRules, RemoteScoring, RemoteWall, channel
 from services.gateway.bots import engine_policy, make_bot
 from services.gateway.domain.session import Ports
 from services.gateway.servicer import GatewayServicer
 from services.gateway.settings import (
+    DEFAULT_MAX_WORKERS,
+    DEFAULT_WEB_ROOT,
     GatewaySettings,
     ServerSettings,
-    add_arguments,
-    from_flags,
 )
 from services.gateway.tables import TableManager
-from shared.addresses import DEFAULT_PORTS, INTERNAL_PORTS
-from shared.server import Config, ServiceSpec, open_config_store, serve, tls_files
-from shared.tls import TLSFiles
-from shared.web import check_web_port
 
-# The services this one calls (services.gateway.client.stack gives each its address flag).
+# The services this one calls (devkit.stack gives each its address flag).
 CALLS = ("wall", "rules", "scoring", "matchmaking")
 SECRET_NS = "gateway-config"
 
@@ -38,7 +41,7 @@ def _secret(store, configured: str) -> bytes:
     """The seat-token signing secret: configured, else one kept in the store for all replicas."""
     import secrets
 
-    from shared.store import AlreadyExists
+    from infra.store import AlreadyExists
 
     if configured:
         return configured.encode()
@@ -62,12 +65,12 @@ def _advertised(address: str, config: Config) -> str:
 
 
 def _web_server(servicer, config: Config, tls: TLSFiles | None):
-    """The web port: the gRPC port's own servicer over Connect and gRPC-Web (shared/web.py):
+    """The web port: the gRPC port's own servicer over Connect and gRPC-Web (infra/web.py):
     on the asyncio model the coroutine servicer, on the server's event loop (a web stream holds
     no thread, forwarding and relays included); on the threads model the threaded one."""
     from mahjong.gateway.v1 import gateway_pb2
 
-    from shared.web import web_server
+    from infra.web import web_server
 
     descriptor = gateway_pb2.DESCRIPTOR.services_by_name["GatewayService"]
     return web_server(servicer, descriptor, config, tls, service="gateway")
@@ -162,12 +165,14 @@ SPEC = ServiceSpec(
     default_metrics_port=DEFAULT_PORTS["gateway"][1],
     add_to_server=add_to_server,
     service_names=["mahjong.gateway.v1.GatewayService"],
-    add_arguments=add_arguments,
+    settings=(ServerSettings, GatewaySettings, WebSettings),
+    default_max_workers=DEFAULT_MAX_WORKERS,
     server_models=("asyncio", "threads"),
     # Every method is the players' (seat tokens decide); matchmaking's CreateTable comes on the
     # mutual-TLS internal port, where its certificate makes the table the ledger's.
     default_internal_port=INTERNAL_PORTS["gateway"],
     check_config=check_web_port("gateway"),
+    web=WebPort(what="the same API and the web table", root=str(DEFAULT_WEB_ROOT)),
 )
 
 

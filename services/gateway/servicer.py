@@ -9,6 +9,14 @@ import grpc
 from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
+from infra.convert.common import (
+    ruleset_from_ref,
+    seat_from_proto_optional,
+    seat_to_proto,
+)
+from infra.interceptor import from_internal_caller, peer_address
+from infra.rate_limit import RateLimiter
+from infra.tls import OPERATOR, TLSFiles
 from services.gateway.convert.actions import action_from_proto, action_to_proto
 from services.gateway.convert.stream import last_sequence, responses
 from services.gateway.convert.views import view_to_proto
@@ -28,17 +36,9 @@ from services.gateway.tables import TableManager, TableSpec, check_id
 from services.gateway.tables.leases import LeaseWatch
 from services.gateway.tables.live import LiveTable
 from services.gateway.tables.streams import Seen
-from shared.convert.common import (
-    ruleset_from_ref,
-    seat_from_proto_optional,
-    seat_to_proto,
-)
 from shared.errors import DomainError, InvalidArgument, PermissionDenied, Unavailable
-from shared.rate_limit import RateLimiter
 from shared.ruleset import DEFAULT_RULESET
-from shared.server import from_internal_caller, peer_address
 from shared.table import MAX_HANDS, MAX_ROUNDS
-from shared.tls import OPERATOR, TLSFiles
 
 # The workloads whose CreateTable makes a table of the ledger (its hands reported), and those
 # that may take any player's seat token (JoinSeat by player id without the token).
@@ -130,7 +130,7 @@ def _seat_wait_ms(seconds: int) -> int | None:
 
 class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
     """Every call of the client API, whatever the transport: gRPC, and Connect and gRPC-Web
-    for browsers (:mod:`shared.web` calls these same methods with the HTTP headers as
+    for browsers (:mod:`infra.web` calls these same methods with the HTTP headers as
     metadata), so each call's checks and errors are written once. Each RPC is :meth:`admit`
     (flood control, before any work) then its call (``create_table`` …), which the asyncio
     server (:mod:`services.gateway.aio_servicer`) runs in a worker thread after admitting it on

@@ -1,31 +1,27 @@
-"""Every setting of the gateway, declared once.
+"""Every setting of the gateway, declared once (:mod:`infra.settings`).
 
 Each setting is a field of :class:`GatewaySettings` (what the live tables run with: leases,
 timers, limits) or of :class:`ServerSettings` (what the server wires: the services it calls, the
-seat-token secret, the bots, the web port). A field that is a flag of ``mahjong serve gateway``
-holds its :class:`Flag` in its metadata — the flag's name, help, default and argparse type, and
-how the flag's value becomes the field's (seconds into milliseconds, a floor, -1 for "the
-ruleset's") — from which :func:`add_arguments` adds the flags and :func:`from_flags` reads them
-back from :attr:`shared.server.Config.extra` (a key missing there takes the flag's default).
-Every flag can also come from the environment, ``MAHJONG_GATEWAY_<FLAG>`` then
-``MAHJONG_<FLAG>`` (:func:`shared.server.parse_config`). A field without a flag is the server's
-to derive (:func:`services.gateway.server.add_to_server`: the stored secret, the replica id,
-the advertised address).
+seat-token secret, the bots); the web port's are :class:`infra.web.WebSettings`. A field that is
+a flag of ``mahjong serve gateway`` is declared with :func:`infra.settings.setting` — the flag's
+name, help, default and type, and how the flag's value becomes the field's (seconds into
+milliseconds, a floor, -1 for "the ruleset's") — and read back from
+:attr:`infra.config.Config.extra` with :func:`infra.settings.from_flags`. Every flag can also
+come from the environment, ``MAHJONG_GATEWAY_<FLAG>`` then ``MAHJONG_<FLAG>``. A field without a
+flag is the server's to derive (:func:`services.gateway.server.add_to_server`: the stored
+secret, the replica id, the advertised address).
 """
 
 from __future__ import annotations
 
-import argparse
-import dataclasses
-import os
 import secrets
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from shared.addresses import WEB_PORTS, default_address
-from shared.ports import port_value
+from infra.addresses import default_address
+from infra.settings import count, setting, switch
 
 # Worker threads: on the asyncio server (the default) they run the unary calls' blocking work
 # (a table's lock, the store) while streams wait on the event loop; on the threaded server each
@@ -33,76 +29,6 @@ from shared.ports import port_value
 DEFAULT_MAX_WORKERS = 64
 RPC_TIMEOUT_S = 2.0  # deadline of every call to wall, rules and scoring
 DEFAULT_WEB_ROOT = Path(__file__).resolve().parents[2] / "web" / "dist"
-
-
-def _switch(text: str) -> bool:
-    value = text.strip().lower()
-    if value in ("1", "true", "yes", "on"):
-        return True
-    if value in ("0", "false", "no", "off"):
-        return False
-    raise argparse.ArgumentTypeError(f"{text!r} is not on or off")
-
-
-def _count(text: str) -> int:
-    """A flag's whole number, 0 or more."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} is negative (0 means no limit)")
-    return value
-
-
-@dataclass(frozen=True)
-class Flag:
-    """One setting as a flag: ``name`` (``--lease-ms``), ``help``, ``default`` (in the flag's
-    own unit; a function of no arguments when it is looked up as the flags are added, e.g. from
-    the environment), ``parse`` (argparse's ``type``; None: text) and ``to_setting`` (the flag's
-    value to the field's; None: the value as the default's type)."""
-
-    name: str
-    help: str
-    default: Any
-    parse: Callable[[str], Any] | None = None
-    to_setting: Callable[[Any], Any] | None = None
-
-    @property
-    def dest(self) -> str:
-        """The flag's key in argparse's namespace and in ``Config.extra``."""
-        return self.name.removeprefix("--").replace("-", "_")
-
-    def default_value(self) -> Any:
-        return self.default() if callable(self.default) else self.default
-
-    def value(self, extra: Mapping[str, Any]) -> Any:
-        """The field's value from the flags' values (the default where ``extra`` has none)."""
-        raw = extra.get(self.dest, self.default_value())
-        if self.to_setting is not None:
-            return self.to_setting(raw)
-        return type(self.default_value())(raw)
-
-
-_SAME: Any = object()
-
-
-def setting(
-    default: Any,
-    name: str,
-    help: str,
-    *,
-    flag_default: Any = _SAME,
-    parse: Callable[[str], Any] | None = None,
-    to_setting: Callable[[Any], Any] | None = None,
-) -> Any:
-    """A field of ``default`` that is the flag ``name`` (default ``flag_default``, else the
-    field's; parsed as an int or a float when the default is one, unless ``parse`` says)."""
-    shown = default if flag_default is _SAME else flag_default
-    if parse is None and not isinstance(shown, bool) and isinstance(shown, int | float):
-        parse = type(shown)
-    flag = Flag(name, help, shown, parse, to_setting)
-    return field(default=default, metadata={"flag": flag})
 
 
 def _ms_as_seconds(default_ms: int, name: str, help: str, *, at_least: int = 0) -> Any:
@@ -182,7 +108,7 @@ class GatewaySettings:
         "--public-tables",
         "may callers without the internal token (players, the web page) create tables: "
         "on for the local stack and `mahjong play`, off where tables come from matchmaking",
-        parse=_switch,
+        parse=switch,
     )
     public_tables_per_minute: float = setting(
         10.0,
@@ -218,7 +144,7 @@ class GatewaySettings:
         "--max-spectators-per-table",
         "spectators one table admits at once, each with a token of its own; past it "
         "JoinSeat as a spectator ends RESOURCE_EXHAUSTED SPECTATOR_LIMIT (0: any number)",
-        parse=_count,
+        parse=count,
     )
 
 
@@ -238,64 +164,8 @@ class ServerSettings:
     advertise_address: str = setting("", "--advertise-address", "address returned by CreateTable")
     rpc_timeout: float = setting(RPC_TIMEOUT_S, "--rpc-timeout", "deadline of outgoing calls (s)")
     bot: str = setting("planner", "--bot", "built-in bot: planner or random")
-    web_port: int = setting(
-        0,
-        "--web-port",
-        "HTTP port for browsers: the same API over Connect and gRPC-Web, and the web table "
-        f"(0: off; auto: one the OS picks; mahjong run uses {WEB_PORTS['gateway']})",
-        parse=port_value,
-    )
-    web_cors_origins: str = setting(
-        "",
-        "--web-cors-origins",
-        "comma-separated origins whose pages may call the web port (e.g. "
-        "http://localhost:5173); empty: only the page it serves itself; * any (never in "
-        "production)",
-    )
-    web_root: str = setting(
-        str(DEFAULT_WEB_ROOT),
-        "--web-root",
-        "the built web table to serve on the web port (empty: the API only)",
-    )
-    web_tls_dir: str = setting(
-        "",
-        "--web-tls-dir",
-        "tls.crt and tls.key (and ca.crt) for HTTPS on the web port; empty: plain HTTP, "
-        "allowed only on a loopback address",
-    )
-    web_max_streams: int = setting(
-        20_000,
-        "--web-max-streams",
-        "streams the web port holds at once (each a connection, about 10 KiB, no thread); "
-        "past it a stream ends RESOURCE_EXHAUSTED (0: no limit)",
-        to_setting=_at_least(0),
-    )
     replica_id: str = setting(
         "",
         "--replica-id",
         "this replica's lease owner id (default: host name and port, stable across restarts)",
     )
-
-
-def flags(cls: type) -> list[Flag]:
-    """The flags of a settings dataclass, in the order of its fields."""
-    return [f.metadata["flag"] for f in dataclasses.fields(cls) if "flag" in f.metadata]
-
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    """Every gateway flag (``mahjong serve gateway --help``)."""
-    for cls in (ServerSettings, GatewaySettings):
-        for flag in flags(cls):
-            p.add_argument(flag.name, type=flag.parse, default=flag.default_value(), help=flag.help)
-    if not (os.environ.get("MAHJONG_GATEWAY_MAX_WORKERS") or os.environ.get("MAHJONG_MAX_WORKERS")):
-        p.set_defaults(max_workers=DEFAULT_MAX_WORKERS)
-
-
-S = TypeVar("S")
-
-
-def from_flags(cls: type[S], extra: Mapping[str, Any], **derived: Any) -> S:
-    """``cls`` from the flags' values in ``extra``, with the fields that are no flag given."""
-    fields = dataclasses.fields(cls)  # type: ignore[arg-type]
-    values = {f.name: f.metadata["flag"].value(extra) for f in fields if "flag" in f.metadata}
-    return cls(**values, **derived)

@@ -15,9 +15,9 @@ from typing import Protocol
 import grpc
 from mahjong.matchmaking.v1 import matchmaking_pb2, matchmaking_pb2_grpc
 
+from infra.interceptor import internal_metadata
 from services.gateway.forwarding import error_of
 from shared.errors import FailedPrecondition, PermissionDenied
-from shared.server import internal_metadata
 
 MAX_SESSION_CHARS = 2048
 

@@ -1,6 +1,6 @@
 """The matchmaking service: how people get to a table (DESIGN.md; RULES.md §9, §11).
 
-One concept per module, pure Python over :class:`shared.store.base.Store` (no gRPC here except in
+One concept per module, pure Python over :class:`infra.store.base.Store` (no gRPC here except in
 ``servicer.py``, ``server.py`` and ``gateway_client.py``):
 
 * :mod:`.clock` — injectable clocks (tests never sleep).

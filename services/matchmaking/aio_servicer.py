@@ -46,8 +46,8 @@ import structlog
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
-from shared.aio_server import run_blocking
-from shared.session_tokens import SessionClaims
+from infra.aio_server import run_blocking
+from infra.session_tokens import SessionClaims
 
 from . import convert as conv
 from . import queues, servicer, tournament_rounds, tournaments

@@ -41,8 +41,8 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from infra.store.base import Fenced, Lease, LeaseHeld, Store, StoreError
 from shared.errors import FailedPrecondition, NotFound, Unavailable
-from shared.store.base import Fenced, Lease, LeaseHeld, Store, StoreError
 
 from . import hand_cover, live_seats, records
 from .allocator import TableAllocation, TableAllocator, TableRefused, TableRequest

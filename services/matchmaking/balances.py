@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from infra.store.base import Store
 from shared.errors import InvalidArgument, NotFound
-from shared.store.base import Store
 
 from . import ledger, levels, players
 

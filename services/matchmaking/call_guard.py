@@ -30,9 +30,10 @@ from google.protobuf.message import Message
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from prometheus_client import Counter
 
+from infra.interceptor import peer_address
+from infra.settings import from_flags, setting
+from infra.tls import caller_workload
 from shared.errors import InvalidArgument
-from shared.server import peer_address
-from shared.tls import caller_workload
 
 from .flood import FloodControl, FloodSettings
 from .idempotency import DEFAULT_TTL_MS, RequestLog, check_request_id
@@ -193,47 +194,64 @@ class GuardedServicer:
 
 
 # --- configuration (flags of `mahjong serve matchmaking`) -------------------------------------
-def add_arguments(p) -> None:
-    """The guard's flags: flood control and how long request ids are kept."""
-    d = FloodSettings()
-    for flag, default, what in (
-        ("flood-player-rate", d.player_rate, "calls per second of one signed-in player (0: off)"),
-        ("flood-player-burst", d.player_burst, "calls one player may make at once"),
-        ("flood-address-rate", d.address_rate, "calls per second from one client address (0: off)"),
-        ("flood-address-burst", d.address_burst, "calls one client address may make at once"),
-    ):
-        p.add_argument(f"--{flag}", type=float, default=default, help=what)
-    for flag, default, what in (
-        ("streams-per-player", d.streams_per_player, "watch streams one player holds open"),
-        ("streams-per-address", d.streams_per_address, "watch streams one address holds open"),
-    ):
-        p.add_argument(f"--{flag}", type=int, default=default, help=f"most {what} (0: no limit)")
-    p.add_argument(
+_FLOOD = FloodSettings()
+
+
+@dataclass(frozen=True)
+class GuardSettings:
+    """The guard's flags (:mod:`infra.settings`): flood control and how long request ids are
+    kept."""
+
+    flood_player_rate: float = setting(
+        _FLOOD.player_rate,
+        "--flood-player-rate",
+        "calls per second of one signed-in player (0: off)",
+    )
+    flood_player_burst: float = setting(
+        _FLOOD.player_burst, "--flood-player-burst", "calls one player may make at once"
+    )
+    flood_address_rate: float = setting(
+        _FLOOD.address_rate,
+        "--flood-address-rate",
+        "calls per second from one client address (0: off)",
+    )
+    flood_address_burst: float = setting(
+        _FLOOD.address_burst,
+        "--flood-address-burst",
+        "calls one client address may make at once",
+    )
+    streams_per_player: int = setting(
+        _FLOOD.streams_per_player,
+        "--streams-per-player",
+        "most watch streams one player holds open (0: no limit)",
+    )
+    streams_per_address: int = setting(
+        _FLOOD.streams_per_address,
+        "--streams-per-address",
+        "most watch streams one address holds open (0: no limit)",
+    )
+    request_id_seconds: int = setting(
+        DEFAULT_TTL_MS // 1000,
         "--request-id-seconds",
-        type=int,
-        default=DEFAULT_TTL_MS // 1000,
-        help="how long a mutating call's request id is kept: a retry within it gets the first "
-        "answer",
+        "how long a mutating call's request id is kept: a retry within it gets the first answer",
     )
 
-
-def flood_settings(extra: dict[str, Any]) -> FloodSettings:
-    d = FloodSettings()
-    return FloodSettings(
-        player_rate=float(extra.get("flood_player_rate", d.player_rate)),
-        player_burst=float(extra.get("flood_player_burst", d.player_burst)),
-        address_rate=float(extra.get("flood_address_rate", d.address_rate)),
-        address_burst=float(extra.get("flood_address_burst", d.address_burst)),
-        streams_per_player=int(extra.get("streams_per_player", d.streams_per_player)),
-        streams_per_address=int(extra.get("streams_per_address", d.streams_per_address)),
-    )
+    def flood(self) -> FloodSettings:
+        return FloodSettings(
+            player_rate=self.flood_player_rate,
+            player_burst=self.flood_player_burst,
+            address_rate=self.flood_address_rate,
+            address_burst=self.flood_address_burst,
+            streams_per_player=self.streams_per_player,
+            streams_per_address=self.streams_per_address,
+        )
 
 
 def guarded(inner: Any, mm: Any, config: Any, internal: Collection[str]) -> GuardedServicer:
     """``inner`` (the MatchmakingServicer of facade ``mm``) behind the guard ``config`` (the
     server's Config) sets up: flood control in memory, request ids in ``mm``'s store."""
-    extra = config.extra
-    seconds = int(extra.get("request_id_seconds", DEFAULT_TTL_MS // 1000))
+    settings = from_flags(GuardSettings, config.extra)
+    seconds = settings.request_id_seconds
     if seconds <= 0:
         raise InvalidArgument(
             f"--request-id-seconds {seconds} must be positive", field="request_id_seconds"
@@ -241,7 +259,7 @@ def guarded(inner: Any, mm: Any, config: Any, internal: Collection[str]) -> Guar
     trust_domain = config.trust_domain
     return GuardedServicer(
         inner,
-        flood=FloodControl(flood_settings(extra)),
+        flood=FloodControl(settings.flood()),
         requests=RequestLog(mm.store, ttl_ms=seconds * 1000),
         identify=mm.peek_session,
         workload=lambda context: caller_workload(context, trust_domain),

@@ -38,9 +38,9 @@ from mahjong.common.v1 import common_pb2
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
-from shared.addresses import default_address, default_internal_address
-from shared.request_ids import with_request_ids
-from shared.tls import (
+from infra.addresses import default_address, default_internal_address
+from infra.request_ids import with_request_ids
+from infra.tls import (
     TLSConfigError,
     TLSFiles,
     client_channel,

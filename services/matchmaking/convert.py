@@ -10,6 +10,7 @@ from collections.abc import Mapping
 
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 
+from infra.convert.common import seat_from_proto, seat_from_proto_optional, seat_to_proto
 from services.matchmaking import (
     ledger,
     levels,
@@ -22,7 +23,6 @@ from services.matchmaking import (
 )
 from services.matchmaking.players import Player
 from services.matchmaking.tournament_records import RoundProgress, RoundSummary, TableState
-from shared.convert.common import seat_from_proto, seat_from_proto_optional, seat_to_proto
 from shared.errors import InvalidArgument
 
 _TICKET_STATES = {

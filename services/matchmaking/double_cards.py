@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from infra.store.base import Store
 from shared.errors import FailedPrecondition, InvalidArgument, PermissionDenied
-from shared.store.base import Store
 
 from . import allocated_tables, hand_cover, ledger, records
 from .tags import parse_tournament

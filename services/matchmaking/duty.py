@@ -2,7 +2,7 @@
 drives the timers and the pending work (:meth:`Matchmaking.tick`).
 
 The duty is a store lease (``matchmaking-duty/ticker``) held through
-:class:`shared.store.ownership.Ownership`: its epoch rises on every change of holder, its
+:class:`infra.store.ownership.Ownership`: its epoch rises on every change of holder, its
 expiry is judged by the store's clock, and the holder renews it every ``ttl_ms / 3`` on the
 ownership thread (so a tick that waits on a slow gateway does not lose it). Before each tick
 :meth:`TickerDuty.held` reads the lease back from the store: a holder paused past the lease
@@ -22,8 +22,8 @@ from __future__ import annotations
 import structlog
 from prometheus_client import Counter, Gauge
 
-from shared.store.base import Store, StoreError
-from shared.store.ownership import Ownership
+from infra.store.base import Store, StoreError
+from infra.store.ownership import Ownership
 
 log = structlog.get_logger("mahjong.matchmaking.duty")
 

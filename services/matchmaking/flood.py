@@ -2,7 +2,7 @@
 store read.
 
 * Calls: a token bucket per signed-in player (its session's player id) and one per client
-  address (:class:`shared.rate_limit.RateLimiter`). A call with a session takes from the
+  address (:class:`infra.rate_limit.RateLimiter`). A call with a session takes from the
   player's bucket first, then from its address's; one without (signing in, the level table, a
   token that does not verify) only from its address's. A player past its rate is refused before
   its address is charged, so one flooding player leaves the rest of its address (a household, a
@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from infra.rate_limit import RateLimiter
 from shared.errors import ResourceExhausted
-from shared.rate_limit import RateLimiter
 
 STREAM_RETRY_MS = 1000  # when a refused stream may be tried again
 

@@ -16,10 +16,10 @@ import structlog
 from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2, gateway_pb2_grpc
 
-from shared.convert.common import ruleset_to_ref, seat_to_proto
+from infra.convert.common import ruleset_to_ref, seat_to_proto
+from infra.interceptor import internal_metadata
+from infra.tls import TLSFiles, dial
 from shared.errors import Unavailable
-from shared.server import internal_metadata
-from shared.tls import TLSFiles, dial
 
 from .allocator import TableAllocation, TableRefused, TableRequest
 

@@ -37,8 +37,8 @@ from typing import Any
 
 import structlog
 
+from infra.store.base import Store
 from shared.errors import Aborted, DomainError, FailedPrecondition, InvalidArgument, Refusal
-from shared.store.base import Store
 
 log = structlog.get_logger("mahjong.matchmaking.requests")
 

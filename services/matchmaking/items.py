@@ -13,8 +13,8 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from infra.store.base import Store
 from shared.errors import FailedPrecondition, InvalidArgument
-from shared.store.base import Store
 
 from . import ledger, live_seats
 from .ledger import HOUSE, ITEMS, SILVER, Leg

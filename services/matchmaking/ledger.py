@@ -35,8 +35,8 @@ from dataclasses import asdict, dataclass
 
 import structlog
 
+from infra.store.base import Store
 from shared.errors import FailedPrecondition, InvalidArgument
-from shared.store.base import Store
 
 from . import metrics, records
 from .ledger_store import HOUSE, MAX_BALANCE, Cursor, HandRow, TxRow, ledger_for, stripe_of

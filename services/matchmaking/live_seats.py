@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from infra.store.base import Store
 from shared.errors import FailedPrecondition
-from shared.store.base import Store
 
 from . import ledger, records
 

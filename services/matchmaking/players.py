@@ -15,8 +15,8 @@ import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 
+from infra.store.base import AlreadyExists, Store
 from shared.errors import InvalidArgument, NotFound
-from shared.store.base import AlreadyExists, Store
 
 from . import records
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
-from shared.store.base import Store
+from infra.store.base import Store
 
 from . import records
 

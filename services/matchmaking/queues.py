@@ -18,8 +18,8 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 
+from infra.store.base import Store
 from shared.errors import DomainError, FailedPrecondition, NotFound, PermissionDenied
-from shared.store.base import Store
 
 from . import presence, records
 from .allocator import SeatRequest, TableAllocator, TableRefused, TableRequest

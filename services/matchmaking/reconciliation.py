@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import structlog
 
+from infra.store.base import Store
 from shared.errors import InvalidArgument
-from shared.store.base import Store
 
 from . import ledger, metrics
 from .ledger import HOUSE, HandReport

@@ -11,8 +11,8 @@ next read.
 
 from __future__ import annotations
 
+from infra.store.base import Store
 from shared.errors import FailedPrecondition
-from shared.store.base import Store
 
 from . import ledger, records
 from .ledger import HOUSE, ROOM_CARD, Leg

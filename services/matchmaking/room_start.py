@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from infra.store.base import Store
 from shared.errors import DomainError, FailedPrecondition
-from shared.store.base import Store
 
 from . import presence, room_cards
 from .allocator import SeatRequest, TableAllocator, TableRefused, TableRequest

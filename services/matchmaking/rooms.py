@@ -21,13 +21,13 @@ import secrets
 import uuid
 from dataclasses import asdict, dataclass, field, replace
 
+from infra.store.base import AlreadyExists, Store
 from shared.errors import (
     FailedPrecondition,
     InvalidArgument,
     NotFound,
     PermissionDenied,
 )
-from shared.store.base import AlreadyExists, Store
 from shared.table import MAX_HANDS, MAX_STAKE
 
 from . import presence, queues, records

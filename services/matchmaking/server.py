@@ -10,11 +10,11 @@ thread, and a web stream a thread of the web port)."""
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import socket
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
@@ -22,11 +22,14 @@ import structlog
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
-from shared.addresses import DEFAULT_PORTS, INTERNAL_PORTS, WEB_PORTS, default_internal_address
+from infra.addresses import DEFAULT_PORTS, INTERNAL_PORTS, default_internal_address
+from infra.binding import open_config_store, tls_files
+from infra.config import Config, ServiceSpec
+from infra.settings import from_flags, setting
+from infra.tls import OPERATOR
+from infra.web import WebPort, WebSettings, check_web_port
+from infra.web_calls import DEFAULT_MAX_STREAMS
 from shared.errors import InvalidArgument
-from shared.server import Config, ServiceSpec, open_config_store, tls_files
-from shared.tls import OPERATOR
-from shared.web import check_web_port
 
 from . import call_guard, items, ledger, metrics, reconciliation
 from .aio_servicer import AsyncMatchmakingServicer, ObservedMatchmaking
@@ -49,109 +52,106 @@ INTERNAL_METHODS = frozenset(
 log = structlog.get_logger("mahjong.matchmaking")
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--gateway-addr",
-        default=default_internal_address("gateway"),
-        help="the gateway's mutual-TLS internal port (a headless Service's dns:/// name balances)",
+# The defaults the facade runs with (MatchmakingConfig), written once there.
+_DEFAULTS = MatchmakingConfig()
+_PRICES = items.ItemPrices()
+
+
+def _item_price(asset: str) -> Any:
+    return setting(
+        getattr(_PRICES, asset),
+        f"--items-{asset.replace('_', '-')}-price",
+        f"silver per {asset} in BuyItems (0 = not for sale)",
     )
-    p.add_argument("--gateway-timeout", type=float, default=5.0, help="CreateTable deadline (s)")
-    p.add_argument("--tick-seconds", type=float, default=0.25, help="timer resolution (s)")
-    p.add_argument(
+
+
+@dataclass(frozen=True)
+class MatchmakingSettings:
+    """Matchmaking's own flags (:mod:`infra.settings`); the web port's are
+    :class:`infra.web.WebSettings`, the call guard's :class:`.call_guard.GuardSettings`."""
+
+    gateway_addr: str = setting(
+        "",
+        "--gateway-addr",
+        "the gateway's mutual-TLS internal port (a headless Service's dns:/// name balances)",
+        flag_default=lambda: default_internal_address("gateway"),
+        to_setting=lambda addr: addr or default_internal_address("gateway"),
+    )
+    gateway_timeout: float = setting(5.0, "--gateway-timeout", "CreateTable deadline (s)")
+    tick_seconds: float = setting(0.25, "--tick-seconds", "timer resolution (s)")
+    lease_ms: int = setting(
+        DEFAULT_LEASE_MS,
         "--lease-ms",
-        type=int,
-        default=DEFAULT_LEASE_MS,
-        help="the ticker duty's lease, and a table creation's claim: a replica that stops "
+        "the ticker duty's lease, and a table creation's claim: a replica that stops "
         "renewing them is replaced after this",
     )
-    p.add_argument(
-        "--replica-id",
-        default="",
-        help="this replica's ticker-duty owner id (default: host name and port)",
+    replica_id: str = setting(
+        "", "--replica-id", "this replica's ticker-duty owner id (default: host name and port)"
     )
-    p.add_argument(
+    bot_fill_seconds: float = setting(
+        _DEFAULTS.bot_fill_seconds,
         "--bot-fill-seconds",
-        type=float,
-        default=30.0,
-        help="a queue's oldest ticket waits this long before bots fill the empty seats",
+        "a queue's oldest ticket waits this long before bots fill the empty seats",
     )
-    p.add_argument(
+    ready_seconds: float = setting(
+        -1.0,
         "--ready-seconds",
-        type=float,
-        default=-1.0,
-        help="room Start timer (s); negative = the ruleset's timers.ready_seconds (15)",
+        "room Start timer (s); negative = the ruleset's timers.ready_seconds (15)",
     )
-    p.add_argument("--starting-silver", type=int, default=1000)
-    p.add_argument("--free-room-cards", type=int, default=3)
-    p.add_argument(
+    starting_silver: int = setting(
+        _DEFAULTS.starting_silver, "--starting-silver", "silver granted once to a new identity"
+    )
+    free_room_cards: int = setting(
+        _DEFAULTS.free_room_cards, "--free-room-cards", "room cards a new player receives"
+    )
+    token_secret: str = setting(
+        "",
         "--token-secret",
-        default="",
-        help="the secret sealing CreateTable request ids (default: generated once and kept in "
+        "the secret sealing CreateTable request ids (default: generated once and kept in "
         "the store)",
     )
-    add_economy_arguments(p)
-    add_identity_arguments(p)
-    call_guard.add_arguments(p)
-    add_web_arguments(p)
-
-
-def add_economy_arguments(p: argparse.ArgumentParser) -> None:
-    """The economy's flags (RULES-items §1, §4): item prices and the bot-net alert."""
-    defaults = items.ItemPrices()
-    for asset in ledger.ITEMS:
-        flag = asset.replace("_", "-")
-        p.add_argument(
-            f"--items-{flag}-price",
-            type=int,
-            default=getattr(defaults, asset),
-            help=f"silver per {asset} in BuyItems (0 = not for sale)",
-        )
-    p.add_argument(
+    # The economy (RULES-items §1, §4): item prices and the bot-net alert.
+    items_room_card_price: int = _item_price(ledger.ROOM_CARD)
+    items_double_card_price: int = _item_price(ledger.DOUBLE_CARD)
+    items_match_card_price: int = _item_price(ledger.MATCH_CARD)
+    bot_net_alert: int = setting(
+        reconciliation.DEFAULT_BOT_NET_ALERT,
         "--bot-net-alert",
-        type=int,
-        default=reconciliation.DEFAULT_BOT_NET_ALERT,
-        help="house.bot_net_alert: a player's net silver against the house's bot seats in one "
+        "house.bot_net_alert: a player's net silver against the house's bot seats in one "
         "day above this raises the reconciliation alert",
     )
-
-
-def add_identity_arguments(p: argparse.ArgumentParser) -> None:
-    """Identity flags (issue 21): the issuers trusted, guests, sessions, production."""
-    p.add_argument(
+    # Identity (issue 21): the issuers trusted, guests, sessions, production.
+    issuers: str = setting(
+        "",
         "--issuers",
-        default="",
-        help="the OpenID Connect issuers trusted for SignIn: ';'-separated items "
+        "the OpenID Connect issuers trusted for SignIn: ';'-separated items "
         "'iss=URL,aud=CLIENT_ID,jwks=URL[,algs=RS256+ES256+EdDSA][,leeway=60][,refetch=30]' "
         "(prefer MAHJONG_MATCHMAKING_ISSUERS); none = nobody signs in but guests",
     )
-    p.add_argument(
+    allow_guests: bool = setting(
+        False,
         "--allow-guests",
-        action="store_true",
-        help="SignInAsGuest: sessions without an issuer, no grant, bot tables only (off by "
+        "SignInAsGuest: sessions without an issuer, no grant, bot tables only (off by "
         "default; on in `mahjong run`)",
     )
-    p.add_argument(
+    session_lifetime_seconds: int = setting(
+        _DEFAULTS.session_lifetime_seconds,
         "--session-lifetime-seconds",
-        type=int,
-        default=identity_sessions.DEFAULT_LIFETIME_SECONDS,
-        help="how long a session token is valid (then RefreshSession)",
+        "how long a session token is valid (then RefreshSession)",
     )
-    p.add_argument(
+    refresh_lifetime_seconds: int = setting(
+        _DEFAULTS.refresh_lifetime_seconds,
         "--refresh-lifetime-seconds",
-        type=int,
-        default=identity_sessions.DEFAULT_REFRESH_LIFETIME_SECONDS,
-        help="how long a refresh token is valid (then SignIn again)",
+        "how long a refresh token is valid (then SignIn again)",
     )
-    p.add_argument(
+    session_key: str = setting(
+        "",
         "--session-key",
-        default="",
-        help="PEM file of the Ed25519 key signing session tokens (the gateway gets its public "
+        "PEM file of the Ed25519 key signing session tokens (the gateway gets its public "
         "half: --session-public-key); default: generated once and kept in the store",
     )
-    p.add_argument(
-        "--production",
-        action="store_true",
-        help="a production server: refuses to start with the development issuer",
+    production: bool = setting(
+        False, "--production", "a production server: refuses to start with the development issuer"
     )
 
 
@@ -217,14 +217,11 @@ class Resources:
 def identity_config(extra: dict[str, Any]) -> dict[str, Any]:
     """The identity fields of :class:`MatchmakingConfig` from the flags; the development
     issuer on a production server is refused (InvalidArgument: the server does not start)."""
-    found = issuers.parse_issuers(extra.get("issuers") or "")
-    issuers.refuse_dev_issuer(found, bool(extra.get("production")))
-    lifetime = int(
-        extra.get("session_lifetime_seconds") or identity_sessions.DEFAULT_LIFETIME_SECONDS
-    )
-    refresh = int(
-        extra.get("refresh_lifetime_seconds") or identity_sessions.DEFAULT_REFRESH_LIFETIME_SECONDS
-    )
+    s = from_flags(MatchmakingSettings, extra)
+    found = issuers.parse_issuers(s.issuers or "")
+    issuers.refuse_dev_issuer(found, s.production)
+    lifetime = s.session_lifetime_seconds or identity_sessions.DEFAULT_LIFETIME_SECONDS
+    refresh = s.refresh_lifetime_seconds or identity_sessions.DEFAULT_REFRESH_LIFETIME_SECONDS
     if not 60 <= lifetime <= refresh:
         raise InvalidArgument(
             f"--session-lifetime-seconds {lifetime} must be at least 60 and at most "
@@ -233,35 +230,32 @@ def identity_config(extra: dict[str, Any]) -> dict[str, Any]:
         )
     return {
         "issuers": found,
-        "allow_guests": bool(extra.get("allow_guests")),
+        "allow_guests": s.allow_guests,
         "session_lifetime_seconds": lifetime,
         "refresh_lifetime_seconds": refresh,
-        "session_key_file": extra.get("session_key") or "",
+        "session_key_file": s.session_key or "",
     }
 
 
 def mm_config(extra: dict[str, Any]) -> MatchmakingConfig:
-    ready = extra.get("ready_seconds", -1.0)
+    s = from_flags(MatchmakingSettings, extra)
     return MatchmakingConfig(
         **identity_config(extra),
-        token_secret=(extra.get("token_secret") or "").encode() or None,
-        starting_silver=extra.get("starting_silver", 1000),
-        free_room_cards=extra.get("free_room_cards", 3),
-        bot_fill_seconds=extra.get("bot_fill_seconds", 30.0),
-        ready_seconds=None if ready is None or ready < 0 else ready,
-        claim_ms=int(extra.get("lease_ms", DEFAULT_LEASE_MS)),
-        item_prices=item_prices(extra),
-        bot_net_alert=int(extra.get("bot_net_alert", reconciliation.DEFAULT_BOT_NET_ALERT)),
+        token_secret=(s.token_secret or "").encode() or None,
+        starting_silver=s.starting_silver,
+        free_room_cards=s.free_room_cards,
+        bot_fill_seconds=s.bot_fill_seconds,
+        ready_seconds=None if s.ready_seconds < 0 else s.ready_seconds,
+        claim_ms=s.lease_ms,
+        item_prices=item_prices(s),
+        bot_net_alert=s.bot_net_alert,
     )
 
 
-def item_prices(extra: dict[str, Any]) -> items.ItemPrices:
+def item_prices(s: MatchmakingSettings) -> items.ItemPrices:
     """The prices of the ``--items-*-price`` flags; a price out of range stops the server."""
-    defaults = items.ItemPrices()
     try:
-        return items.ItemPrices(
-            **{a: int(extra.get(f"items_{a}_price", getattr(defaults, a))) for a in ledger.ITEMS}
-        )
+        return items.ItemPrices(**{a: getattr(s, f"items_{a}_price") for a in ledger.ITEMS})
     except ValueError as exc:
         raise InvalidArgument(str(exc), field="items") from None
 
@@ -278,10 +272,11 @@ def make_add_to_server(
 
     def add_to_server(server, config: Config) -> Resources:
         store = open_config_store(config)
+        own = from_flags(MatchmakingSettings, config.extra)
         if allocator_factory is None:
             allocator: Any = GatewayAllocator(
-                config.extra.get("gateway_addr") or default_internal_address("gateway"),
-                timeout=config.extra.get("gateway_timeout", 5.0),
+                own.gateway_addr,
+                timeout=own.gateway_timeout,
                 internal_token=config.internal_token,
                 tls=tls_files(config, "matchmaking"),
             )
@@ -303,13 +298,12 @@ def make_add_to_server(
 
         ticker = None
         if ticking:
-            replica = config.extra.get("replica_id") or f"{socket.gethostname()}:{config.port}"
-            lease_ms = int(config.extra.get("lease_ms", DEFAULT_LEASE_MS))
-            duty = TickerDuty(store, replica, lease_ms)
+            replica = own.replica_id or f"{socket.gethostname()}:{config.port}"
+            duty = TickerDuty(store, replica, own.lease_ms)
             # A replica without the duty counts no stalled tournament (the holder does).
             ticker = Ticker(
                 tick,
-                config.extra.get("tick_seconds", 0.25),
+                own.tick_seconds,
                 duty,
                 idle=lambda: metrics.TOURNAMENTS_STALLED.set(0),
             )
@@ -331,31 +325,23 @@ def make_add_to_server(
 
 
 # Web streams matchmaking holds at once by default (--web-max-streams): on the asyncio model
-# a connection and a suspended coroutine each (shared/web.py's default, 20,000), on the threaded
+# a connection and a suspended coroutine each (infra/web.py's default, 20,000), on the threaded
 # one a thread each.
 WEB_MAX_STREAMS_THREADS = 1024
 WEB_MAX_STREAMS_BY_MODEL = -1  # the flag's default: the server model's number above
 
 
-def add_web_arguments(p: argparse.ArgumentParser) -> None:
-    """The web port's flags (``--web-port``, ``--web-cors-origins`` …: shared/web.py)."""
-    from shared import web
-
-    # Its streams (WatchAssignments, WatchTournament: a few per player) wait on the event loop
-    # (asyncio model) or each in a thread (threads): the default follows the server model.
-    web.add_web_arguments(
-        p, WEB_PORTS["matchmaking"], what="the public methods", max_streams=WEB_MAX_STREAMS_BY_MODEL
-    )
+# Its streams (WatchAssignments, WatchTournament: a few per player) wait on the event loop
+# (asyncio model) or each in a thread (threads): the default follows the server model.
+WEB = WebPort(what="the public methods", max_streams=WEB_MAX_STREAMS_BY_MODEL)
 
 
 def web_max_streams(config: Config, aio: bool) -> int:
     """``--web-max-streams``, its default (negative) by the server model."""
-    from shared import web
-
-    given = int(config.extra.get("web_max_streams", WEB_MAX_STREAMS_BY_MODEL))
+    given = int(config.extra.get("web_max_streams", WEB.max_streams))
     if given >= 0:
         return given
-    return web.DEFAULT_MAX_STREAMS if aio else WEB_MAX_STREAMS_THREADS
+    return DEFAULT_MAX_STREAMS if aio else WEB_MAX_STREAMS_THREADS
 
 
 def web_port(servicer: Any, config: Config, internal: frozenset[str]):
@@ -367,7 +353,7 @@ def web_port(servicer: Any, config: Config, internal: frozenset[str]):
     thread); on the threaded model the guarded one (a thread per open stream). The
     deployment's and the operator's methods (``internal``) are not served there: a browser has
     no workload certificate."""
-    from shared import web
+    from infra import web
 
     descriptor = pb.DESCRIPTOR.services_by_name["MatchmakingService"]
     public = [m.name for m in descriptor.methods if m.name not in internal | INTERNAL_METHODS]
@@ -401,7 +387,8 @@ def make_spec(**kwargs: Any) -> ServiceSpec:
         default_metrics_port=metrics,
         add_to_server=make_add_to_server(internal=frozenset(callers), **kwargs),
         service_names=[SERVICE_NAME],
-        add_arguments=add_arguments,
+        settings=(MatchmakingSettings, call_guard.GuardSettings, WebSettings),
+        web=WEB,
         # asyncio: an open stream waits on the event loop (--max-streams), the workers run
         # calls' blocking work; threads: each open WatchAssignments / WatchTournament holds one.
         server_models=("asyncio", "threads"),

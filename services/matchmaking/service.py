@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 
 import structlog
 
+from infra.signing import stored_secret
+from infra.store.base import Store
 from shared.errors import (
     FailedPrecondition,
     InvalidArgument,
     NotFound,
 )
-from shared.signing import stored_secret
-from shared.store.base import Store
 
 from . import (
     allocated_tables,

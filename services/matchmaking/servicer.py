@@ -8,9 +8,9 @@ import time
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
+from infra.tls import OPERATOR, caller_workload
 from services.matchmaking import convert as conv
 from shared.errors import InvalidArgument
-from shared.tls import OPERATOR, caller_workload
 
 from . import balances, ledger, levels, queues, tournaments
 from .service import Matchmaking

@@ -14,7 +14,7 @@ once, since each record is written whole and the same by all):
 
 from __future__ import annotations
 
-from shared.store.base import Store
+from infra.store.base import Store
 
 from . import queues, rooms, tournament_rounds, tournaments
 from .allocated_tables import AllocatedTable, find, record

@@ -1,6 +1,6 @@
 """Matchmaking's session-signing key (the old HMAC player tokens are gone: issue 21).
 
-Session tokens are EdDSA JWTs (:mod:`shared.session_tokens`). The Ed25519 private key comes
+Session tokens are EdDSA JWTs (:mod:`infra.session_tokens`). The Ed25519 private key comes
 from ``--session-key FILE`` (a PEM, e.g. a mounted Secret; the gateway is given the matching
 public key with ``--session-public-key``), or, when none is configured, is generated once and
 kept in the store, so every replica sharing the store signs with the same key and tokens
@@ -15,8 +15,8 @@ from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from shared import session_tokens
-from shared.store.base import AlreadyExists, Store
+from infra import session_tokens
+from infra.store.base import AlreadyExists, Store
 
 _NS = "mm_config"
 _KEY = "session_key"

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from infra.store.base import Store
 from shared.errors import FailedPrecondition, InvalidArgument, PermissionDenied
-from shared.store.base import Store
 
 from .tournament_records import Roll, get_header
 from .tournaments import (

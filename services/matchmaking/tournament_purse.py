@@ -27,8 +27,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from infra.store.base import Store
 from shared.errors import FailedPrecondition
-from shared.store.base import Store
 
 from . import ledger
 from .tournament_consent import prize_split

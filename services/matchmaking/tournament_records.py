@@ -34,8 +34,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, replace
 from typing import TypeVar
 
+from infra.store.base import AlreadyExists, Store
 from shared.errors import NotFound
-from shared.store.base import AlreadyExists, Store
 
 from . import records
 

@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from infra.store.base import Store
 from shared.errors import (
     AlreadyExists,
     FailedPrecondition,
@@ -38,7 +39,6 @@ from shared.errors import (
     NotFound,
     PermissionDenied,
 )
-from shared.store.base import Store
 from shared.table import MAX_HANDS, MAX_STAKE
 
 from . import players

@@ -13,8 +13,7 @@ from collections.abc import Mapping, Sequence
 from mahjong.common.v1 import common_pb2
 from mahjong.rules.v1 import rules_pb2
 
-from shared import table as TB
-from shared.convert.common import (
+from infra.convert.common import (
     hand_type_to_proto,
     melds_from_proto,
     melds_to_proto,
@@ -29,6 +28,7 @@ from shared.convert.common import (
     tiles_from_proto,
     tiles_to_proto,
 )
+from shared import table as TB
 from shared.errors import InvalidArgument
 from shared.hand import HandType
 from shared.hand.decomposition import Decomposition

@@ -9,10 +9,10 @@ from __future__ import annotations
 import grpc
 from mahjong.rules.v1 import rules_pb2, rules_pb2_grpc
 
+from infra.addresses import DEFAULT_PORTS
+from infra.config import Config, ServiceSpec
+from infra.tls import OPERATOR
 from services.rules.servicer import RulesServicer
-from shared.addresses import DEFAULT_PORTS
-from shared.server import Config, ServiceSpec
-from shared.tls import OPERATOR
 
 SERVICE_NAME = rules_pb2.DESCRIPTOR.services_by_name["RulesService"].full_name
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from mahjong.rules.v1 import rules_pb2, rules_pb2_grpc
 
+from infra.convert import common as C
 from services.rules import convert as R
 from services.rules import domain
-from shared.convert import common as C
 
 
 def _ruleset(request):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from mahjong.scoring.v1 import scoring_pb2
 
+from infra.convert import common as C
 from services.scoring.domain import (
     Claim,
     FeederHand,
@@ -25,7 +26,6 @@ from services.scoring.domain import (
     WinnerResult,
 )
 from services.scoring.domain.old.rules import FAN_OPTIONS
-from shared.convert import common as C
 from shared.errors import InvalidArgument
 from shared.ruleset import Ruleset
 

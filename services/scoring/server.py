@@ -11,10 +11,10 @@ from __future__ import annotations
 import grpc
 from mahjong.scoring.v1 import scoring_pb2, scoring_pb2_grpc
 
+from infra.addresses import DEFAULT_PORTS
+from infra.config import Config, ServiceSpec
+from infra.tls import OPERATOR
 from services.scoring.servicer import ScoringServicer
-from shared.addresses import DEFAULT_PORTS
-from shared.server import Config, ServiceSpec
-from shared.tls import OPERATOR
 
 SERVICE_NAME = scoring_pb2.DESCRIPTOR.services_by_name["ScoringService"].full_name
 

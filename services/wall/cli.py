@@ -18,15 +18,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from infra.addresses import default_address
+from infra.tls import TLSConfigError, TLSFiles, dial, env_insecure, operator_tls_dir
 from services.wall.events import DEAL, DRAW, INDICATOR, REPLACEMENT, SWAP
 from services.wall.record import HandWall
 from services.wall.verify import RecordError, verify_record
 from services.wall.wall import opened_seat, seat_wall_start
 from shared import tiles as T
-from shared.addresses import default_address
 from shared.ruleset import RulesetError, resolve_ruleset
 from shared.tile_set import tile_set_of
-from shared.tls import TLSConfigError, TLSFiles, dial, env_insecure, operator_tls_dir
 
 _KIND_LABELS = {1: DEAL, 2: DRAW, 3: REPLACEMENT, 4: SWAP, 5: INDICATOR}
 TIMEOUT = 10.0
@@ -176,7 +176,7 @@ def _counts(pb) -> dict:
 
 
 def _mpsz(values) -> str:
-    from shared.convert.common import tiles_from_proto
+    from infra.convert.common import tiles_from_proto
 
     return T.format_tiles(tiles_from_proto(values), sort=False)
 
@@ -184,7 +184,7 @@ def _mpsz(values) -> str:
 def _new(args: argparse.Namespace) -> int:
     from mahjong.wall.v1 import wall_pb2
 
-    from shared.convert.common import ruleset_to_ref, seat_to_proto
+    from infra.convert.common import ruleset_to_ref, seat_to_proto
 
     bad = [o for o in args.option if "=" not in o]
     if bad:
@@ -229,7 +229,7 @@ def _deal(args: argparse.Namespace) -> int:
 def _draw_like(args: argparse.Namespace, method: str, request_type: str) -> int:
     from mahjong.wall.v1 import wall_pb2
 
-    from shared.convert.common import seat_to_proto
+    from infra.convert.common import seat_to_proto
 
     req = getattr(wall_pb2, request_type)(
         hand_id=args.hand_id, seat=seat_to_proto(args.seat), request_id=args.request_id
@@ -272,7 +272,7 @@ def _flip(args: argparse.Namespace) -> int:
 def _swap(args: argparse.Namespace) -> int:
     from mahjong.wall.v1 import wall_pb2
 
-    from shared.convert.common import seat_to_proto, tiles_to_proto
+    from infra.convert.common import seat_to_proto, tiles_to_proto
 
     try:
         buried = T.parse(args.buried)

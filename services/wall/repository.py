@@ -32,13 +32,13 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import TypeVar
 
+from infra.store import AlreadyExists, Conflict, Store
+from infra.store.base import StoreUnavailable
 from services.wall import shuffle
 from services.wall.events import WallEvent
 from services.wall.record import HandWall
 from services.wall.rows import HandHeader, WallOp, decode_record, op_for
 from shared.errors import DomainError, InvalidArgument, NotFound
-from shared.store import AlreadyExists, Conflict, Store
-from shared.store.base import StoreUnavailable
 from shared.tile_set import STANDARD, TileSet
 
 NAMESPACE = "wall"
@@ -83,7 +83,7 @@ class _Held:
 
 
 class WallRepository:
-    """Hands' walls in a :class:`~shared.store.Store`."""
+    """Hands' walls in a :class:`~infra.store.Store`."""
 
     def __init__(
         self, store: Store, clock: Callable[[], float] = time.time, cache_size: int = CACHE_SIZE

@@ -7,32 +7,39 @@ fixed seed, for tests and replays only, never in production; ``--retain-hours`` 
 
 from __future__ import annotations
 
-import argparse
+from dataclasses import dataclass
 
 import grpc
 from mahjong.wall.v1 import wall_pb2, wall_pb2_grpc
 
+from infra.addresses import DEFAULT_PORTS
+from infra.binding import open_config_store
+from infra.config import Config, ServiceSpec
+from infra.settings import PerService, from_flags, setting
+from infra.tls import OPERATOR
 from services.wall.repository import WallRepository
 from services.wall.retention import Sweeper
 from services.wall.servicer import WallServicer
-from shared.addresses import DEFAULT_PORTS
-from shared.server import Config, ServiceSpec, open_config_store
-from shared.tls import OPERATOR
 
 SERVICE_NAME = wall_pb2.DESCRIPTOR.services_by_name["WallService"].full_name
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
+@dataclass(frozen=True)
+class WallSettings:
+    """The wall's own flags (:mod:`infra.settings`)."""
+
+    allow_fixed_seed: bool = setting(
+        False,
         "--allow-fixed-seed",
-        action="store_true",
-        help="accept NewHand.seed (tests and replays only; never in production)",
+        "accept NewHand.seed (tests and replays only; never in production)",
     )
-    parser.add_argument(
+    # A server built in a test without the flag keeps its walls; `mahjong serve wall`, 24 h.
+    retain_hours: float = setting(
+        0.0,
         "--retain-hours",
-        type=float,
-        default=24.0,
-        help="delete walls older than this many hours (0: keep them forever)",
+        "delete walls older than this many hours (0: keep them forever)",
+        flag_default=PerService(lambda _spec: 24.0),
+        parse=float,
     )
 
 
@@ -52,9 +59,10 @@ class WallResources:
 def add_to_server(server: grpc.Server, config: Config):
     store = open_config_store(config)
     repo = WallRepository(store)
-    servicer = WallServicer(repo, allow_fixed_seed=bool(config.extra.get("allow_fixed_seed")))
+    settings = from_flags(WallSettings, config.extra)
+    servicer = WallServicer(repo, allow_fixed_seed=settings.allow_fixed_seed)
     wall_pb2_grpc.add_WallServiceServicer_to_server(servicer, server)
-    hours = float(config.extra.get("retain_hours") or 0)
+    hours = settings.retain_hours
     sweeper = None
     if hours > 0:
         retain = hours * 3600
@@ -70,5 +78,5 @@ SPEC = ServiceSpec(
     service_names=[SERVICE_NAME],
     # Only the gateway runs hands; an operator may call it too (mahjong wall …).
     callers={"*": frozenset({"gateway", OPERATOR})},
-    add_arguments=add_arguments,
+    settings=(WallSettings,),
 )

@@ -97,8 +97,8 @@ def aio_player_channel(address: str, options: list | tuple = ()):
     ServiceProcess that started the gateway); plaintext with ``MAHJONG_INSECURE``."""
     import grpc
 
-    from shared.supervisor import DEV_TLS_ROOT
-    from shared.tls import player_credentials
+    from infra.supervisor import DEV_TLS_ROOT
+    from infra.tls import player_credentials
 
     ca_file = "" if os.environ.get("MAHJONG_TLS_CA") else str(DEV_TLS_ROOT / "ca.crt")
     creds = player_credentials(ca_file)

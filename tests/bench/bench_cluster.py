@@ -59,12 +59,12 @@ from mahjong.gateway.v1 import gateway_pb2_grpc as gw_grpc
 from mahjong.matchmaking.v1 import matchmaking_pb2 as mm_pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as mm_grpc
 
+from infra.interceptor import internal_metadata
+from infra.request_ids import with_request_ids
+from infra.store import open_store
+from infra.supervisor import ServiceProcess, run_token
 from services.gateway.tables.leases import LEASE_PREFIX
 from services.gateway.tables.log import LOG_PREFIX, read_table_log
-from shared.request_ids import with_request_ids
-from shared.server import internal_metadata
-from shared.store import open_store
-from shared.supervisor import ServiceProcess, run_token
 from tests.support import postgres
 from tests.support.address_book import AddressBook
 from tests.support.identity import sign_in

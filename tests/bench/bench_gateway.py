@@ -31,15 +31,15 @@ from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
+from infra.ports import AUTO_PORT
+from infra.supervisor import ServiceProcess
 from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
 from services.gateway.bots import engine_policy, make_bot
 from services.gateway.domain.clock import ManualScheduler
 from services.gateway.domain.events.kinds import ActionTaken
 from services.gateway.domain.ports import CallCounter
 from services.gateway.domain.session import Ports, Seat, SessionConfig, TableSession
-from shared.ports import AUTO_PORT
 from shared.ruleset import load_ruleset
-from shared.supervisor import ServiceProcess
 from tests.bench import aio_player_channel
 from tests.support.tls import as_player
 

@@ -85,8 +85,8 @@ from services.gateway.bots import RandomBot
 from tests.support.arena import play_table
 seed, ruleset = cfg["seed"], cfg["ruleset"]
 play_table(RandomBot(seed), 1, seed=seed, ruleset=ruleset)  # warm up (imports, tables)
-from shared.gc_tuning import settle_after_start_up
-settle_after_start_up()  # as a service does once started (shared.server.serve)
+from infra.gc_tuning import settle_after_start_up
+settle_after_start_up()  # as a service does once started (infra.server.serve)
 hands, start, cpu, table = 0, time.perf_counter(), time.process_time(), 0
 while time.perf_counter() - start < cfg["seconds"]:
     table += 1

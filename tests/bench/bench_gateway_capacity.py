@@ -52,9 +52,9 @@ from pathlib import Path
 from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
-from shared.ports import AUTO_PORT
-from shared.server import internal_metadata
-from shared.supervisor import DEV_TLS_ROOT, ServiceProcess, run_token
+from infra.interceptor import internal_metadata
+from infra.ports import AUTO_PORT
+from infra.supervisor import DEV_TLS_ROOT, ServiceProcess, run_token
 from tests.bench.trees import run_from, tree_at
 from tests.support.tls import as_player, to_process
 

@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from shared.addresses import SERVICE_ORDER
+from infra.addresses import SERVICE_ORDER
 from tests.image import podman as P
 
 ROUNDS = 3

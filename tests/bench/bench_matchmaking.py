@@ -53,16 +53,18 @@ from mahjong.gateway.v1 import gateway_pb2, gateway_pb2_grpc
 from mahjong.matchmaking.v1 import matchmaking_pb2 as mpb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as mpb_grpc
 
+from infra.config import ServiceSpec
+from infra.interceptor import internal_metadata, stream_limit
+from infra.logs import configure_logging
+from infra.request_ids import with_request_ids
+from infra.store import open_store
+from infra.supervisor import DEV_TLS_ROOT, ServiceProcess, run_token
+from infra.tls import player_credentials
 from services.matchmaking import allocated_tables, ledger, queues
 from services.matchmaking.allocator import TableAllocation, TableRequest
 from services.matchmaking.clock import ManualClock
 from services.matchmaking.ledger import HandReport
 from services.matchmaking.service import Matchmaking, MatchmakingConfig
-from shared.request_ids import with_request_ids
-from shared.server import ServiceSpec, configure_logging, internal_metadata, stream_limit
-from shared.store import open_store
-from shared.supervisor import DEV_TLS_ROOT, ServiceProcess, run_token
-from shared.tls import player_credentials
 from tests.bench import concurrent_rate, postgres_url
 from tests.support.identity import id_token, issuer_config, sign_in, unique_subject
 from tests.support.tls import as_player, to_process

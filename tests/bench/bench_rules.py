@@ -31,12 +31,12 @@ from pathlib import Path
 
 from mahjong.rules.v1 import rules_pb2, rules_pb2_grpc
 
+from infra.logs import configure_logging
 from services.rules import convert as R
 from services.rules.domain import claim_options, own_turn_options
 from services.rules.server import SPEC
 from shared.hand import is_standard_shape, waits
 from shared.ruleset import load_ruleset
-from shared.server import configure_logging
 from tests.bench import BENCH_VENV, bench_seconds, bench_venv, rate, run_peer
 from tests.support.grpc_server import serving
 from tests.unit.rules.builders import random_table

@@ -4,7 +4,7 @@ rounds of the two sides interleaved (the machine is shared: each side sees the s
 (a) Unary calls on one persistent channel, one client: calls per second and latency p50/p99,
     against two rules processes started alike, one serving mutual TLS (its development
     certificate) and one plaintext (``MAHJONG_INSECURE=1``). The TLS one is called as the
-    gateway, on a channel as the services make one (``shared.tls.dial``: a ReloadingChannel)
+    gateway, on a channel as the services make one (``infra.tls.dial``: a ReloadingChannel)
     and on a bare ``grpc.secure_channel`` with the same certificate (TLS without our wrapper).
     Two calls: grpc health ``Check`` (the transport alone: health skips the authorization) and
     rules' ``EvaluateHand`` on a winning hand (a real call of the deployment, rules' cheapest,
@@ -13,7 +13,7 @@ rounds of the two sides interleaved (the machine is shared: each side sees the s
 (b) A new channel and its first call (health ``Check``), TCP connect and the TLS handshake
     included: every channel its own connection (``grpc.use_local_subchannel_pool``), no TLS
     session resumption (gRPC Python keeps no session cache unless given one); with the
-    credentials made once, and through ``shared.tls.dial`` as a service makes a channel (the
+    credentials made once, and through ``infra.tls.dial`` as a service makes a channel (the
     certificate files read too). p50/p99 in ms against a new plaintext channel.
 (c) Whole hands per second through the full stack: wall, rules, scoring and gateway as
     processes, twice — TLS as deployed, and plaintext (``MAHJONG_INSECURE=1`` in every process's
@@ -45,10 +45,10 @@ from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 from mahjong.rules.v1 import rules_pb2, rules_pb2_grpc
 
+from infra.supervisor import ServiceProcess
+from infra.tls import dial, name_override
 from services.rules import convert as R
 from shared import tiles as T
-from shared.supervisor import ServiceProcess
-from shared.tls import dial, name_override
 from tests.bench import bench_seconds
 from tests.support.concurrency import run_threads
 from tests.support.tls import as_player, files_of, to_process
@@ -139,11 +139,11 @@ def gateway_credentials() -> grpc.ChannelCredentials:
     )
 
 
-# The sides of (a): a channel as the services make one (shared.tls.dial: a ReloadingChannel
+# The sides of (a): a channel as the services make one (infra.tls.dial: a ReloadingChannel
 # presenting the gateway's certificate), a bare grpc.secure_channel with the same credentials
 # (TLS without the reloading wrapper), and plaintext.
 SIDES = {
-    "tls": "mutual TLS, shared.tls.dial",
+    "tls": "mutual TLS, infra.tls.dial",
     "tls-raw": "mutual TLS, grpc.secure_channel",
     "plain": "plaintext",
 }
@@ -374,7 +374,7 @@ def main() -> int:
             labels = {
                 "plain": "plaintext",
                 "tls": "mutual TLS, credentials made once",
-                "dial": "mutual TLS, shared.tls.dial (files read)",
+                "dial": "mutual TLS, infra.tls.dial (files read)",
             }
             base = quantiles_ms(times["plain"])
             for kind, label in labels.items():

@@ -54,7 +54,7 @@ import psycopg
 from mahjong.matchmaking.v1 import matchmaking_pb2 as mm_pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as mm_grpc
 
-from shared.request_ids import with_request_ids
+from infra.request_ids import with_request_ids
 from tests.support import postgres
 from tests.support.cluster import Cluster, player_channel
 from tests.support.identity import sign_in
@@ -502,9 +502,9 @@ def check(
     start_ms: int,
 ) -> None:
     """The checks of the module's docstring, and the per-round timings."""
+    from infra.store import open_store
     from services.matchmaking import ledger
     from services.matchmaking.tags import tournament_group
-    from shared.store import open_store
 
     problems = r.problems
     tid = final.tournament_id

@@ -19,13 +19,13 @@ import tempfile
 from mahjong.common.v1 import common_pb2
 from mahjong.wall.v1 import wall_pb2, wall_pb2_grpc
 
+from infra.logs import configure_logging
+from infra.store import open_store
 from services.wall import shuffle
 from services.wall.record import HandWall
 from services.wall.repository import WallRepository
 from services.wall.server import SPEC
 from services.wall.verify import record_of, verify_record
-from shared.server import configure_logging
-from shared.store import open_store
 from tests.bench import (
     bench_seconds,
     bench_venv,

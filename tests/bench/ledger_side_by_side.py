@@ -18,10 +18,10 @@ import sys
 import time
 from collections.abc import Callable
 
+from infra.store import open_store
+from infra.store.base import Store
 from services.matchmaking import ledger
 from services.matchmaking.ledger import HandReport
-from shared.store import open_store
-from shared.store.base import Store
 
 FUNDS = 10**9
 

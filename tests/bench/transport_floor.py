@@ -36,8 +36,8 @@ import grpc
 from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
-from shared.supervisor import DEV_TLS_ROOT
-from shared.tls import TLSFiles, server_credentials
+from infra.supervisor import DEV_TLS_ROOT
+from infra.tls import TLSFiles, server_credentials
 
 HAND = [1, 2, 3, 11, 12, 13, 21, 22, 23, 31, 31, 32, 33]  # the turn seat's discard choices
 

@@ -96,7 +96,7 @@ class Origin:
         self.port = parts.port or (443 if self.tls else 80)
         self.ssl: ssl.SSLContext | None = None
         if self.tls:
-            from shared.supervisor import DEV_TLS_ROOT
+            from infra.supervisor import DEV_TLS_ROOT
 
             self.ssl = ssl.create_default_context(cafile=str(DEV_TLS_ROOT / "ca.crt"))
         default = self.port == (443 if self.tls else 80)

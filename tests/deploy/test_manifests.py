@@ -528,9 +528,9 @@ def test_each_service_has_a_headless_service(directory):
 
 @pytest.mark.parametrize(("where", "dep"), _deployments(), ids=[w for w, _ in _deployments()])
 def test_ports_and_addresses_match_shared_addresses(where, dep):
-    """A service listens and is probed on its port from shared/addresses.py, and every
+    """A service listens and is probed on its port from infra/addresses.py, and every
     ``--<service>-addr`` points at that service's Service name and port."""
-    from shared.addresses import DEFAULT_PORTS, INTERNAL_PORTS
+    from infra.addresses import DEFAULT_PORTS, INTERNAL_PORTS
 
     service_names = {
         d["metadata"]["name"] for p in MANIFESTS for d in _docs(p) if d.get("kind") == "Service"
@@ -568,9 +568,9 @@ def test_ports_and_addresses_match_shared_addresses(where, dep):
 
 
 def test_gateway_serves_browsers_on_its_web_port():
-    """The web port from shared/addresses.py: a container port named web, the flag, and a
+    """The web port from infra/addresses.py: a container port named web, the flag, and a
     Service for it; no CORS wildcard in the base or any overlay."""
-    from shared.addresses import WEB_PORTS
+    from infra.addresses import WEB_PORTS
 
     (dep,) = _docs(BASE / "gateway" / "deployment.yaml")
     (c,) = dep["spec"]["template"]["spec"]["containers"]
@@ -821,7 +821,7 @@ def check_certificates(docs: list[dict], where: str) -> None:
     """One Certificate per workload from the namespace's own CA: the SPIFFE ID, the Service's
     DNS names, 24 h renewed 8 h ahead with a new key; the operator's a client identity only; and
     every Deployment mounts the Secret of the certificate that names its service."""
-    from shared.addresses import SERVICE_ORDER
+    from infra.addresses import SERVICE_ORDER
 
     namespace = _namespace(docs)
     certs = _by_kind(docs, "Certificate")
@@ -919,7 +919,7 @@ STORE = "ns:postgres"  # base/network-policies/store-egress.yaml: THE studio set
 
 def expected_graph(with_store: bool) -> set[tuple[str, str, int, str]]:
     """The call graph of docs/DESIGN.md ("Trust boundaries"), nothing more."""
-    from shared.addresses import DEFAULT_PORTS, INTERNAL_PORTS, SERVICE_ORDER, WEB_PORTS
+    from infra.addresses import DEFAULT_PORTS, INTERNAL_PORTS, SERVICE_ORDER, WEB_PORTS
 
     def grpc(service: str) -> int:
         return DEFAULT_PORTS[service][0]

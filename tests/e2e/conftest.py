@@ -10,8 +10,8 @@ import pytest
 from mahjong.gateway.v1 import gateway_pb2_grpc
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc
 
-from shared.request_ids import with_request_ids
-from shared.supervisor import ServiceProcess, stop_all
+from infra.request_ids import with_request_ids
+from infra.supervisor import ServiceProcess, stop_all
 from tests.support.address_book import AddressBook
 from tests.support.stacks import backend_flags, service_process, start_services
 from tests.support.tls import as_player

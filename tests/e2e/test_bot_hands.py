@@ -22,10 +22,10 @@ from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2 as mm_pb
 
+from infra.store import open_store
 from services.gateway.domain.replay import export_hand, table_header
 from services.gateway.tables import read_table_log
 from services.gateway.verify import verify_hand
-from shared.store import open_store
 from tests.support.events import json_log
 from tests.support.identity import sign_in
 from tests.support.tables import request_table, state

@@ -28,6 +28,8 @@ from mahjong.gateway.v1 import gateway_pb2_grpc
 from mahjong.matchmaking.v1 import matchmaking_pb2 as mm_pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as mm_grpc
 
+from infra.request_ids import with_request_ids
+from infra.store import open_store
 from services.gateway.domain.events import kinds as K
 from services.gateway.domain.events.log import LoggedEvent
 from services.gateway.domain.events.views import project
@@ -39,8 +41,6 @@ from services.matchmaking import ledger
 from services.matchmaking.duty import PREFIX as DUTY_PREFIX
 from services.matchmaking.duty import TICKER
 from services.matchmaking.tags import tournament_group
-from shared.request_ids import with_request_ids
-from shared.store import open_store
 from tests.support import probes
 from tests.support.cluster import Cluster, Entrant, Played, SeatThread, player_channel
 from tests.support.identity import sign_in

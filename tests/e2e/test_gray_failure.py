@@ -17,10 +17,10 @@ from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
+from infra.store import open_store
 from services.gateway.domain.replay import export_hand, table_header
 from services.gateway.tables import leases
 from services.gateway.verify import verify_hand
-from shared.store import open_store
 from tests.e2e.players import answer
 from tests.e2e.test_bot_hands import read_log
 from tests.e2e.test_failover import gateway

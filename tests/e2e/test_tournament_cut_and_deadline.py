@@ -37,11 +37,11 @@ import pytest
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
+from infra.request_ids import with_request_ids
+from infra.store import open_store
+from infra.supervisor import ServiceProcess, stop_all
 from services.matchmaking import ledger
 from services.matchmaking.tags import tournament_group
-from shared.request_ids import with_request_ids
-from shared.store import open_store
-from shared.supervisor import ServiceProcess, stop_all
 from tests.support import probes
 from tests.support.address_book import AddressBook
 from tests.support.cluster import Entrant, NotingPlayer, Played, player_channel

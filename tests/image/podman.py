@@ -36,9 +36,9 @@ import pytest
 import yaml
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from shared import dev_ca
-from shared.addresses import SERVICE_ORDER
-from shared.tls import OPERATOR
+from devkit import dev_ca
+from infra.addresses import SERVICE_ORDER
+from infra.tls import OPERATOR
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTAINERS_CONF = Path(__file__).with_name("containers.conf")

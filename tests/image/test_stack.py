@@ -19,10 +19,10 @@ from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
+from infra.addresses import CLIENT_KEEPALIVE_OPTIONS, SERVICE_ORDER
+from infra.interceptor import internal_metadata
+from infra.tls import TLSFiles, client_channel, dial
 from mahjong_client.player import RemotePlayer
-from shared.addresses import CLIENT_KEEPALIVE_OPTIONS, SERVICE_ORDER
-from shared.server import internal_metadata
-from shared.tls import TLSFiles, client_channel, dial
 from tests.image.podman import (
     K8S,
     ImageStack,

@@ -18,7 +18,7 @@ from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
 from devkit.stack import LocalStack
-from shared.server import internal_metadata
+from infra.interceptor import internal_metadata
 from tests.bench.bench_gateway_capacity import WEB_PORT_FLAGS, WEB_SEATS, transport_floor
 from tests.support.tls import as_player, as_workload
 

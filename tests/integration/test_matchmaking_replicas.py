@@ -24,12 +24,12 @@ import pytest
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
+from infra.request_ids import with_request_ids
+from infra.store import open_store
+from infra.supervisor import ServiceProcess, run_token, stop_all
 from services.gateway.outbox import CLAIM_PREFIX
 from services.matchmaking import allocated_tables, ledger, queues
 from services.matchmaking.duty import PREFIX, TICKER
-from shared.request_ids import with_request_ids
-from shared.store import open_store
-from shared.supervisor import ServiceProcess, run_token, stop_all
 from tests.support import outbox_workers, probes
 from tests.support.address_book import AddressBook
 from tests.support.concurrency import run_processes

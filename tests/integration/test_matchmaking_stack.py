@@ -1,4 +1,4 @@
-"""Matchmaking over the real stack: every service a real process (shared.supervisor), the
+"""Matchmaking over the real stack: every service a real process (infra.supervisor), the
 matchmaking store a SQLite file in tmp_path, tables played on the real gateway by its built-in
 bots and by scripted players for the people (``tests.support.cluster.Entrant``: a RemotePlayer
 per table).
@@ -30,12 +30,12 @@ from mahjong.gateway.v1 import gateway_pb2 as gw_pb
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
+from infra.request_ids import with_request_ids
+from infra.store import open_store
+from infra.supervisor import ServiceProcess, stop_all
 from mahjong_client import RemotePlayer
 from services.gateway.bots.planner import PlanningBot
 from services.matchmaking import allocated_tables, ledger
-from shared.request_ids import with_request_ids
-from shared.store import open_store
-from shared.supervisor import ServiceProcess, stop_all
 from shared.table import Discard, Pass, Win
 from tests.support import probes
 from tests.support.address_book import AddressBook

@@ -1,4 +1,4 @@
-"""Rules as a real process (shared.supervisor.ServiceProcess) on free loopback ports: start-up
+"""Rules as a real process (infra.supervisor.ServiceProcess) on free loopback ports: start-up
 to SERVING, the rule vectors over the wire, a rejected hand counted by status code in /metrics,
 and a clean SIGTERM shutdown."""
 

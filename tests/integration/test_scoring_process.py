@@ -1,4 +1,4 @@
-"""Scoring as a real process (shared.supervisor.ServiceProcess) on free loopback ports: start-up
+"""Scoring as a real process (infra.supervisor.ServiceProcess) on free loopback ports: start-up
 to SERVING, a settlement, a rejected request counted by status code in /metrics, and a clean
 SIGTERM shutdown."""
 

@@ -18,11 +18,11 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from mahjong.gateway.v1 import gateway_pb2, gateway_pb2_grpc
 from mahjong.wall.v1 import wall_pb2, wall_pb2_grpc
 
-from shared import dev_ca
-from shared.addresses import SERVICE_ORDER
-from shared.convert import common as C
-from shared.supervisor import ServiceProcess, stop_all
-from shared.tls import OPERATOR, TLSFiles, client_channel, dial
+from devkit import dev_ca
+from infra.addresses import SERVICE_ORDER
+from infra.convert import common as C
+from infra.supervisor import ServiceProcess, stop_all
+from infra.tls import OPERATOR, TLSFiles, client_channel, dial
 from tests.support.probes import error_info
 from tests.support.stacks import service_process
 from tests.support.tls import CA_FILE, as_player, as_workload, to_process

@@ -13,10 +13,10 @@ import pytest
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
+from infra.request_ids import with_request_ids
+from infra.store import open_store
+from infra.supervisor import stop_all
 from services.matchmaking import ledger
-from shared.request_ids import with_request_ids
-from shared.store import open_store
-from shared.supervisor import stop_all
 from tests.support.identity import id_token
 from tests.support.probes import rpc_error
 from tests.support.stacks import service_process

@@ -1,4 +1,4 @@
-"""The wall as real processes (shared.supervisor.ServiceProcess) on loopback ports the OS picks:
+"""The wall as real processes (infra.supervisor.ServiceProcess) on loopback ports the OS picks:
 start-up to SERVING (the port file naming every port; a process that exits at start-up fails at
 once), calls, /metrics, state kept in SQLite across a restart, two replicas on one store, and a
 clean SIGTERM shutdown (NOT_SERVING while draining, exit status 0)."""
@@ -14,9 +14,9 @@ import grpc
 import pytest
 from mahjong.wall.v1 import wall_pb2, wall_pb2_grpc
 
+from infra.convert import common as C
+from infra.supervisor import ServiceProcess, StartupError
 from shared import tiles as T
-from shared.convert import common as C
-from shared.supervisor import ServiceProcess, StartupError
 from tests.support.probes import fetch_metrics, health_status, metric_value
 from tests.support.stacks import service_process
 from tests.support.tls import to_process

@@ -13,8 +13,8 @@ from mahjong.common.v1 import common_pb2
 from mahjong.matchmaking.v1 import matchmaking_pb2 as mm_pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as mm_grpc
 
+from infra.interceptor import internal_metadata
 from services.gateway.tables import OUTBOX, read_table_log
-from shared.server import internal_metadata
 from tests.support.grpc_server import channel_to, serving
 from tests.support.probes import rpc_error
 from tests.support.stacks import inprocess_gateway, matchmaking_spec, queued_table

@@ -1,8 +1,8 @@
-"""Where the services a test started are now, as address files (:mod:`shared.addresses`:
+"""Where the services a test started are now, as address files (:mod:`infra.addresses`:
 ``--wall-addr @PATH``) that their callers — the other services, the test's players — read on
 every call, as DNS would tell them in a deployment.
 
-Every process binds ports the OS picks (:mod:`shared.ports`), so a caller cannot be told a port
+Every process binds ports the OS picks (:mod:`infra.ports`), so a caller cannot be told a port
 before the process it calls is up, and a process started again comes back on new ones. An
 :class:`AddressBook` keeps, under its directory, one file per service that the other services
 call (its processes' internal ports) and files for players (their public ports), and rewrites a
@@ -11,7 +11,7 @@ service's files whenever its processes listed change:
 * a process is listed (:meth:`AddressBook.list`) once it answers SERVING;
 * two services that call each other (the gateway reports hands to matchmaking, matchmaking
   creates tables on the gateway) are each started with the other's file before it is written:
-  until it is, a call fails UNAVAILABLE (:class:`shared.tls.AddressUnknown`) and is retried as
+  until it is, a call fails UNAVAILABLE (:class:`infra.tls.AddressUnknown`) and is retried as
   for a service not up yet;
 * a process that is to stop or die is taken out (:meth:`AddressBook.unlist`) first, so no call
   made after that goes to its port once it is free (any process on the machine may bind a freed
@@ -24,8 +24,8 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from shared.addresses import address_file_flag, write_address_file
-from shared.supervisor import ServiceProcess
+from infra.addresses import address_file_flag, write_address_file
+from infra.supervisor import ServiceProcess
 
 
 @dataclass

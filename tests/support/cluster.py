@@ -8,7 +8,7 @@ a player that notes every acknowledged action, and a tournament entrant that fol
 WatchTournament (on any matchmaking replica) and plays each table it is seated at.
 
 **Ports and addresses.** Every replica binds ports the OS picks and names them in its port file
-(:mod:`shared.ports`, read by :class:`shared.supervisor.ServiceProcess`): no port is chosen
+(:mod:`infra.ports`, read by :class:`infra.supervisor.ServiceProcess`): no port is chosen
 before the process that binds it holds it, so no other process (another test worker, an
 outgoing connection's ephemeral port) can take it in between. Callers learn where the replicas
 are from address files the :class:`Cluster` keeps (:class:`tests.support.address_book.
@@ -45,11 +45,11 @@ import grpc
 from mahjong.matchmaking.v1 import matchmaking_pb2 as mm_pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as mm_grpc
 
+from infra.addresses import is_address_file
+from infra.request_ids import with_request_ids
+from infra.supervisor import ServiceProcess, stop_all
+from infra.tls import name_override
 from mahjong_client import RemotePlayer
-from shared.addresses import is_address_file
-from shared.request_ids import with_request_ids
-from shared.supervisor import ServiceProcess, stop_all
-from shared.tls import name_override
 from tests.support.address_book import AddressBook
 from tests.support.stacks import service_process
 from tests.support.tls import as_player
@@ -60,7 +60,7 @@ REPLICAS = {"wall": 2, "rules": 2, "scoring": 2, "gateway": 3, "matchmaking": 2}
 # The services each service calls.
 CALLS = {"gateway": ("wall", "rules", "scoring", "matchmaking"), "matchmaking": ("gateway",)}
 # A client notices a paused replica's connection within keepalive + timeout (servers accept a
-# ping every 5 s: shared.server.ACCEPTED_PING_MS).
+# ping every 5 s: infra.binding.ACCEPTED_PING_MS).
 CLIENT_OPTIONS = [
     ("grpc.lb_policy_name", "round_robin"),
     ("grpc.keepalive_time_ms", 10_000),

@@ -13,16 +13,16 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def stale_extensions(root: Path = ROOT) -> list[str]:
-    """Sources (relative to ``root``) under shared/ and services/ edited after the extension
+    """Sources (relative to ``root``) under shared/, infra/ and services/ edited after the extension
     modules were built: any of them, since an extension builds in what mypyc knew of the modules
     its source imports (the fields of a named tuple are read by position, say)."""
-    extensions = [ext for p in ("shared", "services") for ext in (root / p).rglob("*.so")]
+    extensions = [ext for p in ("shared", "infra", "services") for ext in (root / p).rglob("*.so")]
     if not extensions:
         return []
     built = min(ext.stat().st_mtime for ext in extensions)
     return sorted(
         str(source.relative_to(root))
-        for p in ("shared", "services")
+        for p in ("shared", "infra", "services")
         for source in (root / p).rglob("*.py")
         if source.stat().st_mtime > built
     )

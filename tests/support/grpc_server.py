@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 from collections.abc import Iterator
 
 import grpc
 
-from shared.request_ids import with_request_ids
-from shared.server import Config, RunningServer, ServiceSpec, start
-from shared.supervisor import DEV_TLS_ROOT
-from shared.tls import TLSFiles, client_channel, dial
+from infra.config import Config, ServiceSpec
+from infra.request_ids import with_request_ids
+from infra.server import RunningServer, start
+from infra.settings import declared
+from infra.supervisor import DEV_TLS_ROOT
+from infra.tls import TLSFiles, client_channel, dial
 from tests.support.tls import dev_certs
 
 
@@ -50,7 +51,7 @@ def serving(
 def channel_to(server: RunningServer, name: str, caller: str, *, insecure: bool = False):
     """A channel to the in-process ``server`` of service ``name`` as ``caller`` (see
     :func:`serving`); matchmaking's gives each call without a request id a new one
-    (:mod:`shared.request_ids`: a client that never retries), :func:`raw_channel_to` none."""
+    (:mod:`infra.request_ids`: a client that never retries), :func:`raw_channel_to` none."""
     channel = raw_channel_to(server, name, caller, insecure=insecure)
     return with_request_ids(channel) if name == "matchmaking" else channel
 
@@ -69,9 +70,7 @@ def _check_flags(spec: ServiceSpec, extra: dict) -> None:
     """Refuse an ``extra`` key that is none of the service's own flags: the service would ignore
     it, and a test would run without the setting it names (a Config field such as ``store_url``
     goes beside ``extra``, not in it)."""
-    parser = argparse.ArgumentParser(add_help=False)  # "help" is no flag of the service
-    if spec.add_arguments:
-        spec.add_arguments(parser)
-    unknown = sorted(set(extra) - {a.dest for a in parser._actions})
+    own = {s.dest for s in declared(*spec.settings) if s.applies_to(spec)}
+    unknown = sorted(set(extra) - own)
     if unknown:
         raise TypeError(f"the {spec.name} service has no flag {', '.join(unknown)}")

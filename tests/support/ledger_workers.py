@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from infra.store import open_store
 from services.matchmaking import ledger
 from services.matchmaking.ledger import HandReport
 from services.matchmaking.ledger_store import ledger_for
-from shared.store import open_store
 
 PLAYERS = ("p1", "p2", "p3", "p4")
 FUNDS = 10_000  # each player's silver before the hands (no balance may go below zero)

@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 import time
 
+from infra.store import Store, open_store
 from services.gateway.outbox import OutboxSender
 from services.gateway.tables import OUTBOX
 from services.matchmaking import allocated_tables, ledger
 from services.matchmaking.tags import quick_tag
-from shared.store import Store, open_store
 from tests.support.tls import as_workload
 
 SEATS = 4

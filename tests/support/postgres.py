@@ -23,7 +23,7 @@ from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 import psycopg
 import pytest
 
-from shared.store import redact_url
+from infra.store import redact_url
 
 DEFAULT_URL = "postgresql://postgres@127.0.0.1:5432/test"
 SKIP_PREFIX = "PostgreSQL unreachable"

@@ -8,7 +8,7 @@ tests grouped by model. Nothing in the tests themselves changes:
 * matchmaking served in-process (``tests.support.grpc_server.serving``) gets the model in its
   Config unless the test chose one. On the asyncio model it also gets, unless the test set
   ``max_streams``, the stream limit the threaded model has with its ``max_workers``
-  (:func:`shared.server.stream_limit`), so a test of the stream limit checks the same numbers on
+  (:func:`infra.interceptor.stream_limit`), so a test of the stream limit checks the same numbers on
   both models (the asyncio model's limit is ``--max-streams``, not its threads);
 * matchmaking processes (``mahjong serve matchmaking``) get it from the environment
   (``MAHJONG_MATCHMAKING_SERVER_MODEL``); the module-scoped fixtures of a test module (a stack
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from shared.server import stream_limit
+from infra.interceptor import stream_limit
 from tests.support import grpc_server
 
 MODELS = ("asyncio", "threads")

@@ -1,6 +1,6 @@
 """Stacks for tests: the gateway with the services it calls (wall, rules, scoring), either
 served in-process on loopback ports (servicer tests) or as real processes
-(``shared.supervisor.ServiceProcess``, integration and end-to-end tests); the gateway's
+(``infra.supervisor.ServiceProcess``, integration and end-to-end tests); the gateway's
 TableManager wired to in-process adapters without gRPC; matchmaking served with a fake
 allocator and a manual clock."""
 
@@ -14,6 +14,10 @@ from pathlib import Path
 import grpc
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
+from infra.config import ServiceSpec
+from infra.ports import AUTO_PORT
+from infra.server import RunningServer
+from infra.supervisor import ServiceProcess, addr_flags
 from services.gateway.bots import engine_policy, make_bot
 from services.gateway.domain.session import Ports, Seat
 from services.gateway.server import SPEC as GATEWAY
@@ -23,10 +27,7 @@ from services.matchmaking.server import make_spec as make_matchmaking_spec
 from services.rules.server import SPEC as RULES
 from services.scoring.server import SPEC as SCORING
 from services.wall.server import SPEC as WALL
-from shared.ports import AUTO_PORT
 from shared.ruleset import load_ruleset
-from shared.server import RunningServer, ServiceSpec
-from shared.supervisor import ServiceProcess, addr_flags
 from tests.support import sessions
 from tests.support.grpc_server import channel_to, serving
 from tests.support.identity import identity_extra, issuer_flags, sign_in

@@ -4,7 +4,7 @@ run at once, and puts what it saw on the queue."""
 
 from __future__ import annotations
 
-from shared.store import open_store
+from infra.store import open_store
 
 
 def _incr(old: bytes | None) -> tuple[bytes, int]:
@@ -47,7 +47,7 @@ def takeover_rounds(store, name: str, rounds: int, seed: int) -> tuple[list[int]
     import random
     import time
 
-    from shared.store.base import Fenced, LeaseHeld
+    from infra.store.base import Fenced, LeaseHeld
 
     rng = random.Random(seed)
     got: list[int] = []

@@ -11,8 +11,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from shared.store import Conflict, Store, open_store
-from shared.store.metrics import OPERATIONS
+from infra.store import Conflict, Store, open_store
+from infra.store.metrics import OPERATIONS
 
 KINDS = ("memory", "sqlite", "postgres")
 SHARED_KINDS = ("sqlite", "postgres")  # that several processes can open

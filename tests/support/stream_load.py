@@ -24,8 +24,8 @@ import grpc
 from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
-from shared.supervisor import DEV_TLS_ROOT
-from shared.tls import player_credentials
+from infra.supervisor import DEV_TLS_ROOT
+from infra.tls import player_credentials
 
 WAVE = 100  # streams opened at once (a burst of thousands on ten connections loses some)
 

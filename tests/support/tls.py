@@ -1,5 +1,5 @@
 """Channels of the tests to the services they start, over the TLS every server runs: as one of
-the deployment's workloads (mutual TLS with its development certificate, shared.dev_ca) or as a
+the deployment's workloads (mutual TLS with its development certificate, devkit.dev_ca) or as a
 player (server TLS, trusting the development CA)."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from typing import Any
 
 import grpc
 
-from shared import dev_ca
-from shared.addresses import SERVICE_ORDER
-from shared.supervisor import DEV_TLS_ROOT, ServiceProcess
-from shared.tls import OPERATOR, TLSFiles, client_channel, dial
+from devkit import dev_ca
+from infra.addresses import SERVICE_ORDER
+from infra.supervisor import DEV_TLS_ROOT, ServiceProcess
+from infra.tls import OPERATOR, TLSFiles, client_channel, dial
 
 CA_FILE = str(DEV_TLS_ROOT / "ca.crt")
 

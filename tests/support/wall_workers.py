@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from infra.store import open_store
 from services.wall.repository import WallRepository
 from shared.errors import FailedPrecondition
-from shared.store import open_store
 
 
 def draw_until_exhausted(url: str, hand_id: str, name: str, barrier, queue) -> None:

@@ -17,7 +17,7 @@ from google.rpc import error_details_pb2, status_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
-from shared.web import method_infos
+from infra.web_calls import method_infos
 from tests.support.tls import as_player
 
 METHODS = method_infos(pb.DESCRIPTOR.services_by_name["GatewayService"])

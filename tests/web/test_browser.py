@@ -28,7 +28,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
 from devkit.stack import SIGNED_IN_STACK, LocalStack
-from shared.supervisor import DEV_TLS_ROOT
+from infra.supervisor import DEV_TLS_ROOT
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -30,9 +30,9 @@ from mahjong.gateway.v1 import gateway_pb2 as pb
 from pyqwest import SyncClient, SyncHTTPTransport
 
 from devkit.stack import LocalStack
-from shared.ports import AUTO_PORT
-from shared.server import INTERNAL_TOKEN_HEADER
-from shared.supervisor import DEV_TLS_ROOT, ServiceProcess
+from infra.interceptor import INTERNAL_TOKEN_HEADER
+from infra.ports import AUTO_PORT
+from infra.supervisor import DEV_TLS_ROOT, ServiceProcess
 from tests.support.tls import CA_FILE, as_workload
 from tests.support.web import PROTOCOLS, GrpcGateway, Outcome, WebGateway, outcome
 

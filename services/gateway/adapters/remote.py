@@ -18,6 +18,8 @@ from mahjong.rules.v1 import rules_pb2, rules_pb2_grpc
 from mahjong.scoring.v1 import scoring_pb2, scoring_pb2_grpc
 from mahjong.wall.v1 import wall_pb2, wall_pb2_grpc
 
+from infra.convert import common as C
+from infra.tls import TLSFiles, dial
 from services.gateway.adapters.inprocess import context_of, facts_context, win_input_of
 from services.gateway.domain.ports import (
     BreakdownItem,
@@ -34,10 +36,8 @@ from services.gateway.domain.ports import (
 )
 from services.rules import convert as RC
 from services.scoring import convert as SC
-from shared.convert import common as C
 from shared.errors import ResourceExhausted, Unavailable
 from shared.table import Action, ClaimOptions, ClaimResolution, OwnTurnOptions, TableSnapshot
-from shared.tls import TLSFiles, dial
 
 T = TypeVar("T")
 # CANCELLED: a server stopping (a rolling update's SIGTERM) cancels the calls still running

@@ -11,8 +11,8 @@ from __future__ import annotations
 from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
 
+from infra.convert.common import tile_from_proto, tile_to_proto, tiles_to_proto
 from shared import tiles as T
-from shared.convert.common import tile_from_proto, tile_to_proto, tiles_to_proto
 from shared.errors import InvalidArgument
 from shared.melds import Meld, MeldKind
 from shared.table import (

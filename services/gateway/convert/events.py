@@ -9,15 +9,15 @@ from collections.abc import Callable, Iterable
 from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
 
-from services.gateway.domain.events import kinds as K
-from services.gateway.domain.events.log import LoggedEvent
-from shared.convert.common import (
+from infra.convert.common import (
     hand_type_to_proto,
     seat_to_proto,
     tile_to_proto,
     tiles_to_proto,
     win_kind_to_proto,
 )
+from services.gateway.domain.events import kinds as K
+from services.gateway.domain.events.log import LoggedEvent
 from shared.hand.hand_type import HandType
 
 PROMPT_KINDS = {

@@ -7,7 +7,7 @@
 * :mod:`.readiness` — who counts as ready (敲, or waiting without it) when a hand is scored
 * :mod:`.clock` — injectable clocks and schedulers (tests never sleep)
 * :mod:`.events` — what each viewer may see of an event (information hiding)
-* :mod:`.tokens` — seat tokens signed with :mod:`shared.signing`
+* :mod:`.tokens` — seat tokens signed with :mod:`infra.signing`
 * :mod:`.replay` — export and verification of finished hands
 * :mod:`.restore` — a table rebuilt from its event log (taking over an expired lease)
 """

@@ -1,6 +1,6 @@
 """Seat tokens: ``st1.<table id>.<who>.<signature>``, signed with the gateway's secret.
 
-The signature is :func:`shared.signing.signature` (HMAC-SHA256, the same signer matchmaking's
+The signature is :func:`infra.signing.signature` (HMAC-SHA256, the same signer matchmaking's
 player tokens use) of ``st1|<table id>|<who>``. ``who`` is a seat (``0`` … ``3``) or a spectator:
 ``s`` and the spectator's own id (16 hex digits, random), so every spectator of a table holds a
 token of its own. A token names one table and one seat or spectator; it is checked on every
@@ -18,8 +18,8 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 
+from infra.signing import signature, verify_signature
 from shared.errors import PermissionDenied, Unauthenticated
-from shared.signing import signature, verify_signature
 
 PREFIX = "st1"
 SPECTATOR = "s"

@@ -22,6 +22,7 @@ from typing import Any
 
 import structlog
 
+from infra.store import AlreadyExists
 from services.gateway import metrics
 from services.gateway.domain.session import RETRY_ATTEMPTS, SessionConfig, TableSession
 from services.gateway.runtime import LockedScheduler
@@ -39,7 +40,6 @@ from services.gateway.tables.records import (
     encode_seats,
 )
 from shared.errors import DomainError, FailedPrecondition, ResourceExhausted, Unavailable
-from shared.store import AlreadyExists
 
 log_ = structlog.get_logger("mahjong.gateway")
 

@@ -1,5 +1,5 @@
 """Table ownership: one replica runs a table, through the store's lease on it
-(``gateway-table/<table id>``, :class:`shared.store.ownership.Ownership`), with an epoch that
+(``gateway-table/<table id>``, :class:`infra.store.ownership.Ownership`), with an epoch that
 rises on every change of owner. Every write of the table — event append, request-id record,
 outbox row — carries the lease's fence and is checked by the store in the same transaction,
 so a replica that was paused or cut off longer than the lease can never write once another
@@ -13,9 +13,9 @@ from __future__ import annotations
 import threading
 import time
 
+from infra.store import Store
+from infra.store.base import Lease
 from shared.errors import Unavailable
-from shared.store import Store
-from shared.store.base import Lease
 
 LEASE_PREFIX = "gateway-table/"
 REPLICAS = "gateway-replica"

@@ -4,11 +4,11 @@ a step's events appended in one transaction."""
 
 from __future__ import annotations
 
+from infra.store import Store
+from infra.store.base import Fence
 from services.gateway.domain.events import codec
 from services.gateway.domain.events.kinds import TableEvent
 from services.gateway.domain.events.log import LoggedEvent
-from shared.store import Store
-from shared.store.base import Fence
 
 LOG_PREFIX = "gateway-log/"
 

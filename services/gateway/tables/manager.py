@@ -23,6 +23,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
+from infra.store import Store
+from infra.store.ownership import Ownership
 from services.gateway.domain.events.log import LoggedEvent
 from services.gateway.domain.session import Policy, Ports, TableSession
 from services.gateway.runtime import ThreadScheduler
@@ -39,8 +41,6 @@ from services.gateway.tables.steps import StepWrites
 from services.gateway.tables.takeover import TableLeases
 from services.gateway.tables.views import TableViews
 from shared.errors import NotFound
-from shared.store import Store
-from shared.store.ownership import Ownership
 
 
 class TableManager(

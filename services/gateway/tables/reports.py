@@ -17,6 +17,7 @@ from typing import Any
 
 import structlog
 
+from infra.store.base import StoreError
 from services.gateway.tables.live import LiveTable
 from services.gateway.tables.records import (
     ANSWERS,
@@ -28,7 +29,6 @@ from services.gateway.tables.records import (
     answer_key,
     encode_report,
 )
-from shared.store.base import StoreError
 
 log_ = structlog.get_logger("mahjong.gateway")
 

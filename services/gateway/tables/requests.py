@@ -21,12 +21,12 @@ memory answer retries until the table leaves memory).
 
 from __future__ import annotations
 
+from infra.store import Store
+from infra.store.base import Fence
 from services.gateway.domain.events import kinds as K
 from services.gateway.domain.events.log import LoggedEvent
 from services.gateway.tables.live import LiveTable
 from services.gateway.tables.records import REQUESTS, RequestRecord
-from shared.store import Store
-from shared.store.base import Fence
 
 
 def _key(table_id: str, seat: int, request_id: str) -> str:

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from infra.store.base import Fence, Fenced
 from services.gateway.domain.ports import is_transient
 from services.gateway.domain.session import FINISHED, HALTED
 from services.gateway.domain.tokens import (
@@ -26,7 +27,6 @@ from services.gateway.tables import spectators
 from services.gateway.tables.live import LiveTable
 from services.gateway.tables.records import JOINS, Refusal, check_id
 from shared.errors import DomainError, FailedPrecondition, PermissionDenied
-from shared.store.base import Fence, Fenced
 
 
 class SeatCalls:

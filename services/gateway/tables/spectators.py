@@ -21,12 +21,12 @@ The records stay with the table's log (a finished table's replay is watched with
 
 from __future__ import annotations
 
+from infra.store import Store
+from infra.store.base import Fence
 from services.gateway.domain.tokens import new_spectator_id
 from services.gateway.tables.live import LiveTable
 from services.gateway.tables.records import SPECTATORS, SpectatorRecord
 from shared.errors import ResourceExhausted, Unauthenticated
-from shared.store import Store
-from shared.store.base import Fence
 
 REVOKED = "SPECTATOR_TOKEN_REVOKED"
 

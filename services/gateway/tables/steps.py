@@ -19,6 +19,8 @@ from typing import NoReturn
 
 import structlog
 
+from infra.store.base import Conflict, Fenced, StoreError, StoreUnavailable
+from infra.store.ownership import NotOwner
 from services.gateway.domain.events import kinds as K
 from services.gateway.domain.events.log import LoggedEvent
 from services.gateway.domain.ports import WallFenced
@@ -26,8 +28,6 @@ from services.gateway.tables import requests
 from services.gateway.tables.live import LiveTable
 from services.gateway.tables.log import append_events
 from shared.errors import DomainError, Unavailable
-from shared.store.base import Conflict, Fenced, StoreError, StoreUnavailable
-from shared.store.ownership import NotOwner
 
 log_ = structlog.get_logger("mahjong.gateway")
 

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 
+from infra.store import Store
 from services.gateway.domain.events.kinds import SeatBankrupt, TableEvent
 from services.gateway.domain.events.log import LoggedEvent
 from services.gateway.domain.events.views import project
 from services.gateway.tables.live import LiveTable
 from services.gateway.tables.log import read_table_log
 from shared.errors import Unavailable
-from shared.store import Store
 
 
 class _Viewer:

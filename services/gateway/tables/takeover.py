@@ -17,11 +17,11 @@ import contextlib
 
 import structlog
 
+from infra.store.base import Fence, StoreError
+from infra.store.ownership import NotOwner
 from services.gateway.tables import leases
 from services.gateway.tables.live import LiveTable
 from shared.errors import Unavailable
-from shared.store.base import Fence, StoreError
-from shared.store.ownership import NotOwner
 
 log_ = structlog.get_logger("mahjong.gateway")
 

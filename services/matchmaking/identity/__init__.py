@@ -8,5 +8,5 @@
 * :mod:`.dev_issuer` — the development issuer of ``mahjong run`` and ``mahjong login``.
 
 The session token itself (an EdDSA JWT any replica and the gateway verify without the store) is
-:mod:`shared.session_tokens`; matchmaking's signing key is :mod:`services.matchmaking.tokens`.
+:mod:`infra.session_tokens`; matchmaking's signing key is :mod:`services.matchmaking.tokens`.
 """

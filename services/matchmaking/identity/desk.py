@@ -14,9 +14,9 @@ from typing import Any
 
 import structlog
 
+from infra.session_tokens import SessionClaims, SessionSigner, SessionVerifier
+from infra.store.base import Store
 from shared.errors import Unauthenticated
-from shared.session_tokens import SessionClaims, SessionSigner, SessionVerifier
-from shared.store.base import Store
 
 from .. import ledger, players, tokens
 from . import guests

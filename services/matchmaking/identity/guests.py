@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import secrets
 
+from infra.store.base import Store
 from shared.errors import FailedPrecondition, PermissionDenied
-from shared.store.base import Store
 
 from .. import players
 

@@ -2,7 +2,7 @@
 by signing out — on every replica at once, because the store holds them.
 
 * A session is a record ``mm_sessions/<player id>/<session id>`` (:class:`SessionRecord`).
-  The session token (:mod:`shared.session_tokens`) names both ids; :meth:`Sessions.check`
+  The session token (:mod:`infra.session_tokens`) names both ids; :meth:`Sessions.check`
   verifies its signature and expiry (no store read), then that the record still exists.
 * The refresh token ``r1.<player id>.<session id>.<secret>`` is kept only as the secret's
   SHA-256. Refreshing rotates it: the presented one stops working, a new one is answered.
@@ -22,9 +22,9 @@ import secrets
 import uuid
 from dataclasses import asdict, dataclass, replace
 
+from infra.session_tokens import SessionClaims, SessionSigner, SessionVerifier
+from infra.store.base import Store
 from shared.errors import Unauthenticated
-from shared.session_tokens import SessionClaims, SessionSigner, SessionVerifier
-from shared.store.base import Store
 
 from .. import records
 from ..clock import Clock

@@ -39,8 +39,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from infra.store.base import Store
 from shared.errors import FailedPrecondition
-from shared.store.base import Store
 
 if TYPE_CHECKING:
     from services.matchmaking.ledger import Entry
@@ -225,8 +225,8 @@ def ledger_for(store: Store) -> LedgerStore:
         found = _ledgers.get(store)
         if found is not None:
             return found
-        from shared.store.memory import MemoryStore
-        from shared.store.sqlite import SqliteStore
+        from infra.store.memory import MemoryStore
+        from infra.store.sqlite import SqliteStore
 
         if isinstance(store, MemoryStore):
             from .memory import MemoryLedger
@@ -237,7 +237,7 @@ def ledger_for(store: Store) -> LedgerStore:
 
             made = SqliteLedger(store)
         else:
-            from shared.store.postgres import PostgresStore
+            from infra.store.postgres import PostgresStore
 
             if not isinstance(store, PostgresStore):
                 raise TypeError(f"no ledger backend for {type(store).__name__}")

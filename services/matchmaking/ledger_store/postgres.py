@@ -15,9 +15,9 @@ from collections.abc import Sequence
 import psycopg
 from psycopg import errors as pg_errors
 
+from infra.store.postgres import PostgresStore
 from services.matchmaking.ledger import Entry, upgrade_books
 from shared.errors import FailedPrecondition
-from shared.store.postgres import PostgresStore
 
 from . import HandRow, TxRow, account_deltas, check_moves
 from .sql import (

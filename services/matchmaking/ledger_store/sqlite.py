@@ -8,9 +8,9 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
+from infra.store.sqlite import SqliteStore
 from services.matchmaking.ledger import Entry, upgrade_books
 from shared.errors import FailedPrecondition
-from shared.store.sqlite import SqliteStore
 
 from . import HandRow, TxRow, account_deltas, check_moves
 from .sql import (

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from devkit import dev_ca
 from devkit.stack import SIGNED_IN_STACK, LocalStack
-from shared import dev_ca
 
 pytestmark = pytest.mark.integration
 

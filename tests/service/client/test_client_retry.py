@@ -13,9 +13,9 @@ import grpc
 import pytest
 from mahjong.gateway.v1 import gateway_pb2, gateway_pb2_grpc
 
+from infra.tls import server_credentials
 from mahjong_client import RemotePlayer
 from shared.table import Discard, Pass
-from shared.tls import server_credentials
 from tests.support.tls import files_of
 
 

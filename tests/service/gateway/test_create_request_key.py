@@ -10,10 +10,10 @@ import pytest
 from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
 
+from infra.store.memory import MemoryStore
 from services.gateway.servicer import table_spec_from_proto
 from services.gateway.tables import CREATES, TableManager
 from shared.errors import FailedPrecondition
-from shared.store.memory import MemoryStore
 from tests.support.probes import rpc_error
 from tests.support.sessions import inprocess_ports
 from tests.support.stacks import inprocess_gateway, table_manager

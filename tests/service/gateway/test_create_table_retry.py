@@ -9,11 +9,11 @@ from dataclasses import replace
 
 import pytest
 
+from infra.store.memory import MemoryStore
 from services.gateway.domain.session import Seat
 from services.gateway.tables import CREATES, TableManager, TableSpec, spec_fingerprint
 from services.gateway.tables.records import CreateRecord
 from shared.errors import Unavailable
-from shared.store.memory import MemoryStore
 from tests.support.sessions import inprocess_ports
 from tests.support.stacks import table_manager, table_spec
 

@@ -20,9 +20,9 @@ from grpc_status import rpc_status
 from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
+from infra.interceptor import INTERNAL_TOKEN_HEADER
 from mahjong_client.player import RemotePlayer, retry_delay
 from mahjong_client.tables import create_table
-from shared.server import INTERNAL_TOKEN_HEADER
 from tests.support.stacks import inprocess_gateway
 from tests.support.tls import CA_FILE, as_player
 
@@ -143,7 +143,7 @@ _SILENT_CLIENT = textwrap.dedent(
     """
     import sys, time
     from mahjong.gateway.v1 import gateway_pb2 as pb, gateway_pb2_grpc as g
-    from shared.tls import client_channel
+    from infra.tls import client_channel
     address, table, token, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     channel = client_channel(address, ca_file=sys.argv[5])  # a player: the gateway's TLS
     stub = g.GatewayServiceStub(channel)

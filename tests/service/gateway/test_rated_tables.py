@@ -13,8 +13,8 @@ import time
 import pytest
 from mahjong.common.v1 import common_pb2
 
+from infra.interceptor import internal_metadata
 from services.gateway.tables import OUTBOX, read_table_log
-from shared.server import internal_metadata
 from tests.support.stacks import inprocess_gateway
 from tests.support.tables import bot_seats, request_table
 

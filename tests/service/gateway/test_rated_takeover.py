@@ -8,8 +8,8 @@ import time
 
 import pytest
 
+from infra.store.memory import MemoryStore
 from services.gateway.tables import OUTBOX, TableManager, TableSpec, read_table_log
-from shared.store.memory import MemoryStore
 from tests.support.sessions import inprocess_ports
 from tests.support.stacks import table_manager, table_spec
 

@@ -16,7 +16,7 @@ import pytest
 from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
 
-from shared.server import internal_metadata
+from infra.interceptor import internal_metadata
 from tests.support.stacks import inprocess_gateway
 from tests.support.tables import mixed_seats, request_table
 

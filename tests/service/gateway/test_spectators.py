@@ -15,12 +15,12 @@ import pytest
 from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
+from infra.signing import signature
+from infra.store.memory import MemoryStore
+from infra.tls import player_credentials
 from mahjong_client.tables import create_table
 from services.gateway.domain.session import Seat
 from shared.errors import ResourceExhausted, Unauthenticated, Unavailable
-from shared.signing import signature
-from shared.store.memory import MemoryStore
-from shared.tls import player_credentials
 from tests.support.probes import error_info, rpc_error
 from tests.support.sessions import inprocess_ports
 from tests.support.stacks import inprocess_gateway, table_manager, table_spec

@@ -7,13 +7,13 @@ import time
 
 import pytest
 
+from infra.store.base import StoreUnavailable
+from infra.store.memory import MemoryStore
 from services.gateway.adapters.inprocess import InProcessScoring
 from services.gateway.domain.session import Ports, Seat
 from services.gateway.tables.log import read_table_log
 from services.gateway.tables.records import CREATES, REPORTED, TABLES
 from shared.errors import Unavailable
-from shared.store.base import StoreUnavailable
-from shared.store.memory import MemoryStore
 from tests.support.probes import wait_for
 from tests.support.sessions import inprocess_ports, seats
 from tests.support.stacks import table_manager, table_spec

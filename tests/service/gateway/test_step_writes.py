@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import time
 
+from infra.store.memory import MemoryStore
 from services.gateway.domain.session import Ports
 from services.gateway.tables import LEASE_PREFIX
 from services.gateway.tables.log import LOG_PREFIX, read_table_log
 from services.gateway.tables.records import ANSWERS, OUTBOX, HandAnswerRecord
-from shared.store.memory import MemoryStore
 from tests.support.sessions import inprocess_ports
 from tests.support.stacks import table_manager, table_spec
 

@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from infra.store.base import StoreUnavailable
 from services.gateway.bots import RandomBot, engine_policy, make_bot
 from services.gateway.domain.ports import WallFenced
 from services.gateway.runtime import ThreadScheduler
@@ -24,7 +25,6 @@ from services.gateway.tables import (
 )
 from services.gateway.tables.records import REQUESTS
 from shared.errors import Unavailable
-from shared.store.base import StoreUnavailable
 from shared.table import Discard, Pass
 from tests.support.sessions import inprocess_ports, seats
 from tests.support.stacks import SEAT_SECRET, table_manager, table_spec

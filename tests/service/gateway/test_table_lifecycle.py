@@ -13,6 +13,7 @@ import uuid
 
 import pytest
 
+from infra.store.memory import MemoryStore
 from mahjong_client.player import same_prompt
 from services.gateway import metrics
 from services.gateway.convert.events import event_to_proto
@@ -30,7 +31,6 @@ from services.gateway.tables import (
 )
 from services.gateway.tables.log import LOG_PREFIX
 from shared.errors import DomainError, FailedPrecondition, Unavailable
-from shared.store.memory import MemoryStore
 from shared.table import Discard, Pass
 from tests.support.sessions import inprocess_ports
 from tests.support.stacks import SEAT_SECRET, table_manager, table_spec

@@ -11,8 +11,8 @@ from grpc_status import rpc_status
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
+from infra.interceptor import internal_metadata
 from services.matchmaking.server import INTERNAL_METHODS, SPEC
-from shared.server import internal_metadata
 from tests.support.grpc_server import channel_to, serving
 from tests.support.stacks import matchmaking_spec, queued_table
 from tests.unit.matchmaking.mm_fakes import FakeAllocator

@@ -14,11 +14,11 @@ from grpc_status import rpc_status
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
+from infra.interceptor import stream_limit
+from infra.request_ids import with_request_ids
+from infra.supervisor import DEV_TLS_ROOT
+from infra.tls import client_channel
 from services.matchmaking.server import DEFAULT_MAX_WORKERS
-from shared.request_ids import with_request_ids
-from shared.server import stream_limit
-from shared.supervisor import DEV_TLS_ROOT
-from shared.tls import client_channel
 from tests.support.grpc_server import serving
 from tests.support.identity import sign_in
 from tests.support.stacks import matchmaking_spec

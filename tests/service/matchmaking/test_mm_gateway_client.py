@@ -12,11 +12,11 @@ import pytest
 from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2, gateway_pb2_grpc
 
+from infra.config import ServiceSpec
+from infra.tls import caller_workload
 from services.matchmaking.allocator import SeatRequest, TableRefused, TableRequest
 from services.matchmaking.gateway_client import GatewayAllocator, create_table_request
 from shared.errors import Unavailable
-from shared.server import ServiceSpec
-from shared.tls import caller_workload
 from tests.support.grpc_server import serving
 from tests.support.tls import files_of
 

@@ -13,8 +13,9 @@ from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 from prometheus_client import REGISTRY
 
+from infra.config import parse_config
+from infra.interceptor import stream_limit
 from services.matchmaking.server import SPEC
-from shared.server import parse_config, stream_limit
 from tests.support.grpc_server import serving
 from tests.support.identity import sign_in
 from tests.support.stacks import matchmaking_spec

@@ -15,8 +15,8 @@ from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 from prometheus_client import REGISTRY
 
-from shared.ports import AUTO_PORT
-from shared.web import method_infos
+from infra.ports import AUTO_PORT
+from infra.web_calls import method_infos
 from tests.support.grpc_server import serving
 from tests.support.identity import sign_in
 from tests.support.probes import wait_for

@@ -10,10 +10,10 @@ from grpc_status import rpc_status
 from mahjong.common.v1 import common_pb2
 from mahjong.rules.v1 import rules_pb2, rules_pb2_grpc
 
+from infra.convert import common as C
 from services.rules import convert as R
 from services.rules.server import SERVICE_NAME, SPEC
 from shared import tiles as T
-from shared.convert import common as C
 from shared.hand import HandType
 from shared.melds import Meld
 from shared.table import Chow, Pass, Pong, Win, WinKind

@@ -11,12 +11,12 @@ import pytest
 from mahjong.common.v1 import common_pb2
 from mahjong.wall.v1 import wall_pb2, wall_pb2_grpc
 
+from infra.convert import common as C
+from infra.ports import AUTO_PORT
 from services.wall.cli import record_from_reveal
 from services.wall.server import SERVICE_NAME, SPEC
 from services.wall.verify import verify_record
 from shared import tiles as T
-from shared.convert import common as C
-from shared.ports import AUTO_PORT
 from tests.support.grpc_server import serving
 from tests.support.probes import (
     fetch_metrics,
@@ -410,7 +410,7 @@ def test_metrics_count_calls_with_status_codes(wall):
 
 
 def test_retention_flag_starts_and_stops_the_sweeper():
-    from shared.server import parse_config
+    from infra.config import parse_config
 
     assert parse_config(SPEC, []).extra["retain_hours"] == 24.0
     assert parse_config(SPEC, ["--retain-hours", "0"]).extra["retain_hours"] == 0.0

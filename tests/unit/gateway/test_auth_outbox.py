@@ -12,11 +12,11 @@ import pytest
 import structlog
 from mahjong.matchmaking.v1 import matchmaking_pb2
 
+from infra.store.memory import MemoryStore
 from services.gateway import outbox as O
 from services.gateway.outbox import OutboxSender
 from services.gateway.tables import OUTBOX
 from services.gateway.tables.records import ANSWERS, HandAnswerRecord
-from shared.store.memory import MemoryStore
 
 
 class Refused(grpc.RpcError):

@@ -12,13 +12,13 @@ import time
 
 import pytest
 
+from infra.store.memory import MemoryStore
 from services.gateway.domain.events import kinds as K
 from services.gateway.domain.events.views import project
 from services.gateway.domain.session import Seat
 from services.gateway.tables import OUTBOX
 from services.gateway.tables.records import ANSWERS, HandAnswerRecord, decode_report
 from shared.errors import PermissionDenied
-from shared.store.memory import MemoryStore
 from shared.table import ResumePlay
 from tests.support.sessions import inprocess_ports
 from tests.support.stacks import table_manager, table_spec

@@ -9,12 +9,12 @@ import time
 
 import pytest
 
+from infra.store.memory import MemoryStore
 from services.gateway import metrics
 from services.gateway.adapters.inprocess import InProcessRules
 from services.gateway.domain.session import FINISHED, HALTED, Ports, Seat
 from services.gateway.tables import read_table_log
 from shared.errors import FailedPrecondition, Unavailable
-from shared.store.memory import MemoryStore
 from shared.table import Pass
 from tests.support.sessions import SeededWall, inprocess_ports, local_table, session_config
 from tests.support.stacks import table_manager, table_spec

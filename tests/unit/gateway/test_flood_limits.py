@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from shared.aio_server import CallLimits
+from infra.aio_server import CallLimits
+from infra.interceptor import peer_address
+from infra.rate_limit import RateLimiter
+from infra.status import rich_status
 from shared.errors import ResourceExhausted
-from shared.rate_limit import RateLimiter
-from shared.server import peer_address, rich_status
 
 
 class Clock:

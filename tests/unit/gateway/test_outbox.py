@@ -12,10 +12,10 @@ import grpc
 import pytest
 from mahjong.matchmaking.v1 import matchmaking_pb2
 
+from infra.store.memory import MemoryStore
 from services.gateway.outbox import CLAIM_PREFIX, OutboxSender
 from services.gateway.tables import OUTBOX
 from services.gateway.tables.records import ANSWERS, HandAnswerRecord
-from shared.store.memory import MemoryStore
 
 
 class Down(grpc.RpcError):

@@ -12,9 +12,9 @@ import time
 import grpc
 from prometheus_client import REGISTRY
 
+from infra.store.memory import MemoryStore
 from services.gateway.outbox import OutboxSender
 from services.gateway.tables import OUTBOX
-from shared.store.memory import MemoryStore
 
 
 def _pending() -> float | None:

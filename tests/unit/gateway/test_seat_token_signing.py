@@ -1,10 +1,11 @@
-"""Seat tokens are signed by shared.signing (one HMAC implementation for every service) and
+"""Seat tokens are signed by infra.signing (one HMAC implementation for every service) and
 keep their format, so tokens handed out before the change still verify."""
 
 from __future__ import annotations
 
 import pytest
 
+from infra.signing import signature
 from services.gateway.domain import tokens
 from services.gateway.domain.tokens import (
     sign_seat_token,
@@ -12,7 +13,6 @@ from services.gateway.domain.tokens import (
     verify_seat_token,
 )
 from shared.errors import Unauthenticated
-from shared.signing import signature
 
 SECRET = b"k" * 32
 
@@ -28,7 +28,7 @@ def test_token_mac_is_the_shared_signature_of_table_and_seat():
 
 
 def test_a_token_issued_before_the_change_still_verifies():
-    # Issued by the gateway's own HMAC code before tokens moved onto shared.signing.
+    # Issued by the gateway's own HMAC code before tokens moved onto infra.signing.
     old = "st1.t_abc.1.-_BRSOgoQufKK-l25FR7ZMqB"
     assert verify_seat_token(SECRET, old, "t_abc") == 1
     with pytest.raises(Unauthenticated):

@@ -1,26 +1,22 @@
-"""Every gateway setting is declared once (services/gateway/settings.py): the flags come from the
-fields, and the flags' defaults read back give the fields' defaults."""
+"""Every gateway setting is declared once (services/gateway/settings.py, the web port's in
+infra/web.py): the flags come from the fields, and the flags' defaults read back give the
+fields' defaults."""
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 
 import pytest
 
-from services.gateway.settings import (
-    GatewaySettings,
-    ServerSettings,
-    add_arguments,
-    flags,
-    from_flags,
-)
+from infra.config import parse_config
+from infra.settings import declared, from_flags
+from infra.web import WebSettings
+from services.gateway.server import SPEC
+from services.gateway.settings import GatewaySettings, ServerSettings
 
 
 def _parse(argv: list[str]) -> dict:
-    p = argparse.ArgumentParser()
-    add_arguments(p)
-    return vars(p.parse_args(argv))
+    return parse_config(SPEC, argv).extra
 
 
 def test_the_flags_defaults_are_the_fields_defaults(monkeypatch):
@@ -62,7 +58,7 @@ def test_flags_become_settings_in_their_units():
 
 
 def test_every_flag_is_declared_once():
-    names = [f.name for cls in (ServerSettings, GatewaySettings) for f in flags(cls)]
+    names = [s.name for s in declared(ServerSettings, GatewaySettings, WebSettings)]
     assert len(names) == len(set(names)) == 31
 
 

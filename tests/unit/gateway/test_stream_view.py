@@ -7,8 +7,8 @@ from __future__ import annotations
 import threading
 import time
 
+from infra.store.memory import MemoryStore
 from services.gateway.domain.session import Seat
-from shared.store.memory import MemoryStore
 from tests.support.sessions import inprocess_ports
 from tests.support.stacks import table_manager, table_spec
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import itertools
 
+from infra.store.memory import MemoryStore
 from services.matchmaking.allocator import TableAllocation, TableRequest
 from services.matchmaking.clock import ManualClock
 from services.matchmaking.service import Matchmaking, MatchmakingConfig
 from shared.errors import Unavailable
-from shared.store.memory import MemoryStore
 from tests.support.identity import issuer_config
 
 

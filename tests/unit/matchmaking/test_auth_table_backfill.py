@@ -4,11 +4,11 @@ are still accepted and a round in progress does not wait forever."""
 
 from __future__ import annotations
 
+from infra.store.memory import MemoryStore
 from services.matchmaking import allocated_tables, table_backfill
 from services.matchmaking.clock import ManualClock
 from services.matchmaking.ledger import HandReport
 from services.matchmaking.service import Matchmaking, MatchmakingConfig
-from shared.store.memory import MemoryStore
 from tests.support.identity import issuer_config, sign_in
 from tests.unit.matchmaking.mm_fakes import FakeAllocator
 

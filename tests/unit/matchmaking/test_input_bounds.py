@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from infra.store.memory import MemoryStore
 from services.matchmaking import ledger, tournaments
 from services.matchmaking.ledger import HandReport
 from shared.errors import InvalidArgument
-from shared.store.memory import MemoryStore
 from shared.table import MAX_STAKE
 from tests.support.identity import sign_in
 from tests.unit.matchmaking.mm_fakes import make_service

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import pytest
 
+from infra.store.memory import MemoryStore
 from services.matchmaking import allocated_tables, hand_cover, ledger, reconciliation
 from services.matchmaking.economy_desk import replacement_bot_id
 from services.matchmaking.ledger import HandReport
 from shared.errors import FailedPrecondition
-from shared.store.memory import MemoryStore
 from tests.unit.matchmaking.mm_fakes import make_service, seated_quick_table
 
 

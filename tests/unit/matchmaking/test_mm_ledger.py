@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from infra.store.memory import MemoryStore
 from services.matchmaking import ledger, records
 from services.matchmaking.ledger import HOUSE, HandReport, Leg
 from services.matchmaking.ledger_store import HOUSE_STRIPES, MAX_BALANCE, ledger_for, stripe_of
 from shared.errors import FailedPrecondition, InvalidArgument
-from shared.store.memory import MemoryStore
 from tests.support import ledger_workers
 from tests.support.concurrency import run_processes, run_threads
 

@@ -7,12 +7,12 @@ import sqlite3
 import psycopg
 import pytest
 
+from infra.store import open_store
 from services.matchmaking import ledger
 from services.matchmaking.ledger import HOUSE, HandReport
 from services.matchmaking.ledger_store import ledger_for
 from services.matchmaking.ledger_store import postgres as pg_ledger
 from services.matchmaking.ledger_store import sqlite as sqlite_ledger
-from shared.store import open_store
 
 
 def _raw(store, sql, *args):

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 
+from infra.store import open_store
 from services.matchmaking import presence, queues, rooms
 from services.matchmaking.clock import ManualClock
 from services.matchmaking.service import Matchmaking, MatchmakingConfig
 from shared.errors import FailedPrecondition
-from shared.store import open_store
 from tests.support.identity import issuer_config, sign_in
 from tests.unit.matchmaking.mm_fakes import FakeAllocator
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from infra.store.memory import MemoryStore
 from services.wall.events import INDICATOR
 from services.wall.record import HandWall
 from services.wall.repository import WallRepository
@@ -12,7 +13,6 @@ from services.wall.verify import record_of, verify_record
 from shared import tiles as T
 from shared.errors import FailedPrecondition, InvalidArgument
 from shared.ruleset import resolve_ruleset
-from shared.store.memory import MemoryStore
 from shared.tile_set import tile_set_of
 
 SEED = bytes(range(32))

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
+from infra.store.memory import MemoryStore
 from services.wall.events import DEAL, DRAW, REPLACEMENT, SWAP
 from services.wall.record import HandWall
 from services.wall.repository import WallRepository
 from shared import tiles as T
 from shared.errors import FailedPrecondition, InvalidArgument
-from shared.store.memory import MemoryStore
 
 SEED = bytes(range(32))
 

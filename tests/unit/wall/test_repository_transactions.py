@@ -10,9 +10,9 @@ from collections import Counter
 
 import psycopg
 
+from infra.store import open_store
 from services.wall.record import HandWall
 from services.wall.repository import WallRepository
-from shared.store import open_store
 from tests.support.stores import CountingStore
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from infra.store import open_store
 from services.wall.repository import NAMESPACE, REQUESTS, WallRepository
 from services.wall.retention import Sweeper
 from shared.errors import NotFound
-from shared.store import open_store
 
 
 class FakeClock:
