@@ -33,7 +33,7 @@ from mahjong.gateway.v1 import gateway_pb2_grpc
 
 from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
 from services.gateway.bots import engine_policy, make_bot
-from services.gateway.domain.clock import ManualScheduler
+from tests.doubles.scheduler import ManualScheduler
 from services.gateway.domain.events.kinds import ActionTaken
 from services.gateway.domain.ports import CallCounter
 from services.gateway.domain.session import Ports, Seat, SessionConfig, TableSession

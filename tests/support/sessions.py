@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
-from services.gateway.domain.clock import ManualScheduler
+from tests.doubles.scheduler import ManualScheduler
 from services.gateway.domain.events import codec
 from services.gateway.domain.events.kinds import TableEvent
 from services.gateway.domain.events.log import LoggedEvent

@@ -9,7 +9,7 @@ import random
 import pytest
 
 from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
-from services.gateway.domain.clock import ManualScheduler
+from tests.doubles.scheduler import ManualScheduler
 from services.gateway.domain.events import codec
 from services.gateway.domain.hand import OWN_TURN
 from services.gateway.domain.session import (

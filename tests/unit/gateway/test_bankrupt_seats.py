@@ -5,7 +5,7 @@ a table rebuilt from its log, or waiting for the answer when it was taken over, 
 
 from __future__ import annotations
 
-from services.gateway.domain.clock import ManualScheduler
+from tests.doubles.scheduler import ManualScheduler
 from services.gateway.domain.events import kinds as K
 from services.gateway.domain.events.log import LoggedEvent
 from services.gateway.domain.events.views import project

@@ -8,7 +8,7 @@ import random
 import re
 
 from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
-from services.gateway.domain.clock import ManualScheduler
+from tests.doubles.scheduler import ManualScheduler
 from services.gateway.domain.hand import CLAIM, OWN_TURN, ROB_KONG
 from services.gateway.domain.restore import restore_session
 from services.gateway.domain.session import (

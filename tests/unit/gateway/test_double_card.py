@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.gateway.domain.clock import ManualScheduler
+from tests.doubles.scheduler import ManualScheduler
 from services.gateway.domain.events import kinds as K
 from services.gateway.domain.restore import restore_session
 from services.gateway.domain.session import Ports, Seat

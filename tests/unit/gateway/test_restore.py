@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 
 from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
-from services.gateway.domain.clock import ManualScheduler
+from tests.doubles.scheduler import ManualScheduler
 from services.gateway.domain.replay import export_hand
 from services.gateway.domain.restore import restore_session
 from services.gateway.domain.session import (

@@ -8,7 +8,7 @@ from __future__ import annotations
 import random
 
 from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring
-from services.gateway.domain.clock import ManualScheduler
+from tests.doubles.scheduler import ManualScheduler
 from services.gateway.domain.restore import restore_session
 from services.gateway.domain.rounds import deal_advance, rounds_completed
 from services.gateway.domain.session import (

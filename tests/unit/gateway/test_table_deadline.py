@@ -11,7 +11,7 @@ import random
 import pytest
 
 from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring
-from services.gateway.domain.clock import ManualScheduler
+from tests.doubles.scheduler import ManualScheduler
 from services.gateway.domain.events import codec
 from services.gateway.domain.restore import restore_session
 from services.gateway.domain.session import (
