@@ -33,7 +33,6 @@ from mahjong.gateway.v1 import gateway_pb2_grpc
 
 from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
 from services.gateway.bots import engine_policy, make_bot
-from tests.doubles.scheduler import ManualScheduler
 from services.gateway.domain.events.kinds import ActionTaken
 from services.gateway.domain.ports import CallCounter
 from services.gateway.domain.session import Ports, Seat, SessionConfig, TableSession
@@ -41,6 +40,7 @@ from shared.ports import AUTO_PORT
 from shared.ruleset import load_ruleset
 from shared.supervisor import ServiceProcess
 from tests.bench import aio_player_channel
+from tests.doubles.scheduler import ManualScheduler
 from tests.support.tls import as_player
 
 DOWNSTREAM = ("wall", "rules", "scoring")

@@ -41,7 +41,8 @@ from services.gateway.domain.session import (
     TableSession,
     decisions,
 )
-from services.gateway.domain.session.table import Emit, HandAnswer, Report
+from services.gateway.domain.session.bankruptcy import HandAnswer
+from services.gateway.domain.session.table import Emit, Report
 from shared.ruleset import resolve_ruleset
 
 
