@@ -30,8 +30,8 @@ from services.gateway.convert.stream import last_sequence
 from services.gateway.forwarding import (
     AGAIN_PAUSE_S,
     Forwarder,
-    OwnerSilent,
     Stuck,
+    here_or_owner_async,
     relay_error,
 )
 from services.gateway.servicer import GatewayServicer
@@ -49,25 +49,12 @@ class AsyncGatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         self.writes = WriteWatch(st.stream_write_timeout_ms / 1000)  # every stream's writes
 
     async def _call(self, method: str, fn, request, context, run=run_blocking):
-        """Admit, run ``fn`` in a worker thread (``run``); a table another replica runs:
-        forwarded, and looked for again while its owner does not answer (taken over here once
-        its lease expired)."""
+        """Admit, then answer here (``fn`` in a worker thread, through ``run``) or at the
+        table's owner (:func:`forwarding.route`)."""
         self.calls.admit(request, context)
-        give_up = self.forwarder.give_up(context)
-        while True:
-            try:
-                return await run(fn, request, context)
-            except Unavailable as exc:
-                owner = self.forwarder.owner(exc, context)
-                if owner is None:
-                    if not self.forwarder.moving(exc, context, give_up):
-                        raise
-                    await asyncio.sleep(AGAIN_PAUSE_S)
-                    continue
-            try:
-                return await self.forwarder.unary(method, owner, request, context, give_up)
-            except OwnerSilent as silent:
-                await asyncio.sleep(silent.pause)
+        return await here_or_owner_async(
+            self.forwarder, method, lambda: run(fn, request, context), request, context
+        )
 
     async def CreateTable(self, request, context):
         self.calls.admit(request, context)  # always created here: this replica owns it

@@ -16,11 +16,11 @@ from services.gateway.domain.session import Seat
 from services.gateway.domain.tokens import SeatToken, read_seat_token
 from services.gateway.forwarding import (
     AGAIN_PAUSE_S,
-    OwnerSilent,
     RelayWatch,
     Stuck,
     SyncForwarder,
     error_of,
+    here_or_owner,
 )
 from services.gateway.hints import gives_hints, hint, hints_allowed
 from services.gateway.signed_in import SessionCheck, joining_player
@@ -213,24 +213,11 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         return self._here_or_owner("PlayDoubleCard", self.play_double_card, request, context)
 
     def _here_or_owner(self, method: str, call, request, context):
-        """Admit, answer here; a table another replica runs: forwarded to it, and looked for
-        again while its owner does not answer (taken over here once its lease expired)."""
+        """Admit, then answer here or at the table's owner (:func:`forwarding.route`)."""
         self.admit(request, context)
-        give_up = self.forwarder.give_up(context)
-        while True:
-            try:
-                return call(request, context)
-            except Unavailable as exc:
-                owner = self.forwarder.owner(exc, context)
-                if owner is None:
-                    if not self.forwarder.moving(exc, context, give_up):
-                        raise
-                    time.sleep(AGAIN_PAUSE_S)
-                    continue
-            try:
-                return self.forwarder.unary(method, owner, request, context, give_up)
-            except OwnerSilent as silent:
-                time.sleep(silent.pause)
+        return here_or_owner(
+            self.forwarder, method, lambda: call(request, context), request, context
+        )
 
     # --- the calls ------------------------------------------------------------------------
     def create_table(self, request, context):
