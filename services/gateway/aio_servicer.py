@@ -34,8 +34,9 @@ from services.gateway.forwarding import (
     here_or_owner_async,
     relay_error,
 )
-from services.gateway.servicer import GatewayServicer
-from shared.aio_server import run_answering_early, run_blocking
+from services.gateway.servicer import GatewayServicer, act_response
+from services.gateway.tables.answer_early import run_answering_early
+from shared.aio_server import run_blocking
 from shared.errors import ResourceExhausted, Unavailable
 
 
@@ -65,11 +66,9 @@ class AsyncGatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
 
     async def Act(self, request, context):
         """Answered as soon as the action is written; the worker goes on with the engine steps
-        after it (claim options, the next draw), which wake the streams for both."""
-        return await self._call("Act", self._act, request, context, run_answering_early)
-
-    def _act(self, answer, request, context):
-        return self.calls.act(request, context, answer)
+        after it (claim options, the next draw), which wake the streams for both
+        (:mod:`services.gateway.tables.answer_early`)."""
+        return await self._call("Act", self.calls.act, request, context, _answering_early)
 
     async def GetTableState(self, request, context):
         return await self._call("GetTableState", self.calls.get_table_state, request, context)
@@ -156,6 +155,11 @@ class AsyncGatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         finally:
             self.watch.done(relay)
             call.cancel()
+
+
+def _answering_early(act, request, context):
+    """Run the servicer's ``act(request, context, answer)`` answering early."""
+    return run_answering_early(act, act_response, request, context)
 
 
 class _Writer:

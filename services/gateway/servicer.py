@@ -12,6 +12,7 @@ from mahjong.gateway.v1 import gateway_pb2_grpc
 from services.gateway.convert.actions import action_from_proto, action_to_proto
 from services.gateway.convert.stream import last_sequence, responses
 from services.gateway.convert.views import view_to_proto
+from services.gateway.domain.ports import ActAnswer
 from services.gateway.domain.session import Seat
 from services.gateway.domain.tokens import SeatToken, read_seat_token
 from services.gateway.forwarding import (
@@ -126,6 +127,10 @@ def _seat_wait_ms(seconds: int) -> int | None:
     if seconds == 0:
         return None
     return 0 if seconds < 0 else seconds * 1000
+
+
+def act_response(sequence: int, replayed: bool) -> pb.ActResponse:
+    return pb.ActResponse(sequence=sequence, replayed=replayed)
 
 
 class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
@@ -271,20 +276,14 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
             last_sequence=last,
         )
 
-    def act(self, request, context, answer=None):
+    def act(self, request, context, answer: ActAnswer | None = None):
         """Act; with ``answer`` (the asyncio server), the response goes to it as soon as the
         action is written, and the call returns once the engine steps after it have run
-        (:meth:`ActCalls.act <services.gateway.tables.acting.ActCalls.act>`)."""
+        (:mod:`services.gateway.tables.answer_early`)."""
         if not request.HasField("action"):
             raise InvalidArgument("action is not set", field="action")
         seat = seat_from_proto_optional(request.seat, "seat")
         action = action_from_proto(request.action)
-        respond = None
-        if answer is not None:
-
-            def respond(result: tuple[int, bool]) -> None:
-                answer(pb.ActResponse(sequence=result[0], replayed=result[1]))
-
         seq, replayed = self.manager.act(
             request.table_id,
             request.seat_token,
@@ -292,9 +291,9 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
             request.request_id,
             request.last_sequence,
             action,
-            respond,
+            answer,
         )
-        return pb.ActResponse(sequence=seq, replayed=replayed)
+        return act_response(seq, replayed)
 
     def get_table_state(self, request, context):
         seat = seat_from_proto_optional(request.seat, "seat")

@@ -56,7 +56,7 @@ from services.gateway.domain.events.kinds import (
     TableStarted,
 )
 from services.gateway.domain.hand import HandConfig, HandEngine
-from services.gateway.domain.ports import Settlement, is_transient
+from services.gateway.domain.ports import Emit, Report, Settlement, is_transient
 from services.gateway.domain.rounds import deal_advance, rounds_completed
 from services.gateway.domain.session import (
     bankruptcy,
@@ -87,9 +87,6 @@ from services.gateway.domain.session.config import (
 from shared.errors import FailedPrecondition, InvalidArgument
 from shared.hand.hand_type import HandType
 from shared.table import NUM_SEATS, ResumePlay, SeatRequest
-
-Emit = Callable[[TableEvent], int]
-Report = Callable[[str, dict[str, object]], None]
 
 
 class TableSession:
