@@ -12,13 +12,12 @@ from __future__ import annotations
 from services.gateway.domain.session import FINISHED, HALTED, TableSession
 from services.gateway.domain.tokens import SeatToken, read_seat_token
 from services.gateway.settings import GatewaySettings
-from services.gateway.tables import leases as lease_records
 from services.gateway.tables import spectators
+from services.gateway.tables.leases import TableLeases, owner_of
 from services.gateway.tables.live import LiveTable
 from services.gateway.tables.records import check_id
 from services.gateway.tables.recovery import TableRecovery
 from services.gateway.tables.registry import TableRegistry
-from services.gateway.tables.takeover import TableLeases
 from shared.errors import FailedPrecondition, NotFound, PermissionDenied
 from shared.store import Store
 
@@ -60,7 +59,7 @@ class TableAccess:
 
     def _not_ours(self, table_id: str) -> None:
         """NOT_OWNER when another replica's lease on the table runs: not ours to load."""
-        owner = lease_records.owner_of(self.store, table_id)
+        owner = owner_of(self.store, table_id)
         if owner and owner != self.settings.replica_id:
             raise self.leases.not_owner(table_id)
 

@@ -18,11 +18,11 @@ from services.gateway.domain.ports import ActAnswer, DoubleCardBank, is_transien
 from services.gateway.domain.session import PLAYING
 from services.gateway.tables.access import TableAccess
 from services.gateway.tables.answer_early import answer_then_run
+from services.gateway.tables.leases import TableLeases
 from services.gateway.tables.live import LiveTable
 from services.gateway.tables.records import Refusal, check_id
 from services.gateway.tables.requests import remember
 from services.gateway.tables.steps import StepWriter
-from services.gateway.tables.takeover import TableLeases
 from shared.errors import (
     Aborted,
     DomainError,

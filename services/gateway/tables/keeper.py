@@ -1,6 +1,6 @@
 """Keeping a replica's tables: adopting orphaned tables (their owner's lease expired, or it
 released them as it drained) and rebuilding rewound ones (:mod:`.rewinds`), on a thread of
-their own beside the lease renewals (:mod:`.takeover`), so however long adopting a table takes
+their own beside the lease renewals (:mod:`.leases`), so however long adopting a table takes
 (a log read and a replay each), this replica's leases are renewed; and draining and closing.
 
 Draining (:meth:`TableKeeper.hand_over`) and closing release every lease at once, so other
@@ -16,10 +16,10 @@ import time
 import structlog
 
 from services.gateway.runtime import ThreadScheduler
+from services.gateway.tables.leases import TableLeases
 from services.gateway.tables.recovery import TableRecovery
 from services.gateway.tables.registry import TableRegistry
 from services.gateway.tables.rewinds import Rewinds
-from services.gateway.tables.takeover import TableLeases
 from shared.store.base import StoreError
 
 log_ = structlog.get_logger("mahjong.gateway")

@@ -4,7 +4,7 @@ collaborators it calls in its constructor (built in this order, so no part calls
 after it, and none calls back up):
 
 * :mod:`.registry` — the tables held in memory, and tables leaving memory;
-* :mod:`.takeover` — the leases: renewals, fences, NOT_OWNER, letting a table go;
+* :mod:`.leases` — the leases: renewals, fences, NOT_OWNER, letting a table go;
 * :mod:`.rewinds` — tables whose step the store could not take, to rebuild with backoff;
 * :mod:`.steps` — a table's step, written in one fenced transaction with its records;
 * :mod:`.reports` — the transactional outbox for matchmaking, and its answers;
@@ -20,7 +20,7 @@ after it, and none calls back up):
 * :mod:`.views` — GetTableState and Subscribe;
 
 over the table's own modules — :mod:`.live` (a table in memory), :mod:`.log` (its event log),
-:mod:`.leases` (lease records), :mod:`.requests` (idempotency by request id), :mod:`.creation`
+:mod:`.requests` (idempotency by request id), :mod:`.creation`
 (the request, its fingerprint, seat tokens), :mod:`.streams` (Subscribe), :mod:`.spectators`
 (the spectators a table admits, each with a token of its own) and :mod:`.records` (every other
 record in the store).
@@ -44,6 +44,7 @@ from services.gateway.tables.acting import ActCalls, DoubleCardCalls
 from services.gateway.tables.creating import TableCreation
 from services.gateway.tables.creation import TableSpec
 from services.gateway.tables.keeper import TableKeeper
+from services.gateway.tables.leases import OnEvent, TableLeases
 from services.gateway.tables.live import LiveTable
 from services.gateway.tables.recovery import TableRecovery
 from services.gateway.tables.registry import TableRegistry
@@ -52,7 +53,6 @@ from services.gateway.tables.rewinds import Rewinds
 from services.gateway.tables.seats import SeatCalls
 from services.gateway.tables.steps import StepWriter
 from services.gateway.tables.streams import Seen
-from services.gateway.tables.takeover import OnEvent, TableLeases
 from services.gateway.tables.views import TableViews
 from services.gateway.tables.wiring import SessionWiring
 from shared.store import Store

@@ -24,11 +24,11 @@ from services.gateway.domain.events import kinds as K
 from services.gateway.domain.restore import restore_session
 from services.gateway.domain.session import FINISHED, HALTED
 from services.gateway.tables import requests, spectators
+from services.gateway.tables.leases import OnEvent
 from services.gateway.tables.live import LiveTable
 from services.gateway.tables.log import read_table_log
 from services.gateway.tables.records import REPORTED
 from services.gateway.tables.registry import TableRegistry
-from services.gateway.tables.takeover import OnEvent
 from services.gateway.tables.wiring import SessionWiring
 from shared.store import Store
 from shared.store.ownership import Ownership

@@ -109,10 +109,3 @@ class TableReports:
             return HandAnswerRecord.decode(rec.value).bankrupt
 
         return answer
-
-
-def forget_answers(store: Store, table_id: str) -> None:
-    """A finished table's hand answers leave the store (best effort: called after its end is
-    written)."""
-    for key, _ in list(store.scan(ANSWERS, table_id + "/")):
-        store.delete(ANSWERS, key)

@@ -16,8 +16,8 @@ import time
 
 import structlog
 
+from services.gateway.tables.leases import TableLeases
 from services.gateway.tables.live import LiveTable
-from services.gateway.tables.takeover import TableLeases
 
 log_ = structlog.get_logger("mahjong.gateway")
 

@@ -24,11 +24,11 @@ from services.gateway.domain.tokens import (
 from services.gateway.settings import GatewaySettings
 from services.gateway.tables import spectators
 from services.gateway.tables.access import TableAccess
+from services.gateway.tables.leases import TableLeases
 from services.gateway.tables.live import LiveTable
 from services.gateway.tables.records import JOINS, Refusal, check_id
 from services.gateway.tables.requests import remember
 from services.gateway.tables.steps import StepWriter
-from services.gateway.tables.takeover import TableLeases
 from shared.errors import DomainError, FailedPrecondition, PermissionDenied
 from shared.store import Store
 from shared.store.base import Fence, Fenced

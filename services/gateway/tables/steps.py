@@ -24,12 +24,12 @@ from services.gateway.domain.events import kinds as K
 from services.gateway.domain.events.log import LoggedEvent
 from services.gateway.domain.ports import WallFenced
 from services.gateway.tables import requests
+from services.gateway.tables.leases import OnEvent, TableLeases
 from services.gateway.tables.live import LiveTable
 from services.gateway.tables.log import append_events
+from services.gateway.tables.records import forget_answers
 from services.gateway.tables.registry import TableRegistry
-from services.gateway.tables.reports import forget_answers
 from services.gateway.tables.rewinds import Rewinds
-from services.gateway.tables.takeover import OnEvent, TableLeases
 from shared.errors import DomainError, Unavailable
 from shared.store import Store
 from shared.store.base import Conflict, Fenced, StoreError, StoreUnavailable

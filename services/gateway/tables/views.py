@@ -14,9 +14,9 @@ from services.gateway.domain.events.log import LoggedEvent
 from services.gateway.domain.tokens import SeatToken
 from services.gateway.tables import spectators
 from services.gateway.tables.access import TableAccess
+from services.gateway.tables.leases import TableLeases
 from services.gateway.tables.live import LiveTable
 from services.gateway.tables.streams import Seen, stream, stream_async
-from services.gateway.tables.takeover import TableLeases
 from shared.errors import InvalidArgument
 from shared.store import Store
 

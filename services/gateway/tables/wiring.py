@@ -25,10 +25,10 @@ from services.gateway.domain.session import RETRY_ATTEMPTS, Policy, Ports
 from services.gateway.runtime import LockedScheduler, ThreadScheduler
 from services.gateway.settings import GatewaySettings
 from services.gateway.tables.fenced_wall import FencedWall
+from services.gateway.tables.leases import TableLeases
 from services.gateway.tables.live import LiveTable
 from services.gateway.tables.reports import TableReports
 from services.gateway.tables.steps import StepWriter
-from services.gateway.tables.takeover import TableLeases
 
 log_ = structlog.get_logger("mahjong.gateway")
 
