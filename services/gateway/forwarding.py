@@ -273,6 +273,7 @@ def here_or_owner(
             elif isinstance(move, Forward):
                 result = forwarder.unary(method, move.owner, request, context, move.give_up)
             else:
+                assert isinstance(move, Pause)
                 time.sleep(move.seconds)
                 result = None
         except Exception as exc:
@@ -298,6 +299,7 @@ async def here_or_owner_async(
             elif isinstance(move, Forward):
                 result = await forwarder.unary(method, move.owner, request, context, move.give_up)
             else:
+                assert isinstance(move, Pause)
                 await asyncio.sleep(move.seconds)
                 result = None
         except Exception as exc:

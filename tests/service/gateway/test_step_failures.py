@@ -1,4 +1,4 @@
-"""What a failed write of a table's step leaves (TableManager.step): never an answer that says
+"""What a failed write of a table's step leaves (StepWriter.step): never an answer that says
 done, never another owner's records removed, never an outage remembered as a refusal."""
 
 from __future__ import annotations
