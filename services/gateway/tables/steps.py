@@ -63,7 +63,7 @@ class StepWriter:
         records that go with them are written in one fenced transaction when it ends (also when
         it raises: what was emitted before a failure happened), then kept, shown to the streams
         and followed by ``after_write``. Nested: the outermost step writes. A refusal within
-        the step (the wall fencing this replica out: :meth:`_wall_fenced`) fails the step too,
+        the step (the wall fencing this replica out: :meth:`wall_fenced`) fails the step too,
         even if the engine took it for a failed service call and went on: its caller must not
         be told that what it asked for was done."""
         if table.unwritten is not None:
@@ -92,9 +92,9 @@ class StepWriter:
 
     def wall_fenced(self, table: LiveTable, exc: WallFenced) -> NoReturn:
         """The wall refused this replica's epoch (:mod:`.fenced_wall`, through
-        :class:`.wiring.TableLink`): another replica owns
-        the table, as a fenced write would have said. The step fails with NOT_OWNER, and
-        writes nothing (the table is no longer owned here)."""
+        :class:`.wiring.TableLink`): another replica owns the table, as a fenced write would
+        have said. The step fails with NOT_OWNER, and writes nothing (the table is no longer
+        owned here)."""
         log_.warning("table_wall_call_fenced", table=table.id, error=str(exc))
         raise self._lost_in_step(table) from exc
 
