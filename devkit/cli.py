@@ -1,6 +1,7 @@
 """``mahjong`` subcommands of the development kit (services/cli.py adds them when devkit is
 installed, as in a checkout; the image holds none of it).
 
+* ``mahjong certs`` — the development CA and every workload's certificate (:mod:`devkit.dev_ca`);
 * ``mahjong run`` (what ``make run`` runs) — every service as its own process on loopback ports
   (:func:`infra.supervisor.run_all`), with the development issuer matchmaking trusts: served on
   loopback, its key under ``.data/dev-issuer``, guests allowed.
@@ -21,6 +22,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     r.add_argument("--only", nargs="*", default=None, help="run only these services")
     r.set_defaults(func=_run)
+    c = sub.add_parser(
+        "certs",
+        help="make (or renew) the development CA and every workload's certificate under .data/tls",
+    )
+    c.add_argument("--root", default=".data/tls", help="where (default .data/tls)")
+    c.add_argument(
+        "--trust-domain", default="mahjong.local", help="the SPIFFE trust domain of the IDs"
+    )
+    c.set_defaults(func=_certs)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -74,3 +84,16 @@ def _trusting(issuer) -> list[str]:
     from services.matchmaking.identity.issuers import format_issuer
 
     return ["--issuers", format_issuer(issuer.config()), "--allow-guests"]
+
+
+def _certs(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from devkit import dev_ca
+    from infra.addresses import SERVICE_ORDER
+
+    root = dev_ca.ensure(SERVICE_ORDER, Path(args.root), args.trust_domain)
+    for name in [*SERVICE_ORDER, "operator"]:
+        print(f"{name:<12} {root / name}")
+    print(f"{'CA':<12} {root / 'ca.crt'} (development only: its key is {root / 'ca.key'})")
+    return 0

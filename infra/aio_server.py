@@ -267,39 +267,6 @@ def run_blocking(fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
     return loop.run_in_executor(None, ctx.run, fn, *args)  # the server's pool
 
 
-def run_answering_early(fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
-    """Run ``fn(answer, *args)`` in the server's worker threads, as :func:`run_blocking` does;
-    the future it returns resolves with the first of: the value ``fn`` passes to ``answer``,
-    what ``fn`` returns, or what it raises. ``fn`` may go on working once it has answered (the
-    caller gets its answer meanwhile); what it raises after that is logged."""
-    loop = asyncio.get_running_loop()
-    answered: asyncio.Future[T] = loop.create_future()
-
-    def settle(value: Any = None, error: BaseException | None = None) -> None:
-        if answered.done():  # answered already (or the caller gave up on it)
-            if error is not None:
-                log.error("work_after_answer_failed", error=repr(error))
-            return
-        if error is not None:
-            answered.set_exception(error)
-        else:
-            answered.set_result(value)
-
-    def answer(value: T) -> None:
-        loop.call_soon_threadsafe(settle, value)
-
-    def work() -> None:
-        try:
-            value = fn(answer, *args)
-        except BaseException as exc:
-            loop.call_soon_threadsafe(settle, None, exc)
-        else:
-            loop.call_soon_threadsafe(settle, value)
-
-    run_blocking(work)
-    return answered
-
-
 class AsyncRunningServer:
     """A started asyncio service, with the interface of :class:`infra.server.RunningServer`:
     its bound port, ``address``, ``resource``, ``stop`` and ``wait``. Its event loop runs in a

@@ -66,19 +66,6 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _certs(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from devkit import dev_ca
-    from infra.addresses import SERVICE_ORDER
-
-    root = dev_ca.ensure(SERVICE_ORDER, Path(args.root), args.trust_domain)
-    for name in [*SERVICE_ORDER, "operator"]:
-        print(f"{name:<12} {root / name}")
-    print(f"{'CA':<12} {root / 'ca.crt'} (development only: its key is {root / 'ca.key'})")
-    return 0
-
-
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="mahjong", description="Shanghai Mahjong backend tools.")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -88,15 +75,6 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("service")
     s.add_argument("rest", nargs=argparse.REMAINDER)
     s.set_defaults(func=_serve)
-    c = sub.add_parser(
-        "certs",
-        help="make (or renew) the development CA and every workload's certificate under .data/tls",
-    )
-    c.add_argument("--root", default=".data/tls", help="where (default .data/tls)")
-    c.add_argument(
-        "--trust-domain", default="mahjong.local", help="the SPIFFE trust domain of the IDs"
-    )
-    c.set_defaults(func=_certs)
     for module in [*_service_modules("cli").values(), *_command_modules()]:
         module.register(sub)
     return p

@@ -26,16 +26,17 @@ import grpc
 from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
-from infra.aio_server import run_answering_early, run_blocking
+from infra.aio_server import run_blocking
 from services.gateway.convert.stream import last_sequence
 from services.gateway.forwarding import (
     AGAIN_PAUSE_S,
     Forwarder,
-    OwnerSilent,
     Stuck,
+    here_or_owner_async,
     relay_error,
 )
-from services.gateway.servicer import GatewayServicer
+from services.gateway.servicer import GatewayServicer, act_response
+from services.gateway.tables.answer_early import run_answering_early
 from shared.errors import ResourceExhausted, Unavailable
 
 
@@ -49,25 +50,12 @@ class AsyncGatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         self.writes = WriteWatch(st.stream_write_timeout_ms / 1000)  # every stream's writes
 
     async def _call(self, method: str, fn, request, context, run=run_blocking):
-        """Admit, run ``fn`` in a worker thread (``run``); a table another replica runs:
-        forwarded, and looked for again while its owner does not answer (taken over here once
-        its lease expired)."""
+        """Admit, then answer here (``fn`` in a worker thread, through ``run``) or at the
+        table's owner (:func:`forwarding.route`)."""
         self.calls.admit(request, context)
-        give_up = self.forwarder.give_up(context)
-        while True:
-            try:
-                return await run(fn, request, context)
-            except Unavailable as exc:
-                owner = self.forwarder.owner(exc, context)
-                if owner is None:
-                    if not self.forwarder.moving(exc, context, give_up):
-                        raise
-                    await asyncio.sleep(AGAIN_PAUSE_S)
-                    continue
-            try:
-                return await self.forwarder.unary(method, owner, request, context, give_up)
-            except OwnerSilent as silent:
-                await asyncio.sleep(silent.pause)
+        return await here_or_owner_async(
+            self.forwarder, method, lambda: run(fn, request, context), request, context
+        )
 
     async def CreateTable(self, request, context):
         self.calls.admit(request, context)  # always created here: this replica owns it
@@ -78,11 +66,9 @@ class AsyncGatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
 
     async def Act(self, request, context):
         """Answered as soon as the action is written; the worker goes on with the engine steps
-        after it (claim options, the next draw), which wake the streams for both."""
-        return await self._call("Act", self._act, request, context, run_answering_early)
-
-    def _act(self, answer, request, context):
-        return self.calls.act(request, context, answer)
+        after it (claim options, the next draw), which wake the streams for both
+        (:mod:`services.gateway.tables.answer_early`)."""
+        return await self._call("Act", self.calls.act, request, context, _answering_early)
 
     async def GetTableState(self, request, context):
         return await self._call("GetTableState", self.calls.get_table_state, request, context)
@@ -169,6 +155,11 @@ class AsyncGatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         finally:
             self.watch.done(relay)
             call.cancel()
+
+
+def _answering_early(act, request, context):
+    """Run the servicer's ``act(request, context, answer)`` answering early."""
+    return run_answering_early(act, act_response, request, context)
 
 
 class _Writer:

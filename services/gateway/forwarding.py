@@ -23,18 +23,23 @@ connections half-open) must not hold its tables past its lease (gray failure):
   one it attached under (expired, released, taken over), the relay is cancelled and the stream
   re-attached where the table runs now, after the last event it sent.
 
-:class:`Forwarder` serves the asyncio server (on its event loop), :class:`SyncForwarder` the
-threaded one and the web port (Connect, gRPC-Web), whose calls run in threads: there the
-owner's error is raised again as the same domain error (code, message, reason, details), so
-every transport answers it as the owner did.
+Whether a call is served here or forwarded, and when it is looked for again, is decided once,
+for both server models, by :func:`route` (a generator of the next move: serve here, forward to
+an owner, pause); :func:`here_or_owner` runs it in a thread and :func:`here_or_owner_async` on
+the event loop. :class:`Forwarder` serves the asyncio server (on its event loop),
+:class:`SyncForwarder` the threaded one and the web port (Connect, gRPC-Web), whose calls run in
+threads: there the owner's error is raised again as the same domain error (code, message,
+reason, details), so every transport answers it as the owner did.
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
+from typing import Any
 
 import grpc
 import structlog
@@ -204,6 +209,106 @@ class SyncForwarder(_Forwarding):
         return self.stub(address).Subscribe(
             resumed(request, after), metadata=self.metadata(context)
         )
+
+
+HERE = "here"  # :func:`route`'s move: serve the call on this replica
+
+
+@dataclass(frozen=True)
+class Forward:
+    """:func:`route`'s move: send the call to the replica at ``owner`` (one try, until
+    ``give_up`` at the latest)."""
+
+    owner: str
+    give_up: float
+
+
+@dataclass(frozen=True)
+class Pause:
+    """:func:`route`'s move: wait ``seconds``, then go on."""
+
+    seconds: float
+
+
+Move = str | Forward | Pause
+Route = Generator[Move, Any, Any]
+
+
+def route(forwarding: _Forwarding, context) -> Route:
+    """The one forward-or-serve path of a unary call, for both server models: serve it here; a
+    table another replica runs (NOT_OWNER naming it): forward it there; a table between owners
+    (NOT_OWNER naming none) or an owner that did not answer (:class:`OwnerSilent`): look for
+    it again after a pause (taken over here once its lease expired), until the caller's
+    deadline. A generator of the moves: its driver makes each one and sends back its result
+    (the call's answer: the route returns it) or throws in its error (raised again unless it
+    is one of those)."""
+    give_up = forwarding.give_up(context)
+    while True:
+        try:
+            return (yield HERE)
+        except Unavailable as exc:
+            owner = forwarding.owner(exc, context)
+            if owner is None:
+                if not forwarding.moving(exc, context, give_up):
+                    raise
+                yield Pause(AGAIN_PAUSE_S)
+                continue
+        try:
+            return (yield Forward(owner, give_up))
+        except OwnerSilent as silent:
+            yield Pause(silent.pause)
+
+
+def here_or_owner(
+    forwarder: SyncForwarder, method: str, serve: Callable[[], Any], request, context
+):
+    """:func:`route` in a thread (the threaded server, the web port): ``serve()`` answers
+    here, ``method`` is the RPC forwarded."""
+    moves = route(forwarder, context)
+    move = next(moves)
+    while True:
+        try:
+            if move is HERE:
+                result = serve()
+            elif isinstance(move, Forward):
+                result = forwarder.unary(method, move.owner, request, context, move.give_up)
+            else:
+                assert isinstance(move, Pause)
+                time.sleep(move.seconds)
+                result = None
+        except Exception as exc:
+            move = moves.throw(exc)
+            continue
+        try:
+            move = moves.send(result)
+        except StopIteration as done:
+            return done.value
+
+
+async def here_or_owner_async(
+    forwarder: Forwarder, method: str, serve: Callable[[], Awaitable[Any]], request, context
+):
+    """:func:`route` on the event loop (the asyncio server): ``serve()`` answers here (in a
+    worker thread), ``method`` is the RPC forwarded."""
+    moves = route(forwarder, context)
+    move = next(moves)
+    while True:
+        try:
+            if move is HERE:
+                result = await serve()
+            elif isinstance(move, Forward):
+                result = await forwarder.unary(method, move.owner, request, context, move.give_up)
+            else:
+                assert isinstance(move, Pause)
+                await asyncio.sleep(move.seconds)
+                result = None
+        except Exception as exc:
+            move = moves.throw(exc)
+            continue
+        try:
+            move = moves.send(result)
+        except StopIteration as done:
+            return done.value
 
 
 class Stuck:

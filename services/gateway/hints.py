@@ -42,9 +42,10 @@ def hints_allowed(manager: TableManager, table_id: str) -> bool:
 
 def hint(manager: TableManager, table_id: str, token: str, seat_claim: int | None) -> Hint:
     """The planning bot's action for the token's seat's pending prompt."""
-    table = manager.table(table_id)
+    access = manager.access
+    table = access.table(table_id)
     with table.lock:
-        seat = manager._actor(table, token, seat_claim)
+        seat = access.actor(table, token, seat_claim)
         if seat is None:
             raise PermissionDenied("a spectator has no decision to hint", field="seat_token")
         if not gives_hints(table):
@@ -53,7 +54,7 @@ def hint(manager: TableManager, table_id: str, token: str, seat_claim: int | Non
                 "(a rated or tournament table is played unaided)",
                 reason="HINTS_DISABLED",
             )
-        session = manager._session(table)
+        session = access.session(table)
         hand = session.hand if session.phase == PLAYING else None
         pending = hand.pending.get(seat) if hand is not None else None
         if hand is None or pending is None:

@@ -20,15 +20,16 @@ from infra.tls import OPERATOR, TLSFiles
 from services.gateway.convert.actions import action_from_proto, action_to_proto
 from services.gateway.convert.stream import last_sequence, responses
 from services.gateway.convert.views import view_to_proto
+from services.gateway.domain.ports import ActAnswer
 from services.gateway.domain.session import Seat
 from services.gateway.domain.tokens import SeatToken, read_seat_token
 from services.gateway.forwarding import (
     AGAIN_PAUSE_S,
-    OwnerSilent,
     RelayWatch,
     Stuck,
     SyncForwarder,
     error_of,
+    here_or_owner,
 )
 from services.gateway.hints import gives_hints, hint, hints_allowed
 from services.gateway.signed_in import SessionCheck, joining_player
@@ -128,6 +129,10 @@ def _seat_wait_ms(seconds: int) -> int | None:
     return 0 if seconds < 0 else seconds * 1000
 
 
+def act_response(sequence: int, replayed: bool) -> pb.ActResponse:
+    return pb.ActResponse(sequence=sequence, replayed=replayed)
+
+
 class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
     """Every call of the client API, whatever the transport: gRPC, and Connect and gRPC-Web
     for browsers (:mod:`infra.web` calls these same methods with the HTTP headers as
@@ -213,24 +218,11 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         return self._here_or_owner("PlayDoubleCard", self.play_double_card, request, context)
 
     def _here_or_owner(self, method: str, call, request, context):
-        """Admit, answer here; a table another replica runs: forwarded to it, and looked for
-        again while its owner does not answer (taken over here once its lease expired)."""
+        """Admit, then answer here or at the table's owner (:func:`forwarding.route`)."""
         self.admit(request, context)
-        give_up = self.forwarder.give_up(context)
-        while True:
-            try:
-                return call(request, context)
-            except Unavailable as exc:
-                owner = self.forwarder.owner(exc, context)
-                if owner is None:
-                    if not self.forwarder.moving(exc, context, give_up):
-                        raise
-                    time.sleep(AGAIN_PAUSE_S)
-                    continue
-            try:
-                return self.forwarder.unary(method, owner, request, context, give_up)
-            except OwnerSilent as silent:
-                time.sleep(silent.pause)
+        return here_or_owner(
+            self.forwarder, method, lambda: call(request, context), request, context
+        )
 
     # --- the calls ------------------------------------------------------------------------
     def create_table(self, request, context):
@@ -284,20 +276,14 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
             last_sequence=last,
         )
 
-    def act(self, request, context, answer=None):
+    def act(self, request, context, answer: ActAnswer | None = None):
         """Act; with ``answer`` (the asyncio server), the response goes to it as soon as the
         action is written, and the call returns once the engine steps after it have run
-        (:meth:`ActCalls.act <services.gateway.tables.acting.ActCalls.act>`)."""
+        (:mod:`services.gateway.tables.answer_early`)."""
         if not request.HasField("action"):
             raise InvalidArgument("action is not set", field="action")
         seat = seat_from_proto_optional(request.seat, "seat")
         action = action_from_proto(request.action)
-        respond = None
-        if answer is not None:
-
-            def respond(result: tuple[int, bool]) -> None:
-                answer(pb.ActResponse(sequence=result[0], replayed=result[1]))
-
         seq, replayed = self.manager.act(
             request.table_id,
             request.seat_token,
@@ -305,9 +291,9 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
             request.request_id,
             request.last_sequence,
             action,
-            respond,
+            answer,
         )
-        return pb.ActResponse(sequence=seq, replayed=replayed)
+        return act_response(seq, replayed)
 
     def get_table_state(self, request, context):
         seat = seat_from_proto_optional(request.seat, "seat")

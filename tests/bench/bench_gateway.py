@@ -35,12 +35,12 @@ from infra.ports import AUTO_PORT
 from infra.supervisor import ServiceProcess
 from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
 from services.gateway.bots import engine_policy, make_bot
-from services.gateway.domain.clock import ManualScheduler
 from services.gateway.domain.events.kinds import ActionTaken
 from services.gateway.domain.ports import CallCounter
 from services.gateway.domain.session import Ports, Seat, SessionConfig, TableSession
 from shared.ruleset import load_ruleset
 from tests.bench import aio_player_channel
+from tests.doubles.scheduler import ManualScheduler
 from tests.support.tls import as_player
 
 DOWNSTREAM = ("wall", "rules", "scoring")

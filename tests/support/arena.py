@@ -17,11 +17,11 @@ from typing import Any
 
 from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
 from services.gateway.bots.policy import engine_policy
-from services.gateway.domain.clock import ManualScheduler
 from services.gateway.domain.events.kinds import HandResult, TableEvent
 from services.gateway.domain.session import Ports, Seat, SessionConfig, TableSession
 from shared.ruleset import DEFAULT_RULESET, load_ruleset
 from shared.table import Action
+from tests.doubles.scheduler import ManualScheduler
 
 
 @dataclass

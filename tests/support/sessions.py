@@ -10,7 +10,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
-from services.gateway.domain.clock import ManualScheduler
 from services.gateway.domain.events import codec
 from services.gateway.domain.events.kinds import TableEvent
 from services.gateway.domain.events.log import LoggedEvent
@@ -18,6 +17,7 @@ from services.gateway.domain.ports import WallHand
 from services.gateway.domain.session import Ports, Seat, SessionConfig, TableSession
 from services.wall.record import HandWall
 from shared.ruleset import resolve_ruleset
+from tests.doubles.scheduler import ManualScheduler
 
 RULESET = "shanghai-qiaoma"
 

@@ -1,4 +1,9 @@
-"""Ports (interfaces) through which the table engine reaches the wall, the rules and scoring.
+"""Ports (interfaces) through which the table engine reaches the wall, the rules and scoring,
+and through which the layers above it are reached without a call running back up a layer:
+the table's event log and outbox (:class:`Emit`, :class:`Report`), the ownership the wall's
+calls carry (:class:`WallFence`) and an Act's early answer (:class:`ActAnswer`). The gateway's
+tables implement them and pass them down (:mod:`services.gateway.tables.wiring`,
+:mod:`services.gateway.tables.answer_early`).
 
 The engine is pure: it never imports gRPC. Two sets of adapters implement these ports:
 :mod:`services.gateway.adapters.inprocess` calls the domain packages directly (unit tests, the
@@ -11,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, NoReturn, Protocol
 
 from shared.errors import Aborted, ResourceExhausted, Unavailable
 from shared.melds import Meld
@@ -22,6 +27,9 @@ from shared.table import (
     OwnTurnOptions,
     TableSnapshot,
 )
+
+if TYPE_CHECKING:
+    from services.gateway.domain.events.kinds import TableEvent
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +102,38 @@ class WallPort(Protocol):
     def flip_indicator(self, hand_id: str, *, epoch: int = 0) -> tuple[list[int], int]:
         """翻百搭: the tiles turned up (bonus tiles set aside, the indicator last) and the tiles
         left; the same answer when repeated."""
+
+
+class WallFence(Protocol):
+    """The ownership a table's wall calls carry (the lease's fencing token): ``epoch()``, and
+    ``fenced(exc)`` when the wall refused it (another replica owns the table: raises
+    NOT_OWNER, the table is let go)."""
+
+    def epoch(self) -> int: ...
+
+    def fenced(self, exc: WallFenced) -> NoReturn: ...
+
+
+class Emit(Protocol):
+    """A table's event log as its session writes a fact: the event joins the running step
+    (one of its own when none runs); its sequence number."""
+
+    def __call__(self, event: TableEvent, /) -> int: ...
+
+
+class Report(Protocol):
+    """A table's outbox for matchmaking: a settled hand (``"hand"``) or the table's end
+    (``"finished"``), written with the step's events."""
+
+    def __call__(self, kind: str, data: dict[str, object], /) -> None: ...
+
+
+class ActAnswer(Protocol):
+    """Where an Act's result goes as soon as its action is written, before the engine steps
+    after it have run (the asyncio server answers early:
+    :mod:`services.gateway.tables.answer_early`)."""
+
+    def __call__(self, sequence: int, replayed: bool, /) -> None: ...
 
 
 class RulesPort(Protocol):
@@ -190,6 +230,15 @@ class ScoringPort(Protocol):
         huangfan: int,
         garden_stacks: tuple[int, ...] | None = None,
     ) -> Settlement: ...
+
+
+class DoubleCardBank(Protocol):
+    """Where a player's 加倍卡 are held: matchmaking's ledger."""
+
+    def hold(self, table_id: str, tag: str, player_id: str, hand_number: int, stake: int) -> int:
+        """Hold one card for the hand; the cards left. DomainError naming a refusal."""
+
+    def release(self, table_id: str, player_id: str, hand_number: int) -> bool: ...
 
 
 def is_transient(exc: Exception) -> bool:

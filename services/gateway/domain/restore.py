@@ -27,7 +27,7 @@ from dataclasses import replace
 from services.gateway.domain.events import kinds as K
 from services.gateway.domain.events.log import LoggedEvent
 from services.gateway.domain.hand import HandEngine
-from services.gateway.domain.ports import WallDraw, WallReveal
+from services.gateway.domain.ports import Emit, Report, WallDraw, WallReveal
 from services.gateway.domain.replay import RecordedWall, is_engine_event, wall_record
 from services.gateway.domain.session import (
     BETWEEN_HANDS,
@@ -41,7 +41,7 @@ from services.gateway.domain.session import (
     TableSession,
     decisions,
 )
-from services.gateway.domain.session.table import Emit, HandAnswer, Report
+from services.gateway.domain.session.bankruptcy import HandAnswer
 from shared.ruleset import resolve_ruleset
 
 

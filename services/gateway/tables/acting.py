@@ -1,6 +1,7 @@
 """Act (and 加倍卡): a seat's action checked against the table's state and applied in one step,
-the engine steps it leads to run right after it (:meth:`ActCalls.act`), its first result kept
-by request id (:mod:`.requests`).
+the engine steps it leads to run right after it (:meth:`ActCalls.act`; answered before them on
+the asyncio server: :mod:`.answer_early`), its first result kept by request id
+(:mod:`.requests`).
 
 Request checks, in order: malformed input INVALID_ARGUMENT (before any lock), the token
 (UNAUTHENTICATED forged or a spectator's revoked, PERMISSION_DENIED another table/seat), a
@@ -13,14 +14,15 @@ changes nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from services.gateway.domain.ports import is_transient
-from services.gateway.domain.session import FINISHED, HALTED, PLAYING
-from services.gateway.runtime import run_logged
-from services.gateway.tables import requests
+from services.gateway.domain.ports import ActAnswer, DoubleCardBank, is_transient
+from services.gateway.domain.session import PLAYING
+from services.gateway.tables.access import TableAccess
+from services.gateway.tables.answer_early import answer_then_run
+from services.gateway.tables.leases import TableLeases
 from services.gateway.tables.live import LiveTable
-from services.gateway.tables.records import Refusal, RequestRecord, check_id
+from services.gateway.tables.records import Refusal, check_id
+from services.gateway.tables.requests import remember
+from services.gateway.tables.steps import StepWriter
 from shared.errors import (
     Aborted,
     DomainError,
@@ -32,8 +34,13 @@ from shared.table import ResumePlay, SeatRequest
 
 
 class ActCalls:
-    """Mixed into :class:`~services.gateway.tables.manager.TableManager`, with ``table``,
-    ``_session``, ``_actor``, ``step`` and ``_not_owner`` of the other parts."""
+    """Act at the tables ``access`` finds, each action a step (``writer``); NOT_OWNER from
+    ``leases`` for a table this replica no longer runs."""
+
+    def __init__(self, access: TableAccess, writer: StepWriter, leases: TableLeases) -> None:
+        self.access = access
+        self.writer = writer
+        self.leases = leases
 
     def act(
         self,
@@ -43,74 +50,45 @@ class ActCalls:
         request_id: str,
         last_sequence: int,
         action: SeatRequest,
-        answer: Callable[[tuple[int, bool]], None] | None = None,
+        answer: ActAnswer | None = None,
     ) -> tuple[int, bool]:
         """Apply a seat's action; returns (sequence, replayed). The engine steps it leads to
         (claim options, the next draw and its prompt, scoring) run right after it: with
-        ``answer``, the result goes to ``answer`` once the action is written, then they run as a
-        step of their own, and the table's streams are woken once, after it, for both (one
-        message each); without, they are one step with the action, answered after both."""
+        ``answer`` (:mod:`.answer_early`), the result goes to ``answer`` once the action is
+        written, then they run as a step of their own, and the table's streams are woken
+        once, after it, for both (one message each); without, they are one step with the
+        action, answered after both."""
         check_id(request_id, "request_id")
         if last_sequence < 0:
             raise InvalidArgument("last_sequence is negative", field="last_sequence")
-        table = self.table(table_id)
+        access = self.access
+        table = access.table(table_id)
         with table.lock:
-            seat = self._actor(table, token, seat_claim)
+            seat = access.actor(table, token, seat_claim)
             if seat is None:
                 raise PermissionDenied("a spectator cannot act", field="seat_token")
             key = (seat, request_id)
             if key in table.requests:
                 return table.requests[key].replay(), True
             if not table.owned:  # not kept: the request was not evaluated here
-                raise self._not_owner(table.id)
-            self._refuse_if_over(table)  # not kept: nothing is remembered of a finished table
-            session = self._session(table)
-            with self.step(table), session.steps_collected() as after:
+                raise self.leases.not_owner(table.id)
+            access.refuse_if_over(table)  # not kept: nothing is remembered of a finished table
+            session = access.session(table)
+            with self.writer.step(table), session.steps_collected() as after:
                 try:
                     seq = self._apply(table, seat, last_sequence, action, request_id)
                 except DomainError as exc:
                     if not is_transient(exc):  # an outage or NOT_OWNER: retried, not refused
-                        self._remember(table, seat, request_id, refusal=Refusal.of(exc))
+                        remember(table, seat, request_id, refusal=Refusal.of(exc))
                     raise
-                self._remember(table, seat, request_id, result=seq)
+                remember(table, seat, request_id, result=seq)
                 if answer is None:
                     session.run_steps(after)  # within the action's step: one write
                 elif after:
-                    table.wake_later = True  # the steps after it wake the streams for both
+                    table.wake_hold.hold()  # the steps after it wake the streams for both
         if answer is not None:
-            answer((seq, False))
-            if after:
-                run_logged(table.lock, lambda: self.step(table), table.id, session.run_steps, after)
+            answer_then_run(table, session, self.writer.step, answer, seq, after)
         return seq, False
-
-    def _remember(self, table: LiveTable, seat: int, request_id: str, **result) -> None:
-        """Keep a request's first result: written with the running step's events, then held
-        here (a write that fails keeps nothing, and the retry is evaluated again). A request
-        that ended the table (the last player leaving: 人走光) is held here only: a finished
-        table's records leave the store with its end, and its lease with them, so a retry while
-        the table is held gets the same answer and nothing is written."""
-        record = RequestRecord(table.last_seq, **result)
-        key = (seat, request_id)
-        if not table.live:
-            table.requests[key] = record
-            return
-        table.unwritten_records.append(requests.row(table.id, seat, request_id, record))
-        table.after_write.append(lambda: table.requests.__setitem__(key, record))
-
-    def _refuse_if_over(self, table: LiveTable) -> None:
-        session = self._session(table)
-        if session.phase == FINISHED:
-            why = f" ({session.finish_reason})" if session.finish_reason else ""
-            raise FailedPrecondition(
-                f"table {table.id} has finished{why}",
-                reason="TABLE_FINISHED",
-                finish_reason=session.finish_reason,
-            )
-        if session.phase == HALTED:
-            raise FailedPrecondition(
-                f"table {table.id} stopped on an internal error; nothing can be played there",
-                reason="TABLE_HALTED",
-            )
 
     def _apply(
         self, table: LiveTable, seat: int, last_sequence: int, action: SeatRequest, request_id: str
@@ -121,7 +99,7 @@ class ActCalls:
                 f"last_sequence {last_sequence} is beyond the table's last event {table.head}",
                 field="last_sequence",
             )
-        session = self._session(table)
+        session = self.access.session(table)
         if isinstance(action, ResumePlay):  # ends 托管: no decision on a prompt, never stale
             session.act(seat, action)
             return table.last_seq
@@ -147,8 +125,57 @@ class ActCalls:
         session.act(seat, action, request_id)
         return table.last_seq
 
-    def play_double_card(self, table_id: str, token: str, request_id: str) -> tuple[int, int]:
-        """加倍卡 for the next hand (:func:`services.gateway.double_cards.play_double_card`)."""
-        from services.gateway.double_cards import play_double_card
 
-        return play_double_card(self, table_id, token, request_id)
+LEFT_BITS = 32  # a remembered 加倍卡 result: hand number << 32 | cards left
+
+
+class DoubleCardCalls:
+    """PlayDoubleCard (加倍卡, :mod:`services.gateway.double_cards`) at the tables ``access``
+    finds, kept by request id like Act, each record a step (``writer``)."""
+
+    def __init__(self, access: TableAccess, writer: StepWriter, leases: TableLeases) -> None:
+        self.access = access
+        self.writer = writer
+        self.leases = leases
+
+    def play(
+        self, bank: DoubleCardBank | None, table_id: str, token: str, request_id: str
+    ) -> tuple[int, int]:
+        """The token's seat plays a 加倍卡 for the next hand, held at ``bank`` (None: not
+        played here): (hand number, cards left)."""
+        check_id(request_id, "request_id")
+        table = self.access.table(table_id)
+        with table.lock:
+            seat = self.access.actor(table, token, None)
+            if seat is None:
+                raise PermissionDenied("a spectator plays no 加倍卡", field="seat_token")
+            rid = "double:" + request_id
+            if (seat, rid) in table.requests:
+                result = table.requests[(seat, rid)].replay()
+                return result >> LEFT_BITS, result & ((1 << LEFT_BITS) - 1)
+            if not table.owned:
+                raise self.leases.not_owner(table.id)
+            self.access.refuse_if_over(table)
+            session = self.access.session(table)
+            try:
+                number = session.check_double_card(seat)
+                if bank is None or not table.report_hands:
+                    raise FailedPrecondition(
+                        "this table keeps no ledger: 加倍卡 are for rated tables and rooms",
+                        reason="DOUBLE_CARD_NOT_ALLOWED",
+                    )
+                player_id = session.seats[seat].player_id
+                left = bank.hold(table.id, table.tag, player_id, number, session.config.stake)
+            except DomainError as exc:
+                if exc.reason.startswith("DOUBLE_CARD_"):  # a definite refusal: kept
+                    with self.writer.step(table):
+                        remember(table, seat, rid, refusal=Refusal.of(exc))
+                raise
+            try:
+                with self.writer.step(table):
+                    session.play_double_card(seat)
+                    remember(table, seat, rid, result=number << LEFT_BITS | left)
+            except BaseException:
+                bank.release(table.id, player_id, number)
+                raise
+            return number, left

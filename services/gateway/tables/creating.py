@@ -9,25 +9,22 @@ and creates nothing. A start cut short (its replica died after keeping the reque
 TableStarted was logged) is started by the retry. Callers without the internal token hold at
 most ``public_tables_per_address`` live tables each.
 
-Also what a session is wired to (:meth:`TableCreation._wiring`: the fenced wall, the step's
-``emit``, the outbox ``report``, the bots) and the logging of its engine's failures.
+What a new table's session is connected to is :mod:`.wiring`'s.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import secrets
-from typing import Any
+import threading
 
 import structlog
 
-from infra.store import AlreadyExists
-from services.gateway import metrics
-from services.gateway.domain.session import RETRY_ATTEMPTS, SessionConfig, TableSession
-from services.gateway.runtime import LockedScheduler
+from infra.store import AlreadyExists, Store
+from infra.store.ownership import Ownership
+from services.gateway.domain.session import SessionConfig, TableSession
+from services.gateway.settings import GatewaySettings
 from services.gateway.tables.creation import TableSpec, seat_tokens, spec_fingerprint
-from services.gateway.tables.fenced_wall import FencedWall
 from services.gateway.tables.live import LiveTable
 from services.gateway.tables.log import read_table_log
 from services.gateway.tables.records import (
@@ -39,32 +36,31 @@ from services.gateway.tables.records import (
     decode_seats,
     encode_seats,
 )
+from services.gateway.tables.registry import TableRegistry
+from services.gateway.tables.wiring import SessionWiring
 from shared.errors import DomainError, FailedPrecondition, ResourceExhausted, Unavailable
 
 log_ = structlog.get_logger("mahjong.gateway")
 
 
-def step_failed(table_id: str, attempt: int, exc: Exception) -> None:
-    """A table's engine step failed for a transient reason (a service call): it is retried;
-    logged and counted, as an error once the table is stalled (its short retries used up)."""
-    stalled = attempt >= RETRY_ATTEMPTS
-    metrics.STEP_FAILURES.labels("true" if stalled else "false").inc()
-    (log_.error if stalled else log_.warning)(
-        "engine_step_failed", table=table_id, attempt=attempt, stalled=stalled, error=repr(exc)
-    )
-
-
-def table_halted(table_id: str, exc: Exception) -> None:
-    """A table's engine failed on an error no retry mends: logged with its stack, counted."""
-    metrics.TABLES_HALTED.inc()
-    log_.error("table_halted", table=table_id, error=repr(exc), exc_info=exc)
-
-
 class TableCreation:
-    """Mixed into :class:`~services.gateway.tables.manager.TableManager`, whose ``store``,
-    ``ports``, ``settings``, ``policy``, ``scheduler``, ``ownership``, ``tables``, ``_lock``,
-    ``_starting`` and ``_public_lock`` it uses, with ``step``, ``_append``, ``_report``,
-    ``_fence`` and ``_wall_fenced`` of the other parts."""
+    """New tables: their records in ``store``, their leases claimed (``ownership``), held in
+    the ``registry``, their sessions connected (``wiring``)."""
+
+    def __init__(
+        self,
+        store: Store,
+        settings: GatewaySettings,
+        ownership: Ownership,
+        registry: TableRegistry,
+        wiring: SessionWiring,
+    ) -> None:
+        self.store = store
+        self.settings = settings
+        self.ownership = ownership
+        self.registry = registry
+        self.wiring = wiring
+        self._public_lock = threading.Lock()
 
     def create_table(self, spec: TableSpec, creator: str = "") -> tuple[str, list[str]]:
         """A new table (or the one an earlier call with the same request id made). ``creator``:
@@ -74,7 +70,8 @@ class TableCreation:
             return self._create_table(spec, "")
         with self._public_lock:  # the count and the new table together: the limit is exact
             limit = self.settings.public_tables_per_address
-            held = sum(1 for t in list(self.tables.values()) if t.creator == creator and t.live)
+            tables = list(self.registry.tables.values())
+            held = sum(1 for t in tables if t.creator == creator and t.live)
             if limit and held >= limit and not self._known_request(spec):
                 raise ResourceExhausted(
                     f"{creator} already has {held} live tables created without the internal "
@@ -122,10 +119,11 @@ class TableCreation:
         """Take the new table's lease and start it, once: a call of the same request on this
         replica that started it (or is starting it) is answered with its seat tokens, and one
         on another replica that did is refused (its lease): the caller retries."""
-        with self._lock:
-            if table_id in self.tables or table_id in self._starting:
+        registry = self.registry
+        with registry.lock:
+            if table_id in registry.tables or table_id in registry.starting:
                 return table_id, seat_tokens(self.settings.secret, table_id, seats)
-            self._starting.add(table_id)
+            registry.starting.add(table_id)
         try:
             if self.ownership.claim(table_id) is None:
                 if cut_short:  # its first replica may still be starting it: its lease runs
@@ -141,8 +139,8 @@ class TableCreation:
                 log_.warning("table_start_resumed", table=table_id, request_id=spec.request_id)
             return self._start(table_id, spec, creator, seats)
         finally:
-            with self._lock:
-                self._starting.discard(table_id)
+            with registry.lock:
+                registry.starting.discard(table_id)
 
     def _start(
         self, table_id: str, spec: TableSpec, creator: str, seats: list[SeatRecord]
@@ -153,7 +151,7 @@ class TableCreation:
         table = LiveTable(table_id, spec.tag, spec.report_hands)
         table.creator = creator
         lock = table.lock
-        sched = LockedScheduler(self.scheduler, lock, lambda: self.step(table), table_id)
+        sched = self.wiring.table_scheduler(table)
         session = TableSession(
             SessionConfig(
                 table_id=table_id,
@@ -167,14 +165,13 @@ class TableCreation:
                 first_dealer=spec.first_dealer,
                 seat_wait_ms=st.seat_wait_ms if spec.seat_wait_ms is None else spec.seat_wait_ms,
                 end_by_ms=spec.end_by_ms,
-                **self._timers(),
+                **self.wiring.timers(),
             ),
             spec.seats,
-            **self._wiring(table, sched),
+            **self.wiring.connect(table, sched),
         )
         table.session = session
-        with self._lock:
-            self.tables[table_id] = table
+        self.registry.add(table)
         with lock:
             for s in spec.seats:
                 s.joined = bool(s.player_id) or s.bot
@@ -195,8 +192,8 @@ class TableCreation:
     def _abandon(self, table: LiveTable, request_id: str) -> None:
         """Undo a table whose first event could not be written: a retry of its CreateTable
         makes a new one."""
-        with self._lock:
-            self.tables.pop(table.id, None)
+        with self.registry.lock:
+            self.registry.tables.pop(table.id, None)
         with contextlib.suppress(Exception):  # the store failing is why we are here
             fence = self.ownership.fence(table.id)  # never another owner's records
             if request_id:
@@ -241,33 +238,3 @@ class TableCreation:
         if not read_table_log(self.store, first.table_id, limit=1):  # TableStarted not logged
             return self._claim_and_start(first.table_id, spec, creator, records, cut_short=True)
         return first.table_id, seat_tokens(self.settings.secret, first.table_id, records)
-
-    def _timers(self) -> dict[str, Any]:
-        """The session's timer settings (None = the ruleset's)."""
-        st = self.settings
-        return {
-            "discard_ms": st.discard_ms,
-            "claim_ms": st.claim_ms,
-            "bot_delay_ms": st.bot_delay_ms,
-            "auto_play_delay_ms": st.auto_play_delay_ms,
-            "between_hands_ms": st.between_hands_ms,
-        }
-
-    def _wiring(self, table: LiveTable, sched: LockedScheduler) -> dict[str, Any]:
-        """What a session of ``table`` is connected to: ports, scheduler, log, outbox, bots."""
-        wall = FencedWall(
-            self.ports.wall,
-            lambda: self._fence(table).epoch,
-            lambda exc: self._wall_fenced(table, exc),
-        )
-        ports = dataclasses.replace(self.ports, wall=wall)
-        return {
-            "ports": ports,
-            "scheduler": sched,
-            "emit": lambda event: self._append(table, event),
-            "report": lambda kind, data: self._report(table, kind, data),
-            "policy": self.policy,
-            "on_step_failed": lambda attempt, exc: step_failed(table.id, attempt, exc),
-            "on_halted": lambda exc: table_halted(table.id, exc),
-            "hand_answer": self._hand_answer(table),
-        }

@@ -13,35 +13,38 @@ A refusal is this replica's news that it lost the table, handled as a fenced wri
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import NoReturn, TypeVar
+from typing import TypeVar
 
-from services.gateway.domain.ports import WallDraw, WallFenced, WallHand, WallPort, WallReveal
+from services.gateway.domain.ports import (
+    WallDraw,
+    WallFence,
+    WallFenced,
+    WallHand,
+    WallPort,
+    WallReveal,
+)
 
 R = TypeVar("R")
 
 
 class FencedWall:
-    """A :class:`~services.gateway.domain.ports.WallPort` passing ``epoch()`` with each call
-    that hands out tiles or reveals the seed; ``fenced`` is called with the wall's refusal
-    (and raises: the table is lost)."""
+    """A :class:`~services.gateway.domain.ports.WallPort` passing the table's ``fence.epoch()``
+    with each call that hands out tiles or reveals the seed; ``fence.fenced`` is given the
+    wall's refusal (and raises: the table is lost). ``fence``: the
+    :class:`~services.gateway.domain.ports.WallFence` port, the table's
+    :class:`~services.gateway.tables.wiring.TableLink`."""
 
-    __slots__ = ("_epoch", "_fenced", "_wall")
+    __slots__ = ("_fence", "_wall")
 
-    def __init__(
-        self,
-        wall: WallPort,
-        epoch: Callable[[], int],
-        fenced: Callable[[WallFenced], NoReturn],
-    ) -> None:
+    def __init__(self, wall: WallPort, fence: WallFence) -> None:
         self._wall = wall
-        self._epoch = epoch
-        self._fenced = fenced
+        self._fence = fence
 
     def _call(self, fn: Callable[..., R], *args) -> R:
         try:
-            return fn(*args, epoch=self._epoch())
+            return fn(*args, epoch=self._fence.epoch())
         except WallFenced as exc:
-            self._fenced(exc)
+            self._fence.fenced(exc)
 
     def new_hand(
         self, ruleset_name: str, overrides: Mapping[str, str], dealer: int, request_id: str

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from services.gateway.domain.events import kinds as K
 from services.gateway.domain.events.log import LoggedEvent
 from services.gateway.domain.session import FINISHED, HALTED, TableSession
+from services.gateway.tables.answer_early import WakeHold
 from services.gateway.tables.records import RequestRecord
 
 
@@ -40,7 +41,7 @@ class LiveTable:
         # sequence is older was decided on a stale state: ABORTED, even once the prompt is
         # gone (a late answer after the timer decided for the seat).
         self.last_decision: dict[int, int] = {}
-        # The step running under the lock (TableManager.step): its events, numbered on from
+        # The step running under the lock (StepWriter.step): its events, numbered on from
         # ``head``, and the records that go with them (outbox rows, request results), written
         # in one fenced transaction when it ends; then ``after_write`` runs. None outside one.
         self.unwritten: list[tuple[int, K.TableEvent]] | None = None
@@ -48,11 +49,8 @@ class LiveTable:
         self.after_write: list[Callable[[], None]] = []
         # A write of the running step that failed (the error its caller gets), None otherwise.
         self.write_failure: Exception | None = None
-        # Set within a step whose events the next step follows at once (an answered Act, then
-        # the engine steps after it): its write does not wake the streams (``unwoken``), the
-        # next step's does, so each stream sends both in one message.
-        self.wake_later = False
-        self.unwoken = False
+        # An answered Act's step holds its wake-up for the steps after it (:mod:`.answer_early`).
+        self.wake_hold = WakeHold()
         # The ids of the spectators this table admits (each holds a token of its own; its
         # record is in the store, :mod:`.spectators`), and the lock that keeps their count
         # exact without holding up the table's own lock.

@@ -1,60 +1,68 @@
 """Live tables of one gateway replica: :class:`TableManager`, the facade the servicer calls
-(create, join, act, leave, view, subscribe). It holds the replica's tables and their shared
-state, and is composed of one part per concept:
+(create, join, act, leave, view, subscribe). It composes one part per concept, each given the
+collaborators it calls in its constructor (built in this order, so no part calls one built
+after it, and none calls back up):
 
-* :mod:`.creating` — CreateTable: idempotent by request id, a table's start and its wiring;
-* :mod:`.takeover` — leases: renewals, adopting orphaned tables, fences, losing a table;
-* :mod:`.recovery` — a table rebuilt from its event log, and tables leaving memory;
+* :mod:`.registry` — the tables held in memory, and tables leaving memory;
+* :mod:`.leases` — the leases: renewals, fences, NOT_OWNER, letting a table go;
+* :mod:`.rewinds` — tables whose step the store could not take, to rebuild with backoff;
 * :mod:`.steps` — a table's step, written in one fenced transaction with its records;
-* :mod:`.reports` — the transactional outbox for matchmaking;
-* :mod:`.seats` — who a token is, JoinSeat (seats and spectators) and Leave;
-* :mod:`.acting` — Act and 加倍卡, checked and kept by request id;
+* :mod:`.reports` — the transactional outbox for matchmaking, and its answers;
+* :mod:`.wiring` — what a session is connected to: the ports it is given (event log, outbox,
+  fenced wall), its scheduler, bots and timers;
+* :mod:`.recovery` — a table rebuilt from its event log;
+* :mod:`.keeper` — adopting orphaned tables and rebuilding rewound ones; draining, closing;
+* :mod:`.creating` — CreateTable: idempotent by request id, a table's start;
+* :mod:`.access` — finding a table (taken over when its lease expired), who a token is;
+* :mod:`.seats` — JoinSeat (seats and spectators) and Leave;
+* :mod:`.acting` — Act and 加倍卡, checked and kept by request id (answered early on the asyncio
+  server: :mod:`.answer_early`);
 * :mod:`.views` — GetTableState and Subscribe;
 
-over the table's parts — :mod:`.live` (a table in memory), :mod:`.log` (its event log),
-:mod:`.leases` (ownership), :mod:`.requests` (idempotency by request id), :mod:`.creation` (the
-request, its fingerprint, seat tokens), :mod:`.streams` (Subscribe), :mod:`.spectators` (the
-spectators a table admits, each with a token of its own) and :mod:`.records` (every other record
-in the store).
+over the table's own modules — :mod:`.live` (a table in memory), :mod:`.log` (its event log),
+:mod:`.requests` (idempotency by request id), :mod:`.creation`
+(the request, its fingerprint, seat tokens), :mod:`.streams` (Subscribe), :mod:`.spectators`
+(the spectators a table admits, each with a token of its own) and :mod:`.records` (every other
+record in the store).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from typing import Any
 
 from infra.store import Store
-from infra.store.ownership import Ownership
+from services.gateway.domain.events import kinds as K
 from services.gateway.domain.events.log import LoggedEvent
-from services.gateway.domain.session import Policy, Ports, TableSession
+from services.gateway.domain.ports import ActAnswer, DoubleCardBank
+from services.gateway.domain.session import Policy, Ports
+from services.gateway.domain.tokens import SeatToken
 from services.gateway.runtime import ThreadScheduler
 from services.gateway.settings import GatewaySettings
-from services.gateway.tables import leases
-from services.gateway.tables.acting import ActCalls
+from services.gateway.tables.access import TableAccess
+from services.gateway.tables.acting import ActCalls, DoubleCardCalls
 from services.gateway.tables.creating import TableCreation
+from services.gateway.tables.creation import TableSpec
+from services.gateway.tables.keeper import TableKeeper
+from services.gateway.tables.leases import OnEvent, TableLeases
 from services.gateway.tables.live import LiveTable
-from services.gateway.tables.records import check_id
 from services.gateway.tables.recovery import TableRecovery
+from services.gateway.tables.registry import TableRegistry
 from services.gateway.tables.reports import TableReports
+from services.gateway.tables.rewinds import Rewinds
 from services.gateway.tables.seats import SeatCalls
-from services.gateway.tables.steps import StepWrites
-from services.gateway.tables.takeover import TableLeases
+from services.gateway.tables.steps import StepWriter
+from services.gateway.tables.streams import Seen
 from services.gateway.tables.views import TableViews
-from shared.errors import NotFound
+from services.gateway.tables.wiring import SessionWiring
+from shared.table import SeatRequest
 
 
-class TableManager(
-    TableCreation,
-    TableLeases,
-    TableRecovery,
-    StepWrites,
-    TableReports,
-    SeatCalls,
-    ActCalls,
-    TableViews,
-):
-    """A gateway replica's live tables (``tables``: table id -> :class:`LiveTable`) and the
-    state its parts share; see the module's docstring for the parts."""
+class TableManager:
+    """A gateway replica's live tables (``tables``: table id -> :class:`LiveTable`); see the
+    module's docstring for its parts. ``double_cards``: matchmaking's holds of 加倍卡
+    (:class:`~services.gateway.double_cards.MatchmakingBank`); None: not played here."""
 
     def __init__(
         self,
@@ -64,74 +72,115 @@ class TableManager(
         *,
         policy: Policy,
         scheduler: ThreadScheduler | None = None,
-        on_event: Callable[[LiveTable, LoggedEvent | None, str], None] | None = None,
+        on_event: OnEvent | None = None,
     ) -> None:
         self.store = store
         self.ports = ports
         self.settings = settings
-        # 加倍卡: matchmaking's holds (services.gateway.double_cards); None: not played here
-        self.double_cards = None
         self.policy = policy
+        self.double_cards: DoubleCardBank | None = None
         self.scheduler = scheduler or ThreadScheduler(settings.timer_workers)
-        # Told of every event appended (the server's metrics), and of a table taken over or
-        # lost (event None, what happened: "taken_over", "lost").
-        self.on_event = on_event
-        self.tables: dict[str, LiveTable] = {}
-        # The tables this replica owns: the store's leases, renewed every lease/3; a table
-        # another replica took over is dropped (_lost) and every write is fenced by its lease.
-        self.ownership = Ownership(
-            store,
-            settings.replica_id,
-            ttl_ms=max(1, settings.lease_ms),
-            prefix=leases.LEASE_PREFIX,
-            on_lost=self._lost_id,
+        self.stop = threading.Event()
+        self.registry = TableRegistry(self.scheduler, settings.finished_table_ttl_ms)
+        self.tables = self.registry.tables
+        self.leases = TableLeases(store, settings, self.registry, on_event, self.stop)
+        self.ownership = self.leases.ownership
+        self.rewinds = Rewinds(self.leases)
+        self.writer = StepWriter(store, self.leases, self.registry, self.rewinds, on_event)
+        self.reports = TableReports(store, settings, self.writer, self.ownership)
+        self.wiring = wiring = SessionWiring(
+            settings, ports, policy, self.scheduler, self.writer, self.reports, self.leases
         )
-        leases.advertise(store, settings.replica_id, settings.address)
-        self._lock = threading.Lock()
-        self._starting: set[str] = set()  # tables whose start this replica is making
-        # Tables rewound (a step the store could not take): rewinds in a row, for the backoff
-        # of their rebuild, and those whose rebuild is scheduled (one at a time).
-        self._rewinds: dict[str, int] = {}
-        self._reload_pending: set[str] = set()
-        self._recover_lock = threading.RLock()
-        self._public_lock = threading.Lock()
-        self._stop = threading.Event()
+        self.recovery = TableRecovery(store, self.ownership, self.registry, wiring, on_event)
+        self.keeper = TableKeeper(
+            self.registry, self.leases, self.recovery, self.rewinds, self.scheduler, self.stop
+        )
+        self.creation = TableCreation(store, settings, self.ownership, self.registry, wiring)
+        self.access = TableAccess(store, settings, self.registry, self.leases, self.recovery)
+        self.seats = SeatCalls(store, settings, self.access, self.writer, self.leases)
+        self.acting = ActCalls(self.access, self.writer, self.leases)
+        self.double_card_calls = DoubleCardCalls(self.access, self.writer, self.leases)
+        self.views = TableViews(store, self.access, self.leases)
         # Renewals and takeovers on threads of their own: however long adopting orphaned
         # tables takes (a log read and a replay each), this replica's leases are renewed.
-        self._lease_thread = threading.Thread(
-            target=self._renew_leases, name="gateway-leases", daemon=True
-        )
-        self._adopt_thread = threading.Thread(
-            target=self._adopt_orphans, name="gateway-adopt", daemon=True
-        )
-        self._lease_thread.start()
-        self._adopt_thread.start()
+        self.leases.start()
+        self.keeper.start()
+
+    # --- the calls (see each part) --------------------------------------------------------
+    def create_table(self, spec: TableSpec, creator: str = "") -> tuple[str, list[str]]:
+        return self.creation.create_table(spec, creator)
 
     def table(self, table_id: str) -> LiveTable:
-        """A live table; one whose owner's lease expired is taken over from its log."""
-        check_id(table_id, "table_id")
-        t = self.tables.get(table_id)
-        if t is not None and t.owned and self.ownership.unsure(table_id):
-            self._confirm(t)
-            t = self.tables.get(table_id)
-        if t is None:
-            owner = leases.owner_of(self.store, table_id)
-            if owner and owner != self.settings.replica_id:  # its lease runs: not ours to load
-                raise self._not_owner(table_id)
-            t = self._recover(table_id)
-        if t is None:
-            owner = leases.owner_of(self.store, table_id)
-            if owner and owner != self.settings.replica_id:
-                raise self._not_owner(table_id)
-            raise NotFound(f"no table {table_id!r} on this gateway", table_id=table_id)
-        return t
+        return self.access.table(table_id)
 
-    def _session(self, t: LiveTable) -> TableSession:
-        """The table's session, under its lock; NOT_OWNER for a table this replica let go
-        while the caller waited for the lock (its session is detached: the new owner's to
-        answer)."""
-        if not t.owned:
-            raise self._not_owner(t.id)
-        if t.session is None:
-            raise NotFound(f"table {t.id!r} is not ready")
-        return t.session
+    def join(
+        self,
+        table_id: str,
+        player_id: str,
+        display_name: str,
+        seat: int | None,
+        spectator: bool,
+        **kw: Any,
+    ) -> tuple[int | None, str, int]:
+        return self.seats.join(table_id, player_id, display_name, seat, spectator, **kw)
+
+    def leave(self, table_id: str, token: str, request_id: str) -> int:
+        return self.seats.leave(table_id, token, request_id)
+
+    def act(
+        self,
+        table_id: str,
+        token: str,
+        seat_claim: int | None,
+        request_id: str,
+        last_sequence: int,
+        action: SeatRequest,
+        answer: ActAnswer | None = None,
+    ) -> tuple[int, bool]:
+        return self.acting.act(
+            table_id, token, seat_claim, request_id, last_sequence, action, answer
+        )
+
+    def play_double_card(self, table_id: str, token: str, request_id: str) -> tuple[int, int]:
+        return self.double_card_calls.play(self.double_cards, table_id, token, request_id)
+
+    def view(self, table_id: str, token: str, seat_claim: int | None) -> dict[str, Any]:
+        return self.views.view(table_id, token, seat_claim)
+
+    def stream_view(
+        self, table: LiveTable, viewer: SeatToken, wait: bool = True
+    ) -> dict[str, Any] | None:
+        return self.views.stream_view(table, viewer, wait)
+
+    def open_stream(self, table_id: str, token: str, after: int) -> tuple[LiveTable, SeatToken]:
+        return self.views.open_stream(table_id, token, after)
+
+    def subscribe(
+        self, table_id: str, token: str, after: int, active: Callable[[], bool]
+    ) -> Iterator[tuple[LoggedEvent, K.TableEvent]]:
+        return self.views.subscribe(table_id, token, after, active)
+
+    def subscribe_batches(
+        self, table_id: str, token: str, after: int, active: Callable[[], bool]
+    ) -> Iterator[Seen]:
+        return self.views.subscribe_batches(table_id, token, after, active)
+
+    def stream_batches(
+        self, table: LiveTable, viewer: SeatToken, after: int, active: Callable[[], bool]
+    ) -> Iterator[Seen]:
+        return self.views.stream_batches(table, viewer, after, active)
+
+    def subscribe_async(
+        self,
+        table: LiveTable,
+        viewer: SeatToken,
+        after: int,
+        run_blocking: Callable[..., Awaitable],
+    ) -> AsyncIterator[Seen]:
+        return self.views.subscribe_async(table, viewer, after, run_blocking)
+
+    def hand_over(self) -> None:
+        self.keeper.hand_over()
+
+    def close(self) -> None:
+        self.keeper.close()

@@ -22,6 +22,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from infra.store import Store
 from shared.errors import InvalidArgument, Refusal
 
 REQUESTS = "gateway-request"
@@ -247,3 +248,10 @@ class HandAnswerRecord:
 def answer_key(table_id: str, hand_id: str) -> str:
     """The key of a hand's answer: the key of its outbox row (:meth:`HandReport.key`)."""
     return f"{table_id}/{hand_id}"
+
+
+def forget_answers(store: Store, table_id: str) -> None:
+    """A finished table's hand answers leave the store (best effort: called after its end is
+    written)."""
+    for key, _ in list(store.scan(ANSWERS, table_id + "/")):
+        store.delete(ANSWERS, key)

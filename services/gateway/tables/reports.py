@@ -6,18 +6,21 @@ delivers the rows. The end is the table's last write: its lease is released afte
 A reporting table deals its next hand only once matchmaking's answer to the last one is in the
 store (``gateway-hand-answer``, kept by whichever replica's outbox sender delivered the report:
 :mod:`services.gateway.outbox`), and applies its bankrupt seats (破产) before the deal
-(:meth:`TableReports._hand_answer`, the session's ``hand_answer``). The answers go with the
+(:meth:`TableReports.hand_answer`, the session's ``hand_answer``). The answers go with the
 table's end.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from infra.store import Store
 from infra.store.base import StoreError
+from infra.store.ownership import Ownership
+from services.gateway.settings import GatewaySettings
 from services.gateway.tables.live import LiveTable
 from services.gateway.tables.records import (
     ANSWERS,
@@ -30,19 +33,31 @@ from services.gateway.tables.records import (
     encode_report,
 )
 
+if TYPE_CHECKING:
+    from services.gateway.tables.steps import StepWriter
+
 log_ = structlog.get_logger("mahjong.gateway")
 
 
 class TableReports:
-    """Mixed into :class:`~services.gateway.tables.manager.TableManager`, whose ``settings``
-    and ``ownership`` it uses, with ``step`` of :mod:`.steps`."""
+    """A table's reports to matchmaking, written with its steps (``writer``), and
+    matchmaking's answers to them, read from ``store``; the table's lease (``ownership``) is
+    released after its end is written."""
 
-    def _report(self, table: LiveTable, kind: str, data: dict[str, Any]) -> None:
+    def __init__(
+        self, store: Store, settings: GatewaySettings, writer: StepWriter, ownership: Ownership
+    ) -> None:
+        self.store = store
+        self.settings = settings
+        self.writer = writer
+        self.ownership = ownership
+
+    def report(self, table: LiveTable, kind: str, data: dict[str, Any]) -> None:
         """A settled hand or the table's end, into the outbox for matchmaking (when the table
         reports), written with the step's events (the transactional outbox: a report exists
         exactly when its hand's result is in the log). The end is the table's last write: its
         lease is released after it."""
-        with self.step(table):
+        with self.writer.step(table):
             if self.settings.report_to_matchmaking and table.report_hands:
                 table.unwritten_records.append(self._outbox_row(table, kind, data))
             if kind == "finished":
@@ -72,7 +87,7 @@ class TableReports:
             report = FinishedReport(table.id, table.tag, data["hands_played"])
         return OUTBOX, report.key(), encode_report(report)
 
-    def _hand_answer(
+    def hand_answer(
         self, table: LiveTable
     ) -> Callable[[str], tuple[tuple[int, str], ...] | None] | None:
         """The session's ``hand_answer`` for a table whose hands go to matchmaking's ledger
@@ -94,9 +109,3 @@ class TableReports:
             return HandAnswerRecord.decode(rec.value).bankrupt
 
         return answer
-
-    def _forget_answers(self, table: LiveTable) -> None:
-        """A finished table's hand answers leave the store (best effort: called after its
-        end is written)."""
-        for key, _ in list(self.store.scan(ANSWERS, table.id + "/")):
-            self.store.delete(ANSWERS, key)

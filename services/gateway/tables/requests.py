@@ -39,6 +39,22 @@ def row(table_id: str, seat: int, request_id: str, record: RequestRecord) -> tup
     return REQUESTS, _key(table_id, seat, request_id), record.encode()
 
 
+def remember(table: LiveTable, seat: int, request_id: str, **result) -> None:
+    """Keep a request's first result (``result=`` or ``refusal=``): written with the running
+    step's events, then held in memory (a write that fails keeps nothing, and the retry is
+    evaluated again). A request that ended the table (the last player leaving: 人走光) is held
+    in memory only: a finished table's records leave the store with its end, and its lease
+    with them, so a retry while the table is held gets the same answer and nothing is
+    written."""
+    record = RequestRecord(table.last_seq, **result)
+    key = (seat, request_id)
+    if not table.live:
+        table.requests[key] = record
+        return
+    table.unwritten_records.append(row(table.id, seat, request_id, record))
+    table.after_write.append(lambda: table.requests.__setitem__(key, record))
+
+
 def load(store: Store, table: LiveTable) -> None:
     """The request records of a table taken over from its log."""
     prefix = f"{table.id}/"

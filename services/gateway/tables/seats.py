@@ -1,5 +1,5 @@
-"""Who a token is at a table, and taking or leaving a seat: JoinSeat (a seat, a reconnect or a
-spectator's own token, counted and revocable: :mod:`.spectators`) and Leave.
+"""Taking or leaving a seat: JoinSeat (a seat, a reconnect or a spectator's own token, counted
+and revocable: :mod:`.spectators`) and Leave. Who a token is: :mod:`.access`.
 
 Player ids are public (table_started, the views), so a seat already assigned to a player is
 given again only to a caller proving it holds it — its seat token, or the request id of the
@@ -13,73 +13,45 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from infra.store import Store
 from infra.store.base import Fence, Fenced
 from services.gateway.domain.ports import is_transient
 from services.gateway.domain.session import FINISHED, HALTED
 from services.gateway.domain.tokens import (
-    SeatToken,
     read_seat_token,
     sign_seat_token,
     sign_spectator_token,
     verify_seat_token,
 )
+from services.gateway.settings import GatewaySettings
 from services.gateway.tables import spectators
+from services.gateway.tables.access import TableAccess
+from services.gateway.tables.leases import TableLeases
 from services.gateway.tables.live import LiveTable
 from services.gateway.tables.records import JOINS, Refusal, check_id
+from services.gateway.tables.requests import remember
+from services.gateway.tables.steps import StepWriter
 from shared.errors import DomainError, FailedPrecondition, PermissionDenied
 
 
 class SeatCalls:
-    """Mixed into :class:`~services.gateway.tables.manager.TableManager`, whose ``store`` and
-    ``settings`` it uses, with ``table``, ``_session``, ``step``, ``_fence``, ``_not_owner``,
-    ``_lost`` and ``_remember`` of the other parts."""
+    """JoinSeat and Leave at the tables ``access`` finds, each change a step (``writer``)
+    fenced by the table's lease (``leases``); the JoinSeat request ids and spectators in
+    ``store``."""
 
-    def _holder(self, table: LiveTable, token: str, seat_claim: int | None) -> SeatToken:
-        """Who ``token`` is at ``table``: its seat, or a spectator the table still admits
-        (UNAUTHENTICATED ``SPECTATOR_TOKEN_REVOKED`` otherwise)."""
-        held = read_seat_token(self.settings.secret, token, table.id)
-        seat = held.seat
-        if seat is None and not spectators.admitted(self.store, table, held.spectator_id):
-            raise spectators.revoked(held.spectator_id)
-        if seat_claim is not None and seat_claim != seat:
-            raise PermissionDenied(
-                f"seat_token is for {'a spectator' if seat is None else f'seat {seat}'}, "
-                f"not seat {seat_claim}",
-                field="seat_token",
-            )
-        return held
-
-    def _viewer(self, table: LiveTable, token: str, seat_claim: int | None) -> int | None:
-        """Whose view ``token`` sees at ``table``: its seat, or None (a spectator it admits, or
-        the token of a seat whose player went bankrupt, 破产: they watch as spectators do)."""
-        return self._watching(table, self._holder(table, token, seat_claim).seat)
-
-    def _watching(self, table: LiveTable, seat: int | None) -> int | None:
-        """The view of a seat's token: none (a spectator's) once its player went bankrupt."""
-        session = table.session
-        if seat is not None and session is not None and seat in session.bankrupt:
-            return None
-        return seat
-
-    def _actor(self, table: LiveTable, token: str, seat_claim: int | None) -> int | None:
-        """The seat ``token`` acts for (None: a spectator's); PERMISSION_DENIED
-        ``SEAT_BANKRUPT`` for the seat of a player who went bankrupt (破产): a bot plays it."""
-        seat = self._holder(table, token, seat_claim).seat
-        session = table.session
-        gone = session.bankrupt.get(seat) if seat is not None and session is not None else None
-        if gone is not None:
-            raise PermissionDenied(
-                f"seat {seat}'s player {gone.player_id} went bankrupt (破产) after hand "
-                f"{gone.after_hand}: their silver no longer covers the most one hand can cost at "
-                f"stake {session.config.stake}, so they left the table and the bot "
-                f"{gone.bot_id} plays the seat; this seat token can still watch the table "
-                "(GetTableState, Subscribe) but no longer acts",
-                reason="SEAT_BANKRUPT",
-                field="seat_token",
-                seat=seat,
-                after_hand=gone.after_hand,
-            )
-        return seat
+    def __init__(
+        self,
+        store: Store,
+        settings: GatewaySettings,
+        access: TableAccess,
+        writer: StepWriter,
+        leases: TableLeases,
+    ) -> None:
+        self.store = store
+        self.settings = settings
+        self.access = access
+        self.writer = writer
+        self.leases = leases
 
     def join(
         self,
@@ -99,12 +71,12 @@ class SeatCalls:
         ``request_id`` of the JoinSeat that took the open seat (a retry whose answer was lost)
         — or to a service of the deployment (``internal``); anyone else is PERMISSION_DENIED.
         A spectator gets a token of its own (:meth:`_spectate`)."""
-        table = self.table(table_id)
+        table = self.access.table(table_id)
         if spectator:
             return None, self._spectate(table, seat_token), table.head
         check_id(player_id, "player_id")
         with table.lock:
-            session = self._session(table)
+            session = self.access.session(table)
             seats = session.seats
             mine = [i for i, s in enumerate(seats) if s.player_id == player_id and not s.bot]
             if mine:
@@ -124,7 +96,7 @@ class SeatCalls:
                 if not free:
                     raise FailedPrecondition("no open seat at this table", reason="TABLE_FULL")
                 chosen = free[0]
-            with self.step(table):
+            with self.writer.step(table):
                 session.join(chosen, player_id, display_name)
             if request_id and not mine:  # took an open seat: a retry of this request may too
                 self.store.put(JOINS, f"{table.id}/{player_id}", request_id.encode())
@@ -176,20 +148,20 @@ class SeatCalls:
         """A write of ``table``'s spectators: fenced by its lease while it is live (NOT_OWNER
         when another replica took it over: nobody is admitted or revoked by a stale owner),
         unfenced once it is over (its lease goes with its end)."""
-        fence = self._fence(table) if table.live else None
+        fence = self.leases.fence(table) if table.live else None
         try:
             return write(fence)
         except Fenced as exc:
             if not table.live:  # it finished meanwhile: the lease was released with its end
                 return write(None)
-            self._lost(table)
-            raise self._not_owner(table.id) from exc
+            self.leases.lost(table)
+            raise self.leases.not_owner(table.id) from exc
 
     def leave(self, table_id: str, token: str, request_id: str) -> int:
         """A seat leaves (its escape penalty, if a hand runs); a spectator goes, its token
         revoked (a Leave repeated with it answers 0 again and changes nothing)."""
         check_id(request_id, "request_id", required=False)
-        table = self.table(table_id)
+        table = self.access.table(table_id)
         held = read_seat_token(self.settings.secret, token, table.id)
         if held.seat is None:
             self._spectators_write(
@@ -198,24 +170,24 @@ class SeatCalls:
             )
             return 0
         with table.lock:
-            seat = self._holder(table, token, None).seat
-            session = self._session(table)
+            seat = self.access.holder(table, token, None).seat
+            session = self.access.session(table)
             if seat is None or seat in session.bankrupt:  # 破产: they left already
                 return 0
             rid = "leave:" + request_id
             if request_id and (seat, rid) in table.requests:
                 return table.requests[(seat, rid)].replay()
             if not table.owned:
-                raise self._not_owner(table.id)
-            if self._session(table).phase in (FINISHED, HALTED):
+                raise self.leases.not_owner(table.id)
+            if self.access.session(table).phase in (FINISHED, HALTED):
                 return 0  # the table is over: nothing to pay and nothing to write
-            with self.step(table):
+            with self.writer.step(table):
                 try:
-                    penalty = self._session(table).leave(seat)
+                    penalty = self.access.session(table).leave(seat)
                 except DomainError as exc:
                     if request_id and not is_transient(exc):
-                        self._remember(table, seat, rid, refusal=Refusal.of(exc))
+                        remember(table, seat, rid, refusal=Refusal.of(exc))
                     raise
                 if request_id:
-                    self._remember(table, seat, rid, result=penalty)
+                    remember(table, seat, rid, result=penalty)
             return penalty

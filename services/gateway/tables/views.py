@@ -5,27 +5,35 @@ loop).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
+from infra.store import Store
 from services.gateway.domain.events import kinds as K
 from services.gateway.domain.events.log import LoggedEvent
 from services.gateway.domain.tokens import SeatToken
 from services.gateway.tables import spectators
+from services.gateway.tables.access import TableAccess
+from services.gateway.tables.leases import TableLeases
 from services.gateway.tables.live import LiveTable
 from services.gateway.tables.streams import Seen, stream, stream_async
 from shared.errors import InvalidArgument
 
 
 class TableViews:
-    """Mixed into :class:`~services.gateway.tables.manager.TableManager`, whose ``store`` it
-    uses, with ``table``, ``_session``, ``_holder``, ``_viewer``, ``_watching`` and
-    ``_not_owner`` of the other parts."""
+    """Views and streams of the tables ``access`` finds; older events from ``store``; a
+    stream of a table this replica let go ends NOT_OWNER (``leases``)."""
+
+    def __init__(self, store: Store, access: TableAccess, leases: TableLeases) -> None:
+        self.store = store
+        self.access = access
+        self.leases = leases
 
     def view(self, table_id: str, token: str, seat_claim: int | None) -> dict[str, Any]:
-        table = self.table(table_id)
+        table = self.access.table(table_id)
         with table.lock:
-            return self._view_of(table, self._viewer(table, token, seat_claim))
+            return self._view_of(table, self.access.viewer(table, token, seat_claim))
 
     def stream_view(
         self, table: LiveTable, viewer: SeatToken, wait: bool = True
@@ -37,12 +45,12 @@ class TableViews:
         if not table.lock.acquire(blocking=wait):
             return None
         try:
-            return self._view_of(table, self._watching(table, viewer.seat))
+            return self._view_of(table, self.access.watching(table, viewer.seat))
         finally:
             table.lock.release()
 
     def _view_of(self, table: LiveTable, viewer: int | None) -> dict[str, Any]:
-        session = self._session(table)
+        session = self.access.session(table)
         v = session.seat_view(viewer)
         v["last_sequence"] = table.head
         v["config"] = session.config
@@ -53,9 +61,9 @@ class TableViews:
         ``after``, checked."""
         if after < 0:
             raise InvalidArgument("after_sequence is negative", field="after_sequence")
-        table = self.table(table_id)
+        table = self.access.table(table_id)
         with table.lock:
-            viewer = self._holder(table, token, None)
+            viewer = self.access.holder(table, token, None)
             if after > table.head:
                 raise InvalidArgument(
                     f"after_sequence {after} is beyond the table's last event {table.head}",
@@ -88,10 +96,10 @@ class TableViews:
         return stream(
             self.store,
             table,
-            self._watching(table, viewer.seat),
+            self.access.watching(table, viewer.seat),
             after,
             active,
-            lambda: self._not_owner(table.id),
+            functools.partial(self.leases.not_owner, table.id),
             self._still_watching(table, viewer),
         )
 
@@ -107,9 +115,9 @@ class TableViews:
         return stream_async(
             self.store,
             table,
-            self._watching(table, viewer.seat),
+            self.access.watching(table, viewer.seat),
             after,
-            lambda: self._not_owner(table.id),
+            functools.partial(self.leases.not_owner, table.id),
             run_blocking,
             self._still_watching(table, viewer),
         )

@@ -1,4 +1,4 @@
-"""What a failed write of a table's step leaves (TableManager.step): never an answer that says
+"""What a failed write of a table's step leaves (StepWriter.step): never an answer that says
 done, never another owner's records removed, never an outage remembered as a refusal."""
 
 from __future__ import annotations
@@ -71,17 +71,17 @@ def test_a_paused_first_replica_leaves_the_retried_table_its_records(backend, mo
     second = table_manager(backend.open(), ports, seed=6, replica_id="gw-b", lease_ms=300)
     spec = table_spec(request_id="create-2", report_hands=True)
     started: dict = {}
-    real_start = first._start
+    real_start = first.creation._start
     try:
 
         def paused_start(table_id, *args, **kw):
-            first._stop.set()  # paused: no renewal, the lease runs out
-            first._lease_thread.join()
+            first.stop.set()  # paused: no renewal, the lease runs out
+            first.leases.thread.join()
             time.sleep(0.4)
             started["b"] = second.create_table(table_spec(request_id="create-2", report_hands=True))
             return real_start(table_id, *args, **kw)
 
-        monkeypatch.setattr(first, "_start", paused_start)
+        monkeypatch.setattr(first.creation, "_start", paused_start)
         with pytest.raises(Unavailable) as refused:
             first.create_table(spec)
         assert refused.value.reason == "NOT_OWNER"

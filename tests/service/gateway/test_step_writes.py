@@ -1,4 +1,4 @@
-"""A table's step is one write (TableManager.step): its events, its request's result and its
+"""A table's step is one write (StepWriter.step): its events, its request's result and its
 outbox rows go to the store in one fenced transaction at its end, and every wall call that
 hands out tiles carries the table's lease epoch, by which the wall fences a former owner
 (tables/fenced_wall.py)."""

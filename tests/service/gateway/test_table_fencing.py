@@ -52,8 +52,8 @@ def test_a_paused_owner_can_no_longer_write_once_another_replica_took_over(backe
         token = tokens[0]
         until(prompted(first, t, token), "seat 0's prompt")
         # Paused: the first replica stops renewing (its memory says it still owns the table).
-        first._stop.set()
-        first._lease_thread.join()
+        first.stop.set()
+        first.leases.thread.join()
         held = first.tables[t]
         head = held.head
         view = first.view(t, token, 0)
@@ -163,7 +163,7 @@ def test_a_slow_takeover_never_delays_the_replicas_own_renewals(backend, monkeyp
         mine, _ = own.create_table(table_spec(seats(1, "p"), first_dealer=0))
         orphan, _ = gone.create_table(table_spec(seats(1, "q"), first_dealer=0))
         slow: list[str] = []
-        recover, recover_other = own._recover, other._recover
+        recover, recover_other = own.recovery.recover, other.recovery.recover
 
         def slow_recover(table_id):
             if table_id == orphan:
@@ -171,11 +171,13 @@ def test_a_slow_takeover_never_delays_the_replicas_own_renewals(backend, monkeyp
                 time.sleep(1.5)  # five leases
             return recover(table_id)
 
-        monkeypatch.setattr(own, "_recover", slow_recover)  # gw-a adopts the orphan, slowly
-        monkeypatch.setattr(other, "_recover", lambda t: None if t == orphan else recover_other(t))
-        gone._stop.set()  # gw-b dies: its table is orphaned once its lease runs out
-        gone._lease_thread.join()
-        gone._adopt_thread.join()
+        monkeypatch.setattr(own.recovery, "recover", slow_recover)  # gw-a adopts the orphan, slowly
+        monkeypatch.setattr(
+            other.recovery, "recover", lambda t: None if t == orphan else recover_other(t)
+        )
+        gone.stop.set()  # gw-b dies: its table is orphaned once its lease runs out
+        gone.leases.thread.join()
+        gone.keeper.thread.join()
         epoch = own.store.get_lease(LEASE_PREFIX + mine).epoch
         until(lambda: slow, "gw-a to start adopting the orphan")
         until(lambda: orphan in own.tables, "the slow adoption to finish")
@@ -251,8 +253,8 @@ def test_a_replica_that_dies_right_after_creating_a_table_leaves_it_to_another(b
     second = None
     try:
         t, _ = first.create_table(table_spec())
-        first._stop.set()  # and its lease is renewed no more
-        first._lease_thread.join()
+        first.stop.set()  # and its lease is renewed no more
+        first.leases.thread.join()
         assert [e.kind for e in read_table_log(first.store, t)] == ["table_started"]
         second = table_manager(backend.open(), ports, seed=6, replica_id="gw-b", lease_ms=300)
         until(
@@ -283,11 +285,11 @@ def test_a_retry_starts_a_table_whose_replica_died_before_logging_it(backend, mo
         def dies(*args, **kw):
             raise RuntimeError("killed before TableStarted")
 
-        monkeypatch.setattr(first, "_start", dies)
+        monkeypatch.setattr(first.creation, "_start", dies)
         with pytest.raises(RuntimeError):
             first.create_table(spec)
-        first._stop.set()  # dead: its lease is renewed no more
-        first._lease_thread.join()
+        first.stop.set()  # dead: its lease is renewed no more
+        first.leases.thread.join()
         monkeypatch.undo()
         second = table_manager(backend.open(), ports, seed=6, replica_id="gw-b", lease_ms=300)
         with pytest.raises(Unavailable) as starting:
@@ -326,8 +328,8 @@ def test_a_decision_logged_without_its_request_record_is_not_applied_twice(backe
         view = first.view(t, token, 0)
         tile = view["prompt"].options.discards[0]
         first.act(t, token, 0, "rid-1", view["last_sequence"], Discard(tile))
-        first._stop.set()  # the owner dies: it renews nothing more
-        first._lease_thread.join()
+        first.stop.set()  # the owner dies: it renews nothing more
+        first.leases.thread.join()
         key = f"{t}/0/rid-1"
         assert first.store.get(REQUESTS, key) is not None  # written with the decision
         first.store.delete(REQUESTS, key)  # as the older release's owner left it

@@ -9,7 +9,6 @@ import random
 import pytest
 
 from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
-from services.gateway.domain.clock import ManualScheduler
 from services.gateway.domain.events import codec
 from services.gateway.domain.hand import OWN_TURN
 from services.gateway.domain.session import (
@@ -24,6 +23,7 @@ from services.gateway.domain.session import (
 from shared.errors import FailedPrecondition
 from shared.ruleset import resolve_ruleset
 from shared.table import ResumePlay
+from tests.doubles.scheduler import ManualScheduler
 
 DISCARD_MS, CLAIM_MS, AUTO_MS = 10_000, 5_000, 700
 

@@ -5,14 +5,14 @@ a table rebuilt from its log, or waiting for the answer when it was taken over, 
 
 from __future__ import annotations
 
-from services.gateway.domain.clock import ManualScheduler
 from services.gateway.domain.events import kinds as K
 from services.gateway.domain.events.log import LoggedEvent
 from services.gateway.domain.events.views import project
 from services.gateway.domain.restore import restore_session
 from services.gateway.domain.session import Seat
+from services.gateway.domain.session.bankruptcy import ANSWER_POLL_MS
 from services.gateway.domain.session.config import BETWEEN_HANDS, FINISHED, PLAYING
-from services.gateway.domain.session.table import ANSWER_POLL_MS
+from tests.doubles.scheduler import ManualScheduler
 from tests.support.sessions import local_table, session_config
 from tests.unit.gateway.test_resume_steps import greedy
 

@@ -8,7 +8,6 @@ import random
 import re
 
 from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
-from services.gateway.domain.clock import ManualScheduler
 from services.gateway.domain.hand import CLAIM, OWN_TURN, ROB_KONG
 from services.gateway.domain.restore import restore_session
 from services.gateway.domain.session import (
@@ -22,6 +21,7 @@ from services.gateway.domain.session import (
 from shared.errors import FailedPrecondition
 from shared.ruleset import resolve_ruleset
 from shared.table import Pass
+from tests.doubles.scheduler import ManualScheduler
 from tests.support.events import json_log_recorder, log_from_json, project_json
 
 TIMERS = {"discard_ms": 60_000, "claim_ms": 500}

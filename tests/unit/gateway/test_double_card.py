@@ -8,12 +8,12 @@ from __future__ import annotations
 import pytest
 
 from infra.store.memory import MemoryStore
-from services.gateway.domain.clock import ManualScheduler
 from services.gateway.domain.events import kinds as K
 from services.gateway.domain.restore import restore_session
 from services.gateway.domain.session import Ports, Seat
 from services.gateway.domain.session.config import BETWEEN_HANDS, PLAYING, WAITING
 from shared.errors import FailedPrecondition, PermissionDenied
+from tests.doubles.scheduler import ManualScheduler
 from tests.support.sessions import SeededWall, inprocess_ports, local_table, session_config
 from tests.support.stacks import table_manager, table_spec
 from tests.unit.gateway.test_resume_steps import greedy

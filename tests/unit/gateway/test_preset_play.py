@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 
 from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
 from services.gateway.bots import engine_policy, make_bot
-from services.gateway.domain.clock import ManualScheduler
 from services.gateway.domain.events.log import LoggedEvent
 from services.gateway.domain.replay import export_hand
 from services.gateway.domain.session import FINISHED, Ports, Seat, SessionConfig, TableSession
@@ -19,6 +18,7 @@ from services.gateway.verify import verify_hand
 from shared import tiles as T
 from shared.ruleset import resolve_ruleset
 from shared.tile_set import tile_set_of
+from tests.doubles.scheduler import ManualScheduler
 from tests.support.events import json_log
 from tests.support.sessions import reraise
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import random
 
 from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
-from services.gateway.domain.clock import ManualScheduler
 from services.gateway.domain.replay import export_hand
 from services.gateway.domain.restore import restore_session
 from services.gateway.domain.session import (
@@ -22,6 +21,7 @@ from services.gateway.domain.session import (
 from services.gateway.verify import verify_hand
 from shared.errors import InvalidArgument, Unavailable
 from shared.ruleset import load_ruleset
+from tests.doubles.scheduler import ManualScheduler
 from tests.support.events import json_log, log_recorder
 
 TIMERS = {"discard_ms": 1_000, "claim_ms": 500, "bot_delay_ms": 10, "auto_play_delay_ms": 10}

@@ -9,7 +9,6 @@ import random
 import pytest
 
 from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring, InProcessWall
-from services.gateway.domain.clock import ManualScheduler
 from services.gateway.domain.restore import restore_session
 from services.gateway.domain.session import (
     FINISHED,
@@ -23,6 +22,7 @@ from services.gateway.domain.session import (
 )
 from shared.errors import FailedPrecondition
 from shared.ruleset import load_ruleset
+from tests.doubles.scheduler import ManualScheduler
 from tests.support.events import json_log_recorder, log_from_json
 
 WAIT = 120_000

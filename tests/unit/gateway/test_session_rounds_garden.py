@@ -8,7 +8,6 @@ from __future__ import annotations
 import random
 
 from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring
-from services.gateway.domain.clock import ManualScheduler
 from services.gateway.domain.restore import restore_session
 from services.gateway.domain.rounds import deal_advance, rounds_completed
 from services.gateway.domain.session import (
@@ -21,6 +20,7 @@ from services.gateway.domain.session import (
 )
 from shared.ruleset import resolve_ruleset
 from shared.table import Pass, Win
+from tests.doubles.scheduler import ManualScheduler
 from tests.support.events import json_recorder, log_recorder, records_log
 from tests.unit.gateway.scripted import ScriptedWall
 

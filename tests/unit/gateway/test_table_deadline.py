@@ -11,7 +11,6 @@ import random
 import pytest
 
 from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring
-from services.gateway.domain.clock import ManualScheduler
 from services.gateway.domain.events import codec
 from services.gateway.domain.restore import restore_session
 from services.gateway.domain.session import (
@@ -23,7 +22,8 @@ from services.gateway.domain.session import (
     TableSession,
     simple_policy,
 )
-from services.gateway.domain.session.table import HandAnswer
+from services.gateway.domain.session.bankruptcy import HandAnswer
+from tests.doubles.scheduler import ManualScheduler
 from tests.support.events import log_from_json
 from tests.support.sessions import SeededWall, reraise, session_config
 

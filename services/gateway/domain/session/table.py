@@ -7,19 +7,9 @@ runs each hand through :class:`HandEngine`. A table ends after ``max_hands`` han
 ``max_rounds`` rounds (whichever comes first; 0 = no limit), at its deadline, or when its
 players have left.
 
-A deadline (``end_by_ms``, a tournament round's time limit, Unix ms on the scheduler's clock):
-once it has passed no new hand is dealt and the table ends (``table_finished`` reason
-``deadline``) when the hand in play is over, or at the deadline itself when it falls between
-hands. The hand in play is finished, not voided, but every decision prompted after the deadline
-gets at most ``timers.overtime_seconds`` (:meth:`TableSession.timer_cap`). The first hand is
-always dealt, so a table created (or filled) after its deadline plays one hand and ends. It is
-announced in ``table_started`` (``end_by_ms``) and shown in the view.
+A deadline (``end_by_ms``, a tournament round's time limit): :mod:`.deadline`.
 
-Open seats (空座: no player assigned, not a bot; anyone may join them) are waited for at most
-``seat_wait_ms`` (0 = forever): the deadline is fixed when the table starts, published as
-``seat_deadline_ms`` in ``table_started`` and in the view while the table waits, and a seat
-still open when it passes ends the table before any hand (``table_finished`` with reason
-``seats_not_filled``, reported like any finished table); the seat can no longer be joined.
+Open seats (空座) are waited for at most ``seat_wait_ms``: :mod:`.seating`.
 
 逛花园 (RULES §9, option ``payment.garden``): each seat starts with ``payment.garden_stack``
 chips, so its stack is that plus its net chips. The stacks go to scoring with every hand (and
@@ -39,12 +29,8 @@ Every fact goes through ``emit(event) -> sequence`` (the table's event log); set
 handed to ``report(kind, data)`` (the matchmaking outbox). Decisions — timers, bots and 托管 —
 are :mod:`.decisions`, leaving (escape) :mod:`.escape`, what each viewer sees :mod:`.views`.
 
-破产 (RULES-items §4): a table whose hands move silver (given ``hand_answer``) deals its next
-hand only once matchmaking has answered the last hand's report: ``hand_answer(hand_id)`` is
-None until then (asked again every :data:`ANSWER_POLL_MS`), else the seats whose player no
-longer covers a hand, each with the bot that takes it. Each is applied before the deal
-(``seat_bankrupt``, public): the seat is the bot's from then on, the player has left (荒番 is
-reset, as when a player leaves), and their seat token acts no more.
+破产 (RULES-items §4): a table whose hands move silver deals its next hand only once
+matchmaking has answered the last hand's report (:mod:`.bankruptcy`). 加倍卡: :mod:`.double_cards`.
 
 An engine step that fails for a transient reason (a service unavailable) is retried from the
 call that failed; any other failure (a bug) halts the table loudly: ``table_halted`` to every
@@ -61,20 +47,27 @@ from contextlib import contextmanager
 from services.gateway.domain.clock import Scheduler, Timer
 from services.gateway.domain.events.kinds import (
     OWN_TURN,
-    DoubleCardPlayed,
     Prompt,
     SeatAssignment,
     SeatBankrupt,
-    SeatChanged,
     TableEvent,
     TableFinished,
     TableHalted,
     TableStarted,
 )
 from services.gateway.domain.hand import HandConfig, HandEngine
-from services.gateway.domain.ports import Settlement, is_transient
+from services.gateway.domain.ports import Emit, Report, Settlement, is_transient
 from services.gateway.domain.rounds import deal_advance, rounds_completed
-from services.gateway.domain.session import decisions, escape, views
+from services.gateway.domain.session import (
+    bankruptcy,
+    deadline,
+    decisions,
+    double_cards,
+    escape,
+    seating,
+    views,
+)
+from services.gateway.domain.session.bankruptcy import ANSWER_POLL_MS, HandAnswer
 from services.gateway.domain.session.config import (
     BETWEEN_HANDS,
     DETACHED,
@@ -94,13 +87,6 @@ from services.gateway.domain.session.config import (
 from shared.errors import FailedPrecondition, InvalidArgument
 from shared.hand.hand_type import HandType
 from shared.table import NUM_SEATS, ResumePlay, SeatRequest
-
-Emit = Callable[[TableEvent], int]
-Report = Callable[[str, dict[str, object]], None]
-# Matchmaking's answer to a settled hand's report (by hand id): None while it is not in yet,
-# else the bankrupt seats (破产) and the bot taking each, ((seat, bot id), ...).
-HandAnswer = Callable[[str], tuple[tuple[int, str], ...] | None]
-ANSWER_POLL_MS = 100  # how often a table waiting for its last hand's answer asks again
 
 
 class TableSession:
@@ -173,7 +159,7 @@ class TableSession:
         self.doubled: dict[int, tuple[int, ...]] = {}
         # Unix ms by which the open seats must be taken (0 = no deadline); see start().
         self.seat_deadline_ms = 0
-        self._seat_timer: Timer | None = None
+        self.seat_timer: Timer | None = None
         # Within :meth:`steps_collected` (a player's Act, a bot's action): the engine steps the
         # action deferred, run right after it (:meth:`run_steps`) instead of through the
         # scheduler.
@@ -210,27 +196,18 @@ class TableSession:
             return "players_left"
         return ""
 
-    # --- the table's deadline ------------------------------------------------------------
+    # --- the table's deadline (:mod:`.deadline`) -------------------------------------------
     def past_deadline(self) -> bool:
-        """The table's deadline (``end_by_ms``) has passed: no new hand, overtime timers."""
-        end_by = self.config.end_by_ms
-        return end_by > 0 and self.scheduler.now_ms() >= end_by
+        """The table's deadline has passed (:func:`deadline.past_deadline`)."""
+        return deadline.past_deadline(self)
 
     def timer_cap(self, ms: int) -> int:
-        """A timer of ``ms`` for a decision prompted now: at most ``timers.overtime_seconds``
-        once the table's deadline has passed, else ``ms`` itself."""
-        if self.past_deadline():
-            return min(ms, self.overtime_ms)
-        return ms
+        """A decision's timer past the deadline (:func:`deadline.timer_cap`)."""
+        return deadline.timer_cap(self, ms)
 
     def schedule_next_hand(self) -> None:
-        """Between hands: the next deal after ``between_hands_ms``, or at the table's deadline
-        if it comes first (:meth:`next_hand` then ends the table instead of dealing)."""
-        delay = self.config.between_hands_ms
-        end_by = self.config.end_by_ms
-        if end_by > 0:
-            delay = min(delay, max(0, end_by - self.scheduler.now_ms()))
-        self.scheduler.call_later(delay, self.next_hand)
+        """The next deal, or the deadline (:func:`deadline.schedule_next_hand`)."""
+        deadline.schedule_next_hand(self)
 
     # --- events ----------------------------------------------------------------------------
     def head(self) -> tuple[str, int]:
@@ -288,59 +265,19 @@ class TableSession:
     def begin(self) -> None:
         """After :meth:`announce`: wait for the open seats, or start the first hand."""
         self.resume_seat_wait()
-        self._maybe_begin()
+        self.maybe_begin()
 
     def resume_seat_wait(self) -> None:
-        """Arm the timer of the open seats' deadline (at start, or on a table restored from its
-        log while it still waits: the same absolute deadline, at once if it has passed)."""
-        if self.seat_deadline_ms and self.phase == WAITING and self._seat_timer is None:
-            delay = max(0, self.seat_deadline_ms - self.scheduler.now_ms())
-            self._seat_timer = self.scheduler.call_later(delay, self._seat_wait_over)
+        """Arm the timer of the open seats' deadline (:func:`seating.resume_seat_wait`)."""
+        seating.resume_seat_wait(self)
 
-    def _seat_wait_over(self) -> None:
-        self._seat_timer = None
-        if self.phase == WAITING and any(s.open for s in self.seats):
-            self.finish("seats_not_filled")
-
-    def _maybe_begin(self) -> None:
-        if self.phase == WAITING and not any(s.open for s in self.seats):
-            if self._seat_timer is not None:
-                self._seat_timer.cancel()
-                self._seat_timer = None
-            self.phase = BETWEEN_HANDS
-            self._start_hand()
+    def maybe_begin(self) -> None:
+        """The first hand, once no seat is open (:func:`seating.maybe_begin`)."""
+        seating.maybe_begin(self)
 
     def join(self, seat: int, player_id: str, display_name: str) -> None:
-        s = self.seats[seat]
-        if self.phase == FINISHED and s.open:
-            why = f" ({self.finish_reason})" if self.finish_reason else ""
-            raise FailedPrecondition(
-                f"the table has finished{why}: seat {seat} can no longer be taken",
-                reason="TABLE_FINISHED",
-                finish_reason=self.finish_reason,
-            )
-        if s.bot:
-            raise FailedPrecondition(f"seat {seat} is a bot seat", reason="SEAT_TAKEN")
-        if s.player_id and s.player_id != player_id:
-            raise FailedPrecondition(f"seat {seat} belongs to another player", reason="SEAT_TAKEN")
-        if s.left:
-            raise FailedPrecondition(f"seat {seat}'s player left the table", reason="SEAT_LEFT")
-        first = not s.joined
-        s.player_id, s.joined = player_id, True
-        s.display_name = display_name or s.display_name or player_id
-        if first:
-            hand_id, number = self.head()
-            self.emit(
-                SeatChanged(
-                    seat=seat,
-                    player_id=player_id,
-                    bot=False,
-                    reason="joined",
-                    hand_id=hand_id,
-                    hand_number=number,
-                )
-            )
-        self._maybe_begin()
+        """A player takes ``seat`` (:func:`seating.join`)."""
+        seating.join(self, seat, player_id, display_name)
 
     def hand_config(self) -> HandConfig:
         return HandConfig(
@@ -358,7 +295,7 @@ class TableSession:
             doubled_seats=self.doubled.get(self.hands_played + 1, ()),
         )
 
-    def _start_hand(self) -> None:
+    def start_hand(self) -> None:
         self.phase = PLAYING
         self.left_during_hand = False
         self.hand = HandEngine(
@@ -554,46 +491,19 @@ class TableSession:
         if reason:
             self.finish(reason)
             return
-        self._start_hand()
+        self.start_hand()
 
     def apply_hand_answer(self) -> bool:
-        """Matchmaking's answer to the last settled hand applied (its bankrupt seats taken by
-        their bots): False while it is not in yet. Applying it again changes nothing."""
-        if self.hand_answer is None or not self.last_hand_id:
-            return True
-        answer = self.hand_answer(self.last_hand_id)
-        if answer is None:
-            return False
-        for seat, bot_id in answer:
-            self.seat_bankrupt(seat, bot_id)
-        return True
+        """Matchmaking's answer to the last hand applied (:func:`bankruptcy.apply_hand_answer`)."""
+        return bankruptcy.apply_hand_answer(self)
 
     def seat_bankrupt(self, seat: int, bot_id: str) -> None:
-        """破产: the player of ``seat`` leaves after the hand and the bot ``bot_id`` takes the
-        seat (``seat_bankrupt``, public). A seat a bot already plays is left as it is."""
-        if not 0 <= seat < NUM_SEATS or not bot_id:
-            raise InvalidArgument(f"no bankrupt seat {seat} with bot {bot_id!r}", field="seat")
-        s = self.seats[seat]
-        if s.bot:
-            return
-        event = SeatBankrupt(seat, s.player_id, bot_id, self.hands_played)
-        self.emit(event)
-        self.take_bankrupt_seat(event)
+        """破产: the bot ``bot_id`` takes ``seat`` (:func:`bankruptcy.seat_bankrupt`)."""
+        bankruptcy.seat_bankrupt(self, seat, bot_id)
 
     def take_bankrupt_seat(self, event: SeatBankrupt) -> None:
-        """The seat's state after ``event`` (also when a table is rebuilt from its log): the
-        bot's, the player gone (荒番 reset, RULES §10), a 加倍卡 they played for the next hand
-        void (its hold is released with the table)."""
-        seat = event.seat
-        s = self.seats[seat]
-        self.bankrupt[seat] = event
-        s.player_id, s.display_name, s.bot = event.bot_id, event.bot_id, True
-        s.joined, s.left, s.auto_play, s.timeouts_in_row = True, False, False, 0
-        self.auto_play_hidden.discard(seat)
-        self.huangfan = 0
-        number = self.hands_played + 1
-        if seat in self.doubled.get(number, ()):
-            self.doubled[number] = tuple(x for x in self.doubled[number] if x != seat)
+        """The seat's state after ``event`` (:func:`bankruptcy.take_bankrupt_seat`)."""
+        bankruptcy.take_bankrupt_seat(self, event)
 
     def finish(self, reason: str) -> None:
         self.phase = FINISHED
@@ -611,44 +521,12 @@ class TableSession:
 
     # --- a player's requests -----------------------------------------------------------------
     def check_double_card(self, seat: int) -> int:
-        """Whether ``seat`` may play a 加倍卡 now (RULES-items §2): a seated player, not a bot,
-        at a table whose ruleset allows it (``items.double_card``) and no tournament table,
-        between hands or before the first deal, within ``items.double_cards_per_hand``. The
-        number of the hand it would double; FailedPrecondition DOUBLE_CARD_* naming why not."""
-        s = self.seats[seat]
-        if s.bot:
-            raise FailedPrecondition(
-                f"seat {seat} is a bot: bots play no 加倍卡", reason="DOUBLE_CARD_BOT"
-            )
-        if not s.joined or s.left or not s.player_id:
-            raise FailedPrecondition(
-                f"seat {seat} has no player seated", reason="DOUBLE_CARD_NOT_SEATED"
-            )
-        items = self.config.ruleset.items
-        if self.config.tag.startswith("tournament/") or not bool(items.double_card):
-            raise FailedPrecondition(
-                "this table does not allow 加倍卡", reason="DOUBLE_CARD_NOT_ALLOWED"
-            )
-        if self.phase not in (WAITING, BETWEEN_HANDS):
-            raise FailedPrecondition(
-                "a hand is running: play a 加倍卡 between hands", reason="DOUBLE_CARD_HAND_RUNNING"
-            )
-        number = self.hands_played + 1
-        if self.doubled.get(number, ()).count(seat) >= int(items.double_cards_per_hand):
-            raise FailedPrecondition(
-                f"seat {seat} already played a 加倍卡 for hand {number}",
-                reason="DOUBLE_CARD_ALREADY_PLAYED",
-            )
-        return number
+        """Whether ``seat`` may play a 加倍卡 now (:func:`double_cards.check`)."""
+        return double_cards.check(self, seat)
 
     def play_double_card(self, seat: int) -> int:
-        """``seat`` plays a 加倍卡 for the next hand (checked as :meth:`check_double_card`):
-        public (``double_card_played``); the hand's scoring doubles its payments."""
-        number = self.check_double_card(seat)
-        self.doubled[number] = tuple(sorted((*self.doubled.get(number, ()), seat)))
-        hand_id, head_number = self.head()
-        self.emit(DoubleCardPlayed(seat, number, hand_id, head_number))
-        return number
+        """``seat`` plays a 加倍卡 for the next hand (:func:`double_cards.play`)."""
+        return double_cards.play(self, seat)
 
     def act(self, seat: int, action: SeatRequest, request_id: str = "") -> None:
         """A player's own action (not a bot's; ``request_id``: its Act, recorded with it):

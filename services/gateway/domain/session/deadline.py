@@ -1,0 +1,41 @@
+"""A table's deadline.
+
+A deadline (``end_by_ms``, a tournament round's time limit, Unix ms on the scheduler's clock):
+once it has passed no new hand is dealt and the table ends (``table_finished`` reason
+``deadline``) when the hand in play is over, or at the deadline itself when it falls between
+hands. The hand in play is finished, not voided, but every decision prompted after the deadline
+gets at most ``timers.overtime_seconds`` (:meth:`TableSession.timer_cap`). The first hand is
+always dealt, so a table created (or filled) after its deadline plays one hand and ends. It is
+announced in ``table_started`` (``end_by_ms``) and shown in the view.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from services.gateway.domain.session.table import TableSession
+
+
+def past_deadline(t: TableSession) -> bool:
+    """The table's deadline (``end_by_ms``) has passed: no new hand, overtime timers."""
+    end_by = t.config.end_by_ms
+    return end_by > 0 and t.scheduler.now_ms() >= end_by
+
+
+def timer_cap(t: TableSession, ms: int) -> int:
+    """A timer of ``ms`` for a decision prompted now: at most ``timers.overtime_seconds``
+    once the table's deadline has passed, else ``ms`` itself."""
+    if past_deadline(t):
+        return min(ms, t.overtime_ms)
+    return ms
+
+
+def schedule_next_hand(t: TableSession) -> None:
+    """Between hands: the next deal after ``between_hands_ms``, or at the table's deadline
+    if it comes first (:meth:`next_hand` then ends the table instead of dealing)."""
+    delay = t.config.between_hands_ms
+    end_by = t.config.end_by_ms
+    if end_by > 0:
+        delay = min(delay, max(0, end_by - t.scheduler.now_ms()))
+    t.scheduler.call_later(delay, t.next_hand)
