@@ -8,7 +8,8 @@ methods it sees), which on the engine's hot path costs about a quarter of a hand
 before mypyc runs, :func:`expand` writes a copy of such a module under ``build/native/`` where
 every bare ``@dataclass`` class is the same class spelled out: its field declarations without
 defaults, then ``__init__`` (same parameters, order and defaults), ``__eq__``/``__ne__``,
-``__repr__`` (as the dataclass's), ``__hash__ = None`` and ``__match_args__``. setup.py compiles
+``__repr__`` (as the dataclass's), ``__hash__ = None`` and ``__match_args__`` (a ClassVar:
+mypyc makes a plain class attribute of a native class a per-instance field). setup.py compiles
 that copy as the module; nothing under ``build/`` is edited or kept in git.
 
 Only bare ``@dataclass`` classes are expanded (``frozen=True`` and other options are left as
@@ -54,7 +55,7 @@ def _methods(name: str, fields: list[tuple[str, str, str | None]]) -> list[str]:
     names = [f for f, _, _ in fields]
     params = ", ".join(f"{f}: {t}" + (f" = {d}" if d is not None else "") for f, t, d in fields)
     lines = [
-        f"    __match_args__ = {tuple(names)!r}",
+        f"    __match_args__: typing.ClassVar[tuple[str, ...]] = {tuple(names)!r}",
         "    __hash__ = None  # type: ignore[assignment]",
         "",
         f"    def __init__(self, {params}) -> None:",
@@ -104,6 +105,13 @@ def expand_source(source: str) -> str:
         out.extend(_methods(node.name, fields))
         done = node.end_lineno or done
     out.extend(lines[done:])
+    if done:  # a class was expanded: ClassVar (mypyc makes a plain class attribute a field)
+        future = [
+            n.end_lineno
+            for n in tree.body
+            if isinstance(n, ast.ImportFrom) and n.module == "__future__"
+        ]
+        out.insert(future[-1] if future else 0, "import typing")
     return "\n".join(out) + "\n"
 
 
