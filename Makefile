@@ -36,7 +36,7 @@ $(STAMP): pyproject.toml | $(PY)
 	MAHJONG_PURE_PYTHON=1 $(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $@
 
-$(COMPILE_STAMP): $(SOURCES) setup.py pyproject.toml $(STAMP)
+$(COMPILE_STAMP): $(SOURCES) setup.py build_support/native_classes.py pyproject.toml $(STAMP)
 	find shared infra services -name '*.so' -delete  # a module no longer listed runs as Python again
 	$(PY) setup.py --quiet build_ext --inplace
 	find shared infra services -name '*.so' -exec touch {} +  # built from the sources as they are now
@@ -114,7 +114,7 @@ DEBIAN_MIRROR    ?= http://deb.debian.org
 # machine's.
 IMAGE_CA         ?= $(firstword $(wildcard $(PIP_CERT) /etc/ssl/certs/ca-certificates.crt))
 PODMAN           := CONTAINERS_CONF=$(CURDIR)/tests/image/containers.conf podman
-IMAGE_SOURCES    := pyproject.toml setup.py protos shared infra services deploy/Dockerfile \
+IMAGE_SOURCES    := pyproject.toml setup.py build_support protos shared infra services deploy/Dockerfile \
 	deploy/requirements.lock deploy/build-requirements.lock
 
 # podman, runc, uidmap and mmdebstrap (Debian's), installed when missing (as `make test` does).

@@ -6,23 +6,35 @@ are pure, type-annotated Python; mypyc turns each into an extension module built
 source, which Python then imports instead of the .py. The sources stay the truth: with
 ``MAHJONG_PURE_PYTHON=1`` nothing is compiled and the same modules run as Python. Everything
 else about the package is in pyproject.toml.
+
+Of the modules listed under ``[tool.mahjong] native_classes`` (declared as plain dataclasses,
+each field once) mypyc compiles a copy with those classes spelled out as native classes,
+written under build/native/ first (:mod:`build_support.native_classes`): a dataclass's
+``__init__`` would otherwise stay interpreted.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import tomllib
 from glob import glob
 from pathlib import Path
 
 from setuptools import setup
 
+CONFIG = tomllib.loads(Path(__file__).with_name("pyproject.toml").read_text())["tool"]["mahjong"]
+
 
 def compiled_modules() -> list[str]:
-    """The source files pyproject.toml names for compiling, in a stable order."""
-    config = tomllib.loads(Path(__file__).with_name("pyproject.toml").read_text())
-    patterns = config["tool"]["mahjong"]["compiled"]
-    return sorted({path for pattern in patterns for path in glob(pattern)})
+    """The source files pyproject.toml names for compiling, in a stable order; a module with
+    native classes to write out (``native_classes``) as its expanded copy under build/."""
+    paths = sorted({path for pattern in CONFIG["compiled"] for path in glob(pattern)})
+    sys.path.insert(0, str(Path(__file__).parent))  # run by a build backend: not on the path
+    from build_support.native_classes import expand
+
+    native = set(CONFIG.get("native_classes", []))
+    return [expand(path) if path in native else path for path in paths]
 
 
 ext_modules = []

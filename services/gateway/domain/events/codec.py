@@ -327,7 +327,7 @@ def _layouts() -> dict[type[K.TableEvent], _Layout]:
         defaults = {**HEAD_DEFAULTS, **OPTIONAL_FIELDS.get(cls, {})}
         specs = [
             (name, codecs.get(name, PLAIN), defaults.get(name, _ABSENT))
-            for name in cls.FIELDS
+            for name in K.field_names(cls)
             if name != "options"  # Prompt's options: written by the prompt's kind
         ]
         out[cls] = _Layout(tuple(specs))
