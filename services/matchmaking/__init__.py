@@ -12,7 +12,7 @@ One concept per module, pure Python over :class:`shared.store.base.Store` (no gR
 * :mod:`.room_cards` — 房卡: opening a private room costs one; new players get some free.
 * :mod:`.allocator` — the port to the gateway (``TableAllocator.create_table``).
 * :mod:`.allocated_tables` — the tables matchmaking allocated; gateway reports about any other
-  table (or seating) are refused. :mod:`.table_backfill` records an older store's tables once.
+  table (or seating) are refused.
 * :mod:`.tags` — the opaque table tags echoed back by the gateway ("tournament/T/round/2/table/0").
 * :mod:`.queues` — quick match: a queue per (ruleset, stake tier), tables of four, bots fill
   empty seats after a wait (无须担心三缺一), one queue per player.

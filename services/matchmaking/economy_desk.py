@@ -19,7 +19,6 @@ from . import (
     levels,
     metrics,
     reconciliation,
-    room_cards,
 )
 from .ledger import HandReport
 
@@ -41,8 +40,7 @@ class EconomyDesk:
 
     # --- balances ------------------------------------------------------------------------------
     def asset_balances(self, player_id: str) -> dict[str, int]:
-        """Every asset the player holds (房卡 kept in an old player record moved in first)."""
-        room_cards.migrate_record(self.store, player_id, self.clock())
+        """Every asset the player holds."""
         return ledger.balances(self.store, player_id)
 
     def ledger_page(

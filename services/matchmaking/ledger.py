@@ -22,15 +22,13 @@ its entries (RULES-items §1).
 * The books are real tables on the SQL stores (:mod:`.ledger_store`: one file per backend);
   :func:`reconcile` checks that the balances are the entries' sums and every transaction sums
   to zero per asset.
-* The version before the ledger tables kept it as store records (namespaces
-  ``mm_ledger_hands``, ``mm_ledger/<account>``); the first start on such a store takes them in.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 import structlog
@@ -39,7 +37,7 @@ from shared.errors import FailedPrecondition, InvalidArgument
 from shared.store.base import Store
 
 from . import metrics, records
-from .ledger_store import HOUSE, MAX_BALANCE, Cursor, HandRow, TxRow, ledger_for, stripe_of
+from .ledger_store import HOUSE, MAX_BALANCE, Cursor, HandRow, TxRow, ledger_for
 from .tags import tag_group
 
 __all__ = ["HOUSE", "MAX_BALANCE", "Entry", "HandReport", "Leg"]
@@ -66,7 +64,6 @@ PRIZE = "prize"
 ROOM_CARD_SPENT = "room_card"
 DOUBLE_CARD_HELD = "double_card"
 BOT_SIDE = "bot_side"
-MIGRATION = "migration"
 KINDS = frozenset(
     {
         GRANT,
@@ -81,7 +78,6 @@ KINDS = frozenset(
         ROOM_CARD_SPENT,
         DOUBLE_CARD_HELD,
         BOT_SIDE,
-        MIGRATION,
     }
 )
 # The largest amount one leg moves (2^53 - 1, exact in every JSON reader): far above any
@@ -519,89 +515,3 @@ def reconcile(store: Store) -> list[str]:
     """Every discrepancy in the books (a balance that is not its entries' sum, a transaction
     that does not sum to zero per asset, a hand without entries); empty when they agree."""
     return ledger_for(store).reconcile()
-
-
-# --- the books of earlier versions -----------------------------------------------------------
-LEGACY_HANDS_NS = "mm_ledger_hands"
-LEGACY_ACCOUNT_NS = "mm_ledger/"
-MIGRATED = "migrated"  # the digest of a transaction an earlier version wrote
-WRITE_OFF_REF = "migration/negative-balances"
-BOT_SWEEP_REF = "migration/bot-wallets"
-
-
-def legacy_books(store: Store) -> tuple[list[HandRow], list[Entry]]:
-    """The hands and entries an earlier version kept as store records (empty on a new store)."""
-    hands = []
-    for hand_id, rec in store.scan(LEGACY_HANDS_NS):
-        data = records.load(rec.value)
-        at = float(data.pop("recorded_at", 0.0))
-        tag = data.get("tag", "")
-        hands.append(
-            HandRow(hand_id, data["table_id"], tag, tag_group(tag), records.dump(data).decode(), at)
-        )
-    found = [
-        Entry(**records.load(rec.value))
-        for ns in store.namespaces(LEGACY_ACCOUNT_NS)
-        for _, rec in store.scan(ns)
-    ]
-    return hands, found
-
-
-def upgrade_books(
-    old: Iterable[tuple[str, str, str, int, str, float]],
-    hand_reports: Mapping[str, str],
-) -> tuple[list[TxRow], list[Entry], dict[tuple[str, str, int], int]]:
-    """The books of the silver-only ledger (rows of (ref, account, kind, amount, tag, at), one
-    per (ref, account)) as transactions of the assets ledger: every entry silver, numbered per
-    reference; each welcome grant, which created silver then, given the house's balancing leg;
-    every bot balance swept to the house (bots have no wallets) and every balance below zero
-    written off by the house, each as one transaction. A hand's transaction keeps the report as
-    its digest (``hand_reports``: hand id → report), so a redelivered report is a repeat.
-    Returns the transactions, the entries and the balance rows ((account, asset, stripe) →
-    balance) they make."""
-    by_ref: dict[str, list[tuple]] = {}
-    for row in old:
-        by_ref.setdefault(row[0], []).append(row)
-    txs: list[TxRow] = []
-    out: list[Entry] = []
-    for ref in sorted(by_ref):
-        rows = sorted(by_ref[ref], key=lambda r: r[1])
-        made = [
-            Entry(account, ref, kind, amount, tag, at, SILVER, "", seq)
-            for seq, (_, account, kind, amount, tag, at) in enumerate(rows)
-        ]
-        created = sum(e.amount for e in made if e.kind == GRANT)
-        if created:
-            first = made[0]
-            note = "the house's side of a grant made before the assets ledger"
-            made.append(Entry(HOUSE, ref, GRANT, -created, "", first.at, SILVER, note, len(made)))
-        digest = hand_reports.get(ref, MIGRATED)
-        txs.append(TxRow(ref, made[0].tag, digest, min(e.at for e in made)))
-        out += made
-    sums: dict[str, int] = {}
-    for e in out:
-        sums[e.account] = sums.get(e.account, 0) + e.amount
-    last = max((e.at for e in out), default=0.0)
-    for ref, kind_of, note in (
-        (BOT_SWEEP_REF, is_bot, "bots have no wallets: the balance goes to the house"),
-        (WRITE_OFF_REF, lambda a: a != HOUSE and not is_bot(a), "a balance below zero"),
-    ):
-        moved = [
-            (a, -s)
-            for a, s in sorted(sums.items())
-            if kind_of(a) and (s < 0 if ref == WRITE_OFF_REF else s != 0)
-        ]
-        if moved:
-            legs = [
-                Entry(a, ref, MIGRATION, m, "", last, SILVER, note, i)
-                for i, (a, m) in enumerate(moved)
-            ]
-            house = -sum(m for _, m in moved)
-            legs.append(Entry(HOUSE, ref, MIGRATION, house, "", last, SILVER, note, len(legs)))
-            txs.append(TxRow(ref, "", MIGRATED, last))
-            out += legs
-    rows_after: dict[tuple[str, str, int], int] = {}
-    for e in out:
-        key = (e.account, e.asset, stripe_of(e.account, e.ref))
-        rows_after[key] = rows_after.get(key, 0) + e.amount
-    return txs, out, rows_after

@@ -33,9 +33,6 @@ CLAIM_SECONDS = 60.0  # a claim whose holder is not written by then was left by 
 _FREE = b""  # a released presence
 _TAKEOVER_ATTEMPTS = 8
 
-# Before presence records, two indexes did the job, each with its own check-then-write.
-LEGACY = {QUEUE: "mm_player_ticket", ROOM: "mm_player_room"}
-
 
 @dataclass(frozen=True, slots=True)
 class Presence:
@@ -104,16 +101,3 @@ def release(store: Store, player_id: str, kind: str, ref: str) -> bool:
         return _FREE, True
 
     return store.update(PRESENCE, player_id, fn)
-
-
-def migrate_legacy(store: Store, now: float) -> int:
-    """Move the index records of a store written by an earlier version into presence records
-    (each claimed only if the player is free, then the old record deleted); returns how many
-    were moved. Safe on several replicas at once and cheap once the old indexes are empty."""
-    moved = 0
-    for kind, namespace in LEGACY.items():
-        for player_id, rec in list(store.scan(namespace)):
-            if claim(store, player_id, kind, rec.value.decode(), now) is None:
-                moved += 1
-            store.delete(namespace, player_id)
-    return moved

@@ -36,10 +36,8 @@ from . import (
     players,
     presence,
     queues,
-    room_cards,
     room_start,
     rooms,
-    table_backfill,
     tournament_rounds,
     tournaments,
 )
@@ -109,9 +107,6 @@ class Matchmaking(IdentityDesk, RoomDesk, TournamentDesk, DoubleCardDesk, Econom
         self.allocator = allocated_tables.RecordingAllocator(
             store, allocator, self._secret, claim_ms=self.config.claim_ms
         )
-        table_backfill.backfill(store)  # tables of a store written before that (once)
-        presence.migrate_legacy(store, clock())  # the player indexes of an earlier version
-        room_cards.migrate_all(store, clock())  # 房卡 of player records into the ledger (once)
         self._changed = threading.Condition()
         self._version = 0
         self._topics: dict[str, list] = {}  # tournament id -> [version, Condition]

@@ -23,10 +23,8 @@ The tables (the SQL backends; the memory one holds the same in dictionaries):
   INSUFFICIENT_FUNDS) or past 64 bits (BALANCE_OVERFLOW), then writes; two transactions sharing
   accounts never deadlock.
 
-Schema version 2 (assets) migrates version 1 in place (the SQL files' ``MIGRATIONS``): every
-existing entry is silver; the welcome grants of version 1, which created silver, get the
-house's balancing leg; balances below zero (possible before) are written off by the house and
-bot balances swept to it (bots have no wallets), each as one transaction of its own.
+The SQL backends create these tables in one migration script (``MIGRATIONS`` in each backend's
+file), run by the store's ``migrate`` mechanism.
 """
 
 from __future__ import annotations
@@ -207,20 +205,14 @@ class LedgerStore(abc.ABC):
         """Every discrepancy: a balance that is not the sum of its entries, a transaction whose
         entries of an asset do not sum to zero, a hand without entries. Empty when they agree."""
 
-    @abc.abstractmethod
-    def import_legacy(self, hands: Sequence[HandRow], entries: Sequence[Entry]) -> bool:
-        """Once per database: take in the books of the version that kept the ledger as store
-        records (as silver, with the same migration as the version-1 tables). False when done
-        before."""
-
 
 _ledgers: weakref.WeakKeyDictionary[Store, LedgerStore] = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
 
 
 def ledger_for(store: Store) -> LedgerStore:
-    """The ledger kept in ``store``'s database (created, migrated and filled from the legacy
-    records the first time), one per store object."""
+    """The ledger kept in ``store``'s database (its tables created the first time), one per
+    store object."""
     with _lock:
         found = _ledgers.get(store)
         if found is not None:
@@ -244,10 +236,5 @@ def ledger_for(store: Store) -> LedgerStore:
             from .postgres import PostgresLedger
 
             made = PostgresLedger(store)
-        from services.matchmaking.ledger import legacy_books
-
-        hands, entries = legacy_books(store)
-        if hands or entries:
-            made.import_legacy(hands, entries)
         _ledgers[store] = made
         return made

@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
-from services.matchmaking.ledger import Entry, upgrade_books
+from services.matchmaking.ledger import Entry
 
 from . import (
     Cursor,
@@ -32,7 +32,6 @@ class MemoryLedger(LedgerStore):
         self._entries: dict[tuple[str, int], Entry] = {}  # (ref, seq)
         self._by_account: dict[str, list[Entry]] = {}
         self._balances: dict[Key, int] = {}  # (account, asset, stripe)
-        self._imported = False
 
     def _write(self, entries: Sequence[Entry]) -> None:
         for account, asset, stripe, amount in account_deltas(entries):
@@ -133,17 +132,3 @@ class MemoryLedger(LedgerStore):
             refs = {ref for ref, _ in self._entries}
             bare = sorted(h for h in self._hands if h not in refs)
         return discrepancies(balances, sums, unbalanced, bare)
-
-    def import_legacy(self, hands: Sequence[HandRow], entries: Sequence[Entry]) -> bool:
-        with self._lock:
-            if self._imported:
-                return False
-            old = [(e.ref, e.account, e.kind, e.amount, e.tag, e.at) for e in entries]
-            txs, made, _ = upgrade_books(old, {h.hand_id: h.report for h in hands})
-            for tx in txs:
-                self._txs.setdefault(tx.ref, tx)
-            for hand in hands:
-                self._hands.setdefault(hand.hand_id, hand)
-            self._write(made)
-            self._imported = True
-            return True

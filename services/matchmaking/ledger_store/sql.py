@@ -1,7 +1,7 @@
-"""What the SQL backends share: the tables of schema version 2 (assets) and the in-place upgrade
-from version 1, and the queries on them, written once with ``%s`` placeholders (the SQLite
-backend turns them into ``?``). Each backend supplies how a query runs (:meth:`SqlLedger._read`:
-statements in one transaction, one snapshot) and the column types of its dialect."""
+"""What the SQL backends share: the ledger's tables (:data:`SCHEMA`) and the queries on them,
+written once with ``%s`` placeholders (the SQLite backend turns them into ``?``). Each backend
+supplies how a query runs (:meth:`SqlLedger._read`: statements in one transaction, one
+snapshot) and the column types of its dialect."""
 
 from __future__ import annotations
 
@@ -12,38 +12,41 @@ from services.matchmaking.ledger import Entry
 
 from . import Cursor, HandRow, LedgerStore, discrepancies
 
-# Version 2's tables, with the dialect's types: {text} a string column of byte (code point)
-# order, {real}, {int} a 64-bit integer. Created beside version 1's, filled, then renamed.
-V2_TABLES = (
-    "CREATE TABLE ledger_transactions (ref {text} PRIMARY KEY, tag text NOT NULL, "
-    "digest text NOT NULL, at {real} NOT NULL)",
-    "CREATE TABLE ledger_entries_v2 (ref {text} NOT NULL, seq integer NOT NULL, "
-    "account {text} NOT NULL, asset {text} NOT NULL, kind text NOT NULL, amount {int} NOT NULL, "
-    "tag text NOT NULL, at {real} NOT NULL, note text NOT NULL, PRIMARY KEY (ref, seq))",
-    "CREATE TABLE ledger_accounts_v2 (account {text} NOT NULL, asset {text} NOT NULL, "
-    "stripe smallint NOT NULL, balance {int} NOT NULL, PRIMARY KEY (account, asset, stripe), "
-    "CONSTRAINT ledger_balance_not_negative CHECK (balance >= 0 OR account = 'house'){extra})",
+# The ledger's tables, in the dialect's types: {text} a string column of byte (code point)
+# order, {real}, {int} a 64-bit integer, {extra} a dialect's further CHECK on balances.
+# Each backend's ``MIGRATIONS`` is this one script (:meth:`Store.migrate` runs it once).
+SCHEMA = """
+CREATE TABLE ledger_hands (
+    hand_id {text} PRIMARY KEY, table_id text NOT NULL, tag text NOT NULL,
+    tag_group text NOT NULL, report text NOT NULL, recorded_at {real} NOT NULL
+);
+CREATE INDEX ledger_hands_table ON ledger_hands (table_id);
+CREATE INDEX ledger_hands_group ON ledger_hands (tag_group, hand_id);
+CREATE INDEX ledger_hands_time ON ledger_hands (recorded_at);
+CREATE TABLE ledger_transactions (
+    ref {text} PRIMARY KEY, tag text NOT NULL, digest text NOT NULL, at {real} NOT NULL
+);
+CREATE TABLE ledger_entries (
+    ref {text} NOT NULL, seq integer NOT NULL, account {text} NOT NULL, asset {text} NOT NULL,
+    kind text NOT NULL, amount {int} NOT NULL, tag text NOT NULL, at {real} NOT NULL,
+    note text NOT NULL, PRIMARY KEY (ref, seq)
+);
+CREATE INDEX ledger_entries_account ON ledger_entries (account, at, ref, seq);
+CREATE TABLE ledger_accounts (
+    account {text} NOT NULL, asset {text} NOT NULL, stripe smallint NOT NULL,
+    balance {int} NOT NULL, PRIMARY KEY (account, asset, stripe),
+    CONSTRAINT ledger_balance_not_negative CHECK (balance >= 0 OR account = 'house'){extra}
 )
-V2_RENAMES = (
-    "DROP TABLE ledger_entries",
-    "DROP TABLE ledger_accounts",
-    "ALTER TABLE ledger_entries_v2 RENAME TO ledger_entries",
-    "ALTER TABLE ledger_accounts_v2 RENAME TO ledger_accounts",
-    "CREATE INDEX ledger_entries_account ON ledger_entries (account, at, ref, seq)",
-    "CREATE INDEX ledger_hands_time ON ledger_hands (recorded_at)",
-)
-V1_ENTRIES = "SELECT ref, account, kind, amount, tag, at FROM ledger_entries"
-V1_HANDS = "SELECT hand_id, report FROM ledger_hands"
+"""
 INSERT_TX = "INSERT INTO ledger_transactions (ref, tag, digest, at) VALUES (%s, %s, %s, %s)"
 INSERT_ENTRY = (
-    "INSERT INTO {table} (ref, seq, account, asset, kind, amount, tag, at, note) "
+    "INSERT INTO ledger_entries (ref, seq, account, asset, kind, amount, tag, at, note) "
     "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
 )
 INSERT_HAND = (
     "INSERT INTO ledger_hands (hand_id, table_id, tag, tag_group, report, recorded_at) "
     "VALUES (%s, %s, %s, %s, %s, %s)"
 )
-COMPONENT = "ledger-assets"  # store_schema: version 2's upgrade done
 
 _COLUMNS = "account, ref, kind, amount, tag, at, asset, note, seq"
 BALANCES = "SELECT account, asset, SUM(balance) FROM ledger_accounts GROUP BY account, asset"
