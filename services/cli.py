@@ -82,7 +82,7 @@ def _dev_issuer():
     """``mahjong run``'s development issuer (its key under .data/dev-issuer), served on
     loopback: matchmaking fetches its key set; the web table, ``mahjong play --name`` and the
     Node client get ID tokens from its ``/token?name=NAME``."""
-    from services.matchmaking.identity.dev_issuer import DEFAULT_PORT, DevIssuer, DevIssuerServer
+    from devkit.dev_issuer import DEFAULT_PORT, DevIssuer, DevIssuerServer
     from shared.supervisor import RUN_WEB_ORIGINS
 
     server = DevIssuerServer(
@@ -94,7 +94,7 @@ def _dev_issuer():
 
 def _trusting(issuer) -> list[str]:
     """Matchmaking's flags trusting the development ``issuer``, with guests on."""
-    from services.matchmaking.identity.issuers import format_issuer
+    from services.matchmaking.domain.players.issuers import format_issuer
 
     return ["--issuers", format_issuer(issuer.config()), "--allow-guests"]
 

@@ -76,7 +76,7 @@ def _call(args: argparse.Namespace, fn: Callable[[pb_grpc.MatchmakingServiceStub
 
 def _login(args: argparse.Namespace) -> int:
     """``mahjong login NAME``: the development issuer's ID token for ``NAME`` on stdout."""
-    from services.matchmaking.identity.dev_issuer import DevIssuer
+    from devkit.dev_issuer import DevIssuer
 
     name = args.name.strip()
     if not name:

@@ -22,22 +22,23 @@ import structlog
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
+from services.matchmaking import metrics
+from services.matchmaking.adapters import call_guard
+from services.matchmaking.adapters.aio_servicer import AsyncMatchmakingServicer, ObservedMatchmaking
+from services.matchmaking.adapters.gateway_client import GatewayAllocator
+from services.matchmaking.adapters.servicer import MatchmakingServicer
+from services.matchmaking.domain.clock import Clock, system_clock
+from services.matchmaking.domain.economy import items, ledger, reconciliation
+from services.matchmaking.domain.players import issuers
+from services.matchmaking.domain.players import sessions as identity_sessions
+from services.matchmaking.domain.tables.allocator import TableAllocator
+from services.matchmaking.service import Matchmaking, MatchmakingConfig
+from services.matchmaking.storage.duty import TickerDuty
 from shared.addresses import DEFAULT_PORTS, INTERNAL_PORTS, WEB_PORTS, default_internal_address
 from shared.errors import InvalidArgument
 from shared.server import Config, ServiceSpec, open_config_store, tls_files
 from shared.tls import OPERATOR
 from shared.web import check_web_port
-
-from . import call_guard, items, ledger, metrics, reconciliation
-from .aio_servicer import AsyncMatchmakingServicer, ObservedMatchmaking
-from .allocator import TableAllocator
-from .clock import Clock, system_clock
-from .duty import TickerDuty
-from .gateway_client import GatewayAllocator
-from .identity import issuers
-from .identity import sessions as identity_sessions
-from .service import Matchmaking, MatchmakingConfig
-from .servicer import MatchmakingServicer
 
 CALLS = ("gateway",)
 DEFAULT_MAX_WORKERS = 256

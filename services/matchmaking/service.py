@@ -4,7 +4,7 @@
 rules, spends room cards, and delegates to the one-concept modules. ``tick()`` drives the timers
 (queue bot fill, the room Start timer) and the work that waits on the gateway (tables to create,
 rounds to advance); the server calls it periodically, tests call it after moving a
-:class:`~services.matchmaking.clock.ManualClock`. Everything lives in the store, so a restart
+:class:`~tests.doubles.clock.ManualClock`. Everything lives in the store, so a restart
 (or another replica on the same store) carries on where it stopped.
 """
 
@@ -17,6 +17,33 @@ from dataclasses import dataclass, field
 
 import structlog
 
+from services.matchmaking import metrics
+from services.matchmaking.domain.clock import Clock, system_clock
+from services.matchmaking.domain.economy import double_cards, hand_cover, items, ledger
+from services.matchmaking.domain.economy.desk import EconomyDesk
+from services.matchmaking.domain.economy.double_card_desk import DoubleCardDesk
+from services.matchmaking.domain.players import accounts as players
+from services.matchmaking.domain.players import presence
+from services.matchmaking.domain.players import sessions as identity_sessions
+from services.matchmaking.domain.players.desk import IdentityDesk
+from services.matchmaking.domain.players.issuers import Issuer
+from services.matchmaking.domain.queues import levels
+from services.matchmaking.domain.queues import quick_match as queues
+from services.matchmaking.domain.rooms import private as rooms
+from services.matchmaking.domain.rooms import start as room_start
+from services.matchmaking.domain.rooms.desk import RoomDesk
+from services.matchmaking.domain.ruleset_choice import ruleset_name
+from services.matchmaking.domain.tables import allocated as allocated_tables
+from services.matchmaking.domain.tables.allocator import TableAllocator
+from services.matchmaking.domain.tables.tags import parse_room, parse_tournament
+from services.matchmaking.domain.tournaments import (
+    rounds as tournament_rounds,
+)
+from services.matchmaking.domain.tournaments import (
+    tournament as tournaments,
+)
+from services.matchmaking.domain.tournaments.desk import TournamentDesk
+from services.matchmaking.domain.tournaments.records import running_ids
 from shared.errors import (
     FailedPrecondition,
     InvalidArgument,
@@ -24,34 +51,6 @@ from shared.errors import (
 )
 from shared.signing import stored_secret
 from shared.store.base import Store
-
-from . import (
-    allocated_tables,
-    double_cards,
-    hand_cover,
-    items,
-    ledger,
-    levels,
-    metrics,
-    players,
-    presence,
-    queues,
-    room_start,
-    rooms,
-    tournament_rounds,
-    tournaments,
-)
-from .allocator import TableAllocator
-from .clock import Clock, system_clock
-from .double_card_desk import DoubleCardDesk
-from .economy_desk import EconomyDesk
-from .identity import sessions as identity_sessions
-from .identity.desk import IdentityDesk
-from .identity.issuers import Issuer
-from .room_desk import RoomDesk
-from .ruleset_choice import ruleset_name
-from .tags import parse_room, parse_tournament
-from .tournament_desk import TournamentDesk
 
 log = structlog.get_logger("mahjong.matchmaking")
 
@@ -319,7 +318,7 @@ class Matchmaking(IdentityDesk, RoomDesk, TournamentDesk, DoubleCardDesk, Econom
             except NotFound:
                 changed = True  # closed meanwhile
         stalled = 0
-        for tid in tournaments.running_ids(self.store):
+        for tid in running_ids(self.store):
             if self.tournament_work(tid):
                 self.notify_tournament(tid)
             stalled += tournaments.is_stalled(tournaments.get(self.store, tid).header)

@@ -29,8 +29,8 @@ from pathlib import Path
 from mahjong.matchmaking.v1 import matchmaking_pb2 as mpb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as mpb_grpc
 
-from services.matchmaking import double_cards, items, ledger
-from services.matchmaking.ledger import HandReport, Leg
+from services.matchmaking.domain.economy import double_cards, items, ledger
+from services.matchmaking.domain.economy.ledger import HandReport, Leg
 from shared.request_ids import with_request_ids
 from shared.server import configure_logging
 from shared.store import open_store

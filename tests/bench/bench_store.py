@@ -20,8 +20,8 @@ import threading
 import time
 from collections.abc import Callable
 
-from services.matchmaking import ledger
-from services.matchmaking.ledger import HandReport
+from services.matchmaking.domain.economy import ledger
+from services.matchmaking.domain.economy.ledger import HandReport
 from shared.store import Store, open_store
 from tests.bench import bench_seconds, concurrent_rate, postgres_url, rate
 

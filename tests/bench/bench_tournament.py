@@ -502,8 +502,8 @@ def check(
     start_ms: int,
 ) -> None:
     """The checks of the module's docstring, and the per-round timings."""
-    from services.matchmaking import ledger
-    from services.matchmaking.tags import tournament_group
+    from services.matchmaking.domain.economy import ledger
+    from services.matchmaking.domain.tables.tags import tournament_group
     from shared.store import open_store
 
     problems = r.problems

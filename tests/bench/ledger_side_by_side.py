@@ -18,8 +18,8 @@ import sys
 import time
 from collections.abc import Callable
 
-from services.matchmaking import ledger
-from services.matchmaking.ledger import HandReport
+from services.matchmaking.domain.economy import ledger
+from services.matchmaking.domain.economy.ledger import HandReport
 from shared.store import open_store
 from shared.store.base import Store
 

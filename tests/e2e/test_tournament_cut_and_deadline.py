@@ -37,8 +37,8 @@ import pytest
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
-from services.matchmaking import ledger
-from services.matchmaking.tags import tournament_group
+from services.matchmaking.domain.economy import ledger
+from services.matchmaking.domain.tables.tags import tournament_group
 from shared.request_ids import with_request_ids
 from shared.store import open_store
 from shared.supervisor import ServiceProcess, stop_all

@@ -25,8 +25,10 @@ from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
 from services.gateway.outbox import CLAIM_PREFIX
-from services.matchmaking import allocated_tables, ledger, queues
-from services.matchmaking.duty import PREFIX, TICKER
+from services.matchmaking.domain.economy import ledger
+from services.matchmaking.domain.queues import quick_match as queues
+from services.matchmaking.domain.tables import allocated as allocated_tables
+from services.matchmaking.storage.duty import PREFIX, TICKER
 from shared.request_ids import with_request_ids
 from shared.store import open_store
 from shared.supervisor import ServiceProcess, run_token, stop_all

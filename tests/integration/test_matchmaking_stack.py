@@ -32,7 +32,8 @@ from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
 from services.gateway.bots.planner import PlanningBot
 from services.gateway.client import RemotePlayer
-from services.matchmaking import allocated_tables, ledger
+from services.matchmaking.domain.economy import ledger
+from services.matchmaking.domain.tables import allocated as allocated_tables
 from shared.request_ids import with_request_ids
 from shared.store import open_store
 from shared.supervisor import ServiceProcess, stop_all

@@ -13,7 +13,7 @@ import pytest
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
-from services.matchmaking import ledger
+from services.matchmaking.domain.economy import ledger
 from shared.request_ids import with_request_ids
 from shared.store import open_store
 from shared.supervisor import stop_all

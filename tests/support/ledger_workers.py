@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from services.matchmaking import ledger
-from services.matchmaking.ledger import HandReport
-from services.matchmaking.ledger_store import ledger_for
+from services.matchmaking.domain.economy import ledger
+from services.matchmaking.domain.economy.ledger import HandReport
+from services.matchmaking.storage.ledger import ledger_for
 from shared.store import open_store
 
 PLAYERS = ("p1", "p2", "p3", "p4")

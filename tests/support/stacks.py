@@ -18,7 +18,6 @@ from services.gateway.bots import engine_policy, make_bot
 from services.gateway.domain.session import Ports, Seat
 from services.gateway.server import SPEC as GATEWAY
 from services.gateway.tables import GatewaySettings, TableManager, TableSpec
-from services.matchmaking.clock import ManualClock
 from services.matchmaking.server import make_spec as make_matchmaking_spec
 from services.rules.server import SPEC as RULES
 from services.scoring.server import SPEC as SCORING
@@ -27,6 +26,7 @@ from shared.ports import AUTO_PORT
 from shared.ruleset import load_ruleset
 from shared.server import RunningServer, ServiceSpec
 from shared.supervisor import ServiceProcess, addr_flags
+from tests.doubles.clock import ManualClock
 from tests.support import sessions
 from tests.support.grpc_server import channel_to, serving
 from tests.support.identity import identity_extra, issuer_flags, sign_in

@@ -36,7 +36,7 @@ def dev_id_token(name: str, root: str = ".data/dev-issuer") -> str:
     """The development issuer's ID token for ``name`` (its key made on first use)."""
     from pathlib import Path
 
-    from services.matchmaking.identity.dev_issuer import DevIssuer
+    from devkit.dev_issuer import DevIssuer
 
     return DevIssuer.at(Path(root)).id_token(name, name)
 

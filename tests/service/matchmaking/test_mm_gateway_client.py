@@ -12,8 +12,8 @@ import pytest
 from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2, gateway_pb2_grpc
 
-from services.matchmaking.allocator import SeatRequest, TableRefused, TableRequest
-from services.matchmaking.gateway_client import GatewayAllocator, create_table_request
+from services.matchmaking.adapters.gateway_client import GatewayAllocator, create_table_request
+from services.matchmaking.domain.tables.allocator import SeatRequest, TableRefused, TableRequest
 from shared.errors import Unavailable
 from shared.server import ServiceSpec
 from shared.tls import caller_workload

@@ -11,7 +11,8 @@ import grpc
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
-from services.matchmaking import ledger, tournaments
+from services.matchmaking.domain.economy import ledger
+from services.matchmaking.domain.tournaments import tournament as tournaments
 from shared.server import internal_metadata
 from tests.support.grpc_server import channel_to, serving
 from tests.support.identity import sign_in

@@ -10,13 +10,15 @@ import time
 
 import pytest
 
-from services.matchmaking import allocated_tables, ledger, tournaments
-from services.matchmaking.allocator import SeatRequest, TableRequest
-from services.matchmaking.clock import ManualClock
-from services.matchmaking.ledger import HandReport
+from services.matchmaking.domain.economy import ledger
+from services.matchmaking.domain.economy.ledger import HandReport
+from services.matchmaking.domain.tables import allocated as allocated_tables
+from services.matchmaking.domain.tables.allocator import SeatRequest, TableRequest
+from services.matchmaking.domain.tournaments import tournament as tournaments
 from services.matchmaking.service import Matchmaking, MatchmakingConfig
 from shared.errors import FailedPrecondition, NotFound, Unavailable
 from shared.store.memory import MemoryStore
+from tests.doubles.clock import ManualClock
 from tests.support.concurrency import run_threads
 from tests.support.identity import issuer_config, sign_in
 from tests.unit.matchmaking.mm_fakes import FakeAllocator, make_service

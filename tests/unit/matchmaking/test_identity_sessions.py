@@ -1,4 +1,4 @@
-"""Sessions (services/matchmaking/identity/sessions.py, shared/session_tokens.py) through the
+"""Sessions (services/matchmaking/domain/players/sessions.py, shared/session_tokens.py) through the
 matchmaking facade: a session is checked by signature, expiry (a ManualClock) and its store
 record; refreshing rotates the single-use refresh token and presenting a spent one ends the
 session; signing out one session or all holds for a second facade on the same store (another
@@ -18,8 +18,8 @@ import uuid
 import jwt
 import pytest
 
-from services.matchmaking import ledger
-from services.matchmaking.identity import sessions as sessions_mod
+from services.matchmaking.domain.economy import ledger
+from services.matchmaking.domain.players import sessions as sessions_mod
 from shared import session_tokens
 from shared.errors import PermissionDenied, Unauthenticated
 from shared.session_tokens import SessionClaims, SessionSigner

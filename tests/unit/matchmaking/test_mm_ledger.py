@@ -1,16 +1,16 @@
-"""The ledger (services/matchmaking/ledger.py and its books in ledger_store/), on the memory,
-SQLite and PostgreSQL stores: transactions of legs summing to zero per asset, once per
-reference; no balance but the house's below zero (the domain and the tables' CHECK); 64-bit
-limits; hands once, bots on the house; pages of entries; the reconciliation check;
-concurrent hands from threads and processes (no deadlock, no lost entry)."""
+"""The ledger (services/matchmaking/domain/economy/ledger.py and its books in ledger_store/), on the
+memory, SQLite and PostgreSQL stores: transactions of legs summing to zero per asset, once per
+reference; no balance but the house's below zero (the domain and the tables' CHECK); 64-bit limits;
+hands once, bots on the house; pages of entries; the reconciliation check; concurrent hands from
+threads and processes (no deadlock, no lost entry)."""
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.matchmaking import ledger
-from services.matchmaking.ledger import HOUSE, HandReport, Leg
-from services.matchmaking.ledger_store import HOUSE_STRIPES, MAX_BALANCE, stripe_of
+from services.matchmaking.domain.economy import ledger
+from services.matchmaking.domain.economy.books import HOUSE_STRIPES, MAX_BALANCE, stripe_of
+from services.matchmaking.domain.economy.ledger import HOUSE, HandReport, Leg
 from shared.errors import FailedPrecondition, InvalidArgument
 from shared.store.memory import MemoryStore
 from tests.support import ledger_workers

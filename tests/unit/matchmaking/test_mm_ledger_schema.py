@@ -6,8 +6,8 @@ import sqlite3
 import psycopg
 import pytest
 
-from services.matchmaking import ledger
-from services.matchmaking.ledger import HOUSE
+from services.matchmaking.domain.economy import ledger
+from services.matchmaking.domain.economy.ledger import HOUSE
 
 
 def _raw(store, sql, *args):

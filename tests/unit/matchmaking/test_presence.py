@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from services.matchmaking import presence, queues
-from services.matchmaking.clock import ManualClock
+from services.matchmaking.domain.players import presence
+from services.matchmaking.domain.queues import quick_match as queues
 from services.matchmaking.service import Matchmaking, MatchmakingConfig
 from shared.errors import FailedPrecondition
 from shared.store import open_store
+from tests.doubles.clock import ManualClock
 from tests.support.identity import issuer_config, sign_in
 from tests.unit.matchmaking.mm_fakes import FakeAllocator
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 import sys
 import threading
 
-from services.matchmaking import rooms
-from services.matchmaking.clock import ManualClock
+from services.matchmaking.domain.rooms import private as rooms
 from services.matchmaking.service import Matchmaking, MatchmakingConfig
 from shared.errors import DomainError, FailedPrecondition
 from shared.store.sqlite import SqliteStore
+from tests.doubles.clock import ManualClock
 from tests.support.identity import issuer_config, sign_in
 from tests.unit.matchmaking.mm_fakes import FakeAllocator
 

@@ -1,0 +1,141 @@
+"""The private-room desk of :class:`~services.matchmaking.service.Matchmaking`: each call
+authenticated by the player's token, then :mod:`.rooms` / :mod:`.room_start` (and 房卡 from
+:mod:`.room_cards`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import structlog
+
+from services.matchmaking import metrics
+from services.matchmaking.domain.economy import room_cards
+from services.matchmaking.domain.players import accounts as players
+from services.matchmaking.domain.rooms import private as rooms
+from services.matchmaking.domain.rooms import start as room_start
+from services.matchmaking.domain.ruleset_choice import ready_seconds, ruleset_with_options
+from shared.errors import FailedPrecondition, PermissionDenied
+
+log = structlog.get_logger("mahjong.matchmaking")
+
+
+class RoomDesk:
+    """Mixed into :class:`~services.matchmaking.service.Matchmaking`, whose ``store``,
+    ``allocator``, ``clock``, ``config``, ``authenticate``, ``notify`` and ``_holds`` it uses.
+    Opening or joining a room claims the player's presence atomically (:mod:`.presence`): a
+    player waiting in a queue or sitting in another room is refused, nothing spent."""
+
+    def _ready_seconds(self, room: rooms.Room) -> float:
+        if self.config.ready_seconds is not None:
+            return self.config.ready_seconds
+        return ready_seconds(room.ruleset, room.ruleset_options)
+
+    def open_room(
+        self,
+        token: str,
+        ruleset: str,
+        max_hands: int,
+        options: Mapping[str, str] | None = None,
+    ) -> rooms.Room:
+        """Open a room (spends one 房卡) with a preset and optional house rules ("section.option"
+        overrides); nothing is spent if the room cannot be opened."""
+        player = self.authenticate(token)
+        name, options = ruleset_with_options(ruleset, options)
+        if room_cards.room_cards(self.store, player.player_id) < 1:
+            raise FailedPrecondition(
+                f"player {player.player_id} has no room card (房卡) to open a room",
+                reason="NO_ROOM_CARD",
+            )
+        room = rooms.open_room(
+            self.store,
+            player.player_id,
+            player.display_name,
+            name,
+            max_hands,
+            self.clock(),
+            options,
+            self._holds,
+        )
+        try:
+            room_cards.spend_room_card(self.store, player.player_id, room.code, self.clock())
+        except BaseException:
+            rooms.leave_room(self.store, room.code, player.player_id, self.clock())
+            raise
+        self.notify()
+        return room
+
+    def room(self, token: str, code: str) -> tuple[players.Player, rooms.Room]:
+        """A room of the caller's own (a member of it); another's is PERMISSION_DENIED."""
+        player = self.authenticate(token)
+        room = rooms.get_room(self.store, code)
+        if room.member(player.player_id) is None:
+            raise PermissionDenied(
+                f"{player.player_id} is not in room {code}: join it first",
+                reason="NOT_IN_ROOM",
+                field="code",
+            )
+        return player, room
+
+    def join_room(self, token: str, code: str) -> rooms.Room:
+        player = self.authenticate(token)
+        room = rooms.get_room(self.store, code)
+        if room.stake is not None:  # the player must allow and cover the stake set
+            self.check_room_stake(room, room.stake, [player.player_id])
+        room = rooms.join_room(
+            self.store,
+            code,
+            player.player_id,
+            player.display_name,
+            self.clock(),
+            self._ready_seconds(room),
+            self._holds,
+        )
+        self.notify()
+        return room
+
+    def leave_room(self, token: str, code: str) -> rooms.Room:
+        player = self.authenticate(token)
+        room = rooms.leave_room(self.store, code, player.player_id, self.clock())
+        self.notify()
+        return room
+
+    def set_room_stake(self, token: str, code: str, stake: int) -> rooms.Room:
+        player = self.authenticate(token)
+        if stake > 0:
+            self.check_room_stake(rooms.get_room(self.store, code), stake)
+        room = rooms.set_stake(self.store, code, player.player_id, stake)
+        self.notify()
+        return room
+
+    def answer_room_stake(self, token: str, code: str, accept: bool) -> rooms.Room:
+        player = self.authenticate(token)
+        current = rooms.get_room(self.store, code)
+        if accept and current.stake is not None:
+            self.check_room_stake(current, current.stake)
+        room = rooms.respond_to_stake(self.store, code, player.player_id, accept, self.clock())
+        self.notify()
+        return room
+
+    def invite_bot(self, token: str, code: str) -> rooms.Room:
+        player = self.authenticate(token)
+        rooms.invite_bot(self.store, code, player.player_id, self.clock())
+        room = self._start_room(code)
+        self.notify()
+        return room
+
+    def press_start(self, token: str, code: str) -> rooms.Room:
+        player = self.authenticate(token)
+        room = rooms.get_room(self.store, code)
+        room_start.press_start(
+            self.store, code, player.player_id, self.clock(), self._ready_seconds(room)
+        )
+        room = self._start_room(code)
+        self.notify()
+        return room
+
+    def _start_room(self, code: str) -> rooms.Room:
+        room, created = room_start.start_if_ready(self.store, self.allocator, code, self.clock())
+        if created:
+            metrics.TABLES.labels("room").inc()
+            log.info("room_table", room=code, table=room.table_id)
+        return room
