@@ -24,13 +24,12 @@ from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
 from services.matchmaking import metrics
 from services.matchmaking.adapters import call_guard
-from services.matchmaking.adapters.aio_servicer import AsyncMatchmakingServicer, ObservedMatchmaking
+from services.matchmaking.adapters.aio_servicer import AsyncMatchmakingServicer
 from services.matchmaking.adapters.gateway_client import GatewayAllocator
 from services.matchmaking.adapters.servicer import MatchmakingServicer
 from services.matchmaking.domain.clock import Clock, system_clock
-from services.matchmaking.domain.economy import items, ledger, reconciliation
+from services.matchmaking.domain.economy import items, ledger
 from services.matchmaking.domain.players import issuers
-from services.matchmaking.domain.players import sessions as identity_sessions
 from services.matchmaking.domain.tables.allocator import TableAllocator
 from services.matchmaking.service import Matchmaking, MatchmakingConfig
 from services.matchmaking.storage.duty import TickerDuty
@@ -48,6 +47,7 @@ INTERNAL_METHODS = frozenset(
     {"RecordHand", "TableFinished", "CheckSession", "HoldDoubleCard", "ReleaseDoubleCard"}
 )
 log = structlog.get_logger("mahjong.matchmaking")
+DEFAULTS = MatchmakingConfig()  # the flags' defaults are the configuration's
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -73,7 +73,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--bot-fill-seconds",
         type=float,
-        default=30.0,
+        default=DEFAULTS.bot_fill_seconds,
         help="a queue's oldest ticket waits this long before bots fill the empty seats",
     )
     p.add_argument(
@@ -82,8 +82,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=-1.0,
         help="room Start timer (s); negative = the ruleset's timers.ready_seconds (15)",
     )
-    p.add_argument("--starting-silver", type=int, default=1000)
-    p.add_argument("--free-room-cards", type=int, default=3)
+    p.add_argument("--starting-silver", type=int, default=DEFAULTS.starting_silver)
+    p.add_argument("--free-room-cards", type=int, default=DEFAULTS.free_room_cards)
     p.add_argument(
         "--token-secret",
         default="",
@@ -98,7 +98,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def add_economy_arguments(p: argparse.ArgumentParser) -> None:
     """The economy's flags (RULES-items §1, §4): item prices and the bot-net alert."""
-    defaults = items.ItemPrices()
+    defaults = DEFAULTS.item_prices
     for asset in ledger.ITEMS:
         flag = asset.replace("_", "-")
         p.add_argument(
@@ -110,7 +110,7 @@ def add_economy_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--bot-net-alert",
         type=int,
-        default=reconciliation.DEFAULT_BOT_NET_ALERT,
+        default=DEFAULTS.bot_net_alert,
         help="house.bot_net_alert: a player's net silver against the house's bot seats in one "
         "day above this raises the reconciliation alert",
     )
@@ -134,13 +134,13 @@ def add_identity_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--session-lifetime-seconds",
         type=int,
-        default=identity_sessions.DEFAULT_LIFETIME_SECONDS,
+        default=DEFAULTS.session_lifetime_seconds,
         help="how long a session token is valid (then RefreshSession)",
     )
     p.add_argument(
         "--refresh-lifetime-seconds",
         type=int,
-        default=identity_sessions.DEFAULT_REFRESH_LIFETIME_SECONDS,
+        default=DEFAULTS.refresh_lifetime_seconds,
         help="how long a refresh token is valid (then SignIn again)",
     )
     p.add_argument(
@@ -220,12 +220,8 @@ def identity_config(extra: dict[str, Any]) -> dict[str, Any]:
     issuer on a production server is refused (InvalidArgument: the server does not start)."""
     found = issuers.parse_issuers(extra.get("issuers") or "")
     issuers.refuse_dev_issuer(found, bool(extra.get("production")))
-    lifetime = int(
-        extra.get("session_lifetime_seconds") or identity_sessions.DEFAULT_LIFETIME_SECONDS
-    )
-    refresh = int(
-        extra.get("refresh_lifetime_seconds") or identity_sessions.DEFAULT_REFRESH_LIFETIME_SECONDS
-    )
+    lifetime = int(extra.get("session_lifetime_seconds") or DEFAULTS.session_lifetime_seconds)
+    refresh = int(extra.get("refresh_lifetime_seconds") or DEFAULTS.refresh_lifetime_seconds)
     if not 60 <= lifetime <= refresh:
         raise InvalidArgument(
             f"--session-lifetime-seconds {lifetime} must be at least 60 and at most "
@@ -246,19 +242,19 @@ def mm_config(extra: dict[str, Any]) -> MatchmakingConfig:
     return MatchmakingConfig(
         **identity_config(extra),
         token_secret=(extra.get("token_secret") or "").encode() or None,
-        starting_silver=extra.get("starting_silver", 1000),
-        free_room_cards=extra.get("free_room_cards", 3),
-        bot_fill_seconds=extra.get("bot_fill_seconds", 30.0),
+        starting_silver=extra.get("starting_silver", DEFAULTS.starting_silver),
+        free_room_cards=extra.get("free_room_cards", DEFAULTS.free_room_cards),
+        bot_fill_seconds=extra.get("bot_fill_seconds", DEFAULTS.bot_fill_seconds),
         ready_seconds=None if ready is None or ready < 0 else ready,
         claim_ms=int(extra.get("lease_ms", DEFAULT_LEASE_MS)),
         item_prices=item_prices(extra),
-        bot_net_alert=int(extra.get("bot_net_alert", reconciliation.DEFAULT_BOT_NET_ALERT)),
+        bot_net_alert=int(extra.get("bot_net_alert", DEFAULTS.bot_net_alert)),
     )
 
 
 def item_prices(extra: dict[str, Any]) -> items.ItemPrices:
     """The prices of the ``--items-*-price`` flags; a price out of range stops the server."""
-    defaults = items.ItemPrices()
+    defaults = DEFAULTS.item_prices
     try:
         return items.ItemPrices(
             **{a: int(extra.get(f"items_{a}_price", getattr(defaults, a))) for a in ledger.ITEMS}
@@ -289,9 +285,7 @@ def make_add_to_server(
         else:
             allocator = allocator_factory(config)
         aio = isinstance(server, grpc.aio.Server)
-        # On the asyncio model its changes also wake the streams waiting on the event loop.
-        facade = ObservedMatchmaking if aio else Matchmaking
-        mm = facade(store, allocator, clock, mm_config(config.extra))
+        mm = Matchmaking(store, allocator, clock, mm_config(config.extra))
         calls = MatchmakingServicer(mm)
         # Flood control, then request ids, before every handler (call_guard).
         servicer = call_guard.guarded(calls, mm, config, internal)

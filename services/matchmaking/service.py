@@ -10,7 +10,6 @@ rounds to advance); the server calls it periodically, tests call it after moving
 
 from __future__ import annotations
 
-import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from dataclasses import dataclass, field
 import structlog
 
 from services.matchmaking import metrics
+from services.matchmaking.domain.changes import Changes
 from services.matchmaking.domain.clock import Clock, system_clock
 from services.matchmaking.domain.economy import double_cards, hand_cover, items, ledger
 from services.matchmaking.domain.economy.desk import EconomyDesk
@@ -89,7 +89,11 @@ class Account:
         return (self.assets or {}).get(ledger.ROOM_CARD, 0)
 
 
-class Matchmaking(IdentityDesk, RoomDesk, TournamentDesk, DoubleCardDesk, EconomyDesk):
+class Matchmaking:
+    """The facade: the parts below, each given what it uses, and the calls that span them
+    (accounts, the gateway's reports, quick match, ``tick``). The adapters call the parts'
+    methods through the names bound here."""
+
     def __init__(
         self,
         store: Store,
@@ -99,66 +103,105 @@ class Matchmaking(IdentityDesk, RoomDesk, TournamentDesk, DoubleCardDesk, Econom
     ) -> None:
         self.store = store
         self.clock = clock
-        self.config = config or MatchmakingConfig()
-        self._secret = self.config.token_secret or stored_secret(store, "mm_config", "token_secret")
-        self._init_identity(self.config.issuers)
+        self.config = config = config or MatchmakingConfig()
+        self._secret = config.token_secret or stored_secret(store, "mm_config", "token_secret")
         # Every table goes through the recorder: the ledger accepts reports only for these.
         self.allocator = allocated_tables.RecordingAllocator(
-            store, allocator, self._secret, claim_ms=self.config.claim_ms
+            store, allocator, self._secret, claim_ms=config.claim_ms
         )
-        self._changed = threading.Condition()
-        self._version = 0
-        self._topics: dict[str, list] = {}  # tournament id -> [version, Condition]
-        self._topics_lock = threading.Lock()
-        self._snapshots: dict = {}  # tournament id -> TournamentSnapshot (TournamentDesk)
-        self._snapshots_lock = threading.Lock()
         # Called when a tournament has work for the ticker now (a table of its round settled):
         # the server wakes its ticker, so a round's barrier waits for no tick period.
         self.wake_ticker: Callable[[], None] = lambda: None
 
-    # --- change notification (streams wait on it) ------------------------------------------
+        # --- the parts, each with its dependencies ------------------------------------------
+        self.changes = changes = Changes()
+        self.identity = identity = IdentityDesk(store, clock, config)
+        self.economy = economy = EconomyDesk(
+            store, clock, config, identity.authenticate, changes.notify
+        )
+        self.double_card_desk = DoubleCardDesk(store, clock, changes.notify)
+        self.room_desk = room_desk = RoomDesk(
+            store,
+            self.allocator,
+            clock,
+            config,
+            identity.authenticate,
+            changes.notify,
+            self._holds,
+            economy.check_room_stake,
+        )
+        self.tournament_desk = tournament_desk = TournamentDesk(
+            store, self.allocator, clock, identity.authenticate, changes
+        )
+
+        # --- what the adapters call, by part ------------------------------------------------
+        # change notification (streams wait on it)
+        self.notify = changes.notify
+        self.wait_for_change = changes.wait_for_change
+        self.notify_tournament = changes.notify_tournament
+        self.tournament_version = changes.tournament_version
+        self.wait_for_tournament = changes.wait_for_tournament
+        # identity
+        self.sessions = identity.sessions
+        self.sign_in = identity.sign_in
+        self.sign_in_as_guest = identity.sign_in_as_guest
+        self.refresh_session = identity.refresh_session
+        self.sign_out = identity.sign_out
+        self.set_display_name = identity.set_display_name
+        self.peek_session = identity.peek_session
+        self.authenticate_session = identity.authenticate_session
+        self.authenticate = identity.authenticate
+        # economy and 加倍卡
+        self.asset_balances = economy.asset_balances
+        self.ledger_page = economy.ledger_page
+        self.item_prices = economy.item_prices
+        self.buy_items = economy.buy_items
+        self.grant_assets = economy.grant_assets
+        self.check_room_stake = economy.check_room_stake
+        self.bankrupt_after = economy.bankrupt_after
+        self.reconciliation = economy.reconciliation
+        self.watch_books = economy.watch_books
+        self.hold_double_card = self.double_card_desk.hold_double_card
+        self.release_double_card = self.double_card_desk.release_double_card
+        # private rooms
+        self.open_room = room_desk.open_room
+        self.room = room_desk.room
+        self.join_room = room_desk.join_room
+        self.leave_room = room_desk.leave_room
+        self.set_room_stake = room_desk.set_room_stake
+        self.answer_room_stake = room_desk.answer_room_stake
+        self.invite_bot = room_desk.invite_bot
+        self.press_start = room_desk.press_start
+        # tournaments
+        self.create_tournament = tournament_desk.create_tournament
+        self.register_tournament = tournament_desk.register_tournament
+        self.withdraw_tournament = tournament_desk.withdraw_tournament
+        self.invite_to_tournament = tournament_desk.invite_to_tournament
+        self.accept_invite = tournament_desk.accept_invite
+        self.decline_invite = tournament_desk.decline_invite
+        self.cancel_tournament = tournament_desk.cancel_tournament
+        self.abort_tournament = tournament_desk.abort_tournament
+        self.retry_tournament = tournament_desk.retry_tournament
+        self.add_tournament_prize = tournament_desk.add_tournament_prize
+        self.add_tournament_bots = tournament_desk.add_tournament_bots
+        self.start_tournament = tournament_desk.start_tournament
+        self.tournament = tournament_desk.tournament
+        self.tournament_tables = tournament_desk.tournament_tables
+        self.round_standings = tournament_desk.round_standings
+        self.final_ranking = tournament_desk.final_ranking
+        self.tournament_snapshot = tournament_desk.tournament_snapshot
+        self.tournament_detail = tournament_desk.tournament_detail
+        self.tournament_seat = tournament_desk.tournament_seat
+        self.standings_page = tournament_desk.standings_page
+        self.tables_page = tournament_desk.tables_page
+        self.live_standings = tournament_desk.live_standings
+        self.tournament_work = tournament_desk.tournament_work
+
     @property
     def version(self) -> int:
-        return self._version
+        return self.changes.version
 
-    def notify(self) -> None:
-        with self._changed:
-            self._version += 1
-            self._changed.notify_all()
-
-    def wait_for_change(self, since: int, timeout: float) -> int:
-        """Block until something changed after ``since`` (or ``timeout``); the new version."""
-        with self._changed:
-            self._changed.wait_for(lambda: self._version != since, timeout)
-            return self._version
-
-    def _topic(self, name: str) -> list:
-        with self._topics_lock:
-            found = self._topics.get(name)
-            if found is None:
-                found = self._topics[name] = [0, threading.Condition()]
-                if len(self._topics) > 4096:  # finished tournaments' topics
-                    self._topics.pop(next(iter(self._topics)))
-            return found
-
-    def tournament_version(self, tournament_id: str) -> int:
-        return self._topic(tournament_id)[0]
-
-    def notify_tournament(self, tournament_id: str) -> None:
-        """Wake the watchers of one tournament only (10,000 of them must not wake for every
-        other tournament's, queue's or room's change)."""
-        topic = self._topic(tournament_id)
-        with topic[1]:
-            topic[0] += 1
-            topic[1].notify_all()
-
-    def wait_for_tournament(self, tournament_id: str, since: int, timeout: float) -> int:
-        topic = self._topic(tournament_id)
-        with topic[1]:
-            topic[1].wait_for(lambda: topic[0] != since, timeout)
-            return topic[0]
-
-    # --- players (signing in: IdentityDesk) --------------------------------------------------
+    # --- players (signing in: the identity desk) --------------------------------------------------
     def account(self, player_id: str) -> Account:
         player = players.get_player(self.store, player_id)
         assets = self.asset_balances(player_id)
@@ -314,7 +357,7 @@ class Matchmaking(IdentityDesk, RoomDesk, TournamentDesk, DoubleCardDesk, Econom
                     changed = True
                     log.info("room_ready_timeout", room=code, removed=removed)
                 before = rooms.get_room(self.store, code).state
-                changed |= self._start_room(code).state != before
+                changed |= self.room_desk.start_room(code).state != before
             except NotFound:
                 changed = True  # closed meanwhile
         stalled = 0

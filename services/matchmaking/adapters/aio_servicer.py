@@ -16,10 +16,11 @@ worker trips and leaves most workers to unary calls.
   :class:`TournamentFeed`. It reads the tournament's snapshot
   (:meth:`Matchmaking.tournament_snapshot`) and its encoding
   (:meth:`MatchmakingServicer.snapshot_message`) once per change on this replica — told by
-  :meth:`Matchmaking.notify_tournament` through ``loop.call_soon_threadsafe``
-  (:class:`ObservedMatchmaking`); a burst of changes, every hand of a running round, is read
-  once per :data:`FEED_READ_GAP_S` — and every ``poll_seconds`` otherwise (other replicas'
-  changes), and wakes its watchers only when the tournament's message changed. A watcher reads
+  :meth:`Matchmaking.notify_tournament` through ``loop.call_soon_threadsafe`` (an observer
+  of the facade's :class:`~services.matchmaking.domain.changes.Changes`); a burst of changes,
+  every hand of a running round, is read once per :data:`FEED_READ_GAP_S` — and every
+  ``poll_seconds`` otherwise (other replicas' changes), and wakes its watchers only when the
+  tournament's message changed. A watcher reads
   its own seat once per round: its table when the round is seated, the assignment once the
   round's progress says its table was created. It sends at most one message per
   :data:`~services.matchmaking.adapters.servicer.WATCH_MIN_INTERVAL_S` (the last change always
@@ -56,7 +57,6 @@ from services.matchmaking.domain.tournaments import (
 from services.matchmaking.domain.tournaments import (
     tournament as tournaments,
 )
-from services.matchmaking.service import Matchmaking
 from shared.aio_server import run_blocking
 from shared.session_tokens import SessionClaims
 
@@ -70,26 +70,6 @@ SESSION_CHECK_S = 5.0  # an open WatchTournament's session is looked up again th
 SESSION_CHECK_CHUNK = 1000  # sessions looked up in one worker trip
 FEED_READ_GAP_S = 0.25  # a tournament changing often is read again at most this often
 STREAMS = ("WatchAssignments", "WatchTournament")
-
-
-class ObservedMatchmaking(Matchmaking):
-    """:class:`Matchmaking` that also tells its change notifications to ``observers``, from the
-    thread that made the change: ``None`` for :meth:`notify`, the tournament's id for
-    :meth:`notify_tournament` (the asyncio servicer's bridge to its event loop)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self.observers: list[Callable[[str | None], None]] = []
-        super().__init__(*args, **kwargs)
-
-    def notify(self) -> None:
-        super().notify()
-        for observe in self.observers:
-            observe(None)
-
-    def notify_tournament(self, tournament_id: str) -> None:
-        super().notify_tournament(tournament_id)
-        for observe in self.observers:
-            observe(tournament_id)
 
 
 def _run_all(batch: list[tuple[contextvars.Context, Callable[..., Any], tuple, Any]]):
@@ -307,9 +287,9 @@ class TournamentFeed:
 
 class AsyncMatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
     """``guard`` (the :class:`GuardedServicer` over ``calls``, a :class:`MatchmakingServicer`)
-    for the asyncio server and its web port; ``calls.mm`` must be an
-    :class:`ObservedMatchmaking` for changes here to wake the streams at once (else they see
-    them within ``poll_seconds``)."""
+    for the asyncio server and its web port. It observes the facade's changes
+    (:class:`~services.matchmaking.domain.changes.Changes`), so changes on this replica wake the
+    streams at once (other replicas' within ``poll_seconds``)."""
 
     def __init__(
         self,
@@ -333,16 +313,14 @@ class AsyncMatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
             if not m.stream:
                 setattr(self, name, self._unary(name, getattr(guard, name)))
         self._observer = self._observe
-        if isinstance(self.mm, ObservedMatchmaking):
-            self.mm.observers.append(self._observer)
+        self.mm.changes.observe(self._observer)
         with contextlib.suppress(RuntimeError):  # made on the server's loop (else: later)
             self._loop = asyncio.get_running_loop()
 
     def close(self) -> None:
         """Stop observing the facade's changes and end the feeds (once the server stopped:
         called from another thread than the loop's, which still runs)."""
-        if isinstance(self.mm, ObservedMatchmaking) and self._observer in self.mm.observers:
-            self.mm.observers.remove(self._observer)
+        self.mm.changes.unobserve(self._observer)
         loop = self._loop
         if loop is None or loop.is_closed() or not loop.is_running():
             return

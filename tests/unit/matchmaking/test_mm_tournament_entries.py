@@ -181,7 +181,7 @@ def test_the_start_spends_match_cards_and_prizes_are_paid_once_by_rank():
     assert escrow_of(mm, tid)[SILVER] == 0
     # a retried finish (another replica's tick, a repeated report) pays nothing again
     clock.advance(60)
-    mm._settle_purse(mm.tournament(tid))
+    mm.tournament_desk._settle_purse(mm.tournament(tid))
     mm.tick()
     assert {p: ledger.balance(mm.store, p) for p, _ in people} == balances
     assert ledger.reconcile(mm.store) == []

@@ -5,16 +5,20 @@ the reconciliation report (:mod:`.reconciliation`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import structlog
 
 from services.matchmaking import metrics
+from services.matchmaking.domain.clock import Clock
 from services.matchmaking.domain.economy import hand_cover, items, ledger, reconciliation
 from services.matchmaking.domain.economy.ledger import HandReport
+from services.matchmaking.domain.players import accounts as players
 from services.matchmaking.domain.queues import levels
 from services.matchmaking.domain.tables import allocated as allocated_tables
 from shared.errors import FailedPrecondition
+from shared.store.base import Store
 
 log = structlog.get_logger("mahjong.matchmaking")
 WATCH_SECONDS = 60.0  # how often the ticker refreshes the reconciliation gauges and alerts
@@ -27,10 +31,24 @@ def replacement_bot_id(table_id: str, seat: int) -> str:
 
 
 class EconomyDesk:
-    """Mixed into :class:`~services.matchmaking.service.Matchmaking`, whose ``store``,
-    ``clock``, ``config``, ``authenticate`` and ``notify`` it uses."""
+    """A part of :class:`~services.matchmaking.service.Matchmaking`: ``authenticate`` is the
+    identity desk's (a session token to its member), ``notify`` tells the facade's watchers of
+    a change, ``config`` the facade's MatchmakingConfig (item prices, the bot-net alert)."""
 
-    _last_watch = float("-inf")
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        config: Any,
+        authenticate: Callable[[str], players.Player],
+        notify: Callable[[], None],
+    ) -> None:
+        self.store = store
+        self.clock = clock
+        self.config = config
+        self.authenticate = authenticate
+        self.notify = notify
+        self._last_watch = float("-inf")
 
     # --- balances ------------------------------------------------------------------------------
     def asset_balances(self, player_id: str) -> dict[str, int]:
@@ -78,8 +96,6 @@ class EconomyDesk:
         request_id: str,
     ):
         """An operator's grant from the house, logged with who and why; the player."""
-        from services.matchmaking.domain.players import accounts as players
-
         player = players.get_player(self.store, player_id)
         if player.bot or getattr(player, "guest", False):
             raise FailedPrecondition(f"{player_id} has no ledger account", reason="NO_WALLET")

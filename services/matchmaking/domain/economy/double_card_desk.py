@@ -5,16 +5,25 @@ calls these (the internal port's gateway identity); the player's own act is chec
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import structlog
 
+from services.matchmaking.domain.clock import Clock
 from services.matchmaking.domain.economy import double_cards
+from shared.store.base import Store
 
 log = structlog.get_logger("mahjong.matchmaking")
 
 
 class DoubleCardDesk:
-    """Mixed into :class:`~services.matchmaking.service.Matchmaking`, whose ``store``,
-    ``clock`` and ``notify`` it uses."""
+    """A part of :class:`~services.matchmaking.service.Matchmaking`: ``notify`` tells the
+    facade's watchers of a change."""
+
+    def __init__(self, store: Store, clock: Clock, notify: Callable[[], None]) -> None:
+        self.store = store
+        self.clock = clock
+        self.notify = notify
 
     def hold_double_card(
         self, table_id: str, tag: str, player_id: str, hand_number: int, stake: int

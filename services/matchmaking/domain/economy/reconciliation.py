@@ -23,7 +23,6 @@ from services.matchmaking.domain.economy.ledger import HOUSE, HandReport
 from shared.errors import InvalidArgument
 from shared.store.base import Store
 
-DEFAULT_BOT_NET_ALERT = 10_000
 MAX_LISTED = 100
 log = structlog.get_logger("mahjong.matchmaking")
 

@@ -1,7 +1,7 @@
 """The identity part of the matchmaking facade: sign-in, guests, sessions, display names.
 
-A mixin of :class:`~services.matchmaking.service.Matchmaking` (like the room and tournament
-desks): it uses the facade's ``store``, ``clock`` and ``config``. Every other part of the facade
+A part of :class:`~services.matchmaking.service.Matchmaking` (like the room and tournament
+desks), given the store, the clock and the configuration. Every other part of the facade
 authenticates through :meth:`IdentityDesk.authenticate` (a signed-in member, never a guest) or
 :meth:`IdentityDesk.authenticate_session` (anyone with a live session).
 """
@@ -14,10 +14,10 @@ from typing import Any
 
 import structlog
 
+from services.matchmaking.domain.clock import Clock
 from services.matchmaking.domain.economy import ledger
 from services.matchmaking.domain.players import accounts as players
 from services.matchmaking.domain.players import guests, tokens
-from services.matchmaking.domain.players.issuers import Issuer
 from services.matchmaking.domain.players.oidc import IdTokenVerifier
 from services.matchmaking.domain.players.sessions import Issued, Sessions
 from shared.errors import Unauthenticated
@@ -44,21 +44,22 @@ def _token_name(name: str) -> str:
 class IdentityDesk:
     """Sign-in and sessions (see the module docstring)."""
 
-    store: Store
-    clock: Any
-    config: Any
-
-    def _init_identity(self, issuers: tuple[Issuer, ...]) -> None:
-        key = tokens.session_key(self.store, self.config.session_key_file)
+    def __init__(self, store: Store, clock: Clock, config: Any) -> None:
+        """``config``: the facade's MatchmakingConfig (issuers, guests, session lifetimes and
+        key, the welcome grant)."""
+        self.store = store
+        self.clock = clock
+        self.config = config
+        key = tokens.session_key(store, config.session_key_file)
         signer = SessionSigner(key)
-        self.id_tokens = IdTokenVerifier(issuers)
+        self.id_tokens = IdTokenVerifier(config.issuers)
         self.sessions = Sessions(
-            self.store,
+            store,
             signer,
             SessionVerifier([signer.public_key]),
-            self.clock,
-            self.config.session_lifetime_seconds,
-            self.config.refresh_lifetime_seconds,
+            clock,
+            config.session_lifetime_seconds,
+            config.refresh_lifetime_seconds,
         )
 
     # --- signing in ------------------------------------------------------------------------

@@ -4,26 +4,56 @@ authenticated by the player's token, then :mod:`.rooms` / :mod:`.room_start` (an
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import structlog
 
 from services.matchmaking import metrics
+from services.matchmaking.domain.clock import Clock
 from services.matchmaking.domain.economy import room_cards
 from services.matchmaking.domain.players import accounts as players
+from services.matchmaking.domain.players import presence
 from services.matchmaking.domain.rooms import private as rooms
 from services.matchmaking.domain.rooms import start as room_start
 from services.matchmaking.domain.ruleset_choice import ready_seconds, ruleset_with_options
+from services.matchmaking.domain.tables.allocator import TableAllocator
 from shared.errors import FailedPrecondition, PermissionDenied
+from shared.store.base import Store
 
 log = structlog.get_logger("mahjong.matchmaking")
 
 
 class RoomDesk:
-    """Mixed into :class:`~services.matchmaking.service.Matchmaking`, whose ``store``,
-    ``allocator``, ``clock``, ``config``, ``authenticate``, ``notify`` and ``_holds`` it uses.
-    Opening or joining a room claims the player's presence atomically (:mod:`.presence`): a
-    player waiting in a queue or sitting in another room is refused, nothing spent."""
+    """A part of :class:`~services.matchmaking.service.Matchmaking`. Opening or joining a room
+    claims the player's presence atomically
+    (:mod:`~services.matchmaking.domain.players.presence`): a player waiting in a queue or
+    sitting in another room is refused, nothing spent.
+
+    ``authenticate``: the identity desk's; ``notify``: tells the facade's watchers of a change;
+    ``holds``: whether a presence's ticket or room still holds its player; ``check_stake``: the
+    economy desk's check of a room stake (its tier, and the cover of the humans seated and
+    joining); ``config``: the facade's MatchmakingConfig (``ready_seconds``)."""
+
+    def __init__(
+        self,
+        store: Store,
+        allocator: TableAllocator,
+        clock: Clock,
+        config: Any,
+        authenticate: Callable[[str], players.Player],
+        notify: Callable[[], None],
+        holds: presence.Holds,
+        check_stake: Callable[..., None],
+    ) -> None:
+        self.store = store
+        self.allocator = allocator
+        self.clock = clock
+        self.config = config
+        self.authenticate = authenticate
+        self.notify = notify
+        self._holds = holds
+        self.check_room_stake = check_stake
 
     def _ready_seconds(self, room: rooms.Room) -> float:
         if self.config.ready_seconds is not None:
@@ -119,7 +149,7 @@ class RoomDesk:
     def invite_bot(self, token: str, code: str) -> rooms.Room:
         player = self.authenticate(token)
         rooms.invite_bot(self.store, code, player.player_id, self.clock())
-        room = self._start_room(code)
+        room = self.start_room(code)
         self.notify()
         return room
 
@@ -129,11 +159,11 @@ class RoomDesk:
         room_start.press_start(
             self.store, code, player.player_id, self.clock(), self._ready_seconds(room)
         )
-        room = self._start_room(code)
+        room = self.start_room(code)
         self.notify()
         return room
 
-    def _start_room(self, code: str) -> rooms.Room:
+    def start_room(self, code: str) -> rooms.Room:
         room, created = room_start.start_if_ready(self.store, self.allocator, code, self.clock())
         if created:
             metrics.TABLES.labels("room").inc()

@@ -9,20 +9,24 @@ bots; other players are invited and enter by AcceptInvite (RULES-items §3).
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import structlog
 
 from services.matchmaking import metrics
+from services.matchmaking.domain.changes import Changes
+from services.matchmaking.domain.clock import Clock
 from services.matchmaking.domain.economy import ledger
 from services.matchmaking.domain.players import accounts as players
 from services.matchmaking.domain.queues import levels
 from services.matchmaking.domain.ruleset_choice import ruleset_with_options
 from services.matchmaking.domain.tables import allocated as allocated_tables
 from services.matchmaking.domain.tables import live_seats
+from services.matchmaking.domain.tables.allocator import TableAllocator
 from services.matchmaking.domain.tournaments import consent
 from services.matchmaking.domain.tournaments import (
     purse as tournament_purse,
@@ -50,6 +54,7 @@ from shared.errors import (
     NotFound,
     PermissionDenied,
 )
+from shared.store.base import Store
 
 log = structlog.get_logger("mahjong.matchmaking")
 PRIZE_ASSETS = (ledger.SILVER, ledger.ROOM_CARD, ledger.DOUBLE_CARD, ledger.MATCH_CARD)
@@ -70,8 +75,26 @@ class TournamentSnapshot:
 
 
 class TournamentDesk:
-    """Mixed into :class:`~services.matchmaking.service.Matchmaking`, whose ``store``,
-    ``allocator``, ``clock``, ``config``, ``authenticate`` and ``notify`` it uses."""
+    """A part of :class:`~services.matchmaking.service.Matchmaking`: ``authenticate`` is the
+    identity desk's; ``changes`` the facade's change notification (a tournament's watchers are
+    woken through it, and its snapshots kept by its version)."""
+
+    def __init__(
+        self,
+        store: Store,
+        allocator: TableAllocator,
+        clock: Clock,
+        authenticate: Callable[[str], players.Player],
+        changes: Changes,
+    ) -> None:
+        self.store = store
+        self.allocator = allocator
+        self.clock = clock
+        self.authenticate = authenticate
+        self.notify_tournament = changes.notify_tournament
+        self.tournament_version = changes.tournament_version
+        self._snapshots: dict[str, TournamentSnapshot] = {}
+        self._snapshots_lock = threading.Lock()
 
     def _entrant(self, player_id: str, stake: int) -> tournaments.Entrant:
         player = players.get_player(self.store, player_id)
