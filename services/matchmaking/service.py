@@ -44,6 +44,7 @@ from services.matchmaking.domain.tournaments import (
 )
 from services.matchmaking.domain.tournaments.desk import TournamentDesk
 from services.matchmaking.domain.tournaments.records import running_ids
+from services.matchmaking.storage.table_claims import RecordingAllocator
 from shared.errors import (
     FailedPrecondition,
     InvalidArgument,
@@ -106,7 +107,7 @@ class Matchmaking:
         self.config = config = config or MatchmakingConfig()
         self._secret = config.token_secret or stored_secret(store, "mm_config", "token_secret")
         # Every table goes through the recorder: the ledger accepts reports only for these.
-        self.allocator = allocated_tables.RecordingAllocator(
+        self.allocator = RecordingAllocator(
             store, allocator, self._secret, claim_ms=config.claim_ms
         )
         # Called when a tournament has work for the ticker now (a table of its round settled):

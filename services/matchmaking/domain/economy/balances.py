@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 from services.matchmaking.domain.economy import ledger
 from services.matchmaking.domain.players import accounts as players
+from services.matchmaking.domain.ports import Records
 from services.matchmaking.domain.queues import levels
 from shared.errors import InvalidArgument, NotFound
-from shared.store.base import Store
 
 MAX_IDS = 100
 
@@ -28,7 +28,7 @@ class BalanceView:
     silver: int = 0  # the viewer's own only
 
 
-def visible_balances(store: Store, viewer: str, player_ids: Sequence[str]) -> list[BalanceView]:
+def visible_balances(store: Records, viewer: str, player_ids: Sequence[str]) -> list[BalanceView]:
     """The balances ``viewer`` may see of ``player_ids``, in request order (none named: the
     viewer's own)."""
     player_ids = list(player_ids) or [viewer]

@@ -15,10 +15,10 @@ from services.matchmaking.domain.clock import Clock
 from services.matchmaking.domain.economy import hand_cover, items, ledger, reconciliation
 from services.matchmaking.domain.economy.ledger import HandReport
 from services.matchmaking.domain.players import accounts as players
+from services.matchmaking.domain.ports import Records
 from services.matchmaking.domain.queues import levels
 from services.matchmaking.domain.tables import allocated as allocated_tables
 from shared.errors import FailedPrecondition
-from shared.store.base import Store
 
 log = structlog.get_logger("mahjong.matchmaking")
 WATCH_SECONDS = 60.0  # how often the ticker refreshes the reconciliation gauges and alerts
@@ -37,7 +37,7 @@ class EconomyDesk:
 
     def __init__(
         self,
-        store: Store,
+        store: Records,
         clock: Clock,
         config: Any,
         authenticate: Callable[[str], players.Player],

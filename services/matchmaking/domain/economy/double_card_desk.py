@@ -11,7 +11,7 @@ import structlog
 
 from services.matchmaking.domain.clock import Clock
 from services.matchmaking.domain.economy import double_cards
-from shared.store.base import Store
+from services.matchmaking.domain.ports import Records
 
 log = structlog.get_logger("mahjong.matchmaking")
 
@@ -20,7 +20,7 @@ class DoubleCardDesk:
     """A part of :class:`~services.matchmaking.service.Matchmaking`: ``notify`` tells the
     facade's watchers of a change."""
 
-    def __init__(self, store: Store, clock: Clock, notify: Callable[[], None]) -> None:
+    def __init__(self, store: Records, clock: Clock, notify: Callable[[], None]) -> None:
         self.store = store
         self.clock = clock
         self.notify = notify

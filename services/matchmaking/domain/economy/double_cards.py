@@ -21,10 +21,10 @@ from dataclasses import asdict, dataclass
 
 from services.matchmaking.domain import records
 from services.matchmaking.domain.economy import hand_cover, ledger
+from services.matchmaking.domain.ports import Records
 from services.matchmaking.domain.tables import allocated as allocated_tables
 from services.matchmaking.domain.tables.tags import parse_tournament
 from shared.errors import FailedPrecondition, InvalidArgument, PermissionDenied
-from shared.store.base import Store
 
 HOLDS = "mm_double_card_holds"
 VERSION = 1
@@ -80,7 +80,13 @@ def _check(table_id: str, player_id: str, hand_number: int) -> None:
 
 
 def hold(
-    store: Store, table_id: str, tag: str, player_id: str, hand_number: int, stake: int, now: float
+    store: Records,
+    table_id: str,
+    tag: str,
+    player_id: str,
+    hand_number: int,
+    stake: int,
+    now: float,
 ) -> int:
     """Hold one of the player's double cards for the hand; the cards left. Idempotent by
     (table, hand, player). FailedPrecondition DOUBLE_CARD_* naming why it cannot be played."""
@@ -151,7 +157,7 @@ def consume_legs(report: ledger.HandReport) -> list[ledger.Leg]:
     return out
 
 
-def release(store: Store, table_id: str, player_id: str, hand_number: int, now: float) -> bool:
+def release(store: Records, table_id: str, player_id: str, hand_number: int, now: float) -> bool:
     """Return a held card to its player; False when nothing is held (consumed or returned)."""
     _check(table_id, player_id, hand_number)
     account = hold_account(table_id, hand_number, player_id)
@@ -170,7 +176,7 @@ def release(store: Store, table_id: str, player_id: str, hand_number: int, now: 
         raise
 
 
-def release_table(store: Store, table_id: str, now: float) -> int:
+def release_table(store: Records, table_id: str, now: float) -> int:
     """Return every card still held at a finished table; how many were returned."""
     returned = 0
     for _, rec in list(store.scan(HOLDS, f"{table_id}/")):

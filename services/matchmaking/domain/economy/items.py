@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 from services.matchmaking.domain.economy import ledger
 from services.matchmaking.domain.economy.ledger import HOUSE, ITEMS, SILVER, Leg
+from services.matchmaking.domain.ports import Records
 from services.matchmaking.domain.tables import live_seats
 from shared.errors import FailedPrecondition, InvalidArgument
-from shared.store.base import Store
 
 MAX_COUNT = 1000  # items per purchase
 MAX_PRICE = 10**12  # silver per item: count × price stays far inside one leg's limit
@@ -55,7 +55,7 @@ def _ref(kind: str, player_id: str, request_id: str) -> str:
 
 
 def buy(
-    store: Store,
+    store: Records,
     prices: ItemPrices,
     player_id: str,
     asset: str,
@@ -90,7 +90,7 @@ def buy(
 
 
 def grant(
-    store: Store,
+    store: Records,
     player_id: str,
     assets: Sequence[tuple[str, int]],
     reason: str,

@@ -44,9 +44,9 @@ from services.matchmaking.domain.economy.books import (
     TxRow,
     books_of,
 )
+from services.matchmaking.domain.ports import Records
 from services.matchmaking.domain.tables.tags import tag_group
 from shared.errors import FailedPrecondition, InvalidArgument
-from shared.store.base import Store
 
 __all__ = ["HOUSE", "MAX_BALANCE", "Entry", "HandReport", "Leg"]
 log = structlog.get_logger("mahjong.matchmaking.ledger")
@@ -199,7 +199,7 @@ def _entries(ref: str, legs: Sequence[Leg], tag: str, at: float) -> list[Entry]:
     ]
 
 
-def transact(store: Store, ref: str, legs: Sequence[Leg], now: float, tag: str = "") -> bool:
+def transact(store: Records, ref: str, legs: Sequence[Leg], now: float, tag: str = "") -> bool:
     """Write a transaction once: True when new, False for a repeat of ``ref`` with the same legs
     (nothing written). FailedPrecondition REF_REUSED for ``ref`` with other legs,
     INSUFFICIENT_FUNDS / BALANCE_OVERFLOW (nothing written); InvalidArgument for malformed legs
@@ -222,7 +222,7 @@ def transact(store: Store, ref: str, legs: Sequence[Leg], now: float, tag: str =
 
 
 def welcome_grant(
-    store: Store, player_id: str, identity_key: str, silver: int, room_cards: int, now: float
+    store: Records, player_id: str, identity_key: str, silver: int, room_cards: int, now: float
 ) -> bool:
     """The welcome grant (RULES-items §4: ``starting_silver``, ``free_room_cards``) from the
     house, once per identity: idempotent by ``identity_key`` (e.g. "issuer|subject"), whatever
@@ -243,7 +243,7 @@ def welcome_grant(
         raise
 
 
-def grant(store: Store, account: str, ref: str, amount: int, now: float, kind: str = GRANT):
+def grant(store: Records, account: str, ref: str, amount: int, now: float, kind: str = GRANT):
     """A one-off silver grant from the house to ``account``; idempotent by (``ref``, account)."""
     legs = [Leg(account, SILVER, amount, kind), Leg(HOUSE, SILVER, -amount, kind)]
     return transact(store, f"{kind}/{ref}/{account}", legs, now)
@@ -316,7 +316,7 @@ def hand_legs(report: HandReport) -> list[Leg]:
 SHORTFALL_ATTEMPTS = 4  # balances re-read and the hand retried this often before refusing
 
 
-def _cut_to_what_losers_hold(store: Store, report: HandReport, legs: list[Leg]) -> list[Leg]:
+def _cut_to_what_losers_hold(store: Records, report: HandReport, legs: list[Leg]) -> list[Leg]:
     """The hand's legs with each player's silver loss cut to what the player holds, and the
     winners' gains cut by the same total, in proportion (whole chips, the remainder from the
     largest gain): a player who cannot pay pays what they have (破产), a settled hand is never
@@ -376,7 +376,7 @@ def _report_of(body: str) -> HandReport:
 
 
 def record_hand(
-    store: Store, report: HandReport, now: float, extra_legs: Sequence[Leg] = ()
+    store: Records, report: HandReport, now: float, extra_legs: Sequence[Leg] = ()
 ) -> bool:
     """Record a settled hand once. True when new, False for a repeat (which changes nothing).
     ``extra_legs`` are written in the hand's transaction (the 加倍卡 holds it consumes).
@@ -413,7 +413,7 @@ def record_hand(
 
 
 # --- reading ---------------------------------------------------------------------------------
-def entries(store: Store, account: str) -> list[Entry]:
+def entries(store: Records, account: str) -> list[Entry]:
     """An account's entries, oldest first."""
     return books_of(store).entries(account)
 
@@ -423,13 +423,13 @@ def _check_asset(asset: str) -> None:
         raise InvalidArgument(f"unknown asset {asset!r}", field="asset")
 
 
-def balance(store: Store, account: str, asset: str = SILVER) -> int:
+def balance(store: Records, account: str, asset: str = SILVER) -> int:
     """The account's balance of ``asset``: the sum of its entries, kept beside them."""
     _check_asset(asset)
     return books_of(store).balance(account, asset)
 
 
-def balances(store: Store, account: str) -> dict[str, int]:
+def balances(store: Records, account: str) -> dict[str, int]:
     """The account's balance of every asset (0 for those it never held), in :data:`ASSETS`
     order."""
     held = books_of(store).balances(account)
@@ -460,7 +460,7 @@ def _cursor(token: str) -> Cursor | None:
 
 
 def entries_page(
-    store: Store, account: str, asset: str | None, page_token: str, page_size: int
+    store: Records, account: str, asset: str | None, page_token: str, page_size: int
 ) -> tuple[list[Entry], str]:
     """A page of the account's entries, newest first, and the next page's token ("" on the
     last): ``page_size`` 1-500 (0 = 100), ``asset`` None = every asset."""
@@ -475,37 +475,37 @@ def entries_page(
     return found, ""
 
 
-def has_account(store: Store, account: str) -> bool:
+def has_account(store: Records, account: str) -> bool:
     """Whether the ledger ever wrote an entry to ``account``."""
     return books_of(store).has_account(account)
 
 
-def has_hand(store: Store, hand_id: str) -> bool:
+def has_hand(store: Records, hand_id: str) -> bool:
     return books_of(store).has_hand(hand_id)
 
 
-def hands_of_table(store: Store, table_id: str) -> int:
+def hands_of_table(store: Records, table_id: str) -> int:
     """How many settled hands of a table are recorded."""
     return books_of(store).hands_of_table(table_id)
 
 
-def hand_reports(store: Store, group: str, tag_prefix: str = "") -> list[HandReport]:
+def hand_reports(store: Records, group: str, tag_prefix: str = "") -> list[HandReport]:
     """Every recorded hand whose tag is in ``group`` (e.g. "tournament/T") and starts with
     ``tag_prefix`` (e.g. one round's "tournament/T/round/2/table/"), by hand id."""
     return [_report_of(row.report) for row in books_of(store).hand_rows(group, tag_prefix)]
 
 
-def hands_between(store: Store, start: float, end: float) -> list[HandReport]:
+def hands_between(store: Records, start: float, end: float) -> list[HandReport]:
     """The hands recorded in [start, end), in time order."""
     return [_report_of(row.report) for row in books_of(store).hands_between(start, end)]
 
 
-def account_net(store: Store, account: str, start: float, end: float, asset: str = SILVER) -> int:
+def account_net(store: Records, account: str, start: float, end: float, asset: str = SILVER) -> int:
     """What ``account``'s entries of ``asset`` written in [start, end) add up to."""
     return books_of(store).account_net(account, asset, start, end)
 
 
-def chips_by_player(store: Store, group: str, tag_prefix: str = "") -> dict[str, int]:
+def chips_by_player(store: Records, group: str, tag_prefix: str = "") -> dict[str, int]:
     """Net chips per player (bots included, by their seats) over the hands of a tag group
     (those whose tag starts with ``tag_prefix``)."""
     totals: dict[str, int] = {}
@@ -515,11 +515,11 @@ def chips_by_player(store: Store, group: str, tag_prefix: str = "") -> dict[str,
     return totals
 
 
-def totals(store: Store, accounts: Sequence[str]) -> int:
+def totals(store: Records, accounts: Sequence[str]) -> int:
     return sum(balance(store, a) for a in accounts)
 
 
-def reconcile(store: Store) -> list[str]:
+def reconcile(store: Records) -> list[str]:
     """Every discrepancy in the books (a balance that is not its entries' sum, a transaction
     that does not sum to zero per asset, a hand without entries); empty when they agree."""
     return books_of(store).reconcile()

@@ -20,8 +20,8 @@ import structlog
 from services.matchmaking import metrics
 from services.matchmaking.domain.economy import ledger
 from services.matchmaking.domain.economy.ledger import HOUSE, HandReport
+from services.matchmaking.domain.ports import Records
 from shared.errors import InvalidArgument
-from shared.store.base import Store
 
 MAX_LISTED = 100
 log = structlog.get_logger("mahjong.matchmaking")
@@ -72,7 +72,7 @@ def from_bots(report: HandReport) -> dict[str, int]:
     return {p: sign * v for p, v in parts.items()}
 
 
-def report_for(store: Store, day: str, now: float, alert_at: int) -> Reconciliation:
+def report_for(store: Records, day: str, now: float, alert_at: int) -> Reconciliation:
     """The day's report: the house's net, each player's net from bots (alerts past
     ``alert_at``), the books' discrepancies (:func:`ledger.reconcile`)."""
     day, start, end = day_bounds(day, now)
@@ -90,7 +90,7 @@ def report_for(store: Store, day: str, now: float, alert_at: int) -> Reconciliat
     )
 
 
-def watch(store: Store, now: float, alert_at: int) -> Reconciliation:
+def watch(store: Records, now: float, alert_at: int) -> Reconciliation:
     """Today's report for the ticker: the gauges set, one warning line per player past the
     alert."""
     found = report_for(store, "", now, alert_at)

@@ -8,16 +8,16 @@ from __future__ import annotations
 
 from services.matchmaking.domain.economy import ledger
 from services.matchmaking.domain.economy.ledger import HOUSE, ROOM_CARD, Leg
+from services.matchmaking.domain.ports import Records
 from shared.errors import FailedPrecondition
-from shared.store.base import Store
 
 
-def room_cards(store: Store, player_id: str) -> int:
+def room_cards(store: Records, player_id: str) -> int:
     """The player's 房卡: the ledger's ``room_card`` balance."""
     return ledger.balance(store, player_id, ROOM_CARD)
 
 
-def spend_room_card(store: Store, player_id: str, room_code: str, now: float) -> int:
+def spend_room_card(store: Records, player_id: str, room_code: str, now: float) -> int:
     """Take one card for the room ``room_code`` (once); FailedPrecondition NO_ROOM_CARD when the
     player has none. Returns the rest."""
     legs = [
@@ -37,7 +37,7 @@ def spend_room_card(store: Store, player_id: str, room_code: str, now: float) ->
     return ledger.balance(store, player_id, ROOM_CARD)
 
 
-def refund_room_card(store: Store, player_id: str, room_code: str, now: float) -> int:
+def refund_room_card(store: Records, player_id: str, room_code: str, now: float) -> int:
     """Give back the card spent on a room that could not be opened (once)."""
     legs = [
         Leg(player_id, ROOM_CARD, 1, ledger.REFUND, f"room {room_code} not opened"),

@@ -16,8 +16,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 
 from services.matchmaking.domain import records
+from services.matchmaking.domain.ports import Records
 from shared.errors import InvalidArgument, NotFound
-from shared.store.base import AlreadyExists, Store
+from shared.store.base import AlreadyExists
 
 NS = "mm_players"
 IDENTITIES = "mm_identities"
@@ -58,7 +59,7 @@ def new_player_id(bot: bool = False, guest: bool = False) -> str:
     return ("bot-" if bot else "g-" if guest else "p-") + uuid.uuid4().hex[:16]
 
 
-def create_player(store: Store, display_name: str, *, bot: bool, now: float, guest=False):
+def create_player(store: Records, display_name: str, *, bot: bool, now: float, guest=False):
     """Store a new bot or guest player (neither has a ledger account) and return it."""
     player = Player(
         new_player_id(bot, guest), validate_display_name(display_name), bot, now, guest=guest
@@ -74,7 +75,7 @@ def identity_key(issuer: str, subject: str) -> str:
 
 
 def player_for_identity(
-    store: Store,
+    store: Records,
     issuer: str,
     subject: str,
     display_name: str,
@@ -109,7 +110,7 @@ def player_for_identity(
     return player, True
 
 
-def rename(store: Store, player_id: str, display_name: str) -> Player:
+def rename(store: Records, player_id: str, display_name: str) -> Player:
     """Set the player's display name (their own to change)."""
     name = validate_display_name(display_name)
 
@@ -123,12 +124,12 @@ def rename(store: Store, player_id: str, display_name: str) -> Player:
     return store.update(NS, player_id, apply)
 
 
-def find_player(store: Store, player_id: str) -> Player | None:
+def find_player(store: Records, player_id: str) -> Player | None:
     data = records.load((rec := store.get(NS, player_id)) and rec.value)
     return Player.from_record(data) if data else None
 
 
-def get_player(store: Store, player_id: str) -> Player:
+def get_player(store: Records, player_id: str) -> Player:
     """The player, or NotFound naming the id."""
     player = find_player(store, player_id)
     if player is None:

@@ -20,9 +20,9 @@ from services.matchmaking.domain.players import accounts as players
 from services.matchmaking.domain.players import guests, tokens
 from services.matchmaking.domain.players.oidc import IdTokenVerifier
 from services.matchmaking.domain.players.sessions import Issued, Sessions
+from services.matchmaking.domain.ports import Records
 from shared.errors import Unauthenticated
 from shared.session_tokens import SessionClaims, SessionSigner, SessionVerifier
-from shared.store.base import Store
 
 log = structlog.get_logger("mahjong.matchmaking.identity")
 
@@ -44,7 +44,7 @@ def _token_name(name: str) -> str:
 class IdentityDesk:
     """Sign-in and sessions (see the module docstring)."""
 
-    def __init__(self, store: Store, clock: Clock, config: Any) -> None:
+    def __init__(self, store: Records, clock: Clock, config: Any) -> None:
         """``config``: the facade's MatchmakingConfig (issuers, guests, session lifetimes and
         key, the welcome grant)."""
         self.store = store

@@ -11,8 +11,8 @@ from __future__ import annotations
 import secrets
 
 from services.matchmaking.domain.players import accounts as players
+from services.matchmaking.domain.ports import Records
 from shared.errors import FailedPrecondition, PermissionDenied
-from shared.store.base import Store
 
 
 def check_allowed(allow_guests: bool) -> None:
@@ -30,7 +30,7 @@ def guest_name(display_name: str) -> str:
     return f"Guest-{secrets.token_hex(2)}"
 
 
-def create_guest(store: Store, display_name: str, now: float) -> players.Player:
+def create_guest(store: Records, display_name: str, now: float) -> players.Player:
     return players.create_player(store, guest_name(display_name), bot=False, now=now, guest=True)
 
 

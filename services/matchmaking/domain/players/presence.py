@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 from services.matchmaking.domain import records
-from shared.store.base import Store
+from services.matchmaking.domain.ports import Records
 
 PRESENCE = "mm_presence"
 QUEUE, ROOM = "queue", "room"
@@ -53,14 +53,14 @@ class Presence:
 Holds = Callable[[Presence], bool]  # whether the ticket or room it names still holds the player
 
 
-def current(store: Store, player_id: str) -> Presence | None:
+def current(store: Records, player_id: str) -> Presence | None:
     """The player's presence, or None when it is free."""
     rec = store.get(PRESENCE, player_id)
     return Presence.from_json(rec.value) if rec and rec.value != _FREE else None
 
 
 def claim(
-    store: Store, player_id: str, kind: str, ref: str, now: float, holds: Holds | None = None
+    store: Records, player_id: str, kind: str, ref: str, now: float, holds: Holds | None = None
 ) -> Presence | None:
     """Atomically make ``kind``/``ref`` hold the player. Returns None when it does, else the
     presence that blocks it (a live one, or one claimed less than :data:`CLAIM_SECONDS` ago).
@@ -88,7 +88,7 @@ def claim(
     return held
 
 
-def release(store: Store, player_id: str, kind: str, ref: str) -> bool:
+def release(store: Records, player_id: str, kind: str, ref: str) -> bool:
     """Free the player if ``kind``/``ref`` still holds it; True when it did."""
 
     def fn(raw: bytes | None):

@@ -24,9 +24,9 @@ from dataclasses import asdict, dataclass, replace
 
 from services.matchmaking.domain import records
 from services.matchmaking.domain.clock import Clock
+from services.matchmaking.domain.ports import Records
 from shared.errors import Unauthenticated
 from shared.session_tokens import SessionClaims, SessionSigner, SessionVerifier
-from shared.store.base import Store
 
 NS = "mm_sessions"
 VERSION = 1
@@ -101,7 +101,7 @@ class Sessions:
 
     def __init__(
         self,
-        store: Store,
+        store: Records,
         signer: SessionSigner,
         verifier: SessionVerifier,
         clock: Clock,

@@ -15,14 +15,15 @@ from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from services.matchmaking.domain.ports import Records
 from shared import session_tokens
-from shared.store.base import AlreadyExists, Store
+from shared.store.base import AlreadyExists
 
 _NS = "mm_config"
 _KEY = "session_key"
 
 
-def stored_key(store: Store) -> Ed25519PrivateKey:
+def stored_key(store: Records) -> Ed25519PrivateKey:
     """The store's session key, created by the first replica that asks (one per deployment)."""
     rec = store.get(_NS, _KEY)
     if rec is None:
@@ -34,7 +35,7 @@ def stored_key(store: Store) -> Ed25519PrivateKey:
     return session_tokens.load_private_pem(rec.value)
 
 
-def session_key(store: Store, path: str = "") -> Ed25519PrivateKey:
+def session_key(store: Records, path: str = "") -> Ed25519PrivateKey:
     """The key in the PEM file at ``path``, or the store's when ``path`` is empty."""
     if path:
         return session_tokens.load_private_pem(Path(path).read_bytes())

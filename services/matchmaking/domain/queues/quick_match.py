@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, replace
 
 from services.matchmaking.domain import records
 from services.matchmaking.domain.players import presence
+from services.matchmaking.domain.ports import Records
 from services.matchmaking.domain.tables.allocator import (
     SeatRequest,
     TableAllocator,
@@ -28,7 +29,6 @@ from services.matchmaking.domain.tables.allocator import (
 )
 from services.matchmaking.domain.tables.tags import quick_tag
 from shared.errors import DomainError, FailedPrecondition, NotFound, PermissionDenied
-from shared.store.base import Store
 
 TICKETS = "mm_tickets"
 QUEUES = "mm_queues"
@@ -108,14 +108,14 @@ def _index_key(ticket: Ticket) -> str:
     return f"{int(ticket.created_at * 1000):015d}-{ticket.ticket_id}"
 
 
-def get_ticket(store: Store, ticket_id: str) -> Ticket:
+def get_ticket(store: Records, ticket_id: str) -> Ticket:
     rec = store.get(TICKETS, ticket_id)
     if rec is None:
         raise NotFound(f"no ticket {ticket_id!r}", ticket_id=ticket_id)
     return Ticket.from_json(rec.value)
 
 
-def owned_ticket(store: Store, ticket_id: str, player_id: str) -> Ticket:
+def owned_ticket(store: Records, ticket_id: str, player_id: str) -> Ticket:
     """The ticket, when it is the player's; PermissionDenied otherwise."""
     ticket = get_ticket(store, ticket_id)
     if ticket.player_id != player_id:
@@ -124,7 +124,7 @@ def owned_ticket(store: Store, ticket_id: str, player_id: str) -> Ticket:
 
 
 def join(
-    store: Store,
+    store: Records,
     ticket_id: str,
     player_id: str,
     name: str,
@@ -152,7 +152,7 @@ def join(
     return ticket
 
 
-def refusal(store: Store, held: presence.Presence, wanted: str) -> FailedPrecondition:
+def refusal(store: Records, held: presence.Presence, wanted: str) -> FailedPrecondition:
     """The error for a player whose ``held`` presence keeps it out of a queue (``wanted`` QUEUE:
     ``ALREADY_QUEUED`` or ``IN_ROOM``) or, held by a ticket, out of a room (``IN_QUEUE``; the
     room-against-room cases are :func:`services.matchmaking.domain.rooms.private.refusal`)."""
@@ -175,7 +175,7 @@ def refusal(store: Store, held: presence.Presence, wanted: str) -> FailedPrecond
     )
 
 
-def holds(store: Store, held: presence.Presence) -> bool:
+def holds(store: Records, held: presence.Presence) -> bool:
     """Whether the ticket a queue presence names still holds its player (waiting or being
     matched; an assigned or cancelled ticket frees it)."""
     rec = store.get(TICKETS, held.ref)
@@ -185,7 +185,7 @@ def holds(store: Store, held: presence.Presence) -> bool:
     return t.player_id == held.player_id and t.state in (WAITING, MATCHED)
 
 
-def leave(store: Store, ticket_id: str, player_id: str) -> Ticket:
+def leave(store: Records, ticket_id: str, player_id: str) -> Ticket:
     """Cancel a waiting ticket; FailedPrecondition once it is matched to a table."""
     owned_ticket(store, ticket_id, player_id)
 
@@ -205,11 +205,11 @@ def leave(store: Store, ticket_id: str, player_id: str) -> Ticket:
     return ticket
 
 
-def waiting_count(store: Store, queue: str) -> int:
+def waiting_count(store: Records, queue: str) -> int:
     return sum(1 for _ in store.scan(_QUEUE + queue))
 
 
-def _set_state(store: Store, ticket_id: str, want: str, state: str, match_id: str) -> bool:
+def _set_state(store: Records, ticket_id: str, want: str, state: str, match_id: str) -> bool:
     """Move a ticket from ``want`` to ``state`` atomically. Claiming (→ MATCHED) records
     ``match_id``; releasing (MATCHED →) only the match's own tickets and clears it."""
 
@@ -241,7 +241,7 @@ STALE_MATCH_SECONDS = 60.0  # a match not fully claimed by then was abandoned by
 
 
 def form_tables(
-    store: Store, allocator: TableAllocator, now: float, bot_fill_seconds: float
+    store: Records, allocator: TableAllocator, now: float, bot_fill_seconds: float
 ) -> list[Formed]:
     """Form every table the queues allow and create them on a gateway. Pending matches from an
     earlier (crashed or failed) pass are retried first."""
@@ -261,7 +261,7 @@ def form_tables(
     return done
 
 
-def _start_match(store: Store, queue: str, seats: tuple[str | None, ...], now: float):
+def _start_match(store: Records, queue: str, seats: tuple[str | None, ...], now: float):
     match_id = _match_id(seats, now)
     body = {"queue": queue, "seats": list(seats), "created_at": now}
     store.put(MATCHES, match_id, records.dump(body))
@@ -278,7 +278,7 @@ def _start_match(store: Store, queue: str, seats: tuple[str | None, ...], now: f
     return match_id
 
 
-def _complete(store: Store, allocator: TableAllocator, match_id: str, now: float):
+def _complete(store: Records, allocator: TableAllocator, match_id: str, now: float):
     """Create the match's table and assign its tickets; None while the gateway is unavailable
     (the match stays pending and is retried), while its tickets are still being claimed, or
     when another replica created its table (this call only finished the assignment)."""
@@ -339,7 +339,7 @@ def _complete(store: Store, allocator: TableAllocator, match_id: str, now: float
 
 
 def _fail_match(
-    store: Store, match_id: str, tickets: Sequence[Ticket | None], failure: str
+    store: Records, match_id: str, tickets: Sequence[Ticket | None], failure: str
 ) -> None:
     """The gateway refused the match's table: its tickets are cancelled with the reason (their
     players see it and may queue again) and the match is dropped."""

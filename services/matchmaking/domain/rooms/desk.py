@@ -14,12 +14,12 @@ from services.matchmaking.domain.clock import Clock
 from services.matchmaking.domain.economy import room_cards
 from services.matchmaking.domain.players import accounts as players
 from services.matchmaking.domain.players import presence
+from services.matchmaking.domain.ports import Records
 from services.matchmaking.domain.rooms import private as rooms
 from services.matchmaking.domain.rooms import start as room_start
 from services.matchmaking.domain.ruleset_choice import ready_seconds, ruleset_with_options
 from services.matchmaking.domain.tables.allocator import TableAllocator
 from shared.errors import FailedPrecondition, PermissionDenied
-from shared.store.base import Store
 
 log = structlog.get_logger("mahjong.matchmaking")
 
@@ -37,7 +37,7 @@ class RoomDesk:
 
     def __init__(
         self,
-        store: Store,
+        store: Records,
         allocator: TableAllocator,
         clock: Clock,
         config: Any,

@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 from services.matchmaking.domain import records
 from services.matchmaking.domain.players import presence
+from services.matchmaking.domain.ports import Records
 from services.matchmaking.domain.queues import quick_match as queues
 from services.matchmaking.domain.queues.quick_match import Assignment
 from shared.errors import (
@@ -31,7 +32,7 @@ from shared.errors import (
     NotFound,
     PermissionDenied,
 )
-from shared.store.base import AlreadyExists, Store
+from shared.store.base import AlreadyExists
 from shared.table import MAX_HANDS, MAX_STAKE
 
 ROOMS = "mm_rooms"
@@ -99,7 +100,7 @@ class Room:
 
 
 # --- reading -----------------------------------------------------------------------------------
-def get_room(store: Store, code: str) -> Room:
+def get_room(store: Records, code: str) -> Room:
     """The room with this code; NotFound for an unknown or mistyped code."""
     if not code or not code.isdigit() or len(code) != CODE_DIGITS:
         raise NotFound(f"no room with code {code!r} (codes are {CODE_DIGITS} digits)", code=code)
@@ -109,13 +110,13 @@ def get_room(store: Store, code: str) -> Room:
     return Room.from_json(rec.value)
 
 
-def room_of_player(store: Store, player_id: str) -> str | None:
+def room_of_player(store: Records, player_id: str) -> str | None:
     """The code of the room the player's presence names, if any."""
     held = presence.current(store, player_id)
     return held.ref if held and held.kind == presence.ROOM else None
 
 
-def holds(store: Store, held: presence.Presence) -> bool:
+def holds(store: Records, held: presence.Presence) -> bool:
     """Whether the room a room presence names still seats its player (open, starting or
     playing; a finished, closed or missing room, or one without the player, frees it)."""
     rec = store.get(ROOMS, held.ref)
@@ -125,7 +126,7 @@ def holds(store: Store, held: presence.Presence) -> bool:
     return room.state in (OPEN, STARTING, PLAYING) and room.member(held.player_id) is not None
 
 
-def mutate_room(store: Store, code: str, fn) -> Room:
+def mutate_room(store: Records, code: str, fn) -> Room:
     """Apply ``fn(room) -> room`` atomically (fn raises to refuse: nothing changes)."""
     get_room(store, code)  # NotFound with a clear message first
 
@@ -150,7 +151,7 @@ def require_member(room: Room, player_id: str) -> Member:
     return m
 
 
-def refusal(store: Store, held: presence.Presence, code: str) -> FailedPrecondition:
+def refusal(store: Records, held: presence.Presence, code: str) -> FailedPrecondition:
     """The error for a player kept out of room ``code`` by its ``held`` presence: ``IN_QUEUE``,
     ``ALREADY_IN_ROOM`` or ``IN_ANOTHER_ROOM``."""
     pid = held.player_id
@@ -166,20 +167,20 @@ def refusal(store: Store, held: presence.Presence, code: str) -> FailedPrecondit
 
 
 def _claim_player(
-    store: Store, player_id: str, code: str, now: float, holds: presence.Holds | None
+    store: Records, player_id: str, code: str, now: float, holds: presence.Holds | None
 ) -> None:
     held = presence.claim(store, player_id, presence.ROOM, code, now, holds)
     if held is not None:
         raise refusal(store, held, code)
 
 
-def _release_player(store: Store, player_id: str, code: str) -> None:
+def _release_player(store: Records, player_id: str, code: str) -> None:
     presence.release(store, player_id, presence.ROOM, code)
 
 
 # --- opening and joining -----------------------------------------------------------------------
 def open_room(
-    store: Store,
+    store: Records,
     owner_id: str,
     owner_name: str,
     ruleset: str,
@@ -231,7 +232,7 @@ def _require_seat(room: Room) -> None:
 
 
 def join_room(
-    store: Store,
+    store: Records,
     code: str,
     player_id: str,
     name: str,
@@ -257,7 +258,7 @@ def join_room(
         raise
 
 
-def invite_bot(store: Store, code: str, player_id: str, now: float) -> Room:
+def invite_bot(store: Records, code: str, player_id: str, now: float) -> Room:
     """The owner fills a seat with a bot (无须担心三缺一)."""
 
     def fn(room: Room) -> Room:
@@ -277,7 +278,7 @@ def invite_bot(store: Store, code: str, player_id: str, now: float) -> Room:
 
 
 # --- 底分 agreement ----------------------------------------------------------------------------
-def set_stake(store: Store, code: str, player_id: str, stake: int) -> Room:
+def set_stake(store: Records, code: str, player_id: str, stake: int) -> Room:
     """The setter sets 底分; every other player must then accept or refuse it."""
     if stake <= 0:
         raise InvalidArgument(f"stake {stake} must be positive", field="stake")
@@ -304,7 +305,7 @@ def set_stake(store: Store, code: str, player_id: str, stake: int) -> Room:
     return mutate_room(store, code, fn)
 
 
-def respond_to_stake(store: Store, code: str, player_id: str, accept: bool, now: float) -> Room:
+def respond_to_stake(store: Records, code: str, player_id: str, accept: bool, now: float) -> Room:
     """Accept the stake, or refuse it and leave the room."""
 
     def fn(room: Room) -> Room:
@@ -346,7 +347,7 @@ def without_players(room: Room, player_ids: set[str]) -> Room:
     return replace(room, members=members)
 
 
-def leave_room(store: Store, code: str, player_id: str, now: float) -> Room:
+def leave_room(store: Records, code: str, player_id: str, now: float) -> Room:
     """Leave an open room (an empty room closes and its code is freed)."""
 
     def fn(room: Room) -> Room:
@@ -366,7 +367,7 @@ def leave_room(store: Store, code: str, player_id: str, now: float) -> Room:
     return room
 
 
-def finish_room(store: Store, code: str, table_id: str) -> Room | None:
+def finish_room(store: Records, code: str, table_id: str) -> Room | None:
     """The room's table finished: the room is done and its players are free."""
     try:
         room = get_room(store, code)
@@ -384,7 +385,7 @@ def finish_room(store: Store, code: str, table_id: str) -> Room | None:
     return room
 
 
-def open_room_codes(store: Store) -> list[str]:
+def open_room_codes(store: Records) -> list[str]:
     """Rooms whose timers or start may need a tick (open or starting)."""
     codes = []
     for code, _ in store.scan(ACTIVE):

@@ -16,6 +16,7 @@ from dataclasses import replace
 
 from services.matchmaking.domain.economy import room_cards
 from services.matchmaking.domain.players import presence
+from services.matchmaking.domain.ports import Records
 from services.matchmaking.domain.rooms.private import (
     ACTIVE,
     CLOSED,
@@ -40,10 +41,11 @@ from services.matchmaking.domain.tables.allocator import (
 )
 from services.matchmaking.domain.tables.tags import room_tag
 from shared.errors import DomainError, FailedPrecondition
-from shared.store.base import Store
 
 
-def press_start(store: Store, code: str, player_id: str, now: float, ready_seconds: float) -> Room:
+def press_start(
+    store: Records, code: str, player_id: str, now: float, ready_seconds: float
+) -> Room:
     """Press Start. The first press starts everyone else's ready timer."""
 
     def fn(room: Room) -> Room:
@@ -66,7 +68,7 @@ def press_start(store: Store, code: str, player_id: str, now: float, ready_secon
     return mutate_room(store, code, fn)
 
 
-def expire_ready_timers(store: Store, code: str, now: float) -> list[str]:
+def expire_ready_timers(store: Records, code: str, now: float) -> list[str]:
     """Remove the players whose ready time ran out; returns their ids."""
     room = get_room(store, code)
     late = {
@@ -102,7 +104,7 @@ def ready_to_start(room: Room) -> bool:
 
 
 def start_if_ready(
-    store: Store, allocator: TableAllocator, code: str, now: float = 0.0
+    store: Records, allocator: TableAllocator, code: str, now: float = 0.0
 ) -> tuple[Room, bool]:
     """Create the table on a gateway once the room is full, agreed and ready (retried while the
     gateway is unavailable, or another replica is creating it: the room stays STARTING).
@@ -146,7 +148,7 @@ def start_if_ready(
     return mutate_room(store, code, playing), not table.reused
 
 
-def fail_room(store: Store, code: str, failure: str, now: float = 0.0) -> Room:
+def fail_room(store: Records, code: str, failure: str, now: float = 0.0) -> Room:
     """A starting room whose table the gateway refused: FINISHED with ``failure`` shown to its
     players (who may leave, and play elsewhere at once), never started again; its 房卡 goes
     back to the player who spent it (once: the refund's reference)."""

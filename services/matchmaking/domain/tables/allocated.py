@@ -36,22 +36,18 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import threading
-import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from services.matchmaking.domain import records
 from services.matchmaking.domain.economy import hand_cover
+from services.matchmaking.domain.ports import Records
 from services.matchmaking.domain.tables import live_seats
 from services.matchmaking.domain.tables.allocator import (
     TableAllocation,
-    TableAllocator,
-    TableRefused,
     TableRequest,
 )
 from shared.errors import FailedPrecondition, NotFound, Unavailable
-from shared.store.base import Fenced, Lease, LeaseHeld, Store, StoreError
 
 TABLES = "mm_tables"
 PENDING = "mm_tables_pending"
@@ -92,24 +88,24 @@ def sealed_request_id(secret: bytes, request_id: str) -> str:
     return f"{request_id}-{digest[:32]}"
 
 
-def _seats(request: TableRequest) -> list[str]:
+def seat_ids(request: TableRequest) -> list[str]:
     return [s.player_id for s in request.seats]
 
 
-def record(store: Store, table: AllocatedTable) -> None:
+def record(store: Records, table: AllocatedTable) -> None:
     """Keep an allocation, and its humans' live seats (:mod:`.live_seats`)."""
     store.put(TABLES, table.table_id, records.dump(_body(table)))
     live_seats.seat(store, table.table_id, table.player_ids)
 
 
-def finish(store: Store, table_id: str) -> None:
+def finish(store: Records, table_id: str) -> None:
     """The table ended (TableFinished): its players sit there no more."""
     table = find(store, table_id)
     if table is not None:
         live_seats.unseat(store, table_id, (*table.player_ids, *(p for _, p, _ in table.bankrupt)))
 
 
-def seat_needs(store: Store, player_id: str) -> live_seats.Held | None:
+def seat_needs(store: Records, player_id: str) -> live_seats.Held | None:
     """The live seat of ``player_id`` that needs the most silver kept: the most one hand at
     its table can cost at its stake (None: seated at no table that moves silver)."""
     most: live_seats.Held | None = None
@@ -136,7 +132,7 @@ def _body(table: AllocatedTable) -> dict:
 
 
 def replace_seat(
-    store: Store, table_id: str, seat: int, bot_id: str, hand_id: str
+    store: Records, table_id: str, seat: int, bot_id: str, hand_id: str
 ) -> AllocatedTable:
     """A bot takes ``seat`` after the hand ``hand_id`` (its player went bankrupt, 破产): the
     table's later reports name ``bot_id`` there. Idempotent."""
@@ -158,7 +154,7 @@ def replace_seat(
     return found
 
 
-def find(store: Store, table_id: str) -> AllocatedTable | None:
+def find(store: Records, table_id: str) -> AllocatedTable | None:
     rec = store.get(TABLES, table_id) if table_id else None
     if rec is None:
         return None
@@ -175,119 +171,14 @@ def find(store: Store, table_id: str) -> AllocatedTable | None:
     )
 
 
-class RecordingAllocator:
-    """A :class:`TableAllocator` that seals request ids, creates each table once across the
-    replicas sharing the store, and records every table it gets."""
-
-    def __init__(
-        self,
-        store: Store,
-        allocator: TableAllocator,
-        secret: bytes,
-        owner: str = "",
-        claim_ms: int = CLAIM_TTL_MS,
-    ) -> None:
-        self.store = store
-        self.inner = allocator
-        self._secret = secret
-        self.owner = owner or "mm-" + uuid.uuid4().hex[:12]
-        self.claim_ms = claim_ms  # a creation claim's lease, renewed while the gateway works
-
-    def create_table(self, request: TableRequest) -> TableAllocation:
-        sealed = replace(request, request_id=sealed_request_id(self._secret, request.request_id))
-        try:
-            # One claimant per call: two threads of one replica exclude each other too.
-            claimant = f"{self.owner}/{uuid.uuid4().hex[:8]}"
-            claim = self.store.acquire_lease(
-                CLAIM_PREFIX + sealed.request_id, claimant, self.claim_ms
-            )
-        except LeaseHeld as exc:
-            raise Unavailable(
-                f"table {request.request_id} is being created by another replica; retry",
-                reason="TABLE_BEING_CREATED",
-            ) from exc
-        keeper = ClaimKeeper(self.store, claim, self.claim_ms)
-        try:
-            known = self.store.get(BY_REQUEST, sealed.request_id)  # read under the claim
-            if known is not None:
-                return _allocation(known.value)
-            pending = {"tag": request.tag, "player_ids": _seats(request)}
-            self.store.put(PENDING, sealed.request_id, records.dump(pending))
-            with keeper:  # the gateway may take a while (retries): the claim is kept meanwhile
-                try:
-                    alloc = self.inner.create_table(sealed)
-                except TableRefused:  # never asked again: nothing is pending
-                    self.store.delete(PENDING, sealed.request_id)
-                    raise
-            record(
-                self.store,
-                AllocatedTable(
-                    alloc.table_id,
-                    request.tag,
-                    tuple(_seats(request)),
-                    sealed.request_id,
-                    request.ruleset,
-                    request.stake,
-                    tuple(sorted(request.ruleset_options.items())),
-                ),
-            )
-            body = {
-                "table_id": alloc.table_id,
-                "seat_tokens": list(alloc.seat_tokens),
-                "gateway_address": alloc.gateway_address,
-            }
-            self.store.put(BY_REQUEST, sealed.request_id, records.dump(body))
-            self.store.delete(PENDING, sealed.request_id)
-            return replace(alloc, reused=False)
-        finally:
-            self.store.release_lease(keeper.lease)
-
-    def close(self) -> None:
-        close = getattr(self.inner, "close", None)
-        if callable(close):
-            close()
-
-
-class ClaimKeeper:
-    """Renews a creation claim (``lease``, of ``ttl_ms``) every third of its term while the
-    block runs, in a thread of its own: the claim lasts as long as its holder works on it, and
-    one lease after the holder died. A renewal the store refuses (the holder was paused past
-    the claim and another replica took it) ends the renewals; the work goes on, idempotent."""
-
-    def __init__(self, store: Store, lease: Lease, ttl_ms: int) -> None:
-        self.store, self.lease, self.ttl_ms = store, lease, ttl_ms
-        self._done = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def __enter__(self) -> ClaimKeeper:
-        self._done.clear()
-        self._thread = threading.Thread(target=self._renew, name="mm-create-claim", daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._done.set()
-        if self._thread is not None:
-            self._thread.join()
-
-    def _renew(self) -> None:
-        while not self._done.wait(self.ttl_ms / 3000):
-            try:
-                self.lease = self.store.renew_lease(self.lease, self.ttl_ms)
-            except Fenced:
-                return  # taken over: whoever holds it now records the same table
-            except StoreError:
-                continue  # the store is away: try again (the claim may lapse meanwhile)
-
-
-def _allocation(raw: bytes) -> TableAllocation:
+def allocation_of(raw: bytes) -> TableAllocation:
     data = records.load(raw)
     return TableAllocation(
         data["table_id"], tuple(data["seat_tokens"]), data["gateway_address"], reused=True
     )
 
 
-def _pending_match(store: Store, tag: str, player_ids: Sequence[str] | None) -> bool:
+def _pending_match(store: Records, tag: str, player_ids: Sequence[str] | None) -> bool:
     for _, rec in store.scan(PENDING):
         data = records.load(rec.value)
         if data["tag"] == tag and (player_ids is None or data["player_ids"] == list(player_ids)):
@@ -296,7 +187,7 @@ def _pending_match(store: Store, tag: str, player_ids: Sequence[str] | None) -> 
 
 
 def check_report(
-    store: Store,
+    store: Records,
     table_id: str,
     tag: str,
     player_ids: Sequence[str] | None = None,

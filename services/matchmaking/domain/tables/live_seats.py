@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 from services.matchmaking.domain import records
 from services.matchmaking.domain.economy import ledger
+from services.matchmaking.domain.ports import Records
 from shared.errors import FailedPrecondition
-from shared.store.base import Store
 
 LIVE_SEATS = "mm_live_seats"
 
@@ -31,21 +31,21 @@ def _key(player_id: str, table_id: str) -> str:
     return f"{player_id}/{table_id}"
 
 
-def seat(store: Store, table_id: str, player_ids: Iterable[str]) -> None:
+def seat(store: Records, table_id: str, player_ids: Iterable[str]) -> None:
     """Index the humans of ``player_ids`` as seated at ``table_id``."""
     for pid in dict.fromkeys(player_ids):
         if pid and not ledger.is_bot(pid):
             store.put(LIVE_SEATS, _key(pid, table_id), records.dump({}))
 
 
-def unseat(store: Store, table_id: str, player_ids: Iterable[str]) -> None:
+def unseat(store: Records, table_id: str, player_ids: Iterable[str]) -> None:
     """``player_ids`` sit at ``table_id`` no more (its end, or a bankrupt seat's bot)."""
     for pid in dict.fromkeys(player_ids):
         if pid and not ledger.is_bot(pid):
             store.delete(LIVE_SEATS, _key(pid, table_id))
 
 
-def tables_of(store: Store, player_id: str) -> list[str]:
+def tables_of(store: Records, player_id: str) -> list[str]:
     """The tables where ``player_id`` sits now, by id."""
     prefix = player_id + "/"
     return [key[len(prefix) :] for key, _ in store.scan(LIVE_SEATS, prefix)]
@@ -61,7 +61,7 @@ class Held:
 
 
 def require_kept(
-    store: Store, player_id: str, spend: int, what: str, seat_needs: Held | None
+    store: Records, player_id: str, spend: int, what: str, seat_needs: Held | None
 ) -> None:
     """Refuse spending ``spend`` silver (on ``what``) that would take the player below what
     their live seat needs (``seat_needs``, :func:`.allocated_tables.seat_needs`; None: not

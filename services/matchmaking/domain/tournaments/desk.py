@@ -22,6 +22,7 @@ from services.matchmaking.domain.changes import Changes
 from services.matchmaking.domain.clock import Clock
 from services.matchmaking.domain.economy import ledger
 from services.matchmaking.domain.players import accounts as players
+from services.matchmaking.domain.ports import Records
 from services.matchmaking.domain.queues import levels
 from services.matchmaking.domain.ruleset_choice import ruleset_with_options
 from services.matchmaking.domain.tables import allocated as allocated_tables
@@ -54,7 +55,6 @@ from shared.errors import (
     NotFound,
     PermissionDenied,
 )
-from shared.store.base import Store
 
 log = structlog.get_logger("mahjong.matchmaking")
 PRIZE_ASSETS = (ledger.SILVER, ledger.ROOM_CARD, ledger.DOUBLE_CARD, ledger.MATCH_CARD)
@@ -81,7 +81,7 @@ class TournamentDesk:
 
     def __init__(
         self,
-        store: Store,
+        store: Records,
         allocator: TableAllocator,
         clock: Clock,
         authenticate: Callable[[str], players.Player],

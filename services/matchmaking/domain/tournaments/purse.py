@@ -28,12 +28,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from services.matchmaking.domain.economy import ledger
+from services.matchmaking.domain.ports import Records
 from services.matchmaking.domain.tournaments.consent import prize_split
 from services.matchmaking.domain.tournaments.records import Entrant, HousePrize, Prize
 from services.matchmaking.domain.tournaments.standings import Standing
 from services.matchmaking.domain.tournaments.tournament import Tournament
 from shared.errors import FailedPrecondition
-from shared.store.base import Store
 
 SILVER, MATCH_CARD = ledger.SILVER, ledger.MATCH_CARD
 REFUND_BATCH = 200  # entries refunded per call (a 10,000-entrant roll takes 50 ticks)
@@ -52,7 +52,7 @@ def has_entry(t: Tournament) -> bool:
     return bool(_entry_assets(t))
 
 
-def pay_entry(store: Store, t: Tournament, player_id: str, ref: str, now: float) -> None:
+def pay_entry(store: Records, t: Tournament, player_id: str, ref: str, now: float) -> None:
     """Move the player's entry into escrow (FailedPrecondition ENTRY_NOT_COVERED when the
     player lacks it; nothing moves)."""
     escrow = escrow_account(t.tournament_id)
@@ -75,7 +75,7 @@ def pay_entry(store: Store, t: Tournament, player_id: str, ref: str, now: float)
         ) from None
 
 
-def refund_entry(store: Store, t: Tournament, entrant: Entrant, now: float) -> bool:
+def refund_entry(store: Records, t: Tournament, entrant: Entrant, now: float) -> bool:
     """Return an entrant's entry in full (once); False when it paid none or was refunded."""
     if not entrant.entry_ref:
         return False
@@ -89,7 +89,7 @@ def refund_entry(store: Store, t: Tournament, entrant: Entrant, now: float) -> b
     return ledger.transact(store, f"{entrant.entry_ref}/refund", legs, now, _tag(t))
 
 
-def refund_failed(store: Store, t: Tournament, entrant: Entrant, now: float) -> bool:
+def refund_failed(store: Records, t: Tournament, entrant: Entrant, now: float) -> bool:
     """One entry of a tournament that ended after its start (``failure``: the gateway refused
     a table, or an operator ended it) back in full — the silver from escrow, the match cards
     from the house, which the start took (once: the refund's reference)."""
@@ -107,7 +107,7 @@ def refund_failed(store: Store, t: Tournament, entrant: Entrant, now: float) -> 
     return ledger.transact(store, f"{entrant.entry_ref}/refund", legs, now, _tag(t))
 
 
-def refund_batch(store: Store, t: Tournament, now: float) -> int:
+def refund_batch(store: Records, t: Tournament, now: float) -> int:
     """Refund the next :data:`REFUND_BATCH` paid entries of a cancelled or failed tournament
     (from ``t.purse_done`` on); returns how many are done in all. A failed one's match cards
     went to the house at the start, so they come back from there."""
@@ -132,7 +132,7 @@ def paid_entrants(t: Tournament) -> list[Entrant]:
     return [e for e in t.entrants if e.entry_ref]
 
 
-def spend_at_start(store: Store, t: Tournament, now: float) -> bool:
+def spend_at_start(store: Records, t: Tournament, now: float) -> bool:
     """The match cards of every paid entry go to the house (once)."""
     cards = t.entry_match_cards * len(paid_entrants(t))
     if not cards:
@@ -144,7 +144,7 @@ def spend_at_start(store: Store, t: Tournament, now: float) -> bool:
     return ledger.transact(store, f"tournament/{t.tournament_id}/start", legs, now, _tag(t))
 
 
-def fund_house_prize(store: Store, t: Tournament, prize: HousePrize, reason: str, now: float):
+def fund_house_prize(store: Records, t: Tournament, prize: HousePrize, reason: str, now: float):
     """The house funds an operator's prize into escrow (once per ``prize.ref``)."""
     note = f"rank {prize.rank}: {reason}"
     legs = [
@@ -173,7 +173,7 @@ def prizes_by_rank(t: Tournament, ranking: Sequence[Standing]) -> list[Prize]:
 
 
 def pay_prizes(
-    store: Store, t: Tournament, ranking: Sequence[Standing], bots: set[str], now: float
+    store: Records, t: Tournament, ranking: Sequence[Standing], bots: set[str], now: float
 ) -> list[Prize]:
     """Pay every prize from escrow (a bot's to the house) and sweep what is left to the house,
     in one transaction (once: its reference is the tournament's)."""
@@ -210,7 +210,7 @@ def held_in_escrow(t: Tournament) -> dict[str, int]:
     return out
 
 
-def return_house_prizes(store: Store, t: Tournament, now: float) -> bool:
+def return_house_prizes(store: Records, t: Tournament, now: float) -> bool:
     """A cancelled tournament's house prizes go back to the house (once)."""
     escrow = escrow_account(t.tournament_id)
     totals: dict[str, int] = {}

@@ -35,8 +35,9 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TypeVar
 
 from services.matchmaking.domain import records
+from services.matchmaking.domain.ports import Records
 from shared.errors import NotFound
-from shared.store.base import AlreadyExists, Store
+from shared.store.base import AlreadyExists
 
 HEADERS = "mm_tournaments"
 ROLLS = "mm_tournament_entrants"
@@ -313,7 +314,7 @@ class _Frozen:
 
     def get(
         self,
-        store: Store,
+        store: Records,
         ns: str,
         key: str,
         load: Callable[[], T | None],
@@ -338,14 +339,14 @@ FROZEN = _Frozen()
 
 
 # --- reading and writing ---------------------------------------------------------------------
-def get_header(store: Store, tournament_id: str) -> Header:
+def get_header(store: Records, tournament_id: str) -> Header:
     rec = store.get(HEADERS, tournament_id)
     if rec is None:
         raise NotFound(f"no tournament {tournament_id!r}", tournament_id=tournament_id)
     return Header.from_json(rec.value)
 
 
-def update_header(store: Store, tournament_id: str, fn: Callable[[Header], Header]) -> Header:
+def update_header(store: Records, tournament_id: str, fn: Callable[[Header], Header]) -> Header:
     """Atomic read-modify-write of the header (``fn`` may raise: nothing is written)."""
     get_header(store, tournament_id)
 
@@ -357,7 +358,7 @@ def update_header(store: Store, tournament_id: str, fn: Callable[[Header], Heade
     return store.update(HEADERS, tournament_id, tx)
 
 
-def get_roll(store: Store, tournament_id: str) -> Roll:
+def get_roll(store: Records, tournament_id: str) -> Roll:
     def load() -> Roll:
         rec = store.get(ROLLS, tournament_id)
         return Roll.from_json(None if rec is None else rec.value)
@@ -367,7 +368,7 @@ def get_roll(store: Store, tournament_id: str) -> Roll:
     return roll
 
 
-def update_roll(store: Store, tournament_id: str, fn: Callable[[Roll], Roll]) -> Roll:
+def update_roll(store: Records, tournament_id: str, fn: Callable[[Roll], Roll]) -> Roll:
     def tx(raw: bytes | None):
         before = Roll.from_json(raw)
         after = fn(before)
@@ -376,7 +377,7 @@ def update_roll(store: Store, tournament_id: str, fn: Callable[[Roll], Roll]) ->
     return store.update(ROLLS, tournament_id, tx)
 
 
-def get_seating(store: Store, tournament_id: str, round_no: int) -> Seating | None:
+def get_seating(store: Records, tournament_id: str, round_no: int) -> Seating | None:
     key = round_key(tournament_id, round_no)
 
     def load() -> Seating | None:
@@ -386,7 +387,7 @@ def get_seating(store: Store, tournament_id: str, round_no: int) -> Seating | No
     return FROZEN.get(store, SEATINGS, key, load)
 
 
-def create_seating(store: Store, tournament_id: str, seating: Seating) -> Seating:
+def create_seating(store: Records, tournament_id: str, seating: Seating) -> Seating:
     """Write a round's seating once; a seating already there (another replica's, or this
     one's before a crash) is kept and returned."""
     key = round_key(tournament_id, seating.round)
@@ -397,18 +398,18 @@ def create_seating(store: Store, tournament_id: str, seating: Seating) -> Seatin
     return found
 
 
-def get_progress(store: Store, tournament_id: str, round_no: int) -> RoundProgress | None:
+def get_progress(store: Records, tournament_id: str, round_no: int) -> RoundProgress | None:
     rec = store.get(ROUNDS, round_key(tournament_id, round_no))
     return None if rec is None else RoundProgress.from_json(rec.value)
 
 
-def create_progress(store: Store, tournament_id: str, progress: RoundProgress) -> None:
+def create_progress(store: Records, tournament_id: str, progress: RoundProgress) -> None:
     with contextlib.suppress(AlreadyExists):
         store.create(ROUNDS, round_key(tournament_id, progress.round), progress.to_json())
 
 
 def update_progress(
-    store: Store, tournament_id: str, round_no: int, fn: Callable[[RoundProgress], RoundProgress]
+    store: Records, tournament_id: str, round_no: int, fn: Callable[[RoundProgress], RoundProgress]
 ) -> RoundProgress:
     def tx(raw: bytes | None):
         if raw is None:
@@ -420,13 +421,13 @@ def update_progress(
     return store.update(ROUNDS, round_key(tournament_id, round_no), tx)
 
 
-def get_table(store: Store, tournament_id: str, round_no: int, index: int) -> TableState | None:
+def get_table(store: Records, tournament_id: str, round_no: int, index: int) -> TableState | None:
     rec = store.get(TABLES, table_key(tournament_id, round_no, index))
     return None if rec is None else TableState.from_json(rec.value)
 
 
 def update_table(
-    store: Store,
+    store: Records,
     tournament_id: str,
     round_no: int,
     index: int,
@@ -440,7 +441,7 @@ def update_table(
     return store.update(TABLES, table_key(tournament_id, round_no, index), tx)
 
 
-def round_table_states(store: Store, tournament_id: str, round_no: int) -> dict[int, TableState]:
+def round_table_states(store: Records, tournament_id: str, round_no: int) -> dict[int, TableState]:
     """The round's created tables by index (one prefix scan)."""
     prefix = round_key(tournament_id, round_no) + "/"
     out = {}
@@ -455,7 +456,7 @@ def _ranking_key(tournament_id: str, round_no: int, final: bool) -> str:
 
 
 def get_ranking(
-    store: Store, tournament_id: str, round_no: int = 0, *, final: bool = False
+    store: Records, tournament_id: str, round_no: int = 0, *, final: bool = False
 ) -> Ranking | None:
     """The standings after ``round_no`` (or the final ranking), None before they exist."""
     key = _ranking_key(tournament_id, round_no, final)
@@ -467,22 +468,22 @@ def get_ranking(
     return FROZEN.get(store, RANKINGS, key, load)
 
 
-def create_ranking(store: Store, tournament_id: str, ranking: Ranking, *, final: bool = False):
+def create_ranking(store: Records, tournament_id: str, ranking: Ranking, *, final: bool = False):
     with contextlib.suppress(AlreadyExists):
         store.create(RANKINGS, _ranking_key(tournament_id, ranking.round, final), ranking.to_json())
 
 
-def mark_running(store: Store, tournament_id: str) -> None:
+def mark_running(store: Records, tournament_id: str) -> None:
     store.put(RUNNING_INDEX, tournament_id, b"")
 
 
-def done_running(store: Store, tournament_id: str) -> None:
+def done_running(store: Records, tournament_id: str) -> None:
     store.delete(RUNNING_INDEX, tournament_id)
 
 
-def running_ids(store: Store) -> list[str]:
+def running_ids(store: Records) -> list[str]:
     return [k for k, _ in store.scan(RUNNING_INDEX)]
 
 
-def list_ids(store: Store) -> list[str]:
+def list_ids(store: Records) -> list[str]:
     return [k for k, _ in store.scan(HEADERS)]

@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from services.matchmaking.domain.players import accounts as players
+from services.matchmaking.domain.ports import Records
 from services.matchmaking.domain.tournaments.records import (
     HEADERS,
     Entrant,
@@ -53,7 +54,6 @@ from shared.errors import (
     NotFound,
     PermissionDenied,
 )
-from shared.store.base import Store
 from shared.table import MAX_HANDS, MAX_STAKE
 
 __all__ = ["Entrant", "HousePrize", "Prize", "Tournament"]
@@ -149,7 +149,7 @@ def validate_settings(
         )
 
 
-def create(store: Store, header: Header) -> Tournament:
+def create(store: Records, header: Header) -> Tournament:
     validate_settings(
         header.rounds,
         header.hands_per_round,
@@ -163,11 +163,11 @@ def create(store: Store, header: Header) -> Tournament:
     return Tournament(header, Roll())
 
 
-def get(store: Store, tournament_id: str) -> Tournament:
+def get(store: Records, tournament_id: str) -> Tournament:
     return Tournament(get_header(store, tournament_id), get_roll(store, tournament_id))
 
 
-def _mutate(store: Store, tournament_id: str, fn: Callable[[Header], Header]) -> Tournament:
+def _mutate(store: Records, tournament_id: str, fn: Callable[[Header], Header]) -> Tournament:
     return Tournament(update_header(store, tournament_id, fn), get_roll(store, tournament_id))
 
 
@@ -190,7 +190,7 @@ def _closed(tournament_id: str) -> FailedPrecondition:
     )
 
 
-def update_roll_open(store: Store, tournament_id: str, fn: Callable[[Roll], Roll]) -> Tournament:
+def update_roll_open(store: Records, tournament_id: str, fn: Callable[[Roll], Roll]) -> Tournament:
     """Change the roll while registration is open (the start closes it in the same record, so
     no entrant is added after the seating was drawn); the header's count follows."""
     header = get_header(store, tournament_id)
@@ -221,12 +221,12 @@ def added(roll: Roll, tournament_id: str, entrants: Sequence[Entrant]) -> Roll:
     return replace(roll, entrants=(*roll.entrants, *entrants))
 
 
-def register(store: Store, tournament_id: str, entrants: list[Entrant]) -> Tournament:
+def register(store: Records, tournament_id: str, entrants: list[Entrant]) -> Tournament:
     """Add entrants (players or bots); nothing is added if any one cannot be."""
     return update_roll_open(store, tournament_id, lambda r: added(r, tournament_id, entrants))
 
 
-def withdraw(store: Store, tournament_id: str, player_id: str) -> Tournament:
+def withdraw(store: Records, tournament_id: str, player_id: str) -> Tournament:
     def fn(roll: Roll) -> Roll:
         if not any(e.player_id == player_id for e in roll.entrants):
             raise NotFound(f"{player_id} is not registered in {tournament_id}")
@@ -243,7 +243,7 @@ def draw_order(tournament_id: str, entrants: Sequence[Entrant]) -> list[str]:
     return ids
 
 
-def start(store: Store, tournament_id: str, player_id: str) -> Tournament:
+def start(store: Records, tournament_id: str, player_id: str) -> Tournament:
     """The creator starts the tournament: the roll is closed and the tournament RUNNING at
     round 0; round one is seated by :func:`.tournament_rounds.seat_next` (at once by the
     caller, or by the next tick after a crash)."""
@@ -285,7 +285,7 @@ def start(store: Store, tournament_id: str, player_id: str) -> Tournament:
     return Tournament(update_header(store, tournament_id, run), roll)
 
 
-def cancel(store: Store, tournament_id: str, player_id: str) -> Tournament:
+def cancel(store: Records, tournament_id: str, player_id: str) -> Tournament:
     """The creator cancels before the first round: FINISHED, ``cancelled``, nobody ranked (the
     entries are refunded by the caller, from the roll returned)."""
     header = get_header(store, tournament_id)
@@ -302,7 +302,9 @@ def cancel(store: Store, tournament_id: str, player_id: str) -> Tournament:
     return Tournament(update_header(store, tournament_id, fn), roll)
 
 
-def fail(store: Store, tournament_id: str, failure: str, *, cancelled: bool = False) -> Tournament:
+def fail(
+    store: Records, tournament_id: str, failure: str, *, cancelled: bool = False
+) -> Tournament:
     """End a tournament early with ``failure`` for its players to see (a table the gateway
     refused, or an operator's AbortTournament: ``cancelled``): FINISHED with no prizes, every
     entry refunded by the ticker in batches (it stays in the running index until then)."""
@@ -323,7 +325,7 @@ def backoff_s(failures: int) -> int:
     return min(2 ** max(failures - 1, 0), MAX_BACKOFF_S)
 
 
-def step_failed(store: Store, tournament_id: str, reason: str, now_ms: int) -> Header:
+def step_failed(store: Records, tournament_id: str, reason: str, now_ms: int) -> Header:
     """Count a failure of the tournament's next step: retried after the backoff, STALLED from
     the :data:`STALL_AFTER`-th in a row (a finished one's refunds or prizes: counted, it stays
     FINISHED)."""
@@ -350,7 +352,7 @@ def is_stalled(h: Header) -> bool:
     return h.state == STALLED or h.failures >= STALL_AFTER
 
 
-def step_succeeded(store: Store, tournament_id: str) -> Header:
+def step_succeeded(store: Records, tournament_id: str) -> Header:
     """A step went through: no backoff, and a STALLED tournament runs again."""
 
     def fn(h: Header) -> Header:
@@ -362,7 +364,7 @@ def step_succeeded(store: Store, tournament_id: str) -> Header:
     return update_header(store, tournament_id, fn)
 
 
-def retry_now(store: Store, tournament_id: str) -> Tournament:
+def retry_now(store: Records, tournament_id: str) -> Tournament:
     """An operator's retry: the next tick tries the step at once (it stays STALLED until a
     try succeeds)."""
     mark_running(store, tournament_id)
@@ -370,7 +372,7 @@ def retry_now(store: Store, tournament_id: str) -> Tournament:
 
 
 # --- the purse's records ----------------------------------------------------------------------
-def add_house_prize(store: Store, tournament_id: str, prize: HousePrize) -> Tournament:
+def add_house_prize(store: Records, tournament_id: str, prize: HousePrize) -> Tournament:
     """An operator's prize, already in escrow (repeats of its ``ref`` add nothing)."""
 
     def fn(h: Header) -> Header:
@@ -385,14 +387,14 @@ def add_house_prize(store: Store, tournament_id: str, prize: HousePrize) -> Tour
     return _mutate(store, tournament_id, fn)
 
 
-def record_prizes(store: Store, tournament_id: str, prizes: Sequence[Prize]) -> Tournament:
+def record_prizes(store: Records, tournament_id: str, prizes: Sequence[Prize]) -> Tournament:
     """What each rank received (once: a record that has them keeps them)."""
     return _mutate(
         store, tournament_id, lambda h: h if h.prizes else replace(h, prizes=tuple(prizes))
     )
 
 
-def record_purse_progress(store: Store, tournament_id: str, done: int) -> Tournament:
+def record_purse_progress(store: Records, tournament_id: str, done: int) -> Tournament:
     return _mutate(store, tournament_id, lambda h: replace(h, purse_done=max(done, h.purse_done)))
 
 
