@@ -1,5 +1,6 @@
 """The development issuer (开发签发方): an OpenID Connect issuer of one's own, for ``mahjong run``,
-``mahjong login NAME`` and tests — never for production (:func:`.issuers.refuse_dev_issuer`).
+``mahjong login NAME`` and tests — never for production
+(:func:`~services.matchmaking.domain.players.issuers.refuse_dev_issuer`).
 
 * Its key (ES256 by default) is kept in ``.data/dev-issuer/key.pem``, made on first use.
 * :class:`DevIssuerServer` serves, on loopback, what a real issuer serves and one thing it

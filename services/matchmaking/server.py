@@ -1,12 +1,12 @@
 """``mahjong serve matchmaking``: the MatchmakingService over a store, creating tables on the
 gateway given by ``--gateway-addr``. A background ticker drives the timers (queue bot fill, room
 Start timers) and the work waiting on the gateway; with several replicas on one store only the
-one holding the ticker duty ticks (:mod:`.duty`, a store lease of ``--lease-ms``).
+one holding the ticker duty ticks (:mod:`.storage.duty`, a store lease of ``--lease-ms``).
 
-It runs on the asyncio server model by default (:mod:`.aio_servicer`: an open WatchTournament
-or WatchAssignments waits on the event loop, holding no thread, on the gRPC port and on the web
-port alike); ``--server-model threads`` runs the threaded one (each open stream holds a handler
-thread, and a web stream a thread of the web port)."""
+It runs on the asyncio server model by default (:mod:`.adapters.aio_servicer`: an open
+WatchTournament or WatchAssignments waits on the event loop, holding no thread, on the gRPC port and
+on the web port alike); ``--server-model threads`` runs the threaded one (each open stream holds a
+handler thread, and a web stream a thread of the web port)."""
 
 from __future__ import annotations
 

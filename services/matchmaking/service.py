@@ -218,7 +218,7 @@ class Matchmaking:
 
     def _holds(self, held: presence.Presence) -> bool:
         """Whether the ticket or room a presence names still holds its player (what lets a
-        claim take over the leftover of a crash, :mod:`.presence`)."""
+        claim take over the leftover of a crash, :mod:`.domain.players.presence`)."""
         if held.kind == presence.QUEUE:
             return queues.holds(self.store, held)
         return rooms.holds(self.store, held)
@@ -244,7 +244,7 @@ class Matchmaking:
         """Record a settled hand (idempotent by hand id): whether it was new, the seats whose
         player no longer covers a hand (破产: they leave after it) and the bots taking them.
         Only for a table matchmaking allocated, with its tag and its players by seat (else
-        refused, nothing recorded: see :mod:`.allocated_tables`)."""
+        refused, nothing recorded: see :mod:`.domain.tables.allocated`)."""
         ledger.validate_report(report)
         self._check_report(report.table_id, report.tag, report.player_ids, report.hand_id)
         new = ledger.record_hand(

@@ -1,8 +1,8 @@
 """MatchmakingService on the asyncio server (``--server-model asyncio``, the default).
 
 Every unary call runs in a worker thread exactly as on the threaded server: the guarded call
-(:class:`~services.matchmaking.adapters.call_guard.GuardedServicer`: flood control, request
-ids), then :class:`~services.matchmaking.adapters.servicer.MatchmakingServicer`'s own method, so
+(:class:`.call_guard.GuardedServicer`: flood control, request
+ids), then :class:`.servicer.MatchmakingServicer`'s own method, so
 answers, codes, reasons and idempotency are the same (flood control verifies the session token's
 signature: that too stays off the event loop).
 
@@ -23,7 +23,7 @@ worker trips and leaves most workers to unary calls.
   tournament's message changed. A watcher reads
   its own seat once per round: its table when the round is seated, the assignment once the
   round's progress says its table was created. It sends at most one message per
-  :data:`~services.matchmaking.adapters.servicer.WATCH_MIN_INTERVAL_S` (the last change always
+  :data:`.servicer.WATCH_MIN_INTERVAL_S` (the last change always
   arrives), as on the threaded server. Its session is verified when it opens and looked up in
   the store again every ``session_check_seconds`` (all of a feed's watchers in one batch): a
   session signed out or expired ends the stream ``UNAUTHENTICATED``, as on the threaded server

@@ -99,7 +99,8 @@ def player_to_proto(player: Player, assets: Mapping[str, int] | None = None) -> 
 
 
 def session_to_proto(issued) -> pb.Session:
-    """A sign-in's or refresh's session (:class:`~.identity.sessions.Issued`)."""
+    """A sign-in's or refresh's session
+    (:class:`~services.matchmaking.domain.players.sessions.Issued`)."""
     return pb.Session(
         session_token=issued.session_token,
         expires_at_unix_ms=issued.expires_ms,

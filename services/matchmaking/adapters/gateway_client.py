@@ -2,9 +2,9 @@
 
 Idempotent by request id, so a retry after a lost answer (or a second replica doing the same
 work) gets the same table. A refusal of the request itself (INVALID_ARGUMENT and the like)
-becomes :class:`~.allocator.TableRefused`: the domain fails what wanted the table and never
-asks again. Any other failure becomes :class:`shared.errors.Unavailable`; the domain then
-keeps the table pending and tries again on its next tick.
+becomes :class:`~services.matchmaking.domain.tables.allocator.TableRefused`: the domain fails what
+wanted the table and never asks again. Any other failure becomes :class:`shared.errors.Unavailable`;
+the domain then keeps the table pending and tries again on its next tick.
 """
 
 from __future__ import annotations

@@ -6,10 +6,10 @@ no server and no gRPC:
   tournaments). Any :class:`shared.store.base.Store` is one; the domain only reads and writes
   records through these six calls, so a test may pass any object that has them.
 * The ledger's repository is its own:
-  :class:`~services.matchmaking.domain.economy.books.LedgerStore` (one implementation per
+  :class:`.economy.books.LedgerStore` (one implementation per
   backend, in :mod:`services.matchmaking.storage`).
 * The gateway, which creates tables:
-  :class:`~services.matchmaking.domain.tables.allocator.TableAllocator`.
+  :class:`.tables.allocator.TableAllocator`.
 """
 
 from __future__ import annotations

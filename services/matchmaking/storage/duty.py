@@ -13,8 +13,10 @@ it (:meth:`close`), so the next holder takes over at its next tick rather than a
 The lease only keeps replicas from doing the same work at once. What makes a second tick
 harmless anyway is the store: a ticket, a room and a tournament table each move on by one
 atomic update, and a gateway table is created under a request id derived from what it is for
-(:mod:`.queues`, :mod:`.room_start`, :mod:`.tournaments`), so nothing is formed twice even by
-a stale holder.
+(:mod:`~services.matchmaking.domain.queues.quick_match`,
+:mod:`~services.matchmaking.domain.rooms.start`,
+:mod:`~services.matchmaking.domain.tournaments.tournament`), so nothing is formed twice even by a
+stale holder.
 """
 
 from __future__ import annotations

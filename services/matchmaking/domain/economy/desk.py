@@ -154,10 +154,10 @@ class EconomyDesk:
     def bankrupt_after(self, report: HandReport) -> tuple[list[int], list[str]]:
         """The seats whose player no longer covers the next hand at the table's stake (破产),
         and the bot to take each: the RecordHand answer. The allocation's seating changes with
-        the answer (:func:`.allocated_tables.replace_seat`): the gateway seats that bot before
-        its next deal, so every later report names it there (its side is the house's: bots
-        have no wallets), while a repeated report of this hand still names the player and gets
-        the same answer. A hand the player cannot pay in full is cut to what they hold
+        the answer (:func:`~services.matchmaking.domain.tables.allocated.replace_seat`): the gateway
+        seats that bot before its next deal, so every later report names it there (its side is the
+        house's: bots have no wallets), while a repeated report of this hand still names the player
+        and gets the same answer. A hand the player cannot pay in full is cut to what they hold
         (:func:`.ledger.record_hand`), so the books stay whole either way."""
         table = allocated_tables.find(self.store, report.table_id)
         if table is None or table.stake <= 0 or not table.ruleset:

@@ -68,7 +68,7 @@ def buy(
     the house's items to the player); the silver paid. InvalidArgument for a count outside
     1-1000 or no item; FailedPrecondition NOT_FOR_SALE, INSUFFICIENT_FUNDS (too little silver:
     nothing moves), SILVER_HELD_BY_SEAT (it would take the player below what their live seat,
-    ``seat_needs``, needs kept: :mod:`.live_seats`)."""
+    ``seat_needs``, needs kept: :mod:`~services.matchmaking.domain.tables.live_seats`)."""
     price = prices.of(asset)
     if not 1 <= count <= MAX_COUNT:
         raise InvalidArgument(f"count {count} is not in 1-{MAX_COUNT}", field="count")

@@ -2,10 +2,11 @@
 guests are players too.
 
 A player record holds the display name (theirs to change) and the identity; silver and the
-items (房卡, 加倍卡, 比赛卡) live in the ledger (:mod:`.ledger`), never in the record. The
-identity index ``mm_identities/<digest of issuer and subject>`` maps an identity to its one
-player: created with ``Store.create``, so the first sign-in of an identity makes the player once
-whichever replica answers, however many sign-ins race (:func:`player_for_identity`).
+items (房卡, 加倍卡, 比赛卡) live in the ledger
+(:mod:`~services.matchmaking.domain.economy.ledger`), never in the record. The identity index
+``mm_identities/<digest of issuer and subject>`` maps an identity to its one player: created with
+``Store.create``, so the first sign-in of an identity makes the player once whichever replica
+answers, however many sign-ins race (:func:`player_for_identity`).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ class Player:
     @classmethod
     def from_record(cls, data: dict) -> Player:
         """A stored player record; a count of 房卡 an earlier version kept in it is the
-        ledger's now (:mod:`.room_cards` moves it)."""
+        ledger's now (:mod:`~services.matchmaking.domain.economy.room_cards` moves it)."""
         return cls(**{k: v for k, v in data.items() if k != "room_cards"})
 
 

@@ -7,8 +7,8 @@ flag form is a ``;``-separated list of ``key=value,...`` items::
 
     --issuers 'iss=https://login.studio.example,aud=mahjong-prod,jwks=https://login.studio.example/.well-known/jwks.json;iss=https://accounts.google.com,aud=1234.apps.googleusercontent.com,jwks=https://www.googleapis.com/oauth2/v3/certs,algs=RS256'
 
-(or ``MAHJONG_MATCHMAKING_ISSUERS``). The development issuer (:mod:`.dev_issuer`) has the ``iss``
-:data:`DEV_ISSUER`, which a production server refuses (:func:`refuse_dev_issuer`).
+(or ``MAHJONG_MATCHMAKING_ISSUERS``). The development issuer (:mod:`~devkit.dev_issuer`) has the
+``iss`` :data:`DEV_ISSUER`, which a production server refuses (:func:`refuse_dev_issuer`).
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 When fewer than four wait and the oldest has waited ``bot_fill_seconds``, bots fill the empty
 seats (无须担心三缺一). A player holds at most one ticket at a time, and none while it sits in
 a private room, and may leave its queue until it is matched. A waiting ticket holds the player's
-presence (:mod:`.presence`): claimed atomically before the ticket is written, released once the
-ticket is cancelled or assigned.
+presence (:mod:`~services.matchmaking.domain.players.presence`): claimed atomically before the
+ticket is written, released once the ticket is cancelled or assigned.
 
 Forming a table is crash-safe and safe between replicas: a *match* record listing the seats is
 written first, each ticket is claimed atomically (waiting → matched), the gateway table is
@@ -135,8 +135,9 @@ def join(
 ) -> Ticket:
     """Put a player in the (ruleset, stake) queue; FailedPrecondition if it already holds a
     ticket (``ALREADY_QUEUED``) or sits in a room (``IN_ROOM``). The player's presence is claimed
-    first, atomically (:mod:`.presence`; ``holds`` tells a crash's leftover from a live one).
-    The caller has checked the stake against the player's level."""
+    first, atomically (:mod:`~services.matchmaking.domain.players.presence`; ``holds`` tells a
+    crash's leftover from a live one). The caller has checked the stake against the player's
+    level."""
     ticket = Ticket(ticket_id, player_id, name, ruleset, stake, now)
     held = presence.claim(store, player_id, presence.QUEUE, ticket_id, now, holds)
     if held is not None:

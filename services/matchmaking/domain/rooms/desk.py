@@ -1,6 +1,6 @@
 """The private-room desk of :class:`~services.matchmaking.service.Matchmaking`: each call
-authenticated by the player's token, then :mod:`.rooms` / :mod:`.room_start` (and 房卡 from
-:mod:`.room_cards`)."""
+authenticated by the player's token, then :mod:`.private` / :mod:`.start` (and 房卡 from
+:mod:`~services.matchmaking.domain.economy.room_cards`)."""
 
 from __future__ import annotations
 

@@ -8,11 +8,12 @@
   ``ready_seconds`` (RULES §11: 15) and is then removed from the room. A player who joins
   after that gets the same time from joining.
 * Bots may be invited to fill seats; they accept and are ready at once.
-* Start, its timer and the start of the table on a gateway are in :mod:`.room_start`.
+* Start, its timer and the start of the table on a gateway are in :mod:`.start`.
 
 Every change is one atomic update of the room record; errors change nothing. A seat also takes
-the player's presence (:mod:`.presence`), claimed atomically before the seat and released after
-leaving, so a player in a room is in no queue and no other room, even between replicas.
+the player's presence (:mod:`~services.matchmaking.domain.players.presence`), claimed atomically
+before the seat and released after leaving, so a player in a room is in no queue and no other room,
+even between replicas.
 """
 
 from __future__ import annotations
@@ -191,7 +192,8 @@ def open_room(
 ) -> Room:
     """A new room with a fresh code, the owner in seat 0. The caller spends the room card.
     The owner's presence is claimed first, atomically (FailedPrecondition ``IN_QUEUE`` /
-    ``IN_ANOTHER_ROOM`` when something holds it; ``holds`` as in :func:`.presence.claim`)."""
+    ``IN_ANOTHER_ROOM`` when something holds it; ``holds`` as in
+    :func:`~services.matchmaking.domain.players.presence.claim`)."""
     if not 0 <= max_hands <= MAX_HANDS:
         raise InvalidArgument(
             f"max_hands {max_hands} out of range 0-{MAX_HANDS} (0: until the players leave; "

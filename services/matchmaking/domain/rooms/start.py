@@ -6,8 +6,8 @@
 * With four seats taken, 底分 accepted by all and every player ready, the table is created on a
   gateway (idempotent by the room's request id; retried while the gateway is unavailable) and
   each member then finds its seat and token in the room. A gateway that refuses the table
-  (:class:`~.allocator.TableRefused`: its settings) is not asked again: the room is FINISHED
-  with the refusal as its ``failure``, and its players are free.
+  (:class:`~services.matchmaking.domain.tables.allocator.TableRefused`: its settings) is not asked
+  again: the room is FINISHED with the refusal as its ``failure``, and its players are free.
 """
 
 from __future__ import annotations

@@ -4,11 +4,11 @@ hand can cost at its stake).
 
 An index beside the allocations (namespace ``mm_live_seats``, key ``<player id>/<table id>``,
 an empty versioned record): a player's seats are one prefix read, not a scan of every table. A
-human's seat is indexed when its table is allocated (:func:`.allocated_tables.record`) and
+human's seat is indexed when its table is allocated (:func:`.allocated.record`) and
 leaves it when the table finishes (TableFinished) or when the player goes bankrupt and a bot
-takes the seat (:func:`.allocated_tables.replace_seat`). Bots have no wallets: never indexed.
+takes the seat (:func:`.allocated.replace_seat`). Bots have no wallets: never indexed.
 
-:func:`require_kept` (with :func:`.allocated_tables.seat_needs`) is what spending checks
+:func:`require_kept` (with :func:`.allocated.seat_needs`) is what spending checks
 first (BuyItems, a tournament's silver entry fee): FailedPrecondition ``SILVER_HELD_BY_SEAT``
 naming the table and the amount that must stay, when the spending would take the player's
 silver below what their live seat needs.
@@ -64,7 +64,7 @@ def require_kept(
     store: Records, player_id: str, spend: int, what: str, seat_needs: Held | None
 ) -> None:
     """Refuse spending ``spend`` silver (on ``what``) that would take the player below what
-    their live seat needs (``seat_needs``, :func:`.allocated_tables.seat_needs`; None: not
+    their live seat needs (``seat_needs``, :func:`.allocated.seat_needs`; None: not
     seated): FailedPrecondition ``SILVER_HELD_BY_SEAT``, nothing moves."""
     if spend <= 0 or seat_needs is None:
         return

@@ -1,5 +1,5 @@
 """Entering a tournament by consent, and its purse (RULES-items §3), on the records of
-:mod:`.tournaments`.
+:mod:`.tournament`.
 
 * Nobody is entered by another's act: the creator's invite (:func:`invite`) only lists the
   player; the player enters by :func:`accept_invite` (or JoinTournament), or declines.

@@ -1,7 +1,7 @@
 """The tournament desk of :class:`~services.matchmaking.service.Matchmaking`: creation, entry by
 consent (each entrant checked like a rated table, its entry held in escrow), invites, withdrawal
 and cancellation with refunds, start, standings from the ledger, moving rounds on and the prizes
-(:mod:`.tournaments`, :mod:`.tournament_consent`, :mod:`.tournament_purse`, :mod:`.seating`).
+(:mod:`.tournament`, :mod:`.consent`, :mod:`.purse`, :mod:`.seating`).
 
 Nobody is entered by another's act: the creator enters only themselves (JoinTournament) and
 bots; other players are invited and enter by AcceptInvite (RULES-items §3).

@@ -16,7 +16,7 @@ twice; no player balance goes below zero (the ledger refuses the transaction as 
 * House prizes (AddTournamentPrize, operator only): house → escrow (kind ``prize``).
 * Failure (the gateway refused a table: the tournament ends with ``failure``): every entry and
   house prize back (:func:`refund_failed`), no prizes.
-* Finish: the pool shared by ``prize_percent`` (:func:`.tournament_consent.prize_split`) and
+* Finish: the pool shared by ``prize_percent`` (:func:`.consent.prize_split`) and
   each house prize paid from escrow to the player at its rank (kind ``prize``); a share of a
   bot's rank, or of a rank nobody holds, goes to the house, so the escrow ends empty. (A crash
   between an entry's transaction and the record of its entrant leaves that entry in escrow;

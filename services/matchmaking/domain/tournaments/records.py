@@ -22,7 +22,7 @@ namespace / key                         what, and who writes it
 ======================================  =======================================================
 
 Every record is compact JSON with a ``version``. Nothing here decides anything: the rules of a
-tournament are :mod:`.tournaments` and :mod:`.tournament_rounds`.
+tournament are :mod:`.tournament` and :mod:`.rounds`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A tournament's rounds: seating, creating the tables, the round barrier and the standings.
 
-Every step reads and writes only what it needs (:mod:`.tournament_records`), so a round of
+Every step reads and writes only what it needs (:mod:`.records`), so a round of
 2,500 tables costs work in proportion to its tables, never to the tournament's history times
 its tables:
 

@@ -8,12 +8,12 @@ another's act) and the creator adds bots → started (entrants a multiple of fou
 closed → each round is seated, its tables created on the gateways in bounded batches, and the
 gateway reports every settled hand to the ledger and says when a table finished → when every
 table of the round has settled (finished with all its hands in the ledger) the standings are
-taken and the next round seated (:mod:`.tournament_rounds`) → after the last round, the final
-ranking and the prizes (:mod:`.tournament_purse`).
+taken and the next round seated (:mod:`.rounds`) → after the last round, the final
+ranking and the prizes (:mod:`.purse`).
 
 Chips are never kept here: standings are always the ledger's sums over the tournament's hands.
 This module holds the tournament's own state changes on its header and roll
-(:mod:`.tournament_records`); rounds and tables are :mod:`.tournament_rounds`'.
+(:mod:`.records`); rounds and tables are :mod:`.rounds`'.
 
 A tournament whose next step fails again and again is retried with backoff
 (:func:`step_failed`: 1 s, 2 s, 4 s … at most :data:`MAX_BACKOFF_S`) and is STALLED, with the
@@ -76,7 +76,7 @@ MAX_BACKOFF_S = 60
 
 @dataclass(frozen=True, slots=True)
 class Tournament:
-    """A tournament as read: its :class:`~.tournament_records.Header` (whose fields read as
+    """A tournament as read: its :class:`.records.Header` (whose fields read as
     this object's: ``t.state``, ``t.current_round`` …) and its roll of entrants."""
 
     header: Header
@@ -245,7 +245,7 @@ def draw_order(tournament_id: str, entrants: Sequence[Entrant]) -> list[str]:
 
 def start(store: Records, tournament_id: str, player_id: str) -> Tournament:
     """The creator starts the tournament: the roll is closed and the tournament RUNNING at
-    round 0; round one is seated by :func:`.tournament_rounds.seat_next` (at once by the
+    round 0; round one is seated by :func:`.rounds.seat_next` (at once by the
     caller, or by the next tick after a crash)."""
     header = get_header(store, tournament_id)
     if header.creator != player_id:
