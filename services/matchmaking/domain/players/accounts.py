@@ -38,9 +38,8 @@ class Player:
 
     @classmethod
     def from_record(cls, data: dict) -> Player:
-        """A stored player record; a count of 房卡 an earlier version kept in it is the
-        ledger's now (:mod:`~services.matchmaking.domain.economy.room_cards` moves it)."""
-        return cls(**{k: v for k, v in data.items() if k != "room_cards"})
+        """A stored player record."""
+        return cls(**data)
 
 
 def validate_display_name(name: str, field: str = "display_name", limit: int = MAX_NAME) -> str:

@@ -63,8 +63,8 @@ class AllocatedTable:
     tag: str
     player_ids: tuple[str, ...]  # by seat, bots too
     request_id: str
-    # What the table plays, for the cover a seat needs at every hand (hand_cover); a record of
-    # an earlier version has none (stake 0: no cover checked).
+    # What the table plays, for the cover a seat needs at every hand (hand_cover); stake 0:
+    # no cover checked.
     ruleset: str = ""
     stake: int = 0
     ruleset_options: tuple[tuple[str, str], ...] = ()
@@ -164,10 +164,10 @@ def find(store: Records, table_id: str) -> AllocatedTable | None:
         data["tag"],
         tuple(data["player_ids"]),
         data["request_id"],
-        data.get("ruleset", ""),
-        int(data.get("stake", 0)),
-        tuple(sorted((data.get("ruleset_options") or {}).items())),
-        tuple((int(a), str(b), str(c)) for a, b, c in data.get("bankrupt", ())),
+        data["ruleset"],
+        int(data["stake"]),
+        tuple(sorted(data["ruleset_options"].items())),
+        tuple((int(a), str(b), str(c)) for a, b, c in data["bankrupt"]),
     )
 
 
