@@ -308,7 +308,7 @@ def make_add_to_server(
                 duty,
                 idle=lambda: metrics.TOURNAMENTS_STALLED.set(0),
             )
-            mm.wake_ticker = ticker.wake
+            mm.reports.wake_ticker = ticker.wake
         closer = getattr(allocator, "close", None)
         web = web_port(served, config, internal)
         resources = Resources(

@@ -1,17 +1,20 @@
 """The matchmaking facade: what the servicer (and the CLI, and tests) call.
 
-:class:`Matchmaking` authenticates every player call by its signed token, applies the level
-rules, spends room cards, and delegates to the one-concept modules. ``tick()`` drives the timers
-(queue bot fill, the room Start timer) and the work that waits on the gateway (tables to create,
-rounds to advance); the server calls it periodically, tests call it after moving a
-:class:`~tests.doubles.clock.ManualClock`. Everything lives in the store, so a restart
-(or another replica on the same store) carries on where it stopped.
+:class:`Matchmaking` is composed of the domain's parts, each given its dependencies (the store,
+the clock, the configuration, and the calls it makes to another part: ``authenticate``,
+``notify``, ``holds``, the stake check): the identity desk, the economy and 加倍卡 desks, the
+quick-match, room and tournament desks, the gateway's reports, and change notification
+(:class:`~services.matchmaking.domain.changes.Changes`, which the asyncio servicer observes). The
+facade binds the calls the adapters make, and keeps what spans the parts: accounts,
+whereabouts, and ``tick()``, which drives the timers (queue bot fill, the room Start timer) and
+the work that waits on the gateway (tables to create, rounds to advance); the server calls it
+periodically, tests call it after moving a :class:`~tests.doubles.clock.ManualClock`.
+Everything lives in the store, so a restart (or another replica on the same store) carries on
+where it stopped.
 """
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import structlog
@@ -19,7 +22,7 @@ import structlog
 from services.matchmaking import metrics
 from services.matchmaking.domain.changes import Changes
 from services.matchmaking.domain.clock import Clock, system_clock
-from services.matchmaking.domain.economy import double_cards, hand_cover, items, ledger
+from services.matchmaking.domain.economy import items, ledger
 from services.matchmaking.domain.economy.desk import EconomyDesk
 from services.matchmaking.domain.economy.double_card_desk import DoubleCardDesk
 from services.matchmaking.domain.players import accounts as players
@@ -29,27 +32,18 @@ from services.matchmaking.domain.players.desk import IdentityDesk
 from services.matchmaking.domain.players.issuers import Issuer
 from services.matchmaking.domain.queues import levels
 from services.matchmaking.domain.queues import quick_match as queues
+from services.matchmaking.domain.queues.desk import QueueDesk
 from services.matchmaking.domain.rooms import private as rooms
 from services.matchmaking.domain.rooms import start as room_start
 from services.matchmaking.domain.rooms.desk import RoomDesk
-from services.matchmaking.domain.ruleset_choice import ruleset_name
 from services.matchmaking.domain.tables import allocated as allocated_tables
 from services.matchmaking.domain.tables.allocator import TableAllocator
-from services.matchmaking.domain.tables.tags import parse_room, parse_tournament
-from services.matchmaking.domain.tournaments import (
-    rounds as tournament_rounds,
-)
-from services.matchmaking.domain.tournaments import (
-    tournament as tournaments,
-)
+from services.matchmaking.domain.tables.reports import ReportDesk
+from services.matchmaking.domain.tournaments import tournament as tournaments
 from services.matchmaking.domain.tournaments.desk import TournamentDesk
 from services.matchmaking.domain.tournaments.records import running_ids
 from services.matchmaking.storage.table_claims import RecordingAllocator
-from shared.errors import (
-    FailedPrecondition,
-    InvalidArgument,
-    NotFound,
-)
+from shared.errors import NotFound
 from shared.signing import stored_secret
 from shared.store.base import Store
 
@@ -110,9 +104,6 @@ class Matchmaking:
         self.allocator = RecordingAllocator(
             store, allocator, self._secret, claim_ms=config.claim_ms
         )
-        # Called when a tournament has work for the ticker now (a table of its round settled):
-        # the server wakes its ticker, so a round's barrier waits for no tick period.
-        self.wake_ticker: Callable[[], None] = lambda: None
 
         # --- the parts, each with its dependencies ------------------------------------------
         self.changes = changes = Changes()
@@ -134,6 +125,10 @@ class Matchmaking:
         self.tournament_desk = tournament_desk = TournamentDesk(
             store, self.allocator, clock, identity.authenticate, changes
         )
+        self.queue_desk = queue_desk = QueueDesk(
+            store, clock, identity.authenticate, changes.notify, self._holds
+        )
+        self.reports = reports = ReportDesk(store, clock, changes, economy.bankrupt_after)
 
         # --- what the adapters call, by part ------------------------------------------------
         # change notification (streams wait on it)
@@ -164,6 +159,14 @@ class Matchmaking:
         self.watch_books = economy.watch_books
         self.hold_double_card = self.double_card_desk.hold_double_card
         self.release_double_card = self.double_card_desk.release_double_card
+        # quick match
+        self.join_queue = queue_desk.join_queue
+        self.leave_queue = queue_desk.leave_queue
+        self.ticket = queue_desk.ticket
+        # the gateway's reports
+        self.record_hand = reports.record_hand
+        self.hand_answer = reports.hand_answer
+        self.table_finished = reports.table_finished
         # private rooms
         self.open_room = room_desk.open_room
         self.room = room_desk.room
@@ -202,7 +205,7 @@ class Matchmaking:
     def version(self) -> int:
         return self.changes.version
 
-    # --- players (signing in: the identity desk) --------------------------------------------------
+    # --- accounts (signing in: the identity desk) ---------------------------------------
     def account(self, player_id: str) -> Account:
         player = players.get_player(self.store, player_id)
         assets = self.asset_balances(player_id)
@@ -234,106 +237,6 @@ class Matchmaking:
     def entries(self, token: str) -> tuple[Account, list[ledger.Entry]]:
         player = self.authenticate(token)
         return self.account(player.player_id), ledger.entries(self.store, player.player_id)
-
-    # --- the gateway's reports ---------------------------------------------------------------
-    def record_hand(self, report: ledger.HandReport) -> bool:
-        """Record a settled hand (idempotent by hand id); True when new (:meth:`hand_answer`)."""
-        return self.hand_answer(report)[0]
-
-    def hand_answer(self, report: ledger.HandReport) -> tuple[bool, list[int], list[str]]:
-        """Record a settled hand (idempotent by hand id): whether it was new, the seats whose
-        player no longer covers a hand (破产: they leave after it) and the bots taking them.
-        Only for a table matchmaking allocated, with its tag and its players by seat (else
-        refused, nothing recorded: see :mod:`.domain.tables.allocated`)."""
-        ledger.validate_report(report)
-        self._check_report(report.table_id, report.tag, report.player_ids, report.hand_id)
-        new = ledger.record_hand(
-            self.store, report, self.clock(), double_cards.consume_legs(report)
-        )
-        metrics.HANDS.labels("new" if new else "repeat").inc()
-        log.info(
-            "hand_recorded", hand=report.hand_id, table=report.table_id, tag=report.tag, new=new
-        )
-        where = parse_tournament(report.tag)
-        seats, bots = self.bankrupt_after(report)
-        if where:  # a table that finished before this hand reached the ledger settles now
-            ms = int(self.clock() * 1000)
-            if tournament_rounds.hand_recorded(
-                self.store, where.tournament_id, where.round, where.table, ms
-            ):
-                self.wake_ticker()  # the round's last table: the next round, now
-            self.notify_tournament(where.tournament_id)
-        else:
-            self.notify()
-        return new, seats, bots
-
-    def table_finished(self, table_id: str, tag: str, hands_played: int) -> None:
-        if not table_id:
-            raise InvalidArgument("table_id is empty", field="table_id")
-        if hands_played < 0:
-            raise InvalidArgument(f"hands_played {hands_played} is negative")
-        self._check_report(table_id, tag)
-        double_cards.release_table(self.store, table_id, self.clock())  # hands never started
-        allocated_tables.finish(self.store, table_id)  # its seats are free: spending too
-        where = parse_tournament(tag)
-        if where:  # recorded; the round's next step is the ticker's (its failure is not ours)
-            settled = tournament_rounds.table_finished(
-                self.store,
-                where.tournament_id,
-                where.round,
-                where.table,
-                table_id,
-                hands_played,
-                int(self.clock() * 1000),
-            )
-            if settled.round_done:
-                self.wake_ticker()  # the round's last table: the next round, now
-            self.notify_tournament(where.tournament_id)
-            return
-        if code := parse_room(tag):
-            rooms.finish_room(self.store, code, table_id)
-        self.notify()
-
-    def _check_report(self, table_id: str, tag: str, player_ids=None, hand_id: str = "") -> None:
-        try:
-            allocated_tables.check_report(self.store, table_id, tag, player_ids, hand_id)
-        except (NotFound, FailedPrecondition) as exc:
-            metrics.REPORTS_REFUSED.labels(exc.reason).inc()
-            log.error(
-                "report_refused", table=table_id, tag=tag, reason=exc.reason, error=exc.message
-            )
-            raise
-
-    # --- quick match -------------------------------------------------------------------------
-    def join_queue(self, token: str, ruleset: str, stake: int) -> queues.Ticket:
-        """Join the (ruleset, stake tier) queue; stake 0 = the player's own level's tier."""
-        player = self.authenticate(token)
-        name = ruleset_name(ruleset)
-        silver = ledger.balance(self.store, player.player_id)
-        stake = levels.check_rated_stake(silver, stake)
-        hand_cover.require_cover(player.player_id, silver, name, None, stake)
-        ticket = queues.join(
-            self.store,
-            "tk-" + uuid.uuid4().hex[:16],
-            player.player_id,
-            player.display_name,
-            name,
-            stake,
-            self.clock(),
-            self._holds,
-        )
-        self.notify()
-        return ticket
-
-    def leave_queue(self, token: str, ticket_id: str) -> queues.Ticket:
-        player = self.authenticate(token)
-        ticket = queues.leave(self.store, ticket_id, player.player_id)
-        self.notify()
-        return ticket
-
-    def ticket(self, token: str, ticket_id: str) -> queues.Ticket:
-        player = self.authenticate(token)
-        return queues.owned_ticket(self.store, ticket_id, player.player_id)
 
     # --- timers and pending work -------------------------------------------------------------
     def tick(self) -> bool:

@@ -51,12 +51,8 @@ from services.matchmaking.adapters import convert as conv
 from services.matchmaking.adapters import servicer
 from services.matchmaking.adapters.call_guard import GuardedServicer, Method
 from services.matchmaking.domain.queues import quick_match as queues
-from services.matchmaking.domain.tournaments import (
-    rounds as tournament_rounds,
-)
-from services.matchmaking.domain.tournaments import (
-    tournament as tournaments,
-)
+from services.matchmaking.domain.tournaments import rounds as tournament_rounds
+from services.matchmaking.domain.tournaments import tournament as tournaments
 from shared.aio_server import run_blocking
 from shared.session_tokens import SessionClaims
 

@@ -15,18 +15,10 @@ from services.matchmaking.domain.players.accounts import Player
 from services.matchmaking.domain.queues import levels
 from services.matchmaking.domain.queues import quick_match as queues
 from services.matchmaking.domain.rooms import private as rooms
-from services.matchmaking.domain.tournaments import (
-    purse as tournament_purse,
-)
-from services.matchmaking.domain.tournaments import (
-    rounds as tournament_rounds,
-)
-from services.matchmaking.domain.tournaments import (
-    standings as tournament_standings,
-)
-from services.matchmaking.domain.tournaments import (
-    tournament as tournaments,
-)
+from services.matchmaking.domain.tournaments import purse as tournament_purse
+from services.matchmaking.domain.tournaments import rounds as tournament_rounds
+from services.matchmaking.domain.tournaments import standings as tournament_standings
+from services.matchmaking.domain.tournaments import tournament as tournaments
 from services.matchmaking.domain.tournaments.records import RoundProgress, RoundSummary, TableState
 from shared.convert.common import seat_from_proto, seat_from_proto_optional, seat_to_proto
 from shared.errors import InvalidArgument

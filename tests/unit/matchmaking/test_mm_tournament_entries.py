@@ -9,12 +9,8 @@ import random
 import pytest
 
 from services.matchmaking.domain.economy import ledger
-from services.matchmaking.domain.tournaments import (
-    purse as tournament_purse,
-)
-from services.matchmaking.domain.tournaments import (
-    tournament as tournaments,
-)
+from services.matchmaking.domain.tournaments import purse as tournament_purse
+from services.matchmaking.domain.tournaments import tournament as tournaments
 from services.matchmaking.domain.tournaments.consent import prize_split
 from services.matchmaking.domain.tournaments.records import list_ids
 from shared.errors import AlreadyExists, FailedPrecondition, InvalidArgument, PermissionDenied

@@ -13,15 +13,9 @@ import pytest
 
 from services.matchmaking import metrics
 from services.matchmaking.domain.economy import ledger
-from services.matchmaking.domain.tournaments import (
-    purse as tournament_purse,
-)
-from services.matchmaking.domain.tournaments import (
-    rounds as tournament_rounds,
-)
-from services.matchmaking.domain.tournaments import (
-    tournament as tournaments,
-)
+from services.matchmaking.domain.tournaments import purse as tournament_purse
+from services.matchmaking.domain.tournaments import rounds as tournament_rounds
+from services.matchmaking.domain.tournaments import tournament as tournaments
 from services.matchmaking.domain.tournaments.purse import escrow_account
 from services.matchmaking.domain.tournaments.records import list_ids, running_ids
 from services.matchmaking.domain.tournaments.seating import meetings

@@ -29,18 +29,10 @@ from services.matchmaking.domain.tables import allocated as allocated_tables
 from services.matchmaking.domain.tables import live_seats
 from services.matchmaking.domain.tables.allocator import TableAllocator
 from services.matchmaking.domain.tournaments import consent
-from services.matchmaking.domain.tournaments import (
-    purse as tournament_purse,
-)
-from services.matchmaking.domain.tournaments import (
-    rounds as tournament_rounds,
-)
-from services.matchmaking.domain.tournaments import (
-    standings as tournament_standings,
-)
-from services.matchmaking.domain.tournaments import (
-    tournament as tournaments,
-)
+from services.matchmaking.domain.tournaments import purse as tournament_purse
+from services.matchmaking.domain.tournaments import rounds as tournament_rounds
+from services.matchmaking.domain.tournaments import standings as tournament_standings
+from services.matchmaking.domain.tournaments import tournament as tournaments
 from services.matchmaking.domain.tournaments.records import (
     Header,
     RoundProgress,
