@@ -19,7 +19,6 @@ from dataclasses import asdict, dataclass, replace
 from services.matchmaking.domain import records
 from services.matchmaking.domain.ports import Records
 from shared.errors import InvalidArgument, NotFound
-from shared.store.base import AlreadyExists
 
 NS = "mm_players"
 IDENTITIES = "mm_identities"
@@ -91,21 +90,18 @@ def player_for_identity(
     rec = store.get(IDENTITIES, key)
     if rec is None:
         claim = {"issuer": issuer, "subject": subject, "player_id": new_player_id()}
-        try:
-            rec = store.create(IDENTITIES, key, records.dump(claim))
-        except AlreadyExists:
-            rec = store.get(IDENTITIES, key)
-            assert rec is not None
-    player_id = records.load(rec.value)["player_id"]
+        raw, _ = records.create_once(store, IDENTITIES, key, records.dump(claim))
+    else:
+        raw = rec.value
+    player_id = records.load(raw)["player_id"]
     existing = find_player(store, player_id)
     if existing is not None:
         return existing, False
     name = validate_display_name(display_name)
     player = Player(player_id, name, False, now, issuer, subject)
     welcome(player_id)
-    try:
-        store.create(NS, player_id, records.dump(asdict(player)))
-    except AlreadyExists:
+    _, created = records.create_once(store, NS, player_id, records.dump(asdict(player)))
+    if not created:
         return get_player(store, player_id), False
     return player, True
 

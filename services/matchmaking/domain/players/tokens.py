@@ -9,15 +9,14 @@ survive restarts. :func:`write_key_pair` makes such a pair of files (``mahjong r
 
 from __future__ import annotations
 
-import contextlib
 import os
 from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from services.matchmaking.domain import records
 from services.matchmaking.domain.ports import Records
 from shared import session_tokens
-from shared.store.base import AlreadyExists
 
 _NS = "mm_config"
 _KEY = "session_key"
@@ -28,10 +27,8 @@ def stored_key(store: Records) -> Ed25519PrivateKey:
     rec = store.get(_NS, _KEY)
     if rec is None:
         pem = session_tokens.private_pem(session_tokens.new_private_key())
-        with contextlib.suppress(AlreadyExists):  # another replica won the race: use its key
-            store.create(_NS, _KEY, pem)
-        rec = store.get(_NS, _KEY)
-    assert rec is not None
+        stored, _ = records.create_once(store, _NS, _KEY, pem)  # or the race winner's key
+        return session_tokens.load_private_pem(stored)
     return session_tokens.load_private_pem(rec.value)
 
 

@@ -33,7 +33,6 @@ from shared.errors import (
     NotFound,
     PermissionDenied,
 )
-from shared.store.base import AlreadyExists
 from shared.table import MAX_HANDS, MAX_STAKE
 
 ROOMS = "mm_rooms"
@@ -214,14 +213,14 @@ def open_room(
             opener=owner_id,
         )
         try:
-            store.create(ROOMS, code, room.to_json())
-            store.put(ACTIVE, code, b"")
-            return room
-        except AlreadyExists:
-            _release_player(store, owner_id, code)  # code taken: draw another
+            _, created = records.create_once(store, ROOMS, code, room.to_json())
+            if created:
+                store.put(ACTIVE, code, b"")
+                return room
         except BaseException:
             _release_player(store, owner_id, code)
             raise
+        _release_player(store, owner_id, code)  # code taken: draw another
     raise FailedPrecondition("no free room code; try again", reason="NO_CODE")
 
 

@@ -27,7 +27,6 @@ tournament are :mod:`.tournament` and :mod:`.rounds`.
 
 from __future__ import annotations
 
-import contextlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
@@ -37,7 +36,6 @@ from typing import TypeVar
 from services.matchmaking.domain import records
 from services.matchmaking.domain.ports import Records
 from shared.errors import NotFound
-from shared.store.base import AlreadyExists
 
 HEADERS = "mm_tournaments"
 ROLLS = "mm_tournament_entrants"
@@ -391,8 +389,7 @@ def create_seating(store: Records, tournament_id: str, seating: Seating) -> Seat
     """Write a round's seating once; a seating already there (another replica's, or this
     one's before a crash) is kept and returned."""
     key = round_key(tournament_id, seating.round)
-    with contextlib.suppress(AlreadyExists):
-        store.create(SEATINGS, key, seating.to_json())
+    records.create_once(store, SEATINGS, key, seating.to_json())
     found = get_seating(store, tournament_id, seating.round)
     assert found is not None
     return found
@@ -404,8 +401,7 @@ def get_progress(store: Records, tournament_id: str, round_no: int) -> RoundProg
 
 
 def create_progress(store: Records, tournament_id: str, progress: RoundProgress) -> None:
-    with contextlib.suppress(AlreadyExists):
-        store.create(ROUNDS, round_key(tournament_id, progress.round), progress.to_json())
+    records.create_once(store, ROUNDS, round_key(tournament_id, progress.round), progress.to_json())
 
 
 def update_progress(
@@ -469,8 +465,8 @@ def get_ranking(
 
 
 def create_ranking(store: Records, tournament_id: str, ranking: Ranking, *, final: bool = False):
-    with contextlib.suppress(AlreadyExists):
-        store.create(RANKINGS, _ranking_key(tournament_id, ranking.round, final), ranking.to_json())
+    key = _ranking_key(tournament_id, ranking.round, final)
+    records.create_once(store, RANKINGS, key, ranking.to_json())
 
 
 def mark_running(store: Records, tournament_id: str) -> None:
