@@ -1,7 +1,6 @@
 """The presence record (one per player: the ticket or room that holds it), on both store
 backends: claims exclude each other, releases clear only their own claim, a crash's leftover
-stops blocking after CLAIM_SECONDS (a live one never does), and the player indexes of an
-earlier version are carried over."""
+stops blocking after CLAIM_SECONDS (a live one never does)."""
 
 from __future__ import annotations
 
