@@ -22,7 +22,6 @@ import structlog
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
-from services.matchmaking import metrics
 from services.matchmaking.adapters import call_guard
 from services.matchmaking.adapters.aio_servicer import AsyncMatchmakingServicer
 from services.matchmaking.adapters.gateway_client import GatewayAllocator
@@ -306,7 +305,7 @@ def make_add_to_server(
                 tick,
                 config.extra.get("tick_seconds", 0.25),
                 duty,
-                idle=lambda: metrics.TOURNAMENTS_STALLED.set(0),
+                idle=lambda: mm.metrics.tournaments_stalled(0),
             )
             mm.reports.wake_ticker = ticker.wake
         closer = getattr(allocator, "close", None)

@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 
 import structlog
 
-from services.matchmaking import metrics
 from services.matchmaking.domain.changes import Changes
 from services.matchmaking.domain.clock import Clock, system_clock
 from services.matchmaking.domain.economy import items, ledger
@@ -30,6 +29,7 @@ from services.matchmaking.domain.players import presence
 from services.matchmaking.domain.players import sessions as identity_sessions
 from services.matchmaking.domain.players.desk import IdentityDesk
 from services.matchmaking.domain.players.issuers import Issuer
+from services.matchmaking.domain.ports import Metrics
 from services.matchmaking.domain.queues import levels
 from services.matchmaking.domain.queues import quick_match as queues
 from services.matchmaking.domain.queues.desk import QueueDesk
@@ -42,6 +42,7 @@ from services.matchmaking.domain.tables.reports import ReportDesk
 from services.matchmaking.domain.tournaments import tournament as tournaments
 from services.matchmaking.domain.tournaments.desk import TournamentDesk
 from services.matchmaking.domain.tournaments.records import running_ids
+from services.matchmaking.metrics import PrometheusMetrics
 from services.matchmaking.storage.table_claims import RecordingAllocator
 from shared.errors import NotFound
 from shared.signing import stored_secret
@@ -95,8 +96,11 @@ class Matchmaking:
         allocator: TableAllocator,
         clock: Clock = system_clock,
         config: MatchmakingConfig | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
+        """``metrics``: what the parts count on (default: the service's Prometheus metrics)."""
         self.store = store
+        self.metrics = metrics = metrics or PrometheusMetrics()
         self.clock = clock
         self.config = config = config or MatchmakingConfig()
         self._secret = config.token_secret or stored_secret(store, "mm_config", "token_secret")
@@ -109,7 +113,7 @@ class Matchmaking:
         self.changes = changes = Changes()
         self.identity = identity = IdentityDesk(store, clock, config)
         self.economy = economy = EconomyDesk(
-            store, clock, config, identity.authenticate, changes.notify
+            store, clock, config, identity.authenticate, changes.notify, metrics
         )
         self.double_card_desk = DoubleCardDesk(store, clock, changes.notify)
         self.room_desk = room_desk = RoomDesk(
@@ -121,14 +125,15 @@ class Matchmaking:
             changes.notify,
             self._holds,
             economy.check_room_stake,
+            metrics,
         )
         self.tournament_desk = tournament_desk = TournamentDesk(
-            store, self.allocator, clock, identity.authenticate, changes
+            store, self.allocator, clock, identity.authenticate, changes, metrics
         )
         self.queue_desk = queue_desk = QueueDesk(
             store, clock, identity.authenticate, changes.notify, self._holds
         )
-        self.reports = reports = ReportDesk(store, clock, changes, economy.bankrupt_after)
+        self.reports = reports = ReportDesk(store, clock, changes, economy.bankrupt_after, metrics)
 
         # --- what the adapters call, by part ------------------------------------------------
         # change notification (streams wait on it)
@@ -249,10 +254,8 @@ class Matchmaking:
             self.store, self.allocator, now, self.config.bot_fill_seconds
         ):
             changed = True
-            metrics.TABLES.labels("quick").inc()
-            metrics.BOT_SEATS.inc(formed.bots)
-            for t in formed.tickets:
-                metrics.QUEUE_WAIT.labels(str(t.stake)).observe(max(now - t.created_at, 0))
+            waits = [(t.stake, now - t.created_at) for t in formed.tickets]
+            self.metrics.quick_table(formed.bots, waits)
             log.info("quick_table", match=formed.match_id, bots=formed.bots)
         for code in rooms.open_room_codes(self.store):
             try:
@@ -269,7 +272,7 @@ class Matchmaking:
             if self.tournament_work(tid):
                 self.notify_tournament(tid)
             stalled += tournaments.is_stalled(tournaments.get(self.store, tid).header)
-        metrics.TOURNAMENTS_STALLED.set(stalled)
+        self.metrics.tournaments_stalled(stalled)
         try:
             self.watch_books()  # the reconciliation gauges and alerts, once a minute
         except Exception as exc:  # the books' check must never stop the timers

@@ -14,7 +14,7 @@ no server and no gRPC:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Protocol, TypeVar
 
 R = TypeVar("R")
@@ -49,3 +49,33 @@ class Records(Protocol):
     def delete(self, namespace: str, key: str) -> bool: ...
 
     def scan(self, namespace: str, prefix: str = "") -> Iterator[tuple[str, StoredRecord]]: ...
+
+
+class Metrics(Protocol):
+    """What the domain counts, passed to the parts that count it."""
+
+    def tables_created(self, kind: str, count: int = 1) -> None:
+        """Tables created on a gateway, by kind (quick, room, tournament)."""
+
+    def quick_table(self, bots: int, waits: Sequence[tuple[int, float]]) -> None:
+        """A quick-match table formed: its bot seats, and each ticket's (stake, wait)."""
+
+    def hand_recorded(self, new: bool) -> None: ...
+
+    def report_refused(self, reason: str) -> None: ...
+
+    def silver_short(self, amount: int) -> None:
+        """Silver a hand's losers could not pay (破产): the winners' gains were cut by it."""
+
+    def items_bought(self, asset: str, count: int) -> None: ...
+
+    def seat_bankrupt(self) -> None: ...
+
+    def round_done(self) -> None: ...
+
+    def tournament_step_failed(self, step: str) -> None: ...
+
+    def tournaments_stalled(self, count: int) -> None: ...
+
+    def books(self, house_net: int, bot_net_max: int, bot_net_alerts: int) -> None:
+        """Today's reconciliation gauges."""

@@ -10,12 +10,11 @@ from typing import Any
 
 import structlog
 
-from services.matchmaking import metrics
 from services.matchmaking.domain.clock import Clock
 from services.matchmaking.domain.economy import hand_cover, items, ledger, reconciliation
 from services.matchmaking.domain.economy.ledger import HandReport
 from services.matchmaking.domain.players import accounts as players
-from services.matchmaking.domain.ports import Records
+from services.matchmaking.domain.ports import Metrics, Records
 from services.matchmaking.domain.queues import levels
 from services.matchmaking.domain.tables import allocated as allocated_tables
 from shared.errors import FailedPrecondition
@@ -42,8 +41,10 @@ class EconomyDesk:
         config: Any,
         authenticate: Callable[[str], players.Player],
         notify: Callable[[], None],
+        metrics: Metrics,
     ) -> None:
         self.store = store
+        self.metrics = metrics
         self.clock = clock
         self.config = config
         self.authenticate = authenticate
@@ -82,7 +83,7 @@ class EconomyDesk:
             self.clock(),
             allocated_tables.seat_needs(self.store, player.player_id),
         )
-        metrics.PURCHASES.labels(asset).inc(count)
+        self.metrics.items_bought(asset, count)
         log.info("items_bought", player=player.player_id, asset=asset, count=count, silver=paid)
         self.notify()
         return player, paid
@@ -181,7 +182,7 @@ class EconomyDesk:
                 )
                 seats.append(seat)
                 bots.append(bot)
-                metrics.BANKRUPT.inc()
+                self.metrics.seat_bankrupt()
                 log.info(
                     "seat_bankrupt",
                     table=report.table_id,
@@ -203,4 +204,4 @@ class EconomyDesk:
         if now - self._last_watch < WATCH_SECONDS:
             return
         self._last_watch = now
-        reconciliation.watch(self.store, now, self.config.bot_net_alert)
+        reconciliation.watch(self.store, now, self.config.bot_net_alert, self.metrics)

@@ -34,7 +34,6 @@ from dataclasses import asdict, dataclass
 
 import structlog
 
-from services.matchmaking import metrics
 from services.matchmaking.domain import records
 from services.matchmaking.domain.economy.books import (
     HOUSE,
@@ -44,7 +43,7 @@ from services.matchmaking.domain.economy.books import (
     TxRow,
     books_of,
 )
-from services.matchmaking.domain.ports import Records
+from services.matchmaking.domain.ports import Metrics, Records
 from services.matchmaking.domain.tables.tags import tag_group
 from shared.errors import FailedPrecondition, InvalidArgument
 
@@ -316,12 +315,15 @@ def hand_legs(report: HandReport) -> list[Leg]:
 SHORTFALL_ATTEMPTS = 4  # balances re-read and the hand retried this often before refusing
 
 
-def _cut_to_what_losers_hold(store: Records, report: HandReport, legs: list[Leg]) -> list[Leg]:
+def _cut_to_what_losers_hold(
+    store: Records, report: HandReport, legs: list[Leg]
+) -> tuple[list[Leg], int]:
     """The hand's legs with each player's silver loss cut to what the player holds, and the
     winners' gains cut by the same total, in proportion (whole chips, the remainder from the
     largest gain): a player who cannot pay pays what they have (破产), a settled hand is never
     lost, nobody goes below zero and nothing is minted. A seat covers a hand at its start
-    (RULES-items §4), so this is the net under silver that left a seat during a hand."""
+    (RULES-items §4), so this is the net under silver that left a seat during a hand. With the
+    silver the winners' gains were cut by."""
     out = list(legs)
     short = 0
     for i, leg in enumerate(out):
@@ -337,7 +339,7 @@ def _cut_to_what_losers_hold(store: Records, report: HandReport, legs: list[Leg]
     gains = [(i, leg) for i, leg in enumerate(out) if leg.asset == SILVER and leg.amount > 0]
     total = sum(leg.amount for _, leg in gains)
     if not short or not total:
-        return out
+        return out, 0  # nothing cut
     cuts = {i: leg.amount * short // total for i, leg in gains}
     rest = short - sum(cuts.values())
     for i, _ in sorted(gains, key=lambda g: -g[1].amount)[:rest]:
@@ -345,8 +347,7 @@ def _cut_to_what_losers_hold(store: Records, report: HandReport, legs: list[Leg]
     for i, leg in gains:
         note = f"gain cut by {cuts[i]}: a loser's silver ran short (破产)"
         out[i] = Leg(leg.account, SILVER, leg.amount - cuts[i], leg.kind, note)
-    metrics.SHORTFALL_SILVER.inc(short)
-    return out
+    return out, short
 
 
 def entries_for(report: HandReport, at: float) -> list[Entry]:
@@ -376,7 +377,11 @@ def _report_of(body: str) -> HandReport:
 
 
 def record_hand(
-    store: Records, report: HandReport, now: float, extra_legs: Sequence[Leg] = ()
+    store: Records,
+    report: HandReport,
+    now: float,
+    extra_legs: Sequence[Leg] = (),
+    metrics: Metrics | None = None,
 ) -> bool:
     """Record a settled hand once. True when new, False for a repeat (which changes nothing).
     ``extra_legs`` are written in the hand's transaction (the 加倍卡 holds it consumes).
@@ -400,7 +405,9 @@ def record_hand(
         except FailedPrecondition as exc:
             if exc.reason != "INSUFFICIENT_FUNDS" or attempt == SHORTFALL_ATTEMPTS:
                 raise
-            legs = _cut_to_what_losers_hold(store, report, legs)
+            legs, short = _cut_to_what_losers_hold(store, report, legs)
+            if short and metrics is not None:
+                metrics.silver_short(short)
     if stored is None:
         return True
     if stored != body:

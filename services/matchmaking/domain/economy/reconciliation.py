@@ -17,10 +17,9 @@ from dataclasses import dataclass
 
 import structlog
 
-from services.matchmaking import metrics
 from services.matchmaking.domain.economy import ledger
 from services.matchmaking.domain.economy.ledger import HOUSE, HandReport
-from services.matchmaking.domain.ports import Records
+from services.matchmaking.domain.ports import Metrics, Records
 from shared.errors import InvalidArgument
 
 MAX_LISTED = 100
@@ -90,14 +89,13 @@ def report_for(store: Records, day: str, now: float, alert_at: int) -> Reconcili
     )
 
 
-def watch(store: Records, now: float, alert_at: int) -> Reconciliation:
+def watch(store: Records, now: float, alert_at: int, metrics: Metrics) -> Reconciliation:
     """Today's report for the ticker: the gauges set, one warning line per player past the
     alert."""
     found = report_for(store, "", now, alert_at)
     alerts = [p for p in found.players if p.alert]
-    metrics.BOT_NET_ALERTS.set(len(alerts))
-    metrics.BOT_NET_MAX.set(max((abs(p.silver) for p in found.players), default=0))
-    metrics.HOUSE_NET.set(found.house_net)
+    bot_net_max = max((abs(p.silver) for p in found.players), default=0)
+    metrics.books(found.house_net, bot_net_max, len(alerts))
     for p in alerts:
         log.warning(
             "bot_net_alert",

@@ -9,12 +9,11 @@ from typing import Any
 
 import structlog
 
-from services.matchmaking import metrics
 from services.matchmaking.domain.clock import Clock
 from services.matchmaking.domain.economy import room_cards
 from services.matchmaking.domain.players import accounts as players
 from services.matchmaking.domain.players import presence
-from services.matchmaking.domain.ports import Records
+from services.matchmaking.domain.ports import Metrics, Records
 from services.matchmaking.domain.rooms import private as rooms
 from services.matchmaking.domain.rooms import start as room_start
 from services.matchmaking.domain.ruleset_choice import ready_seconds, ruleset_with_options
@@ -45,7 +44,9 @@ class RoomDesk:
         notify: Callable[[], None],
         holds: presence.Holds,
         check_stake: Callable[..., None],
+        metrics: Metrics,
     ) -> None:
+        self.metrics = metrics
         self.store = store
         self.allocator = allocator
         self.clock = clock
@@ -166,6 +167,6 @@ class RoomDesk:
     def start_room(self, code: str) -> rooms.Room:
         room, created = room_start.start_if_ready(self.store, self.allocator, code, self.clock())
         if created:
-            metrics.TABLES.labels("room").inc()
+            self.metrics.tables_created("room")
             log.info("room_table", room=code, table=room.table_id)
         return room

@@ -13,11 +13,10 @@ from collections.abc import Callable
 
 import structlog
 
-from services.matchmaking import metrics
 from services.matchmaking.domain.changes import Changes
 from services.matchmaking.domain.clock import Clock
 from services.matchmaking.domain.economy import double_cards, ledger
-from services.matchmaking.domain.ports import Records
+from services.matchmaking.domain.ports import Metrics, Records
 from services.matchmaking.domain.rooms import private as rooms
 from services.matchmaking.domain.tables import allocated as allocated_tables
 from services.matchmaking.domain.tables.tags import parse_room, parse_tournament
@@ -34,7 +33,9 @@ class ReportDesk:
         clock: Clock,
         changes: Changes,
         bankrupt_after: Callable[[ledger.HandReport], tuple[list[int], list[str]]],
+        metrics: Metrics,
     ) -> None:
+        self.metrics = metrics
         self.store = store
         self.clock = clock
         self.notify = changes.notify
@@ -54,9 +55,9 @@ class ReportDesk:
         ledger.validate_report(report)
         self._check_report(report.table_id, report.tag, report.player_ids, report.hand_id)
         new = ledger.record_hand(
-            self.store, report, self.clock(), double_cards.consume_legs(report)
+            self.store, report, self.clock(), double_cards.consume_legs(report), self.metrics
         )
-        metrics.HANDS.labels("new" if new else "repeat").inc()
+        self.metrics.hand_recorded(new)
         log.info(
             "hand_recorded", hand=report.hand_id, table=report.table_id, tag=report.tag, new=new
         )
@@ -104,7 +105,7 @@ class ReportDesk:
         try:
             allocated_tables.check_report(self.store, table_id, tag, player_ids, hand_id)
         except (NotFound, FailedPrecondition) as exc:
-            metrics.REPORTS_REFUSED.labels(exc.reason).inc()
+            self.metrics.report_refused(exc.reason)
             log.error(
                 "report_refused", table=table_id, tag=tag, reason=exc.reason, error=exc.message
             )

@@ -17,12 +17,11 @@ from dataclasses import dataclass
 
 import structlog
 
-from services.matchmaking import metrics
 from services.matchmaking.domain.changes import Changes
 from services.matchmaking.domain.clock import Clock
 from services.matchmaking.domain.economy import ledger
 from services.matchmaking.domain.players import accounts as players
-from services.matchmaking.domain.ports import Records
+from services.matchmaking.domain.ports import Metrics, Records
 from services.matchmaking.domain.queues import levels
 from services.matchmaking.domain.ruleset_choice import ruleset_with_options
 from services.matchmaking.domain.tables import allocated as allocated_tables
@@ -78,8 +77,10 @@ class TournamentDesk:
         clock: Clock,
         authenticate: Callable[[str], players.Player],
         changes: Changes,
+        metrics: Metrics,
     ) -> None:
         self.store = store
+        self.metrics = metrics
         self.allocator = allocator
         self.clock = clock
         self.authenticate = authenticate
@@ -469,13 +470,13 @@ class TournamentDesk:
             what = tournament_rounds.advance(self.store, tournament_id, now_ms)
             if what:
                 changed = True
-                metrics.ROUNDS.inc()
+                self.metrics.round_done()
                 log.info("tournament_advanced", tournament=tournament_id, did=what)
             step = "create_tables"
             created = tournament_rounds.create_tables(
                 self.store, self.allocator, tournament_id, self._now_ms
             )
-            metrics.TABLES.labels("tournament").inc(created.created)
+            self.metrics.tables_created("tournament", created.created)
             changed |= bool(created.created)
             if created.error is not None and not created.created:
                 raise created.error
@@ -500,7 +501,7 @@ class TournamentDesk:
         return changed
 
     def _step_failed(self, tournament_id: str, step: str, exc: Exception, now_ms: int) -> None:
-        metrics.TOURNAMENT_STEP_FAILURES.labels(step).inc()
+        self.metrics.tournament_step_failed(step)
         reason = f"{step}: {_reason(exc)}"
         try:
             h = tournaments.step_failed(self.store, tournament_id, reason, now_ms)
