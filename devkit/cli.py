@@ -1,6 +1,8 @@
 """``mahjong`` subcommands of the development kit (services/cli.py adds them when devkit is
 installed, as in a checkout; the image holds none of it).
 
+* ``mahjong login NAME`` — the development issuer's ID token for NAME (then
+  ``mahjong players sign-in``);
 * ``mahjong certs`` — the development CA and every workload's certificate (:mod:`devkit.dev_ca`);
 * ``mahjong run`` (what ``make run`` runs) — every service as its own process on loopback ports
   (:func:`infra.supervisor.run_all`), with the development issuer matchmaking trusts: served on
@@ -22,6 +24,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     r.add_argument("--only", nargs="*", default=None, help="run only these services")
     r.set_defaults(func=_run)
+    login = sub.add_parser(
+        "login",
+        help="development issuer: print an ID token for NAME (then `mahjong players sign-in`)",
+    )
+    login.add_argument("name", help="the subject and display name")
+    login.add_argument(
+        "--root", default=".data/dev-issuer", help="the issuer's key (.data/dev-issuer)"
+    )
+    login.set_defaults(func=_login)
     c = sub.add_parser(
         "certs",
         help="make (or renew) the development CA and every workload's certificate under .data/tls",
@@ -69,8 +80,8 @@ def _dev_issuer():
     """``mahjong run``'s development issuer (its key under .data/dev-issuer), served on
     loopback: matchmaking fetches its key set; the web table, ``mahjong play --name`` and the
     Node client get ID tokens from its ``/token?name=NAME``."""
+    from devkit.dev_issuer import DEFAULT_PORT, DevIssuer, DevIssuerServer
     from infra.supervisor import RUN_WEB_ORIGINS
-    from services.matchmaking.identity.dev_issuer import DEFAULT_PORT, DevIssuer, DevIssuerServer
 
     server = DevIssuerServer(
         DevIssuer.at(), port=DEFAULT_PORT, cors_origins=RUN_WEB_ORIGINS
@@ -81,7 +92,7 @@ def _dev_issuer():
 
 def _trusting(issuer) -> list[str]:
     """Matchmaking's flags trusting the development ``issuer``, with guests on."""
-    from services.matchmaking.identity.issuers import format_issuer
+    from services.matchmaking.domain.players.issuers import format_issuer
 
     return ["--issuers", format_issuer(issuer.config()), "--allow-guests"]
 
@@ -96,4 +107,18 @@ def _certs(args: argparse.Namespace) -> int:
     for name in [*SERVICE_ORDER, "operator"]:
         print(f"{name:<12} {root / name}")
     print(f"{'CA':<12} {root / 'ca.crt'} (development only: its key is {root / 'ca.key'})")
+    return 0
+
+
+def _login(args: argparse.Namespace) -> int:
+    """``mahjong login NAME``: the development issuer's ID token for ``NAME`` on stdout."""
+    from pathlib import Path
+
+    from devkit.dev_issuer import DevIssuer
+
+    name = args.name.strip()
+    if not name:
+        print("mahjong login: the name is empty", file=sys.stderr)
+        return 2
+    print(DevIssuer.at(Path(args.root)).id_token(name, name), flush=True)
     return 0

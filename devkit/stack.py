@@ -175,7 +175,7 @@ class LocalStack:
         return (*LOCAL_WEB_ORIGINS, *(page_origins(web) if web else ()))
 
     def _serve_issuer(self) -> None:
-        from services.matchmaking.identity.dev_issuer import DevIssuer, DevIssuerServer
+        from devkit.dev_issuer import DevIssuer, DevIssuerServer
 
         if self.issuer is None:
             self.issuer = DevIssuerServer(
@@ -183,7 +183,7 @@ class LocalStack:
             ).start()
 
     def _identity_flags(self) -> list[str]:
-        from services.matchmaking.identity.issuers import format_issuer
+        from services.matchmaking.domain.players.issuers import format_issuer
 
         return ["--issuers", format_issuer(self.issuer.config()), "--allow-guests"]
 
@@ -213,6 +213,6 @@ class LocalStack:
 def dev_id_token(name: str, root: str = ".data/dev-issuer") -> str:
     """The development issuer's ID token for ``name`` (its key under ``root``, made on first
     use: the issuer ``make run`` serves), for ``mahjong play --sign-in`` without ``--id-token``."""
-    from services.matchmaking.identity.dev_issuer import DevIssuer
+    from devkit.dev_issuer import DevIssuer
 
     return DevIssuer.at(Path(root)).id_token(name, name)

@@ -1,8 +1,7 @@
-"""``mahjong login|players|queue|room|tournament …``: talk to the matchmaking service from a shell.
+"""``mahjong players|queue|room|tournament …``: talk to the matchmaking service from a shell.
 
 Examples::
 
-    mahjong login Alice                       # the development issuer's ID token for Alice
     mahjong players sign-in "$(mahjong login Alice)"   # prints the session and the player
     mahjong players show --token SESSION_TOKEN
     mahjong players refresh REFRESH_TOKEN     # a new session (the refresh token is rotated)
@@ -50,7 +49,6 @@ from infra.tls import (
 )
 
 TIMEOUT = 10.0
-DEV_ROOT = Path(".data") / "dev-issuer"
 
 
 def _print(message) -> None:
@@ -71,18 +69,6 @@ def _call(args: argparse.Namespace, fn: Callable[[pb_grpc.MatchmakingServiceStub
         except grpc.RpcError as exc:
             print(f"error: {exc.code().name}: {exc.details()}", file=sys.stderr)
             return 1
-    return 0
-
-
-def _login(args: argparse.Namespace) -> int:
-    """``mahjong login NAME``: the development issuer's ID token for ``NAME`` on stdout."""
-    from services.matchmaking.identity.dev_issuer import DevIssuer
-
-    name = args.name.strip()
-    if not name:
-        print("mahjong login: the name is empty", file=sys.stderr)
-        return 2
-    print(DevIssuer.at(Path(args.root)).id_token(name, name), flush=True)
     return 0
 
 
@@ -154,13 +140,6 @@ TID = (("tournament_id",), {})
 
 def register(subparsers) -> None:
     # --- players -----------------------------------------------------------------------------
-    login = subparsers.add_parser(
-        "login",
-        help="development issuer: print an ID token for NAME (then `mahjong players sign-in`)",
-    )
-    login.add_argument("name", help="the subject and display name")
-    login.add_argument("--root", default=str(DEV_ROOT), help="the issuer's key (.data/dev-issuer)")
-    login.set_defaults(func=_login)
     p = subparsers.add_parser("players", help="matchmaking: sign in, accounts, balances, levels")
     ps = p.add_subparsers(dest="players_command", required=True)
     _cmd(

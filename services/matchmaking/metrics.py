@@ -1,4 +1,6 @@
-"""Matchmaking metrics (Prometheus): queue wait, tables created, hands recorded, rounds."""
+"""Matchmaking metrics (Prometheus): queue wait, tables created, hands recorded, rounds; and
+:class:`PrometheusMetrics`, the domain's :class:`~services.matchmaking.domain.ports.Metrics`
+port counted on them."""
 
 from __future__ import annotations
 
@@ -64,3 +66,45 @@ SHORTFALL_SILVER = Counter(
 PURCHASES = Counter(
     "mahjong_matchmaking_item_purchases_total", "Items bought with silver.", ["asset"]
 )
+
+
+class PrometheusMetrics:
+    """The domain's counts on the Prometheus metrics above (one registry per process)."""
+
+    def tables_created(self, kind: str, count: int = 1) -> None:
+        TABLES.labels(kind).inc(count)
+
+    def quick_table(self, bots: int, waits) -> None:
+        TABLES.labels("quick").inc()
+        BOT_SEATS.inc(bots)
+        for stake, seconds in waits:
+            QUEUE_WAIT.labels(str(stake)).observe(max(seconds, 0))
+
+    def hand_recorded(self, new: bool) -> None:
+        HANDS.labels("new" if new else "repeat").inc()
+
+    def report_refused(self, reason: str) -> None:
+        REPORTS_REFUSED.labels(reason).inc()
+
+    def silver_short(self, amount: int) -> None:
+        SHORTFALL_SILVER.inc(amount)
+
+    def items_bought(self, asset: str, count: int) -> None:
+        PURCHASES.labels(asset).inc(count)
+
+    def seat_bankrupt(self) -> None:
+        BANKRUPT.inc()
+
+    def round_done(self) -> None:
+        ROUNDS.inc()
+
+    def tournament_step_failed(self, step: str) -> None:
+        TOURNAMENT_STEP_FAILURES.labels(step).inc()
+
+    def tournaments_stalled(self, count: int) -> None:
+        TOURNAMENTS_STALLED.set(count)
+
+    def books(self, house_net: int, bot_net_max: int, bot_net_alerts: int) -> None:
+        HOUSE_NET.set(house_net)
+        BOT_NET_MAX.set(bot_net_max)
+        BOT_NET_ALERTS.set(bot_net_alerts)

@@ -1,12 +1,12 @@
 """``mahjong serve matchmaking``: the MatchmakingService over a store, creating tables on the
 gateway given by ``--gateway-addr``. A background ticker drives the timers (queue bot fill, room
 Start timers) and the work waiting on the gateway; with several replicas on one store only the
-one holding the ticker duty ticks (:mod:`.duty`, a store lease of ``--lease-ms``).
+one holding the ticker duty ticks (:mod:`.storage.duty`, a store lease of ``--lease-ms``).
 
-It runs on the asyncio server model by default (:mod:`.aio_servicer`: an open WatchTournament
-or WatchAssignments waits on the event loop, holding no thread, on the gRPC port and on the web
-port alike); ``--server-model threads`` runs the threaded one (each open stream holds a handler
-thread, and a web stream a thread of the web port)."""
+It runs on the asyncio server model by default (:mod:`.adapters.aio_servicer`: an open
+WatchTournament or WatchAssignments waits on the event loop, holding no thread, on the gRPC port and
+on the web port alike); ``--server-model threads`` runs the threaded one (each open stream holds a
+handler thread, and a web stream a thread of the web port)."""
 
 from __future__ import annotations
 
@@ -29,18 +29,17 @@ from infra.settings import from_flags, setting
 from infra.tls import OPERATOR
 from infra.web import WebPort, WebSettings, check_web_port
 from infra.web_calls import DEFAULT_MAX_STREAMS
+from services.matchmaking.adapters import call_guard
+from services.matchmaking.adapters.aio_servicer import AsyncMatchmakingServicer
+from services.matchmaking.adapters.gateway_client import GatewayAllocator
+from services.matchmaking.adapters.servicer import MatchmakingServicer
+from services.matchmaking.domain.clock import Clock, system_clock
+from services.matchmaking.domain.economy import items, ledger
+from services.matchmaking.domain.players import issuers
+from services.matchmaking.domain.tables.allocator import TableAllocator
+from services.matchmaking.service import Matchmaking, MatchmakingConfig
+from services.matchmaking.storage.duty import TickerDuty
 from shared.errors import InvalidArgument
-
-from . import call_guard, items, ledger, metrics, reconciliation
-from .aio_servicer import AsyncMatchmakingServicer, ObservedMatchmaking
-from .allocator import TableAllocator
-from .clock import Clock, system_clock
-from .duty import TickerDuty
-from .gateway_client import GatewayAllocator
-from .identity import issuers
-from .identity import sessions as identity_sessions
-from .service import Matchmaking, MatchmakingConfig
-from .servicer import MatchmakingServicer
 
 CALLS = ("gateway",)
 DEFAULT_MAX_WORKERS = 256
@@ -53,13 +52,12 @@ log = structlog.get_logger("mahjong.matchmaking")
 
 
 # The defaults the facade runs with (MatchmakingConfig), written once there.
-_DEFAULTS = MatchmakingConfig()
-_PRICES = items.ItemPrices()
+DEFAULTS = MatchmakingConfig()
 
 
 def _item_price(asset: str) -> Any:
     return setting(
-        getattr(_PRICES, asset),
+        getattr(DEFAULTS.item_prices, asset),
         f"--items-{asset.replace('_', '-')}-price",
         f"silver per {asset} in BuyItems (0 = not for sale)",
     )
@@ -89,7 +87,7 @@ class MatchmakingSettings:
         "", "--replica-id", "this replica's ticker-duty owner id (default: host name and port)"
     )
     bot_fill_seconds: float = setting(
-        _DEFAULTS.bot_fill_seconds,
+        DEFAULTS.bot_fill_seconds,
         "--bot-fill-seconds",
         "a queue's oldest ticket waits this long before bots fill the empty seats",
     )
@@ -99,10 +97,10 @@ class MatchmakingSettings:
         "room Start timer (s); negative = the ruleset's timers.ready_seconds (15)",
     )
     starting_silver: int = setting(
-        _DEFAULTS.starting_silver, "--starting-silver", "silver granted once to a new identity"
+        DEFAULTS.starting_silver, "--starting-silver", "silver granted once to a new identity"
     )
     free_room_cards: int = setting(
-        _DEFAULTS.free_room_cards, "--free-room-cards", "room cards a new player receives"
+        DEFAULTS.free_room_cards, "--free-room-cards", "room cards a new player receives"
     )
     token_secret: str = setting(
         "",
@@ -115,7 +113,7 @@ class MatchmakingSettings:
     items_double_card_price: int = _item_price(ledger.DOUBLE_CARD)
     items_match_card_price: int = _item_price(ledger.MATCH_CARD)
     bot_net_alert: int = setting(
-        reconciliation.DEFAULT_BOT_NET_ALERT,
+        DEFAULTS.bot_net_alert,
         "--bot-net-alert",
         "house.bot_net_alert: a player's net silver against the house's bot seats in one "
         "day above this raises the reconciliation alert",
@@ -135,12 +133,12 @@ class MatchmakingSettings:
         "default; on in `mahjong run`)",
     )
     session_lifetime_seconds: int = setting(
-        _DEFAULTS.session_lifetime_seconds,
+        DEFAULTS.session_lifetime_seconds,
         "--session-lifetime-seconds",
         "how long a session token is valid (then RefreshSession)",
     )
     refresh_lifetime_seconds: int = setting(
-        _DEFAULTS.refresh_lifetime_seconds,
+        DEFAULTS.refresh_lifetime_seconds,
         "--refresh-lifetime-seconds",
         "how long a refresh token is valid (then SignIn again)",
     )
@@ -220,8 +218,8 @@ def identity_config(extra: dict[str, Any]) -> dict[str, Any]:
     s = from_flags(MatchmakingSettings, extra)
     found = issuers.parse_issuers(s.issuers or "")
     issuers.refuse_dev_issuer(found, s.production)
-    lifetime = s.session_lifetime_seconds or identity_sessions.DEFAULT_LIFETIME_SECONDS
-    refresh = s.refresh_lifetime_seconds or identity_sessions.DEFAULT_REFRESH_LIFETIME_SECONDS
+    lifetime = s.session_lifetime_seconds or DEFAULTS.session_lifetime_seconds
+    refresh = s.refresh_lifetime_seconds or DEFAULTS.refresh_lifetime_seconds
     if not 60 <= lifetime <= refresh:
         raise InvalidArgument(
             f"--session-lifetime-seconds {lifetime} must be at least 60 and at most "
@@ -283,9 +281,7 @@ def make_add_to_server(
         else:
             allocator = allocator_factory(config)
         aio = isinstance(server, grpc.aio.Server)
-        # On the asyncio model its changes also wake the streams waiting on the event loop.
-        facade = ObservedMatchmaking if aio else Matchmaking
-        mm = facade(store, allocator, clock, mm_config(config.extra))
+        mm = Matchmaking(store, allocator, clock, mm_config(config.extra))
         calls = MatchmakingServicer(mm)
         # Flood control, then request ids, before every handler (call_guard).
         servicer = call_guard.guarded(calls, mm, config, internal)
@@ -305,9 +301,9 @@ def make_add_to_server(
                 tick,
                 own.tick_seconds,
                 duty,
-                idle=lambda: metrics.TOURNAMENTS_STALLED.set(0),
+                idle=lambda: mm.metrics.tournaments_stalled(0),
             )
-            mm.wake_ticker = ticker.wake
+            mm.reports.wake_ticker = ticker.wake
         closer = getattr(allocator, "close", None)
         web = web_port(served, config, internal)
         resources = Resources(

@@ -1,59 +1,52 @@
 """The matchmaking facade: what the servicer (and the CLI, and tests) call.
 
-:class:`Matchmaking` authenticates every player call by its signed token, applies the level
-rules, spends room cards, and delegates to the one-concept modules. ``tick()`` drives the timers
-(queue bot fill, the room Start timer) and the work that waits on the gateway (tables to create,
-rounds to advance); the server calls it periodically, tests call it after moving a
-:class:`~services.matchmaking.clock.ManualClock`. Everything lives in the store, so a restart
-(or another replica on the same store) carries on where it stopped.
+:class:`Matchmaking` is composed of the domain's parts, each given its dependencies (the store,
+the clock, the configuration, and the calls it makes to another part: ``authenticate``,
+``notify``, ``holds``, the stake check): the identity desk, the economy and 加倍卡 desks, the
+quick-match, room and tournament desks, the gateway's reports, and change notification
+(:class:`~services.matchmaking.domain.changes.Changes`, which the asyncio servicer observes). The
+facade binds the calls the adapters make, and keeps what spans the parts: accounts,
+whereabouts, and ``tick()``, which drives the timers (queue bot fill, the room Start timer) and
+the work that waits on the gateway (tables to create, rounds to advance); the server calls it
+periodically, tests call it after moving a :class:`~tests.doubles.clock.ManualClock`.
+Everything lives in the store, so a restart (or another replica on the same store) carries on
+where it stopped.
 """
 
 from __future__ import annotations
 
-import threading
-import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import structlog
 
 from infra.signing import stored_secret
 from infra.store.base import Store
-from shared.errors import (
-    FailedPrecondition,
-    InvalidArgument,
-    NotFound,
-)
-
-from . import (
-    allocated_tables,
-    double_cards,
-    hand_cover,
-    items,
-    ledger,
-    levels,
-    metrics,
-    players,
-    presence,
-    queues,
-    room_cards,
-    room_start,
-    rooms,
-    table_backfill,
-    tournament_rounds,
-    tournaments,
-)
-from .allocator import TableAllocator
-from .clock import Clock, system_clock
-from .double_card_desk import DoubleCardDesk
-from .economy_desk import EconomyDesk
-from .identity import sessions as identity_sessions
-from .identity.desk import IdentityDesk
-from .identity.issuers import Issuer
-from .room_desk import RoomDesk
-from .ruleset_choice import ruleset_name
-from .tags import parse_room, parse_tournament
-from .tournament_desk import TournamentDesk
+from services.matchmaking.domain.changes import Changes
+from services.matchmaking.domain.clock import Clock, system_clock
+from services.matchmaking.domain.economy import items, ledger
+from services.matchmaking.domain.economy.desk import EconomyDesk
+from services.matchmaking.domain.economy.double_card_desk import DoubleCardDesk
+from services.matchmaking.domain.players import accounts as players
+from services.matchmaking.domain.players import presence
+from services.matchmaking.domain.players import sessions as identity_sessions
+from services.matchmaking.domain.players.desk import IdentityDesk
+from services.matchmaking.domain.players.issuers import Issuer
+from services.matchmaking.domain.ports import Metrics
+from services.matchmaking.domain.queues import levels
+from services.matchmaking.domain.queues import quick_match as queues
+from services.matchmaking.domain.queues.desk import QueueDesk
+from services.matchmaking.domain.rooms import private as rooms
+from services.matchmaking.domain.rooms import start as room_start
+from services.matchmaking.domain.rooms.desk import RoomDesk
+from services.matchmaking.domain.tables import allocated as allocated_tables
+from services.matchmaking.domain.tables.allocator import TableAllocator
+from services.matchmaking.domain.tables.reports import ReportDesk
+from services.matchmaking.domain.tournaments import tournament as tournaments
+from services.matchmaking.domain.tournaments.desk import TournamentDesk
+from services.matchmaking.domain.tournaments.records import running_ids
+from services.matchmaking.metrics import PrometheusMetrics
+from services.matchmaking.storage.table_claims import RecordingAllocator
+from shared.errors import NotFound
 
 log = structlog.get_logger("mahjong.matchmaking")
 
@@ -92,79 +85,132 @@ class Account:
         return (self.assets or {}).get(ledger.ROOM_CARD, 0)
 
 
-class Matchmaking(IdentityDesk, RoomDesk, TournamentDesk, DoubleCardDesk, EconomyDesk):
+class Matchmaking:
+    """The facade: the parts below, each given what it uses, and the calls that span them
+    (accounts, the gateway's reports, quick match, ``tick``). The adapters call the parts'
+    methods through the names bound here."""
+
     def __init__(
         self,
         store: Store,
         allocator: TableAllocator,
         clock: Clock = system_clock,
         config: MatchmakingConfig | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
+        """``metrics``: what the parts count on (default: the service's Prometheus metrics)."""
         self.store = store
+        self.metrics = metrics = metrics or PrometheusMetrics()
         self.clock = clock
-        self.config = config or MatchmakingConfig()
-        self._secret = self.config.token_secret or stored_secret(store, "mm_config", "token_secret")
-        self._init_identity(self.config.issuers)
+        self.config = config = config or MatchmakingConfig()
+        self._secret = config.token_secret or stored_secret(store, "mm_config", "token_secret")
         # Every table goes through the recorder: the ledger accepts reports only for these.
-        self.allocator = allocated_tables.RecordingAllocator(
-            store, allocator, self._secret, claim_ms=self.config.claim_ms
+        self.allocator = RecordingAllocator(
+            store, allocator, self._secret, claim_ms=config.claim_ms
         )
-        table_backfill.backfill(store)  # tables of a store written before that (once)
-        presence.migrate_legacy(store, clock())  # the player indexes of an earlier version
-        room_cards.migrate_all(store, clock())  # 房卡 of player records into the ledger (once)
-        self._changed = threading.Condition()
-        self._version = 0
-        self._topics: dict[str, list] = {}  # tournament id -> [version, Condition]
-        self._topics_lock = threading.Lock()
-        self._snapshots: dict = {}  # tournament id -> TournamentSnapshot (TournamentDesk)
-        self._snapshots_lock = threading.Lock()
-        # Called when a tournament has work for the ticker now (a table of its round settled):
-        # the server wakes its ticker, so a round's barrier waits for no tick period.
-        self.wake_ticker: Callable[[], None] = lambda: None
 
-    # --- change notification (streams wait on it) ------------------------------------------
+        # --- the parts, each with its dependencies ------------------------------------------
+        self.changes = changes = Changes()
+        self.identity = identity = IdentityDesk(store, clock, config)
+        self.economy = economy = EconomyDesk(
+            store, clock, config, identity.authenticate, changes.notify, metrics
+        )
+        self.double_card_desk = DoubleCardDesk(store, clock, changes.notify)
+        self.room_desk = room_desk = RoomDesk(
+            store,
+            self.allocator,
+            clock,
+            config,
+            identity.authenticate,
+            changes.notify,
+            self._holds,
+            economy.check_room_stake,
+            metrics,
+        )
+        self.tournament_desk = tournament_desk = TournamentDesk(
+            store, self.allocator, clock, identity.authenticate, changes, metrics
+        )
+        self.queue_desk = queue_desk = QueueDesk(
+            store, clock, identity.authenticate, changes.notify, self._holds
+        )
+        self.reports = reports = ReportDesk(store, clock, changes, economy.bankrupt_after, metrics)
+
+        # --- what the adapters call, by part ------------------------------------------------
+        # change notification (streams wait on it)
+        self.notify = changes.notify
+        self.wait_for_change = changes.wait_for_change
+        self.notify_tournament = changes.notify_tournament
+        self.tournament_version = changes.tournament_version
+        self.wait_for_tournament = changes.wait_for_tournament
+        # identity
+        self.sessions = identity.sessions
+        self.sign_in = identity.sign_in
+        self.sign_in_as_guest = identity.sign_in_as_guest
+        self.refresh_session = identity.refresh_session
+        self.sign_out = identity.sign_out
+        self.set_display_name = identity.set_display_name
+        self.peek_session = identity.peek_session
+        self.authenticate_session = identity.authenticate_session
+        self.authenticate = identity.authenticate
+        # economy and 加倍卡
+        self.asset_balances = economy.asset_balances
+        self.ledger_page = economy.ledger_page
+        self.item_prices = economy.item_prices
+        self.buy_items = economy.buy_items
+        self.grant_assets = economy.grant_assets
+        self.check_room_stake = economy.check_room_stake
+        self.bankrupt_after = economy.bankrupt_after
+        self.reconciliation = economy.reconciliation
+        self.watch_books = economy.watch_books
+        self.hold_double_card = self.double_card_desk.hold_double_card
+        self.release_double_card = self.double_card_desk.release_double_card
+        # quick match
+        self.join_queue = queue_desk.join_queue
+        self.leave_queue = queue_desk.leave_queue
+        self.ticket = queue_desk.ticket
+        # the gateway's reports
+        self.record_hand = reports.record_hand
+        self.hand_answer = reports.hand_answer
+        self.table_finished = reports.table_finished
+        # private rooms
+        self.open_room = room_desk.open_room
+        self.room = room_desk.room
+        self.join_room = room_desk.join_room
+        self.leave_room = room_desk.leave_room
+        self.set_room_stake = room_desk.set_room_stake
+        self.answer_room_stake = room_desk.answer_room_stake
+        self.invite_bot = room_desk.invite_bot
+        self.press_start = room_desk.press_start
+        # tournaments
+        self.create_tournament = tournament_desk.create_tournament
+        self.register_tournament = tournament_desk.register_tournament
+        self.withdraw_tournament = tournament_desk.withdraw_tournament
+        self.invite_to_tournament = tournament_desk.invite_to_tournament
+        self.accept_invite = tournament_desk.accept_invite
+        self.decline_invite = tournament_desk.decline_invite
+        self.cancel_tournament = tournament_desk.cancel_tournament
+        self.abort_tournament = tournament_desk.abort_tournament
+        self.retry_tournament = tournament_desk.retry_tournament
+        self.add_tournament_prize = tournament_desk.add_tournament_prize
+        self.add_tournament_bots = tournament_desk.add_tournament_bots
+        self.start_tournament = tournament_desk.start_tournament
+        self.tournament = tournament_desk.tournament
+        self.tournament_tables = tournament_desk.tournament_tables
+        self.round_standings = tournament_desk.round_standings
+        self.final_ranking = tournament_desk.final_ranking
+        self.tournament_snapshot = tournament_desk.tournament_snapshot
+        self.tournament_detail = tournament_desk.tournament_detail
+        self.tournament_seat = tournament_desk.tournament_seat
+        self.standings_page = tournament_desk.standings_page
+        self.tables_page = tournament_desk.tables_page
+        self.live_standings = tournament_desk.live_standings
+        self.tournament_work = tournament_desk.tournament_work
+
     @property
     def version(self) -> int:
-        return self._version
+        return self.changes.version
 
-    def notify(self) -> None:
-        with self._changed:
-            self._version += 1
-            self._changed.notify_all()
-
-    def wait_for_change(self, since: int, timeout: float) -> int:
-        """Block until something changed after ``since`` (or ``timeout``); the new version."""
-        with self._changed:
-            self._changed.wait_for(lambda: self._version != since, timeout)
-            return self._version
-
-    def _topic(self, name: str) -> list:
-        with self._topics_lock:
-            found = self._topics.get(name)
-            if found is None:
-                found = self._topics[name] = [0, threading.Condition()]
-                if len(self._topics) > 4096:  # finished tournaments' topics
-                    self._topics.pop(next(iter(self._topics)))
-            return found
-
-    def tournament_version(self, tournament_id: str) -> int:
-        return self._topic(tournament_id)[0]
-
-    def notify_tournament(self, tournament_id: str) -> None:
-        """Wake the watchers of one tournament only (10,000 of them must not wake for every
-        other tournament's, queue's or room's change)."""
-        topic = self._topic(tournament_id)
-        with topic[1]:
-            topic[0] += 1
-            topic[1].notify_all()
-
-    def wait_for_tournament(self, tournament_id: str, since: int, timeout: float) -> int:
-        topic = self._topic(tournament_id)
-        with topic[1]:
-            topic[1].wait_for(lambda: topic[0] != since, timeout)
-            return topic[0]
-
-    # --- players (signing in: IdentityDesk) --------------------------------------------------
+    # --- accounts (signing in: the identity desk) ---------------------------------------
     def account(self, player_id: str) -> Account:
         player = players.get_player(self.store, player_id)
         assets = self.asset_balances(player_id)
@@ -180,7 +226,7 @@ class Matchmaking(IdentityDesk, RoomDesk, TournamentDesk, DoubleCardDesk, Econom
 
     def _holds(self, held: presence.Presence) -> bool:
         """Whether the ticket or room a presence names still holds its player (what lets a
-        claim take over the leftover of a crash, :mod:`.presence`)."""
+        claim take over the leftover of a crash, :mod:`.domain.players.presence`)."""
         if held.kind == presence.QUEUE:
             return queues.holds(self.store, held)
         return rooms.holds(self.store, held)
@@ -197,106 +243,6 @@ class Matchmaking(IdentityDesk, RoomDesk, TournamentDesk, DoubleCardDesk, Econom
         player = self.authenticate(token)
         return self.account(player.player_id), ledger.entries(self.store, player.player_id)
 
-    # --- the gateway's reports ---------------------------------------------------------------
-    def record_hand(self, report: ledger.HandReport) -> bool:
-        """Record a settled hand (idempotent by hand id); True when new (:meth:`hand_answer`)."""
-        return self.hand_answer(report)[0]
-
-    def hand_answer(self, report: ledger.HandReport) -> tuple[bool, list[int], list[str]]:
-        """Record a settled hand (idempotent by hand id): whether it was new, the seats whose
-        player no longer covers a hand (破产: they leave after it) and the bots taking them.
-        Only for a table matchmaking allocated, with its tag and its players by seat (else
-        refused, nothing recorded: see :mod:`.allocated_tables`)."""
-        ledger.validate_report(report)
-        self._check_report(report.table_id, report.tag, report.player_ids, report.hand_id)
-        new = ledger.record_hand(
-            self.store, report, self.clock(), double_cards.consume_legs(report)
-        )
-        metrics.HANDS.labels("new" if new else "repeat").inc()
-        log.info(
-            "hand_recorded", hand=report.hand_id, table=report.table_id, tag=report.tag, new=new
-        )
-        where = parse_tournament(report.tag)
-        seats, bots = self.bankrupt_after(report)
-        if where:  # a table that finished before this hand reached the ledger settles now
-            ms = int(self.clock() * 1000)
-            if tournament_rounds.hand_recorded(
-                self.store, where.tournament_id, where.round, where.table, ms
-            ):
-                self.wake_ticker()  # the round's last table: the next round, now
-            self.notify_tournament(where.tournament_id)
-        else:
-            self.notify()
-        return new, seats, bots
-
-    def table_finished(self, table_id: str, tag: str, hands_played: int) -> None:
-        if not table_id:
-            raise InvalidArgument("table_id is empty", field="table_id")
-        if hands_played < 0:
-            raise InvalidArgument(f"hands_played {hands_played} is negative")
-        self._check_report(table_id, tag)
-        double_cards.release_table(self.store, table_id, self.clock())  # hands never started
-        allocated_tables.finish(self.store, table_id)  # its seats are free: spending too
-        where = parse_tournament(tag)
-        if where:  # recorded; the round's next step is the ticker's (its failure is not ours)
-            settled = tournament_rounds.table_finished(
-                self.store,
-                where.tournament_id,
-                where.round,
-                where.table,
-                table_id,
-                hands_played,
-                int(self.clock() * 1000),
-            )
-            if settled.round_done:
-                self.wake_ticker()  # the round's last table: the next round, now
-            self.notify_tournament(where.tournament_id)
-            return
-        if code := parse_room(tag):
-            rooms.finish_room(self.store, code, table_id)
-        self.notify()
-
-    def _check_report(self, table_id: str, tag: str, player_ids=None, hand_id: str = "") -> None:
-        try:
-            allocated_tables.check_report(self.store, table_id, tag, player_ids, hand_id)
-        except (NotFound, FailedPrecondition) as exc:
-            metrics.REPORTS_REFUSED.labels(exc.reason).inc()
-            log.error(
-                "report_refused", table=table_id, tag=tag, reason=exc.reason, error=exc.message
-            )
-            raise
-
-    # --- quick match -------------------------------------------------------------------------
-    def join_queue(self, token: str, ruleset: str, stake: int) -> queues.Ticket:
-        """Join the (ruleset, stake tier) queue; stake 0 = the player's own level's tier."""
-        player = self.authenticate(token)
-        name = ruleset_name(ruleset)
-        silver = ledger.balance(self.store, player.player_id)
-        stake = levels.check_rated_stake(silver, stake)
-        hand_cover.require_cover(player.player_id, silver, name, None, stake)
-        ticket = queues.join(
-            self.store,
-            "tk-" + uuid.uuid4().hex[:16],
-            player.player_id,
-            player.display_name,
-            name,
-            stake,
-            self.clock(),
-            self._holds,
-        )
-        self.notify()
-        return ticket
-
-    def leave_queue(self, token: str, ticket_id: str) -> queues.Ticket:
-        player = self.authenticate(token)
-        ticket = queues.leave(self.store, ticket_id, player.player_id)
-        self.notify()
-        return ticket
-
-    def ticket(self, token: str, ticket_id: str) -> queues.Ticket:
-        player = self.authenticate(token)
-        return queues.owned_ticket(self.store, ticket_id, player.player_id)
-
     # --- timers and pending work -------------------------------------------------------------
     def tick(self) -> bool:
         """Form quick-match tables (bots after the wait), expire room Start timers, start full
@@ -308,10 +254,8 @@ class Matchmaking(IdentityDesk, RoomDesk, TournamentDesk, DoubleCardDesk, Econom
             self.store, self.allocator, now, self.config.bot_fill_seconds
         ):
             changed = True
-            metrics.TABLES.labels("quick").inc()
-            metrics.BOT_SEATS.inc(formed.bots)
-            for t in formed.tickets:
-                metrics.QUEUE_WAIT.labels(str(t.stake)).observe(max(now - t.created_at, 0))
+            waits = [(t.stake, now - t.created_at) for t in formed.tickets]
+            self.metrics.quick_table(formed.bots, waits)
             log.info("quick_table", match=formed.match_id, bots=formed.bots)
         for code in rooms.open_room_codes(self.store):
             try:
@@ -320,15 +264,15 @@ class Matchmaking(IdentityDesk, RoomDesk, TournamentDesk, DoubleCardDesk, Econom
                     changed = True
                     log.info("room_ready_timeout", room=code, removed=removed)
                 before = rooms.get_room(self.store, code).state
-                changed |= self._start_room(code).state != before
+                changed |= self.room_desk.start_room(code).state != before
             except NotFound:
                 changed = True  # closed meanwhile
         stalled = 0
-        for tid in tournaments.running_ids(self.store):
+        for tid in running_ids(self.store):
             if self.tournament_work(tid):
                 self.notify_tournament(tid)
             stalled += tournaments.is_stalled(tournaments.get(self.store, tid).header)
-        metrics.TOURNAMENTS_STALLED.set(stalled)
+        self.metrics.tournaments_stalled(stalled)
         try:
             self.watch_books()  # the reconciliation gauges and alerts, once a minute
         except Exception as exc:  # the books' check must never stop the timers

@@ -32,8 +32,8 @@ from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as mpb_grpc
 from infra.logs import configure_logging
 from infra.request_ids import with_request_ids
 from infra.store import open_store
-from services.matchmaking import double_cards, items, ledger
-from services.matchmaking.ledger import HandReport, Leg
+from services.matchmaking.domain.economy import double_cards, items, ledger
+from services.matchmaking.domain.economy.ledger import HandReport, Leg
 from tests.bench import ROOT, bench_seconds, rate
 from tests.bench.ledger_side_by_side import funded_players, winning_hands
 from tests.support.identity import id_token, sign_in, unique_subject

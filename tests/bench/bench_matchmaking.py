@@ -60,12 +60,14 @@ from infra.request_ids import with_request_ids
 from infra.store import open_store
 from infra.supervisor import DEV_TLS_ROOT, ServiceProcess, run_token
 from infra.tls import player_credentials
-from services.matchmaking import allocated_tables, ledger, queues
-from services.matchmaking.allocator import TableAllocation, TableRequest
-from services.matchmaking.clock import ManualClock
-from services.matchmaking.ledger import HandReport
+from services.matchmaking.domain.economy import ledger
+from services.matchmaking.domain.economy.ledger import HandReport
+from services.matchmaking.domain.queues import quick_match as queues
+from services.matchmaking.domain.tables import allocated as allocated_tables
+from services.matchmaking.domain.tables.allocator import TableAllocation, TableRequest
 from services.matchmaking.service import Matchmaking, MatchmakingConfig
 from tests.bench import concurrent_rate, postgres_url
+from tests.doubles.clock import ManualClock
 from tests.support.identity import id_token, issuer_config, sign_in, unique_subject
 from tests.support.tls import as_player, to_process
 

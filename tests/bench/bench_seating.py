@@ -1,6 +1,6 @@
-"""Tournament seating (services/matchmaking/seating.py, GitHub issue 29): CPU seconds to seat
-one round of a Swiss tournament of 1,000, 10,000 and 100,000 entrants, side by side with the
-old algorithm (a recursive depth-first search, then a quadratic greedy and all-pairs swaps;
+"""Tournament seating (services/matchmaking/domain/tournaments/seating.py, GitHub issue 29): CPU
+seconds to seat one round of a Swiss tournament of 1,000, 10,000 and 100,000 entrants, side by side
+with the old algorithm (a recursive depth-first search, then a quadratic greedy and all-pairs swaps;
 copied below as ``_old_seat_round``) where it finishes in reasonable time.
 
 The history is the tournament's own: round one a random draw; after each round random
@@ -20,7 +20,13 @@ import time
 from collections.abc import Callable, Sequence
 from itertools import combinations
 
-from services.matchmaking.seating import TABLE_SIZE, meetings, neighbour_sets, repeats, seat_round
+from services.matchmaking.domain.tournaments.seating import (
+    TABLE_SIZE,
+    meetings,
+    neighbour_sets,
+    repeats,
+    seat_round,
+)
 
 SIZES = (1_000, 10_000, 100_000)
 TIMED_ROUNDS = (2, 6)

@@ -21,8 +21,8 @@ import time
 from collections.abc import Callable
 
 from infra.store import Store, open_store
-from services.matchmaking import ledger
-from services.matchmaking.ledger import HandReport
+from services.matchmaking.domain.economy import ledger
+from services.matchmaking.domain.economy.ledger import HandReport
 from tests.bench import bench_seconds, concurrent_rate, postgres_url, rate
 
 NO_SYNC_COMMIT = "options=-c%20synchronous_commit%3Doff"

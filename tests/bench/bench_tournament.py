@@ -503,8 +503,8 @@ def check(
 ) -> None:
     """The checks of the module's docstring, and the per-round timings."""
     from infra.store import open_store
-    from services.matchmaking import ledger
-    from services.matchmaking.tags import tournament_group
+    from services.matchmaking.domain.economy import ledger
+    from services.matchmaking.domain.tables.tags import tournament_group
 
     problems = r.problems
     tid = final.tournament_id

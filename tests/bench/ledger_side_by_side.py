@@ -20,8 +20,8 @@ from collections.abc import Callable
 
 from infra.store import open_store
 from infra.store.base import Store
-from services.matchmaking import ledger
-from services.matchmaking.ledger import HandReport
+from services.matchmaking.domain.economy import ledger
+from services.matchmaking.domain.economy.ledger import HandReport
 
 FUNDS = 10**9
 

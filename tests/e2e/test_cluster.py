@@ -37,10 +37,10 @@ from services.gateway.domain.replay import export_hand, table_header
 from services.gateway.tables import read_table_log
 from services.gateway.tables.leases import LEASE_PREFIX
 from services.gateway.verify import verify_hand
-from services.matchmaking import ledger
-from services.matchmaking.duty import PREFIX as DUTY_PREFIX
-from services.matchmaking.duty import TICKER
-from services.matchmaking.tags import tournament_group
+from services.matchmaking.domain.economy import ledger
+from services.matchmaking.domain.tables.tags import tournament_group
+from services.matchmaking.storage.duty import PREFIX as DUTY_PREFIX
+from services.matchmaking.storage.duty import TICKER
 from tests.support import probes
 from tests.support.cluster import Cluster, Entrant, Played, SeatThread, player_channel
 from tests.support.identity import sign_in

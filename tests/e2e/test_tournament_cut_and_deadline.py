@@ -40,8 +40,8 @@ from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 from infra.request_ids import with_request_ids
 from infra.store import open_store
 from infra.supervisor import ServiceProcess, stop_all
-from services.matchmaking import ledger
-from services.matchmaking.tags import tournament_group
+from services.matchmaking.domain.economy import ledger
+from services.matchmaking.domain.tables.tags import tournament_group
 from tests.support import probes
 from tests.support.address_book import AddressBook
 from tests.support.cluster import Entrant, NotingPlayer, Played, player_channel

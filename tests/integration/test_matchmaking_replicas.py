@@ -28,8 +28,10 @@ from infra.request_ids import with_request_ids
 from infra.store import open_store
 from infra.supervisor import ServiceProcess, run_token, stop_all
 from services.gateway.outbox import CLAIM_PREFIX
-from services.matchmaking import allocated_tables, ledger, queues
-from services.matchmaking.duty import PREFIX, TICKER
+from services.matchmaking.domain.economy import ledger
+from services.matchmaking.domain.queues import quick_match as queues
+from services.matchmaking.domain.tables import allocated as allocated_tables
+from services.matchmaking.storage.duty import PREFIX, TICKER
 from tests.support import outbox_workers, probes
 from tests.support.address_book import AddressBook
 from tests.support.concurrency import run_processes

@@ -35,7 +35,8 @@ from infra.store import open_store
 from infra.supervisor import ServiceProcess, stop_all
 from mahjong_client import RemotePlayer
 from services.gateway.bots.planner import PlanningBot
-from services.matchmaking import allocated_tables, ledger
+from services.matchmaking.domain.economy import ledger
+from services.matchmaking.domain.tables import allocated as allocated_tables
 from shared.table import Discard, Pass, Win
 from tests.support import probes
 from tests.support.address_book import AddressBook

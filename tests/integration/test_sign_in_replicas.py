@@ -16,7 +16,7 @@ from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 from infra.request_ids import with_request_ids
 from infra.store import open_store
 from infra.supervisor import stop_all
-from services.matchmaking import ledger
+from services.matchmaking.domain.economy import ledger
 from tests.support.identity import id_token
 from tests.support.probes import rpc_error
 from tests.support.stacks import service_process

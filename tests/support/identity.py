@@ -14,8 +14,8 @@ import itertools
 import threading
 import uuid
 
-from services.matchmaking.identity.dev_issuer import DevIssuer, DevIssuerServer
-from services.matchmaking.identity.issuers import Issuer, format_issuer
+from devkit.dev_issuer import DevIssuer, DevIssuerServer
+from services.matchmaking.domain.players.issuers import Issuer, format_issuer
 
 TEST_ISSUER = "https://issuer.test"
 TEST_AUDIENCE = "mahjong-test"

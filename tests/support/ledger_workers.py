@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from infra.store import open_store
-from services.matchmaking import ledger
-from services.matchmaking.ledger import HandReport
-from services.matchmaking.ledger_store import ledger_for
+from services.matchmaking.domain.economy import ledger
+from services.matchmaking.domain.economy.ledger import HandReport
+from services.matchmaking.storage.ledger import ledger_for
 
 PLAYERS = ("p1", "p2", "p3", "p4")
 FUNDS = 10_000  # each player's silver before the hands (no balance may go below zero)

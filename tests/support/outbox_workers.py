@@ -10,8 +10,9 @@ import time
 from infra.store import Store, open_store
 from services.gateway.outbox import OutboxSender
 from services.gateway.tables import OUTBOX
-from services.matchmaking import allocated_tables, ledger
-from services.matchmaking.tags import quick_tag
+from services.matchmaking.domain.economy import ledger
+from services.matchmaking.domain.tables import allocated as allocated_tables
+from services.matchmaking.domain.tables.tags import quick_tag
 from tests.support.tls import as_workload
 
 SEATS = 4

@@ -22,12 +22,12 @@ from services.gateway.bots import engine_policy, make_bot
 from services.gateway.domain.session import Ports, Seat
 from services.gateway.server import SPEC as GATEWAY
 from services.gateway.tables import GatewaySettings, TableManager, TableSpec
-from services.matchmaking.clock import ManualClock
 from services.matchmaking.server import make_spec as make_matchmaking_spec
 from services.rules.server import SPEC as RULES
 from services.scoring.server import SPEC as SCORING
 from services.wall.server import SPEC as WALL
 from shared.ruleset import load_ruleset
+from tests.doubles.clock import ManualClock
 from tests.support import sessions
 from tests.support.grpc_server import channel_to, serving
 from tests.support.identity import identity_extra, issuer_flags, sign_in

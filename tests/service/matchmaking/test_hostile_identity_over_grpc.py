@@ -20,10 +20,11 @@ from mahjong.common.v1 import common_pb2
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
+from devkit.dev_issuer import DevIssuer, SigningKey, new_key
 from infra import session_tokens
-from services.matchmaking import idempotency, ledger
-from services.matchmaking.clock import ManualClock
-from services.matchmaking.identity.dev_issuer import DevIssuer, SigningKey, new_key
+from services.matchmaking.adapters import idempotency
+from services.matchmaking.domain.economy import ledger
+from tests.doubles.clock import ManualClock
 from tests.support import identity
 from tests.support.grpc_server import channel_to, serving
 from tests.support.identity import TEST_AUDIENCE, sign_in, unique_subject

@@ -10,7 +10,7 @@ from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
 from infra.interceptor import internal_metadata
-from services.matchmaking import ledger
+from services.matchmaking.domain.economy import ledger
 from tests.support.grpc_server import channel_to, serving
 from tests.support.identity import sign_in
 from tests.support.probes import rpc_error

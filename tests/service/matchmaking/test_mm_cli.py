@@ -67,8 +67,8 @@ def test_errors_print_the_status_and_exit_non_zero(run):
 def test_login_prints_a_dev_issuer_token_that_signs_in_and_sessions_refresh_and_end(tmp_path):
     """``mahjong login NAME`` (the development issuer's key under --root) against a server
     trusting that issuer's key set, served over HTTP as ``mahjong run`` serves it."""
-    from services.matchmaking.identity.dev_issuer import DevIssuer, DevIssuerServer
-    from services.matchmaking.identity.issuers import format_issuer
+    from devkit.dev_issuer import DevIssuer, DevIssuerServer
+    from services.matchmaking.domain.players.issuers import format_issuer
 
     root = tmp_path / "dev-issuer"
     out = io.StringIO()

@@ -14,8 +14,8 @@ from mahjong.gateway.v1 import gateway_pb2, gateway_pb2_grpc
 
 from infra.config import ServiceSpec
 from infra.tls import caller_workload
-from services.matchmaking.allocator import SeatRequest, TableRefused, TableRequest
-from services.matchmaking.gateway_client import GatewayAllocator, create_table_request
+from services.matchmaking.adapters.gateway_client import GatewayAllocator, create_table_request
+from services.matchmaking.domain.tables.allocator import SeatRequest, TableRefused, TableRequest
 from shared.errors import Unavailable
 from tests.support.grpc_server import serving
 from tests.support.tls import files_of

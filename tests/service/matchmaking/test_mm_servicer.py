@@ -13,8 +13,8 @@ from mahjong.common.v1 import common_pb2
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
-from services.matchmaking import ledger
-from services.matchmaking.clock import ManualClock
+from services.matchmaking.domain.economy import ledger
+from tests.doubles.clock import ManualClock
 from tests.support.grpc_server import channel_to, serving
 from tests.support.identity import id_token, sign_in
 from tests.support.stacks import matchmaking_spec

@@ -15,9 +15,9 @@ from mahjong.gateway.v1 import gateway_pb2_grpc
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
-from services.matchmaking.clock import ManualClock
-from services.matchmaking.gateway_client import GatewayAllocator
+from services.matchmaking.adapters.gateway_client import GatewayAllocator
 from services.matchmaking.server import make_spec
+from tests.doubles.clock import ManualClock
 from tests.support.grpc_server import serving
 from tests.support.identity import identity_extra, sign_in
 

@@ -14,7 +14,8 @@ from grpc_status import rpc_status
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
-from services.matchmaking import queues, tournaments
+from services.matchmaking.domain.queues import quick_match as queues
+from services.matchmaking.domain.tournaments.records import list_ids
 from tests.support.grpc_server import raw_channel_to, serving
 from tests.support.identity import sign_in
 from tests.support.stacks import matchmaking_spec
@@ -77,7 +78,7 @@ def test_a_retried_create_tournament_makes_one_tournament(env):
     )
     first = stub.CreateTournament(request, timeout=T)
     assert stub.CreateTournament(request, timeout=T) == first
-    assert tournaments.list_ids(mm.store) == [first.tournament.tournament_id]
+    assert list_ids(mm.store) == [first.tournament.tournament_id]
 
 
 def test_a_retried_purchase_pays_once(env):

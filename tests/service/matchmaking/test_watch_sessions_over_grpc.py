@@ -11,7 +11,7 @@ import pytest
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
-from services.matchmaking import aio_servicer
+from services.matchmaking.adapters import aio_servicer
 from tests.support.grpc_server import serving
 from tests.support.identity import sign_in
 from tests.support.stacks import matchmaking_spec

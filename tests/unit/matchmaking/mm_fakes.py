@@ -5,10 +5,10 @@ from __future__ import annotations
 import itertools
 
 from infra.store.memory import MemoryStore
-from services.matchmaking.allocator import TableAllocation, TableRequest
-from services.matchmaking.clock import ManualClock
+from services.matchmaking.domain.tables.allocator import TableAllocation, TableRequest
 from services.matchmaking.service import Matchmaking, MatchmakingConfig
 from shared.errors import Unavailable
+from tests.doubles.clock import ManualClock
 from tests.support.identity import issuer_config
 
 
@@ -49,7 +49,7 @@ def make_service(store=None, **config) -> tuple[Matchmaking, FakeAllocator, Manu
 def settle_round(mm: Matchmaking, alloc: FakeAllocator, tournament_id: str, rng) -> int:
     """Play the current round's tables as a gateway would: every hand reported to the ledger
     (random zero-sum payments, sometimes an escape with a house share), then TableFinished."""
-    from services.matchmaking.ledger import HandReport
+    from services.matchmaking.domain.economy.ledger import HandReport
 
     house = 0
     for table in mm.tournament_tables(tournament_id):
@@ -93,7 +93,7 @@ def seated_quick_table(mm: Matchmaking, alloc: FakeAllocator):
 
 def give(mm: Matchmaking, player_id: str, asset: str, amount: int) -> None:
     """``amount`` of ``asset`` from the house to the player (as an operator grant would)."""
-    from services.matchmaking import ledger
+    from services.matchmaking.domain.economy import ledger
 
     legs = [
         ledger.Leg(player_id, asset, amount, ledger.OPERATOR_GRANT, "test"),

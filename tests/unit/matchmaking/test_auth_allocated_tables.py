@@ -11,12 +11,15 @@ import time
 import pytest
 
 from infra.store.memory import MemoryStore
-from services.matchmaking import allocated_tables, ledger, tournaments
-from services.matchmaking.allocator import SeatRequest, TableRequest
-from services.matchmaking.clock import ManualClock
-from services.matchmaking.ledger import HandReport
+from services.matchmaking.domain.economy import ledger
+from services.matchmaking.domain.economy.ledger import HandReport
+from services.matchmaking.domain.tables import allocated as allocated_tables
+from services.matchmaking.domain.tables.allocator import SeatRequest, TableRequest
+from services.matchmaking.domain.tournaments import tournament as tournaments
 from services.matchmaking.service import Matchmaking, MatchmakingConfig
+from services.matchmaking.storage.table_claims import RecordingAllocator
 from shared.errors import FailedPrecondition, NotFound, Unavailable
+from tests.doubles.clock import ManualClock
 from tests.support.concurrency import run_threads
 from tests.support.identity import issuer_config, sign_in
 from tests.unit.matchmaking.mm_fakes import FakeAllocator, make_service
@@ -176,7 +179,7 @@ def test_a_table_created_but_not_yet_recorded_is_retried_not_dropped():
 
 def test_recording_allocator_records_the_requested_seating():
     store, fake = MemoryStore(), FakeAllocator()
-    rec = allocated_tables.RecordingAllocator(store, fake, b"k")
+    rec = RecordingAllocator(store, fake, b"k")
     seats = tuple(SeatRequest(f"p{i}", f"P{i}", bot=i == 3) for i in range(4))
     got = rec.create_table(TableRequest("quick-m1", "", 2, seats, tag="quick/m1"))
     found = allocated_tables.find(store, got.table_id)
@@ -194,9 +197,7 @@ class SlowAllocator(FakeAllocator):
 
 def test_replicas_creating_the_same_table_at_once_ask_the_gateway_once(backend):
     gateway = SlowAllocator()
-    replicas = [
-        allocated_tables.RecordingAllocator(backend.open(), gateway, b"secret") for _ in range(2)
-    ]
+    replicas = [RecordingAllocator(backend.open(), gateway, b"secret") for _ in range(2)]
     request = TableRequest(
         "room-123456-1", "shanghai-qiaoma", 1, tuple(SeatRequest(p, p) for p in "abcd")
     )
@@ -242,7 +243,7 @@ REQUEST = TableRequest(
 )
 
 
-def create_when_free(replica: allocated_tables.RecordingAllocator, timeout: float = 10.0):
+def create_when_free(replica: RecordingAllocator, timeout: float = 10.0):
     """``replica.create_table(REQUEST)`` once no other replica holds its claim."""
     deadline = time.monotonic() + timeout
     while True:
@@ -266,12 +267,10 @@ def test_a_replica_that_died_creating_a_table_hides_it_for_one_claim_at_most(bac
             gateway.create_table(request)
             raise Died
 
-    dead = allocated_tables.RecordingAllocator(
+    dead = RecordingAllocator(
         DeadReplicaStore(backend.open()), CreatesThenDies(), b"secret", claim_ms=CLAIM_MS
     )
-    alive = allocated_tables.RecordingAllocator(
-        backend.open(), gateway, b"secret", claim_ms=CLAIM_MS
-    )
+    alive = RecordingAllocator(backend.open(), gateway, b"secret", claim_ms=CLAIM_MS)
     with pytest.raises(Died):
         dead.create_table(REQUEST)
     died = time.monotonic()
@@ -304,8 +303,7 @@ def test_a_claim_is_kept_while_its_replica_waits_on_a_slow_gateway(backend):
 
     gateway = VerySlow()
     first, second = (
-        allocated_tables.RecordingAllocator(backend.open(), gateway, b"secret", claim_ms=claim_ms)
-        for _ in range(2)
+        RecordingAllocator(backend.open(), gateway, b"secret", claim_ms=claim_ms) for _ in range(2)
     )
     refused: list[str] = []
 

@@ -1,4 +1,4 @@
-"""Matchmaking's flood control (services/matchmaking/flood.py) on a fake clock: a flooding
+"""Matchmaking's flood control (services/matchmaking/adapters/flood.py) on a fake clock: a flooding
 player or address is refused with the delay to wait, and nobody else is slowed by it; open
 streams are counted per player and per address."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.matchmaking.flood import FloodControl, FloodSettings, StreamCounter
+from services.matchmaking.adapters.flood import FloodControl, FloodSettings, StreamCounter
 from shared.errors import ResourceExhausted
 
 

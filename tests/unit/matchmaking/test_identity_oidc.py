@@ -1,4 +1,4 @@
-"""ID-token verification (services/matchmaking/identity/oidc.py) against real issuers served
+"""ID-token verification (services/matchmaking/domain/players/oidc.py) against real issuers served
 over HTTP on loopback (DevIssuerServer): genuine tokens of RS256, ES256 and EdDSA issuers verify;
 every forgery or stale token is UNAUTHENTICATED with a reason and a message naming the problem;
 an unknown kid fetches the JWKS again, at most once per refetch interval (PyJWKClient's
@@ -20,8 +20,8 @@ import jwt.jwks_client
 import pytest
 from cryptography.hazmat.primitives import serialization
 
-from services.matchmaking.identity.dev_issuer import DevIssuer, DevIssuerServer, SigningKey, new_key
-from services.matchmaking.identity.oidc import IdTokenVerifier
+from devkit.dev_issuer import DevIssuer, DevIssuerServer, SigningKey, new_key
+from services.matchmaking.domain.players.oidc import IdTokenVerifier
 from shared.errors import Unauthenticated
 
 

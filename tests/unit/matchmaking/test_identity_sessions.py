@@ -1,4 +1,4 @@
-"""Sessions (services/matchmaking/identity/sessions.py, infra/session_tokens.py) through the
+"""Sessions (services/matchmaking/domain/players/sessions.py, infra/session_tokens.py) through the
 matchmaking facade: a session is checked by signature, expiry (a ManualClock) and its store
 record; refreshing rotates the single-use refresh token and presenting a spent one ends the
 session; signing out one session or all holds for a second facade on the same store (another
@@ -20,8 +20,8 @@ import pytest
 
 from infra import session_tokens
 from infra.session_tokens import SessionClaims, SessionSigner
-from services.matchmaking import ledger
-from services.matchmaking.identity import sessions as sessions_mod
+from services.matchmaking.domain.economy import ledger
+from services.matchmaking.domain.players import sessions as sessions_mod
 from shared.errors import PermissionDenied, Unauthenticated
 from tests.support.identity import id_token, unique_subject
 from tests.unit.matchmaking.mm_fakes import make_service

@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from infra.store.memory import MemoryStore
-from services.matchmaking import ledger, tournaments
-from services.matchmaking.ledger import HandReport
+from services.matchmaking.domain.economy import ledger
+from services.matchmaking.domain.economy.ledger import HandReport
+from services.matchmaking.domain.tournaments.records import list_ids
 from shared.errors import InvalidArgument
 from shared.table import MAX_STAKE
 from tests.support.identity import sign_in
@@ -60,7 +61,7 @@ def test_a_tournament_name_is_bounded_like_a_display_name():
     assert err.value.details["field"] == "name"
     with pytest.raises(InvalidArgument):
         mm.create_tournament(tok, "Cup\x00", "", 1, 1, 1, 0)
-    assert tournaments.list_ids(mm.store) == []
+    assert list_ids(mm.store) == []
     assert mm.create_tournament(tok, "  Spring Cup  ", "", 1, 1, 1, 0).name == "Spring Cup"
 
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 import pytest
 
 from infra.store.memory import MemoryStore
-from services.matchmaking import allocated_tables, hand_cover, ledger, reconciliation
-from services.matchmaking.economy_desk import replacement_bot_id
-from services.matchmaking.ledger import HandReport
+from services.matchmaking.domain.economy import hand_cover, ledger, reconciliation
+from services.matchmaking.domain.economy.desk import replacement_bot_id
+from services.matchmaking.domain.economy.ledger import HandReport
+from services.matchmaking.domain.tables import allocated as allocated_tables
 from shared.errors import FailedPrecondition
 from tests.unit.matchmaking.mm_fakes import make_service, seated_quick_table
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from services.matchmaking import double_cards, ledger
-from services.matchmaking.ledger import HandReport
+from services.matchmaking.domain.economy import double_cards, ledger
+from services.matchmaking.domain.economy.ledger import HandReport
 from services.scoring.domain.collect import collect
 from services.scoring.domain.loss_cap import loss_cap_chips
 from services.scoring.domain.model import HandContext

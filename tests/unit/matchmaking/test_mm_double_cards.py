@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from services.matchmaking import double_cards, ledger
-from services.matchmaking.ledger import HandReport
+from services.matchmaking.domain.economy import double_cards, ledger
+from services.matchmaking.domain.economy.ledger import HandReport
 from shared.errors import FailedPrecondition, InvalidArgument, NotFound, PermissionDenied
 from tests.support.identity import sign_in
 from tests.unit.matchmaking.mm_fakes import give, make_service, seated_quick_table

@@ -1,17 +1,17 @@
-"""The ledger (services/matchmaking/ledger.py and its books in ledger_store/), on the memory,
-SQLite and PostgreSQL stores: transactions of legs summing to zero per asset, once per
-reference; no balance but the house's below zero (the domain and the tables' CHECK); 64-bit
-limits; hands once, bots on the house; pages of entries; the reconciliation check; the legacy
-records taken in; concurrent hands from threads and processes (no deadlock, no lost entry)."""
+"""The ledger (services/matchmaking/domain/economy/ledger.py and its books in ledger_store/), on the
+memory, SQLite and PostgreSQL stores: transactions of legs summing to zero per asset, once per
+reference; no balance but the house's below zero (the domain and the tables' CHECK); 64-bit limits;
+hands once, bots on the house; pages of entries; the reconciliation check; concurrent hands from
+threads and processes (no deadlock, no lost entry)."""
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from infra.store.memory import MemoryStore
-from services.matchmaking import ledger, records
-from services.matchmaking.ledger import HOUSE, HandReport, Leg
-from services.matchmaking.ledger_store import HOUSE_STRIPES, MAX_BALANCE, ledger_for, stripe_of
+from services.matchmaking.domain.economy import ledger
+from services.matchmaking.domain.economy.books import HOUSE_STRIPES, MAX_BALANCE, stripe_of
+from services.matchmaking.domain.economy.ledger import HOUSE, HandReport, Leg
 from shared.errors import FailedPrecondition, InvalidArgument
 from tests.support import ledger_workers
 from tests.support.concurrency import run_processes, run_threads
@@ -229,53 +229,6 @@ def test_house_balance_is_the_sum_of_its_stripes(store):
         ledger.record_hand(store, report(f"h{i}", (-4, 1, 1, 1), house=1, escaped_seat=0), 1.0)
     assert ledger.balance(store, "house") == 40 - 4000
     assert sum(ledger.balance(store, p) for p in PIDS) == 4000 - 40
-    assert ledger.reconcile(store) == []
-
-
-def test_a_store_with_the_legacy_records_is_taken_in_once(backend):
-    """The version before the tables kept the ledger as store records; the first ledger on that
-    store takes them in as silver (grants get the house's side, a balance below zero is written
-    off by the house), a second changes nothing."""
-    store = backend.open()
-    body = {
-        "hand_id": "h1",
-        "table_id": "t1",
-        "tag": "tournament/T/round/1/table/0",
-        "player_ids": list(PIDS),
-        "payments": [30, -10, -10, -10],
-        "house": 0,
-        "escaped_seat": None,
-        "recorded_at": 2.0,
-    }
-    store.create(ledger.LEGACY_HANDS_NS, "h1", records.dump(body))
-    for pid, amount in zip(PIDS, body["payments"], strict=True):
-        entry = {
-            "account": pid,
-            "ref": "h1",
-            "kind": "hand",
-            "amount": amount,
-            "tag": body["tag"],
-            "at": 2.0,
-        }
-        store.create(ledger.LEGACY_ACCOUNT_NS + pid, "h1", records.dump(entry))
-    grant = {
-        "account": "a",
-        "ref": "registration",
-        "kind": "grant",
-        "amount": 1000,
-        "tag": "",
-        "at": 1.0,
-    }
-    store.create(ledger.LEGACY_ACCOUNT_NS + "a", "registration", records.dump(grant))
-    assert [ledger.balance(store, p) for p in PIDS] == [1030, 0, 0, 0]  # -10s written off
-    assert ledger.balance(store, HOUSE) == -1030
-    assert ledger.chips_by_player(store, "tournament/T") == {"a": 30, "b": -10, "c": -10, "d": -10}
-    assert ledger.hands_of_table(store, "t1") == 1
-    assert ledger.record_hand(store, report(tag="tournament/T/round/1/table/0"), 9.0) is False
-    again = backend.open()  # another replica starting on the same store
-    if again is not store:
-        assert ledger_for(again).import_legacy(*ledger.legacy_books(again)) is False
-        assert ledger.balance(again, "a") == 1030
     assert ledger.reconcile(store) == []
 
 

@@ -1,6 +1,6 @@
 import pytest
 
-from services.matchmaking import levels
+from services.matchmaking.domain.queues import levels
 from shared.errors import FailedPrecondition, InvalidArgument
 
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from services.matchmaking import allocated_tables, hand_cover, ledger, live_seats
+from services.matchmaking.domain.economy import hand_cover, ledger
+from services.matchmaking.domain.tables import allocated as allocated_tables
+from services.matchmaking.domain.tables import live_seats
 from shared.errors import FailedPrecondition
 from tests.support.identity import sign_in
 from tests.unit.matchmaking.mm_fakes import make_service

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import random
 
-from services.matchmaking import ledger, tournaments
+from services.matchmaking.domain.economy import ledger
+from services.matchmaking.domain.tournaments import tournament as tournaments
 from tests.support.identity import sign_in
 from tests.unit.matchmaking.mm_fakes import make_service, settle_round
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from services.matchmaking import ledger, queues
+from services.matchmaking.domain.economy import ledger
+from services.matchmaking.domain.queues import quick_match as queues
 from shared.errors import InvalidArgument
 from tests.support.identity import sign_in
 from tests.unit.matchmaking.mm_fakes import give, make_service

@@ -3,7 +3,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from prometheus_client import REGISTRY
 
-from services.matchmaking import queues
+from services.matchmaking.domain.queues import quick_match as queues
 from shared.errors import FailedPrecondition, InvalidArgument, PermissionDenied, Unauthenticated
 from tests.support.identity import sign_in
 from tests.unit.matchmaking.mm_fakes import make_service

@@ -1,6 +1,6 @@
 import pytest
 
-from services.matchmaking import rooms
+from services.matchmaking.domain.rooms import private as rooms
 from shared.errors import FailedPrecondition, InvalidArgument, NotFound, PermissionDenied
 from tests.support.identity import sign_in
 from tests.unit.matchmaking.mm_fakes import make_service

@@ -7,7 +7,8 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from services.matchmaking import presence, rooms
+from services.matchmaking.domain.players import presence
+from services.matchmaking.domain.rooms import private as rooms
 from shared.errors import DomainError
 from tests.support.identity import sign_in
 from tests.unit.matchmaking.mm_fakes import make_service

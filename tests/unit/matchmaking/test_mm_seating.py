@@ -2,7 +2,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.matchmaking.seating import meetings, repeats, seat_round
+from services.matchmaking.domain.tournaments.seating import meetings, repeats, seat_round
 
 
 @settings(max_examples=15, deadline=None)

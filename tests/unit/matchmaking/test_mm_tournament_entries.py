@@ -8,8 +8,11 @@ import random
 
 import pytest
 
-from services.matchmaking import ledger, tournament_purse, tournaments
-from services.matchmaking.tournament_consent import prize_split
+from services.matchmaking.domain.economy import ledger
+from services.matchmaking.domain.tournaments import purse as tournament_purse
+from services.matchmaking.domain.tournaments import tournament as tournaments
+from services.matchmaking.domain.tournaments.consent import prize_split
+from services.matchmaking.domain.tournaments.records import list_ids
 from shared.errors import AlreadyExists, FailedPrecondition, InvalidArgument, PermissionDenied
 from tests.support.identity import sign_in
 from tests.unit.matchmaking.mm_fakes import give, make_service, settle_round
@@ -174,7 +177,7 @@ def test_the_start_spends_match_cards_and_prizes_are_paid_once_by_rank():
     assert escrow_of(mm, tid)[SILVER] == 0
     # a retried finish (another replica's tick, a repeated report) pays nothing again
     clock.advance(60)
-    mm._settle_purse(mm.tournament(tid))
+    mm.tournament_desk._settle_purse(mm.tournament(tid))
     mm.tick()
     assert {p: ledger.balance(mm.store, p) for p, _ in people} == balances
     assert ledger.reconcile(mm.store) == []
@@ -195,7 +198,7 @@ def test_prize_shares_must_sum_to_100(percent):
     with pytest.raises(InvalidArgument) as err:
         mm.create_tournament(tok, "Cup", "", 2, 1, 1, 0, prize_percent=percent)
     assert err.value.details["field"] == "prize_percent"
-    assert tournaments.list_ids(mm.store) == []
+    assert list_ids(mm.store) == []
 
 
 @pytest.mark.parametrize(("silver", "cards"), [(-1, 0), (0, -1), (10**13, 0), (0, 1001)])

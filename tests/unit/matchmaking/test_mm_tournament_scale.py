@@ -11,15 +11,14 @@ import time
 
 import pytest
 
-from services.matchmaking import (
-    ledger,
-    metrics,
-    tournament_purse,
-    tournament_rounds,
-    tournaments,
-)
-from services.matchmaking.seating import meetings
-from services.matchmaking.tournament_purse import escrow_account
+from services.matchmaking import metrics
+from services.matchmaking.domain.economy import ledger
+from services.matchmaking.domain.tournaments import purse as tournament_purse
+from services.matchmaking.domain.tournaments import rounds as tournament_rounds
+from services.matchmaking.domain.tournaments import tournament as tournaments
+from services.matchmaking.domain.tournaments.purse import escrow_account
+from services.matchmaking.domain.tournaments.records import list_ids, running_ids
+from services.matchmaking.domain.tournaments.seating import meetings
 from shared.errors import FailedPrecondition, InvalidArgument, Unavailable
 from tests.support.identity import sign_in
 from tests.unit.matchmaking.mm_fakes import FakeAllocator, make_service, settle_round
@@ -165,7 +164,7 @@ def test_an_operator_aborts_a_running_tournament_and_every_entry_comes_back(
     mm.tick()
     assert all(ledger.balance(mm.store, p) == 1000 for p in ids)
     assert ledger.balance(mm.store, escrow_account(tid)) == 0
-    assert tid not in tournaments.running_ids(mm.store)
+    assert tid not in running_ids(mm.store)
     assert ledger.reconcile(mm.store) == []
     with pytest.raises(FailedPrecondition):
         mm.abort_tournament(tid, "again")
@@ -208,7 +207,7 @@ def test_bad_cuts_are_refused(cut_to, final_rounds, field):
     with pytest.raises(InvalidArgument) as err:
         mm.create_tournament(tok, "Cup", "", 1, 2, 1, 4, cut_to=cut_to, final_rounds=final_rounds)
     assert err.value.details["field"] == field
-    assert tournaments.list_ids(mm.store) == []
+    assert list_ids(mm.store) == []
 
 
 def test_a_cut_needs_more_entrants_than_it_keeps():

@@ -2,8 +2,10 @@ import random
 
 import pytest
 
-from services.matchmaking import ledger, tournaments
-from services.matchmaking.seating import meetings
+from services.matchmaking.domain.economy import ledger
+from services.matchmaking.domain.tournaments import tournament as tournaments
+from services.matchmaking.domain.tournaments.records import list_ids, running_ids
+from services.matchmaking.domain.tournaments.seating import meetings
 from shared.errors import (
     AlreadyExists,
     FailedPrecondition,
@@ -30,7 +32,7 @@ def test_sixteen_entrants_three_rounds_to_a_final_ranking():
     rng = random.Random(7)
     t = mm.start_tournament(creator, tid)
     assert t.state == tournaments.RUNNING and t.current_round == 1
-    assert tournaments.running_ids(mm.store) == [tid]
+    assert running_ids(mm.store) == [tid]
     assert len(alloc.tables) == 4
     house = 0
     met: set = set()
@@ -56,7 +58,7 @@ def test_sixteen_entrants_three_rounds_to_a_final_ranking():
     t = mm.tournament(tid)
     assert t.state == tournaments.FINISHED
     assert mm.final_ranking(t.tournament_id) == mm.round_standings(t.tournament_id)[-1]
-    assert tournaments.running_ids(mm.store) == []  # ticks no longer look at it
+    assert running_ids(mm.store) == []  # ticks no longer look at it
     chips = ledger.chips_by_player(mm.store, f"tournament/{tid}")
     assert [s.chips for s in mm.final_ranking(t.tournament_id)] == sorted(
         chips.values(), reverse=True
@@ -141,7 +143,7 @@ def test_bad_settings_create_nothing(rounds, hands, stake, bots):
     tok = sign_in(mm, "C")[1]
     with pytest.raises(InvalidArgument):
         mm.create_tournament(tok, "Cup", "", stake, rounds, hands, bots)
-    assert tournaments.list_ids(mm.store) == []
+    assert list_ids(mm.store) == []
     assert [k for k, _ in mm.store.scan("mm_players") if k.startswith("bot-")] == []
 
 
@@ -155,7 +157,7 @@ def test_create_enters_only_bots_and_invites_enter_nobody():
     assert t.invited == (other,) and t.entrant(other) is None
     with pytest.raises(NotFound):
         mm.invite_to_tournament(tok, t.tournament_id, ["p-missing"])
-    assert len(tournaments.list_ids(mm.store)) == 1
+    assert len(list_ids(mm.store)) == 1
 
 
 def test_tournament_house_rules_reach_every_table():

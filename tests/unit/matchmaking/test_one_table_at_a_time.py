@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.matchmaking import rooms
+from services.matchmaking.domain.rooms import private as rooms
 from shared.errors import FailedPrecondition
 from tests.support.identity import sign_in
 from tests.unit.matchmaking.mm_fakes import make_service

@@ -1,17 +1,17 @@
 """The presence record (one per player: the ticket or room that holds it), on both store
 backends: claims exclude each other, releases clear only their own claim, a crash's leftover
-stops blocking after CLAIM_SECONDS (a live one never does), and the player indexes of an
-earlier version are carried over."""
+stops blocking after CLAIM_SECONDS (a live one never does)."""
 
 from __future__ import annotations
 
 import pytest
 
 from infra.store import open_store
-from services.matchmaking import presence, queues, rooms
-from services.matchmaking.clock import ManualClock
+from services.matchmaking.domain.players import presence
+from services.matchmaking.domain.queues import quick_match as queues
 from services.matchmaking.service import Matchmaking, MatchmakingConfig
 from shared.errors import FailedPrecondition
+from tests.doubles.clock import ManualClock
 from tests.support.identity import issuer_config, sign_in
 from tests.unit.matchmaking.mm_fakes import FakeAllocator
 
@@ -127,26 +127,3 @@ def test_a_live_seat_or_ticket_keeps_its_player_however_long_it_waits(store, clo
         mm.open_room(seated, "", 0)
     assert err.value.reason == "IN_ANOTHER_ROOM" and code in err.value.message
     assert mm.account(mm.authenticate(seated).player_id).room_cards == 2  # one room
-
-
-def test_the_player_indexes_of_an_earlier_version_are_carried_over(store, clock):
-    old = service(store, clock)
-    queued, seated = sign_in(old, "Queued")[1], sign_in(old, "Seated")[1]
-    ticket = old.join_queue(queued, "", 0)
-    code = old.open_room(seated, "", 0).code
-    qid, sid = old.authenticate(queued).player_id, old.authenticate(seated).player_id
-    # What the earlier version wrote instead of presence records.
-    for pid, kind, ref in ((qid, presence.QUEUE, ticket.ticket_id), (sid, presence.ROOM, code)):
-        presence.release(store, pid, kind, ref)
-        store.create(presence.LEGACY[kind], pid, ref.encode())
-    mm = service(store, clock)  # a restart with this version
-    assert [list(store.scan(ns)) for ns in presence.LEGACY.values()] == [[], []]
-    assert mm.whereabouts(qid) == (ticket.ticket_id, "")
-    assert mm.whereabouts(sid) == ("", code)
-    with pytest.raises(FailedPrecondition) as err:
-        mm.join_room(queued, code)
-    assert err.value.reason == "IN_QUEUE"
-    mm.leave_queue(queued, ticket.ticket_id)
-    mm.leave_room(seated, code)
-    assert presence.current(store, qid) is None and rooms.room_of_player(store, sid) is None
-    assert presence.migrate_legacy(store, clock()) == 0

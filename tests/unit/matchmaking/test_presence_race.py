@@ -10,10 +10,10 @@ import sys
 import threading
 
 from infra.store.sqlite import SqliteStore
-from services.matchmaking import rooms
-from services.matchmaking.clock import ManualClock
+from services.matchmaking.domain.rooms import private as rooms
 from services.matchmaking.service import Matchmaking, MatchmakingConfig
 from shared.errors import DomainError, FailedPrecondition
+from tests.doubles.clock import ManualClock
 from tests.support.identity import issuer_config, sign_in
 from tests.unit.matchmaking.mm_fakes import FakeAllocator
 

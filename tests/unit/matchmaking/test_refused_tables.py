@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from services.matchmaking import ledger, queues, rooms, tournaments
-from services.matchmaking.allocator import TableRefused
+from services.matchmaking.domain.economy import ledger
+from services.matchmaking.domain.queues import quick_match as queues
+from services.matchmaking.domain.rooms import private as rooms
+from services.matchmaking.domain.tables.allocator import TableRefused
+from services.matchmaking.domain.tournaments import tournament as tournaments
+from services.matchmaking.domain.tournaments.records import running_ids
 from shared.errors import InvalidArgument
 from shared.table import MAX_HANDS
 from tests.support.identity import sign_in
@@ -63,7 +67,7 @@ def test_a_tournament_whose_table_is_refused_finishes_with_the_reason(refused):
     assert mm.account(creator.player_id).assets == {**ASSETS_AFTER_ENTRY}
     t = mm.start_tournament(token, t.tournament_id)
     assert t.state == tournaments.FINISHED and REASON in t.failure
-    assert tournaments.running_ids(mm.store) == []
+    assert running_ids(mm.store) == []
     # no prize for a tournament that never played: the whole entry is back
     assert mm.account(creator.player_id).assets == {
         **ASSETS_AFTER_ENTRY,

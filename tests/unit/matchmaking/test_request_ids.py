@@ -1,7 +1,7 @@
-"""Request ids (services/matchmaking/idempotency.py) on every store backend: a retry gets the
-first answer and runs nothing, another request under the same id is refused, refusals are
-kept but passing failures are not, a call still running holds its id, and records expire and
-are swept."""
+"""Request ids (services/matchmaking/adapters/idempotency.py) on every store backend: a retry gets
+the first answer and runs nothing, another request under the same id is refused, refusals are kept
+but passing failures are not, a call still running holds its id, and records expire and are
+swept."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from services.matchmaking.idempotency import (
+from services.matchmaking.adapters.idempotency import (
     EXPIRY,
     REQUESTS,
     RequestLog,

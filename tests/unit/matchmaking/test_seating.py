@@ -1,8 +1,8 @@
-"""Tournament seating (services/matchmaking/seating.py) at any size: everyone seated once at
-tables of four, deterministic, no repeat meeting whenever a repeat-free seating exists (checked
-against an exhaustive search written here), Swiss (players stay near their standing), and
-large fields seated quickly (generous time limits only: speed is measured by
-``python -m tests.bench seating``)."""
+"""Tournament seating (services/matchmaking/domain/tournaments/seating.py) at any size: everyone
+seated once at tables of four, deterministic, no repeat meeting whenever a repeat-free seating
+exists (checked against an exhaustive search written here), Swiss (players stay near their
+standing), and large fields seated quickly (generous time limits only: speed is measured by ``python
+-m tests.bench seating``)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.matchmaking.seating import (
+from services.matchmaking.domain.tournaments.seating import (
     TABLE_SIZE,
     meetings,
     neighbour_sets,

@@ -1,15 +1,15 @@
-"""The ticker duty (services/matchmaking/duty.py) on each store backend: one replica holds it at
-a time; a released duty is taken at the next tick, an abandoned one once its lease runs out by
-the store's clock; a holder paused past its lease finds the other's epoch and stops ticking;
-two servers' tickers on one store never tick at once."""
+"""The ticker duty (services/matchmaking/storage/duty.py) on each store backend: one replica holds
+it at a time; a released duty is taken at the next tick, an abandoned one once its lease runs out by
+the store's clock; a holder paused past its lease finds the other's epoch and stops ticking; two
+servers' tickers on one store never tick at once."""
 
 from __future__ import annotations
 
 import threading
 import time
 
-from services.matchmaking.duty import PREFIX, TICKER, TickerDuty
 from services.matchmaking.server import Ticker
+from services.matchmaking.storage.duty import PREFIX, TICKER, TickerDuty
 
 TTL_MS = 400
 

@@ -1,0 +1,83 @@
+"""Live seats (在座): the tables matchmaking allocated where each player sits now, and what
+their silver must keep while they sit there (RULES-items §4: a seat needs silver ≥ the most one
+hand can cost at its stake).
+
+An index beside the allocations (namespace ``mm_live_seats``, key ``<player id>/<table id>``,
+an empty versioned record): a player's seats are one prefix read, not a scan of every table. A
+human's seat is indexed when its table is allocated (:func:`.allocated.record`) and
+leaves it when the table finishes (TableFinished) or when the player goes bankrupt and a bot
+takes the seat (:func:`.allocated.replace_seat`). Bots have no wallets: never indexed.
+
+:func:`require_kept` (with :func:`.allocated.seat_needs`) is what spending checks
+first (BuyItems, a tournament's silver entry fee): FailedPrecondition ``SILVER_HELD_BY_SEAT``
+naming the table and the amount that must stay, when the spending would take the player's
+silver below what their live seat needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from services.matchmaking.domain import records
+from services.matchmaking.domain.economy import ledger
+from services.matchmaking.domain.ports import Records
+from shared.errors import FailedPrecondition
+
+LIVE_SEATS = "mm_live_seats"
+
+
+def _key(player_id: str, table_id: str) -> str:
+    return f"{player_id}/{table_id}"
+
+
+def seat(store: Records, table_id: str, player_ids: Iterable[str]) -> None:
+    """Index the humans of ``player_ids`` as seated at ``table_id``."""
+    for pid in dict.fromkeys(player_ids):
+        if pid and not ledger.is_bot(pid):
+            store.put(LIVE_SEATS, _key(pid, table_id), records.dump({}))
+
+
+def unseat(store: Records, table_id: str, player_ids: Iterable[str]) -> None:
+    """``player_ids`` sit at ``table_id`` no more (its end, or a bankrupt seat's bot)."""
+    for pid in dict.fromkeys(player_ids):
+        if pid and not ledger.is_bot(pid):
+            store.delete(LIVE_SEATS, _key(pid, table_id))
+
+
+def tables_of(store: Records, player_id: str) -> list[str]:
+    """The tables where ``player_id`` sits now, by id."""
+    prefix = player_id + "/"
+    return [key[len(prefix) :] for key, _ in store.scan(LIVE_SEATS, prefix)]
+
+
+@dataclass(frozen=True, slots=True)
+class Held:
+    """What a live seat needs kept: the most one hand at ``table_id`` can cost at ``stake``."""
+
+    table_id: str
+    stake: int
+    silver: int
+
+
+def require_kept(
+    store: Records, player_id: str, spend: int, what: str, seat_needs: Held | None
+) -> None:
+    """Refuse spending ``spend`` silver (on ``what``) that would take the player below what
+    their live seat needs (``seat_needs``, :func:`.allocated.seat_needs`; None: not
+    seated): FailedPrecondition ``SILVER_HELD_BY_SEAT``, nothing moves."""
+    if spend <= 0 or seat_needs is None:
+        return
+    silver = ledger.balance(store, player_id)
+    if silver - spend >= seat_needs.silver:
+        return
+    spare = max(0, silver - seat_needs.silver)
+    raise FailedPrecondition(
+        f"{what} costs {spend} silver, but {player_id} sits at table {seat_needs.table_id}, "
+        f"whose seat needs {seat_needs.silver} silver kept (the most one hand can cost at stake "
+        f"{seat_needs.stake}); {silver} held, at most {spare} may be spent while seated",
+        reason="SILVER_HELD_BY_SEAT",
+        table_id=seat_needs.table_id,
+        must_keep=seat_needs.silver,
+        spendable=spare,
+    )

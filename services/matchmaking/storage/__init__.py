@@ -1,0 +1,3 @@
+"""Where matchmaking keeps what its domain does not: the ledger's books on each kind of store
+(:mod:`.ledger`, one file per backend: :mod:`.ledger_memory`, :mod:`.ledger_sql`,
+:mod:`.ledger_sqlite`, :mod:`.ledger_postgres`) and the ticker duty's lease (:mod:`.duty`)."""
