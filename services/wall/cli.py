@@ -1,8 +1,8 @@
 """``mahjong`` subcommands of the wall service.
 
-* ``mahjong verify-wall RECORD.json`` — verify a revealed hand (see :mod:`services.wall.verify`);
-  ``-`` reads standard input. Exit status 0 when it verifies, 1 when it does not, 2 when the
-  record is unreadable.
+* ``mahjong verify-wall RECORD.json`` — verify a revealed hand (see
+  :mod:`services.wall.domain.verify`); ``-`` reads standard input. Exit status 0 when it
+  verifies, 1 when it does not, 2 when the record is unreadable.
 * ``mahjong wall show --seed HEX [--dealer N]`` — the wall a seed gives, offline: commitment,
   dice, opened wall, break stack, the deal and the ring of stacks.
 * ``mahjong wall new|deal|draw|replacement|remaining|swap|reveal`` — call a running wall service
@@ -20,10 +20,10 @@ from typing import Any
 
 from infra.addresses import default_address
 from infra.tls import TLSConfigError, TLSFiles, dial, env_insecure, operator_tls_dir
-from services.wall.events import DEAL, DRAW, INDICATOR, REPLACEMENT, SWAP
-from services.wall.record import HandWall
-from services.wall.verify import RecordError, verify_record
-from services.wall.wall import opened_seat, seat_wall_start
+from services.wall.domain.events import DEAL, DRAW, INDICATOR, REPLACEMENT, SWAP
+from services.wall.domain.record import HandWall
+from services.wall.domain.verify import RecordError, verify_record
+from services.wall.domain.wall import opened_seat, seat_wall_start
 from shared import tiles as T
 from shared.ruleset import RulesetError, resolve_ruleset
 from shared.tile_set import tile_set_of
@@ -290,7 +290,7 @@ def _swap(args: argparse.Namespace) -> int:
 
 
 def record_from_reveal(hand_id: str, r) -> dict[str, Any]:
-    """A ``RevealResponse`` as the verifier's JSON record (:mod:`services.wall.verify`)."""
+    """A ``RevealResponse`` as the verifier's JSON record (:mod:`services.wall.domain.verify`)."""
     events = []
     for e in r.events:
         event = {

@@ -17,9 +17,9 @@ from infra.binding import open_config_store
 from infra.config import Config, ServiceSpec
 from infra.settings import PerService, from_flags, setting
 from infra.tls import OPERATOR
-from services.wall.repository import WallRepository
-from services.wall.retention import Sweeper
 from services.wall.servicer import WallServicer
+from services.wall.storage.repository import WallRepository
+from services.wall.storage.retention import Sweeper
 
 SERVICE_NAME = wall_pb2.DESCRIPTOR.services_by_name["WallService"].full_name
 

@@ -7,10 +7,10 @@ from mahjong.wall.v1 import wall_pb2, wall_pb2_grpc
 from prometheus_client import Counter
 
 from infra.convert import common as C
-from services.wall.events import DEAL, DRAW, INDICATOR, REPLACEMENT, SWAP, WallEvent
-from services.wall.record import HandWall, tile_set_to_json
-from services.wall.repository import WallRepository
-from services.wall.wall import SEATS, opened_seat
+from services.wall.domain.events import DEAL, DRAW, INDICATOR, REPLACEMENT, SWAP, WallEvent
+from services.wall.domain.record import HandWall, tile_set_to_json
+from services.wall.domain.wall import SEATS, opened_seat
+from services.wall.storage.repository import WallRepository
 from shared.errors import FailedPrecondition, InvalidArgument
 from shared.tile_set import tile_set_of
 

@@ -23,7 +23,7 @@ from services.gateway.adapters import inprocess
 from services.gateway.bots import RandomBot
 from services.gateway.domain.events import codec
 from services.gateway.domain.events.kinds import TableEvent
-from services.wall import shuffle
+from services.wall.domain import shuffle
 
 PRESETS = ("shanghai-qiaoma", "shanghai-old", "shanghai-baida")
 SEEDS = 40

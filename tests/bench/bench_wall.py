@@ -21,11 +21,11 @@ from mahjong.wall.v1 import wall_pb2, wall_pb2_grpc
 
 from infra.logs import configure_logging
 from infra.store import open_store
-from services.wall import shuffle
-from services.wall.record import HandWall
-from services.wall.repository import WallRepository
+from services.wall.domain import shuffle
+from services.wall.domain.record import HandWall
+from services.wall.domain.verify import record_of, verify_record
 from services.wall.server import SPEC
-from services.wall.verify import record_of, verify_record
+from services.wall.storage.repository import WallRepository
 from tests.bench import (
     bench_seconds,
     bench_venv,

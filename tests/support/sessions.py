@@ -15,7 +15,7 @@ from services.gateway.domain.events.kinds import TableEvent
 from services.gateway.domain.events.log import LoggedEvent
 from services.gateway.domain.ports import WallHand
 from services.gateway.domain.session import Ports, Seat, SessionConfig, TableSession
-from services.wall.record import HandWall
+from services.wall.domain.record import HandWall
 from shared.ruleset import resolve_ruleset
 from tests.doubles.scheduler import ManualScheduler
 

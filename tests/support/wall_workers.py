@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from infra.store import open_store
-from services.wall.repository import WallRepository
+from services.wall.storage.repository import WallRepository
 from shared.errors import FailedPrecondition
 
 

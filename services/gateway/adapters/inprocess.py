@@ -27,15 +27,15 @@ from services.gateway.domain.ports import (
 )
 from services.rules import domain as rules_domain
 from services.scoring import domain as scoring_domain
-from services.wall import shuffle
-from services.wall.record import HandWall, StaleOwner
+from services.wall.domain import shuffle
+from services.wall.domain.record import HandWall, StaleOwner
 from shared.ruleset import resolve_ruleset
 from shared.table import Action, ClaimOptions, ClaimResolution, OwnTurnOptions, TableSnapshot
 from shared.tile_set import tile_set_of
 
 
 class InProcessWall:
-    """Walls held in memory, built by the wall domain (services.wall.record.HandWall)."""
+    """Walls held in memory, built by the wall domain (services.wall.domain.record.HandWall)."""
 
     def __init__(self, counter: CallCounter | None = None, *, keep: int = 64) -> None:
         self.hands: dict[str, HandWall] = {}

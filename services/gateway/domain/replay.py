@@ -6,7 +6,7 @@ its log record's format (:mod:`services.gateway.domain.events.codec`, with its s
 ``verify_hand`` checks an export, of any version this project has written:
 
 1. the wall commitment holds: the revealed seed hashes to the published commitment and every
-   tile dealt and drawn is the tile that seed puts there (services.wall.verify);
+   tile dealt and drawn is the tile that seed puts there (services.wall.domain.verify);
 2. every action was legal: the hand is played again by the same engine against the recorded
    tiles and the rules domain, each recorded action must be one of the options the rules give
    (and pass ``validate_action``), and the replayed events must equal the recorded ones;
@@ -192,7 +192,7 @@ def wall_record(
     swap_count: int = 0,
     tile_set: dict[str, bool] | None = None,
 ) -> dict[str, Any]:
-    """The wall verifier's record (services.wall.verify) of a hand's events; ``tile_set`` the
+    """The wall verifier's record (services.wall.domain.verify) of a hand's events; ``tile_set`` the
     wall record's facts of a 百搭 set (None: the 144 tiles)."""
     started = next(e for e in events if isinstance(e, K.HandStarted))
     assert isinstance(started, K.HandStarted)
@@ -251,7 +251,7 @@ def verify_hand(
     """Check an exported hand (see the module docstring) against ``rules`` and ``scoring``
     (:func:`services.gateway.verify.verify_hand` gives the in-process domain packages)."""
     from services.rules.domain import validate_action
-    from services.wall.verify import RecordError, verify_record
+    from services.wall.domain.verify import RecordError, verify_record
 
     verdict = Verdict()
     header = records[0]
@@ -269,7 +269,7 @@ def verify_hand(
         verdict.problems.append("the record has no hand_started or tiles_dealt event")
         return verdict
     swap_count = ruleset.table.tile_swap_count if ruleset.table.tile_swap else 0
-    from services.wall.record import tile_set_to_json
+    from services.wall.domain.record import tile_set_to_json
 
     facts = tile_set_to_json(tile_set_of(ruleset))
     wall = wall_record(everything, ruleset.table.reserved_tiles, swap_count, facts)

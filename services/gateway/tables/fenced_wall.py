@@ -1,6 +1,6 @@
 """The wall as one table's engine calls it: every call that hands out tiles or ends the hand
 carries the table's ownership epoch (the lease's fencing token), so the wall itself refuses a
-former owner (DrawRequest.owner_epoch; services.wall.record.HandWall).
+former owner (DrawRequest.owner_epoch; services.wall.domain.record.HandWall).
 
 Why: a replica paused past its lease may resume mid-step and call the wall on decisions it
 never wrote (its bot's, a claim); the new owner continues from the log and may make another

@@ -93,7 +93,7 @@ class NeverClaims(RandomBot):
 
 class RefusingWall:
     """The in-process wall, which refuses every draw as fenced once ``refuse`` is set (as the
-    wall does once a newer owner of the table has called it: services/wall/record.py)."""
+    wall does once a newer owner of the table has called it: services/wall/domain/record.py)."""
 
     def __init__(self, wall) -> None:
         self.wall, self.refuse, self.refused = wall, False, 0

@@ -14,7 +14,7 @@ from mahjong.common.v1 import common_pb2
 from mahjong.wall.v1 import wall_pb2, wall_pb2_grpc
 
 from infra.convert import common as C
-from services.wall.record import HandWall
+from services.wall.domain.record import HandWall
 from services.wall.server import SPEC
 from shared import tiles as T
 from tests.support.grpc_server import serving

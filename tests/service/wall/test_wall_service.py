@@ -14,8 +14,8 @@ from mahjong.wall.v1 import wall_pb2, wall_pb2_grpc
 from infra.convert import common as C
 from infra.ports import AUTO_PORT
 from services.wall.cli import record_from_reveal
+from services.wall.domain.verify import verify_record
 from services.wall.server import SERVICE_NAME, SPEC
-from services.wall.verify import verify_record
 from shared import tiles as T
 from tests.support.grpc_server import serving
 from tests.support.probes import (

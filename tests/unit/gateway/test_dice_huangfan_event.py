@@ -8,11 +8,11 @@ from services.gateway.bots import engine_policy, make_bot
 from services.gateway.domain.replay import export_hand
 from services.gateway.domain.session import FINISHED
 from services.gateway.verify import verify_hand
-from services.wall import shuffle
+from services.wall.domain import shuffle
 from tests.support.events import event_proto
 from tests.support.sessions import local_table, seats, session_config
 
-# Seeds whose dice are (1,1): +2, (2,1): +1, (5,2): +0 (services.wall.shuffle).
+# Seeds whose dice are (1,1): +2, (2,1): +1, (5,2): +0 (services.wall.domain.shuffle).
 SEEDS = {43: 2, 2: 1, 0: 0}
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from infra.store.memory import MemoryStore
-from services.wall.events import INDICATOR
-from services.wall.record import HandWall
-from services.wall.repository import WallRepository
-from services.wall.verify import record_of, verify_record
+from services.wall.domain.events import INDICATOR
+from services.wall.domain.record import HandWall
+from services.wall.domain.verify import record_of, verify_record
+from services.wall.storage.repository import WallRepository
 from shared import tiles as T
 from shared.errors import FailedPrecondition, InvalidArgument
 from shared.ruleset import resolve_ruleset
@@ -132,7 +132,7 @@ def test_storage_and_verification_keep_the_tile_set(overrides):
 
 
 def test_a_record_with_a_bad_tile_set_is_a_named_error():
-    from services.wall.verify import RecordError
+    from services.wall.domain.verify import RecordError
 
     record = record_of(HandWall.create("h", SEED, 0, tile_set=baida()))
     record["tile_set"]["jokers"] = True

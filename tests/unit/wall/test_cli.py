@@ -8,8 +8,8 @@ import json
 import pytest
 
 from services.cli import main
-from services.wall.record import HandWall
-from services.wall.verify import record_of
+from services.wall.domain.record import HandWall
+from services.wall.domain.verify import record_of
 
 
 @pytest.fixture

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from services.wall.record import HandWall, StaleOwner
-from services.wall.repository import LOG_PREFIX, WallRepository
-from services.wall.rows import WallOp
+from services.wall.domain.record import HandWall, StaleOwner
+from services.wall.storage.repository import LOG_PREFIX, WallRepository
+from services.wall.storage.rows import WallOp
 from shared.errors import FailedPrecondition, InvalidArgument
 
 SEED = bytes(range(32))

@@ -1,4 +1,4 @@
-"""services.wall.record: one hand's wall with its history — deal, draws, 换牌, request-id
+"""services.wall.domain.record: one hand's wall with its history — deal, draws, 换牌, request-id
 retries, reveal, storage as a header and rows — and that a refused operation changes nothing."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from infra.store.memory import MemoryStore
-from services.wall.events import DEAL, DRAW, REPLACEMENT, SWAP
-from services.wall.record import HandWall
-from services.wall.repository import WallRepository
+from services.wall.domain.events import DEAL, DRAW, REPLACEMENT, SWAP
+from services.wall.domain.record import HandWall
+from services.wall.storage.repository import WallRepository
 from shared import tiles as T
 from shared.errors import FailedPrecondition, InvalidArgument
 

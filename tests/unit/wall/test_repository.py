@@ -1,5 +1,5 @@
-"""services.wall.repository: walls in the store (memory, SQLite and PostgreSQL), atomic draws
-from threads and from processes, one small row per draw, idempotent NewHand, NOT_FOUND, no
+"""services.wall.storage.repository: walls in the store (memory, SQLite and PostgreSQL), atomic
+draws from threads and from processes, one small row per draw, idempotent NewHand, NOT_FOUND, no
 state change on a refused operation, and a record of an unknown version refused."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import threading
 
 import pytest
 
-from services.wall.record import HandWall
-from services.wall.repository import LOG_PREFIX, NAMESPACE, WallRepository
-from services.wall.rows import CorruptWall, WallOp
+from services.wall.domain.record import HandWall
+from services.wall.storage.repository import LOG_PREFIX, NAMESPACE, WallRepository
+from services.wall.storage.rows import CorruptWall, WallOp
 from shared import tiles as T
 from shared.errors import FailedPrecondition, InvalidArgument, NotFound
 from tests.support import wall_workers

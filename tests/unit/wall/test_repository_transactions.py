@@ -11,8 +11,8 @@ from collections import Counter
 import psycopg
 
 from infra.store import open_store
-from services.wall.record import HandWall
-from services.wall.repository import WallRepository
+from services.wall.domain.record import HandWall
+from services.wall.storage.repository import WallRepository
 from tests.support.stores import CountingStore
 
 

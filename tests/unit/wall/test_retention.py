@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from infra.store import open_store
-from services.wall.repository import NAMESPACE, REQUESTS, WallRepository
-from services.wall.retention import Sweeper
+from services.wall.storage.repository import NAMESPACE, REQUESTS, WallRepository
+from services.wall.storage.retention import Sweeper
 from shared.errors import NotFound
 
 

@@ -1,4 +1,4 @@
-"""services.wall.shuffle: the committed, language-neutral shuffle and dice."""
+"""services.wall.domain.shuffle: the committed, language-neutral shuffle and dice."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.wall import shuffle as S
+from services.wall.domain import shuffle as S
 from shared import tiles as T
 
 seeds = st.binary(min_size=32, max_size=32)

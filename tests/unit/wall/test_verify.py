@@ -1,4 +1,4 @@
-"""services.wall.verify: the verifier library — commitment, dice and every dealt or drawn
+"""services.wall.domain.verify: the verifier library — commitment, dice and every dealt or drawn
 tile checked against the wall rebuilt from the seed; a tampered record fails."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.wall.record import HandWall
-from services.wall.verify import RecordError, record_of, verify_record
+from services.wall.domain.record import HandWall
+from services.wall.domain.verify import RecordError, record_of, verify_record
 from shared import tiles as T
 
 SEED = bytes.fromhex("5a" * 32)

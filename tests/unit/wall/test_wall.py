@@ -1,4 +1,4 @@
-"""services.wall.wall: the physical wall of RULES.md §3 — opening, deal, live and replacement
+"""services.wall.domain.wall: the physical wall of RULES.md §3 — opening, deal, live and replacement
 draws, exhaustion, reserved tiles and the tile swap mechanics."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.wall.shuffle import shuffle_and_dice
-from services.wall.wall import (
+from services.wall.domain.shuffle import shuffle_and_dice
+from services.wall.domain.wall import (
     DEALT_TILES,
     Wall,
     WallExhausted,
@@ -182,7 +182,7 @@ def test_wall_rejects_impossible_shapes():
 )
 def test_seat_walls_of_every_set_are_floor_divisions_of_the_ring(extras, wildcards, walls):
     """RULES-presets §13.B.2: seat w's wall is stacks ⌊w·S/4⌋ … ⌊(w+1)·S/4⌋ − 1."""
-    from services.wall.wall import seat_wall_start
+    from services.wall.domain.wall import seat_wall_start
 
     full = T.canonical_set(extras, wildcards)
     stacks = len(full) // 2

@@ -1,5 +1,5 @@
 """What a hand's wall handed out: the event kinds and :class:`WallEvent`, one entry of the event
-log that Reveal discloses and the verifier replays (:class:`~services.wall.record.HandWall`
+log that Reveal discloses and the verifier replays (:class:`~services.wall.domain.record.HandWall`
 records them)."""
 
 from __future__ import annotations

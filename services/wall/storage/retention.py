@@ -10,7 +10,7 @@ import threading
 
 import structlog
 
-from services.wall.repository import WallRepository
+from services.wall.storage.repository import WallRepository
 
 log = structlog.get_logger("mahjong.wall.retention")
 

@@ -2,9 +2,9 @@
 
 Positions and stacks: a set of ``N`` tiles (144; 152 or 148 in the 百搭 set, RULES-presets
 §13.B.2) stands as ``S = N / 2`` stacks. Wall position ``p`` (0 … N − 1, the order
-:mod:`services.wall.shuffle` lays tiles out in) is stack ``p // 2``, the top tile when ``p`` is
-even and the bottom tile when odd. Seat ``w``'s wall is stacks ``⌊w·S/4⌋ … ⌊(w+1)·S/4⌋ − 1``
-(18 each of 72; 19 each of 76; 18, 19, 18, 19 of 74).
+:mod:`services.wall.domain.shuffle` lays tiles out in) is stack ``p // 2``, the top tile when
+``p`` is even and the bottom tile when odd. Seat ``w``'s wall is stacks
+``⌊w·S/4⌋ … ⌊(w+1)·S/4⌋ − 1`` (18 each of 72; 19 each of 76; 18, 19, 18, 19 of 74).
 
 Opening (开牌): with dice sum ``s``, counting the dealer as 1 in turn order, the wall of seat
 ``(dealer + s - 1) mod 4`` is opened; ``s`` of its stacks are skipped and the *break stack*
@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from services.wall.errors import WallExhausted
+from services.wall.domain.errors import WallExhausted
 from shared import tiles as T
 from shared.errors import FailedPrecondition, InvalidArgument
 

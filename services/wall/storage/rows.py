@@ -24,8 +24,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from services.wall.events import DEAL, DRAW, INDICATOR, REPLACEMENT, SWAP
-from services.wall.record import HandWall, tile_set_from_json, tile_set_to_json
+from services.wall.domain.events import DEAL, DRAW, INDICATOR, REPLACEMENT, SWAP
+from services.wall.domain.record import HandWall, tile_set_from_json, tile_set_to_json
 from shared.tile_set import STANDARD, TileSet
 
 HEADER_VERSION = 2

@@ -1,10 +1,11 @@
 """One hand's wall with its history: the seed and commitment, the dice, the physical
-:class:`~services.wall.wall.Wall`, every tile handed out (the event log that Reveal discloses and
-the verifier replays: :mod:`services.wall.events`), 换牌 bookkeeping and the revealed flag.
+:class:`~services.wall.domain.wall.Wall`, every tile handed out (the event log that Reveal
+discloses and the verifier replays: :mod:`services.wall.domain.events`), 换牌 bookkeeping and the
+revealed flag.
 
 :class:`HandWall` is the unit the repository works on and the verifier replays, so the service
 and the verifier cannot disagree. The repository stores it as a header and one row per
-operation (:mod:`services.wall.rows`).
+operation (:mod:`services.wall.storage.rows`).
 """
 
 from __future__ import annotations
@@ -13,10 +14,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from services.wall import shuffle
-from services.wall.errors import StaleOwner
-from services.wall.events import DEAL, DRAW, INDICATOR, REPLACEMENT, SWAP, WallEvent, new_event
-from services.wall.wall import DEALT_TILES, SEATS, Wall, break_stack
+from services.wall.domain import shuffle
+from services.wall.domain.errors import StaleOwner
+from services.wall.domain.events import (
+    DEAL,
+    DRAW,
+    INDICATOR,
+    REPLACEMENT,
+    SWAP,
+    WallEvent,
+    new_event,
+)
+from services.wall.domain.wall import DEALT_TILES, SEATS, Wall, break_stack
 from shared import tiles as T
 from shared.errors import FailedPrecondition, InvalidArgument
 from shared.tile_set import STANDARD, TileSet
@@ -393,7 +402,7 @@ class HandWall:
         """换牌 tile swap (RULES.md §3, option ``table.tile_swap``): after the deal and before the
         first live draw of play, a seat buries exactly ``swap_count`` non-flower tiles it holds
         and takes as many from random places of the wall, once per hand. The places come from
-        the seed's swap stream (:data:`~services.wall.shuffle.SWAP_LABEL`), consumed in event
+        the seed's swap stream (:data:`~services.wall.domain.shuffle.SWAP_LABEL`), consumed in event
         order, so the verifier can replay them."""
         self._check_seat(seat)
         again = self._again(epoch, request_id, SWAP, seat, tuple(buried))

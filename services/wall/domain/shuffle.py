@@ -17,7 +17,7 @@
    elements ``i`` and ``j``. Element ``p`` of the result is the tile at wall position ``p``.
 5. **Dice:** continuing the same stream, ``first = 1 + uniform(6)``, ``second = 1 + uniform(6)``.
 
-How positions form the physical wall is :mod:`services.wall.wall`.
+How positions form the physical wall is :mod:`services.wall.domain.wall`.
 """
 
 from __future__ import annotations

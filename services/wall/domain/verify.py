@@ -30,9 +30,9 @@ import hmac
 from dataclasses import dataclass, field
 from typing import Any
 
-from services.wall import shuffle
-from services.wall.events import DEAL, DRAW, EVENT_KINDS, INDICATOR, REPLACEMENT
-from services.wall.record import HandWall, tile_set_from_json, tile_set_to_json
+from services.wall.domain import shuffle
+from services.wall.domain.events import DEAL, DRAW, EVENT_KINDS, INDICATOR, REPLACEMENT
+from services.wall.domain.record import HandWall, tile_set_from_json, tile_set_to_json
 from shared import tiles as T
 from shared.errors import DomainError
 

@@ -1,7 +1,7 @@
 """Walls in the store, keyed by hand id: one header record, written once at NewHand
 (namespace ``wall``), and one small row per operation in the log ``wall/<hand_id>``
-(:mod:`services.wall.rows`): a draw is one conditional append of one row with its request id,
-in one store transaction, instead of rewriting the whole hand.
+(:mod:`services.wall.storage.rows`): a draw is one conditional append of one row with its
+request id, in one store transaction, instead of rewriting the whole hand.
 
 * **Atomic across replicas.** An operation applies itself to the hand as of log row ``seq``
   and appends its row with ``expected_seq`` = that row: if another replica appended first, the
@@ -34,10 +34,10 @@ from typing import TypeVar
 
 from infra.store import AlreadyExists, Conflict, Store
 from infra.store.base import StoreUnavailable
-from services.wall import shuffle
-from services.wall.events import WallEvent
-from services.wall.record import HandWall
-from services.wall.rows import HandHeader, WallOp, decode_record, op_for
+from services.wall.domain import shuffle
+from services.wall.domain.events import WallEvent
+from services.wall.domain.record import HandWall
+from services.wall.storage.rows import HandHeader, WallOp, decode_record, op_for
 from shared.errors import DomainError, InvalidArgument, NotFound
 from shared.tile_set import STANDARD, TileSet
 
