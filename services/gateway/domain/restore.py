@@ -40,6 +40,7 @@ from services.gateway.domain.session import (
     SessionConfig,
     TableSession,
     decisions,
+    presence,
 )
 from services.gateway.domain.session.bankruptcy import HandAnswer
 from shared.ruleset import resolve_ruleset
@@ -152,9 +153,12 @@ def restore_session(
             if ev.reason == "joined":
                 s.player_id, s.joined = ev.player_id or s.player_id, True
             elif ev.reason == "left":
+                presence.restored(session, ev)
                 s.left = True
                 session.huangfan = 0
                 left_in_hand = left_in_hand or hand_open
+            elif ev.reason in (presence.DISCONNECTED, presence.RECONNECTED):
+                presence.restored(session, ev)
             elif ev.reason in ("auto_play_on", "auto_play_off"):
                 s.auto_play = ev.reason == "auto_play_on"
                 if s.auto_play and ev.private:  # not announced to the others yet
