@@ -15,7 +15,10 @@ The log holds every fact and every applied action, so a table is rebuilt by read
   (absolute, so the wait is not extended by the takeover; already passed: it ends at once);
 * so does the table's own deadline (``end_by_ms``; absent from logs written before it existed:
   none): past it, a table between hands ends instead of dealing, and the hand in play goes on
-  under the overtime timer.
+  under the overtime timer;
+* 掉线: a seat the log says is disconnected (not reconnected, not left) stays so, on 托管, and
+  escapes at the hand's end as it would have on the dead owner (:mod:`.session.presence`);
+  the streams are the new owner's to count, so every seat's grace starts afresh (``watch``).
 """
 
 from __future__ import annotations
