@@ -1,7 +1,7 @@
 // The end of a hand: who won and how, the payments, the scoring breakdown, every revealed
 // hand, the wall's seed and its check against the commitment, and the table's final chips.
 
-import { HandOutcome, type Event, type HandResult, type SeedRevealed, type TableFinished, type TableView } from "./gen/mahjong/gateway/v1/gateway_pb";
+import { EscapeReason, HandOutcome, type Event, type HandResult, type SeedRevealed, type TableFinished, type TableView } from "./gen/mahjong/gateway/v1/gateway_pb";
 import { button, h, seatOf } from "./dom";
 import { HAND_TYPES, WIN_KINDS } from "./labels";
 import { meldElement } from "./pieces";
@@ -18,7 +18,10 @@ export interface ResultHost {
 }
 
 export function resultOverlay(t: ResultHost, v: TableView): HTMLElement | null {
-  const result = t.result.find((e) => e.kind.case === "handResult")?.kind.value as HandResult | undefined;
+  const results = t.result.filter((e) => e.kind.case === "handResult").map((e) => e.kind.value as HandResult);
+  // The hand's own result first; escapes (a Leave, or 掉线 at the hand's end) are named below it.
+  const result = results.find((r) => r.outcome !== HandOutcome.ESCAPE) ?? results[0];
+  const escapes = results.filter((r) => r.outcome === HandOutcome.ESCAPE);
   const seed = t.result.find((e) => e.kind.case === "seedRevealed")?.kind.value as SeedRevealed | undefined;
   const finished = t.result.find((e) => e.kind.case === "tableFinished")?.kind.value as TableFinished | undefined;
   if (!result || t.resultShown) return null;
@@ -89,9 +92,19 @@ export function resultOverlay(t: ResultHost, v: TableView): HTMLElement | null {
       "div",
       { class: "result", "data-testid": "result" },
       h("h2", {}, title),
+      ...escapes.map((r) => escapeLine(r, names)),
       payments,
       h("div", { class: "result-body" }, breakdown, h("div", { class: "result-side" }, revealed, seedBox)),
       close,
     ),
   );
+}
+
+/** One line per escape: who, why (left, or 掉线: disconnected past the grace) and the penalty. */
+function escapeLine(r: HandResult, names: (s: number) => string): HTMLElement {
+  const seat = seatOf(r.escapedSeat);
+  const who = seat === null ? "a player" : names(seat);
+  const penalty = seat === null ? 0n : -(r.payments[seat] ?? 0n);
+  const why = r.escapeReason === EscapeReason.DISCONNECTED ? "掉线: disconnected and not back by the hand's end" : "逃跑: left the table";
+  return h("div", { class: "escape", "data-testid": "escape-reason" }, `${who} — ${why} — pays ${penalty} (${r.house} to the house)`);
 }

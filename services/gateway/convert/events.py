@@ -31,6 +31,11 @@ OUTCOMES = {
     "draw": pb.HAND_OUTCOME_DRAW,
     "escape": pb.HAND_OUTCOME_ESCAPE,
 }
+ESCAPE_REASONS = {
+    "": pb.ESCAPE_REASON_UNSPECIFIED,
+    "left": pb.ESCAPE_REASON_LEFT,
+    "disconnected": pb.ESCAPE_REASON_DISCONNECTED,
+}
 
 
 def seat(s: int | None) -> int:
@@ -202,6 +207,7 @@ def _hand_result(ev: K.HandResult, e: pb.Event) -> None:
         next_huangfan=ev.next_huangfan,
         escaped_seat=seat(ev.escaped_seat),
         garden_stacks=ev.garden_stacks or (),
+        escape_reason=ESCAPE_REASONS[ev.escape_reason],
     )
     for w in ev.winners:
         r.winners.add(

@@ -245,6 +245,14 @@ def _why(exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+def _before_result(events: list[K.TableEvent]) -> list[K.TableEvent]:
+    """A hand's events up to its own result (an escape's result is not the hand's)."""
+    for i, ev in enumerate(events):
+        if isinstance(ev, K.HandResult) and ev.outcome != "escape":
+            return events[:i]
+    return events
+
+
 def verify_hand(
     records: list[dict[str, Any]], *, rules: RulesPort, scoring: ScoringPort
 ) -> Verdict:
@@ -311,8 +319,10 @@ def verify_hand(
         now_ms=lambda: 0,
         defer=steps.append,
     )
-    # A player who left during the hand reset the 荒番 counter: the result says so.
-    engine.huangfan_reset = any(isinstance(e, K.SeatChanged) and e.left for e in everything)
+    # A player who left during the hand reset the 荒番 counter: the result says so. (One who
+    # escapes once the hand is settled, 掉线 past its grace, resets the next hand's.)
+    before = _before_result(everything)
+    engine.huangfan_reset = any(isinstance(e, K.SeatChanged) and e.left for e in before)
     try:
         engine.start()
     except Exception as exc:  # a service of the replay (wall record, rules, scoring) failed

@@ -15,7 +15,10 @@ The log holds every fact and every applied action, so a table is rebuilt by read
   (absolute, so the wait is not extended by the takeover; already passed: it ends at once);
 * so does the table's own deadline (``end_by_ms``; absent from logs written before it existed:
   none): past it, a table between hands ends instead of dealing, and the hand in play goes on
-  under the overtime timer.
+  under the overtime timer;
+* 掉线: a seat the log says is disconnected (not reconnected, not left) stays so, on 托管, and
+  escapes at the hand's end as it would have on the dead owner (:mod:`.session.presence`);
+  the streams are the new owner's to count, so every seat's grace starts afresh (``watch``).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from services.gateway.domain.session import (
     SessionConfig,
     TableSession,
     decisions,
+    presence,
 )
 from services.gateway.domain.session.bankruptcy import HandAnswer
 from shared.ruleset import resolve_ruleset
@@ -152,9 +156,12 @@ def restore_session(
             if ev.reason == "joined":
                 s.player_id, s.joined = ev.player_id or s.player_id, True
             elif ev.reason == "left":
+                presence.restored(session, ev)
                 s.left = True
                 session.huangfan = 0
                 left_in_hand = left_in_hand or hand_open
+            elif ev.reason in (presence.DISCONNECTED, presence.RECONNECTED):
+                presence.restored(session, ev)
             elif ev.reason in ("auto_play_on", "auto_play_off"):
                 s.auto_play = ev.reason == "auto_play_on"
                 if s.auto_play and ev.private:  # not announced to the others yet

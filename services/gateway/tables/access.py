@@ -10,7 +10,7 @@ public; a token is not.
 from __future__ import annotations
 
 from infra.store import Store
-from services.gateway.domain.session import FINISHED, HALTED, TableSession
+from services.gateway.domain.session import FINISHED, HALTED, TableSession, presence
 from services.gateway.domain.tokens import SeatToken, read_seat_token
 from services.gateway.settings import GatewaySettings
 from services.gateway.tables import spectators
@@ -102,7 +102,19 @@ class TableAccess:
                 f"not seat {seat_claim}",
                 field="seat_token",
             )
+        if seat is not None:
+            self.called(table, seat)
         return held
+
+    @staticmethod
+    def called(table: LiveTable, seat: int) -> None:
+        """A call with ``seat``'s token (掉线, :mod:`...domain.session.presence`): its grace runs
+        from now; a seat found disconnected is back, as a step of the table."""
+        session = table.session
+        if session is None or not session.presence.watching:
+            return
+        if presence.called(session, seat):
+            session.scheduler.call_later(0, lambda: presence.came_back(session, seat))
 
     def viewer(self, table: LiveTable, token: str, seat_claim: int | None) -> int | None:
         """Whose view ``token`` sees at ``table``: its seat, or None (a spectator it admits, or

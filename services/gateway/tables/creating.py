@@ -22,7 +22,7 @@ import structlog
 
 from infra.store import AlreadyExists, Store
 from infra.store.ownership import Ownership
-from services.gateway.domain.session import SessionConfig, TableSession
+from services.gateway.domain.session import SessionConfig, TableSession, presence
 from services.gateway.settings import GatewaySettings
 from services.gateway.tables.creation import TableSpec, seat_tokens, spec_fingerprint
 from services.gateway.tables.live import LiveTable
@@ -186,6 +186,7 @@ class TableCreation:
                 if not (isinstance(exc, DomainError) and exc.reason == "NOT_OWNER"):
                     self._abandon(table, spec.request_id)
                 raise
+            presence.watch(session)  # 掉线: each player's grace runs until a stream opens
             sched.call_later(0, session.begin)
         return table_id, seat_tokens(st.secret, table_id, seats)
 

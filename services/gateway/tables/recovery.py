@@ -24,7 +24,7 @@ from infra.store import Store
 from infra.store.ownership import Ownership
 from services.gateway.domain.events import kinds as K
 from services.gateway.domain.restore import restore_session
-from services.gateway.domain.session import FINISHED, HALTED
+from services.gateway.domain.session import FINISHED, HALTED, presence
 from services.gateway.tables import requests, spectators
 from services.gateway.tables.leases import OnEvent
 from services.gateway.tables.live import LiveTable
@@ -90,6 +90,8 @@ class TableRecovery:
                     table_id, log, timers=self.wiring.timers(), **self.wiring.connect(table, sched)
                 )
                 table.session = session
+                if session.phase not in (FINISHED, HALTED):
+                    presence.watch(session)  # 掉线: the streams move here, the grace restarts
             tables[table_id] = table
             if session.phase == FINISHED:
                 self.registry.evict_later(table)

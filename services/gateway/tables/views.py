@@ -12,6 +12,7 @@ from typing import Any
 from infra.store import Store
 from services.gateway.domain.events import kinds as K
 from services.gateway.domain.events.log import LoggedEvent
+from services.gateway.domain.session import TableSession, presence
 from services.gateway.domain.tokens import SeatToken
 from services.gateway.tables import spectators
 from services.gateway.tables.access import TableAccess
@@ -93,7 +94,7 @@ class TableViews:
         self, table: LiveTable, viewer: SeatToken, after: int, active: Callable[[], bool]
     ) -> Iterator[Seen]:
         """The same batches for a stream :meth:`open_stream` checked."""
-        return stream(
+        batches = stream(
             self.store,
             table,
             self.access.watching(table, viewer.seat),
@@ -102,6 +103,7 @@ class TableViews:
             functools.partial(self.leases.not_owner, table.id),
             self._still_watching(table, viewer),
         )
+        return batches if viewer.seat is None else _seat_stream(table, viewer.seat, batches)
 
     def subscribe_async(
         self,
@@ -112,7 +114,7 @@ class TableViews:
     ) -> AsyncIterator[Seen]:
         """The same batches for a coroutine on the server's event loop (no thread held while it
         waits), for a stream :meth:`open_stream` checked."""
-        return stream_async(
+        batches = stream_async(
             self.store,
             table,
             self.access.watching(table, viewer.seat),
@@ -121,6 +123,7 @@ class TableViews:
             run_blocking,
             self._still_watching(table, viewer),
         )
+        return batches if viewer.seat is None else _seat_stream_async(table, viewer.seat, batches)
 
     @staticmethod
     def _still_watching(table: LiveTable, viewer: SeatToken) -> Callable[[], None]:
@@ -133,3 +136,33 @@ class TableViews:
                 raise spectators.revoked(spectator_id)
 
         return check
+
+
+# --- 掉线: a seat's open streams (:mod:`services.gateway.domain.session.presence`) ----------
+def _tell(table: LiveTable, seat: int, what: Callable[[TableSession, int], None]) -> None:
+    """Tell the table's session that a stream of ``seat`` opened or ended, as a step of the
+    table (its scheduler runs it under the table's lock)."""
+    session = table.session
+    if session is not None and session.presence.watching:
+        session.scheduler.call_later(0, lambda: what(session, seat))
+
+
+def _seat_stream(table: LiveTable, seat: int, batches: Iterator[Seen]) -> Iterator[Seen]:
+    """``batches`` of a seat's stream, the seat connected while it runs."""
+    _tell(table, seat, presence.stream_opened)
+    try:
+        yield from batches
+    finally:
+        _tell(table, seat, presence.stream_closed)
+
+
+async def _seat_stream_async(
+    table: LiveTable, seat: int, batches: AsyncIterator[Seen]
+) -> AsyncIterator[Seen]:
+    """The same, for a stream on the event loop (a client gone cancels it: ``finally``)."""
+    _tell(table, seat, presence.stream_opened)
+    try:
+        async for batch in batches:
+            yield batch
+    finally:
+        _tell(table, seat, presence.stream_closed)

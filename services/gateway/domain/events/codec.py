@@ -299,7 +299,7 @@ OPTIONAL_FIELDS: dict[type[K.TableEvent], dict[str, Any]] = {
     K.HandStarted: {"huangfan_dice": None, "garden_stacks": None, "doubled_seats": ()},
     K.TilesDealt: {"counts": ()},
     K.FlowersExposed: {"replacement_count": None},
-    K.HandResult: {"escaped_seat": None, "garden_stacks": None},
+    K.HandResult: {"escaped_seat": None, "garden_stacks": None, "escape_reason": ""},
     K.TableFinished: {"garden_stacks": None},
     K.SeatChanged: {
         "auto_play": False,

@@ -323,6 +323,7 @@ class HandResult(TableEvent):
     robbed_tile: int | None = None
     escaped_seat: int | None = None
     garden_stacks: tuple[int, ...] | None = None  # 逛花园: the stacks after the hand
+    escape_reason: str = ""  # an escape's: "left" (Leave) or "disconnected" (掉线)
     hand_id: str = ""
     hand_number: int = 0
 
@@ -361,7 +362,8 @@ class TableFinished(TableEvent):
 
 @dataclass
 class SeatChanged(TableEvent):
-    """A seat's occupant changed (``reason``: joined, left, auto_play_on, auto_play_off).
+    """A seat's occupant changed (``reason``: joined, left, auto_play_on, auto_play_off, and
+    掉线's disconnected — no stream and no call for the ruleset's grace — and reconnected).
     ``private``: for the seat only (a 托管 the others have not been told of);
     ``deadline_private``: the new ``deadline_ms`` is the seat's own (a claim is pending)."""
 

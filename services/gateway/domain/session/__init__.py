@@ -4,6 +4,7 @@
 * :mod:`.config` — seats, configuration, ports, phases and counters;
 * :mod:`.decisions` — timers, bots and 托管;
 * :mod:`.escape` — leaving a table (the escape penalty);
+* :mod:`.presence` — 掉线: a player gone past the grace escapes at the hand's end;
 * :mod:`.seating` — open seats (空座), their wait, joining;
 * :mod:`.deadline` — the table's deadline and the overtime timer;
 * :mod:`.bankruptcy` — 破产: matchmaking's answer to a hand, bankrupt seats taken by bots;

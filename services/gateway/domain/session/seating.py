@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from services.gateway.domain.events.kinds import SeatChanged
+from services.gateway.domain.session import presence
 from services.gateway.domain.session.config import BETWEEN_HANDS, FINISHED, WAITING
 from shared.errors import FailedPrecondition
 
@@ -73,4 +74,5 @@ def join(t: TableSession, seat: int, player_id: str, display_name: str) -> None:
                 hand_number=number,
             )
         )
+        presence.joined(t, seat)
     maybe_begin(t)

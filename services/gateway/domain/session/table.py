@@ -64,6 +64,7 @@ from services.gateway.domain.session import (
     decisions,
     double_cards,
     escape,
+    presence,
     seating,
     views,
 )
@@ -167,6 +168,8 @@ class TableSession:
         # Seats put on 托管 by a missed claim or 抢杠, not yet announced to the others (see
         # decisions.timeout): told at the seat's next own turn.
         self.auto_play_hidden: set[int] = set()
+        # 掉线: who is connected, who was found disconnected (:mod:`.presence`)
+        self.presence = presence.Presence()
 
     # --- rounds and 逛花园 --------------------------------------------------------------------
     @property
@@ -352,6 +355,8 @@ class TableSession:
                 "doubled_seats": list(hand.config.doubled_seats),
             },
         )
+        if self.presence.disconnected:  # 掉线 and not back: escaped now (:mod:`.presence`)
+            presence.hand_over(self, hand)
         self.phase = BETWEEN_HANDS
         reason = self.limit_reached()
         if reason:
@@ -539,6 +544,7 @@ class TableSession:
         s = self.seats[seat]
         if s.left:
             raise FailedPrecondition(f"seat {seat} left the table", reason="SEAT_LEFT")
+        presence.came_back(self, seat)  # 掉线: a call before the hand's end keeps the seat
         hand.act(seat, action, request_id=request_id)
         s.timeouts_in_row = 0
         if s.auto_play:

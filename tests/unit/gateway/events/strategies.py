@@ -203,6 +203,7 @@ EVENTS = {
         robbed_tile=opt_tile,
         escaped_seat=opt_seats,
         garden_stacks=stacks,
+        escape_reason=st.sampled_from(("", "left", "disconnected")),
         **heads,
     ),
     K.SeedRevealed: st.builds(K.SeedRevealed, seed=text, commitment=text, **heads),
