@@ -69,14 +69,17 @@ def logged(path, event: str, table_id: str) -> bool:
     return False
 
 
-def lease_expired(db, table_id: str) -> bool:
-    """Whether the table's lease in the gateway's SQLite store has expired (or was released)."""
+def lease_lost_by(db, table_id: str, owner: str) -> bool:
+    """Whether ``owner`` no longer holds the table's lease in the gateway's SQLite store: it
+    expired, was released, or another replica took it over. (Waiting for "expired" alone would
+    race with that takeover: a replica adopting orphaned tables may take the lease before a
+    probe reads it expired, and the lease is then held again, by the new owner.)"""
     store = open_store(f"sqlite:///{db}")
     try:
         lease = store.get_lease(LEASE_PREFIX + table_id)
     finally:
         store.close()
-    return lease is not None and not lease.held
+    return lease is not None and (not lease.held or lease.owner != owner)
 
 
 def play_until_own_turn(stub, player: str, max_hands: int, turns: int):
@@ -199,7 +202,9 @@ def test_a_paused_owner_never_writes_after_the_takeover(stack):
         ch_b = as_player(b.address)
         stub_b = gateway_pb2_grpc.GatewayServiceStub(ch_b)
         # paused until its lease has expired (by the store's clock): b takes the table over
-        probes.wait_for(lambda: lease_expired(db, t.table_id), 30, "a's lease to expire")
+        probes.wait_for(
+            lambda: lease_lost_by(db, t.table_id, "replica-a"), 30, "a's lease to expire"
+        )
         got, finished, resumed = [], False, False
         last = seen[-1].sequence  # the player resumes from the last event it saw
         for r in stub_b.Subscribe(

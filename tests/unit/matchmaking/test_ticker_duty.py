@@ -28,7 +28,10 @@ def wait_for(fn, seconds: float) -> float:
 
 
 def test_one_replica_holds_the_duty_and_a_release_hands_it_over_at_once(backend):
-    a, b = duties(backend)
+    # A lease far longer than the test: a hand-over here is the release's, never an expiry's
+    # (with 400 ms, a holder stalled that long between its acquire and b's, as on a loaded
+    # machine, lost the duty to b by expiry and the test saw two holders in turn).
+    a, b = duties(backend, ttl_ms=60_000)
     try:
         assert a.held() and not b.held() and a.held()
         lease = a.ownership.store.get_lease(PREFIX + TICKER)
