@@ -202,6 +202,7 @@ def _hand_result(ev: K.HandResult, e: pb.Event) -> None:
         next_huangfan=ev.next_huangfan,
         escaped_seat=seat(ev.escaped_seat),
         garden_stacks=ev.garden_stacks or (),
+        fees=ev.fees,
     )
     for w in ev.winners:
         r.winners.add(
