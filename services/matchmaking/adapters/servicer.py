@@ -163,6 +163,7 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
             hand_payments=books.hand_payments,
             room_fees=books.room_fees,
             house_take=books.house_take,
+            room_fees_booked=books.room_fees_booked,
         )
 
     def ListLevels(self, request, context):

@@ -68,6 +68,28 @@ def test_a_hand_books_each_human_seats_fee_as_its_own_entry_to_the_house():
     assert books.hand_payments - books.room_fees + books.house_take == 0
 
 
+@pytest.mark.parametrize("backend", ["memory", "sqlite"])
+def test_room_fees_booked_beyond_what_hands_charged_are_a_discrepancy(backend, tmp_path):
+    from infra.store import open_store
+
+    store = open_store("memory://" if backend == "memory" else f"sqlite:///{tmp_path}/mm.db")
+    mm, alloc, _ = make_service(store, level_fee_units=UNITS)
+    tid, tag, ids, stake = seated_quick_table(mm, alloc)
+    fee = stake * UNITS
+    mm.record_hand(HandReport("h1", tid, tag, tuple(ids), (0,) * 4, fees=(fee,) * 4))
+    day = reconciliation.report_for(mm.store, "", mm.clock(), 10**9)
+    assert (day.room_fees, day.room_fees_booked, day.discrepancies) == (4 * fee, 4 * fee, ())
+    # a room_fee booked to the house outside any hand (a forged transaction) is found
+    legs = [
+        ledger.Leg(ids[0], "silver", -1, "room_fee"),
+        ledger.Leg(HOUSE, "silver", 1, "room_fee"),
+    ]
+    ledger.transact(mm.store, "forged-fee", legs, mm.clock())
+    day = reconciliation.report_for(mm.store, "", mm.clock(), 10**9)
+    assert day.room_fees_booked == 4 * fee + 1
+    assert any("room fees" in d for d in day.discrepancies)
+
+
 def test_conservation_names_a_stored_hand_that_breaks_it():
     good = HandReport(
         "h", "t", "quick/x", ("a", "b", "c", "bot-d"), (3, -1, -1, -1), 0, fees=(2,) * 3 + (0,)

@@ -564,9 +564,17 @@ def hands_between(store: Records, start: float, end: float) -> list[HandReport]:
     return [_report_of(row.report) for row in books_of(store).hands_between(start, end)]
 
 
-def account_net(store: Records, account: str, start: float, end: float, asset: str = SILVER) -> int:
-    """What ``account``'s entries of ``asset`` written in [start, end) add up to."""
-    return books_of(store).account_net(account, asset, start, end)
+def account_net(
+    store: Records,
+    account: str,
+    start: float,
+    end: float,
+    asset: str = SILVER,
+    kind: str | None = None,
+) -> int:
+    """What ``account``'s entries of ``asset`` (of one ``kind``, or all) written in [start, end)
+    add up to."""
+    return books_of(store).account_net(account, asset, start, end, kind)
 
 
 def chips_by_player(store: Records, group: str, tag_prefix: str = "") -> dict[str, int]:

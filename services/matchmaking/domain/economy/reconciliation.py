@@ -47,6 +47,7 @@ class Reconciliation:
     hand_payments: int = 0  # the day's seats' payments (sum; + = received)
     room_fees: int = 0  # the day's room service fees, paid by human seats to the house
     house_take: int = 0  # the day's escape shares + room fees
+    room_fees_booked: int = 0  # the house's room_fee entries that day (≤ room_fees: short fees)
 
 
 def conservation(report: HandReport) -> str:
@@ -112,6 +113,9 @@ def report_for(store: Records, day: str, now: float, alert_at: int) -> Reconcili
         house += report.house
         if problem := conservation(report):
             wrong.append(problem)
+    booked = ledger.account_net(store, HOUSE, start, end, kind=ledger.ROOM_FEE)
+    if booked > fees or booked < 0:  # short fees (破产) book less; never more than charged
+        wrong.append(f"the house booked {booked} of room fees; the day's hands charged {fees}")
     ranked = sorted(nets.items(), key=lambda kv: (-abs(kv[1]), kv[0]))
     players = tuple(HouseNet(p, n, abs(n) > alert_at) for p, n in ranked[:MAX_LISTED] if n)
     return Reconciliation(
@@ -122,6 +126,7 @@ def report_for(store: Records, day: str, now: float, alert_at: int) -> Reconcili
         payments,
         fees,
         house + fees,
+        booked,
     )
 
 
