@@ -154,6 +154,7 @@ class OutboxSender:
                     escaped_seat=seat_to_proto(esc) if esc is not None else 0,
                     hand_number=report.hand_number,
                     doubled_seats=[seat_to_proto(s) for s in report.doubled_seats],
+                    fees=report.fees,
                 ),
                 timeout=self.timeout,
                 metadata=self.metadata,

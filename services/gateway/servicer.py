@@ -119,7 +119,20 @@ def table_spec_from_proto(req: pb.CreateTableRequest, *, report_hands: bool = Tr
         report_hands=report_hands,
         seat_wait_ms=_seat_wait_ms(req.seat_wait_seconds),
         end_by_ms=req.end_by_unix_ms,
+        fee_per_hand=_fee_per_hand(req.fee_per_hand),
     )
+
+
+def _fee_per_hand(fee: int) -> int:
+    """CreateTableRequest.fee_per_hand, checked: 0 or more (a negative fee would pay the seats
+    out of the house's silver)."""
+    if fee < 0:
+        raise InvalidArgument(
+            f"fee_per_hand {fee} is negative: the room service fee is what each seat pays the "
+            "house (0 = none)",
+            field="fee_per_hand",
+        )
+    return fee
 
 
 def _seat_wait_ms(seconds: int) -> int | None:

@@ -272,13 +272,20 @@ def register(subparsers) -> None:
         rs.add_parser("open", help="open a room (costs one room card)"),
         lambda s, a: s.OpenRoom(
             pb.OpenRoomRequest(
-                session_token=a.token, ruleset=_rules(a.ruleset), max_hands=a.max_hands
+                session_token=a.token,
+                ruleset=_rules(a.ruleset),
+                max_hands=a.max_hands,
+                fee_per_hand=a.fee_per_hand,
             ),
             timeout=TIMEOUT,
         ),
         TOKEN,
         (("--ruleset",), {"default": ""}),
         (("--max-hands",), {"type": int, "default": 0}),
+        (
+            ("--fee-per-hand",),
+            {"type": int, "default": 0, "help": "台费: silver each person pays the house a hand"},
+        ),
     )
     _token_and_key_calls(
         rs,

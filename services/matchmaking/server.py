@@ -118,6 +118,12 @@ class MatchmakingSettings:
         "house.bot_net_alert: a player's net silver against the house's bot seats in one "
         "day above this raises the reconciliation alert",
     )
+    level_fee_units: int = setting(
+        DEFAULTS.level_fee_units,
+        "--level-fee-units",
+        "the room service fee (台费, RULES.md §9a) of quick-match tables in stake units: each "
+        "human seat pays the house the level's base chips × this per hand (0 = no fee)",
+    )
     # Identity (issue 21): the issuers trusted, guests, sessions, production.
     issuers: str = setting(
         "",
@@ -247,7 +253,18 @@ def mm_config(extra: dict[str, Any]) -> MatchmakingConfig:
         claim_ms=s.lease_ms,
         item_prices=item_prices(s),
         bot_net_alert=s.bot_net_alert,
+        level_fee_units=_fee_units(s.level_fee_units),
     )
+
+
+def _fee_units(units: int) -> int:
+    """--level-fee-units: 0-1000 stake units (a negative fee would pay seats out of the house's
+    silver; above 1000 a hand's fee passes 20 loss caps); anything else stops the server."""
+    if not 0 <= units <= 1000:
+        raise InvalidArgument(
+            f"--level-fee-units {units} is out of range 0-1000", field="level_fee_units"
+        )
+    return units
 
 
 def item_prices(s: MatchmakingSettings) -> items.ItemPrices:

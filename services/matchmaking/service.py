@@ -71,6 +71,9 @@ class MatchmakingConfig:
     # How long a replica that died while creating a table keeps others from recording it (its
     # creation claim's lease, renewed while it lives: allocated_tables); --lease-ms.
     claim_ms: int = allocated_tables.CLAIM_TTL_MS
+    # The room service fee (台费, RULES.md §9a) of quick-match tables, in stake units: a level's
+    # tables charge each human seat base chips × this per hand; 0 = none (--level-fee-units).
+    level_fee_units: int = levels.FEE_STAKE_UNITS
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +134,7 @@ class Matchmaking:
             store, self.allocator, clock, identity.authenticate, changes, metrics
         )
         self.queue_desk = queue_desk = QueueDesk(
-            store, clock, identity.authenticate, changes.notify, self._holds
+            store, clock, identity.authenticate, changes.notify, self._holds, config.level_fee_units
         )
         self.reports = reports = ReportDesk(store, clock, changes, economy.bankrupt_after, metrics)
 
@@ -251,7 +254,11 @@ class Matchmaking:
         now = self.clock()
         changed = False
         for formed in queues.form_tables(
-            self.store, self.allocator, now, self.config.bot_fill_seconds
+            self.store,
+            self.allocator,
+            now,
+            self.config.bot_fill_seconds,
+            self.config.level_fee_units,
         ):
             changed = True
             waits = [(t.stake, now - t.created_at) for t in formed.tickets]

@@ -17,7 +17,7 @@ from infra.interceptor import internal_metadata
 from services.gateway.tables import OUTBOX, read_table_log
 from tests.support.grpc_server import channel_to, serving
 from tests.support.probes import rpc_error
-from tests.support.stacks import inprocess_gateway, matchmaking_spec, queued_table
+from tests.support.stacks import inprocess_gateway, matchmaking_spec, queued_table, table_fees
 from tests.support.tables import bot_seats, table_request
 from tests.unit.matchmaking.mm_fakes import FakeAllocator
 
@@ -70,6 +70,7 @@ def _quick_table(player, mm, alloc):
         tag=tag,
         player_ids=ids,
         payments=[-9, 3, 3, 3],
+        fees=table_fees(alloc, table_id),
     )
     return report, ids
 
@@ -113,4 +114,5 @@ def test_record_hand_answers_the_gateways_certificate_alone():
             assert gateway.RecordHand(report, metadata=token, timeout=T).duplicate is False
         finally:
             gateway_channel.close()
-        assert _silver(server.resource.matchmaking, ids) == [991, 1003, 1003, 1003]
+        # payments less the room service fee (台费, 8 at stake 8) each seat pays
+        assert _silver(server.resource.matchmaking, ids) == [983, 995, 995, 995]

@@ -165,6 +165,13 @@ def queued_table(stub, mm, alloc, timeout: float = 10.0) -> tuple[str, str, list
     return table.table_id, request.tag, [s.player_id for s in request.seats]
 
 
+def table_fees(alloc, table_id: str) -> list[int]:
+    """The room service fee (台费) a gateway reports for each seat of a table ``alloc`` (a
+    FakeAllocator) created: the table's fee at a player's seat, 0 at a bot's."""
+    request = alloc.by_table(table_id)
+    return [0 if s.bot else request.fee_per_hand for s in request.seats]
+
+
 def service_process(
     name: str,
     log_dir: Path,

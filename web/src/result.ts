@@ -44,6 +44,15 @@ export function resultOverlay(t: ResultHost, v: TableView): HTMLElement | null {
     ...result.payments.map((p, i) => h("div", { class: `pay ${p > 0n ? "pos" : p < 0n ? "neg" : ""}` }, h("span", {}, names(i)), h("strong", {}, `${p > 0n ? "+" : ""}${p}`))),
     result.house ? h("div", { class: "pay" }, h("span", {}, "house"), h("strong", {}, String(result.house))) : null,
   );
+  // 台费: the room service fee each seat paid the house, apart from the payments (RULES §9a).
+  const fees = result.fees.some((f) => f > 0n)
+    ? h(
+        "div",
+        { class: "payments fees", "data-testid": "fees" },
+        h("span", { class: "who" }, "台费 room fee"),
+        ...result.fees.map((f, i) => (f > 0n ? h("div", { class: "pay neg" }, h("span", {}, names(i)), h("strong", {}, `-${f}`)) : null)),
+      )
+    : null;
   const revealed = h(
     "div",
     { class: "revealed", "data-testid": "revealed" },
@@ -94,6 +103,7 @@ export function resultOverlay(t: ResultHost, v: TableView): HTMLElement | null {
       h("h2", {}, title),
       ...escapes.map((r) => escapeLine(r, names)),
       payments,
+      fees,
       h("div", { class: "result-body" }, breakdown, h("div", { class: "result-side" }, revealed, seedBox)),
       close,
     ),

@@ -208,6 +208,7 @@ def _hand_result(ev: K.HandResult, e: pb.Event) -> None:
         escaped_seat=seat(ev.escaped_seat),
         garden_stacks=ev.garden_stacks or (),
         escape_reason=ESCAPE_REASONS[ev.escape_reason],
+        fees=ev.fees,
     )
     for w in ev.winners:
         r.winners.add(

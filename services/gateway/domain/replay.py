@@ -311,6 +311,7 @@ def verify_hand(
             claim_ms=0,
             garden_stacks=started.garden_stacks,
             doubled_seats=started.doubled_seats,
+            fees=started.fees,
         ),
         wall=RecordedWall(started, dealt, wall),
         rules=rules,

@@ -128,6 +128,7 @@ def restore_session(
         tag=started.tag,
         first_dealer=started.first_dealer,
         end_by_ms=started.end_by_ms,
+        fee_per_hand=started.fee_per_hand,
         discard_ms=timers.get("discard_ms"),
         claim_ms=timers.get("claim_ms"),
         bot_delay_ms=timers.get("bot_delay_ms") or 0,

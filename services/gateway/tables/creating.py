@@ -165,6 +165,7 @@ class TableCreation:
                 first_dealer=spec.first_dealer,
                 seat_wait_ms=st.seat_wait_ms if spec.seat_wait_ms is None else spec.seat_wait_ms,
                 end_by_ms=spec.end_by_ms,
+                fee_per_hand=spec.fee_per_hand,
                 **self.wiring.timers(),
             ),
             spec.seats,
@@ -222,9 +223,9 @@ class TableCreation:
             # The table id is not named: a request id is no credential for that table.
             raise FailedPrecondition(
                 f"request_id {request_id!r} was already used by a different CreateTable "
-                "request (seats, ruleset, stake, limits, tag, first dealer, seat wait or "
-                "deadline differ); a retry must repeat the request exactly, a new table needs a "
-                "new request id",
+                "request (seats, ruleset, stake, limits, tag, first dealer, seat wait, "
+                "deadline or fee differ); a retry must repeat the request exactly, a new "
+                "table needs a new request id",
                 reason="REQUEST_ID_REUSED",
                 field="request_id",
             )

@@ -34,6 +34,8 @@ class TableSpec:
     seat_wait_ms: int | None = None
     # The table's deadline, Unix ms (0 = none): no hand is dealt after it.
     end_by_ms: int = 0
+    # The room service fee (台费): chips per hand from each player's seat to the house.
+    fee_per_hand: int = 0
 
 
 def spec_fingerprint(spec: TableSpec) -> str:
@@ -55,6 +57,8 @@ def spec_fingerprint(spec: TableSpec) -> str:
     }
     if spec.end_by_ms:
         canonical["end_by_ms"] = spec.end_by_ms
+    if spec.fee_per_hand:
+        canonical["fee_per_hand"] = spec.fee_per_hand
     raw = json.dumps(canonical, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(raw.encode()).hexdigest()
 

@@ -167,6 +167,7 @@ class HandReport:
     escaped_seat: int | None = None
     hand_number: int = 0  # the hand's number at its table: its held 加倍卡's key
     doubled_seats: tuple[int, ...] = ()  # seats that played a 加倍卡 for the hand
+    fees: tuple[int, ...] = ()  # 台费 each seat paid the house, by seat (empty = none)
 
     kind = "hand"
 
@@ -212,6 +213,7 @@ def decode_report(raw: bytes) -> Report:
             escaped_seat=None if esc is None else int(esc),
             hand_number=int(d.get("hand_number", 0)),
             doubled_seats=tuple(int(x) for x in d.get("doubled_seats", ())),
+            fees=tuple(int(x) for x in d.get("fees", ())),
         )
     if kind == "finished":
         return FinishedReport(

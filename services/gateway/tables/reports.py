@@ -82,6 +82,7 @@ class TableReports:
                 escaped_seat=data.get("escaped_seat"),
                 hand_number=int(data.get("hand_number", 0)),  # type: ignore[call-overload]
                 doubled_seats=tuple(data.get("doubled_seats", ())),  # type: ignore[arg-type]
+                fees=tuple(data.get("fees", ())),  # type: ignore[arg-type]
             )
         else:
             report = FinishedReport(table.id, table.tag, data["hands_played"])

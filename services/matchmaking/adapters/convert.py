@@ -55,6 +55,7 @@ _ENTRY_KINDS = {
     ledger.ROOM_CARD_SPENT: pb.LEDGER_ENTRY_KIND_ROOM_CARD,
     ledger.DOUBLE_CARD_HELD: pb.LEDGER_ENTRY_KIND_DOUBLE_CARD,
     ledger.BOT_SIDE: pb.LEDGER_ENTRY_KIND_BOT_SIDE,
+    ledger.ROOM_FEE: pb.LEDGER_ENTRY_KIND_ROOM_FEE,
 }
 
 
@@ -62,18 +63,24 @@ def _ms(seconds: float | None) -> int:
     return 0 if seconds is None else round(seconds * 1000)
 
 
-def level_to_proto(level: levels.Level) -> pb.Level:
+def level_to_proto(level: levels.Level, fee_units: int) -> pb.Level:
+    """A level, with the room service fee its tables charge under ``fee_units``."""
     return pb.Level(
         rank=level.rank,
         name=level.name,
         english_name=level.english,
         min_silver=level.min_silver,
         base_chips=level.base_chips,
+        fee_per_hand=levels.fee_for_stake(level.base_chips, fee_units),
         allowed_stakes=levels.allowed_stakes(level),
     )
 
 
-def player_to_proto(player: Player, assets: Mapping[str, int] | None = None) -> pb.Player:
+def player_to_proto(
+    player: Player,
+    assets: Mapping[str, int] | None = None,
+    fee_units: int = levels.FEE_STAKE_UNITS,
+) -> pb.Player:
     """A player with the ledger's balances of every asset (none: a bot or guest, no wallet)."""
     held = assets or {}
     silver = held.get(ledger.SILVER, 0)
@@ -82,7 +89,7 @@ def player_to_proto(player: Player, assets: Mapping[str, int] | None = None) -> 
         display_name=player.display_name,
         bot=player.bot,
         silver=silver,
-        level=level_to_proto(levels.level_for(silver)),
+        level=level_to_proto(levels.level_for(silver), fee_units),
         room_cards=held.get(ledger.ROOM_CARD, 0),
         double_cards=held.get(ledger.DOUBLE_CARD, 0),
         match_cards=held.get(ledger.MATCH_CARD, 0),
@@ -160,6 +167,7 @@ def room_to_proto(room: rooms.Room, viewer: str = "") -> pb.Room:
         ],
         assignment=assignment_to_proto(room.assignment_for(viewer) if viewer else None),
         ruleset_options=room.ruleset_options,
+        fee_per_hand=room.fee_per_hand,
         failure=room.failure,
     )
 
@@ -302,6 +310,7 @@ def hand_report_from_proto(req: pb.RecordHandRequest) -> ledger.HandReport:
         doubled_seats=tuple(
             seat_from_proto(x, f"doubled_seats[{i}]") for i, x in enumerate(req.doubled_seats)
         ),
+        fees=tuple(req.fees),
     )
 
 
@@ -316,4 +325,5 @@ def hand_report_to_proto(report: ledger.HandReport) -> pb.RecordHandRequest:
         escaped_seat=seat_to_proto(report.escaped_seat),
         hand_number=report.hand_number,
         doubled_seats=[seat_to_proto(x) for x in report.doubled_seats],
+        fees=report.fees,
     )

@@ -53,6 +53,7 @@ def create_table_request(request: TableRequest) -> gateway_pb2.CreateTableReques
             else seat_to_proto(request.first_dealer)
         ),
         end_by_unix_ms=request.end_by_unix_ms,
+        fee_per_hand=request.fee_per_hand,
     )
 
 

@@ -40,8 +40,10 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
     # --- identity ----------------------------------------------------------------------------
     def _player(self, player) -> pb.Player:
         if player.guest or player.bot:  # no ledger account
-            return conv.player_to_proto(player)
-        return conv.player_to_proto(player, self.mm.asset_balances(player.player_id))
+            return conv.player_to_proto(player, None, self.mm.config.level_fee_units)
+        return conv.player_to_proto(
+            player, self.mm.asset_balances(player.player_id), self.mm.config.level_fee_units
+        )
 
     def SignIn(self, request, context):
         got = self.mm.sign_in(request.id_token, request.display_name)
@@ -97,7 +99,7 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
                 pb.Balance(
                     player_id=v.player_id,
                     silver=v.silver,
-                    level=conv.level_to_proto(v.level),
+                    level=conv.level_to_proto(v.level, self.mm.config.level_fee_units),
                     own=v.own,
                 )
                 for v in views
@@ -158,10 +160,17 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
                 for n in books.players
             ],
             discrepancies=list(books.discrepancies),
+            hand_payments=books.hand_payments,
+            room_fees=books.room_fees,
+            house_take=books.house_take,
+            room_fees_booked=books.room_fees_booked,
         )
 
     def ListLevels(self, request, context):
-        return pb.ListLevelsResponse(levels=[conv.level_to_proto(lv) for lv in levels.LEVELS])
+        units = self.mm.config.level_fee_units
+        return pb.ListLevelsResponse(
+            levels=[conv.level_to_proto(lv, units) for lv in levels.LEVELS]
+        )
 
     # --- quick match -------------------------------------------------------------------------
     def ticket_message(self, ticket: queues.Ticket) -> pb.Ticket:
@@ -195,6 +204,7 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
             request.ruleset.name,
             request.max_hands,
             dict(request.ruleset.options),
+            request.fee_per_hand,
         )
         acc = self.mm.account(room.owner)
         return pb.OpenRoomResponse(

@@ -85,12 +85,14 @@ class MemoryLedger(LedgerStore):
             ]
         return sorted(found, key=_order, reverse=True)[:limit]
 
-    def account_net(self, account: str, asset: str, start: float, end: float) -> int:
+    def account_net(
+        self, account: str, asset: str, start: float, end: float, kind: str | None = None
+    ) -> int:
         with self._lock:
             return sum(
                 e.amount
                 for e in self._by_account.get(account, ())
-                if e.asset == asset and start <= e.at < end
+                if e.asset == asset and start <= e.at < end and kind in (None, e.kind)
             )
 
     def has_hand(self, hand_id: str) -> bool:

@@ -111,12 +111,16 @@ class SqlLedger(LedgerStore):
         sql += " ORDER BY at DESC, ref DESC, seq DESC LIMIT %s"
         return [Entry(*row) for row in self._rows(sql, *args, limit)]
 
-    def account_net(self, account: str, asset: str, start: float, end: float) -> int:
+    def account_net(
+        self, account: str, asset: str, start: float, end: float, kind: str | None = None
+    ) -> int:
         sql = (
             "SELECT COALESCE(SUM(amount), 0) FROM ledger_entries "
             "WHERE account = %s AND asset = %s AND at >= %s AND at < %s"
         )
-        return int(self._rows(sql, account, asset, start, end)[0][0])
+        if kind is None:
+            return int(self._rows(sql, account, asset, start, end)[0][0])
+        return int(self._rows(sql + " AND kind = %s", account, asset, start, end, kind)[0][0])
 
     def has_hand(self, hand_id: str) -> bool:
         return bool(self._rows("SELECT 1 FROM ledger_hands WHERE hand_id = %s", hand_id))

@@ -87,6 +87,7 @@ class RecordingAllocator:
                     request.ruleset,
                     request.stake,
                     tuple(sorted(request.ruleset_options.items())),
+                    fee_per_hand=request.fee_per_hand,
                 ),
             )
             body = {

@@ -57,6 +57,7 @@ def test_an_identical_retry_returns_the_same_table_and_tokens(gateway):
         lambda r: setattr(r, "first_dealer", common_pb2.SEAT_1),
         lambda r: setattr(r, "seat_wait_seconds", 30),
         lambda r: setattr(r, "end_by_unix_ms", 4_102_444_800_000),
+        lambda r: setattr(r, "fee_per_hand", 5),  # a fee set after the table was created
     ],
     ids=[
         "stake",
@@ -69,6 +70,7 @@ def test_an_identical_retry_returns_the_same_table_and_tokens(gateway):
         "first-dealer",
         "seat-wait",
         "deadline",
+        "fee",
     ],
 )
 def test_the_same_request_id_with_a_different_request_is_refused(gateway, change):
@@ -83,6 +85,16 @@ def test_the_same_request_id_with_a_different_request_is_refused(gateway, change
     assert first.table_id not in message  # a request id is no credential for the table
     # nothing was created or rebound: the first request still gets its table
     assert gateway.CreateTable(req, timeout=5).table_id == first.table_id
+
+
+def test_a_negative_room_service_fee_is_refused_and_creates_nothing(gateway):
+    req = open_seat_request(open_seat=False)
+    req.request_id = "negative-fee"
+    req.fee_per_hand = -1  # would pay the seats out of the house's silver
+    code, message, _ = rpc_error(lambda: gateway.CreateTable(req, timeout=5))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and "fee_per_hand" in message
+    req.fee_per_hand = 4  # the same id, now valid: nothing was bound to it
+    assert gateway.CreateTable(req, timeout=5).table_id
 
 
 def _manager(store) -> TableManager:

@@ -14,7 +14,7 @@ from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 from infra.interceptor import internal_metadata
 from services.matchmaking.server import INTERNAL_METHODS, SPEC
 from tests.support.grpc_server import channel_to, serving
-from tests.support.stacks import matchmaking_spec, queued_table
+from tests.support.stacks import matchmaking_spec, queued_table, table_fees
 from tests.unit.matchmaking.mm_fakes import FakeAllocator
 
 TOKEN = "internal-test-token"
@@ -64,7 +64,12 @@ def test_reports_without_or_with_a_wrong_token_are_unauthenticated(env):
     stub, mm, alloc, gateway = env
     table_id, tag, ids = queued_table(stub, mm, alloc)
     req = pb.RecordHandRequest(
-        hand_id="h1", table_id=table_id, tag=tag, player_ids=ids, payments=[-9, 3, 3, 3]
+        hand_id="h1",
+        table_id=table_id,
+        tag=tag,
+        player_ids=ids,
+        payments=[-9, 3, 3, 3],
+        fees=table_fees(alloc, table_id),
     )
     # the gateway's certificate is not enough while a token is configured: it is a second factor
     assert refusal(gateway.RecordHand, req) == (
@@ -85,7 +90,8 @@ def test_reports_without_or_with_a_wrong_token_are_unauthenticated(env):
     )
     assert silver(mm, ids) == [1000] * 4  # nothing moved
     ok = gateway.RecordHand(req, timeout=T, metadata=internal_metadata(TOKEN))
-    assert ok.duplicate is False and silver(mm, ids) == [991, 1003, 1003, 1003]
+    # the hand's payments, less the level's room service fee (台费, 8 at stake 8) each
+    assert ok.duplicate is False and silver(mm, ids) == [983, 995, 995, 995]
     gateway.TableFinished(fin, timeout=T, metadata=internal_metadata(TOKEN))
 
 

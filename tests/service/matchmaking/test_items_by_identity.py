@@ -14,7 +14,7 @@ from services.matchmaking.domain.economy import ledger
 from tests.support.grpc_server import channel_to, serving
 from tests.support.identity import sign_in
 from tests.support.probes import rpc_error
-from tests.support.stacks import matchmaking_spec, queued_table
+from tests.support.stacks import matchmaking_spec, queued_table, table_fees
 from tests.unit.matchmaking.mm_fakes import FakeAllocator
 
 TOKEN = "internal-test-token"
@@ -54,6 +54,7 @@ def test_double_cards_are_held_for_the_gateway_alone():
             report = pb.RecordHandRequest(
                 hand_id="h1", table_id=table_id, tag=tag, player_ids=ids,
                 payments=[-20, 20, 0, 0], hand_number=1, doubled_seats=[1],  # seat 0 = SEAT_0
+                fees=table_fees(alloc, table_id),
             )  # fmt: skip
             gateway.RecordHand(report, metadata=meta, timeout=T)
             release = pb.ReleaseDoubleCardRequest(

@@ -36,9 +36,12 @@ def test_players_rooms_and_tournaments_from_the_shell(run):
     assert show["player"]["silver"] == "1000" and show["player"]["level"]["name"] == "副主管"
     _, (levels,), _ = run("players", "levels")
     assert len(levels["levels"]) == 18
-    _, (opened,), _ = run("room", "open", "--token", token, "--max-hands", "4")
+    assert levels["levels"][4]["feePerHand"] == "8"  # 副主管: the level's 台费, 8 a hand
+    _, (opened,), _ = run(
+        "room", "open", "--token", token, "--max-hands", "4", "--fee-per-hand", "3"
+    )  # fmt: skip
     room_code = opened["room"]["code"]
-    assert opened["roomCardsLeft"] == 2
+    assert opened["roomCardsLeft"] == 2 and opened["room"]["feePerHand"] == "3"
     _, (bot,), _ = run("room", "bot", "--token", token, room_code)
     assert len(bot["room"]["members"]) == 2
     _, (staked,), _ = run("room", "stake", "--token", token, room_code, "2")

@@ -42,6 +42,9 @@ def make_service(store=None, **config) -> tuple[Matchmaking, FakeAllocator, Manu
     clock = ManualClock()
     alloc = FakeAllocator()
     config.setdefault("issuers", (issuer_config(),))  # tests.support.identity.sign_in
+    # Tests of other features count silver to the chip at the cover's edge: their quick-match
+    # tables charge no room service fee. test_mm_room_fee.py plays the deployment's default.
+    config.setdefault("level_fee_units", 0)
     cfg = MatchmakingConfig(token_secret=b"test-secret", **config)
     return Matchmaking(store or MemoryStore(), alloc, clock, cfg), alloc, clock
 

@@ -129,7 +129,12 @@ def test_allocations_survive_a_restart():
     mm = Matchmaking(store, alloc, clock, cfg)
     table_id, tag, ids = quick_table(mm, alloc)
     again = Matchmaking(store, alloc, clock, cfg)
-    assert again.record_hand(HandReport("h1", table_id, tag, ids, (1, -1, 0, 0))) is True
+    # the table's room service fee (台费: its level's, 8 at stake 8) survives the restart too
+    with pytest.raises(FailedPrecondition) as err:
+        again.record_hand(HandReport("h1", table_id, tag, ids, (1, -1, 0, 0)))
+    assert err.value.reason == "FEE_MISMATCH"
+    fees = (8, 8, 8, 8)
+    assert again.record_hand(HandReport("h1", table_id, tag, ids, (1, -1, 0, 0), fees=fees))
 
 
 def test_request_ids_sent_to_the_gateway_are_sealed_and_deterministic():

@@ -261,7 +261,7 @@ _NONE_AWARE = (PLAIN, TILE)  # they write None themselves (null, "")
 # Fields not listed for a class are plain JSON values (ints, strings, booleans, null).
 FIELD_CODECS: dict[type[K.TableEvent], dict[str, FieldCodec]] = {
     K.TableStarted: {"seats": SEATS, "overrides": STRMAP},
-    K.HandStarted: {"dice": PAIR, "garden_stacks": INTS, "doubled_seats": INTS},
+    K.HandStarted: {"dice": PAIR, "garden_stacks": INTS, "doubled_seats": INTS, "fees": INTS},
     K.TilesDealt: {"hands": HANDS, "counts": INTS},
     K.FlowersExposed: {"flowers": TILES, "replacements": TILES},
     K.TileDrawn: {"tile": TILE},
@@ -278,6 +278,7 @@ FIELD_CODECS: dict[type[K.TableEvent], dict[str, FieldCodec]] = {
         "revealed": REVEALED,
         "robbed_tile": TILE,
         "garden_stacks": INTS,
+        "fees": INTS,
     },
     K.SeedRevealed: {},
     K.HandDrawn: {},
@@ -294,12 +295,22 @@ FIELD_CODECS: dict[type[K.TableEvent], dict[str, FieldCodec]] = {
 # Fields left out of a record while they hold their default (given here), else always written.
 HEAD_DEFAULTS: dict[str, Any] = {"hand_id": "", "hand_number": 0}
 OPTIONAL_FIELDS: dict[type[K.TableEvent], dict[str, Any]] = {
-    K.TableStarted: {"seat_deadline_ms": 0, "first_dealer": None, "end_by_ms": 0},
+    K.TableStarted: {
+        "seat_deadline_ms": 0,
+        "first_dealer": None,
+        "end_by_ms": 0,
+        "fee_per_hand": 0,
+    },
     K.ActionTaken: {"request_id": ""},
-    K.HandStarted: {"huangfan_dice": None, "garden_stacks": None, "doubled_seats": ()},
+    K.HandStarted: {
+        "huangfan_dice": None,
+        "garden_stacks": None,
+        "doubled_seats": (),
+        "fees": (),
+    },
     K.TilesDealt: {"counts": ()},
     K.FlowersExposed: {"replacement_count": None},
-    K.HandResult: {"escaped_seat": None, "garden_stacks": None, "escape_reason": ""},
+    K.HandResult: {"escaped_seat": None, "garden_stacks": None, "escape_reason": "", "fees": ()},
     K.TableFinished: {"garden_stacks": None},
     K.SeatChanged: {
         "auto_play": False,

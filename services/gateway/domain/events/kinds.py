@@ -172,6 +172,7 @@ class TableStarted(TableEvent):
     end_by_ms: int = 0
     hand_id: str = ""
     hand_number: int = 0
+    fee_per_hand: int = 0  # 台费: chips per hand from each player's seat (0 = none)
 
 
 @dataclass
@@ -189,6 +190,7 @@ class HandStarted(TableEvent):
     hand_id: str = ""
     hand_number: int = 0
     doubled_seats: tuple[int, ...] = ()  # seats that played a 加倍卡 for this hand
+    fees: tuple[int, ...] = ()  # 台费 each seat pays for this hand, fixed at the deal
 
 
 @dataclass
@@ -326,6 +328,7 @@ class HandResult(TableEvent):
     escape_reason: str = ""  # an escape's: "left" (Leave) or "disconnected" (掉线)
     hand_id: str = ""
     hand_number: int = 0
+    fees: tuple[int, ...] = ()  # 台费 each seat paid the house, apart from payments
 
 
 @dataclass

@@ -298,6 +298,7 @@ class HandEngine:
                 hand_id=self.hand_id,
                 hand_number=cfg.hand_number,
                 doubled_seats=cfg.doubled_seats,
+                fees=cfg.fees,
             )
         )
         deal.deal(self)

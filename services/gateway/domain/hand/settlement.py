@@ -55,8 +55,10 @@ def hand_result_event(
     garden_stacks: tuple[int, ...] | None = None,
     hand_id: str = "",
     hand_number: int = 0,
+    fees: tuple[int, ...] = (),
 ) -> HandResult:
-    """The ``hand_result`` of a settlement (a win, a drawn hand or an escape)."""
+    """The ``hand_result`` of a settlement (a win, a drawn hand or an escape); ``fees``: the
+    room service fee (台费) each seat pays, apart from payments (the hand's own result only)."""
     win_of = dict(wins or ())
     return HandResult(
         outcome=outcome,
@@ -83,6 +85,7 @@ def hand_result_event(
         garden_stacks=garden_stacks,
         hand_id=hand_id,
         hand_number=hand_number,
+        fees=fees,
     )
 
 
@@ -216,6 +219,7 @@ def _publish_result(
             else tuple(b + p for b, p in zip(stacks, st.payments, strict=True)),
             hand_id=h.hand_id,
             hand_number=h.number,
+            fees=h.config.fees,
         )
     )
     h.emit_event(

@@ -182,3 +182,4 @@ class HandConfig:
     claim_ms: int
     garden_stacks: tuple[int, ...] | None = None  # 逛花园: each seat's chips before the hand
     doubled_seats: tuple[int, ...] = ()  # 加倍卡 played for this hand (RULES-items §2)
+    fees: tuple[int, ...] = ()  # 台费 by seat, fixed at the deal (empty = none)

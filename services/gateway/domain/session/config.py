@@ -75,6 +75,9 @@ class SessionConfig:
     # new hand is dealt (the table ends, reason "deadline"), and every decision prompted in
     # the hand in play gets at most the ruleset's timers.overtime_seconds.
     end_by_ms: int = 0
+    # The room service fee (房间服务费 / 台费): chips per hand from each seat a player holds at
+    # the deal (never a bot's) to the house, itemized in the hand's result (0 = none).
+    fee_per_hand: int = 0
     # A bot's decision prompted while another bot's turn runs is made in the same scheduler
     # callback (with bot_delay_ms 0): for in-process play that has the scheduler to itself
     # (the arena, benchmarks). Off in the gateway, whose table callbacks share worker threads:

@@ -262,6 +262,7 @@ class TableSession:
                 seat_deadline_ms=self.seat_deadline_ms,
                 first_dealer=self.dealer,
                 end_by_ms=cfg.end_by_ms,
+                fee_per_hand=cfg.fee_per_hand,
             )
         )
 
@@ -296,7 +297,17 @@ class TableSession:
             claim_ms=self.claim_ms,
             garden_stacks=self.garden_stacks(),
             doubled_seats=self.doubled.get(self.hands_played + 1, ()),
+            fees=self.hand_fees(),
         )
+
+    def hand_fees(self) -> tuple[int, ...]:
+        """The room service fee (台费) of the hand being dealt, by seat: the table's fee at
+        every seat a player holds (one on 托管, or who left the table, whose seat the ledger
+        still books to them, too), 0 at a bot's; empty when the table charges none."""
+        fee = self.config.fee_per_hand
+        if not fee:
+            return ()
+        return tuple(0 if s.bot or not s.player_id else fee for s in self.seats)
 
     def start_hand(self) -> None:
         self.phase = PLAYING
@@ -353,6 +364,7 @@ class TableSession:
                 "escaped_seat": None,
                 "hand_number": hand.config.hand_number,
                 "doubled_seats": list(hand.config.doubled_seats),
+                "fees": list(hand.config.fees),
             },
         )
         if self.presence.disconnected:  # 掉线 and not back: escaped now (:mod:`.presence`)

@@ -182,8 +182,11 @@ class LedgerStore(abc.ABC):
         strictly older than ``after``."""
 
     @abc.abstractmethod
-    def account_net(self, account: str, asset: str, start: float, end: float) -> int:
-        """The sum of the account's entries of ``asset`` written in [start, end)."""
+    def account_net(
+        self, account: str, asset: str, start: float, end: float, kind: str | None = None
+    ) -> int:
+        """The sum of the account's entries of ``asset`` (of one ``kind``, or all) written in
+        [start, end)."""
 
     @abc.abstractmethod
     def has_hand(self, hand_id: str) -> bool: ...

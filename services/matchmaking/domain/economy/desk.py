@@ -120,6 +120,7 @@ class EconomyDesk:
         FailedPrecondition STAKE_NOT_ALLOWED / SILVER_BELOW_COVER listing the tiers allowed."""
         humans = [m.player_id for m in room.members if not m.bot] + list(joining)
         silver = {p: ledger.balance(self.store, p) for p in dict.fromkeys(humans)}
+        fee = room.fee_per_hand  # 台费, paid on top of the cover (RULES.md §9a)
         levels.level_for_stake(stake)  # InvalidArgument for a stake that is no tier
         lowest = min((levels.level_for(x) for x in silver.values()), key=lambda lv: lv.rank)
         allowed = [
@@ -127,7 +128,7 @@ class EconomyDesk:
             for t in levels.allowed_stakes(lowest)
             if all(
                 (c := hand_cover.loss_cap(room.ruleset, room.ruleset_options, t)) is not None
-                and x >= c
+                and x >= c + fee
                 for x in silver.values()
             )
         ]
@@ -144,7 +145,7 @@ class EconomyDesk:
             )
         for p, x in silver.items():
             try:
-                hand_cover.require_cover(p, x, room.ruleset, room.ruleset_options, stake)
+                hand_cover.require_cover(p, x, room.ruleset, room.ruleset_options, stake, fee)
             except FailedPrecondition as exc:
                 raise FailedPrecondition(
                     f"{exc.message}; tiers allowed here: {tiers}",
@@ -153,7 +154,8 @@ class EconomyDesk:
                 ) from None
 
     def bankrupt_after(self, report: HandReport) -> tuple[list[int], list[str]]:
-        """The seats whose player no longer covers the next hand at the table's stake (破产),
+        """The seats whose player no longer covers the next hand at the table's stake and its
+        room service fee (破产),
         and the bot to take each: the RecordHand answer. The allocation's seating changes with
         the answer (:func:`~services.matchmaking.domain.tables.allocated.replace_seat`): the gateway
         seats that bot before its next deal, so every later report names it there (its side is the
@@ -164,6 +166,8 @@ class EconomyDesk:
         if table is None or table.stake <= 0 or not table.ruleset:
             return [], []
         needed = hand_cover.loss_cap(table.ruleset, dict(table.ruleset_options), table.stake)
+        if needed is not None:
+            needed += table.fee_per_hand  # the next hand's 台费 too (RULES.md §9a)
         seats: list[int] = []
         bots: list[str] = []
         left = {(seat, pid): hand for seat, pid, hand in table.bankrupt}

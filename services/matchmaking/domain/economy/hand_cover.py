@@ -18,6 +18,8 @@ What a hand can cost follows from the table's ruleset (its preset and house rule
   is the model's base (RULES §9, RULES-presets §13): the cover is at least that.
 
 A 加倍卡 doubles the player's own cap (RULES-items §2): :func:`loss_cap` with ``doubled``.
+A table's room service fee (台费, RULES.md §9a) is paid on top of the cover: a seat needs
+silver ≥ cover + fee (:func:`require_cover` with ``fee``).
 """
 
 from __future__ import annotations
@@ -78,9 +80,12 @@ def require_cover(
     ruleset: str,
     options: Mapping[str, str] | None,
     stake: int,
+    fee: int = 0,
 ) -> int:
-    """The cover a seat at ``stake`` needs; FailedPrecondition when ``silver`` does not cover it
-    (SILVER_BELOW_COVER, naming the amount) or nothing bounds a hand (NO_LOSS_CAP)."""
+    """The silver a seat at ``stake`` needs: the cover plus the table's room service fee
+    ``fee``; FailedPrecondition when ``silver`` does not cover it (SILVER_BELOW_COVER, naming
+    the amount; SILVER_BELOW_COVER_AND_FEE, naming the cover, the fee and the shortfall, when
+    the fee is what it lacks) or nothing bounds a hand (NO_LOSS_CAP)."""
     needed = loss_cap(ruleset, options, stake)
     if needed is None:
         raise FailedPrecondition(
@@ -99,11 +104,28 @@ def require_cover(
             needed=needed,
             stake=stake,
         )
-    return needed
+    if silver < needed + fee:
+        short = needed + fee - silver
+        raise FailedPrecondition(
+            f"player {player_id} has {silver} silver; a seat at stake {stake} ({ruleset}) "
+            f"needs {needed + fee}: the cover {needed} plus the room service fee (台费) of "
+            f"{fee} a hand; short by {short} (RULES.md §9a)",
+            reason="SILVER_BELOW_COVER_AND_FEE",
+            player_id=player_id,
+            silver=silver,
+            needed=needed + fee,
+            cover=needed,
+            fee=fee,
+            short=short,
+            stake=stake,
+        )
+    return needed + fee
 
 
 def covered_stakes(
-    silver: int, ruleset: str, options: Mapping[str, str] | None, tiers
+    silver: int, ruleset: str, options: Mapping[str, str] | None, tiers, fee: int = 0
 ) -> list[int]:
-    """The tiers among ``tiers`` that ``silver`` covers."""
-    return [s for s in tiers if (c := loss_cap(ruleset, options, s)) is not None and silver >= c]
+    """The tiers among ``tiers`` that ``silver`` covers, with a room service fee ``fee``."""
+    return [
+        s for s in tiers if (c := loss_cap(ruleset, options, s)) is not None and silver >= c + fee
+    ]

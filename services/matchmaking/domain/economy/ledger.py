@@ -19,6 +19,11 @@ its entries (RULES-items §1).
   never refused for a player's silver: a loser who cannot pay pays what they hold and the
   winners' gains shrink by as much (logged and counted) — a seat covers a hand at its start,
   so this is the net under silver spent during a hand, never a lost hand nor minted silver.
+* The room service fee (房间服务费 / 台费, RULES.md §9a) a hand charges is booked in the hand's
+  transaction as legs of their own kind (``room_fee``): each human seat's fee out of its wallet,
+  their total into the house's; never folded into the seat's payment. A hand's transaction is
+  thus "payments + fees + house = 0": the seats' payments, the seats' fees (negative) and the
+  house's side (its escape share, the fees and the bot seats' side) sum to zero.
 * The books are real tables on the SQL stores (:mod:`.books`, its repository, with one file per
   backend outside the domain);
   :func:`reconcile` checks that the balances are the entries' sums and every transaction sums
@@ -71,6 +76,7 @@ PRIZE = "prize"
 ROOM_CARD_SPENT = "room_card"
 DOUBLE_CARD_HELD = "double_card"
 BOT_SIDE = "bot_side"
+ROOM_FEE = "room_fee"  # 台费: a human seat's room service fee for a hand, and the house's take
 KINDS = frozenset(
     {
         GRANT,
@@ -85,6 +91,7 @@ KINDS = frozenset(
         ROOM_CARD_SPENT,
         DOUBLE_CARD_HELD,
         BOT_SIDE,
+        ROOM_FEE,
     }
 )
 # The largest amount one leg moves (2^53 - 1, exact in every JSON reader): far above any
@@ -140,6 +147,9 @@ class HandReport:
     escaped_seat: int | None = None
     hand_number: int = 0  # the hand's number at its table: the key of its held 加倍卡
     doubled_seats: tuple[int, ...] = ()  # seats that played a 加倍卡 (their holds are consumed)
+    # The room service fee (台费) each seat paid the house for the hand, by seat (>= 0; 0 at a
+    # bot's seat); empty = none. Not part of ``payments``: payments + house = 0 as before.
+    fees: tuple[int, ...] = ()
 
 
 # --- transactions ----------------------------------------------------------------------------
@@ -295,11 +305,36 @@ def validate_report(report: HandReport) -> None:
         raise InvalidArgument(
             f"doubled_seats {list(doubled)} must be distinct seats 0-3", field="doubled_seats"
         )
+    validate_fees(report)
+
+
+def validate_fees(report: HandReport) -> None:
+    """InvalidArgument for fees that are not one non-negative amount per seat, or that charge a
+    bot's seat (bots have no wallets: a bot seat pays no fee)."""
+    fees = report.fees
+    if not fees:
+        return
+    if len(fees) != 4:
+        raise InvalidArgument(f"fees has {len(fees)} entries; one per seat (4)", field="fees")
+    if any(not isinstance(f, int) or f < 0 or f > MAX_AMOUNT for f in fees):
+        raise InvalidArgument(
+            f"fees {list(fees)} must each be 0-{MAX_AMOUNT} (a seat pays the house)",
+            reason="FEE_NEGATIVE" if any(f < 0 for f in fees) else "AMOUNT_TOO_LARGE",
+            field="fees",
+        )
+    for seat, (pid, fee) in enumerate(zip(report.player_ids, fees, strict=True)):
+        if fee and is_bot(pid):
+            raise InvalidArgument(
+                f"fees charge seat {seat}, a bot ({pid}): bots pay no room service fee",
+                reason="FEE_ON_BOT",
+                field="fees",
+            )
 
 
 def hand_legs(report: HandReport) -> list[Leg]:
     """The legs of one settled hand: one per seat (a bot seat's on the house, kind
-    ``bot_side``, its note naming the seat and the bot) and the house's share."""
+    ``bot_side``, its note naming the seat and the bot), the house's share, and each human
+    seat's room service fee (kind ``room_fee``) with the house's side of it."""
     out = []
     for seat, (pid, amount) in enumerate(zip(report.player_ids, report.payments, strict=True)):
         if is_bot(pid):
@@ -309,6 +344,10 @@ def hand_legs(report: HandReport) -> list[Leg]:
             out.append(Leg(pid, SILVER, amount, kind))
     if report.house:
         out.append(Leg(HOUSE, SILVER, report.house, HOUSE_SHARE))
+    for seat, (pid, fee) in enumerate(zip(report.player_ids, report.fees, strict=False)):
+        if fee:
+            out.append(Leg(pid, SILVER, -fee, ROOM_FEE, f"台费 seat {seat}"))
+            out.append(Leg(HOUSE, SILVER, fee, ROOM_FEE, f"台费 seat {seat} {pid}"))
     return out
 
 
@@ -322,21 +361,34 @@ def _cut_to_what_losers_hold(
     winners' gains cut by the same total, in proportion (whole chips, the remainder from the
     largest gain): a player who cannot pay pays what they have (破产), a settled hand is never
     lost, nobody goes below zero and nothing is minted. A seat covers a hand at its start
-    (RULES-items §4), so this is the net under silver that left a seat during a hand. With the
-    silver the winners' gains were cut by."""
+    (RULES-items §4), so this is the net under silver that left a seat during a hand. A player's
+    legs are paid in order: the hand's payment, then the room service fee (the other players
+    before the house). With the silver the winners' gains were cut by."""
     out = list(legs)
     short = 0
+    left: dict[str, int] = {}  # what each loser still holds after its earlier legs
     for i, leg in enumerate(out):
         if leg.asset != SILVER or leg.amount >= 0 or leg.account == HOUSE:
             continue
-        held = max(balance(store, leg.account), 0)
+        if leg.account not in left:
+            left[leg.account] = max(balance(store, leg.account), 0)
+        held = left[leg.account]
+        left[leg.account] = max(held + leg.amount, 0)
         if held < -leg.amount:
             cut = -leg.amount - held
-            short += cut
             note = f"paid {held} of {-leg.amount}: silver ran short (破产)"
             out[i] = Leg(leg.account, SILVER, -held, leg.kind, note)
             log.warning("hand_shortfall", hand=report.hand_id, account=leg.account, short=cut)
-    gains = [(i, leg) for i, leg in enumerate(out) if leg.asset == SILVER and leg.amount > 0]
+            house = out[i + 1] if leg.kind == ROOM_FEE and i + 1 < len(out) else None
+            if house is not None and house.account == HOUSE and house.kind == ROOM_FEE:
+                out[i + 1] = Leg(HOUSE, SILVER, held, ROOM_FEE, f"{house.note}: {note}")
+                continue  # a fee paid short is the house's loss alone
+            short += cut
+    gains = [
+        (i, leg)
+        for i, leg in enumerate(out)
+        if leg.asset == SILVER and leg.amount > 0 and leg.kind != ROOM_FEE
+    ]
     total = sum(leg.amount for _, leg in gains)
     if not short or not total:
         return out, 0  # nothing cut
@@ -365,6 +417,10 @@ def _report_dict(report: HandReport) -> dict:
         d["doubled_seats"] = list(report.doubled_seats)
     if not report.hand_number:
         del d["hand_number"]
+    if not any(report.fees):  # a hand without a fee keeps the body it had before the fee
+        del d["fees"]
+    else:
+        d["fees"] = list(report.fees)
     return d
 
 
@@ -373,6 +429,7 @@ def _report_of(body: str) -> HandReport:
     data.pop("recorded_at", None)
     data["player_ids"], data["payments"] = tuple(data["player_ids"]), tuple(data["payments"])
     data["doubled_seats"] = tuple(data.get("doubled_seats", ()))
+    data["fees"] = tuple(data.get("fees", ()))
     return HandReport(**data)
 
 
@@ -507,9 +564,17 @@ def hands_between(store: Records, start: float, end: float) -> list[HandReport]:
     return [_report_of(row.report) for row in books_of(store).hands_between(start, end)]
 
 
-def account_net(store: Records, account: str, start: float, end: float, asset: str = SILVER) -> int:
-    """What ``account``'s entries of ``asset`` written in [start, end) add up to."""
-    return books_of(store).account_net(account, asset, start, end)
+def account_net(
+    store: Records,
+    account: str,
+    start: float,
+    end: float,
+    asset: str = SILVER,
+    kind: str | None = None,
+) -> int:
+    """What ``account``'s entries of ``asset`` (of one ``kind``, or all) written in [start, end)
+    add up to."""
+    return books_of(store).account_net(account, asset, start, end, kind)
 
 
 def chips_by_player(store: Records, group: str, tag_prefix: str = "") -> dict[str, int]:

@@ -8,6 +8,11 @@ thus (:func:`from_bots`): when the humans together won ``H`` from the bots, ``H`
 the humans who won, in proportion to their winnings; when they lost, among those who lost, in
 proportion to their losses; whole chips, the remainder to the first such seat. A farmer pumping
 chips through bots (one human with three bots) gets exactly the bots' total.
+
+Conservation (RULES.md §9a): over the day's hands, payments + fees + house = 0 — the seats'
+payments, the room service fees (台费) the human seats paid (negative on their side) and the
+house's take (escape shares and the fees) — exactly, in whole chips; a hand whose report breaks
+it (or charges a fee to a bot's seat, or a negative one) is listed as a discrepancy.
 """
 
 from __future__ import annotations
@@ -39,6 +44,28 @@ class Reconciliation:
     house_net: int  # every silver entry of the house that day
     players: tuple[HouseNet, ...]  # by |net|, largest first (at most 100)
     discrepancies: tuple[str, ...]
+    hand_payments: int = 0  # the day's seats' payments (sum; + = received)
+    room_fees: int = 0  # the day's room service fees, paid by human seats to the house
+    house_take: int = 0  # the day's escape shares + room fees
+    room_fees_booked: int = 0  # the house's room_fee entries that day (≤ room_fees: short fees)
+
+
+def conservation(report: HandReport) -> str:
+    """What is wrong with one hand's sums (payments + fees + house = 0, fees ≥ 0 and none on a
+    bot's seat), or "" when it holds."""
+    fees = list(report.fees) or [0] * len(report.payments)
+    if any(f < 0 for f in fees):
+        return f"hand {report.hand_id}: a negative room service fee {fees}"
+    if any(f and ledger.is_bot(p) for p, f in zip(report.player_ids, fees, strict=False)):
+        return f"hand {report.hand_id}: a room service fee charged to a bot's seat {fees}"
+    seats = sum(report.payments) - sum(fees)  # what left (-) or reached (+) the seats
+    house_side = report.house + sum(fees)  # the house's take: escape share and fees
+    if seats + house_side:
+        return (
+            f"hand {report.hand_id}: payments {list(report.payments)} + fees {fees} + house "
+            f"{report.house} do not sum to 0"
+        )
+    return ""
 
 
 def day_bounds(day: str, now: float) -> tuple[str, float, float]:
@@ -76,16 +103,30 @@ def report_for(store: Records, day: str, now: float, alert_at: int) -> Reconcili
     ``alert_at``), the books' discrepancies (:func:`ledger.reconcile`)."""
     day, start, end = day_bounds(day, now)
     nets: dict[str, int] = {}
+    payments = fees = house = 0
+    wrong: list[str] = []
     for report in ledger.hands_between(store, start, end):
         for pid, part in from_bots(report).items():
             nets[pid] = nets.get(pid, 0) + part
+        payments += sum(report.payments)
+        fees += sum(report.fees)
+        house += report.house
+        if problem := conservation(report):
+            wrong.append(problem)
+    booked = ledger.account_net(store, HOUSE, start, end, kind=ledger.ROOM_FEE)
+    if booked > fees or booked < 0:  # short fees (破产) book less; never more than charged
+        wrong.append(f"the house booked {booked} of room fees; the day's hands charged {fees}")
     ranked = sorted(nets.items(), key=lambda kv: (-abs(kv[1]), kv[0]))
     players = tuple(HouseNet(p, n, abs(n) > alert_at) for p, n in ranked[:MAX_LISTED] if n)
     return Reconciliation(
         day,
         ledger.account_net(store, HOUSE, start, end),
         players,
-        tuple(ledger.reconcile(store)),
+        (*ledger.reconcile(store), *wrong),
+        payments,
+        fees,
+        house + fees,
+        booked,
     )
 
 

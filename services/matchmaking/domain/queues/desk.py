@@ -28,20 +28,24 @@ class QueueDesk:
         authenticate: Callable[[str], players.Player],
         notify: Callable[[], None],
         holds: presence.Holds,
+        fee_units: int = levels.FEE_STAKE_UNITS,
     ) -> None:
         self.store = store
         self.clock = clock
         self.authenticate = authenticate
         self.notify = notify
         self._holds = holds
+        self.fee_units = fee_units  # a level's 台费 is its stake × this (RULES.md §9a)
 
     def join_queue(self, token: str, ruleset: str, stake: int) -> queues.Ticket:
-        """Join the (ruleset, stake tier) queue; stake 0 = the player's own level's tier."""
+        """Join the (ruleset, stake tier) queue; stake 0 = the player's own level's tier. The
+        player's silver must cover a hand there plus the level's room service fee (台费)."""
         player = self.authenticate(token)
         name = ruleset_name(ruleset)
         silver = ledger.balance(self.store, player.player_id)
         stake = levels.check_rated_stake(silver, stake)
-        hand_cover.require_cover(player.player_id, silver, name, None, stake)
+        fee = levels.fee_for_stake(stake, self.fee_units)  # the level's 台费, on top of the cover
+        hand_cover.require_cover(player.player_id, silver, name, None, stake, fee)
         ticket = queues.join(
             self.store,
             "tk-" + uuid.uuid4().hex[:16],

@@ -3,6 +3,11 @@
 A player's silver decides the level; the level's base chips are the stake (底分) of its quick-match
 tier. A level may play its own tier and every lower one. 待业 (under 100 silver) may not play
 rated tables (quick match, tournaments).
+
+Each level also sets the room service fee (房间服务费 / 台费, RULES.md §9a) of its quick-match
+tables, silver charged to each human seat per hand and paid to the house: the level's base
+chips × the deployment's ``level_fee_units`` (:data:`FEE_STAKE_UNITS`, 1 by default: one stake
+unit, half of the 2-point 底分), :func:`fee_for_stake`.
 """
 
 from __future__ import annotations
@@ -48,6 +53,12 @@ _TABLE = (
     ("集团主席", "group chairman", 6553600, 65536),
 )
 
+# The room service fee of a level's tables, in stake units (RULES.md §9a): one unit, half of
+# the 底分 (2 points) a bare win costs each payer, 1/50 of the 5-勒子 loss cap (50 units). A
+# player at a level's floor (100 units of silver) pays 50 hands of fees before the fees alone
+# take them down a level; four humans pay the house 4 units a hand.
+FEE_STAKE_UNITS = 1
+
 LEVELS: tuple[Level, ...] = tuple(
     Level(rank, name, english, floor, base)
     for rank, (name, english, floor, base) in enumerate(_TABLE)
@@ -77,6 +88,12 @@ def level_for_stake(stake: int) -> Level:
             f"stake {stake} is not a tier; tiers are {', '.join(map(str, STAKE_TIERS))}",
             field="stake",
         ) from None
+
+
+def fee_for_stake(stake: int, units: int = FEE_STAKE_UNITS) -> int:
+    """The room service fee per hand of a quick-match table at ``stake`` (its level's: the
+    stake × ``units``); 0 for a stake that is no tier (待业 has none)."""
+    return stake * units if stake in _LEVEL_BY_STAKE else 0
 
 
 def check_rated_stake(silver: int, stake: int) -> int:

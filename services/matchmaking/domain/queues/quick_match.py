@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, replace
 from services.matchmaking.domain import records
 from services.matchmaking.domain.players import presence
 from services.matchmaking.domain.ports import Records
+from services.matchmaking.domain.queues.levels import FEE_STAKE_UNITS, fee_for_stake
 from services.matchmaking.domain.tables.allocator import (
     SeatRequest,
     TableAllocator,
@@ -242,10 +243,15 @@ STALE_MATCH_SECONDS = 60.0  # a match not fully claimed by then was abandoned by
 
 
 def form_tables(
-    store: Records, allocator: TableAllocator, now: float, bot_fill_seconds: float
+    store: Records,
+    allocator: TableAllocator,
+    now: float,
+    bot_fill_seconds: float,
+    fee_units: int = FEE_STAKE_UNITS,
 ) -> list[Formed]:
     """Form every table the queues allow and create them on a gateway. Pending matches from an
-    earlier (crashed or failed) pass are retried first."""
+    earlier (crashed or failed) pass are retried first. A match's room service fee (its level's,
+    ``fee_units`` per stake unit) is fixed when it is formed."""
     done = [f for f in (_complete(store, allocator, k, now) for k, _ in store.scan(MATCHES)) if f]
     for queue, _ in store.scan(QUEUES):
         index = list(store.scan(_QUEUE + queue))
@@ -255,16 +261,23 @@ def form_tables(
             if t.state == WAITING:
                 waiting.append((t.ticket_id, t.created_at))
         for seats in plan_tables(waiting, now, bot_fill_seconds):
-            match_id = _start_match(store, queue, seats, now)
+            match_id = _start_match(store, queue, seats, now, fee_units)
             formed = _complete(store, allocator, match_id, now) if match_id else None
             if formed:
                 done.append(formed)
     return done
 
 
-def _start_match(store: Records, queue: str, seats: tuple[str | None, ...], now: float):
+def _start_match(
+    store: Records,
+    queue: str,
+    seats: tuple[str | None, ...],
+    now: float,
+    fee_units: int = FEE_STAKE_UNITS,
+):
     match_id = _match_id(seats, now)
-    body = {"queue": queue, "seats": list(seats), "created_at": now}
+    fee = fee_for_stake(int(queue.rsplit("|", 1)[1]), fee_units)
+    body = {"queue": queue, "seats": list(seats), "created_at": now, "fee": fee}
     store.put(MATCHES, match_id, records.dump(body))
     claimed = []
     for tid in seats:
@@ -308,6 +321,7 @@ def _complete(store: Records, allocator: TableAllocator, match_id: str, now: flo
         stake=int(stake),
         seats=seats,
         tag=quick_tag(match_id),
+        fee_per_hand=int(match.get("fee", 0)),  # the level's 台费 when formed (RULES.md §9a)
     )
     try:
         table = allocator.create_table(request)

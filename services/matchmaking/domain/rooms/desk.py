@@ -67,10 +67,13 @@ class RoomDesk:
         ruleset: str,
         max_hands: int,
         options: Mapping[str, str] | None = None,
+        fee_per_hand: int = 0,
     ) -> rooms.Room:
         """Open a room (spends one 房卡) with a preset and optional house rules ("section.option"
-        overrides); nothing is spent if the room cannot be opened."""
+        overrides) and its room service fee (台费, 0 = none); nothing is spent if the room
+        cannot be opened."""
         player = self.authenticate(token)
+        rooms.check_fee(fee_per_hand)
         name, options = ruleset_with_options(ruleset, options)
         if room_cards.room_cards(self.store, player.player_id) < 1:
             raise FailedPrecondition(
@@ -86,6 +89,7 @@ class RoomDesk:
             self.clock(),
             options,
             self._holds,
+            fee_per_hand,
         )
         try:
             room_cards.spend_room_card(self.store, player.player_id, room.code, self.clock())

@@ -8,6 +8,10 @@
   ``ready_seconds`` (RULES §11: 15) and is then removed from the room. A player who joins
   after that gets the same time from joining.
 * Bots may be invited to fill seats; they accept and are ready at once.
+* The opener may set a room service fee (房间服务费 / 台费, RULES.md §9a): ``fee_per_hand``
+  silver charged to each human seat per hand and paid to the house, 0 (the default) to
+  :data:`MAX_ROOM_FEE`. It is fixed when the room opens (nobody changes it later), shown to
+  whoever joins, and a player who cannot cover it on top of the hand's cover is not seated.
 * Start, its timer and the start of the table on a gateway are in :mod:`.start`.
 
 Every change is one atomic update of the room record; errors change nothing. A seat also takes
@@ -34,6 +38,8 @@ from shared.errors import (
     PermissionDenied,
 )
 from shared.table import MAX_HANDS, MAX_STAKE
+
+MAX_ROOM_FEE = 1_000_000  # silver per hand per human seat: far above any tier's cover
 
 ROOMS = "mm_rooms"
 ACTIVE = "mm_rooms_active"  # codes of rooms not yet playing (what ticks look at)
@@ -72,6 +78,7 @@ class Room:
     ruleset_options: dict[str, str] = field(default_factory=dict)  # the room's house rules
     failure: str = ""  # why it finished without a table (the gateway refused it)
     opener: str = ""  # who spent the 房卡 opening it (returned if the gateway refuses the table)
+    fee_per_hand: int = 0  # 台费: silver per hand from each human seat to the house (fixed)
 
     def member(self, player_id: str) -> Member | None:
         return next((m for m in self.members if m.player_id == player_id), None)
@@ -188,8 +195,11 @@ def open_room(
     now: float,
     ruleset_options: dict[str, str] | None = None,
     holds: presence.Holds | None = None,
+    fee_per_hand: int = 0,
 ) -> Room:
-    """A new room with a fresh code, the owner in seat 0. The caller spends the room card.
+    """A new room with a fresh code, the owner in seat 0, charging ``fee_per_hand`` silver a
+    hand to each human seat (InvalidArgument outside 0-:data:`MAX_ROOM_FEE`). The caller
+    spends the room card.
     The owner's presence is claimed first, atomically (FailedPrecondition ``IN_QUEUE`` /
     ``IN_ANOTHER_ROOM`` when something holds it; ``holds`` as in
     :func:`~services.matchmaking.domain.players.presence.claim`)."""
@@ -199,6 +209,7 @@ def open_room(
             f"{MAX_HANDS}: the most a gateway table plays)",
             field="max_hands",
         )
+    check_fee(fee_per_hand)
     for _ in range(50):
         code = f"{secrets.randbelow(10**CODE_DIGITS):0{CODE_DIGITS}d}"
         _claim_player(store, owner_id, code, now, holds)
@@ -211,6 +222,7 @@ def open_room(
             members=(Member(owner_id, owner_name, joined_at=now),),
             ruleset_options=dict(ruleset_options or {}),
             opener=owner_id,
+            fee_per_hand=fee_per_hand,
         )
         try:
             _, created = records.create_once(store, ROOMS, code, room.to_json())
@@ -222,6 +234,18 @@ def open_room(
             raise
         _release_player(store, owner_id, code)  # code taken: draw another
     raise FailedPrecondition("no free room code; try again", reason="NO_CODE")
+
+
+def check_fee(fee_per_hand: int) -> None:
+    """InvalidArgument for a room service fee outside 0-:data:`MAX_ROOM_FEE` (a negative fee
+    would pay the seats out of the house)."""
+    if not 0 <= fee_per_hand <= MAX_ROOM_FEE:
+        raise InvalidArgument(
+            f"fee_per_hand {fee_per_hand} out of range 0-{MAX_ROOM_FEE} (silver per hand each "
+            "human seat pays the house; 0 = none)",
+            reason="FEE_OUT_OF_RANGE",
+            field="fee_per_hand",
+        )
 
 
 def _require_seat(room: Room) -> None:

@@ -126,6 +126,7 @@ def start_if_ready(
         seats=tuple(SeatRequest(m.player_id, m.display_name, m.bot) for m in room.members),
         max_hands=room.max_hands,
         tag=room_tag(room.code),
+        fee_per_hand=room.fee_per_hand,
     )
     try:
         table = allocator.create_table(request)

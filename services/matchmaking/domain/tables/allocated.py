@@ -41,6 +41,7 @@ from dataclasses import dataclass
 
 from services.matchmaking.domain import records
 from services.matchmaking.domain.economy import hand_cover
+from services.matchmaking.domain.economy.ledger import is_bot
 from services.matchmaking.domain.ports import Records
 from services.matchmaking.domain.tables import live_seats
 from services.matchmaking.domain.tables.allocator import (
@@ -71,6 +72,9 @@ class AllocatedTable:
     # Seats a bot took when their player went bankrupt: (seat, player id, hand id of the hand
     # after which it left); that hand's reports still name the player.
     bankrupt: tuple[tuple[int, str, str], ...] = ()
+    # The room service fee (台费, RULES.md §9a) each human seat pays per hand, fixed when the
+    # table was created: every hand's report must charge exactly it (FEE_MISMATCH).
+    fee_per_hand: int = 0
 
     def seating_of(self, hand_id: str) -> tuple[str, ...]:
         """Who sat where in the hand ``hand_id``: the bankrupt players in the hand they left
@@ -107,13 +111,16 @@ def finish(store: Records, table_id: str) -> None:
 
 def seat_needs(store: Records, player_id: str) -> live_seats.Held | None:
     """The live seat of ``player_id`` that needs the most silver kept: the most one hand at
-    its table can cost at its stake (None: seated at no table that moves silver)."""
+    its table can cost at its stake, plus its room service fee (None: seated at no table that
+    moves silver)."""
     most: live_seats.Held | None = None
     for table_id in live_seats.tables_of(store, player_id):
         table = find(store, table_id)
         if table is None or table.stake <= 0 or not table.ruleset:
             continue
         cover = hand_cover.loss_cap(table.ruleset, dict(table.ruleset_options), table.stake)
+        if cover is not None:
+            cover += table.fee_per_hand
         if cover is not None and (most is None or cover > most.silver):
             most = live_seats.Held(table_id, table.stake, cover)
     return most
@@ -128,6 +135,7 @@ def _body(table: AllocatedTable) -> dict:
         "stake": table.stake,
         "ruleset_options": dict(table.ruleset_options),
         "bankrupt": [list(b) for b in table.bankrupt],
+        "fee_per_hand": table.fee_per_hand,
     }
 
 
@@ -168,6 +176,7 @@ def find(store: Records, table_id: str) -> AllocatedTable | None:
         int(data["stake"]),
         tuple(sorted(data["ruleset_options"].items())),
         tuple((int(a), str(b), str(c)) for a, b, c in data["bankrupt"]),
+        int(data.get("fee_per_hand", 0)),
     )
 
 
@@ -192,11 +201,15 @@ def check_report(
     tag: str,
     player_ids: Sequence[str] | None = None,
     hand_id: str = "",
+    fees: Sequence[int] | None = None,
+    escaped: bool = False,
 ) -> AllocatedTable:
     """The allocation a gateway report is about, or the refusal that keeps it out of the ledger.
 
     ``player_ids`` (by seat, in the hand ``hand_id``) is checked for RecordHand; TableFinished
-    carries none."""
+    carries none. ``fees`` (by seat; empty = none) must be the table's room service fee at each
+    human seat and 0 at each bot's, or all 0 on an escape's report (``escaped``: the hand's own
+    report charges the fee, to the seat that left too) — FailedPrecondition FEE_MISMATCH."""
     table = find(store, table_id)
     if table is None:
         if _pending_match(store, tag, player_ids):
@@ -224,4 +237,15 @@ def check_report(
             reason="TABLE_SEATING_MISMATCH",
             table_id=table_id,
         )
+    if fees is not None:
+        fee = 0 if escaped else table.fee_per_hand
+        due = [0 if is_bot(p) else fee for p in seating]
+        got = list(fees) or [0] * len(seating)
+        if got != due:
+            raise FailedPrecondition(
+                f"table {table_id} charges a room service fee of {fee} per human seat: fees "
+                f"{due} by seat, not {got}",
+                reason="FEE_MISMATCH",
+                table_id=table_id,
+            )
     return table

@@ -34,6 +34,9 @@ class TableRequest:
     ruleset_options: Mapping[str, str] = field(default_factory=dict)
     # A tournament round's deadline (Unix ms, 0 = none): no new hand after it (RULES.md).
     end_by_unix_ms: int = 0
+    # The room service fee (台费, RULES.md §9a): silver per hand from each human seat to the
+    # house, fixed for the table's life when it is created.
+    fee_per_hand: int = 0
 
 
 @dataclass(frozen=True, slots=True)

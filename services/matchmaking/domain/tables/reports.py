@@ -53,7 +53,14 @@ class ReportDesk:
         Only for a table matchmaking allocated, with its tag and its players by seat (else
         refused, nothing recorded: see :mod:`.domain.tables.allocated`)."""
         ledger.validate_report(report)
-        self._check_report(report.table_id, report.tag, report.player_ids, report.hand_id)
+        self._check_report(
+            report.table_id,
+            report.tag,
+            report.player_ids,
+            report.hand_id,
+            report.fees,
+            report.escaped_seat is not None,
+        )
         new = ledger.record_hand(
             self.store, report, self.clock(), double_cards.consume_legs(report), self.metrics
         )
@@ -101,9 +108,13 @@ class ReportDesk:
             rooms.finish_room(self.store, code, table_id)
         self.notify()
 
-    def _check_report(self, table_id: str, tag: str, player_ids=None, hand_id: str = "") -> None:
+    def _check_report(
+        self, table_id: str, tag: str, player_ids=None, hand_id: str = "", fees=None, escaped=False
+    ) -> None:
         try:
-            allocated_tables.check_report(self.store, table_id, tag, player_ids, hand_id)
+            allocated_tables.check_report(
+                self.store, table_id, tag, player_ids, hand_id, fees, escaped
+            )
         except (NotFound, FailedPrecondition) as exc:
             self.metrics.report_refused(exc.reason)
             log.error(
