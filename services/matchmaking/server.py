@@ -374,6 +374,8 @@ def make_spec(**kwargs: Any) -> ServiceSpec:
     # Minting assets and reading the house's books: an operator's certificate only.
     callers["GrantAssets"] = frozenset({OPERATOR})
     callers["GetReconciliation"] = frozenset({OPERATOR})
+    # Who may be colluding with whom: operators only.
+    callers["ListSuspiciousPairs"] = frozenset({OPERATOR})
     # A stalled tournament's retry, and ending one with every entry refunded: operators only.
     callers["RetryTournament"] = frozenset({OPERATOR})
     callers["AbortTournament"] = frozenset({OPERATOR})

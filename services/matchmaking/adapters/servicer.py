@@ -11,6 +11,7 @@ from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 from infra.tls import OPERATOR, caller_workload
 from services.matchmaking.adapters import convert as conv
 from services.matchmaking.domain.economy import balances, ledger
+from services.matchmaking.domain.integrity import scoring as integrity_scoring
 from services.matchmaking.domain.queues import levels
 from services.matchmaking.domain.queues import quick_match as queues
 from services.matchmaking.domain.tournaments import tournament as tournaments
@@ -158,6 +159,17 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
                 for n in books.players
             ],
             discrepancies=list(books.discrepancies),
+        )
+
+    def ListSuspiciousPairs(self, request, context):  # operator only (server.py's callers)
+        pairs, token, total = self.mm.suspicious_pairs(
+            request.limit, request.page_token, request.only_suspicious
+        )
+        return pb.ListSuspiciousPairsResponse(
+            pairs=[conv.suspicious_pair_to_proto(p) for p in pairs],
+            next_page_token=token,
+            total_pairs=total,
+            threshold=integrity_scoring.THRESHOLD,
         )
 
     def ListLevels(self, request, context):

@@ -43,10 +43,12 @@ from services.matchmaking.domain.economy.books import (
     TxRow,
     books_of,
 )
+from services.matchmaking.domain.integrity.facts import HandFacts, validate_facts
 from services.matchmaking.domain.ports import Metrics, Records
 from services.matchmaking.domain.tables.tags import tag_group
 from shared.errors import FailedPrecondition, InvalidArgument
 
+NO_FACTS = HandFacts()
 __all__ = ["HOUSE", "MAX_BALANCE", "Entry", "HandReport", "Leg"]
 log = structlog.get_logger("mahjong.matchmaking.ledger")
 
@@ -140,6 +142,9 @@ class HandReport:
     escaped_seat: int | None = None
     hand_number: int = 0  # the hand's number at its table: the key of its held 加倍卡
     doubled_seats: tuple[int, ...] = ()  # seats that played a 加倍卡 (their holds are consumed)
+    # How the seats treated each other (wins off discards, claims, passed wins): the collusion
+    # signals' input (:mod:`..integrity.facts`); empty for a gateway that reports none.
+    facts: HandFacts = NO_FACTS
 
 
 # --- transactions ----------------------------------------------------------------------------
@@ -295,6 +300,7 @@ def validate_report(report: HandReport) -> None:
         raise InvalidArgument(
             f"doubled_seats {list(doubled)} must be distinct seats 0-3", field="doubled_seats"
         )
+    validate_facts(report.facts)
 
 
 def hand_legs(report: HandReport) -> list[Leg]:
@@ -365,6 +371,11 @@ def _report_dict(report: HandReport) -> dict:
         d["doubled_seats"] = list(report.doubled_seats)
     if not report.hand_number:
         del d["hand_number"]
+    # a hand without facts (an older gateway's) keeps its body too
+    if report.facts.empty:
+        del d["facts"]
+    else:
+        d["facts"] = report.facts.to_dict()
     return d
 
 
@@ -373,6 +384,7 @@ def _report_of(body: str) -> HandReport:
     data.pop("recorded_at", None)
     data["player_ids"], data["payments"] = tuple(data["player_ids"]), tuple(data["payments"])
     data["doubled_seats"] = tuple(data.get("doubled_seats", ()))
+    data["facts"] = HandFacts.from_dict(data.get("facts"))
     return HandReport(**data)
 
 
