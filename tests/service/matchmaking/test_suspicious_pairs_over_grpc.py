@@ -5,13 +5,18 @@ a page token it did not give (INVALID_ARGUMENT)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
+import json
+
 import grpc
 from mahjong.common.v1 import common_pb2
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 
 from infra.interceptor import internal_metadata
+from services.cli import main
 from tests.service.matchmaking.test_tournament_operations_over_grpc import _stub
-from tests.support.grpc_server import serving
+from tests.support.grpc_server import DEV_TLS_ROOT, serving
 from tests.support.identity import sign_in
 from tests.support.probes import rpc_error
 from tests.support.stacks import matchmaking_spec
@@ -20,6 +25,14 @@ from tests.unit.matchmaking.mm_fakes import FakeAllocator
 
 TOKEN = "internal-test-token"
 T = 10
+
+
+def cli(*args: str) -> tuple[int, list[str], str]:
+    out, err = io.StringIO(), io.StringIO()
+    operator = ["--tls-dir", str(DEV_TLS_ROOT / "operator")]
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([*args, *([] if "--tls-dir" in args else operator)])
+    return code, out.getvalue().splitlines(), err.getvalue()
 
 
 def seat(i: int) -> int:
@@ -101,6 +114,21 @@ def test_only_an_operator_reads_the_ranking_and_bad_input_is_refused():
             me_channel.close()
             code, _, _ = rpc_error(lambda: player.ListSuspiciousPairs(ask, timeout=T))
             assert code == grpc.StatusCode.UNAUTHENTICATED
+
+            # `mahjong integrity pairs`, with the operator's certificate
+            addr = ["--matchmaking-addr", server.internal_address]
+            code, out, _ = cli("integrity", "pairs", "--limit", "3", *addr)
+            assert code == 0 and out[0] == "12 pairs ranked; threshold 4.0"
+            assert out[1].split()[0].rstrip("!") == "1" and f"{ids[0]} -> {ids[1]}" in out[1]
+            assert "claims 12/" in out[1] and "passed 6/" in out[1]
+            assert out[-1].startswith("next page: --page-token ")
+            code, out, _ = cli("integrity", "pairs", "--json", "--limit", "12", *addr)
+            assert code == 0 and len(json.loads(out[0])["pairs"]) == 12
+            code, _, err = cli("integrity", "pairs", "--limit", "-2", *addr)
+            assert code == 1 and "INVALID_ARGUMENT" in err
+            gateway_tls = ["--tls-dir", str(DEV_TLS_ROOT / "gateway")]
+            code, _, err = cli("integrity", "pairs", *gateway_tls, *addr)
+            assert code == 1 and "PERMISSION_DENIED" in err
         finally:
             gw_channel.close()
             op_channel.close()
