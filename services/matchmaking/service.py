@@ -74,6 +74,8 @@ class MatchmakingConfig:
     # How long a replica that died while creating a table keeps others from recording it (its
     # creation claim's lease, renewed while it lives: allocated_tables); --lease-ms.
     claim_ms: int = allocated_tables.CLAIM_TTL_MS
+    # No two players from one client address at a quick-match table (--queue-one-per-address).
+    queue_one_per_address: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,7 +267,11 @@ class Matchmaking:
         now = self.clock()
         changed = False
         for formed in queues.form_tables(
-            self.store, self.allocator, now, self.config.bot_fill_seconds
+            self.store,
+            self.allocator,
+            now,
+            self.config.bot_fill_seconds,
+            self.config.queue_one_per_address,
         ):
             changed = True
             waits = [(t.stake, now - t.created_at) for t in formed.tickets]

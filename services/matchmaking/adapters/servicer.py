@@ -8,6 +8,7 @@ import time
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
+from infra.interceptor import peer_address
 from infra.tls import OPERATOR, caller_workload
 from services.matchmaking.adapters import convert as conv
 from services.matchmaking.domain.economy import balances, ledger
@@ -180,7 +181,12 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
         return conv.ticket_to_proto(ticket, queues.waiting_count(self.mm.store, ticket.queue))
 
     def JoinQueue(self, request, context):
-        ticket = self.mm.join_queue(request.session_token, _name(request.ruleset), request.stake)
+        ticket = self.mm.join_queue(
+            request.session_token,
+            _name(request.ruleset),
+            request.stake,
+            peer_address(context.peer())[0],
+        )
         return pb.JoinQueueResponse(ticket=self.ticket_message(ticket))
 
     def LeaveQueue(self, request, context):

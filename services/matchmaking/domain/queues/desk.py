@@ -35,8 +35,11 @@ class QueueDesk:
         self.notify = notify
         self._holds = holds
 
-    def join_queue(self, token: str, ruleset: str, stake: int) -> queues.Ticket:
-        """Join the (ruleset, stake tier) queue; stake 0 = the player's own level's tier."""
+    def join_queue(
+        self, token: str, ruleset: str, stake: int, client_address: str = ""
+    ) -> queues.Ticket:
+        """Join the (ruleset, stake tier) queue; stake 0 = the player's own level's tier.
+        ``client_address``: where the call came from (no two from one address at a table)."""
         player = self.authenticate(token)
         name = ruleset_name(ruleset)
         silver = ledger.balance(self.store, player.player_id)
@@ -51,6 +54,7 @@ class QueueDesk:
             stake,
             self.clock(),
             self._holds,
+            client_address,
         )
         self.notify()
         return ticket
