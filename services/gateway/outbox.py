@@ -287,6 +287,7 @@ def _facts_message(facts) -> matchmaking_pb2.HandFacts | None:
         discard_wins=pairs(facts.discard_wins),
         claims=pairs(facts.claims),
         passed_wins=pairs(facts.passed_wins),
+        chows=pairs(facts.chows),
     )
 
 

@@ -22,6 +22,7 @@ SIGNALS = {
     pb.COLLUSION_SIGNAL_CLAIMS: "claims",
     pb.COLLUSION_SIGNAL_PASSED_WINS: "passed",
     pb.COLLUSION_SIGNAL_QUEUED_TOGETHER: "queued",
+    pb.COLLUSION_SIGNAL_CHOWS: "chows",
 }
 
 

@@ -1,8 +1,8 @@
 """A hand's facts for matchmaking's collusion signals (``RecordHandRequest.facts``, version 1),
 read from the hand's own events: who won off whose discard (冲, and 抢杠 off an added kong),
-who claimed whose discard (吃 / 碰 / 明杠), and who was offered 胡 on another seat's discard and
-did not take it (a passed win, 漏胡 by choice, the timer's pass included: letting a win's time
-run out passes it)."""
+who claimed whose discard (碰 / 明杠; 吃 apart, since only a seat's 上家 feeds it), and who
+was offered 胡 on another seat's discard and did not take it (a passed win, 漏胡 by choice, the
+timer's pass included: letting a win's time run out passes it)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from shared.melds import MeldKind
 from shared.table import Win
 
 FACTS_VERSION = 1
-CLAIMED_KINDS = (MeldKind.CHOW, MeldKind.PONG, MeldKind.EXPOSED_KONG)
+CLAIMED_KINDS = (MeldKind.PONG, MeldKind.EXPOSED_KONG)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +33,7 @@ class HandFacts:
     discard_wins: tuple[tuple[int, int], ...] = ()
     claims: tuple[tuple[int, int], ...] = ()
     passed_wins: tuple[tuple[int, int], ...] = ()
+    chows: tuple[tuple[int, int], ...] = ()
 
 
 def hand_facts(events: Iterable[TableEvent]) -> HandFacts:
@@ -40,6 +41,7 @@ def hand_facts(events: Iterable[TableEvent]) -> HandFacts:
     wins: list[tuple[int, int]] = []
     claims: list[tuple[int, int]] = []
     passed: list[tuple[int, int]] = []
+    chows: list[tuple[int, int]] = []
     offered: dict[int, int] = {}  # seat -> the seat whose discard it may win on, unanswered
     for e in events:
         if isinstance(e, Prompt):
@@ -55,6 +57,10 @@ def hand_facts(events: Iterable[TableEvent]) -> HandFacts:
                 wins.append((e.seat, e.from_seat))
         elif isinstance(e, MeldDeclared):
             meld = e.meld
-            if meld.kind in CLAIMED_KINDS and meld.from_seat is not None:
+            if meld.from_seat is None:
+                continue
+            if meld.kind in CLAIMED_KINDS:
                 claims.append((e.seat, meld.from_seat))
-    return HandFacts(FACTS_VERSION, tuple(wins), tuple(claims), tuple(passed))
+            elif meld.kind == MeldKind.CHOW:
+                chows.append((e.seat, meld.from_seat))
+    return HandFacts(FACTS_VERSION, tuple(wins), tuple(claims), tuple(passed), tuple(chows))

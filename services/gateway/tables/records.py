@@ -199,6 +199,7 @@ def _facts_dict(facts: HandFacts) -> dict[str, Any]:
         "discard_wins": [list(p) for p in facts.discard_wins],
         "claims": [list(p) for p in facts.claims],
         "passed_wins": [list(p) for p in facts.passed_wins],
+        "chows": [list(p) for p in facts.chows],
     }
 
 
@@ -210,7 +211,11 @@ def _facts_of(d: dict[str, Any] | None) -> HandFacts | None:
         return tuple((int(a), int(b)) for a, b in d.get(name, ()))
 
     return HandFacts(
-        int(d["version"]), pairs("discard_wins"), pairs("claims"), pairs("passed_wins")
+        int(d["version"]),
+        pairs("discard_wins"),
+        pairs("claims"),
+        pairs("passed_wins"),
+        pairs("chows"),
     )
 
 

@@ -325,6 +325,7 @@ def facts_from_proto(m: pb.HandFacts) -> HandFacts:
         _pairs_from_proto(m.discard_wins, "discard_wins"),
         _pairs_from_proto(m.claims, "claims"),
         _pairs_from_proto(m.passed_wins, "passed_wins"),
+        _pairs_from_proto(m.chows, "chows"),
     )
 
 
@@ -337,6 +338,7 @@ def facts_to_proto(facts: HandFacts) -> pb.HandFacts:
         discard_wins=pairs(facts.discard_wins),
         claims=pairs(facts.claims),
         passed_wins=pairs(facts.passed_wins),
+        chows=pairs(facts.chows),
     )
 
 
@@ -360,6 +362,7 @@ _SIGNALS = {
     integrity_scoring.CLAIMS: pb.COLLUSION_SIGNAL_CLAIMS,
     integrity_scoring.PASSED: pb.COLLUSION_SIGNAL_PASSED_WINS,
     integrity_scoring.QUEUED: pb.COLLUSION_SIGNAL_QUEUED_TOGETHER,
+    integrity_scoring.CHOWS: pb.COLLUSION_SIGNAL_CHOWS,
 }
 
 

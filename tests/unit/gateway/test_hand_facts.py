@@ -72,11 +72,13 @@ def test_facts_agree_with_the_hands_bots_play(monkeypatch):
         facts = hand_facts(mine)
         melds = [e for e in mine if isinstance(e, MeldDeclared)]
         assert len(facts.claims) == sum(
-            m.meld.kind in (MeldKind.CHOW, MeldKind.PONG, MeldKind.EXPOSED_KONG) for m in melds
+            m.meld.kind in (MeldKind.PONG, MeldKind.EXPOSED_KONG) for m in melds
         )
+        assert len(facts.chows) == sum(m.meld.kind == MeldKind.CHOW for m in melds)
+        assert all(source == (seat - 1) % 4 for seat, source in facts.chows)
         off = [(w.seat, hand.from_seat) for w in hand.winners if w.win_kind != "self_draw"]
         assert sorted(facts.discard_wins) == sorted(off)
-        claims += len(facts.claims)
+        claims += len(facts.claims) + len(facts.chows)
         wins += len(facts.discard_wins)
         assert isinstance(hand, HandResult)
     assert claims > 0

@@ -118,3 +118,31 @@ def test_bad_paging_is_refused():
 
 def test_counts_of_an_older_record_read_padded():
     assert counts.from_list(counts.PairCounts, [3, 1]) == counts.PairCounts(hands=3, wins=1)
+
+
+def test_chows_count_against_the_hands_sat_downstream():
+    r = repo()
+    facts = HandFacts(1, chows=((1, 0), (2, 1)))
+    counts.record_hand(r, "h1", ("a", "b", "c", "d"), facts)
+    pairs = {(a, b): c for a, b, c in r.pairs()}
+    assert pairs[("b", "a")].chows == 1 and pairs[("b", "a")].upstream_hands == 1
+    assert pairs[("a", "b")].upstream_hands == 0 and pairs[("a", "d")].upstream_hands == 1
+    assert r.player("a").chowed_from == 1 and r.player("b").chows == 1
+    with pytest.raises(InvalidArgument):
+        validate_facts(HandFacts(1, chows=((1, 3),)))  # seat 1 chows only from seat 0
+
+
+def test_a_pair_feeding_chows_ranks_first():
+    r = repo()
+    rng = random.Random(4)
+    players = [f"p{i}" for i in range(20)]
+    for h in range(3000):
+        seats = rng.sample(players, 4)
+        chows = tuple((s, (s - 1) % 4) for s in range(4) if rng.random() < 0.3)
+        counts.record_hand(r, f"h{h}", tuple(seats), HandFacts(1, chows=chows))
+    for h in range(60):  # y sits as x's 上家 and x chows from it twice a hand
+        facts = HandFacts(1, chows=((1, 0), (1, 0)))
+        counts.record_hand(r, f"c{h}", ("y", "x", *rng.sample(players, 2)), facts)
+    ranked, _ = scoring.score_all(r)
+    assert (ranked[0].a, ranked[0].b) == ("x", "y") and ranked[0].suspicious
+    assert sum(s.suspicious for s in ranked) == 1

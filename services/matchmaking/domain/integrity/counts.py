@@ -2,10 +2,12 @@
 who sat together, and updated as each hand is recorded (never a rescan of the hands).
 
 * :class:`PlayerCounts`: a player's hands, and how often the player won off a discard, dealt in
-  (a discard of theirs was won off), claimed a discard, had a discard claimed, passed a win on a
-  discard (漏胡 by choice) and had a win passed on their discard.
+  (a discard of theirs was won off), claimed a discard (碰 / 明杠), had a discard claimed, passed
+  a win on a discard (漏胡 by choice), had a win passed on their discard, chowed (吃) and was
+  chowed from.
 * :class:`PairCounts` of ``(a, b)``: the same seen between a and b: hands together, a's wins off
-  b's discards, a's claims of b's discards, a's wins passed on b's discards, and, for the
+  b's discards, a's claims of b's discards, a's wins passed on b's discards, a's 吃 of b's
+  discards and the hands b sat as a's 上家 (the only seat a chows from), and, for the
   expectation of each, what a did to anyone and what anyone did to b in those hands (so a
   pair's own hands can be taken out of "their rates with everyone else"); and the quick-match
   tables they were seated at together, and how many of those they joined the queue for at the
@@ -35,6 +37,8 @@ class PlayerCounts:
     claimed_from: int = 0  # own discards claimed
     passed: int = 0  # wins passed on a discard
     passed_on: int = 0  # wins passed on own discards
+    chows: int = 0  # 吃 (always of the 上家's discard)
+    chowed_from: int = 0  # own discards chowed (by the 下家)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +57,8 @@ class PairCounts:
     b_passed_on: int = 0
     tables: int = 0  # quick-match tables they were seated at together
     queued_together: int = 0  # of those, joined within SAME_MOMENT_SECONDS
+    chows: int = 0  # a chowed b's discard
+    upstream_hands: int = 0  # hands b sat as a's 上家
 
 
 def add(x, y):
@@ -112,10 +118,19 @@ def hand_deltas(
     wins, dealt, win_pairs = tally(facts.discard_wins)
     claims, claimed, claim_pairs = tally(facts.claims)
     passed, passed_on, pass_pairs = tally(facts.passed_wins)
+    chows, chowed, chow_pairs = tally(facts.chows)
     seats = [s for s in range(4) if is_player(player_ids[s])]
     per_player = {
         player_ids[s]: PlayerCounts(
-            1, wins[s], dealt[s], claims[s], claimed[s], passed[s], passed_on[s]
+            1,
+            wins[s],
+            dealt[s],
+            claims[s],
+            claimed[s],
+            passed[s],
+            passed_on[s],
+            chows[s],
+            chowed[s],
         )
         for s in seats
     }
@@ -135,6 +150,8 @@ def hand_deltas(
                 b_claimed_from=claimed[b],
                 a_passed=passed[a],
                 b_passed_on=passed_on[b],
+                chows=chow_pairs.get((a, b), 0),
+                upstream_hands=int(b == (a - 1) % 4),
             )
     return per_player, per_pair
 

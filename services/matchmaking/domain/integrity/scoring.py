@@ -1,7 +1,8 @@
 """Ranking ordered pairs of players by how unlikely their record together is by chance.
 
-For each signal of a pair ``(a, b)`` — a's wins off b's discards, a's claims of b's discards,
-a's wins passed on b's discards, and their quick-match tables joined at the same moment — the
+For each signal of a pair ``(a, b)`` — a's wins off b's discards, a's claims (碰 / 明杠) of b's
+discards, a's 吃 of b's discards, a's wins passed on b's discards, and their quick-match tables
+joined at the same moment — the
 count ``k`` is set against ``E``, what it would be if a treated b as a treats everyone else and
 b were treated as everyone else treats b:
 
@@ -11,6 +12,9 @@ b were treated as everyone else treats b:
   beta prior: a player with few hands elsewhere gets the population's rate);
 * of a's acts on a discard, the share from b is b's source rate against the two other seats at
   the population's rate: ``E = hands · rate_a · rate_b / (rate_b + 2 · population)``;
+* a 吃 comes only from the seat's 上家, so it is expected over the hands b sat as a's 上家:
+  ``E = upstream hands · rate_a · rate_b / population`` (each rate over the hands outside that
+  seating);
 * the queue signal expects the population's share of tables joined at the same moment.
 
 Each signal's evidence is a z-score with a prior, ``z = (k − E) / sqrt(E + τ)``: the Poisson
@@ -50,6 +54,7 @@ THRESHOLD = 4.0  # a score above this is reported as suspicious
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
 WINS, CLAIMS, PASSED, QUEUED = "wins_off_discard", "claims", "passed_wins", "queued_together"
+CHOWS = "chows"
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +89,7 @@ class Population:
     claims: float
     passed: float
     queued: float
+    chows: float = 0.0
 
     @staticmethod
     def of(players: Iterable[PlayerCounts], pairs: Iterable[PairCounts]) -> Population:
@@ -100,6 +106,7 @@ class Population:
             p.claims / hands,
             p.passed / hands,
             together / tables if tables else 0.0,
+            p.chows / hands,
         )
 
 
@@ -144,6 +151,11 @@ def score_pair(
         rate_b = _rate(b_total, b_in, pb.hands, n, r, prior)
         expected = _expected(n, rate_a, rate_b, r)
         evidence.append(Evidence(name, k, expected, _z(k, expected, prior)))
+    up = pair.upstream_hands
+    rate_a = _rate(pa.chows, pair.chows, pa.hands, up, pop.chows, prior)
+    rate_b = _rate(pb.chowed_from, pair.chows, pb.hands, up, pop.chows, prior)
+    expected_c = up * rate_a * rate_b / pop.chows if pop.chows > 0 else 0.0
+    evidence.append(Evidence(CHOWS, pair.chows, expected_c, _z(pair.chows, expected_c, prior)))
     seen_q, expected_q = pair.queued_together, pair.tables * pop.queued
     evidence.append(Evidence(QUEUED, seen_q, expected_q, _z(seen_q, expected_q, prior)))
     # wins both ways; the others only upward
