@@ -115,6 +115,12 @@ class MatchmakingSettings:
         "(on by default; private rooms among friends are never held to it)",
         parse=switch,
     )
+    rooms_one_per_address: bool = setting(
+        DEFAULTS.rooms_one_per_address,
+        "--rooms-one-per-address",
+        "JoinRoom refuses (SAME_ADDRESS) a player from the client address of one seated "
+        "already (off by default: friends in a private room may share a connection)",
+    )
     # The economy (RULES-items §1, §4): item prices and the bot-net alert.
     items_room_card_price: int = _item_price(ledger.ROOM_CARD)
     items_double_card_price: int = _item_price(ledger.DOUBLE_CARD)
@@ -255,6 +261,7 @@ def mm_config(extra: dict[str, Any]) -> MatchmakingConfig:
         item_prices=item_prices(s),
         bot_net_alert=s.bot_net_alert,
         queue_one_per_address=s.queue_one_per_address,
+        rooms_one_per_address=s.rooms_one_per_address,
     )
 
 

@@ -76,6 +76,8 @@ class MatchmakingConfig:
     claim_ms: int = allocated_tables.CLAIM_TTL_MS
     # No two players from one client address at a quick-match table (--queue-one-per-address).
     queue_one_per_address: bool = True
+    # The same in private rooms (--rooms-one-per-address): off, friends may share a connection.
+    rooms_one_per_address: bool = False
 
 
 @dataclass(frozen=True, slots=True)

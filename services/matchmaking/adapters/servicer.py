@@ -213,6 +213,7 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
             request.ruleset.name,
             request.max_hands,
             dict(request.ruleset.options),
+            peer_address(context.peer())[0],
         )
         acc = self.mm.account(room.owner)
         return pb.OpenRoomResponse(
@@ -220,7 +221,9 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
         )
 
     def JoinRoom(self, request, context):
-        room = self.mm.join_room(request.session_token, request.code)
+        room = self.mm.join_room(
+            request.session_token, request.code, peer_address(context.peer())[0]
+        )
         return pb.JoinRoomResponse(room=self._room(request.session_token, room))
 
     def GetRoom(self, request, context):

@@ -67,6 +67,7 @@ class RoomDesk:
         ruleset: str,
         max_hands: int,
         options: Mapping[str, str] | None = None,
+        client_address: str = "",
     ) -> rooms.Room:
         """Open a room (spends one 房卡) with a preset and optional house rules ("section.option"
         overrides); nothing is spent if the room cannot be opened."""
@@ -86,6 +87,7 @@ class RoomDesk:
             self.clock(),
             options,
             self._holds,
+            client_address,
         )
         try:
             room_cards.spend_room_card(self.store, player.player_id, room.code, self.clock())
@@ -107,7 +109,7 @@ class RoomDesk:
             )
         return player, room
 
-    def join_room(self, token: str, code: str) -> rooms.Room:
+    def join_room(self, token: str, code: str, client_address: str = "") -> rooms.Room:
         player = self.authenticate(token)
         room = rooms.get_room(self.store, code)
         if room.stake is not None:  # the player must allow and cover the stake set
@@ -120,6 +122,8 @@ class RoomDesk:
             self.clock(),
             self._ready_seconds(room),
             self._holds,
+            client_address,
+            self.config.rooms_one_per_address,
         )
         self.notify()
         return room
