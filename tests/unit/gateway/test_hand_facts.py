@@ -90,3 +90,25 @@ def test_outbox_rows_keep_facts_and_read_older_rows():
     assert decode_report(encode_report(report)) == report
     older = HandReport("h", "t", "quick/x", ("a", "b", "c", "d"), (1, -1, 0, 0), 0)
     assert decode_report(encode_report(older)).facts is None
+
+
+def test_the_report_reads_the_hand_from_the_written_window_and_the_running_step():
+    """The outbox row's facts: the hand's events already written (the table's window) and
+    those of the step that settles it, none of the previous hand's."""
+    from services.gateway.domain.events.log import LoggedEvent
+    from services.gateway.tables.live import LiveTable
+    from services.gateway.tables.reports import TableReports
+
+    table = LiveTable("t1", "quick/x")
+    old = claim_prompt(2, 0, True).replace(hand_id="h1")
+    table.window = (
+        0,
+        [
+            LoggedEvent(1, 0, old),
+            LoggedEvent(2, 0, ActionTaken(2, Pass(), False, hand_id="h1")),
+            LoggedEvent(3, 0, claim_prompt(1, 3, True).replace(hand_id="h2")),
+        ],
+    )
+    table.unwritten = [(0, ActionTaken(1, Pass(), False, hand_id="h2"))]
+    facts = TableReports._facts(table, {"hand_id": "h2"})
+    assert facts.passed_wins == ((1, 3),)
