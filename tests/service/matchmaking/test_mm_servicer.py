@@ -29,7 +29,6 @@ def served():
     clock = ManualClock()
     spec = matchmaking_spec(alloc, clock)
     extra = {"ready_seconds": 15.0, "bot_fill_seconds": 30.0, "starting_silver": 1000}
-    extra["queue_one_per_address"] = False  # every player joins from loopback
     with serving(spec, extra=extra) as (server, channel):
         yield server, channel, alloc, clock
 

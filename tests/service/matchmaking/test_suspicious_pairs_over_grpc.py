@@ -41,8 +41,7 @@ def seat(i: int) -> int:
 
 def test_only_an_operator_reads_the_ranking_and_bad_input_is_refused():
     alloc = FakeAllocator()
-    extra = {"queue_one_per_address": False}  # the four join from loopback
-    with serving(matchmaking_spec(alloc), internal_token=TOKEN, extra=extra) as (server, channel):
+    with serving(matchmaking_spec(alloc), internal_token=TOKEN) as (server, channel):
         from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
         player = pb_grpc.MatchmakingServiceStub(channel)
