@@ -18,7 +18,9 @@ use other seeds. Figures (printed): the colluding pair must rank first (either d
 across the honest runs fewer than 1% of honest pairs may score above the threshold.
 
 ``MAHJONG_BENCH_COLLUSION_HANDS`` (default 2000) sets the hands per run,
-``MAHJONG_BENCH_COLLUSION_SEEDS`` (default 3) the runs without colluders; the runs go to
+``MAHJONG_BENCH_COLLUSION_SEEDS`` (default 3) the runs without colluders,
+``MAHJONG_BENCH_COLLUSION_TOGETHER`` (default 50) the percentage of the colluders' sittings
+they queue for together (0: seated at random like everyone else); the runs go to
 ``MAHJONG_BENCH_COLLUSION_WORKERS`` processes (default 2).
 """
 
@@ -52,7 +54,7 @@ from tests.support import arena
 PLAYERS = 40
 COLLUDERS = ("p00", "p01")
 HANDS_PER_SITTING = 8
-TOGETHER_SHARE = 0.5  # the colluders' sittings they queue for at the same moment
+TOGETHER_PERCENT = 50  # the colluders' sittings they queue for at the same moment
 
 
 def _env(name: str, default: int) -> int:
@@ -114,7 +116,7 @@ def colluding(partners: dict[int, int]):
 
 
 # --- one run ---------------------------------------------------------------------------------
-def run(seed: int, hands: int, collude: bool) -> dict:
+def run(seed: int, hands: int, collude: bool, together_percent: int = TOGETHER_PERCENT) -> dict:
     """Play ``hands`` hands; the counts' ranking and what the colluders did."""
     rng = random.Random(seed)
     players = [f"p{i:02d}" for i in range(PLAYERS)]
@@ -125,7 +127,7 @@ def run(seed: int, hands: int, collude: bool) -> dict:
     while played < hands:
         sitting += 1
         clock += 600.0
-        pair_joins = collude and rng.random() < TOGETHER_SHARE
+        pair_joins = collude and rng.random() * 100 < together_percent
         if pair_joins:
             others = rng.sample([p for p in players if p not in COLLUDERS], 2)
             seats = [*COLLUDERS, *others]
@@ -215,11 +217,13 @@ def main() -> int:
     hands = _env("HANDS", 2000)
     seeds = _env("SEEDS", 3)
     workers = _env("WORKERS", 2)
-    jobs = [(1, hands, True), *((100 + i, hands, False) for i in range(seeds))]
+    together = _env("TOGETHER", TOGETHER_PERCENT)
+    jobs = [(1, hands, True, together), *((100 + i, hands, False, 0) for i in range(seeds))]
     start = time.perf_counter()
     print(
         f"{PLAYERS} bots, {hands} hands per run in sittings of {HANDS_PER_SITTING}, "
-        f"1 run with a colluding pair and {seeds} without; threshold {scoring.THRESHOLD}"
+        f"1 run with a colluding pair (queueing together for {together}% of its sittings) "
+        f"and {seeds} without; threshold {scoring.THRESHOLD}"
     )
     with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
         results = list(pool.map(run, *zip(*jobs, strict=True)))
