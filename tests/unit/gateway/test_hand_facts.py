@@ -112,3 +112,36 @@ def test_the_report_reads_the_hand_from_the_written_window_and_the_running_step(
     table.unwritten = [(0, ActionTaken(1, Pass(), False, hand_id="h2"))]
     facts = TableReports._facts(table, {"hand_id": "h2"})
     assert facts.passed_wins == ((1, 3),)
+
+
+def test_the_outbox_sends_the_facts_and_none_for_an_older_row():
+    """RecordHand carries the row's facts as HandFacts (seats as the proto's Seat values); a
+    row written before facts existed sends none (matchmaking counts it as a hand together)."""
+    import grpc
+
+    from infra.store.memory import MemoryStore
+    from services.gateway.outbox import OutboxSender
+    from services.gateway.tables import OUTBOX
+    from tests.unit.gateway.test_outbox import FakeMatchmaking
+
+    store = MemoryStore()
+    facts = hand_facts(
+        [
+            claim_prompt(2, 0, True),
+            ActionTaken(2, Pass(), False),
+            MeldDeclared(1, MeldFact(MeldKind.CHOW, (4, 5, 6), 0, 5)),
+        ]
+    )
+    players = ("a", "b", "c", "d")
+    new = HandReport("h1", "t", "x", players, (1, -1, 0, 0), 0, facts=facts)
+    old = HandReport("h2", "t", "x", players, (1, -1, 0, 0), 0)
+    for r in (new, old):
+        store.put(OUTBOX, r.key(), encode_report(r))
+    sender = OutboxSender(store, grpc.insecure_channel("127.0.0.1:1"))
+    sender.stub = fake = FakeMatchmaking(fail_first=0)
+    assert sender.flush() == 2
+    sent = {h.hand_id: h for h in fake.hands}
+    assert sent["h1"].facts.version == 1
+    assert [(p.seat, p.from_seat) for p in sent["h1"].facts.passed_wins] == [(3, 1)]
+    assert [(p.seat, p.from_seat) for p in sent["h1"].facts.chows] == [(2, 1)]
+    assert not sent["h2"].HasField("facts")
