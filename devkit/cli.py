@@ -90,11 +90,16 @@ def _dev_issuer():
     return server
 
 
+# Every player of a local stack joins from loopback: quick match seats them together.
+LOCAL_QUEUE = ("--queue-one-per-address", "off")
+
+
 def _trusting(issuer) -> list[str]:
-    """Matchmaking's flags trusting the development ``issuer``, with guests on."""
+    """Matchmaking's flags trusting the development ``issuer``, with guests on, and
+    players from one address seated together (every local player is on loopback)."""
     from services.matchmaking.domain.players.issuers import format_issuer
 
-    return ["--issuers", format_issuer(issuer.config()), "--allow-guests"]
+    return ["--issuers", format_issuer(issuer.config()), "--allow-guests", *LOCAL_QUEUE]
 
 
 def _certs(args: argparse.Namespace) -> int:

@@ -185,7 +185,9 @@ class LocalStack:
     def _identity_flags(self) -> list[str]:
         from services.matchmaking.domain.players.issuers import format_issuer
 
-        return ["--issuers", format_issuer(self.issuer.config()), "--allow-guests"]
+        # every local player joins from loopback: quick match seats them together
+        local_queue = ["--queue-one-per-address", "off"]
+        return ["--issuers", format_issuer(self.issuer.config()), "--allow-guests", *local_queue]
 
     def log_tail(self, name: str, lines: int = 40) -> str:
         path = self.workdir / f"{name}.log"

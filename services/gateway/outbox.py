@@ -155,6 +155,7 @@ class OutboxSender:
                     hand_number=report.hand_number,
                     doubled_seats=[seat_to_proto(s) for s in report.doubled_seats],
                     fees=report.fees,
+                    facts=_facts_message(report.facts),
                 ),
                 timeout=self.timeout,
                 metadata=self.metadata,
@@ -269,6 +270,26 @@ class OutboxSender:
 
     def close(self) -> None:
         self._stop.set()
+
+
+def _facts_message(facts) -> matchmaking_pb2.HandFacts | None:
+    """A hand's facts as RecordHand carries them (None: a row written before them)."""
+    if facts is None:
+        return None
+
+    def pairs(xs):
+        return [
+            matchmaking_pb2.SeatPair(seat=seat_to_proto(a), from_seat=seat_to_proto(b))
+            for a, b in xs
+        ]
+
+    return matchmaking_pb2.HandFacts(
+        version=facts.version,
+        discard_wins=pairs(facts.discard_wins),
+        claims=pairs(facts.claims),
+        passed_wins=pairs(facts.passed_wins),
+        chows=pairs(facts.chows),
+    )
 
 
 def hand_answer(report: HandReport, answer) -> HandAnswerRecord:

@@ -139,6 +139,9 @@ TID = (("tournament_id",), {})
 
 
 def register(subparsers) -> None:
+    from services.matchmaking import integrity_cli
+
+    integrity_cli.register(subparsers, OPERATOR_TLS_HELP)
     # --- players -----------------------------------------------------------------------------
     p = subparsers.add_parser("players", help="matchmaking: sign in, accounts, balances, levels")
     ps = p.add_subparsers(dest="players_command", required=True)

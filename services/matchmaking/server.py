@@ -25,7 +25,7 @@ from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 from infra.addresses import DEFAULT_PORTS, INTERNAL_PORTS, default_internal_address
 from infra.binding import open_config_store, tls_files
 from infra.config import Config, ServiceSpec
-from infra.settings import from_flags, setting
+from infra.settings import from_flags, setting, switch
 from infra.tls import OPERATOR
 from infra.web import WebPort, WebSettings, check_web_port
 from infra.web_calls import DEFAULT_MAX_STREAMS
@@ -107,6 +107,19 @@ class MatchmakingSettings:
         "--token-secret",
         "the secret sealing CreateTable request ids (default: generated once and kept in "
         "the store)",
+    )
+    queue_one_per_address: bool = setting(
+        DEFAULTS.queue_one_per_address,
+        "--queue-one-per-address",
+        "quick match never seats two players who joined from one client address at one table "
+        "(on by default; private rooms among friends are never held to it)",
+        parse=switch,
+    )
+    rooms_one_per_address: bool = setting(
+        DEFAULTS.rooms_one_per_address,
+        "--rooms-one-per-address",
+        "JoinRoom refuses (SAME_ADDRESS) a player from the client address of one seated "
+        "already (off by default: friends in a private room may share a connection)",
     )
     # The economy (RULES-items §1, §4): item prices and the bot-net alert.
     items_room_card_price: int = _item_price(ledger.ROOM_CARD)
@@ -254,6 +267,8 @@ def mm_config(extra: dict[str, Any]) -> MatchmakingConfig:
         item_prices=item_prices(s),
         bot_net_alert=s.bot_net_alert,
         level_fee_units=_fee_units(s.level_fee_units),
+        queue_one_per_address=s.queue_one_per_address,
+        rooms_one_per_address=s.rooms_one_per_address,
     )
 
 
@@ -391,6 +406,8 @@ def make_spec(**kwargs: Any) -> ServiceSpec:
     # Minting assets and reading the house's books: an operator's certificate only.
     callers["GrantAssets"] = frozenset({OPERATOR})
     callers["GetReconciliation"] = frozenset({OPERATOR})
+    # Who may be colluding with whom: operators only.
+    callers["ListSuspiciousPairs"] = frozenset({OPERATOR})
     # A stalled tournament's retry, and ending one with every entry refunded: operators only.
     callers["RetryTournament"] = frozenset({OPERATOR})
     callers["AbortTournament"] = frozenset({OPERATOR})

@@ -26,6 +26,8 @@ from services.matchmaking.domain.clock import Clock, system_clock
 from services.matchmaking.domain.economy import items, ledger
 from services.matchmaking.domain.economy.desk import EconomyDesk
 from services.matchmaking.domain.economy.double_card_desk import DoubleCardDesk
+from services.matchmaking.domain.integrity import counts as integrity
+from services.matchmaking.domain.integrity import scoring as integrity_scoring
 from services.matchmaking.domain.players import accounts as players
 from services.matchmaking.domain.players import presence
 from services.matchmaking.domain.players import sessions as identity_sessions
@@ -45,6 +47,7 @@ from services.matchmaking.domain.tournaments import tournament as tournaments
 from services.matchmaking.domain.tournaments.desk import TournamentDesk
 from services.matchmaking.domain.tournaments.records import running_ids
 from services.matchmaking.metrics import PrometheusMetrics
+from services.matchmaking.storage.integrity_records import RecordsIntegrity
 from services.matchmaking.storage.table_claims import RecordingAllocator
 from shared.errors import NotFound
 
@@ -74,6 +77,10 @@ class MatchmakingConfig:
     # The room service fee (台费, RULES.md §9a) of quick-match tables, in stake units: a level's
     # tables charge each human seat base chips × this per hand; 0 = none (--level-fee-units).
     level_fee_units: int = levels.FEE_STAKE_UNITS
+    # No two players from one client address at a quick-match table (--queue-one-per-address).
+    queue_one_per_address: bool = True
+    # The same in private rooms (--rooms-one-per-address): off, friends may share a connection.
+    rooms_one_per_address: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +143,11 @@ class Matchmaking:
         self.queue_desk = queue_desk = QueueDesk(
             store, clock, identity.authenticate, changes.notify, self._holds, config.level_fee_units
         )
-        self.reports = reports = ReportDesk(store, clock, changes, economy.bankrupt_after, metrics)
+        # Collusion signals (串通), counted as hands are recorded and tables formed.
+        self.integrity = RecordsIntegrity(store)
+        self.reports = reports = ReportDesk(
+            store, clock, changes, economy.bankrupt_after, metrics, self.integrity
+        )
 
         # --- what the adapters call, by part ------------------------------------------------
         # change notification (streams wait on it)
@@ -209,6 +220,13 @@ class Matchmaking:
         self.live_standings = tournament_desk.live_standings
         self.tournament_work = tournament_desk.tournament_work
 
+    def suspicious_pairs(self, limit: int, page_token: str, only_suspicious: bool):
+        """A page of the ordered pairs ranked by their collusion score
+        (:func:`~.domain.integrity.scoring.suspicious_pairs`); operators only (the server)."""
+        return integrity_scoring.suspicious_pairs(
+            self.integrity, limit, page_token, only_suspicious
+        )
+
     @property
     def version(self) -> int:
         return self.changes.version
@@ -259,10 +277,13 @@ class Matchmaking:
             now,
             self.config.bot_fill_seconds,
             self.config.level_fee_units,
+            self.config.queue_one_per_address,
         ):
             changed = True
             waits = [(t.stake, now - t.created_at) for t in formed.tickets]
             self.metrics.quick_table(formed.bots, waits)
+            joined = [(t.player_id, t.created_at) for t in formed.tickets]
+            integrity.record_table(self.integrity, formed.match_id, joined)
             log.info("quick_table", match=formed.match_id, bots=formed.bots)
         for code in rooms.open_room_codes(self.store):
             try:

@@ -67,6 +67,7 @@ FLAGS = {
     "matchmaking": [
         *COMMON,
         "--lease-ms", str(LEASE_MS), "--tick-seconds", "0.1", "--bot-fill-seconds", "600",
+        "--queue-one-per-address", "off",  # every player joins from this machine
         "--starting-silver", str(STARTING_SILVER),
     ],
 }  # fmt: skip

@@ -84,6 +84,7 @@ class Replicas:
         args = [
             "--gateway-addr", self.book.service_target("gateway"), "--replica-id", name,
             "--lease-ms", str(LEASE_MS), "--tick-seconds", "0.1", "--bot-fill-seconds", "600",
+            "--queue-one-per-address", "off",  # every player joins from loopback
             "--max-workers", "48", "--drain-seconds", "0", "--grace-seconds", "1",
         ]  # fmt: skip
         return service_process(

@@ -92,6 +92,7 @@ class Stack:
             "--tick-seconds", "0.1", "--ready-seconds", "2", "--bot-fill-seconds", "1",
             "--starting-silver", str(STARTING_SILVER), "--max-workers", "48",
             "--drain-seconds", "0", "--grace-seconds", "1",
+            "--queue-one-per-address", "off",  # every player joins from loopback
         ]  # fmt: skip
         return service_process(
             "matchmaking",

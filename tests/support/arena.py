@@ -47,14 +47,20 @@ def play_table(
     seed: int = 0,
     ruleset: str = DEFAULT_RULESET,
     check: Callable[[Any, Action], None] | None = None,
+    wrap: Callable[[Any], Any] | None = None,
+    on_event: Callable[[TableEvent], None] | None = None,
 ) -> ArenaResult:
     """Play ``hands`` hands at one table of bots (one bot for all seats, or ``{seat: bot}``).
 
-    ``check(pending, action)`` sees every decision (tests assert legality with it)."""
+    ``check(pending, action)`` sees every decision (tests assert legality with it); ``wrap``
+    turns the bots' policy into another (``policy(pending, hand)``: the collusion bench's
+    partners, who see more than their seat); ``on_event`` sees every event."""
     rules = load_ruleset(ruleset)
     scheduler = ManualScheduler()
     result = ArenaResult()
     inner = engine_policy(bots)
+    if wrap is not None:
+        inner = wrap(inner)
 
     def policy(pending: Any, hand: Any) -> Action:
         action = inner(pending, hand)
@@ -66,6 +72,8 @@ def play_table(
     sequence = itertools.count(1).__next__
 
     def emit(event: TableEvent) -> int:
+        if on_event is not None:
+            on_event(event)
         if isinstance(event, HandResult):
             result.hands.append(event)
         return sequence()

@@ -146,6 +146,9 @@ def matchmaking_spec(allocator=None, clock=None) -> ServiceSpec:
         # Players sign in with the test issuer's ID tokens unless a test configures others.
         for key, value in identity_extra().items():
             config.extra.setdefault(key, value)
+        # Every test player joins from loopback: one table may seat them all, unless a test
+        # of that rule (--queue-one-per-address) sets it.
+        config.extra.setdefault("queue_one_per_address", False)
         return inner(server, config)
 
     spec.add_to_server = add_to_server

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from infra.store import Store
+from services.gateway.domain.hand_facts import HandFacts
 from shared.errors import InvalidArgument, Refusal
 
 REQUESTS = "gateway-request"
@@ -168,6 +169,7 @@ class HandReport:
     hand_number: int = 0  # the hand's number at its table: its held 加倍卡's key
     doubled_seats: tuple[int, ...] = ()  # seats that played a 加倍卡 for the hand
     fees: tuple[int, ...] = ()  # 台费 each seat paid the house, by seat (empty = none)
+    facts: HandFacts | None = None  # for the collusion signals; None in rows written before
 
     kind = "hand"
 
@@ -192,8 +194,39 @@ class FinishedReport:
 Report = HandReport | FinishedReport
 
 
+def _facts_dict(facts: HandFacts) -> dict[str, Any]:
+    return {
+        "version": facts.version,
+        "discard_wins": [list(p) for p in facts.discard_wins],
+        "claims": [list(p) for p in facts.claims],
+        "passed_wins": [list(p) for p in facts.passed_wins],
+        "chows": [list(p) for p in facts.chows],
+    }
+
+
+def _facts_of(d: dict[str, Any] | None) -> HandFacts | None:
+    if d is None:
+        return None
+
+    def pairs(name: str) -> tuple[tuple[int, int], ...]:
+        return tuple((int(a), int(b)) for a, b in d.get(name, ()))
+
+    return HandFacts(
+        int(d["version"]),
+        pairs("discard_wins"),
+        pairs("claims"),
+        pairs("passed_wins"),
+        pairs("chows"),
+    )
+
+
 def encode_report(report: Report) -> bytes:
     d = {k: getattr(report, k) for k in report.__dataclass_fields__}
+    if isinstance(report, HandReport):
+        if report.facts is None:
+            del d["facts"]
+        else:
+            d["facts"] = _facts_dict(report.facts)
     return _dump({"kind": report.kind, **d})
 
 
@@ -214,6 +247,7 @@ def decode_report(raw: bytes) -> Report:
             hand_number=int(d.get("hand_number", 0)),
             doubled_seats=tuple(int(x) for x in d.get("doubled_seats", ())),
             fees=tuple(int(x) for x in d.get("fees", ())),
+            facts=_facts_of(d.get("facts")),
         )
     if kind == "finished":
         return FinishedReport(

@@ -20,6 +20,7 @@ import structlog
 from infra.store import Store
 from infra.store.base import StoreError
 from infra.store.ownership import Ownership
+from services.gateway.domain.hand_facts import hand_facts
 from services.gateway.settings import GatewaySettings
 from services.gateway.tables.live import LiveTable
 from services.gateway.tables.records import (
@@ -83,10 +84,21 @@ class TableReports:
                 hand_number=int(data.get("hand_number", 0)),  # type: ignore[call-overload]
                 doubled_seats=tuple(data.get("doubled_seats", ())),  # type: ignore[arg-type]
                 fees=tuple(data.get("fees", ())),  # type: ignore[arg-type]
+                facts=None if data.get("escaped_seat") is not None else self._facts(table, data),
             )
         else:
             report = FinishedReport(table.id, table.tag, data["hands_played"])
         return OUTBOX, report.key(), encode_report(report)
+
+    @staticmethod
+    def _facts(table: LiveTable, data: dict[str, Any]):
+        """The hand's facts (collusion signals) from its events: the table's window of written
+        events and the running step's. A table taken over mid-hand has the hand's events from
+        the takeover on in its window, so its facts may miss what came before."""
+        hand_id = data["hand_id"]
+        written = [logged.event for logged in table.window[1]]
+        running = [event for _, event in table.unwritten or ()]
+        return hand_facts(e for e in (*written, *running) if e.hand_id == hand_id)
 
     def hand_answer(
         self, table: LiveTable

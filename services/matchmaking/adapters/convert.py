@@ -12,6 +12,8 @@ from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 
 from infra.convert.common import seat_from_proto, seat_from_proto_optional, seat_to_proto
 from services.matchmaking.domain.economy import ledger
+from services.matchmaking.domain.integrity import scoring as integrity_scoring
+from services.matchmaking.domain.integrity.facts import HandFacts
 from services.matchmaking.domain.players.accounts import Player
 from services.matchmaking.domain.queues import levels
 from services.matchmaking.domain.queues import quick_match as queues
@@ -311,6 +313,41 @@ def hand_report_from_proto(req: pb.RecordHandRequest) -> ledger.HandReport:
             seat_from_proto(x, f"doubled_seats[{i}]") for i, x in enumerate(req.doubled_seats)
         ),
         fees=tuple(req.fees),
+        facts=facts_from_proto(req.facts) if req.HasField("facts") else HandFacts(),
+    )
+
+
+def _pairs_from_proto(pairs, name: str) -> tuple[tuple[int, int], ...]:
+    return tuple(
+        (
+            seat_from_proto(p.seat, f"facts.{name}[{i}].seat"),
+            seat_from_proto(p.from_seat, f"facts.{name}[{i}].from_seat"),
+        )
+        for i, p in enumerate(pairs)
+    )
+
+
+def facts_from_proto(m: pb.HandFacts) -> HandFacts:
+    """A hand's facts as sent (checked by :func:`ledger.validate_report`)."""
+    return HandFacts(
+        m.version,
+        _pairs_from_proto(m.discard_wins, "discard_wins"),
+        _pairs_from_proto(m.claims, "claims"),
+        _pairs_from_proto(m.passed_wins, "passed_wins"),
+        _pairs_from_proto(m.chows, "chows"),
+    )
+
+
+def facts_to_proto(facts: HandFacts) -> pb.HandFacts:
+    def pairs(xs):
+        return [pb.SeatPair(seat=seat_to_proto(a), from_seat=seat_to_proto(b)) for a, b in xs]
+
+    return pb.HandFacts(
+        version=facts.version,
+        discard_wins=pairs(facts.discard_wins),
+        claims=pairs(facts.claims),
+        passed_wins=pairs(facts.passed_wins),
+        chows=pairs(facts.chows),
     )
 
 
@@ -326,4 +363,30 @@ def hand_report_to_proto(report: ledger.HandReport) -> pb.RecordHandRequest:
         hand_number=report.hand_number,
         doubled_seats=[seat_to_proto(x) for x in report.doubled_seats],
         fees=report.fees,
+        facts=None if report.facts.empty else facts_to_proto(report.facts),
+    )
+
+
+_SIGNALS = {
+    integrity_scoring.WINS: pb.COLLUSION_SIGNAL_WINS_OFF_DISCARD,
+    integrity_scoring.CLAIMS: pb.COLLUSION_SIGNAL_CLAIMS,
+    integrity_scoring.PASSED: pb.COLLUSION_SIGNAL_PASSED_WINS,
+    integrity_scoring.QUEUED: pb.COLLUSION_SIGNAL_QUEUED_TOGETHER,
+    integrity_scoring.CHOWS: pb.COLLUSION_SIGNAL_CHOWS,
+}
+
+
+def suspicious_pair_to_proto(s: integrity_scoring.PairScore) -> pb.SuspiciousPair:
+    return pb.SuspiciousPair(
+        player_id=s.a,
+        partner_id=s.b,
+        hands_together=s.hands,
+        score=s.score,
+        suspicious=s.suspicious,
+        evidence=[
+            pb.PairEvidence(
+                signal=_SIGNALS[e.signal], observed=e.observed, expected=e.expected, z=e.z
+            )
+            for e in s.evidence
+        ],
     )

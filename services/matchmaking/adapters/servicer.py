@@ -8,9 +8,11 @@ import time
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
+from infra.interceptor import peer_address
 from infra.tls import OPERATOR, caller_workload
 from services.matchmaking.adapters import convert as conv
 from services.matchmaking.domain.economy import balances, ledger
+from services.matchmaking.domain.integrity import scoring as integrity_scoring
 from services.matchmaking.domain.queues import levels
 from services.matchmaking.domain.queues import quick_match as queues
 from services.matchmaking.domain.tournaments import tournament as tournaments
@@ -166,6 +168,17 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
             room_fees_booked=books.room_fees_booked,
         )
 
+    def ListSuspiciousPairs(self, request, context):  # operator only (server.py's callers)
+        pairs, token, total = self.mm.suspicious_pairs(
+            request.limit, request.page_token, request.only_suspicious
+        )
+        return pb.ListSuspiciousPairsResponse(
+            pairs=[conv.suspicious_pair_to_proto(p) for p in pairs],
+            next_page_token=token,
+            total_pairs=total,
+            threshold=integrity_scoring.THRESHOLD,
+        )
+
     def ListLevels(self, request, context):
         units = self.mm.config.level_fee_units
         return pb.ListLevelsResponse(
@@ -177,7 +190,12 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
         return conv.ticket_to_proto(ticket, queues.waiting_count(self.mm.store, ticket.queue))
 
     def JoinQueue(self, request, context):
-        ticket = self.mm.join_queue(request.session_token, _name(request.ruleset), request.stake)
+        ticket = self.mm.join_queue(
+            request.session_token,
+            _name(request.ruleset),
+            request.stake,
+            peer_address(context.peer())[0],
+        )
         return pb.JoinQueueResponse(ticket=self.ticket_message(ticket))
 
     def LeaveQueue(self, request, context):
@@ -205,6 +223,7 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
             request.max_hands,
             dict(request.ruleset.options),
             request.fee_per_hand,
+            peer_address(context.peer())[0],
         )
         acc = self.mm.account(room.owner)
         return pb.OpenRoomResponse(
@@ -212,7 +231,9 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
         )
 
     def JoinRoom(self, request, context):
-        room = self.mm.join_room(request.session_token, request.code)
+        room = self.mm.join_room(
+            request.session_token, request.code, peer_address(context.peer())[0]
+        )
         return pb.JoinRoomResponse(room=self._room(request.session_token, room))
 
     def GetRoom(self, request, context):

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from infra.store.memory import MemoryStore
-from services.matchmaking.domain.economy import ledger
+from services.matchmaking.domain.economy import ledger, statement
 from services.matchmaking.domain.economy.books import HOUSE_STRIPES, MAX_BALANCE, stripe_of
 from services.matchmaking.domain.economy.ledger import HOUSE, HandReport, Leg
 from shared.errors import FailedPrecondition, InvalidArgument
@@ -190,7 +190,7 @@ def test_entries_come_a_page_at_a_time_newest_first(store):
         ledger.transact(store, f"buy/{i}", buy("a", 10, "double_card", 1), 10.0 + i)
     pages, token, seen = 0, "", []
     while True:
-        page, token = ledger.entries_page(store, "a", None, token, 5)
+        page, token = statement.entries_page(store, "a", None, token, 5)
         seen += page
         pages += 1
         if not token:
@@ -198,15 +198,15 @@ def test_entries_come_a_page_at_a_time_newest_first(store):
     assert pages == 3 and len(seen) == 15  # the grant's 1 + 7 purchases × 2 (silver, card)
     keys = [(e.at, e.ref, e.seq) for e in seen]
     assert keys == sorted(keys, reverse=True) and len(set(keys)) == 15
-    only, token = ledger.entries_page(store, "a", "double_card", "", 0)
+    only, token = statement.entries_page(store, "a", "double_card", "", 0)
     assert len(only) == 7 and token == "" and {e.asset for e in only} == {"double_card"}
     for bad in ("%%%", "bm90IGpzb24", "WzEsMiwzXQ"):
         with pytest.raises(InvalidArgument) as err:
-            ledger.entries_page(store, "a", None, bad, 10)
+            statement.entries_page(store, "a", None, bad, 10)
         assert err.value.details["field"] == "page_token"
     for size in (-1, 501):
         with pytest.raises(InvalidArgument):
-            ledger.entries_page(store, "a", None, "", size)
+            statement.entries_page(store, "a", None, "", size)
 
 
 def test_reconcile_finds_a_balance_that_is_not_the_sum_of_its_entries(store):

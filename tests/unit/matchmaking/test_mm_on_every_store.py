@@ -47,3 +47,33 @@ def test_a_tournament_to_its_final_ranking(backend):
     player = mm.authenticate(tokens[1])
     assert again.account(player.player_id).silver == mm.account(player.player_id).silver
     assert ledger.reconcile(other) == []
+
+
+def test_collusion_counts_on_the_store(backend):
+    """A quick-match table's hands (settled with facts) are counted per ordered pair on this
+    backend, once per hand id, and ranked; the four joined at one moment."""
+    from services.matchmaking.domain.economy.ledger import HandReport
+    from services.matchmaking.domain.integrity import scoring
+    from services.matchmaking.domain.integrity.facts import HandFacts
+
+    store = backend.open()
+    mm, alloc, _ = make_service(store)
+    for i in range(4):
+        mm.join_queue(sign_in(mm, f"C{i}")[1], "", 0, f"10.0.0.{i}")
+    mm.tick()
+    (request, allocation), *_ = alloc.tables.values()
+    seats = tuple(s.player_id for s in request.seats)
+    facts = HandFacts(1, claims=((0, 1),), chows=((1, 0),))
+    for h in range(3):
+        report = HandReport(
+            f"h{h}", allocation.table_id, request.tag, seats, (0, 0, 0, 0), facts=facts
+        )
+        assert mm.record_hand(report)
+        assert not mm.record_hand(report)  # a repeat counts nothing
+    pairs, token, total = mm.suspicious_pairs(0, "", False)
+    assert total == 12 and token == ""
+    by_pair = {(p.a, p.b): {e.signal: e.observed for e in p.evidence} for p in pairs}
+    assert by_pair[(seats[0], seats[1])][scoring.CLAIMS] == 3
+    assert by_pair[(seats[1], seats[0])][scoring.CHOWS] == 3
+    assert by_pair[(seats[2], seats[3])][scoring.QUEUED] == 1
+    assert all(p.hands == 3 for p in pairs)

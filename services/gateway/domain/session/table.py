@@ -297,17 +297,8 @@ class TableSession:
             claim_ms=self.claim_ms,
             garden_stacks=self.garden_stacks(),
             doubled_seats=self.doubled.get(self.hands_played + 1, ()),
-            fees=self.hand_fees(),
+            fees=room_fee.hand_fees(self),
         )
-
-    def hand_fees(self) -> tuple[int, ...]:
-        """The room service fee (台费) of the hand being dealt, by seat: the table's fee at
-        every seat a player holds (one on 托管, or who left the table, whose seat the ledger
-        still books to them, too), 0 at a bot's; empty when the table charges none."""
-        fee = self.config.fee_per_hand
-        if not fee:
-            return ()
-        return tuple(0 if s.bot or not s.player_id else fee for s in self.seats)
 
     def start_hand(self) -> None:
         self.phase = PLAYING

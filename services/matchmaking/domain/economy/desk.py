@@ -11,7 +11,7 @@ from typing import Any
 import structlog
 
 from services.matchmaking.domain.clock import Clock
-from services.matchmaking.domain.economy import hand_cover, items, ledger, reconciliation
+from services.matchmaking.domain.economy import hand_cover, items, ledger, reconciliation, statement
 from services.matchmaking.domain.economy.ledger import HandReport
 from services.matchmaking.domain.players import accounts as players
 from services.matchmaking.domain.ports import Metrics, Records
@@ -61,7 +61,7 @@ class EconomyDesk:
     ) -> tuple[dict[str, int], list[ledger.Entry], str]:
         """The caller's balances and a page of its entries, newest first, and the next token."""
         player = self.authenticate(token)
-        found, next_token = ledger.entries_page(
+        found, next_token = statement.entries_page(
             self.store, player.player_id, asset, page_token, page_size
         )
         return self.asset_balances(player.player_id), found, next_token

@@ -32,8 +32,6 @@ its entries (RULES-items §1).
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
@@ -43,15 +41,16 @@ from services.matchmaking.domain import records
 from services.matchmaking.domain.economy.books import (
     HOUSE,
     MAX_BALANCE,
-    Cursor,
     HandRow,
     TxRow,
     books_of,
 )
+from services.matchmaking.domain.integrity.facts import HandFacts, validate_facts
 from services.matchmaking.domain.ports import Metrics, Records
 from services.matchmaking.domain.tables.tags import tag_group
 from shared.errors import FailedPrecondition, InvalidArgument
 
+NO_FACTS = HandFacts()
 __all__ = ["HOUSE", "MAX_BALANCE", "Entry", "HandReport", "Leg"]
 log = structlog.get_logger("mahjong.matchmaking.ledger")
 
@@ -150,6 +149,9 @@ class HandReport:
     # The room service fee (台费) each seat paid the house for the hand, by seat (>= 0; 0 at a
     # bot's seat); empty = none. Not part of ``payments``: payments + house = 0 as before.
     fees: tuple[int, ...] = ()
+    # How the seats treated each other (wins off discards, claims, passed wins): the collusion
+    # signals' input (:mod:`..integrity.facts`); empty for a gateway that reports none.
+    facts: HandFacts = NO_FACTS
 
 
 # --- transactions ----------------------------------------------------------------------------
@@ -306,6 +308,7 @@ def validate_report(report: HandReport) -> None:
             f"doubled_seats {list(doubled)} must be distinct seats 0-3", field="doubled_seats"
         )
     validate_fees(report)
+    validate_facts(report.facts)
 
 
 def validate_fees(report: HandReport) -> None:
@@ -421,6 +424,11 @@ def _report_dict(report: HandReport) -> dict:
         del d["fees"]
     else:
         d["fees"] = list(report.fees)
+    # a hand without facts (an older gateway's) keeps its body too
+    if report.facts.empty:
+        del d["facts"]
+    else:
+        d["facts"] = report.facts.to_dict()
     return d
 
 
@@ -430,6 +438,7 @@ def _report_of(body: str) -> HandReport:
     data["player_ids"], data["payments"] = tuple(data["player_ids"]), tuple(data["payments"])
     data["doubled_seats"] = tuple(data.get("doubled_seats", ()))
     data["fees"] = tuple(data.get("fees", ()))
+    data["facts"] = HandFacts.from_dict(data.get("facts"))
     return HandReport(**data)
 
 
@@ -482,14 +491,14 @@ def entries(store: Records, account: str) -> list[Entry]:
     return books_of(store).entries(account)
 
 
-def _check_asset(asset: str) -> None:
+def check_asset(asset: str) -> None:
     if asset not in ASSETS:
         raise InvalidArgument(f"unknown asset {asset!r}", field="asset")
 
 
 def balance(store: Records, account: str, asset: str = SILVER) -> int:
     """The account's balance of ``asset``: the sum of its entries, kept beside them."""
-    _check_asset(asset)
+    check_asset(asset)
     return books_of(store).balance(account, asset)
 
 
@@ -498,45 +507,6 @@ def balances(store: Records, account: str) -> dict[str, int]:
     order."""
     held = books_of(store).balances(account)
     return {asset: held.get(asset, 0) for asset in ASSETS}
-
-
-MAX_PAGE = 500
-DEFAULT_PAGE = 100
-
-
-def _token(e: Entry) -> str:
-    raw = records.dump([e.at, e.ref, e.seq])
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def _cursor(token: str) -> Cursor | None:
-    if not token:
-        return None
-    try:
-        at, ref, seq = records.load(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
-        if not isinstance(ref, str) or not isinstance(seq, int) or isinstance(at, bool):
-            raise ValueError(token)
-        return Cursor(float(at), ref, seq)
-    except (ValueError, TypeError, binascii.Error, UnicodeDecodeError):
-        raise InvalidArgument(
-            "page_token is not one this service gave", field="page_token"
-        ) from None
-
-
-def entries_page(
-    store: Records, account: str, asset: str | None, page_token: str, page_size: int
-) -> tuple[list[Entry], str]:
-    """A page of the account's entries, newest first, and the next page's token ("" on the
-    last): ``page_size`` 1-500 (0 = 100), ``asset`` None = every asset."""
-    if page_size < 0 or page_size > MAX_PAGE:
-        raise InvalidArgument(f"page_size {page_size} is not in 1-{MAX_PAGE}", field="page_size")
-    if asset is not None:
-        _check_asset(asset)
-    size = page_size or DEFAULT_PAGE
-    found = books_of(store).entries_page(account, asset, _cursor(page_token), size + 1)
-    if len(found) > size:
-        return found[:size], _token(found[size - 1])
-    return found, ""
 
 
 def has_account(store: Records, account: str) -> bool:

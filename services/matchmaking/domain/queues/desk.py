@@ -37,9 +37,12 @@ class QueueDesk:
         self._holds = holds
         self.fee_units = fee_units  # a level's 台费 is its stake × this (RULES.md §9a)
 
-    def join_queue(self, token: str, ruleset: str, stake: int) -> queues.Ticket:
+    def join_queue(
+        self, token: str, ruleset: str, stake: int, client_address: str = ""
+    ) -> queues.Ticket:
         """Join the (ruleset, stake tier) queue; stake 0 = the player's own level's tier. The
-        player's silver must cover a hand there plus the level's room service fee (台费)."""
+        player's silver must cover a hand there plus the level's room service fee (台费).
+        ``client_address``: where the call came from (no two from one address at a table)."""
         player = self.authenticate(token)
         name = ruleset_name(ruleset)
         silver = ledger.balance(self.store, player.player_id)
@@ -55,6 +58,7 @@ class QueueDesk:
             stake,
             self.clock(),
             self._holds,
+            client_address,
         )
         self.notify()
         return ticket

@@ -10,6 +10,11 @@ Forming a table is crash-safe and safe between replicas: a *match* record listin
 written first, each ticket is claimed atomically (waiting → matched), the gateway table is
 created with the match id as its request id (idempotent), and only then are the tickets
 assigned. A match left pending by a crash is completed by the next :func:`form_tables`.
+
+One table per client address (``one_per_address``, on by default: ``--queue-one-per-address``):
+two tickets joined from the same client address (the peer address the service saw) are never
+seated at one table; the later one waits for the next table (or its own bots). Two accounts on
+one machine are the cheapest collusion there is (串通): each sees both hands.
 """
 
 from __future__ import annotations
@@ -61,6 +66,7 @@ class Ticket:
     match_id: str = ""
     assignment: Assignment | None = None
     failure: str = ""  # why matchmaking cancelled it (the gateway refused its table)
+    client_address: str = ""  # where the player joined from ("" = unknown: never a conflict)
 
     @property
     def queue(self) -> str:
@@ -87,21 +93,38 @@ def queue_key(ruleset: str, stake: int) -> str:
 
 
 def plan_tables(
-    waiting: Sequence[tuple[str, float]], now: float, bot_fill_seconds: float
+    waiting: Sequence[tuple[str, float] | tuple[str, float, str]],
+    now: float,
+    bot_fill_seconds: float,
+    one_per_address: bool = False,
 ) -> list[tuple[str | None, ...]]:
-    """Tables from one queue's waiting tickets ``(ticket id, joined at)`` in arrival order.
+    """Tables from one queue's waiting tickets ``(ticket id, joined at[, client address])`` in
+    arrival order.
 
-    Every four make a table; a remainder of one to three whose oldest has waited at least
-    ``bot_fill_seconds`` is seated with bots (None) in the empty seats.
+    Each ticket takes the first forming table with a free seat (and, with ``one_per_address``,
+    nobody from its address; "" is no address); every table of four is seated, and one short of
+    four whose oldest has waited at least ``bot_fill_seconds`` is seated with bots (None) in the
+    empty seats. Without addresses this is every four in arrival order.
     """
-    n = len(waiting)
-    full = n - n % 4
-    tables: list[tuple[str | None, ...]] = [
-        tuple(t for t, _ in waiting[i : i + 4]) for i in range(0, full, 4)
-    ]
-    rest = waiting[full:]
-    if rest and now - rest[0][1] >= bot_fill_seconds:
-        tables.append(tuple(t for t, _ in rest) + (None,) * (4 - len(rest)))
+    forming: list[tuple[list[str], set[str], float]] = []  # tickets, addresses, oldest's time
+    for ticket in waiting:
+        tid, joined = ticket[0], ticket[1]
+        address = ticket[2] if one_per_address and len(ticket) > 2 else ""  # type: ignore[misc]
+        for ids, addresses, _ in forming:
+            if len(ids) < 4 and not (address and address in addresses):
+                break
+        else:
+            ids, addresses = [], set()
+            forming.append((ids, addresses, joined))
+        ids.append(tid)
+        if address:
+            addresses.add(address)
+    tables: list[tuple[str | None, ...]] = []
+    for ids, _, oldest in forming:
+        if len(ids) == 4:
+            tables.append(tuple(ids))
+        elif now - oldest >= bot_fill_seconds:
+            tables.append((*ids, *(None,) * (4 - len(ids))))
     return tables
 
 
@@ -133,13 +156,14 @@ def join(
     stake: int,
     now: float,
     holds: presence.Holds | None = None,
+    client_address: str = "",
 ) -> Ticket:
     """Put a player in the (ruleset, stake) queue; FailedPrecondition if it already holds a
     ticket (``ALREADY_QUEUED``) or sits in a room (``IN_ROOM``). The player's presence is claimed
     first, atomically (:mod:`~services.matchmaking.domain.players.presence`; ``holds`` tells a
     crash's leftover from a live one). The caller has checked the stake against the player's
     level."""
-    ticket = Ticket(ticket_id, player_id, name, ruleset, stake, now)
+    ticket = Ticket(ticket_id, player_id, name, ruleset, stake, now, client_address=client_address)
     held = presence.claim(store, player_id, presence.QUEUE, ticket_id, now, holds)
     if held is not None:
         raise refusal(store, held, presence.QUEUE)
@@ -248,10 +272,12 @@ def form_tables(
     now: float,
     bot_fill_seconds: float,
     fee_units: int = FEE_STAKE_UNITS,
+    one_per_address: bool = True,
 ) -> list[Formed]:
     """Form every table the queues allow and create them on a gateway. Pending matches from an
     earlier (crashed or failed) pass are retried first. A match's room service fee (its level's,
-    ``fee_units`` per stake unit) is fixed when it is formed."""
+    ``fee_units`` per stake unit) is fixed when it is formed. ``one_per_address``: no two
+    tickets from one client address at a table (:func:`plan_tables`)."""
     done = [f for f in (_complete(store, allocator, k, now) for k, _ in store.scan(MATCHES)) if f]
     for queue, _ in store.scan(QUEUES):
         index = list(store.scan(_QUEUE + queue))
@@ -259,8 +285,8 @@ def form_tables(
         for _key, rec in index:
             t = get_ticket(store, rec.value.decode())
             if t.state == WAITING:
-                waiting.append((t.ticket_id, t.created_at))
-        for seats in plan_tables(waiting, now, bot_fill_seconds):
+                waiting.append((t.ticket_id, t.created_at, t.client_address))
+        for seats in plan_tables(waiting, now, bot_fill_seconds, one_per_address):
             match_id = _start_match(store, queue, seats, now, fee_units)
             formed = _complete(store, allocator, match_id, now) if match_id else None
             if formed:

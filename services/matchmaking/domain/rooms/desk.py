@@ -68,6 +68,7 @@ class RoomDesk:
         max_hands: int,
         options: Mapping[str, str] | None = None,
         fee_per_hand: int = 0,
+        client_address: str = "",
     ) -> rooms.Room:
         """Open a room (spends one 房卡) with a preset and optional house rules ("section.option"
         overrides) and its room service fee (台费, 0 = none); nothing is spent if the room
@@ -90,6 +91,7 @@ class RoomDesk:
             options,
             self._holds,
             fee_per_hand,
+            client_address,
         )
         try:
             room_cards.spend_room_card(self.store, player.player_id, room.code, self.clock())
@@ -111,7 +113,7 @@ class RoomDesk:
             )
         return player, room
 
-    def join_room(self, token: str, code: str) -> rooms.Room:
+    def join_room(self, token: str, code: str, client_address: str = "") -> rooms.Room:
         player = self.authenticate(token)
         room = rooms.get_room(self.store, code)
         if room.stake is not None:  # the player must allow and cover the stake set
@@ -124,6 +126,8 @@ class RoomDesk:
             self.clock(),
             self._ready_seconds(room),
             self._holds,
+            client_address,
+            self.config.rooms_one_per_address,
         )
         self.notify()
         return room

@@ -58,6 +58,7 @@ class Member:
     ready: bool = False  # pressed Start
     joined_at: float = 0.0
     ready_deadline: float | None = None  # removed at this time unless ready
+    client_address: str = ""  # where the player joined from ("" = unknown)
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,6 +197,7 @@ def open_room(
     ruleset_options: dict[str, str] | None = None,
     holds: presence.Holds | None = None,
     fee_per_hand: int = 0,
+    client_address: str = "",
 ) -> Room:
     """A new room with a fresh code, the owner in seat 0, charging ``fee_per_hand`` silver a
     hand to each human seat (InvalidArgument outside 0-:data:`MAX_ROOM_FEE`). The caller
@@ -219,7 +221,7 @@ def open_room(
             ruleset,
             max_hands,
             now,
-            members=(Member(owner_id, owner_name, joined_at=now),),
+            members=(Member(owner_id, owner_name, joined_at=now, client_address=client_address),),
             ruleset_options=dict(ruleset_options or {}),
             opener=owner_id,
             fee_per_hand=fee_per_hand,
@@ -264,16 +266,26 @@ def join_room(
     now: float,
     ready_seconds: float,
     holds: presence.Holds | None = None,
+    client_address: str = "",
+    one_per_address: bool = False,
 ) -> Room:
     """Take the next free seat; FailedPrecondition for a full or started room, or when the
-    player's presence (claimed first, atomically) is held by a ticket or another room."""
+    player's presence (claimed first, atomically) is held by a ticket or another room; with
+    ``one_per_address`` (``--rooms-one-per-address``, off by default: friends share a
+    connection) also ``SAME_ADDRESS`` when a player seated joined from ``client_address``."""
     _require_seat(get_room(store, code))  # the usual refusals write nothing
+    if one_per_address:
+        _require_other_address(get_room(store, code), client_address)
     _claim_player(store, player_id, code, now, holds)
 
     def fn(room: Room) -> Room:
         _require_seat(room)
+        if one_per_address:
+            _require_other_address(room, client_address)
         deadline = now + ready_seconds if room.started_by_first_at is not None else None
-        member = Member(player_id, name, joined_at=now, ready_deadline=deadline)
+        member = Member(
+            player_id, name, joined_at=now, ready_deadline=deadline, client_address=client_address
+        )
         return replace(room, members=(*room.members, member))
 
     try:
@@ -281,6 +293,15 @@ def join_room(
     except BaseException:
         _release_player(store, player_id, code)
         raise
+
+
+def _require_other_address(room: Room, client_address: str) -> None:
+    if client_address and any(m.client_address == client_address for m in room.members):
+        raise FailedPrecondition(
+            f"room {room.code} seats a player who joined from the same address; this "
+            "deployment seats one player per address (--rooms-one-per-address)",
+            reason="SAME_ADDRESS",
+        )
 
 
 def invite_bot(store: Records, code: str, player_id: str, now: float) -> Room:

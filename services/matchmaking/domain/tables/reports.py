@@ -16,6 +16,7 @@ import structlog
 from services.matchmaking.domain.changes import Changes
 from services.matchmaking.domain.clock import Clock
 from services.matchmaking.domain.economy import double_cards, ledger
+from services.matchmaking.domain.integrity import counts as integrity
 from services.matchmaking.domain.ports import Metrics, Records
 from services.matchmaking.domain.rooms import private as rooms
 from services.matchmaking.domain.tables import allocated as allocated_tables
@@ -34,8 +35,12 @@ class ReportDesk:
         changes: Changes,
         bankrupt_after: Callable[[ledger.HandReport], tuple[list[int], list[str]]],
         metrics: Metrics,
+        signals: integrity.IntegrityRepository | None = None,
     ) -> None:
+        """``signals``: where each recorded hand's collusion signals are counted (None: not
+        counted)."""
         self.metrics = metrics
+        self.signals = signals
         self.store = store
         self.clock = clock
         self.notify = changes.notify
@@ -68,6 +73,7 @@ class ReportDesk:
         log.info(
             "hand_recorded", hand=report.hand_id, table=report.table_id, tag=report.tag, new=new
         )
+        self._count_signals(report)
         where = parse_tournament(report.tag)
         seats, bots = self.bankrupt_after(report)
         if where:  # a table that finished before this hand reached the ledger settles now
@@ -80,6 +86,18 @@ class ReportDesk:
         else:
             self.notify()
         return new, seats, bots
+
+    def _count_signals(self, report: ledger.HandReport) -> None:
+        """The hand's collusion signals, counted once per hand id (a repeat too: the first
+        report may have been recorded by a replica that stopped before counting). An escape's
+        own report (its penalty) is no hand played together. Never refuses a recorded hand:
+        a failure is logged (and that hand's signals lost)."""
+        if self.signals is None or report.escaped_seat is not None:
+            return
+        try:
+            integrity.record_hand(self.signals, report.hand_id, report.player_ids, report.facts)
+        except Exception as exc:  # the hand is in the ledger: its signals must not undo that
+            log.warning("hand_signals_not_counted", hand=report.hand_id, error=repr(exc))
 
     def table_finished(self, table_id: str, tag: str, hands_played: int) -> None:
         if not table_id:
