@@ -65,6 +65,7 @@ from services.gateway.domain.session import (
     double_cards,
     escape,
     presence,
+    room_fee,
     seating,
     views,
 )
