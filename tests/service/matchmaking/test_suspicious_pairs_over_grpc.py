@@ -19,7 +19,7 @@ from tests.service.matchmaking.test_tournament_operations_over_grpc import _stub
 from tests.support.grpc_server import DEV_TLS_ROOT, serving
 from tests.support.identity import sign_in
 from tests.support.probes import rpc_error
-from tests.support.stacks import matchmaking_spec
+from tests.support.stacks import matchmaking_spec, table_fees
 from tests.support.tls import dev_certs
 from tests.unit.matchmaking.mm_fakes import FakeAllocator
 
@@ -67,6 +67,7 @@ def test_only_an_operator_reads_the_ranking_and_bad_input_is_refused():
                 report = pb.RecordHandRequest(
                     hand_id=f"h{h}", table_id=table_id, tag=request.tag, player_ids=ids,
                     payments=[0, 0, 3, -3], hand_number=h + 1, facts=facts,
+                    fees=table_fees(alloc, table_id),
                 )  # fmt: skip
                 gateway.RecordHand(report, metadata=meta, timeout=T)
                 gateway.RecordHand(report, metadata=meta, timeout=T)  # a repeat counts once
