@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import os
 
+import grpc
 import pytest
+from mahjong.common.v1 import common_pb2
+from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
 from infra.supervisor import stop_all
 from tests.e2e.full_speed import one_bot_table, play_at_full_speed
+from tests.service.gateway.test_flood_answers import BURST, Seat0, _code
 from tests.support.stacks import backend_flags, service_process, start_services
 from tests.support.tls import as_player
 
@@ -101,3 +105,45 @@ def test_an_agent_at_full_speed_through_the_other_replica_is_never_refused(backe
     finally:
         stop_all([b, a])
     _assert_played(run, HANDS)
+
+
+@pytest.mark.parametrize("model", ["asyncio", "threads"])
+def test_a_cheat_through_the_other_replica_is_refused_by_the_owner(backends, postgres_url, model):
+    """B does not run the table and holds no prompt: past B's budget an Act or GetTableState
+    goes on to A, whose flood control counts it (refused once A's budget is spent too) unless
+    it answers the open prompt."""
+    tmp, procs = backends
+    tight = ["--seat-calls-per-second", "0.2", "--seat-call-burst", str(BURST)]
+    tight += ["--server-model", model]
+    a, b = (
+        service_process(
+            "gateway",
+            tmp,
+            store_url=postgres_url,
+            extra=[*gateway_flags(procs, name), *tight],
+            log_name=f"tight-{name}",
+        ).start()
+        for name in ("a", "b")
+    )
+    try:
+        a.wait_ready()
+        b.wait_ready()
+        channels = [as_player(a.address), as_player(b.address)]
+        on_a, on_b = (gateway_pb2_grpc.GatewayServiceStub(c) for c in channels)
+        t = one_bot_table(on_a, 1)  # replica A runs it
+        me = Seat0(on_b, t)  # every call of seat 0 goes to B
+        p1 = me.next_prompt(pb.PROMPT_KIND_OWN_TURN)
+        # B's budget, then A's (B sends GetTableState on to A once its own is spent)
+        assert me.spend_budget() >= BURST
+        ex = grpc.StatusCode.RESOURCE_EXHAUSTED
+        hint = pb.GetHintRequest(table_id=t.table_id, seat_token=me.token)
+        assert _code(on_b.GetHint, hint) == ex  # never the server's asking: refused at B
+        assert _code(on_b.Act, me.act(p1, last_sequence=p1.sequence - 1)) == ex  # stale
+        assert _code(on_b.Act, me.act(p1, seat=common_pb2.SEAT_2)) == ex  # another seat
+        honest = me.act(p1)
+        assert _code(on_b.Act, honest) == grpc.StatusCode.OK  # forwarded, free at A
+        assert _code(on_b.Act, honest) == ex  # a replay of an answered prompt: counted
+        for c in channels:
+            c.close()
+    finally:
+        stop_all([b, a])
