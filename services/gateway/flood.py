@@ -38,6 +38,7 @@ from infra.interceptor import peer_address
 from infra.rate_limit import RateLimiter
 from services.gateway.domain.session import PLAYING
 from services.gateway.domain.tokens import read_seat_token
+from services.gateway.metrics import FLOOD_EXEMPT
 from services.gateway.settings import GatewaySettings
 from services.gateway.tables.live import LiveTable
 from services.gateway.tables.registry import TableRegistry
@@ -114,6 +115,7 @@ class FloodControl:
         elif seat is not None and method in MAY_BE_ASKED_FOR:
             delay = self.limiter.wait_for(key)
             if delay > 0:  # the owner decides (it holds the prompt): refused only if none
+                FLOOD_EXEMPT.labels("sent_on").inc()
                 return Admission(self, deferred=self.limiter.refusal(delay, WHAT))
             return ADMITTED
         self.limiter.take(key, WHAT)
@@ -134,7 +136,8 @@ class FloodControl:
                 if marks is None or seat not in marks.arrived:
                     return False
                 marks.arrived.discard(seat)
-                return True
+            FLOOD_EXEMPT.labels("arrival").inc()
+            return True
         if method != "Act" or request.action.WhichOneof("kind") in (None, "resume"):
             return False
         session = table.session
@@ -147,7 +150,8 @@ class FloodControl:
             if marks.answered.get(seat) == p.sequence:
                 return False  # this prompt's free answer is spent
             marks.answered[seat] = p.sequence
-            return True
+        FLOOD_EXEMPT.labels("answer").inc()
+        return True
 
     def arrived(self, table: LiveTable, seat: int) -> None:
         """The seat joined or opened a stream at ``table``: its next GetTableState is free."""

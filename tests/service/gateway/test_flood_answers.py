@@ -16,6 +16,7 @@ from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
+from prometheus_client import REGISTRY
 
 from tests.e2e.players import legal_answer
 from tests.support.stacks import inprocess_gateway
@@ -31,6 +32,12 @@ FLOOD = {
     "bot_delay_ms": 0,
 }
 MODELS = ("asyncio", "threads")
+
+
+def exempt(why: str) -> float:
+    """Calls the in-process gateways' flood control let through free, for ``why``."""
+    sample = REGISTRY.get_sample_value("mahjong_gateway_flood_exempt_calls_total", {"why": why})
+    return sample or 0.0
 
 
 def _reason(exc: grpc.RpcError) -> str:
@@ -130,7 +137,9 @@ def test_a_cheat_gets_nothing_free_and_the_honest_answer_always_passes(model):
         assert codes == [grpc.StatusCode.UNAUTHENTICATED] * BURST + [ex]
         # the answer the server asked for passes, budget spent or not
         honest = me.act(p1)
+        before = exempt("answer")
         assert _code(stub.Act, honest) == grpc.StatusCode.OK
+        assert exempt("answer") == before + 1
         # answered: the same request again, or a new one on that prompt, is counted
         assert _code(stub.Act, honest) == ex, "already answered (a replay)"
         assert _code(stub.Act, me.act(p1)) == ex, "already answered"
@@ -150,8 +159,10 @@ def test_one_table_state_on_arrival_is_free(model):
         t = _table(gw.stub)
         me = Seat0(gw.stub, t)  # Subscribe: 1 of the 3, and an arrival
         me.next_prompt(pb.PROMPT_KIND_OWN_TURN)
+        before = exempt("arrival")
         # the arrival's view is free: 1 + the 2 left of the burst before a refusal
         assert me.spend_budget() == BURST
+        assert exempt("arrival") == before + 1  # and /metrics says so
         # a refused Subscribe is no arrival; with no arrival, nothing more is free
         assert me.spend_budget() == 0
 
