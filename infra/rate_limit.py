@@ -59,10 +59,14 @@ class RateLimiter:
         """Take one call for ``key`` or refuse it: ``what`` names the calls in the message."""
         delay = self.wait_for(key)
         if delay > 0:
-            ms = max(1, round(delay * 1000))
-            raise ResourceExhausted(
-                f"too many {what}: at most {self.rate:g} per second (bursts of "
-                f"{self.burst:g}); retry in {ms} ms",
-                reason="RATE_LIMITED",
-                retry_delay_ms=ms,
-            )
+            raise self.refusal(delay, what)
+
+    def refusal(self, delay: float, what: str) -> ResourceExhausted:
+        """The refusal of a call ``delay`` seconds too early (:meth:`wait_for`)."""
+        ms = max(1, round(delay * 1000))
+        return ResourceExhausted(
+            f"too many {what}: at most {self.rate:g} per second (bursts of "
+            f"{self.burst:g}); retry in {ms} ms",
+            reason="RATE_LIMITED",
+            retry_delay_ms=ms,
+        )

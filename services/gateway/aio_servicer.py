@@ -37,7 +37,7 @@ from services.gateway.forwarding import (
 )
 from services.gateway.servicer import GatewayServicer, act_response
 from services.gateway.tables.answer_early import run_answering_early
-from shared.errors import ResourceExhausted, Unavailable
+from shared.errors import DomainError, ResourceExhausted, Unavailable
 
 
 class AsyncGatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
@@ -52,13 +52,20 @@ class AsyncGatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
     async def _call(self, method: str, fn, request, context, run=run_blocking):
         """Admit, then answer here (``fn`` in a worker thread, through ``run``) or at the
         table's owner (:func:`forwarding.route`)."""
-        self.calls.admit(request, context)
-        return await here_or_owner_async(
-            self.forwarder, method, lambda: run(fn, request, context), request, context
-        )
+        admission = self.calls.admit(method, request, context)
+        refusal = admission.deferred
+        if refusal is None:
+            serve = lambda: run(fn, request, context)  # noqa: E731
+        else:  # over this replica's budget for a table it does not run: the owner decides
+            serve = lambda: run_blocking(self.calls.elsewhere_or_refuse, request, refusal)  # noqa: E731
+        try:
+            return await here_or_owner_async(self.forwarder, method, serve, request, context)
+        except DomainError as exc:
+            admission.refused(exc)
+            raise
 
     async def CreateTable(self, request, context):
-        self.calls.admit(request, context)  # always created here: this replica owns it
+        self.calls.admit("CreateTable", request, context)  # always created here: it owns it
         return await run_blocking(self.calls.create_table, request, context)
 
     async def JoinSeat(self, request, context):
@@ -83,7 +90,7 @@ class AsyncGatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         return await self._call("PlayDoubleCard", self.calls.play_double_card, request, context)
 
     async def Subscribe(self, request, context):
-        self.calls.admit(request, context)
+        self.calls.admit("Subscribe", request, context)
         writer = _Writer(
             context, request.table_id, request.after_sequence, self.manager.settings, self.writes
         )

@@ -37,6 +37,14 @@ TABLES_HALTED = Counter(
     "mahjong_gateway_tables_halted_total",
     "Tables whose engine stopped on an error no retry mends (a bug); their logs are kept.",
 )
+FLOOD_EXEMPT = Counter(
+    "mahjong_gateway_flood_exempt_calls_total",
+    "Calls flood control did not count against a seat's budget (services/gateway/flood.py): "
+    "answer (the first Act per open prompt), arrival (the GetTableState after a JoinSeat or "
+    "Subscribe), sent_on (an Act or GetTableState past this replica's budget, sent to the "
+    "table's owner to decide).",
+    ["why"],
+)
 
 
 def observe(table, logged: LoggedEvent | None, what: str) -> None:

@@ -22,7 +22,8 @@ from services.gateway.convert.stream import last_sequence, responses
 from services.gateway.convert.views import view_to_proto
 from services.gateway.domain.ports import ActAnswer
 from services.gateway.domain.session import Seat
-from services.gateway.domain.tokens import SeatToken, read_seat_token
+from services.gateway.domain.tokens import SeatToken
+from services.gateway.flood import Admission, FloodControl
 from services.gateway.forwarding import (
     AGAIN_PAUSE_S,
     RelayWatch,
@@ -37,7 +38,13 @@ from services.gateway.tables import TableManager, TableSpec, check_id
 from services.gateway.tables.leases import LeaseWatch
 from services.gateway.tables.live import LiveTable
 from services.gateway.tables.streams import Seen
-from shared.errors import DomainError, InvalidArgument, PermissionDenied, Unavailable
+from shared.errors import (
+    DomainError,
+    InvalidArgument,
+    PermissionDenied,
+    ResourceExhausted,
+    Unavailable,
+)
 from shared.ruleset import DEFAULT_RULESET
 from shared.table import MAX_HANDS, MAX_ROUNDS
 
@@ -159,40 +166,36 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         self.tls = tls  # this replica's certificate, for calls to the other replicas
         self.sessions: SessionCheck | None = None  # matchmaking's CheckSession (server.py)
         st = manager.settings
-        self.seat_calls = RateLimiter(st.seat_calls_per_second, st.seat_call_burst)
+        self.flood = FloodControl(st, manager.registry)
         per_minute = st.public_tables_per_minute
         self.new_tables = RateLimiter(per_minute / 60, per_minute)
         self.forwarder = SyncForwarder(st.replica_id, st.address, tls, st.lease_ms)
         look_s = max(0.05, st.lease_ms / 3000)  # as often as the owner renews its leases
         self.watch = RelayWatch(LeaseWatch(manager.store, look_s), look_s)
 
-    def admit(self, request, context) -> None:
-        """Flood control: a seat token past its rate is refused RESOURCE_EXHAUSTED (with the
-        delay to wait), before any lock or store is touched. Each token counts on its own — a
-        seat's, and each spectator's (every spectator has a token of its own), so no caller can
-        spend another's budget; a token whose signature does not verify for the table (forged,
-        malformed, another table's) counts with every such token from its client address, so
-        inventing tokens buys no budget either."""
-        token = getattr(request, "seat_token", "")
-        if not token or not self.seat_calls.enabled:
-            return
-        try:
-            read_seat_token(self.manager.settings.secret, token, request.table_id)
-            key = token
-        except DomainError:
-            key = f"unverified@{peer_address(context.peer())[0]}"
-        self.seat_calls.take(key, "calls with this seat token")
+    def admit(self, method: str, request, context) -> Admission:
+        """Flood control (:mod:`services.gateway.flood`), before any lock or store is touched:
+        a seat token past its rate is refused RESOURCE_EXHAUSTED (with the delay to wait),
+        unless the call is one the server asked for (the answer to the seat's open prompt, a
+        GetTableState on arrival)."""
+        return self.flood.admit(method, request, context)
+
+    def elsewhere_or_refuse(self, request, refusal: ResourceExhausted):
+        """A call over this replica's budget for a table it does not run: NOT_OWNER (sent on,
+        the owner's flood control decides) when another replica runs it, else ``refusal``."""
+        self.manager.access.refuse_if_elsewhere(request.table_id)
+        raise refusal
 
     # --- the RPCs -------------------------------------------------------------------------
     def CreateTable(self, request, context):
-        self.admit(request, context)
+        self.admit("CreateTable", request, context)
         return self.create_table(request, context)
 
     def JoinSeat(self, request, context):
         return self._here_or_owner("JoinSeat", self.join_seat, request, context)
 
     def Subscribe(self, request, context):
-        self.admit(request, context)
+        self.admit("Subscribe", request, context)
         sent = request.after_sequence
         stuck = Stuck(self.forwarder)
         while context.is_active():
@@ -232,10 +235,17 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
 
     def _here_or_owner(self, method: str, call, request, context):
         """Admit, then answer here or at the table's owner (:func:`forwarding.route`)."""
-        self.admit(request, context)
-        return here_or_owner(
-            self.forwarder, method, lambda: call(request, context), request, context
-        )
+        admission = self.admit(method, request, context)
+        refusal = admission.deferred
+        if refusal is None:
+            serve = lambda: call(request, context)  # noqa: E731
+        else:
+            serve = lambda: self.elsewhere_or_refuse(request, refusal)  # noqa: E731
+        try:
+            return here_or_owner(self.forwarder, method, serve, request, context)
+        except DomainError as exc:
+            admission.refused(exc)
+            raise
 
     # --- the calls ------------------------------------------------------------------------
     def create_table(self, request, context):
@@ -282,6 +292,7 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
             internal=internal,
             request_id=request.request_id,
         )
+        self.flood.joined(request.table_id, got)
         return pb.JoinSeatResponse(
             table_id=request.table_id,
             seat=seat_to_proto(got),

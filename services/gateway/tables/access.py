@@ -50,15 +50,16 @@ class TableAccess:
             self.leases.confirm(t)
             t = tables.get(table_id)
         if t is None:
-            self._not_ours(table_id)
+            self.refuse_if_elsewhere(table_id)
             t = self.recovery.recover(table_id)
         if t is None:
-            self._not_ours(table_id)
+            self.refuse_if_elsewhere(table_id)
             raise NotFound(f"no table {table_id!r} on this gateway", table_id=table_id)
         return t
 
-    def _not_ours(self, table_id: str) -> None:
-        """NOT_OWNER when another replica's lease on the table runs: not ours to load."""
+    def refuse_if_elsewhere(self, table_id: str) -> None:
+        """NOT_OWNER (naming the owner) when another replica's lease on the table runs: not
+        ours to load."""
         owner = owner_of(self.store, table_id)
         if owner and owner != self.settings.replica_id:
             raise self.leases.not_owner(table_id)
