@@ -26,7 +26,7 @@ from services.matchmaking.server import make_spec as make_matchmaking_spec
 from services.rules.server import SPEC as RULES
 from services.scoring.server import SPEC as SCORING
 from services.wall.server import SPEC as WALL
-from shared.ruleset import load_ruleset
+from shared.ruleset import resolve_ruleset
 from tests.doubles.clock import ManualClock
 from tests.support import sessions
 from tests.support.grpc_server import channel_to, serving
@@ -114,12 +114,13 @@ def table_manager(store, ports: Ports, *, seed: int, on_event=None, **settings) 
 def table_spec(seats: list[Seat] | None = None, **fields) -> TableSpec:
     """A TableSpec (a CreateTable as the TableManager takes it) for ``seats`` (four bots
     ``b0`` … ``b3`` unless given): shanghai-qiaoma, stake 1, one hand, seat 0 deals, no request
-    id and no tag; ``fields`` replace any of these or set others (``report_hands`` …)."""
+    id, no tag and no claim window holds (``sessions.NO_HOLDS``); ``fields`` replace any of
+    these or set others (``report_hands`` …)."""
     defaults = {
         "request_id": "",
-        "ruleset": load_ruleset(sessions.RULESET),
+        "ruleset": resolve_ruleset(sessions.RULESET, sessions.NO_HOLDS),
         "ruleset_name": sessions.RULESET,
-        "overrides": {},
+        "overrides": dict(sessions.NO_HOLDS),
         "stake": 1,
         "max_hands": 1,
         "tag": "",
