@@ -58,6 +58,7 @@ def open_window(h: HandEngine) -> None:
             for s, o in options.items()
             if (o.win is not None or o.pong or o.exposed_kong or o.chows) and s != seat
         }
+    h.start_hold()
     if not active:
         if h.window_until_ms:
             h.window = kind  # open, with nobody to answer it, until its hold runs out
@@ -74,6 +75,8 @@ def open_window(h: HandEngine) -> None:
     for s in sorted(h.pending, key=lambda x: (x - seat) % NUM_SEATS):
         p = h.pending[s]
         p.sequence = h.emit_prompt(p)
+    if h.window == kind and h.pending:  # not answered at once (a bot chained in-process)
+        h.start_hold()  # counted from the prompts sent: prompting does not shorten it
 
 
 def close_window(h: HandEngine) -> None:

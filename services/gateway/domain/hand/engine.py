@@ -143,6 +143,7 @@ class HandEngine:
         # what follows it runs through ``defer_later(step, ms)`` (None: at once, as a replay).
         self.window_hold = window_hold
         self.defer_later = defer_later
+        self.window_held_ms = 0  # the hold drawn for the window about to open
         self.window_until_ms = 0  # when the open window's hold runs out (0: no hold)
         self.dealer = config.dealer
         self.number = config.hand_number
@@ -277,10 +278,16 @@ class HandEngine:
             claims.close_window(self)
 
     def draw_hold(self) -> int:
-        """The hold of the window about to open (ms; 0 without one), its end recorded."""
+        """The hold of the window about to open (ms; 0 without one), drawn now."""
         hold = self.window_hold() if self.window_hold is not None else 0
-        self.window_until_ms = self.now_ms() + hold if hold > 0 else 0
+        self.window_held_ms = hold
         return hold
+
+    def start_hold(self) -> None:
+        """The window is open (its prompts sent): its hold runs from now. Counted from here,
+        not from the discard, so the work of prompting seats does not shorten it."""
+        hold = self.window_held_ms
+        self.window_until_ms = self.now_ms() + hold if hold > 0 else 0
 
     def after_hold(self, step: int) -> None:
         """Run ``step`` (STEP_RESOLVE, STEP_CLOSE_WINDOW) once the window's hold ran out: at
