@@ -67,6 +67,10 @@ def gateway(tmp_path_factory):
             "10000",
             "--auto-play-delay-ms",
             "0",
+            "--claim-window-floor-ms",  # the ruleset's, each table's own (the tests' gateways
+            "-1",  # hold nothing unless told: tests.support.stacks.service_process)
+            "--claim-window-jitter-ms",
+            "-1",
         ]
         db = tmp / "gateway.db"
         gw = service_process("gateway", tmp, store_url=f"sqlite:///{db}", extra=flags).start()

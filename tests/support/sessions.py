@@ -23,6 +23,10 @@ RULESET = "shanghai-qiaoma"
 # No claim window holds (RULES §4 "Claim windows") unless a test asks for them: the unit tests
 # of everything else step a manual clock through windows that close at once.
 NO_HOLDS = {"timers.claim_window_floor_ms": "0", "timers.claim_window_jitter_ms": "0"}
+# The same for a gateway: its settings in-process, its flags as a process
+# (tests.support.stacks; a test of the holds gives its gateway -1, the ruleset's).
+NO_HOLD_SETTINGS = {"claim_window_floor_ms": 0, "claim_window_jitter_ms": 0}
+NO_HOLD_FLAGS = ("--claim-window-floor-ms", "0", "--claim-window-jitter-ms", "0")
 
 
 class SeededWall(InProcessWall):

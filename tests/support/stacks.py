@@ -79,16 +79,17 @@ def inprocess_gateway(
     internal_token: str = "", server_config: dict | None = None, **gateway_extra
 ) -> Iterator[InProcessGateway]:
     """Wall, rules and scoring served in-process on loopback ports, then a gateway calling them
-    with the service flags ``gateway_extra`` (``seat_secret=…``, ``discard_ms=…``) and the
-    bootstrap's ``server_config`` (Config fields: ``server_model``, ``keepalive_seconds`` …);
-    every server stops when the block ends."""
+    with the service flags ``gateway_extra`` (``seat_secret=…``, ``discard_ms=…``; no claim
+    window holds unless they say so: ``sessions.NO_HOLD_SETTINGS``) and the bootstrap's
+    ``server_config`` (Config fields: ``server_model``, ``keepalive_seconds`` …); every server
+    stops when the block ends."""
     with contextlib.ExitStack() as stack:
         addrs = stack.enter_context(inprocess_backends())
         server, channel = stack.enter_context(
             serving(
                 GATEWAY,
                 internal_token=internal_token,
-                extra={**addrs, **gateway_extra},
+                extra={**addrs, **sessions.NO_HOLD_SETTINGS, **gateway_extra},
                 **(server_config or {}),
             )
         )
@@ -101,11 +102,12 @@ SEAT_SECRET = b"s"  # the seat secret of table_manager's managers (to sign seat 
 def table_manager(store, ports: Ports, *, seed: int, on_event=None, **settings) -> TableManager:
     """A gateway's TableManager on ``store`` and ``ports`` whose bots play at random (seeded
     ``seed``), telling ``on_event`` of each event; ``settings`` are GatewaySettings fields
-    (``replica_id``, ``bot_delay_ms`` …) besides the seat secret, SEAT_SECRET."""
+    (``replica_id``, ``bot_delay_ms`` …) besides the seat secret, SEAT_SECRET (no claim window
+    holds unless they say so)."""
     return TableManager(
         store,
         ports,
-        GatewaySettings(secret=SEAT_SECRET, **settings),
+        GatewaySettings(secret=SEAT_SECRET, **{**sessions.NO_HOLD_SETTINGS, **settings}),
         policy=engine_policy(make_bot("random", seed=seed)),
         on_event=on_event,
     )
@@ -179,10 +181,13 @@ def service_process(
     (``proc.served`` names them once ``wait_ready`` returned), with /metrics on another such port
     when ``metrics`` (else none), logging to ``log_dir/<log_name or name>.log``; ``extra`` are
     more ``mahjong serve`` flags. A matchmaking process trusts the test issuer
-    (:mod:`tests.support.identity`) unless ``extra`` names its issuers."""
+    (:mod:`tests.support.identity`) unless ``extra`` names its issuers; a gateway holds no claim
+    window (``sessions.NO_HOLD_FLAGS``) unless ``extra`` sets its holds."""
     flags = list(extra)
     if name == "matchmaking" and "--issuers" not in flags:
         flags += issuer_flags()
+    if name == "gateway" and "--claim-window-floor-ms" not in flags:
+        flags += sessions.NO_HOLD_FLAGS
     return ServiceProcess(
         name,
         0,

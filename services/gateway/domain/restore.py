@@ -132,6 +132,8 @@ def restore_session(
         end_by_ms=started.end_by_ms,
         discard_ms=timers.get("discard_ms"),
         claim_ms=timers.get("claim_ms"),
+        claim_window_floor_ms=timers.get("claim_window_floor_ms"),
+        claim_window_jitter_ms=timers.get("claim_window_jitter_ms"),
         bot_delay_ms=timers.get("bot_delay_ms") or 0,
         auto_play_delay_ms=timers.get("auto_play_delay_ms") or 0,
         between_hands_ms=timers.get("between_hands_ms") or 0,

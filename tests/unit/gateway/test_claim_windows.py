@@ -199,3 +199,26 @@ def test_a_replica_taking_over_mid_window_ends_it_when_the_first_owner_would_hav
     hand_id = discarded.event.hand_id
     verdict = verify_hand(export_hand(header, log2, hand_id))
     assert verdict.ok, verdict.problems
+
+
+def test_the_gateways_settings_override_the_rulesets_holds():
+    log: list[LoggedEvent] = []
+    session, sched = table(person_on_auto_play(), log, hands=1)
+    assert (session.window_floor_ms, session.window_jitter_ms) == (FLOOR, JITTER)
+    session.config.claim_window_floor_ms, session.config.claim_window_jitter_ms = 5, 0
+    log2: list[LoggedEvent] = []
+    seats = person_on_auto_play()
+    overridden = TableSession(
+        session.config,
+        seats,
+        ports=inprocess_ports(),
+        scheduler=sched,
+        emit=lambda ev: log2.append(LoggedEvent(len(log2) + 1, sched.now_ms(), ev)) or len(log2),
+        report=lambda kind, data: None,
+        policy=simple_policy,
+        rng=random.Random(1),
+    )
+    overridden.start()
+    sched.drain()
+    seen = windows(log2)
+    assert seen and all(hold == 5 and went_on - opened == 5 for opened, hold, _, went_on in seen)

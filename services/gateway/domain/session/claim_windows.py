@@ -29,9 +29,15 @@ if TYPE_CHECKING:
 
 
 def window_timing(t: TableSession) -> tuple[int, int]:
-    """The ruleset's (floor, jitter) of a window's hold, in ms."""
-    timers = t.config.ruleset.timers
-    return int(timers.claim_window_floor_ms), int(timers.claim_window_jitter_ms)
+    """(floor, jitter) of a window's hold, in ms: the session's (the gateway's
+    ``--claim-window-floor-ms``, ``--claim-window-jitter-ms``), else the ruleset's."""
+    cfg, timers = t.config, t.config.ruleset.timers
+    floor = cfg.claim_window_floor_ms
+    jitter = cfg.claim_window_jitter_ms
+    return (
+        int(timers.claim_window_floor_ms) if floor is None else floor,
+        int(timers.claim_window_jitter_ms) if jitter is None else jitter,
+    )
 
 
 def person_seated(t: TableSession) -> bool:
