@@ -23,7 +23,6 @@ The log holds every fact and every applied action, so a table is rebuilt by read
 
 from __future__ import annotations
 
-import functools
 from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
@@ -291,8 +290,8 @@ def _resume_hand(session: TableSession, entries: list[LoggedEvent], left_in_hand
             hand.act(e.event.seat, e.event.action, auto=e.event.auto)
     hand._emit = session.engine_emit
     hand.defer = session.defer
-    hand.window_hold = functools.partial(claim_windows.window_hold, session)
-    hand.defer_later = functools.partial(claim_windows.defer_later, session)
+    hooks = claim_windows.engine_hooks(session)
+    hand.window_hold, hand.defer_later = hooks["window_hold"], hooks["defer_later"]
     # Timers of prompts already in the log start afresh (the takeover took the seat's time):
     # each runs out at the deadline the replay gave its prompt, which the seat's view shows.
     for p in hand.pending.values():

@@ -12,7 +12,13 @@ from services.gateway.domain.events.log import LoggedEvent
 from services.gateway.domain.events.views import project
 from services.gateway.domain.replay import export_hand
 from services.gateway.domain.restore import restore_session
-from services.gateway.domain.session import PLAYING, Seat, TableSession, simple_policy
+from services.gateway.domain.session import (
+    PLAYING,
+    Seat,
+    TableSession,
+    claim_windows,
+    simple_policy,
+)
 from services.gateway.verify import verify_hand
 from shared.melds import MeldKind
 from tests.doubles.scheduler import ManualScheduler
@@ -204,7 +210,7 @@ def test_a_replica_taking_over_mid_window_ends_it_when_the_first_owner_would_hav
 def test_the_gateways_settings_override_the_rulesets_holds():
     log: list[LoggedEvent] = []
     session, sched = table(person_on_auto_play(), log, hands=1)
-    assert (session.window_floor_ms, session.window_jitter_ms) == (FLOOR, JITTER)
+    assert claim_windows.window_timing(session) == (FLOOR, JITTER)
     session.config.claim_window_floor_ms, session.config.claim_window_jitter_ms = 5, 0
     log2: list[LoggedEvent] = []
     seats = person_on_auto_play()

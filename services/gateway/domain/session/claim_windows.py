@@ -19,12 +19,12 @@ hold changes when the hand goes on, never what happens in it).
 
 from __future__ import annotations
 
+import functools
 import random
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from services.gateway.domain.session.table import TableSession
 
 
@@ -50,7 +50,7 @@ def window_hold(t: TableSession) -> int:
     seated, else 0 (full speed)."""
     if not person_seated(t):
         return 0
-    floor, jitter = t.window_floor_ms, t.window_jitter_ms
+    floor, jitter = window_timing(t)
     return floor + (t.window_rng.randint(0, jitter) if jitter > 0 else 0)
 
 
@@ -58,6 +58,14 @@ def defer_later(t: TableSession, step: Callable[[], None], ms: int) -> None:
     """Run an engine step once a window's hold ran out (``ms`` from now): :meth:`TableSession.
     defer`'s retries apply to it as to any step."""
     t.defer(step, delay_ms=ms)
+
+
+def engine_hooks(t: TableSession) -> dict[str, Callable[..., None] | Callable[[], int]]:
+    """The hand engine's ``window_hold`` and ``defer_later`` for the session ``t``."""
+    return {
+        "window_hold": functools.partial(window_hold, t),
+        "defer_later": functools.partial(defer_later, t),
+    }
 
 
 def new_rng() -> random.Random:

@@ -39,7 +39,6 @@ seat, the error logged with its stack by the gateway, the log kept as it is for 
 
 from __future__ import annotations
 
-import functools
 import random
 import traceback
 from collections.abc import Callable, Iterator
@@ -138,9 +137,7 @@ class TableSession:
         self.auto_play_after = int(timers.auto_play_after)
         # The most a decision prompted after the table's deadline gets (see timer_cap).
         self.overtime_ms = int(timers.overtime_seconds) * 1000
-        # Every claim window's hold (:mod:`.claim_windows`): floor, jitter, random source.
-        self.window_floor_ms, self.window_jitter_ms = claim_windows.window_timing(self)
-        self.window_rng = claim_windows.new_rng()
+        self.window_rng = claim_windows.new_rng()  # claim windows' holds (.claim_windows)
         self.phase = WAITING
         self.dealer = (
             config.first_dealer
@@ -313,8 +310,7 @@ class TableSession:
             defer=self.defer,
             timer_ms=self.timer_ms,
             timer_cap=self.timer_cap,
-            window_hold=functools.partial(claim_windows.window_hold, self),
-            defer_later=functools.partial(claim_windows.defer_later, self),
+            **claim_windows.engine_hooks(self),
         )
         hand = self.hand
         try:
