@@ -80,6 +80,13 @@ class GatewaySettings:
     lease_ms: int = setting(30_000, "--lease-ms", "table lease length")
     discard_ms: int | None = _ruleset_ms("--discard-ms", "discard timer (-1: ruleset)")
     claim_ms: int | None = _ruleset_ms("--claim-ms", "claim timer (-1: ruleset)")
+    # RULES §4 "Claim windows": every window's hold at tables with a person seated.
+    claim_window_floor_ms: int | None = _ruleset_ms(
+        "--claim-window-floor-ms", "least hold of every claim window (-1: ruleset)"
+    )
+    claim_window_jitter_ms: int | None = _ruleset_ms(
+        "--claim-window-jitter-ms", "most random hold added to it (-1: ruleset)"
+    )
     bot_delay_ms: int = setting(0, "--bot-delay-ms", "how long bots think")
     auto_play_delay_ms: int = setting(1_000, "--auto-play-delay-ms", "托管 delay")
     between_hands_ms: int = setting(0, "--between-hands-ms", "pause between hands")

@@ -20,6 +20,13 @@ from shared.ruleset import resolve_ruleset
 from tests.doubles.scheduler import ManualScheduler
 
 RULESET = "shanghai-qiaoma"
+# No claim window holds (RULES §4 "Claim windows") unless a test asks for them: the unit tests
+# of everything else step a manual clock through windows that close at once.
+NO_HOLDS = {"timers.claim_window_floor_ms": "0", "timers.claim_window_jitter_ms": "0"}
+# The same for a gateway: its settings in-process, its flags as a process
+# (tests.support.stacks; a test of the holds gives its gateway -1, the ruleset's).
+NO_HOLD_SETTINGS = {"claim_window_floor_ms": 0, "claim_window_jitter_ms": 0}
+NO_HOLD_FLAGS = ("--claim-window-floor-ms", "0", "--claim-window-jitter-ms", "0")
 
 
 class SeededWall(InProcessWall):
@@ -53,9 +60,10 @@ class SeededWall(InProcessWall):
 def session_config(
     table_id: str, overrides: dict[str, str] | None = None, *, ruleset: str = RULESET, **fields
 ) -> SessionConfig:
-    """A SessionConfig for ``ruleset`` with ``overrides``, stake 1; ``fields`` are its other
-    fields (``max_hands``, ``first_dealer``, ``discard_ms`` …)."""
-    overrides = overrides if overrides is not None else {}
+    """A SessionConfig for ``ruleset`` with ``overrides`` (after :data:`NO_HOLDS`, which they
+    may override), stake 1; ``fields`` are its other fields (``max_hands``, ``first_dealer``,
+    ``discard_ms`` …)."""
+    overrides = {**NO_HOLDS, **(overrides or {})}
     return SessionConfig(
         table_id=table_id,
         ruleset=resolve_ruleset(ruleset, overrides),

@@ -26,7 +26,7 @@ from services.matchmaking.server import make_spec as make_matchmaking_spec
 from services.rules.server import SPEC as RULES
 from services.scoring.server import SPEC as SCORING
 from services.wall.server import SPEC as WALL
-from shared.ruleset import load_ruleset
+from shared.ruleset import resolve_ruleset
 from tests.doubles.clock import ManualClock
 from tests.support import sessions
 from tests.support.grpc_server import channel_to, serving
@@ -79,16 +79,17 @@ def inprocess_gateway(
     internal_token: str = "", server_config: dict | None = None, **gateway_extra
 ) -> Iterator[InProcessGateway]:
     """Wall, rules and scoring served in-process on loopback ports, then a gateway calling them
-    with the service flags ``gateway_extra`` (``seat_secret=…``, ``discard_ms=…``) and the
-    bootstrap's ``server_config`` (Config fields: ``server_model``, ``keepalive_seconds`` …);
-    every server stops when the block ends."""
+    with the service flags ``gateway_extra`` (``seat_secret=…``, ``discard_ms=…``; no claim
+    window holds unless they say so: ``sessions.NO_HOLD_SETTINGS``) and the bootstrap's
+    ``server_config`` (Config fields: ``server_model``, ``keepalive_seconds`` …); every server
+    stops when the block ends."""
     with contextlib.ExitStack() as stack:
         addrs = stack.enter_context(inprocess_backends())
         server, channel = stack.enter_context(
             serving(
                 GATEWAY,
                 internal_token=internal_token,
-                extra={**addrs, **gateway_extra},
+                extra={**addrs, **sessions.NO_HOLD_SETTINGS, **gateway_extra},
                 **(server_config or {}),
             )
         )
@@ -101,11 +102,12 @@ SEAT_SECRET = b"s"  # the seat secret of table_manager's managers (to sign seat 
 def table_manager(store, ports: Ports, *, seed: int, on_event=None, **settings) -> TableManager:
     """A gateway's TableManager on ``store`` and ``ports`` whose bots play at random (seeded
     ``seed``), telling ``on_event`` of each event; ``settings`` are GatewaySettings fields
-    (``replica_id``, ``bot_delay_ms`` …) besides the seat secret, SEAT_SECRET."""
+    (``replica_id``, ``bot_delay_ms`` …) besides the seat secret, SEAT_SECRET (no claim window
+    holds unless they say so)."""
     return TableManager(
         store,
         ports,
-        GatewaySettings(secret=SEAT_SECRET, **settings),
+        GatewaySettings(secret=SEAT_SECRET, **{**sessions.NO_HOLD_SETTINGS, **settings}),
         policy=engine_policy(make_bot("random", seed=seed)),
         on_event=on_event,
     )
@@ -114,12 +116,13 @@ def table_manager(store, ports: Ports, *, seed: int, on_event=None, **settings) 
 def table_spec(seats: list[Seat] | None = None, **fields) -> TableSpec:
     """A TableSpec (a CreateTable as the TableManager takes it) for ``seats`` (four bots
     ``b0`` … ``b3`` unless given): shanghai-qiaoma, stake 1, one hand, seat 0 deals, no request
-    id and no tag; ``fields`` replace any of these or set others (``report_hands`` …)."""
+    id, no tag and no claim window holds (``sessions.NO_HOLDS``); ``fields`` replace any of
+    these or set others (``report_hands`` …)."""
     defaults = {
         "request_id": "",
-        "ruleset": load_ruleset(sessions.RULESET),
+        "ruleset": resolve_ruleset(sessions.RULESET, sessions.NO_HOLDS),
         "ruleset_name": sessions.RULESET,
-        "overrides": {},
+        "overrides": dict(sessions.NO_HOLDS),
         "stake": 1,
         "max_hands": 1,
         "tag": "",
@@ -188,10 +191,13 @@ def service_process(
     (``proc.served`` names them once ``wait_ready`` returned), with /metrics on another such port
     when ``metrics`` (else none), logging to ``log_dir/<log_name or name>.log``; ``extra`` are
     more ``mahjong serve`` flags. A matchmaking process trusts the test issuer
-    (:mod:`tests.support.identity`) unless ``extra`` names its issuers."""
+    (:mod:`tests.support.identity`) unless ``extra`` names its issuers; a gateway holds no claim
+    window (``sessions.NO_HOLD_FLAGS``) unless ``extra`` sets its holds."""
     flags = list(extra)
     if name == "matchmaking" and "--issuers" not in flags:
         flags += issuer_flags()
+    if name == "gateway" and "--claim-window-floor-ms" not in flags:
+        flags += sessions.NO_HOLD_FLAGS
     return ServiceProcess(
         name,
         0,

@@ -63,7 +63,10 @@ def is_engine_event(ev: K.TableEvent) -> bool:
 
 def _comparable(ev: K.TableEvent) -> K.TableEvent:
     """An event without what a replay cannot reproduce: deadlines (the clock), the request id
-    of a player's decision (the client's) and the hand's id and number (the header's)."""
+    of a player's decision (the client's), the hand's id and number (the header's) and a claim
+    window's hold (drawn at random; it changes when the hand goes on, never what happens)."""
+    if isinstance(ev, (K.TileDiscarded, K.MeldDeclared)):
+        return ev.replace(hold_ms=0, hand_id="", hand_number=0)
     if isinstance(ev, K.Prompt):
         return ev.replace(deadline_ms=0, hand_id="", hand_number=0)
     if isinstance(ev, K.ActionTaken):

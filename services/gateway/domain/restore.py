@@ -11,6 +11,9 @@ The log holds every fact and every applied action, so a table is rebuilt by read
   recorded action is applied in order; events already in the log are not written again (their
   recorded sequence numbers are reused), anything beyond the log (a step the dead owner never
   finished) is;
+* a claim window the dead owner had open keeps the hold it drew (``hold_ms`` of its discard),
+  counted from when the discard was logged, so it ends when it would have (RULES §4 "Claim
+  windows"); windows the log shows closed are not held again;
 * a table still waiting for open seats keeps the deadline its ``table_started`` announced
   (absolute, so the wait is not extended by the takeover; already passed: it ends at once);
 * so does the table's own deadline (``end_by_ms``; absent from logs written before it existed:
@@ -42,10 +45,12 @@ from services.gateway.domain.session import (
     Seat,
     SessionConfig,
     TableSession,
+    claim_windows,
     decisions,
     presence,
 )
 from services.gateway.domain.session.bankruptcy import HandAnswer
+from shared.melds import MeldKind
 from shared.ruleset import resolve_ruleset
 
 
@@ -131,6 +136,8 @@ def restore_session(
         fee_per_hand=started.fee_per_hand,
         discard_ms=timers.get("discard_ms"),
         claim_ms=timers.get("claim_ms"),
+        claim_window_floor_ms=timers.get("claim_window_floor_ms"),
+        claim_window_jitter_ms=timers.get("claim_window_jitter_ms"),
         bot_delay_ms=timers.get("bot_delay_ms") or 0,
         auto_play_delay_ms=timers.get("auto_play_delay_ms") or 0,
         between_hands_ms=timers.get("between_hands_ms") or 0,
@@ -249,15 +256,39 @@ def _resume_hand(session: TableSession, entries: list[LoggedEvent], left_in_hand
         hand_number=started.hand_number,
         huangfan=started.huangfan - (started.huangfan_dice or 0),  # the counter
     )
+    # Each window's hold as the log has it: (when its discard was logged, the hold drawn).
+    holds = deque(
+        (e.t, e.event.hold_ms)
+        for e in engine_events
+        if isinstance(e.event, K.TileDiscarded)
+        or (isinstance(e.event, K.MeldDeclared) and e.event.meld.kind is MeldKind.ADDED_KONG)
+    )
+    now_ms = session.scheduler.now_ms
+
+    def window_hold() -> int:
+        """A logged window: what is left of its hold now; a new one: a fresh hold."""
+        if holds:
+            t, hold = holds.popleft()
+            return max(0, t + hold - now_ms()) if hold else 0
+        return claim_windows.window_hold(session)
+
+    def defer_later(step, ms: int) -> None:
+        if recorded:  # the log goes on past this window: it closed
+            step()
+        else:  # the window the dead owner had open: it ends when its hold runs out
+            session.defer(step, delay_ms=ms)
+
     hand = HandEngine(
         cfg,
         wall=wall,
         rules=session.ports.rules,
         scoring=session.ports.scoring,
         emit=emit,
-        now_ms=session.scheduler.now_ms,
+        now_ms=now_ms,
         timer_ms=session.timer_ms,
         timer_cap=session.timer_cap,
+        window_hold=window_hold,
+        defer_later=defer_later,
     )
     session.hand = hand
     hand.huangfan_reset = left_in_hand
@@ -267,6 +298,8 @@ def _resume_hand(session: TableSession, entries: list[LoggedEvent], left_in_hand
             hand.act(e.event.seat, e.event.action, auto=e.event.auto)
     hand._emit = session.engine_emit
     hand.defer = session.defer
+    hooks = claim_windows.engine_hooks(session)
+    hand.window_hold, hand.defer_later = hooks["window_hold"], hooks["defer_later"]
     # Timers of prompts already in the log start afresh (the takeover took the seat's time):
     # each runs out at the deadline the replay gave its prompt, which the seat's view shows.
     for p in hand.pending.values():

@@ -111,6 +111,8 @@ class SessionWiring:
         return {
             "discard_ms": st.discard_ms,
             "claim_ms": st.claim_ms,
+            "claim_window_floor_ms": st.claim_window_floor_ms,
+            "claim_window_jitter_ms": st.claim_window_jitter_ms,
             "bot_delay_ms": st.bot_delay_ms,
             "auto_play_delay_ms": st.auto_play_delay_ms,
             "between_hands_ms": st.between_hands_ms,

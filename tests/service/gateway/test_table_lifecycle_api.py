@@ -20,6 +20,7 @@ from mahjong.gateway.v1 import gateway_pb2_grpc
 from services.gateway.server import SPEC as GATEWAY
 from tests.support.grpc_server import serving
 from tests.support.probes import rpc_error
+from tests.support.sessions import NO_HOLD_SETTINGS
 from tests.support.stacks import inprocess_backends
 from tests.support.tables import bot_seats, mixed_seats, request_table
 
@@ -40,6 +41,7 @@ def _gateway(stack, backends, store_url, **extra):
                 "seat_secret": "test-secret",
                 "discard_ms": 60_000,
                 "claim_ms": 60_000,
+                **NO_HOLD_SETTINGS,
                 **extra,
             },
         )

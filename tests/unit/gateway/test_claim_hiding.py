@@ -23,6 +23,7 @@ from shared.ruleset import resolve_ruleset
 from shared.table import Pass
 from tests.doubles.scheduler import ManualScheduler
 from tests.support.events import json_log_recorder, log_from_json, project_json
+from tests.support.sessions import NO_HOLDS
 
 TIMERS = {"discard_ms": 60_000, "claim_ms": 500}
 
@@ -34,9 +35,9 @@ def make(seed: int):
     session = TableSession(
         SessionConfig(
             table_id="t-hide",
-            ruleset=resolve_ruleset("shanghai-qiaoma", {}),
+            ruleset=resolve_ruleset("shanghai-qiaoma", NO_HOLDS),
             ruleset_name="shanghai-qiaoma",
-            overrides={},
+            overrides=NO_HOLDS,
             stake=1,
             max_hands=1,
             first_dealer=0,

@@ -320,6 +320,8 @@ OPTIONAL_FIELDS: dict[type[K.TableEvent], dict[str, Any]] = {
         "deadline_private": False,
     },
     K.TilesSwapped: {"count": None},
+    K.TileDiscarded: {"hold_ms": 0},
+    K.MeldDeclared: {"hold_ms": 0},
 }
 _ABSENT = object()  # "no default": the field is always written
 

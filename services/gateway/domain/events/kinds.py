@@ -244,6 +244,9 @@ class TileDiscarded(TableEvent):
     drawn_tile: bool
     hand_id: str = ""
     hand_number: int = 0
+    # The claim window's hold drawn for this discard (ms; RULES §4): the log's, for a replica
+    # taking the table over mid-window; no viewer sees it (events.views).
+    hold_ms: int = 0
 
 
 @dataclass
@@ -254,6 +257,7 @@ class MeldDeclared(TableEvent):
     meld: MeldFact
     hand_id: str = ""
     hand_number: int = 0
+    hold_ms: int = 0  # an added kong's 抢杠 window's hold, as TileDiscarded's
 
 
 @dataclass

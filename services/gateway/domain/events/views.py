@@ -12,8 +12,9 @@ a concealed kong's face, the wall, and who may claim a discard or rob a kong (�
 that kind, the ``timed_out`` of a missed one and anything an event marks ``private`` (the 托管 it
 starts, see :meth:`TableSession._timeout`) go to their seat only, and so does a
 ``seat_changed``'s ``deadline_ms`` marked ``deadline_private`` (托管 resumed while a claim is
-pending). An own turn is public, its timeout too, except ``in_a_row``, which counts missed claims
-as well (others see 0). The log's record of actions (``action``) goes to nobody.
+pending). An own turn is public, its timeout too, except ``in_a_row``, which counts missed
+claims as well (others see 0). The log's record of actions (``action``) and the hold of a
+claim window (``hold_ms`` of a discard or an added kong) go to nobody.
 """
 
 from __future__ import annotations
@@ -88,8 +89,22 @@ def _swap_for_others(ev: K.TableEvent, viewer: int | None) -> K.TableEvent:
     return ev.replace(buried=(), taken=(), count=len(ev.buried))
 
 
+def _discard_for_viewers(ev: K.TableEvent, viewer: int | None) -> K.TableEvent:
+    """A discard without its claim window's hold: knowing when the window ends would tell
+    that a draw coming later was held up by a seat deciding on a claim."""
+    assert isinstance(ev, K.TileDiscarded)
+    return ev.replace(hold_ms=0) if ev.hold_ms else ev
+
+
+def _meld_for_owner(ev: K.TableEvent, viewer: int | None) -> K.TableEvent:
+    """The seat's own meld, without its 抢杠 window's hold (as :func:`_discard_for_viewers`)."""
+    assert isinstance(ev, K.MeldDeclared)
+    return ev.replace(hold_ms=0) if ev.hold_ms else ev
+
+
 def _meld_for_others(ev: K.TableEvent, viewer: int | None) -> K.TableEvent:
     assert isinstance(ev, K.MeldDeclared)
+    ev = _meld_for_owner(ev, viewer)
     hidden = ev.meld.hidden()
     return ev if hidden is ev.meld else ev.replace(meld=hidden)
 
@@ -123,8 +138,8 @@ VIEW_RULES: dict[type[K.TableEvent], ViewRule] = {
     K.TilesDealt: _everyone(_deal_for),
     K.FlowersExposed: _both(_flowers_for_others),
     K.TileDrawn: _both(_drawn_for_others),
-    K.TileDiscarded: PUBLIC,
-    K.MeldDeclared: _both(_meld_for_others),
+    K.TileDiscarded: _everyone(_discard_for_viewers),
+    K.MeldDeclared: _both(_meld_for_others, owner=_meld_for_owner),
     K.ReadyDeclared: PUBLIC,
     K.Prompt: OWNER_ONLY,
     K.ActionTaken: NOBODY,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from services.gateway.domain.events.kinds import CLAIM, ROB_KONG, MeldDeclared, MeldFact
-from services.gateway.domain.hand.state import STEP_NONE, Pending
+from services.gateway.domain.hand.state import STEP_CLOSE_WINDOW, STEP_NONE, Pending
 from shared.errors import FailedPrecondition
 from shared.melds import Meld, MeldKind
 from shared.table import (
@@ -40,7 +40,10 @@ if TYPE_CHECKING:
 
 def open_window(h: HandEngine) -> None:
     """The window on the last discard (or added kong: 抢杠 only): prompt every other seat that
-    may do anything with the tile; nobody: the hand goes on at once."""
+    may do anything with the tile; nobody: the hand goes on once the window's hold ran out (at
+    once without one). A window somebody may answer is resolved once every prompted seat
+    answered and the hold ran out, whichever is later (:meth:`HandEngine.after_hold`), so the
+    time to the next draw or claim tells nobody whether anyone could claim (RULES §4)."""
     last = h.last
     seat, tile = last.seat, last.tile
     kind = ROB_KONG if last.kind is _LAST_ADDED_KONG else CLAIM
@@ -55,7 +58,12 @@ def open_window(h: HandEngine) -> None:
             for s, o in options.items()
             if (o.win is not None or o.pong or o.exposed_kong or o.chows) and s != seat
         }
+    h.start_hold()
     if not active:
+        if h.window_until_ms:
+            h.window = kind  # open, with nobody to answer it, until its hold runs out
+            h.after_hold(STEP_CLOSE_WINDOW)
+            return
         after_window(h, kind, seat)
         return
     h.window = kind
@@ -67,6 +75,14 @@ def open_window(h: HandEngine) -> None:
     for s in sorted(h.pending, key=lambda x: (x - seat) % NUM_SEATS):
         p = h.pending[s]
         p.sequence = h.emit_prompt(p)
+    if h.window == kind and h.pending:  # not answered at once (a bot chained in-process)
+        h.start_hold()  # counted from the prompts sent: prompting does not shorten it
+
+
+def close_window(h: HandEngine) -> None:
+    """The hold of a window nobody could answer ran out: the hand goes on."""
+    last = h.last
+    after_window(h, ROB_KONG if last.kind is _LAST_ADDED_KONG else CLAIM, last.seat)
 
 
 def after_window(h: HandEngine, kind: str, seat: int) -> None:

@@ -38,6 +38,7 @@ from services.gateway.domain.hand import claims, deal, settlement, swap
 from services.gateway.domain.hand.checks import check_claim, check_own_turn, fmt
 from services.gateway.domain.hand.prompts import prompt_event
 from services.gateway.domain.hand.state import (
+    STEP_CLOSE_WINDOW,
     STEP_DEAL,
     STEP_DEAL_FLOWERS,
     STEP_DRAW,
@@ -114,6 +115,8 @@ class HandEngine:
         defer: Callable[[Callable[[], None]], None] | None = None,
         timer_ms: Callable[[int, int], int] | None = None,
         timer_cap: Callable[[int], int] | None = None,
+        window_hold: Callable[[], int] | None = None,
+        defer_later: Callable[[Callable[[], None], int], None] | None = None,
     ) -> None:
         self.config = config
         self.ruleset = config.ruleset
@@ -134,6 +137,14 @@ class HandEngine:
         # The timer of a decision of every seat at once (换牌's window, one deadline for all):
         # the ruleset's ms -> ms (shorter past the table's deadline); None = the ruleset's.
         self.timer_cap = timer_cap
+        # The hold of the claim window on each discard and added kong (RULES §4 "Claim
+        # windows"): () -> ms, drawn once per window (0: none, a table of bots); None = none.
+        # The window ends no sooner than the hold, whether anyone may answer it or not, and
+        # what follows it runs through ``defer_later(step, ms)`` (None: at once, as a replay).
+        self.window_hold = window_hold
+        self.defer_later = defer_later
+        self.window_held_ms = 0  # the hold drawn for the window about to open
+        self.window_until_ms = 0  # when the open window's hold runs out (0: no hold)
         self.dealer = config.dealer
         self.number = config.hand_number
         self.seats = [SeatHand() for _ in range(NUM_SEATS)]
@@ -263,6 +274,31 @@ class HandEngine:
             deal.deal(self)
         elif step == STEP_DEAL_FLOWERS:
             deal.replace_deal_flowers(self)
+        elif step == STEP_CLOSE_WINDOW:
+            claims.close_window(self)
+
+    def draw_hold(self) -> int:
+        """The hold of the window about to open (ms; 0 without one), drawn now."""
+        hold = self.window_hold() if self.window_hold is not None else 0
+        self.window_held_ms = hold
+        return hold
+
+    def start_hold(self) -> None:
+        """The window is open (its prompts sent): its hold runs from now. Counted from here,
+        not from the discard, so the work of prompting seats does not shorten it."""
+        hold = self.window_held_ms
+        self.window_until_ms = self.now_ms() + hold if hold > 0 else 0
+
+    def after_hold(self, step: int) -> None:
+        """Run ``step`` (STEP_RESOLVE, STEP_CLOSE_WINDOW) once the window's hold ran out: at
+        once when it has (or there is none, or nothing to wait with), else through
+        ``defer_later``."""
+        self._step = step
+        wait = self.window_until_ms - self.now_ms() if self.window_until_ms else 0
+        if wait > 0 and self.defer_later is not None:
+            self.defer_later(self._resume, wait)
+        else:
+            self.then()
 
     # --- start -----------------------------------------------------------------------------
     def start(self) -> None:
@@ -359,8 +395,7 @@ class HandEngine:
             del self.pending[seat]
             self.claims[seat] = action
             if not self.pending:
-                self._step = STEP_RESOLVE
-                self.then()
+                self.after_hold(STEP_RESOLVE)
 
     def _whose(self) -> str:
         """What a seat with no decision pending may be told about the others': whose turn it
@@ -393,10 +428,14 @@ class HandEngine:
             self._step, self._step_wins, self._step_from = STEP_WIN, [(seat, win)], None
             self.then()
 
-    def _emit_meld(self, seat: int, meld: Meld) -> None:
+    def _emit_meld(self, seat: int, meld: Meld, hold_ms: int = 0) -> None:
         self._emit(
             MeldDeclared(
-                seat=seat, meld=MeldFact.of(meld), hand_id=self.hand_id, hand_number=self.number
+                seat=seat,
+                meld=MeldFact.of(meld),
+                hand_id=self.hand_id,
+                hand_number=self.number,
+                hold_ms=hold_ms,
             )
         )
 
@@ -418,6 +457,7 @@ class HandEngine:
                 drawn_tile=drawn == tile,
                 hand_id=self.hand_id,
                 hand_number=self.number,
+                hold_ms=self.draw_hold(),
             )
         )
         if ready:
@@ -438,7 +478,7 @@ class HandEngine:
         self.drawn.pop(seat, None)
         self.turn = seat
         self.last = LastAction(_LAST_ADDED_KONG, seat, tile)
-        self._emit_meld(seat, s.melds[i])
+        self._emit_meld(seat, s.melds[i], self.draw_hold())
         self._step = STEP_WINDOW
         self.then()
 

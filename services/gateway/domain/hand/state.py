@@ -29,6 +29,7 @@ STEP_WIN: Final = 5  # settle the win(s) _step_wins (from _step_from) and end th
 STEP_NEW_HAND: Final = 6  # ask the wall for the hand (NewHand) and announce it
 STEP_DEAL: Final = 7  # ask the wall for the deal and show it
 STEP_DEAL_FLOWERS: Final = 8  # 补花 after the deal, from seat _deal_turn (in dealer order) on
+STEP_CLOSE_WINDOW: Final = 9  # the hold of a window nobody may answer ran out: draw on
 
 _NO_MARKS: Final[frozenset[int]] = frozenset()
 # SeatState (a named tuple) from its fields as one tuple: tuple.__new__ directly, without the

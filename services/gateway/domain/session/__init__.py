@@ -7,6 +7,7 @@
 * :mod:`.presence` — 掉线: a player gone past the grace escapes at the hand's end;
 * :mod:`.seating` — open seats (空座), their wait, joining;
 * :mod:`.deadline` — the table's deadline and the overtime timer;
+* :mod:`.claim_windows` — the hold of every claim window (the pause tells nothing);
 * :mod:`.bankruptcy` — 破产: matchmaking's answer to a hand, bankrupt seats taken by bots;
 * :mod:`.double_cards` — 加倍卡 played for the next hand;
 * :mod:`.views` — what each viewer may know now.

@@ -66,6 +66,8 @@ class SessionConfig:
     # Timers (ms); None = from the ruleset. Tests shorten them here.
     discard_ms: int | None = None
     claim_ms: int | None = None
+    claim_window_floor_ms: int | None = None  # RULES §4 "Claim windows"
+    claim_window_jitter_ms: int | None = None
     bot_delay_ms: int = 0  # how long a bot "thinks"
     auto_play_delay_ms: int = 0  # how long 托管 waits before acting
     between_hands_ms: int = 0

@@ -60,6 +60,7 @@ from services.gateway.domain.ports import Emit, Report, Settlement, is_transient
 from services.gateway.domain.rounds import deal_advance, rounds_completed
 from services.gateway.domain.session import (
     bankruptcy,
+    claim_windows,
     deadline,
     decisions,
     double_cards,
@@ -138,6 +139,7 @@ class TableSession:
         self.auto_play_after = int(timers.auto_play_after)
         # The most a decision prompted after the table's deadline gets (see timer_cap).
         self.overtime_ms = int(timers.overtime_seconds) * 1000
+        self.window_rng = claim_windows.new_rng()  # claim windows' holds (.claim_windows)
         self.phase = WAITING
         self.dealer = (
             config.first_dealer
@@ -314,6 +316,7 @@ class TableSession:
             defer=self.defer,
             timer_ms=self.timer_ms,
             timer_cap=self.timer_cap,
+            **claim_windows.engine_hooks(self),
         )
         hand = self.hand
         try:
