@@ -45,6 +45,7 @@ from services.matchmaking.domain.tournaments import tournament as tournaments
 from services.matchmaking.domain.tournaments.desk import TournamentDesk
 from services.matchmaking.domain.tournaments.records import running_ids
 from services.matchmaking.metrics import PrometheusMetrics
+from services.matchmaking.storage.player_records import PlayerRecords
 from services.matchmaking.storage.table_claims import RecordingAllocator
 from shared.errors import NotFound
 
@@ -103,6 +104,7 @@ class Matchmaking:
     ) -> None:
         """``metrics``: what the parts count on (default: the service's Prometheus metrics)."""
         self.store = store
+        self.players = player_records = PlayerRecords(store)
         self.metrics = metrics = metrics or PrometheusMetrics()
         self.clock = clock
         self.config = config = config or MatchmakingConfig()
@@ -114,9 +116,9 @@ class Matchmaking:
 
         # --- the parts, each with its dependencies ------------------------------------------
         self.changes = changes = Changes()
-        self.identity = identity = IdentityDesk(store, clock, config)
+        self.identity = identity = IdentityDesk(store, player_records, clock, config)
         self.economy = economy = EconomyDesk(
-            store, clock, config, identity.authenticate, changes.notify, metrics
+            store, player_records, clock, config, identity.authenticate, changes.notify, metrics
         )
         self.double_card_desk = DoubleCardDesk(store, clock, changes.notify)
         self.room_desk = room_desk = RoomDesk(
@@ -131,7 +133,7 @@ class Matchmaking:
             metrics,
         )
         self.tournament_desk = tournament_desk = TournamentDesk(
-            store, self.allocator, clock, identity.authenticate, changes, metrics
+            store, player_records, self.allocator, clock, identity.authenticate, changes, metrics
         )
         self.queue_desk = queue_desk = QueueDesk(
             store, clock, identity.authenticate, changes.notify, self._holds, config.level_fee_units
@@ -215,7 +217,7 @@ class Matchmaking:
 
     # --- accounts (signing in: the identity desk) ---------------------------------------
     def account(self, player_id: str) -> Account:
-        player = players.get_player(self.store, player_id)
+        player = players.get_player(self.players, player_id)
         assets = self.asset_balances(player_id)
         silver = assets[ledger.SILVER]
         return Account(player, silver, levels.level_for(silver), assets)
@@ -237,7 +239,7 @@ class Matchmaking:
     def public_balance(self, account: str) -> int:
         """Any ledger account's balance: a player, a quick-match bot or ``house`` (its share of
         escape penalties); NotFound for an id that is no player and has no entries."""
-        unknown = account != ledger.HOUSE and players.find_player(self.store, account) is None
+        unknown = account != ledger.HOUSE and players.find_player(self.players, account) is None
         if unknown and not ledger.has_account(self.store, account):
             raise NotFound(f"no player or ledger account {account!r}", player_id=account)
         return ledger.balance(self.store, account)

@@ -93,7 +93,9 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
 
     def GetBalances(self, request, context):
         viewer, _ = self.mm.authenticate_session(request.session_token)
-        views = balances.visible_balances(self.mm.store, viewer.player_id, request.player_ids)
+        views = balances.visible_balances(
+            self.mm.store, self.mm.players, viewer.player_id, request.player_ids
+        )
         return pb.GetBalancesResponse(
             balances=[
                 pb.Balance(

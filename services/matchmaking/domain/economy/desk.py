@@ -13,7 +13,8 @@ import structlog
 from services.matchmaking.domain.clock import Clock
 from services.matchmaking.domain.economy import hand_cover, items, ledger, reconciliation
 from services.matchmaking.domain.economy.ledger import HandReport
-from services.matchmaking.domain.players import accounts as players
+from services.matchmaking.domain.players import accounts
+from services.matchmaking.domain.players.repository import PlayerRepository
 from services.matchmaking.domain.ports import Metrics, Records
 from services.matchmaking.domain.queues import levels
 from services.matchmaking.domain.tables import allocated as allocated_tables
@@ -37,13 +38,15 @@ class EconomyDesk:
     def __init__(
         self,
         store: Records,
+        players: PlayerRepository,
         clock: Clock,
         config: Any,
-        authenticate: Callable[[str], players.Player],
+        authenticate: Callable[[str], accounts.Player],
         notify: Callable[[], None],
         metrics: Metrics,
     ) -> None:
         self.store = store
+        self.players = players
         self.metrics = metrics
         self.clock = clock
         self.config = config
@@ -97,7 +100,7 @@ class EconomyDesk:
         request_id: str,
     ):
         """An operator's grant from the house, logged with who and why; the player."""
-        player = players.get_player(self.store, player_id)
+        player = accounts.get_player(self.players, player_id)
         if player.bot or getattr(player, "guest", False):
             raise FailedPrecondition(f"{player_id} has no ledger account", reason="NO_WALLET")
         new = items.grant(self.store, player_id, assets, reason, operator, request_id, self.clock())

@@ -20,7 +20,8 @@ import structlog
 from services.matchmaking.domain.changes import Changes
 from services.matchmaking.domain.clock import Clock
 from services.matchmaking.domain.economy import ledger
-from services.matchmaking.domain.players import accounts as players
+from services.matchmaking.domain.players import accounts
+from services.matchmaking.domain.players.repository import PlayerRepository
 from services.matchmaking.domain.ports import Metrics, Records
 from services.matchmaking.domain.queues import levels
 from services.matchmaking.domain.ruleset_choice import ruleset_with_options
@@ -73,13 +74,15 @@ class TournamentDesk:
     def __init__(
         self,
         store: Records,
+        players: PlayerRepository,
         allocator: TableAllocator,
         clock: Clock,
-        authenticate: Callable[[str], players.Player],
+        authenticate: Callable[[str], accounts.Player],
         changes: Changes,
         metrics: Metrics,
     ) -> None:
         self.store = store
+        self.players = players
         self.metrics = metrics
         self.allocator = allocator
         self.clock = clock
@@ -90,7 +93,7 @@ class TournamentDesk:
         self._snapshots_lock = threading.Lock()
 
     def _entrant(self, player_id: str, stake: int) -> tournaments.Entrant:
-        player = players.get_player(self.store, player_id)
+        player = accounts.get_player(self.players, player_id)
         if not player.bot:
             levels.check_rated_stake(ledger.balance(self.store, player_id), stake)
         return tournaments.Entrant(player.player_id, player.display_name, player.bot)
@@ -100,8 +103,8 @@ class TournamentDesk:
             raise InvalidArgument(f"bot count {count} out of range 0-{tournaments.MAX_ENTRANTS}")
         out = []
         for i in range(count):
-            bot = players.create_player(
-                self.store, f"Bot {start + i + 1}", bot=True, now=self.clock()
+            bot = accounts.create_player(
+                self.players, f"Bot {start + i + 1}", bot=True, now=self.clock()
             )
             out.append(tournaments.Entrant(bot.player_id, bot.display_name, True))
         return out
@@ -207,7 +210,7 @@ class TournamentDesk:
         consent.check_invite_ids(player_ids)
         for pid in player_ids:
             if pid != creator.player_id:
-                found = players.find_player(self.store, pid)
+                found = accounts.find_player(self.players, pid)
                 if found is None or found.bot or found.guest:
                     raise NotFound(f"no player {pid!r} to invite", player_id=pid)
         t = consent.invite(self.store, tournament_id, creator.player_id, list(player_ids))
