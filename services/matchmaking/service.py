@@ -46,6 +46,8 @@ from services.matchmaking.domain.tournaments.desk import TournamentDesk
 from services.matchmaking.domain.tournaments.records import running_ids
 from services.matchmaking.metrics import PrometheusMetrics
 from services.matchmaking.storage.player_records import PlayerRecords
+from services.matchmaking.storage.queue_records import QueueRecords
+from services.matchmaking.storage.room_records import RoomRecords
 from services.matchmaking.storage.table_claims import RecordingAllocator
 from shared.errors import NotFound
 
@@ -105,6 +107,8 @@ class Matchmaking:
         """``metrics``: what the parts count on (default: the service's Prometheus metrics)."""
         self.store = store
         self.players = player_records = PlayerRecords(store)
+        self.queue_records = queue_records = QueueRecords(store)
+        self.room_records = room_records = RoomRecords(store)
         self.metrics = metrics = metrics or PrometheusMetrics()
         self.clock = clock
         self.config = config = config or MatchmakingConfig()
@@ -123,6 +127,7 @@ class Matchmaking:
         self.double_card_desk = DoubleCardDesk(store, clock, changes.notify)
         self.room_desk = room_desk = RoomDesk(
             store,
+            room_records,
             self.allocator,
             clock,
             config,
@@ -136,9 +141,17 @@ class Matchmaking:
             store, player_records, self.allocator, clock, identity.authenticate, changes, metrics
         )
         self.queue_desk = queue_desk = QueueDesk(
-            store, clock, identity.authenticate, changes.notify, self._holds, config.level_fee_units
+            store,
+            queue_records,
+            clock,
+            identity.authenticate,
+            changes.notify,
+            self._holds,
+            config.level_fee_units,
         )
-        self.reports = reports = ReportDesk(store, clock, changes, economy.bankrupt_after, metrics)
+        self.reports = reports = ReportDesk(
+            store, room_records, clock, changes, economy.bankrupt_after, metrics
+        )
 
         # --- what the adapters call, by part ------------------------------------------------
         # change notification (streams wait on it)
@@ -224,7 +237,7 @@ class Matchmaking:
 
     def whereabouts(self, player_id: str) -> tuple[str, str]:
         """The player's waiting ticket id and private room code ("" when none)."""
-        held = presence.current(self.store, player_id)
+        held = presence.current(self.queue_records, player_id)
         if held is None or not self._holds(held):
             return "", ""
         return (held.ref, "") if held.kind == presence.QUEUE else ("", held.ref)
@@ -233,8 +246,8 @@ class Matchmaking:
         """Whether the ticket or room a presence names still holds its player (what lets a
         claim take over the leftover of a crash, :mod:`.domain.players.presence`)."""
         if held.kind == presence.QUEUE:
-            return queues.holds(self.store, held)
-        return rooms.holds(self.store, held)
+            return queues.holds(self.queue_records, held)
+        return rooms.holds(self.room_records, held)
 
     def public_balance(self, account: str) -> int:
         """Any ledger account's balance: a player, a quick-match bot or ``house`` (its share of
@@ -256,7 +269,7 @@ class Matchmaking:
         now = self.clock()
         changed = False
         for formed in queues.form_tables(
-            self.store,
+            self.queue_records,
             self.allocator,
             now,
             self.config.bot_fill_seconds,
@@ -266,13 +279,13 @@ class Matchmaking:
             waits = [(t.stake, now - t.created_at) for t in formed.tickets]
             self.metrics.quick_table(formed.bots, waits)
             log.info("quick_table", match=formed.match_id, bots=formed.bots)
-        for code in rooms.open_room_codes(self.store):
+        for code in rooms.open_room_codes(self.room_records):
             try:
-                removed = room_start.expire_ready_timers(self.store, code, now)
+                removed = room_start.expire_ready_timers(self.room_records, code, now)
                 if removed:
                     changed = True
                     log.info("room_ready_timeout", room=code, removed=removed)
-                before = rooms.get_room(self.store, code).state
+                before = rooms.get_room(self.room_records, code).state
                 changed |= self.room_desk.start_room(code).state != before
             except NotFound:
                 changed = True  # closed meanwhile

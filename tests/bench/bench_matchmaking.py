@@ -66,6 +66,7 @@ from services.matchmaking.domain.queues import quick_match as queues
 from services.matchmaking.domain.tables import allocated as allocated_tables
 from services.matchmaking.domain.tables.allocator import TableAllocation, TableRequest
 from services.matchmaking.service import Matchmaking, MatchmakingConfig
+from services.matchmaking.storage import queue_records
 from tests.bench import concurrent_rate, postgres_url
 from tests.doubles.clock import ManualClock
 from tests.support.identity import id_token, issuer_config, sign_in, unique_subject
@@ -99,14 +100,18 @@ def run(store_url: str, tickets: int = TICKETS) -> dict[str, float]:
     for i in range(tickets):
         # Straight into the queues (registration and level checks are not what is measured).
         stake = STAKES[i % len(STAKES)]
-        queues.join(store, f"tk-{i}", f"p-{i}", f"player {i}", "shanghai-qiaoma", stake, clock())
+        queues.join(
+            mm.queue_records, f"tk-{i}", f"p-{i}", f"player {i}", "shanghai-qiaoma", stake, clock()
+        )
         if i % 97 == 0:
             clock.advance(0.01)
     queued = time.perf_counter() - t0
     t1 = time.perf_counter()
     mm.tick()
     formed = time.perf_counter() - t1
-    assigned = sum(1 for _, rec in store.scan(queues.TICKETS) if b'"state":"assigned"' in rec.value)
+    assigned = sum(
+        1 for _, rec in store.scan(queue_records.TICKETS) if b'"state":"assigned"' in rec.value
+    )
     store.close()
     return {
         "tables": alloc.created,

@@ -29,8 +29,8 @@ from infra.store import open_store
 from infra.supervisor import ServiceProcess, run_token, stop_all
 from services.gateway.outbox import CLAIM_PREFIX
 from services.matchmaking.domain.economy import ledger
-from services.matchmaking.domain.queues import quick_match as queues
 from services.matchmaking.domain.tables import allocated as allocated_tables
+from services.matchmaking.storage import queue_records
 from services.matchmaking.storage.duty import PREFIX, TICKER
 from tests.support import outbox_workers, probes
 from tests.support.address_book import AddressBook
@@ -210,7 +210,7 @@ def test_two_matchmaking_replicas_form_every_table_once(replicas):
         # Quick match: 12 people through both replicas make three tables, each formed once.
         quick = check_quick_tables(queue_through(replicas, 12))
         assert {t.table_id for t in allocations(store, "quick/")} == quick
-        assert not list(store.scan(queues.MATCHES))  # no match left half-formed
+        assert not list(store.scan(queue_records.MATCHES))  # no match left half-formed
         # A room whose four members press Start on both replicas at once: one table.
         code = press_start_at_once(replicas)
         assert len(allocations(store, f"room/{code}")) == 1

@@ -176,7 +176,9 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
 
     # --- quick match -------------------------------------------------------------------------
     def ticket_message(self, ticket: queues.Ticket) -> pb.Ticket:
-        return conv.ticket_to_proto(ticket, queues.waiting_count(self.mm.store, ticket.queue))
+        return conv.ticket_to_proto(
+            ticket, queues.waiting_count(self.mm.queue_records, ticket.queue)
+        )
 
     def JoinQueue(self, request, context):
         ticket = self.mm.join_queue(request.session_token, _name(request.ruleset), request.stake)

@@ -1,6 +1,7 @@
-"""The players' repository over the service's store
-(:class:`~services.matchmaking.domain.players.repository.PlayerRepository`): the namespaces, keys
-and encodings of players, identities, the session key and sessions."""
+"""The players' repositories over the service's store
+(:mod:`services.matchmaking.domain.players.repository`): the namespaces, keys and encodings of
+players, identities, the session key and sessions (:class:`PlayerRecords`), and of presence
+(:class:`PresenceRecords`, which the queues' and rooms' records extend)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import TypeVar
 
 from services.matchmaking.domain import records
 from services.matchmaking.domain.players.accounts import Player
+from services.matchmaking.domain.players.presence import Presence
 from services.matchmaking.domain.players.sessions import SessionRecord
 from services.matchmaking.domain.ports import Records
 
@@ -20,6 +22,8 @@ IDENTITIES = "mm_identities"
 CONFIG = "mm_config"
 SESSION_KEY = "session_key"
 SESSIONS = "mm_sessions"
+PRESENCE = "mm_presence"
+_FREE = b""  # a released presence
 
 
 def _player(raw: bytes | None) -> Player | None:
@@ -115,3 +119,38 @@ class PlayerRecords:
 
     def end_session(self, player_id: str, session_id: str) -> bool:
         return self.store.delete(SESSIONS, _session_key(player_id, session_id))
+
+
+class PresenceRecords:
+    """Presence in ``store``: ``mm_presence/<player id>``, a Presence as JSON or empty once
+    released (compare-and-set on the exact bytes)."""
+
+    def __init__(self, store: Records) -> None:
+        self.store = store
+
+    def presence(self, player_id: str) -> Presence | None:
+        rec = self.store.get(PRESENCE, player_id)
+        return Presence.from_json(rec.value) if rec and rec.value != _FREE else None
+
+    def take_presence(self, mine: Presence, expected: Presence | None) -> Presence | None:
+        new = mine.to_json()
+        seen = _FREE if expected is None else expected.to_json()
+
+        def fn(raw: bytes | None) -> tuple[bytes | None, bytes | None]:
+            if raw is None or raw in (_FREE, seen):
+                return new, None
+            return None, raw
+
+        raw = self.store.update(PRESENCE, mine.player_id, fn)
+        return None if raw is None else Presence.from_json(raw)
+
+    def free_presence(self, player_id: str, kind: str, ref: str) -> bool:
+        def fn(raw: bytes | None) -> tuple[bytes | None, bool]:
+            if raw is None or raw == _FREE:
+                return None, False
+            held = Presence.from_json(raw)
+            if (held.kind, held.ref) != (kind, ref):
+                return None, False
+            return _FREE, True
+
+        return self.store.update(PRESENCE, player_id, fn)

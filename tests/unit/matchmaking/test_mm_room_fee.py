@@ -267,6 +267,6 @@ def test_a_room_fee_is_set_by_the_opener_checked_and_fixed():
 def _code_of(mm: Matchmaking, player_id: str) -> str:
     from services.matchmaking.domain.rooms import private as rooms
 
-    code = rooms.room_of_player(mm.store, player_id)
+    code = rooms.room_of_player(mm.room_records, player_id)
     assert code
     return code

@@ -9,6 +9,10 @@ The records it keeps (their encodings are the domain's: compact JSON of the data
   created once whoever races (:meth:`PlayerRepository.claim_identity`).
 * ``mm_config/session_key`` — the deployment's session-signing key (PEM), created once.
 * ``mm_sessions/<player id>/<session id>`` — a :class:`~.sessions.SessionRecord`.
+
+Where a player waits has its own small repository, :class:`PresenceRepository`
+(``mm_presence/<player id>``: a :class:`~.presence.Presence`, or empty once released), which the
+queues' and the rooms' repositories extend: joining either claims the player's presence.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from services.matchmaking.domain.players.accounts import Player
+    from services.matchmaking.domain.players.presence import Presence
     from services.matchmaking.domain.players.sessions import SessionRecord
 
 R = TypeVar("R")
@@ -75,3 +80,19 @@ class PlayerRepository(Protocol):
 
     def end_session(self, player_id: str, session_id: str) -> bool:
         """Delete the session; whether it existed."""
+
+
+class PresenceRepository(Protocol):
+    """The one ticket or room that holds each player. A released presence is written empty,
+    never deleted, so its version only rises (an old release never clears a newer claim)."""
+
+    def presence(self, player_id: str) -> Presence | None:
+        """What holds the player; None when nothing does (no record, or a released one)."""
+
+    def take_presence(self, mine: Presence, expected: Presence | None) -> Presence | None:
+        """Atomically make ``mine`` the player's presence when it is free or still exactly
+        ``expected``: None when it did, else the presence that holds the player (unchanged)."""
+
+    def free_presence(self, player_id: str, kind: str, ref: str) -> bool:
+        """Atomically release the player when ``kind``/``ref`` still holds it; whether it
+        did."""

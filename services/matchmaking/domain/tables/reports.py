@@ -18,6 +18,7 @@ from services.matchmaking.domain.clock import Clock
 from services.matchmaking.domain.economy import double_cards, ledger
 from services.matchmaking.domain.ports import Metrics, Records
 from services.matchmaking.domain.rooms import private as rooms
+from services.matchmaking.domain.rooms.repository import RoomRepository
 from services.matchmaking.domain.tables import allocated as allocated_tables
 from services.matchmaking.domain.tables.tags import parse_room, parse_tournament
 from services.matchmaking.domain.tournaments import rounds as tournament_rounds
@@ -30,6 +31,7 @@ class ReportDesk:
     def __init__(
         self,
         store: Records,
+        room_records: RoomRepository,
         clock: Clock,
         changes: Changes,
         bankrupt_after: Callable[[ledger.HandReport], tuple[list[int], list[str]]],
@@ -37,6 +39,7 @@ class ReportDesk:
     ) -> None:
         self.metrics = metrics
         self.store = store
+        self.room_records = room_records
         self.clock = clock
         self.notify = changes.notify
         self.notify_tournament = changes.notify_tournament
@@ -105,7 +108,7 @@ class ReportDesk:
             self.notify_tournament(where.tournament_id)
             return
         if code := parse_room(tag):
-            rooms.finish_room(self.store, code, table_id)
+            rooms.finish_room(self.room_records, code, table_id)
         self.notify()
 
     def _check_report(
