@@ -49,6 +49,7 @@ from services.matchmaking.storage.player_records import PlayerRecords
 from services.matchmaking.storage.queue_records import QueueRecords
 from services.matchmaking.storage.room_records import RoomRecords
 from services.matchmaking.storage.table_claims import RecordingAllocator
+from services.matchmaking.storage.table_records import TableRecords
 from shared.errors import NotFound
 
 log = structlog.get_logger("mahjong.matchmaking")
@@ -109,6 +110,7 @@ class Matchmaking:
         self.players = player_records = PlayerRecords(store)
         self.queue_records = queue_records = QueueRecords(store)
         self.room_records = room_records = RoomRecords(store)
+        self.table_records = table_records = TableRecords(store)
         self.metrics = metrics = metrics or PrometheusMetrics()
         self.clock = clock
         self.config = config = config or MatchmakingConfig()
@@ -122,9 +124,16 @@ class Matchmaking:
         self.changes = changes = Changes()
         self.identity = identity = IdentityDesk(store, player_records, clock, config)
         self.economy = economy = EconomyDesk(
-            store, player_records, clock, config, identity.authenticate, changes.notify, metrics
+            store,
+            player_records,
+            table_records,
+            clock,
+            config,
+            identity.authenticate,
+            changes.notify,
+            metrics,
         )
-        self.double_card_desk = DoubleCardDesk(store, clock, changes.notify)
+        self.double_card_desk = DoubleCardDesk(store, table_records, clock, changes.notify)
         self.room_desk = room_desk = RoomDesk(
             store,
             room_records,
@@ -138,7 +147,14 @@ class Matchmaking:
             metrics,
         )
         self.tournament_desk = tournament_desk = TournamentDesk(
-            store, player_records, self.allocator, clock, identity.authenticate, changes, metrics
+            store,
+            player_records,
+            table_records,
+            self.allocator,
+            clock,
+            identity.authenticate,
+            changes,
+            metrics,
         )
         self.queue_desk = queue_desk = QueueDesk(
             store,
@@ -150,7 +166,7 @@ class Matchmaking:
             config.level_fee_units,
         )
         self.reports = reports = ReportDesk(
-            store, room_records, clock, changes, economy.bankrupt_after, metrics
+            store, room_records, table_records, clock, changes, economy.bankrupt_after, metrics
         )
 
         # --- what the adapters call, by part ------------------------------------------------

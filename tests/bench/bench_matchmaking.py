@@ -67,6 +67,7 @@ from services.matchmaking.domain.tables import allocated as allocated_tables
 from services.matchmaking.domain.tables.allocator import TableAllocation, TableRequest
 from services.matchmaking.service import Matchmaking, MatchmakingConfig
 from services.matchmaking.storage import queue_records
+from services.matchmaking.storage.table_records import TableRecords
 from tests.bench import concurrent_rate, postgres_url
 from tests.doubles.clock import ManualClock
 from tests.support.identity import id_token, issuer_config, sign_in, unique_subject
@@ -222,7 +223,9 @@ def replicas_figures(url: str, log_dir: Path) -> dict[str, float]:
     try:
         for i in range(CLIENTS):
             table_id, tag, ids = _table(i)
-            allocated_tables.record(store, allocated_tables.AllocatedTable(table_id, tag, ids, ""))
+            allocated_tables.record(
+                TableRecords(store), allocated_tables.AllocatedTable(table_id, tag, ids, "")
+            )
             for pid in ids:  # a loser pays only what they hold: every seat is funded
                 ledger.grant(store, pid, "bench", FUNDS, 1.0)
         procs = [_replica(url, log_dir, n).start() for n in ("mm-a", "mm-b")]

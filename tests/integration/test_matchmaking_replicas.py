@@ -30,8 +30,9 @@ from infra.supervisor import ServiceProcess, run_token, stop_all
 from services.gateway.outbox import CLAIM_PREFIX
 from services.matchmaking.domain.economy import ledger
 from services.matchmaking.domain.tables import allocated as allocated_tables
-from services.matchmaking.storage import queue_records
+from services.matchmaking.storage import queue_records, table_records
 from services.matchmaking.storage.duty import PREFIX, TICKER
+from services.matchmaking.storage.table_records import TableRecords
 from tests.support import outbox_workers, probes
 from tests.support.address_book import AddressBook
 from tests.support.concurrency import run_processes
@@ -135,7 +136,10 @@ def assignment(stub, token: str, ticket_id: str) -> pb.Ticket:
 
 
 def allocations(store, prefix: str) -> list[allocated_tables.AllocatedTable]:
-    found = [allocated_tables.find(store, key) for key, _ in store.scan(allocated_tables.TABLES)]
+    found = [
+        allocated_tables.find(TableRecords(store), key)
+        for key, _ in store.scan(table_records.TABLES)
+    ]
     return [t for t in found if t is not None and t.tag.startswith(prefix)]
 
 

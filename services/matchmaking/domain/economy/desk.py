@@ -18,6 +18,7 @@ from services.matchmaking.domain.players.repository import PlayerRepository
 from services.matchmaking.domain.ports import Metrics, Records
 from services.matchmaking.domain.queues import levels
 from services.matchmaking.domain.tables import allocated as allocated_tables
+from services.matchmaking.domain.tables.repository import TableRepository
 from shared.errors import FailedPrecondition
 
 log = structlog.get_logger("mahjong.matchmaking")
@@ -39,6 +40,7 @@ class EconomyDesk:
         self,
         store: Records,
         players: PlayerRepository,
+        tables: TableRepository,
         clock: Clock,
         config: Any,
         authenticate: Callable[[str], accounts.Player],
@@ -47,6 +49,7 @@ class EconomyDesk:
     ) -> None:
         self.store = store
         self.players = players
+        self.tables = tables
         self.metrics = metrics
         self.clock = clock
         self.config = config
@@ -84,7 +87,7 @@ class EconomyDesk:
             count,
             request_id,
             self.clock(),
-            allocated_tables.seat_needs(self.store, player.player_id),
+            allocated_tables.seat_needs(self.tables, player.player_id),
         )
         self.metrics.items_bought(asset, count)
         log.info("items_bought", player=player.player_id, asset=asset, count=count, silver=paid)
@@ -165,7 +168,7 @@ class EconomyDesk:
         house's: bots have no wallets), while a repeated report of this hand still names the player
         and gets the same answer. A hand the player cannot pay in full is cut to what they hold
         (:func:`.ledger.record_hand`), so the books stay whole either way."""
-        table = allocated_tables.find(self.store, report.table_id)
+        table = allocated_tables.find(self.tables, report.table_id)
         if table is None or table.stake <= 0 or not table.ruleset:
             return [], []
         needed = hand_cover.loss_cap(table.ruleset, dict(table.ruleset_options), table.stake)
@@ -185,7 +188,7 @@ class EconomyDesk:
             if needed is None or silver < needed:
                 bot = replacement_bot_id(report.table_id, seat)
                 allocated_tables.replace_seat(
-                    self.store, report.table_id, seat, bot, report.hand_id
+                    self.tables, report.table_id, seat, bot, report.hand_id
                 )
                 seats.append(seat)
                 bots.append(bot)

@@ -23,6 +23,7 @@ from services.matchmaking.domain import records
 from services.matchmaking.domain.economy import hand_cover, ledger
 from services.matchmaking.domain.ports import Records
 from services.matchmaking.domain.tables import allocated as allocated_tables
+from services.matchmaking.domain.tables.repository import TableRepository
 from services.matchmaking.domain.tables.tags import parse_tournament
 from shared.errors import FailedPrecondition, InvalidArgument, PermissionDenied
 
@@ -81,6 +82,7 @@ def _check(table_id: str, player_id: str, hand_number: int) -> None:
 
 def hold(
     store: Records,
+    tables: TableRepository,
     table_id: str,
     tag: str,
     player_id: str,
@@ -97,8 +99,8 @@ def hold(
         raise FailedPrecondition(
             "a 加倍卡 is never played at a tournament table", reason="DOUBLE_CARD_NOT_ALLOWED"
         )
-    allocated_tables.check_report(store, table_id, tag)
-    table = allocated_tables.find(store, table_id)
+    allocated_tables.check_report(tables, table_id, tag)
+    table = allocated_tables.find(tables, table_id)
     if table is None or player_id not in table.player_ids:
         raise PermissionDenied(f"{player_id} has no seat at table {table_id}")
     if ledger.is_bot(player_id):

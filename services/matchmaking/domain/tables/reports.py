@@ -20,6 +20,7 @@ from services.matchmaking.domain.ports import Metrics, Records
 from services.matchmaking.domain.rooms import private as rooms
 from services.matchmaking.domain.rooms.repository import RoomRepository
 from services.matchmaking.domain.tables import allocated as allocated_tables
+from services.matchmaking.domain.tables.repository import TableRepository
 from services.matchmaking.domain.tables.tags import parse_room, parse_tournament
 from services.matchmaking.domain.tournaments import rounds as tournament_rounds
 from shared.errors import FailedPrecondition, InvalidArgument, NotFound
@@ -32,6 +33,7 @@ class ReportDesk:
         self,
         store: Records,
         room_records: RoomRepository,
+        tables: TableRepository,
         clock: Clock,
         changes: Changes,
         bankrupt_after: Callable[[ledger.HandReport], tuple[list[int], list[str]]],
@@ -40,6 +42,7 @@ class ReportDesk:
         self.metrics = metrics
         self.store = store
         self.room_records = room_records
+        self.tables = tables
         self.clock = clock
         self.notify = changes.notify
         self.notify_tournament = changes.notify_tournament
@@ -91,7 +94,7 @@ class ReportDesk:
             raise InvalidArgument(f"hands_played {hands_played} is negative")
         self._check_report(table_id, tag)
         double_cards.release_table(self.store, table_id, self.clock())  # hands never started
-        allocated_tables.finish(self.store, table_id)  # its seats are free: spending too
+        allocated_tables.finish(self.tables, table_id)  # its seats are free: spending too
         where = parse_tournament(tag)
         if where:  # recorded; the round's next step is the ticker's (its failure is not ours)
             settled = tournament_rounds.table_finished(
@@ -116,7 +119,7 @@ class ReportDesk:
     ) -> None:
         try:
             allocated_tables.check_report(
-                self.store, table_id, tag, player_ids, hand_id, fees, escaped
+                self.tables, table_id, tag, player_ids, hand_id, fees, escaped
             )
         except (NotFound, FailedPrecondition) as exc:
             self.metrics.report_refused(exc.reason)

@@ -28,6 +28,7 @@ from services.matchmaking.domain.ruleset_choice import ruleset_with_options
 from services.matchmaking.domain.tables import allocated as allocated_tables
 from services.matchmaking.domain.tables import live_seats
 from services.matchmaking.domain.tables.allocator import TableAllocator
+from services.matchmaking.domain.tables.repository import TableRepository
 from services.matchmaking.domain.tournaments import consent
 from services.matchmaking.domain.tournaments import purse as tournament_purse
 from services.matchmaking.domain.tournaments import rounds as tournament_rounds
@@ -75,6 +76,7 @@ class TournamentDesk:
         self,
         store: Records,
         players: PlayerRepository,
+        tables: TableRepository,
         allocator: TableAllocator,
         clock: Clock,
         authenticate: Callable[[str], accounts.Player],
@@ -83,6 +85,7 @@ class TournamentDesk:
     ) -> None:
         self.store = store
         self.players = players
+        self.tables = tables
         self.metrics = metrics
         self.allocator = allocator
         self.clock = clock
@@ -169,7 +172,7 @@ class TournamentDesk:
         if t.entrant(player_id) is not None:
             tournaments.register(self.store, t.tournament_id, [entrant])  # AlreadyExists
         if tournament_purse.has_entry(t):
-            needs = allocated_tables.seat_needs(self.store, player_id)
+            needs = allocated_tables.seat_needs(self.tables, player_id)
             what = f"the entry to tournament {t.tournament_id}"
             live_seats.require_kept(self.store, player_id, t.entry_silver, what, needs)
             ref = f"tournament/{t.tournament_id}/entry/{player_id}/{uuid.uuid4().hex[:12]}"
