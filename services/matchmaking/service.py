@@ -50,6 +50,7 @@ from services.matchmaking.storage.queue_records import QueueRecords
 from services.matchmaking.storage.room_records import RoomRecords
 from services.matchmaking.storage.table_claims import RecordingAllocator
 from services.matchmaking.storage.table_records import TableRecords
+from services.matchmaking.storage.tournament_records import TournamentRecords
 from shared.errors import NotFound
 
 log = structlog.get_logger("mahjong.matchmaking")
@@ -111,6 +112,7 @@ class Matchmaking:
         self.queue_records = queue_records = QueueRecords(store)
         self.room_records = room_records = RoomRecords(store)
         self.table_records = table_records = TableRecords(store)
+        self.tournament_records = tournament_records = TournamentRecords(store)
         self.metrics = metrics = metrics or PrometheusMetrics()
         self.clock = clock
         self.config = config = config or MatchmakingConfig()
@@ -150,6 +152,7 @@ class Matchmaking:
             store,
             player_records,
             table_records,
+            tournament_records,
             self.allocator,
             clock,
             identity.authenticate,
@@ -166,7 +169,14 @@ class Matchmaking:
             config.level_fee_units,
         )
         self.reports = reports = ReportDesk(
-            store, room_records, table_records, clock, changes, economy.bankrupt_after, metrics
+            store,
+            room_records,
+            table_records,
+            tournament_records,
+            clock,
+            changes,
+            economy.bankrupt_after,
+            metrics,
         )
 
         # --- what the adapters call, by part ------------------------------------------------
@@ -306,10 +316,10 @@ class Matchmaking:
             except NotFound:
                 changed = True  # closed meanwhile
         stalled = 0
-        for tid in running_ids(self.store):
+        for tid in running_ids(self.tournament_records):
             if self.tournament_work(tid):
                 self.notify_tournament(tid)
-            stalled += tournaments.is_stalled(tournaments.get(self.store, tid).header)
+            stalled += tournaments.is_stalled(tournaments.get(self.tournament_records, tid).header)
         self.metrics.tournaments_stalled(stalled)
         try:
             self.watch_books()  # the reconciliation gauges and alerts, once a minute

@@ -442,7 +442,7 @@ class AsyncMatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
                     t = snap.tournament
                     if seat.stale(t, snap.progress):
                         found = await self.reads.run(
-                            tournament_rounds.seat_of, self.mm.store, t, me.player_id
+                            tournament_rounds.seat_of, self.mm.tournament_records, t, me.player_id
                         )
                         seat.update(t.current_round, found)
                     if message is not sent[0] or seat.assignment is not sent[1]:

@@ -78,7 +78,7 @@ def test_a_retried_create_tournament_makes_one_tournament(env):
     )
     first = stub.CreateTournament(request, timeout=T)
     assert stub.CreateTournament(request, timeout=T) == first
-    assert list_ids(mm.store) == [first.tournament.tournament_id]
+    assert list_ids(mm.tournament_records) == [first.tournament.tournament_id]
 
 
 def test_a_retried_purchase_pays_once(env):

@@ -23,6 +23,7 @@ from services.matchmaking.domain.tables import allocated as allocated_tables
 from services.matchmaking.domain.tables.repository import TableRepository
 from services.matchmaking.domain.tables.tags import parse_room, parse_tournament
 from services.matchmaking.domain.tournaments import rounds as tournament_rounds
+from services.matchmaking.domain.tournaments.repository import TournamentRepository
 from shared.errors import FailedPrecondition, InvalidArgument, NotFound
 
 log = structlog.get_logger("mahjong.matchmaking")
@@ -34,6 +35,7 @@ class ReportDesk:
         store: Records,
         room_records: RoomRepository,
         tables: TableRepository,
+        tournament_records: TournamentRepository,
         clock: Clock,
         changes: Changes,
         bankrupt_after: Callable[[ledger.HandReport], tuple[list[int], list[str]]],
@@ -43,6 +45,7 @@ class ReportDesk:
         self.store = store
         self.room_records = room_records
         self.tables = tables
+        self.tournament_records = tournament_records
         self.clock = clock
         self.notify = changes.notify
         self.notify_tournament = changes.notify_tournament
@@ -79,7 +82,12 @@ class ReportDesk:
         if where:  # a table that finished before this hand reached the ledger settles now
             ms = int(self.clock() * 1000)
             if tournament_rounds.hand_recorded(
-                self.store, where.tournament_id, where.round, where.table, ms
+                self.tournament_records,
+                self.store,
+                where.tournament_id,
+                where.round,
+                where.table,
+                ms,
             ):
                 self.wake_ticker()  # the round's last table: the next round, now
             self.notify_tournament(where.tournament_id)
@@ -98,6 +106,7 @@ class ReportDesk:
         where = parse_tournament(tag)
         if where:  # recorded; the round's next step is the ticker's (its failure is not ours)
             settled = tournament_rounds.table_finished(
+                self.tournament_records,
                 self.store,
                 where.tournament_id,
                 where.round,
