@@ -45,6 +45,7 @@ from services.matchmaking.domain.tournaments import tournament as tournaments
 from services.matchmaking.domain.tournaments.desk import TournamentDesk
 from services.matchmaking.domain.tournaments.records import running_ids
 from services.matchmaking.metrics import PrometheusMetrics
+from services.matchmaking.storage.hold_records import HoldRecords
 from services.matchmaking.storage.player_records import PlayerRecords
 from services.matchmaking.storage.queue_records import QueueRecords
 from services.matchmaking.storage.room_records import RoomRecords
@@ -113,6 +114,7 @@ class Matchmaking:
         self.room_records = room_records = RoomRecords(store)
         self.table_records = table_records = TableRecords(store)
         self.tournament_records = tournament_records = TournamentRecords(store)
+        self.holds = holds = HoldRecords(store)
         self.metrics = metrics = metrics or PrometheusMetrics()
         self.clock = clock
         self.config = config = config or MatchmakingConfig()
@@ -135,7 +137,7 @@ class Matchmaking:
             changes.notify,
             metrics,
         )
-        self.double_card_desk = DoubleCardDesk(store, table_records, clock, changes.notify)
+        self.double_card_desk = DoubleCardDesk(store, table_records, holds, clock, changes.notify)
         self.room_desk = room_desk = RoomDesk(
             store,
             room_records,
@@ -173,6 +175,7 @@ class Matchmaking:
             room_records,
             table_records,
             tournament_records,
+            holds,
             clock,
             changes,
             economy.bankrupt_after,

@@ -14,6 +14,7 @@ from services.matchmaking.domain.players.accounts import Player
 from services.matchmaking.domain.players.presence import Presence
 from services.matchmaking.domain.players.sessions import SessionRecord
 from services.matchmaking.domain.ports import Records
+from services.matchmaking.storage.writes import create_once
 
 R = TypeVar("R")
 
@@ -54,9 +55,7 @@ class PlayerRecords:
         self.store.create(PLAYERS, player.player_id, _player_json(player))
 
     def add_player_once(self, player: Player) -> bool:
-        _, created = records.create_once(
-            self.store, PLAYERS, player.player_id, _player_json(player)
-        )
+        _, created = create_once(self.store, PLAYERS, player.player_id, _player_json(player))
         return created
 
     def update_player(
@@ -75,7 +74,7 @@ class PlayerRecords:
 
     def claim_identity(self, key: str, issuer: str, subject: str, player_id: str) -> str:
         claim = {"issuer": issuer, "subject": subject, "player_id": player_id}
-        raw, _ = records.create_once(self.store, IDENTITIES, key, records.dump(claim))
+        raw, _ = create_once(self.store, IDENTITIES, key, records.dump(claim))
         return records.load(raw)["player_id"]
 
     # --- the session-signing key -----------------------------------------------------------
@@ -84,7 +83,7 @@ class PlayerRecords:
         return None if rec is None else rec.value
 
     def keep_session_key_pem(self, pem: bytes) -> bytes:
-        stored, _ = records.create_once(self.store, CONFIG, SESSION_KEY, pem)
+        stored, _ = create_once(self.store, CONFIG, SESSION_KEY, pem)
         return stored
 
     # --- sessions --------------------------------------------------------------------------

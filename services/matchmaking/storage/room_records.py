@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-from services.matchmaking.domain import records
 from services.matchmaking.domain.ports import Records
 from services.matchmaking.domain.rooms.private import Room
 from services.matchmaking.storage.player_records import PresenceRecords
+from services.matchmaking.storage.writes import create_once
 
 R = TypeVar("R")
 
@@ -30,7 +30,7 @@ class RoomRecords(PresenceRecords):
         return None if rec is None else Room.from_json(rec.value)
 
     def add_room_once(self, room: Room) -> bool:
-        _, created = records.create_once(self.store, ROOMS, room.code, room.to_json())
+        _, created = create_once(self.store, ROOMS, room.code, room.to_json())
         if created:
             self.store.put(ACTIVE, room.code, b"")
         return created

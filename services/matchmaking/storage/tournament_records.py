@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-from services.matchmaking.domain import records
 from services.matchmaking.domain.ports import Records
 from services.matchmaking.domain.tournaments.records import (
     Header,
@@ -18,6 +17,7 @@ from services.matchmaking.domain.tournaments.records import (
     Seating,
     TableState,
 )
+from services.matchmaking.storage.writes import create_once
 
 R = TypeVar("R")
 
@@ -88,7 +88,7 @@ class TournamentRecords:
 
     def add_seating_once(self, tournament_id: str, seating: Seating) -> None:
         key = round_key(tournament_id, seating.round)
-        records.create_once(self.store, SEATINGS, key, seating.to_json())
+        create_once(self.store, SEATINGS, key, seating.to_json())
 
     def progress(self, tournament_id: str, round_no: int) -> RoundProgress | None:
         rec = self.store.get(ROUNDS, round_key(tournament_id, round_no))
@@ -96,7 +96,7 @@ class TournamentRecords:
 
     def add_progress_once(self, tournament_id: str, progress: RoundProgress) -> None:
         key = round_key(tournament_id, progress.round)
-        records.create_once(self.store, ROUNDS, key, progress.to_json())
+        create_once(self.store, ROUNDS, key, progress.to_json())
 
     def update_progress(
         self,
@@ -131,7 +131,7 @@ class TournamentRecords:
 
     def add_ranking_once(self, tournament_id: str, ranking: Ranking, final: bool) -> None:
         key = _ranking_key(tournament_id, ranking.round, final)
-        records.create_once(self.store, RANKINGS, key, ranking.to_json())
+        create_once(self.store, RANKINGS, key, ranking.to_json())
 
     def mark_running(self, tournament_id: str) -> None:
         self.store.put(RUNNING_INDEX, tournament_id, b"")

@@ -11,6 +11,8 @@ from services.matchmaking.service import Matchmaking, MatchmakingConfig
 from services.matchmaking.storage.player_records import PlayerRecords, PresenceRecords
 from services.matchmaking.storage.queue_records import QueueRecords
 from services.matchmaking.storage.room_records import RoomRecords
+from services.matchmaking.storage.table_records import TableRecords
+from services.matchmaking.storage.tournament_records import TournamentRecords
 from shared.errors import Unavailable
 from tests.doubles.clock import ManualClock
 from tests.support.identity import issuer_config
@@ -118,9 +120,16 @@ class Repositories:
     presence: PresenceRecords
     queues: QueueRecords
     rooms: RoomRecords
+    tables: TableRecords
+    tournaments: TournamentRecords
 
 
 def repositories(store) -> Repositories:
     return Repositories(
-        PlayerRecords(store), PresenceRecords(store), QueueRecords(store), RoomRecords(store)
+        PlayerRecords(store),
+        PresenceRecords(store),
+        QueueRecords(store),
+        RoomRecords(store),
+        TableRecords(store),
+        TournamentRecords(store),
     )

@@ -16,6 +16,7 @@ import structlog
 from services.matchmaking.domain.changes import Changes
 from services.matchmaking.domain.clock import Clock
 from services.matchmaking.domain.economy import double_cards, ledger
+from services.matchmaking.domain.economy.repository import HoldRepository
 from services.matchmaking.domain.ports import Metrics, Records
 from services.matchmaking.domain.rooms import private as rooms
 from services.matchmaking.domain.rooms.repository import RoomRepository
@@ -36,6 +37,7 @@ class ReportDesk:
         room_records: RoomRepository,
         tables: TableRepository,
         tournament_records: TournamentRepository,
+        holds: HoldRepository,
         clock: Clock,
         changes: Changes,
         bankrupt_after: Callable[[ledger.HandReport], tuple[list[int], list[str]]],
@@ -46,6 +48,7 @@ class ReportDesk:
         self.room_records = room_records
         self.tables = tables
         self.tournament_records = tournament_records
+        self.holds = holds
         self.clock = clock
         self.notify = changes.notify
         self.notify_tournament = changes.notify_tournament
@@ -101,7 +104,9 @@ class ReportDesk:
         if hands_played < 0:
             raise InvalidArgument(f"hands_played {hands_played} is negative")
         self._check_report(table_id, tag)
-        double_cards.release_table(self.store, table_id, self.clock())  # hands never started
+        double_cards.release_table(
+            self.store, self.holds, table_id, self.clock()
+        )  # hands never started
         allocated_tables.finish(self.tables, table_id)  # its seats are free: spending too
         where = parse_tournament(tag)
         if where:  # recorded; the round's next step is the ticker's (its failure is not ours)
