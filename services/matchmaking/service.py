@@ -47,8 +47,14 @@ from services.matchmaking.domain.tournaments import tournament as tournaments
 from services.matchmaking.domain.tournaments.desk import TournamentDesk
 from services.matchmaking.domain.tournaments.records import running_ids
 from services.matchmaking.metrics import PrometheusMetrics
+from services.matchmaking.storage.hold_records import HoldRecords
 from services.matchmaking.storage.integrity_records import RecordsIntegrity
+from services.matchmaking.storage.player_records import PlayerRecords
+from services.matchmaking.storage.queue_records import QueueRecords
+from services.matchmaking.storage.room_records import RoomRecords
 from services.matchmaking.storage.table_claims import RecordingAllocator
+from services.matchmaking.storage.table_records import TableRecords
+from services.matchmaking.storage.tournament_records import TournamentRecords
 from shared.errors import NotFound
 
 log = structlog.get_logger("mahjong.matchmaking")
@@ -110,6 +116,12 @@ class Matchmaking:
     ) -> None:
         """``metrics``: what the parts count on (default: the service's Prometheus metrics)."""
         self.store = store
+        self.players = player_records = PlayerRecords(store)
+        self.queue_records = queue_records = QueueRecords(store)
+        self.room_records = room_records = RoomRecords(store)
+        self.table_records = table_records = TableRecords(store)
+        self.tournament_records = tournament_records = TournamentRecords(store)
+        self.holds = holds = HoldRecords(store)
         self.metrics = metrics = metrics or PrometheusMetrics()
         self.clock = clock
         self.config = config = config or MatchmakingConfig()
@@ -121,13 +133,21 @@ class Matchmaking:
 
         # --- the parts, each with its dependencies ------------------------------------------
         self.changes = changes = Changes()
-        self.identity = identity = IdentityDesk(store, clock, config)
+        self.identity = identity = IdentityDesk(store, player_records, clock, config)
         self.economy = economy = EconomyDesk(
-            store, clock, config, identity.authenticate, changes.notify, metrics
+            store,
+            player_records,
+            table_records,
+            clock,
+            config,
+            identity.authenticate,
+            changes.notify,
+            metrics,
         )
-        self.double_card_desk = DoubleCardDesk(store, clock, changes.notify)
+        self.double_card_desk = DoubleCardDesk(store, table_records, holds, clock, changes.notify)
         self.room_desk = room_desk = RoomDesk(
             store,
+            room_records,
             self.allocator,
             clock,
             config,
@@ -138,15 +158,38 @@ class Matchmaking:
             metrics,
         )
         self.tournament_desk = tournament_desk = TournamentDesk(
-            store, self.allocator, clock, identity.authenticate, changes, metrics
+            store,
+            player_records,
+            table_records,
+            tournament_records,
+            self.allocator,
+            clock,
+            identity.authenticate,
+            changes,
+            metrics,
         )
         self.queue_desk = queue_desk = QueueDesk(
-            store, clock, identity.authenticate, changes.notify, self._holds, config.level_fee_units
+            store,
+            queue_records,
+            clock,
+            identity.authenticate,
+            changes.notify,
+            self._holds,
+            config.level_fee_units,
         )
         # Collusion signals (串通), counted as hands are recorded and tables formed.
         self.integrity = RecordsIntegrity(store)
         self.reports = reports = ReportDesk(
-            store, clock, changes, economy.bankrupt_after, metrics, self.integrity
+            store,
+            room_records,
+            table_records,
+            tournament_records,
+            holds,
+            clock,
+            changes,
+            economy.bankrupt_after,
+            metrics,
+            self.integrity,
         )
 
         # --- what the adapters call, by part ------------------------------------------------
@@ -233,14 +276,14 @@ class Matchmaking:
 
     # --- accounts (signing in: the identity desk) ---------------------------------------
     def account(self, player_id: str) -> Account:
-        player = players.get_player(self.store, player_id)
+        player = players.get_player(self.players, player_id)
         assets = self.asset_balances(player_id)
         silver = assets[ledger.SILVER]
         return Account(player, silver, levels.level_for(silver), assets)
 
     def whereabouts(self, player_id: str) -> tuple[str, str]:
         """The player's waiting ticket id and private room code ("" when none)."""
-        held = presence.current(self.store, player_id)
+        held = presence.current(self.queue_records, player_id)
         if held is None or not self._holds(held):
             return "", ""
         return (held.ref, "") if held.kind == presence.QUEUE else ("", held.ref)
@@ -249,13 +292,13 @@ class Matchmaking:
         """Whether the ticket or room a presence names still holds its player (what lets a
         claim take over the leftover of a crash, :mod:`.domain.players.presence`)."""
         if held.kind == presence.QUEUE:
-            return queues.holds(self.store, held)
-        return rooms.holds(self.store, held)
+            return queues.holds(self.queue_records, held)
+        return rooms.holds(self.room_records, held)
 
     def public_balance(self, account: str) -> int:
         """Any ledger account's balance: a player, a quick-match bot or ``house`` (its share of
         escape penalties); NotFound for an id that is no player and has no entries."""
-        unknown = account != ledger.HOUSE and players.find_player(self.store, account) is None
+        unknown = account != ledger.HOUSE and players.find_player(self.players, account) is None
         if unknown and not ledger.has_account(self.store, account):
             raise NotFound(f"no player or ledger account {account!r}", player_id=account)
         return ledger.balance(self.store, account)
@@ -272,7 +315,7 @@ class Matchmaking:
         now = self.clock()
         changed = False
         for formed in queues.form_tables(
-            self.store,
+            self.queue_records,
             self.allocator,
             now,
             self.config.bot_fill_seconds,
@@ -285,21 +328,21 @@ class Matchmaking:
             joined = [(t.player_id, t.created_at) for t in formed.tickets]
             integrity.record_table(self.integrity, formed.match_id, joined)
             log.info("quick_table", match=formed.match_id, bots=formed.bots)
-        for code in rooms.open_room_codes(self.store):
+        for code in rooms.open_room_codes(self.room_records):
             try:
-                removed = room_start.expire_ready_timers(self.store, code, now)
+                removed = room_start.expire_ready_timers(self.room_records, code, now)
                 if removed:
                     changed = True
                     log.info("room_ready_timeout", room=code, removed=removed)
-                before = rooms.get_room(self.store, code).state
+                before = rooms.get_room(self.room_records, code).state
                 changed |= self.room_desk.start_room(code).state != before
             except NotFound:
                 changed = True  # closed meanwhile
         stalled = 0
-        for tid in running_ids(self.store):
+        for tid in running_ids(self.tournament_records):
             if self.tournament_work(tid):
                 self.notify_tournament(tid)
-            stalled += tournaments.is_stalled(tournaments.get(self.store, tid).header)
+            stalled += tournaments.is_stalled(tournaments.get(self.tournament_records, tid).header)
         self.metrics.tournaments_stalled(stalled)
         try:
             self.watch_books()  # the reconciliation gauges and alerts, once a minute

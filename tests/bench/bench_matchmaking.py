@@ -66,6 +66,8 @@ from services.matchmaking.domain.queues import quick_match as queues
 from services.matchmaking.domain.tables import allocated as allocated_tables
 from services.matchmaking.domain.tables.allocator import TableAllocation, TableRequest
 from services.matchmaking.service import Matchmaking, MatchmakingConfig
+from services.matchmaking.storage import queue_records
+from services.matchmaking.storage.table_records import TableRecords
 from tests.bench import concurrent_rate, postgres_url
 from tests.doubles.clock import ManualClock
 from tests.support.identity import id_token, issuer_config, sign_in, unique_subject
@@ -99,14 +101,18 @@ def run(store_url: str, tickets: int = TICKETS) -> dict[str, float]:
     for i in range(tickets):
         # Straight into the queues (registration and level checks are not what is measured).
         stake = STAKES[i % len(STAKES)]
-        queues.join(store, f"tk-{i}", f"p-{i}", f"player {i}", "shanghai-qiaoma", stake, clock())
+        queues.join(
+            mm.queue_records, f"tk-{i}", f"p-{i}", f"player {i}", "shanghai-qiaoma", stake, clock()
+        )
         if i % 97 == 0:
             clock.advance(0.01)
     queued = time.perf_counter() - t0
     t1 = time.perf_counter()
     mm.tick()
     formed = time.perf_counter() - t1
-    assigned = sum(1 for _, rec in store.scan(queues.TICKETS) if b'"state":"assigned"' in rec.value)
+    assigned = sum(
+        1 for _, rec in store.scan(queue_records.TICKETS) if b'"state":"assigned"' in rec.value
+    )
     store.close()
     return {
         "tables": alloc.created,
@@ -217,7 +223,9 @@ def replicas_figures(url: str, log_dir: Path) -> dict[str, float]:
     try:
         for i in range(CLIENTS):
             table_id, tag, ids = _table(i)
-            allocated_tables.record(store, allocated_tables.AllocatedTable(table_id, tag, ids, ""))
+            allocated_tables.record(
+                TableRecords(store), allocated_tables.AllocatedTable(table_id, tag, ids, "")
+            )
             for pid in ids:  # a loser pays only what they hold: every seat is funded
                 ledger.grant(store, pid, "bench", FUNDS, 1.0)
         procs = [_replica(url, log_dir, n).start() for n in ("mm-a", "mm-b")]

@@ -29,9 +29,10 @@ from infra.store import open_store
 from infra.supervisor import ServiceProcess, run_token, stop_all
 from services.gateway.outbox import CLAIM_PREFIX
 from services.matchmaking.domain.economy import ledger
-from services.matchmaking.domain.queues import quick_match as queues
 from services.matchmaking.domain.tables import allocated as allocated_tables
+from services.matchmaking.storage import queue_records, table_records
 from services.matchmaking.storage.duty import PREFIX, TICKER
+from services.matchmaking.storage.table_records import TableRecords
 from tests.support import outbox_workers, probes
 from tests.support.address_book import AddressBook
 from tests.support.concurrency import run_processes
@@ -136,7 +137,10 @@ def assignment(stub, token: str, ticket_id: str) -> pb.Ticket:
 
 
 def allocations(store, prefix: str) -> list[allocated_tables.AllocatedTable]:
-    found = [allocated_tables.find(store, key) for key, _ in store.scan(allocated_tables.TABLES)]
+    found = [
+        allocated_tables.find(TableRecords(store), key)
+        for key, _ in store.scan(table_records.TABLES)
+    ]
     return [t for t in found if t is not None and t.tag.startswith(prefix)]
 
 
@@ -211,7 +215,7 @@ def test_two_matchmaking_replicas_form_every_table_once(replicas):
         # Quick match: 12 people through both replicas make three tables, each formed once.
         quick = check_quick_tables(queue_through(replicas, 12))
         assert {t.table_id for t in allocations(store, "quick/")} == quick
-        assert not list(store.scan(queues.MATCHES))  # no match left half-formed
+        assert not list(store.scan(queue_records.MATCHES))  # no match left half-formed
         # A room whose four members press Start on both replicas at once: one table.
         code = press_start_at_once(replicas)
         assert len(allocations(store, f"room/{code}")) == 1

@@ -37,6 +37,7 @@ from mahjong_client import RemotePlayer
 from services.gateway.bots.planner import PlanningBot
 from services.matchmaking.domain.economy import ledger
 from services.matchmaking.domain.tables import allocated as allocated_tables
+from services.matchmaking.storage.table_records import TableRecords
 from shared.table import Discard, Pass, Win
 from tests.support import probes
 from tests.support.address_book import AddressBook
@@ -550,7 +551,7 @@ def test_a_room_player_who_can_no_longer_cover_a_hand_goes_bankrupt_and_a_bot_ta
     assert running == poor_silver
     store = open_store(f"sqlite:///{stack.tmp / 'matchmaking.db'}")
     try:
-        table = allocated_tables.find(store, poor_at.table_id)
+        table = allocated_tables.find(TableRecords(store), poor_at.table_id)
         assert table is not None and table.player_ids[seat] == gone.bot_player_id
         reports = sorted(ledger.hand_reports(store, f"room/{code}"), key=lambda r: r.hand_number)
         assert [r.hand_number for r in reports] == list(range(1, len(reports) + 1))

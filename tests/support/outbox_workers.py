@@ -13,6 +13,7 @@ from services.gateway.tables import OUTBOX
 from services.matchmaking.domain.economy import ledger
 from services.matchmaking.domain.tables import allocated as allocated_tables
 from services.matchmaking.domain.tables.tags import quick_tag
+from services.matchmaking.storage.table_records import TableRecords
 from tests.support.tls import as_workload
 
 SEATS = 4
@@ -40,7 +41,8 @@ def seed(store: Store, tables: int, hands: int) -> None:
         for pid in ids:  # silver to lose: the ledger refuses a balance below zero
             ledger.grant(store, pid, "outbox-test", FUND, 0.0)
         allocated_tables.record(
-            store, allocated_tables.AllocatedTable(table_id, tag, tuple(ids), f"req-{t}")
+            TableRecords(store),
+            allocated_tables.AllocatedTable(table_id, tag, tuple(ids), f"req-{t}"),
         )
         for h in range(hands):
             payload = {

@@ -389,7 +389,7 @@ class AsyncMatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
             ticket = self.mm.ticket(token, ticket_id)
             claims = self.mm.authenticate_session(token)[1]
         else:
-            ticket = queues.owned_ticket(self.mm.store, ticket_id, claims.player_id)
+            ticket = queues.owned_ticket(self.mm.queue_records, ticket_id, claims.player_id)
         return claims, ticket, self.calls.ticket_message(ticket)
 
     # --- the streams: coroutines writing with ``context.write`` (a client that leaves cancels
@@ -442,7 +442,7 @@ class AsyncMatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
                     t = snap.tournament
                     if seat.stale(t, snap.progress):
                         found = await self.reads.run(
-                            tournament_rounds.seat_of, self.mm.store, t, me.player_id
+                            tournament_rounds.seat_of, self.mm.tournament_records, t, me.player_id
                         )
                         seat.update(t.current_round, found)
                     if message is not sent[0] or seat.assignment is not sent[1]:

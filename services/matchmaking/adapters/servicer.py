@@ -95,7 +95,9 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
 
     def GetBalances(self, request, context):
         viewer, _ = self.mm.authenticate_session(request.session_token)
-        views = balances.visible_balances(self.mm.store, viewer.player_id, request.player_ids)
+        views = balances.visible_balances(
+            self.mm.store, self.mm.players, viewer.player_id, request.player_ids
+        )
         return pb.GetBalancesResponse(
             balances=[
                 pb.Balance(
@@ -187,7 +189,9 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
 
     # --- quick match -------------------------------------------------------------------------
     def ticket_message(self, ticket: queues.Ticket) -> pb.Ticket:
-        return conv.ticket_to_proto(ticket, queues.waiting_count(self.mm.store, ticket.queue))
+        return conv.ticket_to_proto(
+            ticket, queues.waiting_count(self.mm.queue_records, ticket.queue)
+        )
 
     def JoinQueue(self, request, context):
         ticket = self.mm.join_queue(

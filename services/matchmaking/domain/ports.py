@@ -1,13 +1,18 @@
 """What the matchmaking domain needs from the world, declared here so the domain names no store,
 no server and no gRPC:
 
-* :class:`Records` — namespaces of versioned records: the part of the service's store every
-  concept keeps its records in (players, sessions, presence, queues, rooms, tables,
-  tournaments). Any :class:`infra.store.base.Store` is one; the domain only reads and writes
-  records through these six calls, so a test may pass any object that has them.
-* The ledger's repository is its own:
-  :class:`.economy.books.LedgerStore` (one implementation per
-  backend, in :mod:`services.matchmaking.storage`).
+* Each concept reaches its records through its own repository, declared in its package and
+  implemented over the store in :mod:`services.matchmaking.storage` (one file each):
+  :class:`.players.repository.PlayerRepository` and ``PresenceRepository``,
+  :class:`.queues.repository.QueueRepository`, :class:`.rooms.repository.RoomRepository`,
+  :class:`.tables.repository.TableRepository`,
+  :class:`.tournaments.repository.TournamentRepository` and the 加倍卡 holds'
+  :class:`.economy.repository.HoldRepository`.
+* The ledger's repository is its own: :class:`.economy.books.LedgerStore` (one implementation
+  per backend), reached from the service's store by :func:`.economy.books.books_of`; the
+  ledger's functions take that store, typed :class:`Records` below (the namespaced versioned
+  records any :class:`infra.store.base.Store` is, which the repositories' implementations are
+  written over).
 * The gateway, which creates tables:
   :class:`.tables.allocator.TableAllocator`.
 """

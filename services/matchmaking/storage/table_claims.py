@@ -14,12 +14,9 @@ from dataclasses import replace
 from infra.store.base import Fenced, Lease, LeaseHeld, Store, StoreError
 from services.matchmaking.domain import records
 from services.matchmaking.domain.tables.allocated import (
-    BY_REQUEST,
     CLAIM_PREFIX,
     CLAIM_TTL_MS,
-    PENDING,
     AllocatedTable,
-    allocation_of,
     record,
     sealed_request_id,
     seat_ids,
@@ -30,7 +27,16 @@ from services.matchmaking.domain.tables.allocator import (
     TableRefused,
     TableRequest,
 )
+from services.matchmaking.storage.table_records import BY_REQUEST, PENDING, TableRecords
 from shared.errors import Unavailable
+
+
+def allocation_of(raw: bytes) -> TableAllocation:
+    """The allocation a ``mm_tables_by_request`` record keeps (a retried request's)."""
+    data = records.load(raw)
+    return TableAllocation(
+        data["table_id"], tuple(data["seat_tokens"]), data["gateway_address"], reused=True
+    )
 
 
 class RecordingAllocator:
@@ -46,6 +52,7 @@ class RecordingAllocator:
         claim_ms: int = CLAIM_TTL_MS,
     ) -> None:
         self.store = store
+        self.tables = TableRecords(store)
         self.inner = allocator
         self._secret = secret
         self.owner = owner or "mm-" + uuid.uuid4().hex[:12]
@@ -78,7 +85,7 @@ class RecordingAllocator:
                     self.store.delete(PENDING, sealed.request_id)
                     raise
             record(
-                self.store,
+                self.tables,
                 AllocatedTable(
                     alloc.table_id,
                     request.tag,

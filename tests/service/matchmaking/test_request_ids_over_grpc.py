@@ -14,8 +14,8 @@ from grpc_status import rpc_status
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
-from services.matchmaking.domain.queues import quick_match as queues
 from services.matchmaking.domain.tournaments.records import list_ids
+from services.matchmaking.storage import queue_records
 from tests.support.grpc_server import raw_channel_to, serving
 from tests.support.identity import sign_in
 from tests.support.stacks import matchmaking_spec
@@ -52,7 +52,7 @@ def test_a_retried_join_queue_makes_one_ticket(env):
     first = stub.JoinQueue(join, timeout=T)
     for _ in range(3):  # the answer was lost: the client sends the same request again
         assert stub.JoinQueue(join, timeout=T) == first
-    assert [k for k, _ in mm.store.scan(queues.TICKETS)] == [first.ticket.ticket_id]
+    assert [k for k, _ in mm.store.scan(queue_records.TICKETS)] == [first.ticket.ticket_id]
     # a new request id is a new action: refused (already queued), nothing added
     again = refused(stub.JoinQueue, pb.JoinQueueRequest(session_token=token, request_id=rid()))
     assert reason(again) == "ALREADY_QUEUED"
@@ -78,7 +78,7 @@ def test_a_retried_create_tournament_makes_one_tournament(env):
     )
     first = stub.CreateTournament(request, timeout=T)
     assert stub.CreateTournament(request, timeout=T) == first
-    assert list_ids(mm.store) == [first.tournament.tournament_id]
+    assert list_ids(mm.tournament_records) == [first.tournament.tournament_id]
 
 
 def test_a_retried_purchase_pays_once(env):
@@ -134,7 +134,7 @@ def test_a_mutating_call_without_a_request_id_is_refused(env):
         err = refused(raw.JoinQueue, pb.JoinQueueRequest(session_token=token))
         assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
         assert reason(err) == "REQUEST_ID_MISSING"
-        assert list(mm.store.scan(queues.TICKETS)) == []
+        assert list(mm.store.scan(queue_records.TICKETS)) == []
         err = refused(raw.JoinQueue, pb.JoinQueueRequest(session_token=token, request_id="x" * 129))
         assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
         # a call without a session is refused for that first, and keeps nothing

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 
 from infra.store.memory import MemoryStore
 from services.matchmaking.domain.tables.allocator import TableAllocation, TableRequest
 from services.matchmaking.service import Matchmaking, MatchmakingConfig
+from services.matchmaking.storage.player_records import PlayerRecords, PresenceRecords
+from services.matchmaking.storage.queue_records import QueueRecords
+from services.matchmaking.storage.room_records import RoomRecords
+from services.matchmaking.storage.table_records import TableRecords
+from services.matchmaking.storage.tournament_records import TournamentRecords
 from shared.errors import Unavailable
 from tests.doubles.clock import ManualClock
 from tests.support.identity import issuer_config
@@ -103,3 +109,27 @@ def give(mm: Matchmaking, player_id: str, asset: str, amount: int) -> None:
         ledger.Leg(ledger.HOUSE, asset, -amount, ledger.OPERATOR_GRANT, "test"),
     ]
     ledger.transact(mm.store, f"test-grant/{player_id}/{asset}/{mm.clock()}", legs, mm.clock())
+
+
+@dataclass(frozen=True)
+class Repositories:
+    """Each concept's repository over one store, as the facade builds them (for tests that
+    call the domain's functions on a store of their own)."""
+
+    players: PlayerRecords
+    presence: PresenceRecords
+    queues: QueueRecords
+    rooms: RoomRecords
+    tables: TableRecords
+    tournaments: TournamentRecords
+
+
+def repositories(store) -> Repositories:
+    return Repositories(
+        PlayerRecords(store),
+        PresenceRecords(store),
+        QueueRecords(store),
+        RoomRecords(store),
+        TableRecords(store),
+        TournamentRecords(store),
+    )

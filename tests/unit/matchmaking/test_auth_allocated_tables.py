@@ -17,7 +17,9 @@ from services.matchmaking.domain.tables import allocated as allocated_tables
 from services.matchmaking.domain.tables.allocator import SeatRequest, TableRequest
 from services.matchmaking.domain.tournaments import tournament as tournaments
 from services.matchmaking.service import Matchmaking, MatchmakingConfig
+from services.matchmaking.storage import table_records
 from services.matchmaking.storage.table_claims import RecordingAllocator
+from services.matchmaking.storage.table_records import TableRecords
 from shared.errors import FailedPrecondition, NotFound, Unavailable
 from tests.doubles.clock import ManualClock
 from tests.support.concurrency import run_threads
@@ -179,7 +181,7 @@ def test_a_table_created_but_not_yet_recorded_is_retried_not_dropped():
         mm.record_hand(HandReport("h2", table.table_id, request.tag, ("x", *ids[1:]), (0,) * 4))
     mm.tick()
     assert mm.record_hand(report) is True
-    assert list(mm.store.scan(allocated_tables.PENDING)) == []
+    assert list(mm.store.scan(table_records.PENDING)) == []
 
 
 def test_recording_allocator_records_the_requested_seating():
@@ -187,9 +189,12 @@ def test_recording_allocator_records_the_requested_seating():
     rec = RecordingAllocator(store, fake, b"k")
     seats = tuple(SeatRequest(f"p{i}", f"P{i}", bot=i == 3) for i in range(4))
     got = rec.create_table(TableRequest("quick-m1", "", 2, seats, tag="quick/m1"))
-    found = allocated_tables.find(store, got.table_id)
+    found = allocated_tables.find(TableRecords(store), got.table_id)
     assert found.player_ids == ("p0", "p1", "p2", "p3") and found.tag == "quick/m1"
-    assert allocated_tables.find(store, "nope") is None and allocated_tables.find(store, "") is None
+    tables = TableRecords(store)
+    assert (
+        allocated_tables.find(tables, "nope") is None and allocated_tables.find(tables, "") is None
+    )
 
 
 class SlowAllocator(FakeAllocator):
@@ -286,7 +291,7 @@ def test_a_replica_that_died_creating_a_table_hides_it_for_one_claim_at_most(bac
     hidden = time.monotonic() - died
     assert hidden < 10 * CLAIM_MS / 1000, f"hidden {hidden:.2f} s for a {CLAIM_MS} ms claim"
     assert (table.table_id, gateway.calls) == ("tbl-1", 2)  # the same table, asked again
-    found = allocated_tables.find(alive.store, table.table_id)
+    found = allocated_tables.find(alive.tables, table.table_id)
     assert found is not None and found.player_ids == tuple("abcd")
 
 

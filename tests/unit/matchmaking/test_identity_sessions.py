@@ -22,6 +22,7 @@ from infra import session_tokens
 from infra.session_tokens import SessionClaims, SessionSigner
 from services.matchmaking.domain.economy import ledger
 from services.matchmaking.domain.players import sessions as sessions_mod
+from services.matchmaking.storage import player_records
 from shared.errors import PermissionDenied, Unauthenticated
 from tests.support.identity import id_token, unique_subject
 from tests.unit.matchmaking.mm_fakes import make_service
@@ -197,7 +198,7 @@ def test_a_player_keeps_at_most_max_sessions(svc):
         got.append(sign_in(mm, "Ann", subject))
         clock.advance(1)  # created in order
     pid = got[0].player.player_id
-    live = list(mm.store.scan(sessions_mod.NS, pid + "/"))
+    live = list(mm.store.scan(player_records.SESSIONS, pid + "/"))
     assert len(live) == sessions_mod.MAX_SESSIONS
     for old in got[:3]:  # the oldest ended first
         assert refused(mm.authenticate, old.session.session_token).reason == "SESSION_ENDED"

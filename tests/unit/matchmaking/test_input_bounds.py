@@ -61,7 +61,7 @@ def test_a_tournament_name_is_bounded_like_a_display_name():
     assert err.value.details["field"] == "name"
     with pytest.raises(InvalidArgument):
         mm.create_tournament(tok, "Cup\x00", "", 1, 1, 1, 0)
-    assert list_ids(mm.store) == []
+    assert list_ids(mm.tournament_records) == []
     assert mm.create_tournament(tok, "  Spring Cup  ", "", 1, 1, 1, 0).name == "Spring Cup"
 
 

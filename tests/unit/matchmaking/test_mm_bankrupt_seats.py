@@ -13,6 +13,7 @@ from services.matchmaking.domain.economy import hand_cover, ledger, reconciliati
 from services.matchmaking.domain.economy.desk import replacement_bot_id
 from services.matchmaking.domain.economy.ledger import HandReport
 from services.matchmaking.domain.tables import allocated as allocated_tables
+from services.matchmaking.storage.table_records import TableRecords
 from shared.errors import FailedPrecondition
 from tests.unit.matchmaking.mm_fakes import make_service, seated_quick_table
 
@@ -20,7 +21,7 @@ from tests.unit.matchmaking.mm_fakes import make_service, seated_quick_table
 def setup():
     mm, alloc, _ = make_service()
     tid, tag, ids, _ = seated_quick_table(mm, alloc)
-    table = allocated_tables.find(mm.store, tid)
+    table = allocated_tables.find(mm.table_records, tid)
     assert table is not None
     cover = hand_cover.loss_cap(table.ruleset, dict(table.ruleset_options), table.stake)
     assert cover is not None and 0 < cover < 1000
@@ -41,7 +42,7 @@ def test_a_player_below_the_cover_is_answered_bankrupt_and_the_bot_is_seated_for
         [0],
         [bot],
     )
-    table = allocated_tables.find(mm.store, tid)
+    table = allocated_tables.find(mm.table_records, tid)
     assert table is not None and table.player_ids == (bot, *ids[1:])
     assert table.seating_of("h1") == tuple(ids) and table.seating_of("h2") == table.player_ids
 
@@ -62,15 +63,15 @@ def test_a_player_below_the_cover_is_answered_bankrupt_and_the_bot_is_seated_for
 
 def test_replace_seat_is_idempotent_and_needs_an_allocated_table():
     mm, tid, _, ids, _ = setup()
-    first = allocated_tables.replace_seat(mm.store, tid, 2, "bot-x-s2", "h4")
-    again = allocated_tables.replace_seat(mm.store, tid, 2, "bot-x-s2", "h4")
+    first = allocated_tables.replace_seat(mm.table_records, tid, 2, "bot-x-s2", "h4")
+    again = allocated_tables.replace_seat(mm.table_records, tid, 2, "bot-x-s2", "h4")
     assert first == again and first.bankrupt == ((2, ids[2], "h4"),)
     with pytest.raises(Exception, match="not allocated"):
-        allocated_tables.replace_seat(MemoryStore(), "t_none", 0, "bot-y", "h1")
+        allocated_tables.replace_seat(TableRecords(MemoryStore()), "t_none", 0, "bot-y", "h1")
 
 
 def test_a_player_who_still_covers_the_next_hand_stays():
     mm, tid, tag, ids, cover = setup()
     loss = 1000 - cover  # exactly the cover left
     assert mm.hand_answer(HandReport("h1", tid, tag, ids, (-loss, loss, 0, 0))) == (True, [], [])
-    assert allocated_tables.find(mm.store, tid).player_ids == tuple(ids)
+    assert allocated_tables.find(mm.table_records, tid).player_ids == tuple(ids)

@@ -26,7 +26,7 @@ def seated():
     ((request, table),) = alloc.tables.values()
     ids = [s.player_id for s in request.seats]
     tokens = {p.player_id: tok for p, tok in people}
-    found = allocated_tables.find(mm.store, table.table_id)
+    found = allocated_tables.find(mm.table_records, table.table_id)
     cover = hand_cover.loss_cap(found.ruleset, dict(found.ruleset_options), found.stake)
     return mm, table.table_id, request.tag, ids, [tokens[i] for i in ids], cover
 
@@ -40,7 +40,7 @@ def refused(fn) -> FailedPrecondition:
 
 def test_a_seated_player_buys_only_what_leaves_their_seat_covered():
     mm, tid, tag, ids, tokens, cover = seated()
-    assert 0 < cover < 1000 and live_seats.tables_of(mm.store, ids[0]) == [tid]
+    assert 0 < cover < 1000 and live_seats.tables_of(mm.table_records, ids[0]) == [tid]
     price = mm.config.item_prices.of(ledger.DOUBLE_CARD)
     spare = 1000 - cover
     most = spare // price
@@ -52,7 +52,7 @@ def test_a_seated_player_buys_only_what_leaves_their_seat_covered():
     assert ledger.balance(mm.store, ids[0]) == 1000 - most * price >= cover
     # the table's end frees the seat: spending is the player's again
     mm.table_finished(tid, tag, 1)
-    assert live_seats.tables_of(mm.store, ids[0]) == []
+    assert live_seats.tables_of(mm.table_records, ids[0]) == []
     mm.buy_items(tokens[0], ledger.DOUBLE_CARD, 1, "r3")
 
 
@@ -61,9 +61,9 @@ def test_a_bankrupt_player_left_their_seat_and_bots_are_never_indexed():
     loss = 1000 - cover + 1
     _, seats, bots = mm.hand_answer(ledger.HandReport("h1", tid, tag, ids, (-loss, loss, 0, 0)))
     assert seats == [0]
-    assert live_seats.tables_of(mm.store, ids[0]) == []  # 破产: a bot sits there now
-    assert live_seats.tables_of(mm.store, bots[0]) == []
-    assert live_seats.tables_of(mm.store, ids[1]) == [tid]
+    assert live_seats.tables_of(mm.table_records, ids[0]) == []  # 破产: a bot sits there now
+    assert live_seats.tables_of(mm.table_records, bots[0]) == []
+    assert live_seats.tables_of(mm.table_records, ids[1]) == [tid]
     mm.buy_items(tokens[0], ledger.DOUBLE_CARD, 1, "r1")  # not seated: theirs to spend
 
 

@@ -4,6 +4,7 @@ from hypothesis import strategies as st
 from prometheus_client import REGISTRY
 
 from services.matchmaking.domain.queues import quick_match as queues
+from services.matchmaking.storage import queue_records
 from shared.errors import FailedPrecondition, InvalidArgument, PermissionDenied, Unauthenticated
 from tests.support.identity import sign_in
 from tests.unit.matchmaking.mm_fakes import make_service
@@ -97,7 +98,7 @@ def test_one_queue_at_a_time():
         mm.join_queue(tok, "shanghai-classic", 2)
     assert err.value.reason == "ALREADY_QUEUED"
     assert first.ticket_id in err.value.message
-    assert queues.waiting_count(mm.store, queues.queue_key("shanghai-classic", 2)) == 0
+    assert queues.waiting_count(mm.queue_records, queues.queue_key("shanghai-classic", 2)) == 0
 
 
 def test_leaving_a_queue_frees_the_player():
@@ -169,7 +170,7 @@ def test_many_tickets_form_many_tables_in_arrival_order():
     assert len(alloc.tables) == 2
     seated = [s.player_id for r, _ in alloc.tables.values() for s in r.seats]
     assert set(seated) == {p.player_id for p, _ in ps[:8]}
-    assert queues.waiting_count(mm.store, queues.queue_key("shanghai-qiaoma", 8)) == 2
+    assert queues.waiting_count(mm.queue_records, queues.queue_key("shanghai-qiaoma", 8)) == 2
 
 
 def test_a_claim_that_loses_a_ticket_releases_the_others():
@@ -178,11 +179,11 @@ def test_a_claim_that_loses_a_ticket_releases_the_others():
     tickets = [mm.join_queue(tok, "", 0) for _, tok in ps]
     mm.leave_queue(ps[3][1], tickets[3].ticket_id)  # left after being planned
     seats = tuple(t.ticket_id for t in tickets)
-    assert queues._start_match(mm.store, tickets[0].queue, seats, clock()) is None
+    assert queues._start_match(mm.queue_records, tickets[0].queue, seats, clock()) is None
     for (_, tok), t in zip(ps[:3], tickets[:3], strict=True):
         got = mm.ticket(tok, t.ticket_id)
         assert (got.state, got.match_id) == (queues.WAITING, "")
-    assert list(mm.store.scan(queues.MATCHES)) == []
+    assert list(mm.store.scan(queue_records.MATCHES)) == []
 
 
 def test_a_match_abandoned_half_claimed_by_a_crash_is_released_later():
@@ -192,8 +193,8 @@ def test_a_match_abandoned_half_claimed_by_a_crash_is_released_later():
     # A replica wrote the match and claimed one ticket, then died.
     seats = [t.ticket_id for t in tickets]
     body = {"queue": tickets[0].queue, "seats": seats, "created_at": clock()}
-    mm.store.put(queues.MATCHES, "m-dead", queues.records.dump(body))
-    assert queues._set_state(mm.store, seats[0], queues.WAITING, queues.MATCHED, "m-dead")
+    mm.store.put(queue_records.MATCHES, "m-dead", queues.records.dump(body))
+    assert queues._set_state(mm.queue_records, seats[0], queues.WAITING, queues.MATCHED, "m-dead")
     mm.tick()  # the three others cannot make a table yet; the dead match is not stale
     assert alloc.tables == {}
     clock.advance(queues.STALE_MATCH_SECONDS)

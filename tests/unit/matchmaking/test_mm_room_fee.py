@@ -205,7 +205,7 @@ def test_a_player_who_cannot_cover_the_fee_on_top_of_the_cover_is_not_queued():
 
 def test_a_seat_that_no_longer_covers_the_next_hands_fee_goes_bankrupt():
     mm, _, tid, tag, ids, stake = fee_table()
-    table = allocated_tables.find(mm.store, tid)
+    table = allocated_tables.find(mm.table_records, tid)
     cover = hand_cover.loss_cap(table.ruleset, dict(table.ruleset_options), stake)
     fee = stake * UNITS
     loss = 1000 - fee - cover - fee + 1  # A keeps cover + fee - 1 after this hand and its fee
@@ -214,7 +214,7 @@ def test_a_seat_that_no_longer_covers_the_next_hands_fee_goes_bankrupt():
     )
     assert ledger.balance(mm.store, ids[0]) == cover + fee - 1
     assert seats == [0]
-    assert allocated_tables.seat_needs(mm.store, ids[1]).silver == cover + fee
+    assert allocated_tables.seat_needs(mm.table_records, ids[1]).silver == cover + fee
 
 
 def test_a_fee_paid_short_is_the_houses_loss_never_a_players():
@@ -267,6 +267,6 @@ def test_a_room_fee_is_set_by_the_opener_checked_and_fixed():
 def _code_of(mm: Matchmaking, player_id: str) -> str:
     from services.matchmaking.domain.rooms import private as rooms
 
-    code = rooms.room_of_player(mm.store, player_id)
+    code = rooms.room_of_player(mm.room_records, player_id)
     assert code
     return code

@@ -1,6 +1,7 @@
 import pytest
 
 from services.matchmaking.domain.rooms import private as rooms
+from services.matchmaking.storage import room_records
 from shared.errors import FailedPrecondition, InvalidArgument, NotFound, PermissionDenied
 from tests.support.identity import sign_in
 from tests.unit.matchmaking.mm_fakes import make_service
@@ -32,12 +33,12 @@ def test_without_room_cards_no_room_is_opened(svc):
     mm.leave_room(owner, code)
     mm.open_room(owner, "", 0)
     pid = mm.authenticate(owner).player_id
-    mm.leave_room(owner, rooms.room_of_player(mm.store, pid))
+    mm.leave_room(owner, rooms.room_of_player(mm.room_records, pid))
     with pytest.raises(FailedPrecondition) as err:
         mm.open_room(owner, "", 0)
     assert err.value.reason == "NO_ROOM_CARD"
-    assert rooms.room_of_player(mm.store, pid) is None
-    assert list(mm.store.scan(rooms.ROOMS)) == []
+    assert rooms.room_of_player(mm.room_records, pid) is None
+    assert list(mm.store.scan(room_records.ROOMS)) == []
 
 
 def test_join_by_code_and_bad_codes(svc):
@@ -64,8 +65,8 @@ def test_a_full_room_refuses_and_changes_nothing(svc):
     with pytest.raises(FailedPrecondition) as err:
         mm.join_room(e, code)
     assert err.value.reason == "ROOM_FULL"
-    assert rooms.room_of_player(mm.store, mm.authenticate(e).player_id) is None
-    assert len(rooms.get_room(mm.store, code).members) == 4
+    assert rooms.room_of_player(mm.room_records, mm.authenticate(e).player_id) is None
+    assert len(rooms.get_room(mm.room_records, code).members) == 4
     with pytest.raises(FailedPrecondition):
         mm.invite_bot(owner, code)
 
@@ -93,7 +94,7 @@ def test_owner_sets_stake_others_accept_or_refuse(svc):
     assert [m.accepted for m in room.members] == [True, True, False]
     room = mm.answer_room_stake(c, code, False)  # refusing leaves
     assert [m.display_name for m in room.members] == ["O", "B"]
-    assert rooms.room_of_player(mm.store, mm.authenticate(c).player_id) is None
+    assert rooms.room_of_player(mm.room_records, mm.authenticate(c).player_id) is None
 
 
 def test_setter_leaving_passes_the_setting_to_the_next_player(svc):
@@ -122,7 +123,7 @@ def test_last_player_leaving_closes_the_room(svc):
     room = mm.leave_room(owner, code)
     assert room.state == rooms.CLOSED
     with pytest.raises(NotFound):
-        rooms.get_room(mm.store, code)
+        rooms.get_room(mm.room_records, code)
 
 
 def test_ready_timer_removes_who_did_not_press_start(svc):
@@ -141,21 +142,21 @@ def test_ready_timer_removes_who_did_not_press_start(svc):
     mm.press_start(b, code)
     clock.advance(4.9)
     mm.tick()
-    assert len(rooms.get_room(mm.store, code).members) == 3
+    assert len(rooms.get_room(mm.room_records, code).members) == 3
     clock.advance(0.1)
     mm.tick()
-    room = rooms.get_room(mm.store, code)
+    room = rooms.get_room(mm.room_records, code)
     assert [m.display_name for m in room.members] == ["O", "B"]
-    assert rooms.room_of_player(mm.store, mm.authenticate(c).player_id) is None
+    assert rooms.room_of_player(mm.room_records, mm.authenticate(c).player_id) is None
     # A player joining after the first Start gets the full time from joining.
     (d,) = register(mm, "D")
     mm.join_room(d, code)
     clock.advance(14)
     mm.tick()
-    assert len(rooms.get_room(mm.store, code).members) == 3
+    assert len(rooms.get_room(mm.room_records, code).members) == 3
     clock.advance(1)
     mm.tick()
-    assert len(rooms.get_room(mm.store, code).members) == 2
+    assert len(rooms.get_room(mm.room_records, code).members) == 2
     assert alloc.tables == {}
 
 
@@ -185,10 +186,10 @@ def test_full_agreed_ready_room_starts_on_a_gateway_with_bots(svc):
     mm.set_room_stake(owner, code, 2)  # 1,000 silver covers a classic hand at 2 (2,000 at 4)
     mm.answer_room_stake(b, code, True)
     mm.press_start(owner, code)
-    assert rooms.open_room_codes(mm.store) == [code]
+    assert rooms.open_room_codes(mm.room_records) == [code]
     room = mm.press_start(b, code)
     assert room.state == rooms.PLAYING
-    assert rooms.open_room_codes(mm.store) == []
+    assert rooms.open_room_codes(mm.room_records) == []
     ((request, table),) = alloc.tables.values()
     assert request.ruleset == "shanghai-classic" and request.stake == 2
     assert request.max_hands == 8 and request.tag == f"room/{code}"
@@ -200,8 +201,8 @@ def test_full_agreed_ready_room_starts_on_a_gateway_with_bots(svc):
     with pytest.raises(FailedPrecondition):
         mm.leave_room(b, code)
     mm.table_finished(table.table_id, request.tag, 8)
-    assert rooms.get_room(mm.store, code).state == rooms.FINISHED
-    assert rooms.room_of_player(mm.store, b_id) is None
+    assert rooms.get_room(mm.room_records, code).state == rooms.FINISHED
+    assert rooms.room_of_player(mm.room_records, b_id) is None
 
 
 def test_house_rules_are_checked_and_reach_the_gateway():
@@ -222,7 +223,7 @@ def test_house_rules_are_checked_and_reach_the_gateway():
     mm.press_start(owner, code)
     clock.advance(5)  # the room's own ready time (no service override here)
     mm.tick()
-    assert len(rooms.get_room(mm.store, code).members) == 1
+    assert len(rooms.get_room(mm.room_records, code).members) == 1
     for _ in range(3):
         mm.invite_bot(owner, code)
     ((request, _),) = alloc.tables.values()
@@ -240,4 +241,4 @@ def test_room_start_waits_for_the_gateway(svc):
     assert mm.press_start(owner, code).state == rooms.STARTING
     alloc.down = False
     mm.tick()
-    assert rooms.get_room(mm.store, code).state == rooms.PLAYING
+    assert rooms.get_room(mm.room_records, code).state == rooms.PLAYING

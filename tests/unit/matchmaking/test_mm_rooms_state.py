@@ -9,17 +9,22 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from services.matchmaking.domain.players import presence
 from services.matchmaking.domain.rooms import private as rooms
+from services.matchmaking.storage import player_records, room_records
 from shared.errors import DomainError
 from tests.support.identity import sign_in
-from tests.unit.matchmaking.mm_fakes import make_service
+from tests.unit.matchmaking.mm_fakes import make_service, repositories
 
 PLAYERS = 6
 
 
 def snapshot(store) -> dict:
-    state = {ns: [(k, r.value) for k, r in store.scan(ns)] for ns in (rooms.ROOMS, "mm_players")}
+    state = {
+        ns: [(k, r.value) for k, r in store.scan(ns)] for ns in (room_records.ROOMS, "mm_players")
+    }
     state["presence"] = [
-        held for k, _ in store.scan(presence.PRESENCE) if (held := presence.current(store, k))
+        held
+        for k, _ in store.scan(player_records.PRESENCE)
+        if (held := presence.current(repositories(store).presence, k))
     ]
     return state
 
@@ -48,7 +53,7 @@ class Rooms(RuleBasedStateMachine):
 
     def _member_or_anyone(self, data, code: str) -> str:
         """A token, usually of a player seated in the room (so agreement and Start happen)."""
-        rec = self.mm.store.get(rooms.ROOMS, code)
+        rec = self.mm.store.get(room_records.ROOMS, code)
         seated = []
         if rec is not None:
             room = rooms.Room.from_json(rec.value)
@@ -93,7 +98,7 @@ class Rooms(RuleBasedStateMachine):
     def everyone_agrees(self):
         """The newest room's setter sets 底分 and every seated player accepts and presses
         Start (so rooms also reach the table)."""
-        rec = self.mm.store.get(rooms.ROOMS, self.codes[-1])
+        rec = self.mm.store.get(room_records.ROOMS, self.codes[-1])
         if rec is None:
             return
         room = rooms.Room.from_json(rec.value)
@@ -106,7 +111,7 @@ class Rooms(RuleBasedStateMachine):
 
     @rule()
     def tables_finish(self):
-        for code, rec in list(self.mm.store.scan(rooms.ROOMS)):
+        for code, rec in list(self.mm.store.scan(room_records.ROOMS)):
             room = rooms.Room.from_json(rec.value)
             if room.state == rooms.PLAYING:
                 self.mm.table_finished(room.table_id, f"room/{code}", room.max_hands)
@@ -121,10 +126,11 @@ class Rooms(RuleBasedStateMachine):
         store = self.mm.store
         index = {
             k: held.ref
-            for k, _ in store.scan(presence.PRESENCE)
-            if (held := presence.current(store, k)) and held.kind == presence.ROOM
+            for k, _ in store.scan(player_records.PRESENCE)
+            if (held := presence.current(repositories(store).presence, k))
+            and held.kind == presence.ROOM
         }
-        for code, rec in store.scan(rooms.ROOMS):
+        for code, rec in store.scan(room_records.ROOMS):
             room = rooms.Room.from_json(rec.value)
             assert len(room.members) <= rooms.SEATS
             assert len({m.player_id for m in room.members}) == len(room.members)
@@ -140,7 +146,7 @@ class Rooms(RuleBasedStateMachine):
             if room.state == rooms.PLAYING:
                 assert room.table_id and len(room.members) == rooms.SEATS
         for pid, code in index.items():
-            room = rooms.get_room(store, code)
+            room = rooms.get_room(repositories(store).rooms, code)
             assert room.member(pid) is not None
 
 

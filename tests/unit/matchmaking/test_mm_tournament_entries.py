@@ -198,7 +198,7 @@ def test_prize_shares_must_sum_to_100(percent):
     with pytest.raises(InvalidArgument) as err:
         mm.create_tournament(tok, "Cup", "", 2, 1, 1, 0, prize_percent=percent)
     assert err.value.details["field"] == "prize_percent"
-    assert list_ids(mm.store) == []
+    assert list_ids(mm.tournament_records) == []
 
 
 @pytest.mark.parametrize(("silver", "cards"), [(-1, 0), (0, -1), (10**13, 0), (0, 1001)])

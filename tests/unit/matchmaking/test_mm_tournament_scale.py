@@ -164,7 +164,7 @@ def test_an_operator_aborts_a_running_tournament_and_every_entry_comes_back(
     mm.tick()
     assert all(ledger.balance(mm.store, p) == 1000 for p in ids)
     assert ledger.balance(mm.store, escrow_account(tid)) == 0
-    assert tid not in running_ids(mm.store)
+    assert tid not in running_ids(mm.tournament_records)
     assert ledger.reconcile(mm.store) == []
     with pytest.raises(FailedPrecondition):
         mm.abort_tournament(tid, "again")
@@ -207,7 +207,7 @@ def test_bad_cuts_are_refused(cut_to, final_rounds, field):
     with pytest.raises(InvalidArgument) as err:
         mm.create_tournament(tok, "Cup", "", 1, 2, 1, 4, cut_to=cut_to, final_rounds=final_rounds)
     assert err.value.details["field"] == field
-    assert list_ids(mm.store) == []
+    assert list_ids(mm.tournament_records) == []
 
 
 def test_a_cut_needs_more_entrants_than_it_keeps():

@@ -32,7 +32,7 @@ def test_sixteen_entrants_three_rounds_to_a_final_ranking():
     rng = random.Random(7)
     t = mm.start_tournament(creator, tid)
     assert t.state == tournaments.RUNNING and t.current_round == 1
-    assert running_ids(mm.store) == [tid]
+    assert running_ids(mm.tournament_records) == [tid]
     assert len(alloc.tables) == 4
     house = 0
     met: set = set()
@@ -58,7 +58,7 @@ def test_sixteen_entrants_three_rounds_to_a_final_ranking():
     t = mm.tournament(tid)
     assert t.state == tournaments.FINISHED
     assert mm.final_ranking(t.tournament_id) == mm.round_standings(t.tournament_id)[-1]
-    assert running_ids(mm.store) == []  # ticks no longer look at it
+    assert running_ids(mm.tournament_records) == []  # ticks no longer look at it
     chips = ledger.chips_by_player(mm.store, f"tournament/{tid}")
     assert [s.chips for s in mm.final_ranking(t.tournament_id)] == sorted(
         chips.values(), reverse=True
@@ -143,7 +143,7 @@ def test_bad_settings_create_nothing(rounds, hands, stake, bots):
     tok = sign_in(mm, "C")[1]
     with pytest.raises(InvalidArgument):
         mm.create_tournament(tok, "Cup", "", stake, rounds, hands, bots)
-    assert list_ids(mm.store) == []
+    assert list_ids(mm.tournament_records) == []
     assert [k for k, _ in mm.store.scan("mm_players") if k.startswith("bot-")] == []
 
 
@@ -157,7 +157,7 @@ def test_create_enters_only_bots_and_invites_enter_nobody():
     assert t.invited == (other,) and t.entrant(other) is None
     with pytest.raises(NotFound):
         mm.invite_to_tournament(tok, t.tournament_id, ["p-missing"])
-    assert len(list_ids(mm.store)) == 1
+    assert len(list_ids(mm.tournament_records)) == 1
 
 
 def test_tournament_house_rules_reach_every_table():

@@ -26,8 +26,8 @@ def test_a_queued_player_cannot_open_or_join_a_room_and_nothing_changes():
     with pytest.raises(FailedPrecondition) as err:
         mm.join_room(queued, code)
     assert err.value.reason == "IN_QUEUE"
-    assert len(rooms.get_room(mm.store, code).members) == 1
-    assert rooms.room_of_player(mm.store, pid) is None
+    assert len(rooms.get_room(mm.room_records, code).members) == 1
+    assert rooms.room_of_player(mm.room_records, pid) is None
     mm.leave_queue(queued, ticket.ticket_id)
     assert len(mm.join_room(queued, code).members) == 2
 

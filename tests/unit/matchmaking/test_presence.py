@@ -10,10 +10,11 @@ from infra.store import open_store
 from services.matchmaking.domain.players import presence
 from services.matchmaking.domain.queues import quick_match as queues
 from services.matchmaking.service import Matchmaking, MatchmakingConfig
+from services.matchmaking.storage import player_records
 from shared.errors import FailedPrecondition
 from tests.doubles.clock import ManualClock
 from tests.support.identity import issuer_config, sign_in
-from tests.unit.matchmaking.mm_fakes import FakeAllocator
+from tests.unit.matchmaking.mm_fakes import FakeAllocator, repositories
 
 
 @pytest.fixture(params=["memory", "sqlite"])
@@ -36,34 +37,53 @@ def service(store, clock) -> Matchmaking:
 
 
 def test_claim_excludes_and_release_clears_only_its_own_claim(store):
-    assert presence.current(store, "p") is None
-    assert presence.claim(store, "p", presence.QUEUE, "tk-1", 0.0) is None
-    held = presence.claim(store, "p", presence.ROOM, "123456", 1.0)
+    assert presence.current(repositories(store).presence, "p") is None
+    assert presence.claim(repositories(store).presence, "p", presence.QUEUE, "tk-1", 0.0) is None
+    held = presence.claim(repositories(store).presence, "p", presence.ROOM, "123456", 1.0)
     assert held == presence.Presence("p", presence.QUEUE, "tk-1", 0.0)
-    assert not presence.release(store, "p", presence.QUEUE, "tk-2")  # not its claim
-    assert not presence.release(store, "p", presence.ROOM, "tk-1")
-    assert presence.current(store, "p") == held
-    assert presence.release(store, "p", presence.QUEUE, "tk-1")
-    assert not presence.release(store, "p", presence.QUEUE, "tk-1")  # twice: no-op
-    assert presence.current(store, "p") is None
-    assert presence.claim(store, "p", presence.ROOM, "123456", 2.0) is None
-    assert presence.current(store, "p").kind == presence.ROOM
+    assert not presence.release(
+        repositories(store).presence, "p", presence.QUEUE, "tk-2"
+    )  # not its claim
+    assert not presence.release(repositories(store).presence, "p", presence.ROOM, "tk-1")
+    assert presence.current(repositories(store).presence, "p") == held
+    assert presence.release(repositories(store).presence, "p", presence.QUEUE, "tk-1")
+    assert not presence.release(
+        repositories(store).presence, "p", presence.QUEUE, "tk-1"
+    )  # twice: no-op
+    assert presence.current(repositories(store).presence, "p") is None
+    assert presence.claim(repositories(store).presence, "p", presence.ROOM, "123456", 2.0) is None
+    assert presence.current(repositories(store).presence, "p").kind == presence.ROOM
     # A release never deletes, so the version only rises (no ABA for a compare).
-    assert store.get(presence.PRESENCE, "p").version == 3
+    assert store.get(player_records.PRESENCE, "p").version == 3
 
 
 def test_a_stale_claim_is_taken_over_only_after_claim_seconds_and_only_if_not_held(store):
     def dead(_):
         return False
 
-    presence.claim(store, "p", presence.QUEUE, "tk-ghost", 100.0)
+    presence.claim(repositories(store).presence, "p", presence.QUEUE, "tk-ghost", 100.0)
     young = 100.0 + presence.CLAIM_SECONDS - 1
-    assert presence.claim(store, "p", presence.ROOM, "000001", young, dead).ref == "tk-ghost"
+    assert (
+        presence.claim(repositories(store).presence, "p", presence.ROOM, "000001", young, dead).ref
+        == "tk-ghost"
+    )
     old = 100.0 + presence.CLAIM_SECONDS
-    assert presence.claim(store, "p", presence.ROOM, "000001", old, lambda h: True) is not None
-    assert presence.claim(store, "p", presence.ROOM, "000001", old) is not None  # no holds
-    assert presence.claim(store, "p", presence.ROOM, "000001", old, dead) is None
-    assert presence.current(store, "p") == presence.Presence("p", presence.ROOM, "000001", old)
+    assert (
+        presence.claim(
+            repositories(store).presence, "p", presence.ROOM, "000001", old, lambda h: True
+        )
+        is not None
+    )
+    assert (
+        presence.claim(repositories(store).presence, "p", presence.ROOM, "000001", old) is not None
+    )  # no holds
+    assert (
+        presence.claim(repositories(store).presence, "p", presence.ROOM, "000001", old, dead)
+        is None
+    )
+    assert presence.current(repositories(store).presence, "p") == presence.Presence(
+        "p", presence.ROOM, "000001", old
+    )
 
 
 def test_a_crash_between_claim_and_ticket_locks_the_player_out_only_for_claim_seconds(store, clock):
@@ -72,7 +92,7 @@ def test_a_crash_between_claim_and_ticket_locks_the_player_out_only_for_claim_se
     pid = mm.authenticate(token).player_id
     code = mm.open_room(owner, "", 0).code
     # JoinQueue claimed the presence, then the process died before the ticket was written.
-    presence.claim(store, pid, presence.QUEUE, "tk-never-written", clock())
+    presence.claim(repositories(store).presence, pid, presence.QUEUE, "tk-never-written", clock())
     with pytest.raises(FailedPrecondition) as err:
         mm.join_room(token, code)
     assert err.value.reason == "IN_QUEUE" and "tk-never-written" in err.value.message
@@ -89,7 +109,7 @@ def test_a_crash_between_claim_and_room_seat_or_after_assignment_frees_the_playe
     owner = sign_in(mm, "Owner")[1]
     code = mm.open_room(owner, "", 0).code
     # JoinRoom claimed the presence and died before taking the seat.
-    presence.claim(store, pids[0], presence.ROOM, code, clock())
+    presence.claim(repositories(store).presence, pids[0], presence.ROOM, code, clock())
     with pytest.raises(FailedPrecondition) as err:
         mm.join_queue(tokens[0], "", 0)
     assert err.value.reason == "IN_ROOM" and code in err.value.message
@@ -99,8 +119,14 @@ def test_a_crash_between_claim_and_room_seat_or_after_assignment_frees_the_playe
     tickets = [first] + [mm.join_queue(t, "", 0) for t in tokens[1:]]
     mm.tick()
     for p, t in zip(pids, tickets, strict=True):
-        assert queues.get_ticket(store, t.ticket_id).state == queues.ASSIGNED
-        presence.claim(store, p, presence.QUEUE, t.ticket_id, clock() - presence.CLAIM_SECONDS)
+        assert queues.get_ticket(mm.queue_records, t.ticket_id).state == queues.ASSIGNED
+        presence.claim(
+            repositories(store).presence,
+            p,
+            presence.QUEUE,
+            t.ticket_id,
+            clock() - presence.CLAIM_SECONDS,
+        )
     assert len(mm.join_room(tokens[1], code).members) == 2  # assigned: free at once
     assert mm.join_queue(tokens[2], "", 0).state == queues.WAITING
 

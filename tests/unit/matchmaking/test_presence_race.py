@@ -12,6 +12,7 @@ import threading
 from infra.store.sqlite import SqliteStore
 from services.matchmaking.domain.rooms import private as rooms
 from services.matchmaking.service import Matchmaking, MatchmakingConfig
+from services.matchmaking.storage import room_records
 from shared.errors import DomainError, FailedPrecondition
 from tests.doubles.clock import ManualClock
 from tests.support.identity import issuer_config, sign_in
@@ -84,7 +85,7 @@ def test_racing_queue_and_room_calls_seat_a_player_in_exactly_one(tmp_path):
         assert (ticket_id, code) == ((held, "") if kind == 0 else ("", held))
         in_rooms = [
             c
-            for c, rec in mm.store.scan(rooms.ROOMS)
+            for c, rec in mm.store.scan(room_records.ROOMS)
             if rooms.Room.from_json(rec.value).member(pid) is not None
         ]
         assert in_rooms == ([] if kind == 0 else [held])

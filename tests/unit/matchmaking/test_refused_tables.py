@@ -67,7 +67,7 @@ def test_a_tournament_whose_table_is_refused_finishes_with_the_reason(refused):
     assert mm.account(creator.player_id).assets == {**ASSETS_AFTER_ENTRY}
     t = mm.start_tournament(token, t.tournament_id)
     assert t.state == tournaments.FINISHED and REASON in t.failure
-    assert running_ids(mm.store) == []
+    assert running_ids(mm.tournament_records) == []
     # no prize for a tournament that never played: the whole entry is back
     assert mm.account(creator.player_id).assets == {
         **ASSETS_AFTER_ENTRY,

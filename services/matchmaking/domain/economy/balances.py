@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from services.matchmaking.domain.economy import ledger
-from services.matchmaking.domain.players import accounts as players
+from services.matchmaking.domain.players import accounts
+from services.matchmaking.domain.players.repository import PlayerRepository
 from services.matchmaking.domain.ports import Records
 from services.matchmaking.domain.queues import levels
 from shared.errors import InvalidArgument, NotFound
@@ -28,7 +29,9 @@ class BalanceView:
     silver: int = 0  # the viewer's own only
 
 
-def visible_balances(store: Records, viewer: str, player_ids: Sequence[str]) -> list[BalanceView]:
+def visible_balances(
+    store: Records, players: PlayerRepository, viewer: str, player_ids: Sequence[str]
+) -> list[BalanceView]:
     """The balances ``viewer`` may see of ``player_ids``, in request order (none named: the
     viewer's own)."""
     player_ids = list(player_ids) or [viewer]
@@ -43,7 +46,7 @@ def visible_balances(store: Records, viewer: str, player_ids: Sequence[str]) -> 
             raise InvalidArgument(
                 f"player_ids[{i}] must be 1-64 printable characters", field="player_ids"
             )
-        player = players.find_player(store, pid)
+        player = accounts.find_player(players, pid)
         if player is None or player.bot or player.guest:
             raise NotFound(f"no player {pid!r}", player_id=pid)
         silver = ledger.balance(store, pid)

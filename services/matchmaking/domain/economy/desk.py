@@ -13,10 +13,12 @@ import structlog
 from services.matchmaking.domain.clock import Clock
 from services.matchmaking.domain.economy import hand_cover, items, ledger, reconciliation, statement
 from services.matchmaking.domain.economy.ledger import HandReport
-from services.matchmaking.domain.players import accounts as players
+from services.matchmaking.domain.players import accounts
+from services.matchmaking.domain.players.repository import PlayerRepository
 from services.matchmaking.domain.ports import Metrics, Records
 from services.matchmaking.domain.queues import levels
 from services.matchmaking.domain.tables import allocated as allocated_tables
+from services.matchmaking.domain.tables.repository import TableRepository
 from shared.errors import FailedPrecondition
 
 log = structlog.get_logger("mahjong.matchmaking")
@@ -37,13 +39,17 @@ class EconomyDesk:
     def __init__(
         self,
         store: Records,
+        players: PlayerRepository,
+        tables: TableRepository,
         clock: Clock,
         config: Any,
-        authenticate: Callable[[str], players.Player],
+        authenticate: Callable[[str], accounts.Player],
         notify: Callable[[], None],
         metrics: Metrics,
     ) -> None:
         self.store = store
+        self.players = players
+        self.tables = tables
         self.metrics = metrics
         self.clock = clock
         self.config = config
@@ -81,7 +87,7 @@ class EconomyDesk:
             count,
             request_id,
             self.clock(),
-            allocated_tables.seat_needs(self.store, player.player_id),
+            allocated_tables.seat_needs(self.tables, player.player_id),
         )
         self.metrics.items_bought(asset, count)
         log.info("items_bought", player=player.player_id, asset=asset, count=count, silver=paid)
@@ -97,7 +103,7 @@ class EconomyDesk:
         request_id: str,
     ):
         """An operator's grant from the house, logged with who and why; the player."""
-        player = players.get_player(self.store, player_id)
+        player = accounts.get_player(self.players, player_id)
         if player.bot or getattr(player, "guest", False):
             raise FailedPrecondition(f"{player_id} has no ledger account", reason="NO_WALLET")
         new = items.grant(self.store, player_id, assets, reason, operator, request_id, self.clock())
@@ -162,7 +168,7 @@ class EconomyDesk:
         house's: bots have no wallets), while a repeated report of this hand still names the player
         and gets the same answer. A hand the player cannot pay in full is cut to what they hold
         (:func:`.ledger.record_hand`), so the books stay whole either way."""
-        table = allocated_tables.find(self.store, report.table_id)
+        table = allocated_tables.find(self.tables, report.table_id)
         if table is None or table.stake <= 0 or not table.ruleset:
             return [], []
         needed = hand_cover.loss_cap(table.ruleset, dict(table.ruleset_options), table.stake)
@@ -182,7 +188,7 @@ class EconomyDesk:
             if needed is None or silver < needed:
                 bot = replacement_bot_id(report.table_id, seat)
                 allocated_tables.replace_seat(
-                    self.store, report.table_id, seat, bot, report.hand_id
+                    self.tables, report.table_id, seat, bot, report.hand_id
                 )
                 seats.append(seat)
                 bots.append(bot)

@@ -11,7 +11,9 @@ import structlog
 
 from services.matchmaking.domain.clock import Clock
 from services.matchmaking.domain.economy import double_cards
+from services.matchmaking.domain.economy.repository import HoldRepository
 from services.matchmaking.domain.ports import Records
+from services.matchmaking.domain.tables.repository import TableRepository
 
 log = structlog.get_logger("mahjong.matchmaking")
 
@@ -20,8 +22,19 @@ class DoubleCardDesk:
     """A part of :class:`~services.matchmaking.service.Matchmaking`: ``notify`` tells the
     facade's watchers of a change."""
 
-    def __init__(self, store: Records, clock: Clock, notify: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        store: Records,
+        tables: TableRepository,
+        holds: HoldRepository,
+        clock: Clock,
+        notify: Callable[[], None],
+    ) -> None:
+        """``store``: the ledger's; ``tables``: the allocated tables (who sits where);
+        ``holds``: the index of the cards held at each table."""
         self.store = store
+        self.tables = tables
+        self.holds = holds
         self.clock = clock
         self.notify = notify
 
@@ -30,7 +43,15 @@ class DoubleCardDesk:
     ) -> int:
         """Hold one of the player's double cards for hand ``hand_number``; the cards left."""
         left = double_cards.hold(
-            self.store, table_id, tag, player_id, hand_number, stake, self.clock()
+            self.store,
+            self.tables,
+            self.holds,
+            table_id,
+            tag,
+            player_id,
+            hand_number,
+            stake,
+            self.clock(),
         )
         log.info("double_card_held", table=table_id, player=player_id, hand=hand_number)
         self.notify()

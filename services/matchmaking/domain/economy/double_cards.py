@@ -11,22 +11,23 @@ then consumed by that hand's record or returned.
   a whole (the hold account would go below zero).
 * ReleaseDoubleCard, or TableFinished for every hold of the table, returns what is still held
   (hold → player) — a hand that never started. A consumed hold has nothing to return.
-* Holds of a table are indexed (namespace ``mm_double_card_holds``, key
-  ``table/hand/player``) so TableFinished finds them; the index is written before the hold.
+* Holds of a table are indexed (:class:`.repository.HoldRepository`: namespace
+  ``mm_double_card_holds``, key ``table/hand/player``) so TableFinished finds them; the index
+  is written before the hold.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
-from services.matchmaking.domain import records
 from services.matchmaking.domain.economy import hand_cover, ledger
+from services.matchmaking.domain.economy.repository import HoldRepository
 from services.matchmaking.domain.ports import Records
 from services.matchmaking.domain.tables import allocated as allocated_tables
+from services.matchmaking.domain.tables.repository import TableRepository
 from services.matchmaking.domain.tables.tags import parse_tournament
 from shared.errors import FailedPrecondition, InvalidArgument, PermissionDenied
 
-HOLDS = "mm_double_card_holds"
 VERSION = 1
 MAX_HAND_NUMBER = 1_000_000
 
@@ -81,6 +82,8 @@ def _check(table_id: str, player_id: str, hand_number: int) -> None:
 
 def hold(
     store: Records,
+    tables: TableRepository,
+    holds: HoldRepository,
     table_id: str,
     tag: str,
     player_id: str,
@@ -97,8 +100,8 @@ def hold(
         raise FailedPrecondition(
             "a 加倍卡 is never played at a tournament table", reason="DOUBLE_CARD_NOT_ALLOWED"
         )
-    allocated_tables.check_report(store, table_id, tag)
-    table = allocated_tables.find(store, table_id)
+    allocated_tables.check_report(tables, table_id, tag)
+    table = allocated_tables.find(tables, table_id)
     if table is None or player_id not in table.player_ids:
         raise PermissionDenied(f"{player_id} has no seat at table {table_id}")
     if ledger.is_bot(player_id):
@@ -114,7 +117,7 @@ def hold(
             silver=silver,
         )
     record = Hold(table_id, hand_number, player_id, now)
-    store.put(HOLDS, record.key, records.dump(asdict(record)))
+    holds.keep_hold(record)
     account = hold_account(table_id, hand_number, player_id)
     legs = [
         ledger.Leg(player_id, ledger.DOUBLE_CARD, -1, ledger.DOUBLE_CARD_HELD, "held"),
@@ -176,10 +179,9 @@ def release(store: Records, table_id: str, player_id: str, hand_number: int, now
         raise
 
 
-def release_table(store: Records, table_id: str, now: float) -> int:
+def release_table(store: Records, holds: HoldRepository, table_id: str, now: float) -> int:
     """Return every card still held at a finished table; how many were returned."""
     returned = 0
-    for _, rec in list(store.scan(HOLDS, f"{table_id}/")):
-        h = Hold(**records.load(rec.value))
+    for h in holds.holds_at(table_id):
         returned += release(store, h.table_id, h.player_id, h.hand_number, now)
     return returned

@@ -4,9 +4,10 @@ guests are players too.
 A player record holds the display name (theirs to change) and the identity; silver and the
 items (房卡, 加倍卡, 比赛卡) live in the ledger
 (:mod:`~services.matchmaking.domain.economy.ledger`), never in the record. The identity index
-``mm_identities/<digest of issuer and subject>`` maps an identity to its one player: created with
-``Store.create``, so the first sign-in of an identity makes the player once whichever replica
-answers, however many sign-ins race (:func:`player_for_identity`).
+``mm_identities/<digest of issuer and subject>`` maps an identity to its one player: created
+once (:meth:`~.repository.PlayerRepository.claim_identity`), so the first sign-in of an identity
+makes the player once whichever replica answers, however many sign-ins race
+(:func:`player_for_identity`).
 """
 
 from __future__ import annotations
@@ -14,14 +15,13 @@ from __future__ import annotations
 import hashlib
 import uuid
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from services.matchmaking.domain import records
-from services.matchmaking.domain.ports import Records
+if TYPE_CHECKING:
+    from services.matchmaking.domain.players.repository import PlayerRepository
 from shared.errors import InvalidArgument, NotFound
 
-NS = "mm_players"
-IDENTITIES = "mm_identities"
 MAX_NAME = 32
 
 
@@ -58,12 +58,14 @@ def new_player_id(bot: bool = False, guest: bool = False) -> str:
     return ("bot-" if bot else "g-" if guest else "p-") + uuid.uuid4().hex[:16]
 
 
-def create_player(store: Records, display_name: str, *, bot: bool, now: float, guest=False):
+def create_player(
+    players: PlayerRepository, display_name: str, *, bot: bool, now: float, guest=False
+):
     """Store a new bot or guest player (neither has a ledger account) and return it."""
     player = Player(
         new_player_id(bot, guest), validate_display_name(display_name), bot, now, guest=guest
     )
-    store.create(NS, player.player_id, records.dump(asdict(player)))
+    players.add_player(player)
     return player
 
 
@@ -74,7 +76,7 @@ def identity_key(issuer: str, subject: str) -> str:
 
 
 def player_for_identity(
-    store: Records,
+    players: PlayerRepository,
     issuer: str,
     subject: str,
     display_name: str,
@@ -87,47 +89,40 @@ def player_for_identity(
     id)`` (the welcome grant, idempotent by the identity) so a crash in between is finished by
     the next sign-in."""
     key = identity_key(issuer, subject)
-    rec = store.get(IDENTITIES, key)
-    if rec is None:
-        claim = {"issuer": issuer, "subject": subject, "player_id": new_player_id()}
-        raw, _ = records.create_once(store, IDENTITIES, key, records.dump(claim))
-    else:
-        raw = rec.value
-    player_id = records.load(raw)["player_id"]
-    existing = find_player(store, player_id)
+    player_id = players.identity_player(key)
+    if player_id is None:
+        player_id = players.claim_identity(key, issuer, subject, new_player_id())
+    existing = players.find_player(player_id)
     if existing is not None:
         return existing, False
     name = validate_display_name(display_name)
     player = Player(player_id, name, False, now, issuer, subject)
     welcome(player_id)
-    _, created = records.create_once(store, NS, player_id, records.dump(asdict(player)))
-    if not created:
-        return get_player(store, player_id), False
+    if not players.add_player_once(player):
+        return get_player(players, player_id), False
     return player, True
 
 
-def rename(store: Records, player_id: str, display_name: str) -> Player:
+def rename(players: PlayerRepository, player_id: str, display_name: str) -> Player:
     """Set the player's display name (their own to change)."""
     name = validate_display_name(display_name)
 
-    def apply(raw: bytes | None):
-        data = records.load(raw)
-        if not data:
+    def apply(found: Player | None) -> tuple[Player, Player]:
+        if found is None:
             raise NotFound(f"no player {player_id!r}", player_id=player_id)
-        player = replace(Player.from_record(data), display_name=name)
-        return records.dump(asdict(player)), player
+        player = replace(found, display_name=name)
+        return player, player
 
-    return store.update(NS, player_id, apply)
-
-
-def find_player(store: Records, player_id: str) -> Player | None:
-    data = records.load((rec := store.get(NS, player_id)) and rec.value)
-    return Player.from_record(data) if data else None
+    return players.update_player(player_id, apply)
 
 
-def get_player(store: Records, player_id: str) -> Player:
+def find_player(players: PlayerRepository, player_id: str) -> Player | None:
+    return players.find_player(player_id)
+
+
+def get_player(players: PlayerRepository, player_id: str) -> Player:
     """The player, or NotFound naming the id."""
-    player = find_player(store, player_id)
+    player = players.find_player(player_id)
     if player is None:
         raise NotFound(f"no player {player_id!r}", player_id=player_id)
     return player

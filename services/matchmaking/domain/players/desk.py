@@ -17,9 +17,9 @@ import structlog
 from infra.session_tokens import SessionClaims, SessionSigner, SessionVerifier
 from services.matchmaking.domain.clock import Clock
 from services.matchmaking.domain.economy import ledger
-from services.matchmaking.domain.players import accounts as players
-from services.matchmaking.domain.players import guests, tokens
+from services.matchmaking.domain.players import accounts, guests, tokens
 from services.matchmaking.domain.players.oidc import IdTokenVerifier
+from services.matchmaking.domain.players.repository import PlayerRepository
 from services.matchmaking.domain.players.sessions import Issued, Sessions
 from services.matchmaking.domain.ports import Records
 from shared.errors import Unauthenticated
@@ -29,7 +29,7 @@ log = structlog.get_logger("mahjong.matchmaking.identity")
 
 @dataclass(frozen=True, slots=True)
 class SignedIn:
-    player: players.Player
+    player: accounts.Player
     session: Issued
     created: bool  # this sign-in created the player (and made the welcome grant)
 
@@ -37,24 +37,28 @@ class SignedIn:
 def _token_name(name: str) -> str:
     """A display name from the ID token's ``name``: trimmed to the limit, control characters
     dropped; a generated one when nothing is left."""
-    clean = "".join(c for c in name if ord(c) >= 32).strip()[: players.MAX_NAME].strip()
+    clean = "".join(c for c in name if ord(c) >= 32).strip()[: accounts.MAX_NAME].strip()
     return clean or f"Player-{secrets.token_hex(2)}"
 
 
 class IdentityDesk:
     """Sign-in and sessions (see the module docstring)."""
 
-    def __init__(self, store: Records, clock: Clock, config: Any) -> None:
-        """``config``: the facade's MatchmakingConfig (issuers, guests, session lifetimes and
+    def __init__(
+        self, store: Records, players: PlayerRepository, clock: Clock, config: Any
+    ) -> None:
+        """``store``: the ledger's (the welcome grant); ``players``: the players' records.
+        ``config``: the facade's MatchmakingConfig (issuers, guests, session lifetimes and
         key, the welcome grant)."""
         self.store = store
+        self.players = players
         self.clock = clock
         self.config = config
-        key = tokens.session_key(store, config.session_key_file)
+        key = tokens.session_key(players, config.session_key_file)
         signer = SessionSigner(key)
         self.id_tokens = IdTokenVerifier(config.issuers)
         self.sessions = Sessions(
-            store,
+            players,
             signer,
             SessionVerifier([signer.public_key]),
             clock,
@@ -66,10 +70,10 @@ class IdentityDesk:
     def sign_in(self, id_token: str, display_name: str = "") -> SignedIn:
         """Sign in with an ID token of a configured issuer; the identity's first sign-in makes
         its player and the welcome grant, once, whichever replica answers."""
-        name = players.validate_display_name(display_name) if display_name.strip() else ""
+        name = accounts.validate_display_name(display_name) if display_name.strip() else ""
         identity = self.id_tokens.verify(id_token)
         now = self.clock()
-        key = players.identity_key(identity.issuer, identity.subject)
+        key = accounts.identity_key(identity.issuer, identity.subject)
 
         def welcome(player_id: str) -> None:
             # Before the player record exists, and idempotent by the identity: a replica that
@@ -83,8 +87,8 @@ class IdentityDesk:
                 now,
             )
 
-        player, created = players.player_for_identity(
-            self.store,
+        player, created = accounts.player_for_identity(
+            self.players,
             identity.issuer,
             identity.subject,
             name or _token_name(identity.name),
@@ -97,10 +101,10 @@ class IdentityDesk:
 
     def sign_in_as_guest(self, display_name: str = "") -> SignedIn:
         guests.check_allowed(self.config.allow_guests)
-        player = guests.create_guest(self.store, display_name, self.clock())
+        player = guests.create_guest(self.players, display_name, self.clock())
         return SignedIn(player, self.sessions.start(player.player_id, guest=True), True)
 
-    def refresh_session(self, refresh_token: str) -> tuple[players.Player, Issued]:
+    def refresh_session(self, refresh_token: str) -> tuple[accounts.Player, Issued]:
         issued = self.sessions.refresh(refresh_token)
         return self._player_of(issued.player_id), issued
 
@@ -110,9 +114,9 @@ class IdentityDesk:
             return self.sessions.end_all(claims.player_id)
         return self.sessions.end(claims)
 
-    def set_display_name(self, token: str, display_name: str) -> players.Player:
+    def set_display_name(self, token: str, display_name: str) -> accounts.Player:
         player, _ = self.authenticate_session(token)
-        return players.rename(self.store, player.player_id, display_name)
+        return accounts.rename(self.players, player.player_id, display_name)
 
     # --- authentication --------------------------------------------------------------------
     def peek_session(self, token: str) -> str | None:
@@ -120,18 +124,18 @@ class IdentityDesk:
         for flood control before anything else. None for a missing or forged token."""
         return self.sessions.peek(token)
 
-    def authenticate_session(self, token: str) -> tuple[players.Player, SessionClaims]:
+    def authenticate_session(self, token: str) -> tuple[accounts.Player, SessionClaims]:
         """The player of a live session (a guest's too) and the session's claims."""
         claims = self.sessions.check(token)
         return self._player_of(claims.player_id), claims
 
-    def authenticate(self, token: str) -> players.Player:
+    def authenticate(self, token: str) -> accounts.Player:
         """The signed-in member a session token proves (guests are PERMISSION_DENIED): what
         every seat, room, tournament and purchase call starts with."""
         return guests.refuse_guest(self.authenticate_session(token)[0])
 
-    def _player_of(self, player_id: str) -> players.Player:
-        player = players.find_player(self.store, player_id)
+    def _player_of(self, player_id: str) -> accounts.Player:
+        player = accounts.find_player(self.players, player_id)
         if player is None:
             raise Unauthenticated(
                 f"session names no known player {player_id}", field="session_token"

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import secrets
 
-from services.matchmaking.domain.players import accounts as players
-from services.matchmaking.domain.ports import Records
+from services.matchmaking.domain.players import accounts
+from services.matchmaking.domain.players.repository import PlayerRepository
 from shared.errors import FailedPrecondition, PermissionDenied
 
 
@@ -26,15 +26,15 @@ def check_allowed(allow_guests: bool) -> None:
 def guest_name(display_name: str) -> str:
     """The guest's chosen name (validated), or a generated ``Guest-xxxx``."""
     if display_name.strip():
-        return players.validate_display_name(display_name)
+        return accounts.validate_display_name(display_name)
     return f"Guest-{secrets.token_hex(2)}"
 
 
-def create_guest(store: Records, display_name: str, now: float) -> players.Player:
-    return players.create_player(store, guest_name(display_name), bot=False, now=now, guest=True)
+def create_guest(players: PlayerRepository, display_name: str, now: float) -> accounts.Player:
+    return accounts.create_player(players, guest_name(display_name), bot=False, now=now, guest=True)
 
 
-def refuse_guest(player: players.Player) -> players.Player:
+def refuse_guest(player: accounts.Player) -> accounts.Player:
     """The player, unless a guest: guests get no seat, room, tournament or purchase here."""
     if player.guest:
         raise PermissionDenied(

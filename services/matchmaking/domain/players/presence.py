@@ -22,14 +22,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 from services.matchmaking.domain import records
-from services.matchmaking.domain.ports import Records
 
-PRESENCE = "mm_presence"
+if TYPE_CHECKING:
+    from services.matchmaking.domain.players.repository import PresenceRepository
+
 QUEUE, ROOM = "queue", "room"
 CLAIM_SECONDS = 60.0  # a claim whose holder is not written by then was left by a crash
-_FREE = b""  # a released presence
 _TAKEOVER_ATTEMPTS = 8
 
 
@@ -53,50 +54,35 @@ class Presence:
 Holds = Callable[[Presence], bool]  # whether the ticket or room it names still holds the player
 
 
-def current(store: Records, player_id: str) -> Presence | None:
+def current(store: PresenceRepository, player_id: str) -> Presence | None:
     """The player's presence, or None when it is free."""
-    rec = store.get(PRESENCE, player_id)
-    return Presence.from_json(rec.value) if rec and rec.value != _FREE else None
+    return store.presence(player_id)
 
 
 def claim(
-    store: Records, player_id: str, kind: str, ref: str, now: float, holds: Holds | None = None
+    store: PresenceRepository,
+    player_id: str,
+    kind: str,
+    ref: str,
+    now: float,
+    holds: Holds | None = None,
 ) -> Presence | None:
     """Atomically make ``kind``/``ref`` hold the player. Returns None when it does, else the
     presence that blocks it (a live one, or one claimed less than :data:`CLAIM_SECONDS` ago).
     A presence older than that whose holder no longer holds the player (``holds`` False) is
     taken over; without ``holds`` every presence blocks."""
-    mine = Presence(player_id, kind, ref, now).to_json()
-
-    def take(expected: bytes):
-        def fn(raw: bytes | None):
-            if raw is None or raw in (_FREE, expected):
-                return mine, None
-            return None, raw
-
-        return fn
-
-    seen = _FREE
+    mine = Presence(player_id, kind, ref, now)
+    seen: Presence | None = None
     for _ in range(_TAKEOVER_ATTEMPTS):
-        raw = store.update(PRESENCE, player_id, take(seen))
-        if raw is None:
+        held = store.take_presence(mine, seen)
+        if held is None:
             return None
-        held = Presence.from_json(raw)
         if holds is None or now - held.since < CLAIM_SECONDS or holds(held):
             return held
-        seen = raw  # stale: take it over, unless it changed meanwhile (then look again)
+        seen = held  # stale: take it over, unless it changed meanwhile (then look again)
     return held
 
 
-def release(store: Records, player_id: str, kind: str, ref: str) -> bool:
+def release(store: PresenceRepository, player_id: str, kind: str, ref: str) -> bool:
     """Free the player if ``kind``/``ref`` still holds it; True when it did."""
-
-    def fn(raw: bytes | None):
-        if raw is None or raw == _FREE:
-            return None, False
-        held = Presence.from_json(raw)
-        if (held.kind, held.ref) != (kind, ref):
-            return None, False
-        return _FREE, True
-
-    return store.update(PRESENCE, player_id, fn)
+    return store.free_presence(player_id, kind, ref)

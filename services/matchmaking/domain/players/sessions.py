@@ -1,7 +1,8 @@
 """Sessions (会话): a signed session token for an hour, a refresh token for longer, both ended
 by signing out — on every replica at once, because the store holds them.
 
-* A session is a record ``mm_sessions/<player id>/<session id>`` (:class:`SessionRecord`).
+* A session is a record ``mm_sessions/<player id>/<session id>`` (:class:`SessionRecord`, kept
+  by the players' repository).
   The session token (:mod:`infra.session_tokens`) names both ids; :meth:`Sessions.check`
   verifies its signature and expiry (no store read), then that the record still exists.
 * The refresh token ``r1.<player id>.<session id>.<secret>`` is kept only as the secret's
@@ -25,10 +26,9 @@ from dataclasses import asdict, dataclass, replace
 from infra.session_tokens import SessionClaims, SessionSigner, SessionVerifier
 from services.matchmaking.domain import records
 from services.matchmaking.domain.clock import Clock
-from services.matchmaking.domain.ports import Records
+from services.matchmaking.domain.players.repository import PlayerRepository
 from shared.errors import Unauthenticated
 
-NS = "mm_sessions"
 VERSION = 1
 MAX_SESSIONS = 32
 MAX_SPENT = 16  # spent refresh hashes remembered per session (reuse detection)
@@ -83,10 +83,6 @@ def _hash(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
-def _key(player_id: str, session_id: str) -> str:
-    return f"{player_id}/{session_id}"
-
-
 def _ended() -> Unauthenticated:
     return Unauthenticated(
         "the session has ended (signed out or revoked): sign in again",
@@ -96,19 +92,19 @@ def _ended() -> Unauthenticated:
 
 
 class Sessions:
-    """Session records of one store, tokens signed by ``signer`` and checked by ``verifier``
+    """Session records (in ``players``), tokens signed by ``signer`` and checked by ``verifier``
     (its public keys; the signer's among them), time from ``clock``."""
 
     def __init__(
         self,
-        store: Records,
+        players: PlayerRepository,
         signer: SessionSigner,
         verifier: SessionVerifier,
         clock: Clock,
         lifetime_seconds: int = DEFAULT_LIFETIME_SECONDS,
         refresh_lifetime_seconds: int = DEFAULT_REFRESH_LIFETIME_SECONDS,
     ) -> None:
-        self.store = store
+        self.players = players
         self.signer = signer
         self.verifier = verifier
         self.clock = clock
@@ -130,7 +126,7 @@ class Sessions:
     def check(self, token: str) -> SessionClaims:
         """The claims of a live session: signature and expiry, then its record in the store."""
         claims = self.verifier.verify(token, self.clock())
-        if self.store.get(NS, _key(claims.player_id, claims.session_id)) is None:
+        if not self.players.has_session(claims.player_id, claims.session_id):
             raise _ended()
         return claims
 
@@ -152,7 +148,7 @@ class Sessions:
             _hash(secret),
             now_ms + self.refresh_lifetime_seconds * 1000,
         )
-        self.store.create(NS, _key(player_id, session_id), rec.dump())
+        self.players.add_session(rec)
         return self._issued(rec, token, secret)
 
     def _issued(self, rec: SessionRecord, token: str, secret: str) -> Issued:
@@ -169,14 +165,13 @@ class Sessions:
 
     def _prune(self, player_id: str, now_ms: int) -> None:
         live = []
-        for key, r in self.store.scan(NS, player_id + "/"):
-            rec = SessionRecord.load(r.value)
+        for session_id, rec in self.players.sessions(player_id):
             if rec is None or rec.refresh_expires_ms <= now_ms:
-                self.store.delete(NS, key)
+                self.players.end_session(player_id, session_id)
             else:
-                live.append((rec.created_ms, key))
-        for _, key in sorted(live)[: max(len(live) - MAX_SESSIONS + 1, 0)]:
-            self.store.delete(NS, key)
+                live.append((rec.created_ms, session_id))
+        for _, session_id in sorted(live)[: max(len(live) - MAX_SESSIONS + 1, 0)]:
+            self.players.end_session(player_id, session_id)
 
     def refresh(self, refresh_token: str) -> Issued:
         """A new session token and refresh token for a current refresh token (which stops
@@ -187,8 +182,7 @@ class Sessions:
         presented = _hash(secret)
         new_secret = secrets.token_urlsafe(32)
 
-        def rotate(raw: bytes | None):
-            rec = SessionRecord.load(raw)
+        def rotate(rec: SessionRecord | None):
             if rec is None:
                 return None, ("ended", None)
             if hmac.compare_digest(rec.refresh_hash, presented):
@@ -202,14 +196,14 @@ class Sessions:
                     generation=rec.generation + 1,
                     spent=(*rec.spent, rec.refresh_hash)[-MAX_SPENT:],
                 )
-                return new.dump(), ("ok", (new, token))
+                return new, ("ok", (new, token))
             if any(hmac.compare_digest(h, presented) for h in rec.spent):
                 return None, ("reused", None)
             return None, ("forged", None)
 
-        outcome, got = self.store.update(NS, _key(player_id, session_id), rotate)
+        outcome, got = self.players.update_session(player_id, session_id, rotate)
         if outcome == "reused":
-            self.store.delete(NS, _key(player_id, session_id))
+            self.players.end_session(player_id, session_id)
             raise Unauthenticated(
                 "refresh_token was already used: the session has ended (sign in again)",
                 reason="REFRESH_TOKEN_REUSED",
@@ -222,7 +216,7 @@ class Sessions:
                 field="refresh_token",
             )
         if outcome == "expired":
-            self.store.delete(NS, _key(player_id, session_id))
+            self.players.end_session(player_id, session_id)
             raise Unauthenticated(
                 "refresh_token has expired: sign in again", reason="EXPIRED", field="refresh_token"
             )
@@ -250,13 +244,12 @@ class Sessions:
 
     def end(self, claims: SessionClaims) -> int:
         """End one session (signing out); 1 when it was live."""
-        return int(self.store.delete(NS, _key(claims.player_id, claims.session_id)))
+        return int(self.players.end_session(claims.player_id, claims.session_id))
 
     def end_all(self, player_id: str) -> int:
         """End every session of the player, on every device; how many there were."""
-        keys = [key for key, _ in self.store.scan(NS, player_id + "/")]
-        return sum(int(self.store.delete(NS, key)) for key in keys)
+        ids = [session_id for session_id, _ in self.players.sessions(player_id)]
+        return sum(int(self.players.end_session(player_id, session_id)) for session_id in ids)
 
     def record(self, claims: SessionClaims) -> SessionRecord | None:
-        rec = self.store.get(NS, _key(claims.player_id, claims.session_id))
-        return SessionRecord.load(rec.value if rec else None)
+        return self.players.session(claims.player_id, claims.session_id)

@@ -15,28 +15,24 @@ from pathlib import Path
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from infra import session_tokens
-from services.matchmaking.domain import records
-from services.matchmaking.domain.ports import Records
-
-_NS = "mm_config"
-_KEY = "session_key"
+from services.matchmaking.domain.players.repository import PlayerRepository
 
 
-def stored_key(store: Records) -> Ed25519PrivateKey:
+def stored_key(players: PlayerRepository) -> Ed25519PrivateKey:
     """The store's session key, created by the first replica that asks (one per deployment)."""
-    rec = store.get(_NS, _KEY)
-    if rec is None:
+    pem = players.session_key_pem()
+    if pem is None:
         pem = session_tokens.private_pem(session_tokens.new_private_key())
-        stored, _ = records.create_once(store, _NS, _KEY, pem)  # or the race winner's key
+        stored = players.keep_session_key_pem(pem)  # or the race winner's key
         return session_tokens.load_private_pem(stored)
-    return session_tokens.load_private_pem(rec.value)
+    return session_tokens.load_private_pem(pem)
 
 
-def session_key(store: Records, path: str = "") -> Ed25519PrivateKey:
+def session_key(players: PlayerRepository, path: str = "") -> Ed25519PrivateKey:
     """The key in the PEM file at ``path``, or the store's when ``path`` is empty."""
     if path:
         return session_tokens.load_private_pem(Path(path).read_bytes())
-    return stored_key(store)
+    return stored_key(players)
 
 
 def write_key_pair(private_path: Path, public_path: Path) -> None:

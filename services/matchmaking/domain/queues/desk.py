@@ -14,6 +14,7 @@ from services.matchmaking.domain.players import presence
 from services.matchmaking.domain.ports import Records
 from services.matchmaking.domain.queues import levels
 from services.matchmaking.domain.queues import quick_match as queues
+from services.matchmaking.domain.queues.repository import QueueRepository
 from services.matchmaking.domain.ruleset_choice import ruleset_name
 
 
@@ -24,13 +25,15 @@ class QueueDesk:
     def __init__(
         self,
         store: Records,
+        queue_records: QueueRepository,
         clock: Clock,
         authenticate: Callable[[str], players.Player],
         notify: Callable[[], None],
         holds: presence.Holds,
         fee_units: int = levels.FEE_STAKE_UNITS,
     ) -> None:
-        self.store = store
+        self.store = store  # the ledger's (a stake's level)
+        self.queue_records = queue_records
         self.clock = clock
         self.authenticate = authenticate
         self.notify = notify
@@ -50,7 +53,7 @@ class QueueDesk:
         fee = levels.fee_for_stake(stake, self.fee_units)  # the level's 台费, on top of the cover
         hand_cover.require_cover(player.player_id, silver, name, None, stake, fee)
         ticket = queues.join(
-            self.store,
+            self.queue_records,
             "tk-" + uuid.uuid4().hex[:16],
             player.player_id,
             player.display_name,
@@ -65,10 +68,10 @@ class QueueDesk:
 
     def leave_queue(self, token: str, ticket_id: str) -> queues.Ticket:
         player = self.authenticate(token)
-        ticket = queues.leave(self.store, ticket_id, player.player_id)
+        ticket = queues.leave(self.queue_records, ticket_id, player.player_id)
         self.notify()
         return ticket
 
     def ticket(self, token: str, ticket_id: str) -> queues.Ticket:
         player = self.authenticate(token)
-        return queues.owned_ticket(self.store, ticket_id, player.player_id)
+        return queues.owned_ticket(self.queue_records, ticket_id, player.player_id)

@@ -22,10 +22,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
+from typing import TYPE_CHECKING
 
 from services.matchmaking.domain import records
 from services.matchmaking.domain.players import presence
-from services.matchmaking.domain.ports import Records
 from services.matchmaking.domain.queues.levels import FEE_STAKE_UNITS, fee_for_stake
 from services.matchmaking.domain.tables.allocator import (
     SeatRequest,
@@ -36,10 +36,8 @@ from services.matchmaking.domain.tables.allocator import (
 from services.matchmaking.domain.tables.tags import quick_tag
 from shared.errors import DomainError, FailedPrecondition, NotFound, PermissionDenied
 
-TICKETS = "mm_tickets"
-QUEUES = "mm_queues"
-MATCHES = "mm_matches"
-_QUEUE = "mm_queue/"
+if TYPE_CHECKING:
+    from services.matchmaking.domain.queues.repository import QueueRepository
 
 WAITING, MATCHED, ASSIGNED, CANCELLED = "waiting", "matched", "assigned", "cancelled"
 
@@ -128,18 +126,14 @@ def plan_tables(
     return tables
 
 
-def _index_key(ticket: Ticket) -> str:
-    return f"{int(ticket.created_at * 1000):015d}-{ticket.ticket_id}"
-
-
-def get_ticket(store: Records, ticket_id: str) -> Ticket:
-    rec = store.get(TICKETS, ticket_id)
-    if rec is None:
+def get_ticket(store: QueueRepository, ticket_id: str) -> Ticket:
+    ticket = store.ticket(ticket_id)
+    if ticket is None:
         raise NotFound(f"no ticket {ticket_id!r}", ticket_id=ticket_id)
-    return Ticket.from_json(rec.value)
+    return ticket
 
 
-def owned_ticket(store: Records, ticket_id: str, player_id: str) -> Ticket:
+def owned_ticket(store: QueueRepository, ticket_id: str, player_id: str) -> Ticket:
     """The ticket, when it is the player's; PermissionDenied otherwise."""
     ticket = get_ticket(store, ticket_id)
     if ticket.player_id != player_id:
@@ -148,7 +142,7 @@ def owned_ticket(store: Records, ticket_id: str, player_id: str) -> Ticket:
 
 
 def join(
-    store: Records,
+    store: QueueRepository,
     ticket_id: str,
     player_id: str,
     name: str,
@@ -168,17 +162,15 @@ def join(
     if held is not None:
         raise refusal(store, held, presence.QUEUE)
     try:
-        store.create(TICKETS, ticket_id, ticket.to_json())
-        store.put(QUEUES, ticket.queue, b"")
-        store.put(_QUEUE + ticket.queue, _index_key(ticket), ticket_id.encode())
+        store.add_ticket(ticket)
     except BaseException:
-        store.delete(TICKETS, ticket_id)
+        store.drop_ticket(ticket_id)
         presence.release(store, player_id, presence.QUEUE, ticket_id)
         raise
     return ticket
 
 
-def refusal(store: Records, held: presence.Presence, wanted: str) -> FailedPrecondition:
+def refusal(store: QueueRepository, held: presence.Presence, wanted: str) -> FailedPrecondition:
     """The error for a player whose ``held`` presence keeps it out of a queue (``wanted`` QUEUE:
     ``ALREADY_QUEUED`` or ``IN_ROOM``) or, held by a ticket, out of a room (``IN_QUEUE``; the
     room-against-room cases are :func:`services.matchmaking.domain.rooms.private.refusal`)."""
@@ -192,8 +184,8 @@ def refusal(store: Records, held: presence.Presence, wanted: str) -> FailedPreco
             f"player {pid} waits in a queue with ticket {held.ref}; leave it first",
             reason="IN_QUEUE",
         )
-    rec = store.get(TICKETS, held.ref)
-    where = f" {Ticket.from_json(rec.value).queue}" if rec else ""
+    ticket = store.ticket(held.ref)
+    where = f" {ticket.queue}" if ticket else ""
     return FailedPrecondition(
         f"player {pid} is already in queue{where} with ticket {held.ref}; leave it first",
         reason="ALREADY_QUEUED",
@@ -201,52 +193,51 @@ def refusal(store: Records, held: presence.Presence, wanted: str) -> FailedPreco
     )
 
 
-def holds(store: Records, held: presence.Presence) -> bool:
+def holds(store: QueueRepository, held: presence.Presence) -> bool:
     """Whether the ticket a queue presence names still holds its player (waiting or being
     matched; an assigned or cancelled ticket frees it)."""
-    rec = store.get(TICKETS, held.ref)
-    if rec is None:
+    t = store.ticket(held.ref)
+    if t is None:
         return False
-    t = Ticket.from_json(rec.value)
     return t.player_id == held.player_id and t.state in (WAITING, MATCHED)
 
 
-def leave(store: Records, ticket_id: str, player_id: str) -> Ticket:
+def leave(store: QueueRepository, ticket_id: str, player_id: str) -> Ticket:
     """Cancel a waiting ticket; FailedPrecondition once it is matched to a table."""
     owned_ticket(store, ticket_id, player_id)
 
-    def fn(raw: bytes | None):
-        t = Ticket.from_json(raw)
+    def fn(t: Ticket):
         if t.state != WAITING:
             raise FailedPrecondition(
                 f"ticket {ticket_id} is {t.state}; only a waiting ticket can leave its queue",
                 reason="NOT_WAITING",
             )
         t = replace(t, state=CANCELLED)
-        return t.to_json(), t
+        return t, t
 
-    ticket = store.update(TICKETS, ticket_id, fn)
-    store.delete(_QUEUE + ticket.queue, _index_key(ticket))
+    ticket = store.update_ticket(ticket_id, fn)
+    store.unlist_ticket(ticket)
     presence.release(store, player_id, presence.QUEUE, ticket_id)
     return ticket
 
 
-def waiting_count(store: Records, queue: str) -> int:
-    return sum(1 for _ in store.scan(_QUEUE + queue))
+def waiting_count(store: QueueRepository, queue: str) -> int:
+    return len(store.listed(queue))
 
 
-def _set_state(store: Records, ticket_id: str, want: str, state: str, match_id: str) -> bool:
+def _set_state(
+    store: QueueRepository, ticket_id: str, want: str, state: str, match_id: str
+) -> bool:
     """Move a ticket from ``want`` to ``state`` atomically. Claiming (→ MATCHED) records
     ``match_id``; releasing (MATCHED →) only the match's own tickets and clears it."""
 
-    def fn(raw: bytes | None):
-        t = Ticket.from_json(raw)
+    def fn(t: Ticket):
         if t.state != want or (want == MATCHED and t.match_id != match_id):
             return None, False
         new_match = match_id if state == MATCHED else ""
-        return replace(t, state=state, match_id=new_match).to_json(), True
+        return replace(t, state=state, match_id=new_match), True
 
-    return store.update(TICKETS, ticket_id, fn)
+    return store.update_ticket(ticket_id, fn)
 
 
 def _match_id(ticket_ids: Sequence[str | None], now: float) -> str:
@@ -267,7 +258,7 @@ STALE_MATCH_SECONDS = 60.0  # a match not fully claimed by then was abandoned by
 
 
 def form_tables(
-    store: Records,
+    store: QueueRepository,
     allocator: TableAllocator,
     now: float,
     bot_fill_seconds: float,
@@ -278,12 +269,11 @@ def form_tables(
     earlier (crashed or failed) pass are retried first. A match's room service fee (its level's,
     ``fee_units`` per stake unit) is fixed when it is formed. ``one_per_address``: no two
     tickets from one client address at a table (:func:`plan_tables`)."""
-    done = [f for f in (_complete(store, allocator, k, now) for k, _ in store.scan(MATCHES)) if f]
-    for queue, _ in store.scan(QUEUES):
-        index = list(store.scan(_QUEUE + queue))
+    done = [f for f in (_complete(store, allocator, k, now) for k in store.match_ids()) if f]
+    for queue in store.queues():
         waiting = []
-        for _key, rec in index:
-            t = get_ticket(store, rec.value.decode())
+        for ticket_id in store.listed(queue):
+            t = get_ticket(store, ticket_id)
             if t.state == WAITING:
                 waiting.append((t.ticket_id, t.created_at, t.client_address))
         for seats in plan_tables(waiting, now, bot_fill_seconds, one_per_address):
@@ -295,7 +285,7 @@ def form_tables(
 
 
 def _start_match(
-    store: Records,
+    store: QueueRepository,
     queue: str,
     seats: tuple[str | None, ...],
     now: float,
@@ -304,7 +294,7 @@ def _start_match(
     match_id = _match_id(seats, now)
     fee = fee_for_stake(int(queue.rsplit("|", 1)[1]), fee_units)
     body = {"queue": queue, "seats": list(seats), "created_at": now, "fee": fee}
-    store.put(MATCHES, match_id, records.dump(body))
+    store.put_match(match_id, body)
     claimed = []
     for tid in seats:
         if tid is None:
@@ -312,27 +302,26 @@ def _start_match(
         if not _set_state(store, tid, WAITING, MATCHED, match_id):
             for back in claimed:  # a ticket left (or another replica took it): undo
                 _set_state(store, back, MATCHED, WAITING, match_id)
-            store.delete(MATCHES, match_id)
+            store.drop_match(match_id)
             return None
         claimed.append(tid)
     return match_id
 
 
-def _complete(store: Records, allocator: TableAllocator, match_id: str, now: float):
+def _complete(store: QueueRepository, allocator: TableAllocator, match_id: str, now: float):
     """Create the match's table and assign its tickets; None while the gateway is unavailable
     (the match stays pending and is retried), while its tickets are still being claimed, or
     when another replica created its table (this call only finished the assignment)."""
-    rec = store.get(MATCHES, match_id)
-    if rec is None:
+    match = store.match(match_id)
+    if match is None:
         return None
-    match = records.load(rec.value)
     tickets = [get_ticket(store, t) if t else None for t in match["seats"]]
     if not all(t.state == MATCHED and t.match_id == match_id for t in tickets if t):
         if now - match["created_at"] >= STALE_MATCH_SECONDS:
             for t in tickets:  # abandoned half-way by a crash: the tickets wait again
                 if t:
                     _set_state(store, t.ticket_id, MATCHED, WAITING, match_id)
-            store.delete(MATCHES, match_id)
+            store.drop_match(match_id)
         return None
     ruleset, stake = match["queue"].rsplit("|", 1)
     seats = tuple(
@@ -364,23 +353,22 @@ def _complete(store: Records, allocator: TableAllocator, match_id: str, now: flo
             table.gateway_address, table.table_id, seat, table.seat_tokens[seat]
         )
 
-        def fn(raw: bytes | None, a=assignment):
-            cur = Ticket.from_json(raw)
+        def fn(cur: Ticket, a=assignment):
             if cur.state == MATCHED and cur.match_id == match_id:
                 cur = replace(cur, state=ASSIGNED, assignment=a)
-            return cur.to_json(), cur
+            return cur, cur
 
-        assigned.append(store.update(TICKETS, t.ticket_id, fn))
-        store.delete(_QUEUE + t.queue, _index_key(t))
+        assigned.append(store.update_ticket(t.ticket_id, fn))
+        store.unlist_ticket(t)
         presence.release(store, t.player_id, presence.QUEUE, t.ticket_id)
-    store.delete(MATCHES, match_id)
+    store.drop_match(match_id)
     if table.reused:  # another replica created it (and counts it)
         return None
     return Formed(match_id, tuple(assigned), sum(t is None for t in tickets))
 
 
 def _fail_match(
-    store: Records, match_id: str, tickets: Sequence[Ticket | None], failure: str
+    store: QueueRepository, match_id: str, tickets: Sequence[Ticket | None], failure: str
 ) -> None:
     """The gateway refused the match's table: its tickets are cancelled with the reason (their
     players see it and may queue again) and the match is dropped."""
@@ -388,14 +376,13 @@ def _fail_match(
         if t is None:
             continue
 
-        def fn(raw: bytes | None):
-            cur = Ticket.from_json(raw)
+        def fn(cur: Ticket):
             if cur.state != MATCHED or cur.match_id != match_id:
                 return None, cur
             cur = replace(cur, state=CANCELLED, match_id="", failure=failure)
-            return cur.to_json(), cur
+            return cur, cur
 
-        store.update(TICKETS, t.ticket_id, fn)
-        store.delete(_QUEUE + t.queue, _index_key(t))
+        store.update_ticket(t.ticket_id, fn)
+        store.unlist_ticket(t)
         presence.release(store, t.player_id, presence.QUEUE, t.ticket_id)
-    store.delete(MATCHES, match_id)
+    store.drop_match(match_id)

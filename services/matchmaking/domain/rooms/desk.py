@@ -16,6 +16,7 @@ from services.matchmaking.domain.players import presence
 from services.matchmaking.domain.ports import Metrics, Records
 from services.matchmaking.domain.rooms import private as rooms
 from services.matchmaking.domain.rooms import start as room_start
+from services.matchmaking.domain.rooms.repository import RoomRepository
 from services.matchmaking.domain.ruleset_choice import ready_seconds, ruleset_with_options
 from services.matchmaking.domain.tables.allocator import TableAllocator
 from shared.errors import FailedPrecondition, PermissionDenied
@@ -37,6 +38,7 @@ class RoomDesk:
     def __init__(
         self,
         store: Records,
+        room_records: RoomRepository,
         allocator: TableAllocator,
         clock: Clock,
         config: Any,
@@ -47,7 +49,8 @@ class RoomDesk:
         metrics: Metrics,
     ) -> None:
         self.metrics = metrics
-        self.store = store
+        self.store = store  # the ledger's (房卡)
+        self.room_records = room_records
         self.allocator = allocator
         self.clock = clock
         self.config = config
@@ -82,7 +85,7 @@ class RoomDesk:
                 reason="NO_ROOM_CARD",
             )
         room = rooms.open_room(
-            self.store,
+            self.room_records,
             player.player_id,
             player.display_name,
             name,
@@ -96,7 +99,7 @@ class RoomDesk:
         try:
             room_cards.spend_room_card(self.store, player.player_id, room.code, self.clock())
         except BaseException:
-            rooms.leave_room(self.store, room.code, player.player_id, self.clock())
+            rooms.leave_room(self.room_records, room.code, player.player_id, self.clock())
             raise
         self.notify()
         return room
@@ -104,7 +107,7 @@ class RoomDesk:
     def room(self, token: str, code: str) -> tuple[players.Player, rooms.Room]:
         """A room of the caller's own (a member of it); another's is PERMISSION_DENIED."""
         player = self.authenticate(token)
-        room = rooms.get_room(self.store, code)
+        room = rooms.get_room(self.room_records, code)
         if room.member(player.player_id) is None:
             raise PermissionDenied(
                 f"{player.player_id} is not in room {code}: join it first",
@@ -115,11 +118,11 @@ class RoomDesk:
 
     def join_room(self, token: str, code: str, client_address: str = "") -> rooms.Room:
         player = self.authenticate(token)
-        room = rooms.get_room(self.store, code)
+        room = rooms.get_room(self.room_records, code)
         if room.stake is not None:  # the player must allow and cover the stake set
             self.check_room_stake(room, room.stake, [player.player_id])
         room = rooms.join_room(
-            self.store,
+            self.room_records,
             code,
             player.player_id,
             player.display_name,
@@ -134,46 +137,50 @@ class RoomDesk:
 
     def leave_room(self, token: str, code: str) -> rooms.Room:
         player = self.authenticate(token)
-        room = rooms.leave_room(self.store, code, player.player_id, self.clock())
+        room = rooms.leave_room(self.room_records, code, player.player_id, self.clock())
         self.notify()
         return room
 
     def set_room_stake(self, token: str, code: str, stake: int) -> rooms.Room:
         player = self.authenticate(token)
         if stake > 0:
-            self.check_room_stake(rooms.get_room(self.store, code), stake)
-        room = rooms.set_stake(self.store, code, player.player_id, stake)
+            self.check_room_stake(rooms.get_room(self.room_records, code), stake)
+        room = rooms.set_stake(self.room_records, code, player.player_id, stake)
         self.notify()
         return room
 
     def answer_room_stake(self, token: str, code: str, accept: bool) -> rooms.Room:
         player = self.authenticate(token)
-        current = rooms.get_room(self.store, code)
+        current = rooms.get_room(self.room_records, code)
         if accept and current.stake is not None:
             self.check_room_stake(current, current.stake)
-        room = rooms.respond_to_stake(self.store, code, player.player_id, accept, self.clock())
+        room = rooms.respond_to_stake(
+            self.room_records, code, player.player_id, accept, self.clock()
+        )
         self.notify()
         return room
 
     def invite_bot(self, token: str, code: str) -> rooms.Room:
         player = self.authenticate(token)
-        rooms.invite_bot(self.store, code, player.player_id, self.clock())
+        rooms.invite_bot(self.room_records, code, player.player_id, self.clock())
         room = self.start_room(code)
         self.notify()
         return room
 
     def press_start(self, token: str, code: str) -> rooms.Room:
         player = self.authenticate(token)
-        room = rooms.get_room(self.store, code)
+        room = rooms.get_room(self.room_records, code)
         room_start.press_start(
-            self.store, code, player.player_id, self.clock(), self._ready_seconds(room)
+            self.room_records, code, player.player_id, self.clock(), self._ready_seconds(room)
         )
         room = self.start_room(code)
         self.notify()
         return room
 
     def start_room(self, code: str) -> rooms.Room:
-        room, created = room_start.start_if_ready(self.store, self.allocator, code, self.clock())
+        room, created = room_start.start_if_ready(
+            self.room_records, self.store, self.allocator, code, self.clock()
+        )
         if created:
             self.metrics.tables_created("room")
             log.info("room_table", room=code, table=room.table_id)

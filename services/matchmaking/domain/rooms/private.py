@@ -28,9 +28,9 @@ from dataclasses import asdict, dataclass, field, replace
 
 from services.matchmaking.domain import records
 from services.matchmaking.domain.players import presence
-from services.matchmaking.domain.ports import Records
 from services.matchmaking.domain.queues import quick_match as queues
 from services.matchmaking.domain.queues.quick_match import Assignment
+from services.matchmaking.domain.rooms.repository import RoomRepository
 from shared.errors import (
     FailedPrecondition,
     InvalidArgument,
@@ -41,8 +41,6 @@ from shared.table import MAX_HANDS, MAX_STAKE
 
 MAX_ROOM_FEE = 1_000_000  # silver per hand per human seat: far above any tier's cover
 
-ROOMS = "mm_rooms"
-ACTIVE = "mm_rooms_active"  # codes of rooms not yet playing (what ticks look at)
 SEATS = 4
 CODE_DIGITS = 6
 
@@ -108,43 +106,42 @@ class Room:
 
 
 # --- reading -----------------------------------------------------------------------------------
-def get_room(store: Records, code: str) -> Room:
+def get_room(store: RoomRepository, code: str) -> Room:
     """The room with this code; NotFound for an unknown or mistyped code."""
     if not code or not code.isdigit() or len(code) != CODE_DIGITS:
         raise NotFound(f"no room with code {code!r} (codes are {CODE_DIGITS} digits)", code=code)
-    rec = store.get(ROOMS, code)
-    if rec is None:
+    room = store.room(code)
+    if room is None:
         raise NotFound(f"no room with code {code}", code=code)
-    return Room.from_json(rec.value)
+    return room
 
 
-def room_of_player(store: Records, player_id: str) -> str | None:
+def room_of_player(store: RoomRepository, player_id: str) -> str | None:
     """The code of the room the player's presence names, if any."""
     held = presence.current(store, player_id)
     return held.ref if held and held.kind == presence.ROOM else None
 
 
-def holds(store: Records, held: presence.Presence) -> bool:
+def holds(store: RoomRepository, held: presence.Presence) -> bool:
     """Whether the room a room presence names still seats its player (open, starting or
     playing; a finished, closed or missing room, or one without the player, frees it)."""
-    rec = store.get(ROOMS, held.ref)
-    if rec is None:
+    room = store.room(held.ref)
+    if room is None:
         return False
-    room = Room.from_json(rec.value)
     return room.state in (OPEN, STARTING, PLAYING) and room.member(held.player_id) is not None
 
 
-def mutate_room(store: Records, code: str, fn) -> Room:
+def mutate_room(store: RoomRepository, code: str, fn) -> Room:
     """Apply ``fn(room) -> room`` atomically (fn raises to refuse: nothing changes)."""
     get_room(store, code)  # NotFound with a clear message first
 
-    def tx(raw: bytes | None):
-        if raw is None:
+    def tx(found: Room | None):
+        if found is None:
             raise NotFound(f"no room with code {code}", code=code)
-        room = fn(Room.from_json(raw))
-        return room.to_json(), room
+        room = fn(found)
+        return room, room
 
-    return store.update(ROOMS, code, tx)
+    return store.update_room(code, tx)
 
 
 def require_open(room: Room) -> None:
@@ -159,7 +156,7 @@ def require_member(room: Room, player_id: str) -> Member:
     return m
 
 
-def refusal(store: Records, held: presence.Presence, code: str) -> FailedPrecondition:
+def refusal(store: RoomRepository, held: presence.Presence, code: str) -> FailedPrecondition:
     """The error for a player kept out of room ``code`` by its ``held`` presence: ``IN_QUEUE``,
     ``ALREADY_IN_ROOM`` or ``IN_ANOTHER_ROOM``."""
     pid = held.player_id
@@ -175,20 +172,20 @@ def refusal(store: Records, held: presence.Presence, code: str) -> FailedPrecond
 
 
 def _claim_player(
-    store: Records, player_id: str, code: str, now: float, holds: presence.Holds | None
+    store: RoomRepository, player_id: str, code: str, now: float, holds: presence.Holds | None
 ) -> None:
     held = presence.claim(store, player_id, presence.ROOM, code, now, holds)
     if held is not None:
         raise refusal(store, held, code)
 
 
-def _release_player(store: Records, player_id: str, code: str) -> None:
+def _release_player(store: RoomRepository, player_id: str, code: str) -> None:
     presence.release(store, player_id, presence.ROOM, code)
 
 
 # --- opening and joining -----------------------------------------------------------------------
 def open_room(
-    store: Records,
+    store: RoomRepository,
     owner_id: str,
     owner_name: str,
     ruleset: str,
@@ -227,9 +224,7 @@ def open_room(
             fee_per_hand=fee_per_hand,
         )
         try:
-            _, created = records.create_once(store, ROOMS, code, room.to_json())
-            if created:
-                store.put(ACTIVE, code, b"")
+            if store.add_room_once(room):
                 return room
         except BaseException:
             _release_player(store, owner_id, code)
@@ -259,7 +254,7 @@ def _require_seat(room: Room) -> None:
 
 
 def join_room(
-    store: Records,
+    store: RoomRepository,
     code: str,
     player_id: str,
     name: str,
@@ -304,7 +299,7 @@ def _require_other_address(room: Room, client_address: str) -> None:
         )
 
 
-def invite_bot(store: Records, code: str, player_id: str, now: float) -> Room:
+def invite_bot(store: RoomRepository, code: str, player_id: str, now: float) -> Room:
     """The owner fills a seat with a bot (无须担心三缺一)."""
 
     def fn(room: Room) -> Room:
@@ -324,7 +319,7 @@ def invite_bot(store: Records, code: str, player_id: str, now: float) -> Room:
 
 
 # --- 底分 agreement ----------------------------------------------------------------------------
-def set_stake(store: Records, code: str, player_id: str, stake: int) -> Room:
+def set_stake(store: RoomRepository, code: str, player_id: str, stake: int) -> Room:
     """The setter sets 底分; every other player must then accept or refuse it."""
     if stake <= 0:
         raise InvalidArgument(f"stake {stake} must be positive", field="stake")
@@ -351,7 +346,9 @@ def set_stake(store: Records, code: str, player_id: str, stake: int) -> Room:
     return mutate_room(store, code, fn)
 
 
-def respond_to_stake(store: Records, code: str, player_id: str, accept: bool, now: float) -> Room:
+def respond_to_stake(
+    store: RoomRepository, code: str, player_id: str, accept: bool, now: float
+) -> Room:
     """Accept the stake, or refuse it and leave the room."""
 
     def fn(room: Room) -> Room:
@@ -393,7 +390,7 @@ def without_players(room: Room, player_ids: set[str]) -> Room:
     return replace(room, members=members)
 
 
-def leave_room(store: Records, code: str, player_id: str, now: float) -> Room:
+def leave_room(store: RoomRepository, code: str, player_id: str, now: float) -> Room:
     """Leave an open room (an empty room closes and its code is freed)."""
 
     def fn(room: Room) -> Room:
@@ -408,12 +405,11 @@ def leave_room(store: Records, code: str, player_id: str, now: float) -> Room:
     room = mutate_room(store, code, fn)
     _release_player(store, player_id, code)
     if room.state == CLOSED:
-        store.delete(ROOMS, code)
-        store.delete(ACTIVE, code)
+        store.drop_room(code)
     return room
 
 
-def finish_room(store: Records, code: str, table_id: str) -> Room | None:
+def finish_room(store: RoomRepository, code: str, table_id: str) -> Room | None:
     """The room's table finished: the room is done and its players are free."""
     try:
         room = get_room(store, code)
@@ -431,14 +427,13 @@ def finish_room(store: Records, code: str, table_id: str) -> Room | None:
     return room
 
 
-def open_room_codes(store: Records) -> list[str]:
+def open_room_codes(store: RoomRepository) -> list[str]:
     """Rooms whose timers or start may need a tick (open or starting)."""
     codes = []
-    for code, _ in store.scan(ACTIVE):
-        rec = store.get(ROOMS, code)
-        state = records.load(rec.value)["state"] if rec else None
-        if state in (OPEN, STARTING):
+    for code in store.active_codes():
+        room = store.room(code)
+        if room is not None and room.state in (OPEN, STARTING):
             codes.append(code)
         else:
-            store.delete(ACTIVE, code)
+            store.deactivate(code)
     return codes

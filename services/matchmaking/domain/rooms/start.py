@@ -18,12 +18,10 @@ from services.matchmaking.domain.economy import room_cards
 from services.matchmaking.domain.players import presence
 from services.matchmaking.domain.ports import Records
 from services.matchmaking.domain.rooms.private import (
-    ACTIVE,
     CLOSED,
     FINISHED,
     OPEN,
     PLAYING,
-    ROOMS,
     SEATS,
     STARTING,
     Room,
@@ -33,6 +31,7 @@ from services.matchmaking.domain.rooms.private import (
     require_open,
     without_players,
 )
+from services.matchmaking.domain.rooms.repository import RoomRepository
 from services.matchmaking.domain.tables.allocator import (
     SeatRequest,
     TableAllocator,
@@ -44,7 +43,7 @@ from shared.errors import DomainError, FailedPrecondition
 
 
 def press_start(
-    store: Records, code: str, player_id: str, now: float, ready_seconds: float
+    store: RoomRepository, code: str, player_id: str, now: float, ready_seconds: float
 ) -> Room:
     """Press Start. The first press starts everyone else's ready timer."""
 
@@ -68,7 +67,7 @@ def press_start(
     return mutate_room(store, code, fn)
 
 
-def expire_ready_timers(store: Records, code: str, now: float) -> list[str]:
+def expire_ready_timers(store: RoomRepository, code: str, now: float) -> list[str]:
     """Remove the players whose ready time ran out; returns their ids."""
     room = get_room(store, code)
     late = {
@@ -89,8 +88,7 @@ def expire_ready_timers(store: Records, code: str, now: float) -> list[str]:
     for pid in late:
         presence.release(store, pid, presence.ROOM, code)
     if room.state == CLOSED:
-        store.delete(ROOMS, code)
-        store.delete(ACTIVE, code)
+        store.drop_room(code)
     return sorted(late)
 
 
@@ -104,18 +102,23 @@ def ready_to_start(room: Room) -> bool:
 
 
 def start_if_ready(
-    store: Records, allocator: TableAllocator, code: str, now: float = 0.0
+    store: RoomRepository,
+    ledger_store: Records,
+    allocator: TableAllocator,
+    code: str,
+    now: float = 0.0,
 ) -> tuple[Room, bool]:
     """Create the table on a gateway once the room is full, agreed and ready (retried while the
     gateway is unavailable, or another replica is creating it: the room stays STARTING).
-    Returns the room and whether this call created its table."""
+    Returns the room and whether this call created its table. ``ledger_store``: where a
+    refused room's 房卡 goes back (:func:`fail_room`)."""
 
     def begin(room: Room) -> Room:
         return replace(room, state=STARTING) if ready_to_start(room) else room
 
     room = mutate_room(store, code, begin)
     if room.state == FINISHED and room.failure:  # refused, and a crash cut its clean-up short
-        return fail_room(store, code, room.failure, now), False
+        return fail_room(store, ledger_store, code, room.failure, now), False
     if room.state != STARTING:
         return room, False
     request = TableRequest(
@@ -131,7 +134,7 @@ def start_if_ready(
     try:
         table = allocator.create_table(request)
     except TableRefused as refused:  # never asked again: the room fails, its players see why
-        return fail_room(store, code, refused.message, now), False
+        return fail_room(store, ledger_store, code, refused.message, now), False
     except DomainError:
         return room, False
 
@@ -149,7 +152,9 @@ def start_if_ready(
     return mutate_room(store, code, playing), not table.reused
 
 
-def fail_room(store: Records, code: str, failure: str, now: float = 0.0) -> Room:
+def fail_room(
+    store: RoomRepository, ledger_store: Records, code: str, failure: str, now: float = 0.0
+) -> Room:
     """A starting room whose table the gateway refused: FINISHED with ``failure`` shown to its
     players (who may leave, and play elsewhere at once), never started again; its 房卡 goes
     back to the player who spent it (once: the refund's reference)."""
@@ -159,8 +164,8 @@ def fail_room(store: Records, code: str, failure: str, now: float = 0.0) -> Room
 
     room = mutate_room(store, code, fn)
     if room.opener:
-        room_cards.refund_room_card(store, room.opener, code, now)
+        room_cards.refund_room_card(ledger_store, room.opener, code, now)
     for m in room.humans():
         presence.release(store, m.player_id, presence.ROOM, code)
-    store.delete(ACTIVE, code)
+    store.deactivate(code)
     return room

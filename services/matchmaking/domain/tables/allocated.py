@@ -37,22 +37,20 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from services.matchmaking.domain import records
 from services.matchmaking.domain.economy import hand_cover
 from services.matchmaking.domain.economy.ledger import is_bot
-from services.matchmaking.domain.ports import Records
 from services.matchmaking.domain.tables import live_seats
 from services.matchmaking.domain.tables.allocator import (
-    TableAllocation,
     TableRequest,
 )
 from shared.errors import FailedPrecondition, NotFound, Unavailable
 
-TABLES = "mm_tables"
-PENDING = "mm_tables_pending"
-BY_REQUEST = "mm_tables_by_request"
+if TYPE_CHECKING:
+    from services.matchmaking.domain.tables.repository import TableRepository
+
 CLAIM_PREFIX = "matchmaking-create/"
 CLAIM_TTL_MS = 10_000  # a dead claimant delays the table's record this long (renewed meanwhile)
 _SEAL_CONTEXT = b"mahjong/matchmaking/create-table/"
@@ -96,26 +94,26 @@ def seat_ids(request: TableRequest) -> list[str]:
     return [s.player_id for s in request.seats]
 
 
-def record(store: Records, table: AllocatedTable) -> None:
+def record(tables: TableRepository, table: AllocatedTable) -> None:
     """Keep an allocation, and its humans' live seats (:mod:`.live_seats`)."""
-    store.put(TABLES, table.table_id, records.dump(_body(table)))
-    live_seats.seat(store, table.table_id, table.player_ids)
+    tables.put_table(table)
+    live_seats.seat(tables, table.table_id, table.player_ids)
 
 
-def finish(store: Records, table_id: str) -> None:
+def finish(tables: TableRepository, table_id: str) -> None:
     """The table ended (TableFinished): its players sit there no more."""
-    table = find(store, table_id)
+    table = find(tables, table_id)
     if table is not None:
-        live_seats.unseat(store, table_id, (*table.player_ids, *(p for _, p, _ in table.bankrupt)))
+        live_seats.unseat(tables, table_id, (*table.player_ids, *(p for _, p, _ in table.bankrupt)))
 
 
-def seat_needs(store: Records, player_id: str) -> live_seats.Held | None:
+def seat_needs(tables: TableRepository, player_id: str) -> live_seats.Held | None:
     """The live seat of ``player_id`` that needs the most silver kept: the most one hand at
     its table can cost at its stake, plus its room service fee (None: seated at no table that
     moves silver)."""
     most: live_seats.Held | None = None
-    for table_id in live_seats.tables_of(store, player_id):
-        table = find(store, table_id)
+    for table_id in live_seats.tables_of(tables, player_id):
+        table = find(tables, table_id)
         if table is None or table.stake <= 0 or not table.ruleset:
             continue
         cover = hand_cover.loss_cap(table.ruleset, dict(table.ruleset_options), table.stake)
@@ -126,77 +124,42 @@ def seat_needs(store: Records, player_id: str) -> live_seats.Held | None:
     return most
 
 
-def _body(table: AllocatedTable) -> dict:
-    return {
-        "tag": table.tag,
-        "player_ids": list(table.player_ids),
-        "request_id": table.request_id,
-        "ruleset": table.ruleset,
-        "stake": table.stake,
-        "ruleset_options": dict(table.ruleset_options),
-        "bankrupt": [list(b) for b in table.bankrupt],
-        "fee_per_hand": table.fee_per_hand,
-    }
-
-
 def replace_seat(
-    store: Records, table_id: str, seat: int, bot_id: str, hand_id: str
+    tables: TableRepository, table_id: str, seat: int, bot_id: str, hand_id: str
 ) -> AllocatedTable:
     """A bot takes ``seat`` after the hand ``hand_id`` (its player went bankrupt, 破产): the
     table's later reports name ``bot_id`` there. Idempotent."""
 
-    def fn(raw: bytes | None):
-        if raw is None:
+    def fn(table: AllocatedTable | None):
+        if table is None:
             raise NotFound(f"table {table_id} was not allocated by matchmaking", table_id=table_id)
-        data = records.load(raw)
-        if data["player_ids"][seat] == bot_id:
+        if table.player_ids[seat] == bot_id:
             return None, None
-        data.setdefault("bankrupt", []).append([seat, data["player_ids"][seat], hand_id])
-        data["player_ids"][seat] = bot_id
-        return records.dump(data), None
+        ids = list(table.player_ids)
+        left = (seat, ids[seat], hand_id)
+        ids[seat] = bot_id
+        return replace(table, player_ids=tuple(ids), bankrupt=(*table.bankrupt, left)), None
 
-    store.update(TABLES, table_id, fn)
-    found = find(store, table_id)
+    tables.update_table(table_id, fn)
+    found = find(tables, table_id)
     assert found is not None
-    live_seats.unseat(store, table_id, [p for s, p, _ in found.bankrupt if s == seat])
+    live_seats.unseat(tables, table_id, [p for s, p, _ in found.bankrupt if s == seat])
     return found
 
 
-def find(store: Records, table_id: str) -> AllocatedTable | None:
-    rec = store.get(TABLES, table_id) if table_id else None
-    if rec is None:
-        return None
-    data = records.load(rec.value)
-    return AllocatedTable(
-        table_id,
-        data["tag"],
-        tuple(data["player_ids"]),
-        data["request_id"],
-        data["ruleset"],
-        int(data["stake"]),
-        tuple(sorted(data["ruleset_options"].items())),
-        tuple((int(a), str(b), str(c)) for a, b, c in data["bankrupt"]),
-        int(data.get("fee_per_hand", 0)),
-    )
+def find(tables: TableRepository, table_id: str) -> AllocatedTable | None:
+    return tables.table(table_id) if table_id else None
 
 
-def allocation_of(raw: bytes) -> TableAllocation:
-    data = records.load(raw)
-    return TableAllocation(
-        data["table_id"], tuple(data["seat_tokens"]), data["gateway_address"], reused=True
-    )
-
-
-def _pending_match(store: Records, tag: str, player_ids: Sequence[str] | None) -> bool:
-    for _, rec in store.scan(PENDING):
-        data = records.load(rec.value)
-        if data["tag"] == tag and (player_ids is None or data["player_ids"] == list(player_ids)):
+def _pending_match(tables: TableRepository, tag: str, player_ids: Sequence[str] | None) -> bool:
+    for pending_tag, pending_ids in tables.pending():
+        if pending_tag == tag and (player_ids is None or pending_ids == list(player_ids)):
             return True
     return False
 
 
 def check_report(
-    store: Records,
+    tables: TableRepository,
     table_id: str,
     tag: str,
     player_ids: Sequence[str] | None = None,
@@ -210,9 +173,9 @@ def check_report(
     carries none. ``fees`` (by seat; empty = none) must be the table's room service fee at each
     human seat and 0 at each bot's, or all 0 on an escape's report (``escaped``: the hand's own
     report charges the fee, to the seat that left too) — FailedPrecondition FEE_MISMATCH."""
-    table = find(store, table_id)
+    table = find(tables, table_id)
     if table is None:
-        if _pending_match(store, tag, player_ids):
+        if _pending_match(tables, tag, player_ids):
             raise Unavailable(
                 f"table {table_id} ({tag}) is being allocated; retry shortly",
                 reason="TABLE_ALLOCATION_PENDING",

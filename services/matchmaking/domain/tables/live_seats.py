@@ -19,36 +19,29 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from services.matchmaking.domain import records
 from services.matchmaking.domain.economy import ledger
 from services.matchmaking.domain.ports import Records
+from services.matchmaking.domain.tables.repository import TableRepository
 from shared.errors import FailedPrecondition
 
-LIVE_SEATS = "mm_live_seats"
+
+def _humans(player_ids: Iterable[str]) -> list[str]:
+    return [pid for pid in dict.fromkeys(player_ids) if pid and not ledger.is_bot(pid)]
 
 
-def _key(player_id: str, table_id: str) -> str:
-    return f"{player_id}/{table_id}"
-
-
-def seat(store: Records, table_id: str, player_ids: Iterable[str]) -> None:
+def seat(tables: TableRepository, table_id: str, player_ids: Iterable[str]) -> None:
     """Index the humans of ``player_ids`` as seated at ``table_id``."""
-    for pid in dict.fromkeys(player_ids):
-        if pid and not ledger.is_bot(pid):
-            store.put(LIVE_SEATS, _key(pid, table_id), records.dump({}))
+    tables.seat(table_id, _humans(player_ids))
 
 
-def unseat(store: Records, table_id: str, player_ids: Iterable[str]) -> None:
+def unseat(tables: TableRepository, table_id: str, player_ids: Iterable[str]) -> None:
     """``player_ids`` sit at ``table_id`` no more (its end, or a bankrupt seat's bot)."""
-    for pid in dict.fromkeys(player_ids):
-        if pid and not ledger.is_bot(pid):
-            store.delete(LIVE_SEATS, _key(pid, table_id))
+    tables.unseat(table_id, _humans(player_ids))
 
 
-def tables_of(store: Records, player_id: str) -> list[str]:
+def tables_of(tables: TableRepository, player_id: str) -> list[str]:
     """The tables where ``player_id`` sits now, by id."""
-    prefix = player_id + "/"
-    return [key[len(prefix) :] for key, _ in store.scan(LIVE_SEATS, prefix)]
+    return tables.seated_at(player_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,9 +56,10 @@ class Held:
 def require_kept(
     store: Records, player_id: str, spend: int, what: str, seat_needs: Held | None
 ) -> None:
-    """Refuse spending ``spend`` silver (on ``what``) that would take the player below what
-    their live seat needs (``seat_needs``, :func:`.allocated.seat_needs`; None: not
-    seated): FailedPrecondition ``SILVER_HELD_BY_SEAT``, nothing moves."""
+    """Refuse spending ``spend`` silver (on ``what``; ``store``: the ledger's) that would
+    take the player below what their live seat needs (``seat_needs``,
+    :func:`.allocated.seat_needs`; None: not seated): FailedPrecondition ``SILVER_HELD_BY_SEAT``,
+    nothing moves."""
     if spend <= 0 or seat_needs is None:
         return
     silver = ledger.balance(store, player_id)

@@ -16,12 +16,16 @@ import structlog
 from services.matchmaking.domain.changes import Changes
 from services.matchmaking.domain.clock import Clock
 from services.matchmaking.domain.economy import double_cards, ledger
+from services.matchmaking.domain.economy.repository import HoldRepository
 from services.matchmaking.domain.integrity import counts as integrity
 from services.matchmaking.domain.ports import Metrics, Records
 from services.matchmaking.domain.rooms import private as rooms
+from services.matchmaking.domain.rooms.repository import RoomRepository
 from services.matchmaking.domain.tables import allocated as allocated_tables
+from services.matchmaking.domain.tables.repository import TableRepository
 from services.matchmaking.domain.tables.tags import parse_room, parse_tournament
 from services.matchmaking.domain.tournaments import rounds as tournament_rounds
+from services.matchmaking.domain.tournaments.repository import TournamentRepository
 from shared.errors import FailedPrecondition, InvalidArgument, NotFound
 
 log = structlog.get_logger("mahjong.matchmaking")
@@ -31,6 +35,10 @@ class ReportDesk:
     def __init__(
         self,
         store: Records,
+        room_records: RoomRepository,
+        tables: TableRepository,
+        tournament_records: TournamentRepository,
+        holds: HoldRepository,
         clock: Clock,
         changes: Changes,
         bankrupt_after: Callable[[ledger.HandReport], tuple[list[int], list[str]]],
@@ -42,6 +50,10 @@ class ReportDesk:
         self.metrics = metrics
         self.signals = signals
         self.store = store
+        self.room_records = room_records
+        self.tables = tables
+        self.tournament_records = tournament_records
+        self.holds = holds
         self.clock = clock
         self.notify = changes.notify
         self.notify_tournament = changes.notify_tournament
@@ -79,7 +91,12 @@ class ReportDesk:
         if where:  # a table that finished before this hand reached the ledger settles now
             ms = int(self.clock() * 1000)
             if tournament_rounds.hand_recorded(
-                self.store, where.tournament_id, where.round, where.table, ms
+                self.tournament_records,
+                self.store,
+                where.tournament_id,
+                where.round,
+                where.table,
+                ms,
             ):
                 self.wake_ticker()  # the round's last table: the next round, now
             self.notify_tournament(where.tournament_id)
@@ -105,11 +122,14 @@ class ReportDesk:
         if hands_played < 0:
             raise InvalidArgument(f"hands_played {hands_played} is negative")
         self._check_report(table_id, tag)
-        double_cards.release_table(self.store, table_id, self.clock())  # hands never started
-        allocated_tables.finish(self.store, table_id)  # its seats are free: spending too
+        double_cards.release_table(
+            self.store, self.holds, table_id, self.clock()
+        )  # hands never started
+        allocated_tables.finish(self.tables, table_id)  # its seats are free: spending too
         where = parse_tournament(tag)
         if where:  # recorded; the round's next step is the ticker's (its failure is not ours)
             settled = tournament_rounds.table_finished(
+                self.tournament_records,
                 self.store,
                 where.tournament_id,
                 where.round,
@@ -123,7 +143,7 @@ class ReportDesk:
             self.notify_tournament(where.tournament_id)
             return
         if code := parse_room(tag):
-            rooms.finish_room(self.store, code, table_id)
+            rooms.finish_room(self.room_records, code, table_id)
         self.notify()
 
     def _check_report(
@@ -131,7 +151,7 @@ class ReportDesk:
     ) -> None:
         try:
             allocated_tables.check_report(
-                self.store, table_id, tag, player_ids, hand_id, fees, escaped
+                self.tables, table_id, tag, player_ids, hand_id, fees, escaped
             )
         except (NotFound, FailedPrecondition) as exc:
             self.metrics.report_refused(exc.reason)

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from services.matchmaking.domain.ports import Records
 from services.matchmaking.domain.tournaments.records import Roll, get_header
+from services.matchmaking.domain.tournaments.repository import TournamentRepository
 from services.matchmaking.domain.tournaments.tournament import (
     DEFAULT_PRIZE_PERCENT,
     MAX_ENTRANTS,
@@ -83,7 +83,9 @@ def check_invite_ids(player_ids: Sequence[str]) -> None:
         raise InvalidArgument("a player id is empty", field="player_ids")
 
 
-def invite(store: Records, tournament_id: str, creator: str, player_ids: Sequence[str]):
+def invite(
+    store: TournamentRepository, tournament_id: str, creator: str, player_ids: Sequence[str]
+):
     """The creator invites players: they are listed as invited, never entered (each enters only
     by :func:`accept_invite`). Already invited or entered ids are skipped."""
     check_invite_ids(player_ids)
@@ -111,7 +113,7 @@ def require_invited(t: Tournament | Roll, player_id: str) -> None:
         raise FailedPrecondition(f"{player_id} has no invite to {name}", reason="NOT_INVITED")
 
 
-def accept_invite(store: Records, tournament_id: str, entrant: Entrant) -> Tournament:
+def accept_invite(store: TournamentRepository, tournament_id: str, entrant: Entrant) -> Tournament:
     """The invited player enters (the invite is used up)."""
 
     def fn(roll: Roll) -> Roll:
@@ -122,7 +124,7 @@ def accept_invite(store: Records, tournament_id: str, entrant: Entrant) -> Tourn
     return update_roll_open(store, tournament_id, fn)
 
 
-def decline_invite(store: Records, tournament_id: str, player_id: str) -> Tournament:
+def decline_invite(store: TournamentRepository, tournament_id: str, player_id: str) -> Tournament:
     def fn(roll: Roll) -> Roll:
         require_invited(roll, player_id)
         return replace(roll, invited=tuple(p for p in roll.invited if p != player_id))

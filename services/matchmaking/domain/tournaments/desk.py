@@ -20,13 +20,15 @@ import structlog
 from services.matchmaking.domain.changes import Changes
 from services.matchmaking.domain.clock import Clock
 from services.matchmaking.domain.economy import ledger
-from services.matchmaking.domain.players import accounts as players
+from services.matchmaking.domain.players import accounts
+from services.matchmaking.domain.players.repository import PlayerRepository
 from services.matchmaking.domain.ports import Metrics, Records
 from services.matchmaking.domain.queues import levels
 from services.matchmaking.domain.ruleset_choice import ruleset_with_options
 from services.matchmaking.domain.tables import allocated as allocated_tables
 from services.matchmaking.domain.tables import live_seats
 from services.matchmaking.domain.tables.allocator import TableAllocator
+from services.matchmaking.domain.tables.repository import TableRepository
 from services.matchmaking.domain.tournaments import consent
 from services.matchmaking.domain.tournaments import purse as tournament_purse
 from services.matchmaking.domain.tournaments import rounds as tournament_rounds
@@ -39,6 +41,7 @@ from services.matchmaking.domain.tournaments.records import (
     done_running,
     get_progress,
 )
+from services.matchmaking.domain.tournaments.repository import TournamentRepository
 from shared.errors import (
     DomainError,
     FailedPrecondition,
@@ -73,13 +76,19 @@ class TournamentDesk:
     def __init__(
         self,
         store: Records,
+        players: PlayerRepository,
+        tables: TableRepository,
+        tournament_records: TournamentRepository,
         allocator: TableAllocator,
         clock: Clock,
-        authenticate: Callable[[str], players.Player],
+        authenticate: Callable[[str], accounts.Player],
         changes: Changes,
         metrics: Metrics,
     ) -> None:
         self.store = store
+        self.players = players
+        self.tables = tables
+        self.tournament_records = tournament_records
         self.metrics = metrics
         self.allocator = allocator
         self.clock = clock
@@ -90,7 +99,7 @@ class TournamentDesk:
         self._snapshots_lock = threading.Lock()
 
     def _entrant(self, player_id: str, stake: int) -> tournaments.Entrant:
-        player = players.get_player(self.store, player_id)
+        player = accounts.get_player(self.players, player_id)
         if not player.bot:
             levels.check_rated_stake(ledger.balance(self.store, player_id), stake)
         return tournaments.Entrant(player.player_id, player.display_name, player.bot)
@@ -100,8 +109,8 @@ class TournamentDesk:
             raise InvalidArgument(f"bot count {count} out of range 0-{tournaments.MAX_ENTRANTS}")
         out = []
         for i in range(count):
-            bot = players.create_player(
-                self.store, f"Bot {start + i + 1}", bot=True, now=self.clock()
+            bot = accounts.create_player(
+                self.players, f"Bot {start + i + 1}", bot=True, now=self.clock()
             )
             out.append(tournaments.Entrant(bot.player_id, bot.display_name, True))
         return out
@@ -153,9 +162,9 @@ class TournamentDesk:
             final_rounds=final_rounds,
             round_seconds=round_seconds,
         )
-        t = tournaments.create(self.store, header)
+        t = tournaments.create(self.tournament_records, header)
         if bots:
-            t = tournaments.register(self.store, t.tournament_id, self._bots(bots, 0))
+            t = tournaments.register(self.tournament_records, t.tournament_id, self._bots(bots, 0))
         self.notify_tournament(t.tournament_id)
         return t
 
@@ -164,9 +173,11 @@ class TournamentDesk:
         entrant (a registration or an accepted invite); the entry is refunded if that fails."""
         entrant = self._entrant(player_id, t.stake)
         if t.entrant(player_id) is not None:
-            tournaments.register(self.store, t.tournament_id, [entrant])  # AlreadyExists
+            tournaments.register(
+                self.tournament_records, t.tournament_id, [entrant]
+            )  # AlreadyExists
         if tournament_purse.has_entry(t):
-            needs = allocated_tables.seat_needs(self.store, player_id)
+            needs = allocated_tables.seat_needs(self.tables, player_id)
             what = f"the entry to tournament {t.tournament_id}"
             live_seats.require_kept(self.store, player_id, t.entry_silver, what, needs)
             ref = f"tournament/{t.tournament_id}/entry/{player_id}/{uuid.uuid4().hex[:12]}"
@@ -183,16 +194,18 @@ class TournamentDesk:
     def register_tournament(self, token: str, tournament_id: str) -> tournaments.Tournament:
         """JoinTournament: the caller enters themselves (the entry moves into escrow)."""
         player = self.authenticate(token)
-        t = tournaments.get(self.store, tournament_id)
+        t = tournaments.get(self.tournament_records, tournament_id)
         return self._enter(
-            player.player_id, t, lambda e: tournaments.register(self.store, tournament_id, [e])
+            player.player_id,
+            t,
+            lambda e: tournaments.register(self.tournament_records, tournament_id, [e]),
         )
 
     def withdraw_tournament(self, token: str, tournament_id: str) -> tournaments.Tournament:
         """LeaveTournament before the start: the entry is refunded in full."""
         player = self.authenticate(token)
-        before = tournaments.get(self.store, tournament_id)
-        t = tournaments.withdraw(self.store, tournament_id, player.player_id)
+        before = tournaments.get(self.tournament_records, tournament_id)
+        t = tournaments.withdraw(self.tournament_records, tournament_id, player.player_id)
         left = before.entrant(player.player_id)
         if left is not None:
             tournament_purse.refund_entry(self.store, t, left, self.clock())
@@ -207,31 +220,35 @@ class TournamentDesk:
         consent.check_invite_ids(player_ids)
         for pid in player_ids:
             if pid != creator.player_id:
-                found = players.find_player(self.store, pid)
+                found = accounts.find_player(self.players, pid)
                 if found is None or found.bot or found.guest:
                     raise NotFound(f"no player {pid!r} to invite", player_id=pid)
-        t = consent.invite(self.store, tournament_id, creator.player_id, list(player_ids))
+        t = consent.invite(
+            self.tournament_records, tournament_id, creator.player_id, list(player_ids)
+        )
         self.notify_tournament(t.tournament_id)
         return t
 
     def accept_invite(self, token: str, tournament_id: str) -> tournaments.Tournament:
         player = self.authenticate(token)
-        t = tournaments.get(self.store, tournament_id)
+        t = tournaments.get(self.tournament_records, tournament_id)
         consent.require_invited(t, player.player_id)
         return self._enter(
-            player.player_id, t, lambda e: consent.accept_invite(self.store, tournament_id, e)
+            player.player_id,
+            t,
+            lambda e: consent.accept_invite(self.tournament_records, tournament_id, e),
         )
 
     def decline_invite(self, token: str, tournament_id: str) -> tournaments.Tournament:
         player = self.authenticate(token)
-        t = consent.decline_invite(self.store, tournament_id, player.player_id)
+        t = consent.decline_invite(self.tournament_records, tournament_id, player.player_id)
         self.notify_tournament(t.tournament_id)
         return t
 
     def cancel_tournament(self, token: str, tournament_id: str) -> tournaments.Tournament:
         """The creator cancels before the first round: every entry and house prize returns."""
         player = self.authenticate(token)
-        t = tournaments.cancel(self.store, tournament_id, player.player_id)
+        t = tournaments.cancel(self.tournament_records, tournament_id, player.player_id)
         t = self._settle_purse(t)  # the refunds (the ticker finishes a large roll's)
         log.info("tournament_cancelled", tournament=tournament_id)
         self.notify_tournament(t.tournament_id)
@@ -245,13 +262,16 @@ class TournamentDesk:
             raise InvalidArgument("reason is required", field="reason")
         if len(reason) > MAX_REASON:
             raise InvalidArgument(f"reason is over {MAX_REASON} characters", field="reason")
-        t = tournaments.get(self.store, tournament_id)
+        t = tournaments.get(self.tournament_records, tournament_id)
         if t.state == tournaments.FINISHED:
             raise FailedPrecondition(
                 f"tournament {tournament_id} is finished", reason="TOURNAMENT_FINISHED"
             )
         t = tournaments.fail(
-            self.store, tournament_id, f"ended by an operator: {reason}", cancelled=True
+            self.tournament_records,
+            tournament_id,
+            f"ended by an operator: {reason}",
+            cancelled=True,
         )
         log.warning("tournament_aborted", tournament=tournament_id, reason=reason)
         t = self._settle_purse(t)
@@ -260,7 +280,7 @@ class TournamentDesk:
 
     def retry_tournament(self, tournament_id: str) -> tournaments.Tournament:
         """An operator's retry: the next step is tried at once, the backoff reset."""
-        t = tournaments.get(self.store, tournament_id)
+        t = tournaments.get(self.tournament_records, tournament_id)
         if t.state == tournaments.FINISHED and not tournament_purse.settled(t):
             return self._settle_purse(t)
         if t.state not in tournaments.ACTIVE:
@@ -268,11 +288,11 @@ class TournamentDesk:
                 f"tournament {tournament_id} is {t.state}: nothing to retry",
                 reason="TOURNAMENT_NOT_RUNNING",
             )
-        tournaments.retry_now(self.store, tournament_id)
+        tournaments.retry_now(self.tournament_records, tournament_id)
         log.info("tournament_retry", tournament=tournament_id, failures=t.failures)
         self.tournament_work(tournament_id)
         self.notify_tournament(t.tournament_id)
-        return tournaments.get(self.store, tournament_id)
+        return tournaments.get(self.tournament_records, tournament_id)
 
     def add_tournament_prize(
         self,
@@ -301,7 +321,7 @@ class TournamentDesk:
                 raise InvalidArgument(
                     f"amount {amount} out of range 1-{MAX_PRIZE_AMOUNT}", field="assets"
                 )
-        t = tournaments.get(self.store, tournament_id)
+        t = tournaments.get(self.tournament_records, tournament_id)
         if t.state == tournaments.FINISHED:
             raise FailedPrecondition(
                 f"tournament {tournament_id} is finished", reason="TOURNAMENT_FINISHED"
@@ -310,21 +330,21 @@ class TournamentDesk:
             ref = f"tournament/{tournament_id}/house-prize/{request_id}/{i}"
             prize = tournaments.HousePrize(rank, asset, amount, ref)
             tournament_purse.fund_house_prize(self.store, t, prize, reason, self.clock())
-            t = tournaments.add_house_prize(self.store, tournament_id, prize)
+            t = tournaments.add_house_prize(self.tournament_records, tournament_id, prize)
         log.info("tournament_prize_added", tournament=tournament_id, rank=rank, reason=reason)
         self.notify_tournament(t.tournament_id)
         return t
 
     def add_tournament_bots(self, token: str, tournament_id: str, count: int):
         player = self.authenticate(token)
-        t = tournaments.get(self.store, tournament_id)
+        t = tournaments.get(self.tournament_records, tournament_id)
         if t.creator != player.player_id:
             raise PermissionDenied(f"only the creator {t.creator} may add bots to {tournament_id}")
         if count < 1:
             raise InvalidArgument(f"bot count {count} must be at least 1", field="count")
         tournaments.require_registering(t.header)
         bots = self._bots(count, sum(e.bot for e in t.entrants))
-        t = tournaments.register(self.store, tournament_id, bots)
+        t = tournaments.register(self.tournament_records, tournament_id, bots)
         self.notify_tournament(t.tournament_id)
         return t
 
@@ -332,34 +352,34 @@ class TournamentDesk:
         """The creator starts it: the roll closes, round one is seated and its first tables
         created now (the ticker creates the rest, in batches)."""
         player = self.authenticate(token)
-        t = tournaments.start(self.store, tournament_id, player.player_id)
+        t = tournaments.start(self.tournament_records, tournament_id, player.player_id)
         tournament_purse.spend_at_start(self.store, t, self.clock())
         log.info("tournament_started", tournament=tournament_id, entrants=len(t.entrants))
         self.tournament_work(tournament_id, count_failure=False)
         self.notify_tournament(t.tournament_id)
-        return tournaments.get(self.store, tournament_id)
+        return tournaments.get(self.tournament_records, tournament_id)
 
     def tournament(self, tournament_id: str) -> tournaments.Tournament:
-        return tournaments.get(self.store, tournament_id)
+        return tournaments.get(self.tournament_records, tournament_id)
 
     def tournament_tables(
         self, tournament_id: str, round_no: int | None = None
     ) -> list[TableState]:
         """A round's tables (the current round's by default)."""
-        t = tournaments.get(self.store, tournament_id)
-        return tournament_rounds.round_tables(self.store, t, round_no)
+        t = tournaments.get(self.tournament_records, tournament_id)
+        return tournament_rounds.round_tables(self.tournament_records, t, round_no)
 
     def round_standings(
         self, tournament_id: str
     ) -> list[tuple[tournament_standings.Standing, ...]]:
         """The standings after each finished round."""
         return tournament_standings.all_standings(
-            self.store, tournaments.get(self.store, tournament_id)
+            self.tournament_records, tournaments.get(self.tournament_records, tournament_id)
         )
 
     def final_ranking(self, tournament_id: str) -> tuple[tournament_standings.Standing, ...]:
-        t = tournaments.get(self.store, tournament_id)
-        return tournament_standings.final_ranking(self.store, t)
+        t = tournaments.get(self.tournament_records, tournament_id)
+        return tournament_standings.final_ranking(self.tournament_records, t)
 
     def tournament_snapshot(self, tournament_id: str) -> TournamentSnapshot:
         """The tournament and its detail as this replica's watchers share it: read again when
@@ -370,7 +390,7 @@ class TournamentDesk:
             hit = self._snapshots.get(tournament_id)
         if hit is not None and hit.version == version and now - hit.at < SNAPSHOT_TTL_S:
             return hit
-        t = tournaments.get(self.store, tournament_id)
+        t = tournaments.get(self.tournament_records, tournament_id)
         lists, progress = self.tournament_detail(t)
         snap = TournamentSnapshot(version, now, t, lists, progress)
         with self._snapshots_lock:
@@ -383,41 +403,45 @@ class TournamentDesk:
         """What a tournament's message shows beside its header: a small one's lists (None for
         a large one) and the current round's progress."""
         progress = (
-            get_progress(self.store, t.tournament_id, t.current_round) if t.current_round else None
+            get_progress(self.tournament_records, t.tournament_id, t.current_round)
+            if t.current_round
+            else None
         )
-        return tournament_rounds.lists_of(self.store, t), progress
+        return tournament_rounds.lists_of(self.tournament_records, t), progress
 
     def tournament_seat(self, t: tournaments.Tournament, player_id: str):
         """The player's seat in the current round once its table exists (else None)."""
-        seat = tournament_rounds.seat_of(self.store, t, player_id)
+        seat = tournament_rounds.seat_of(self.tournament_records, t, player_id)
         return seat[1] if seat else None
 
     def standings_page(self, tournament_id: str, round_no: int, size: int, token: str):
         """A page of standings: (standings, ranked, final, round, next page token)."""
-        t = tournaments.get(self.store, tournament_id)
+        t = tournaments.get(self.tournament_records, tournament_id)
         offset, size = _page(token, size, 200, 1000)
         if round_no < 0:
             raise InvalidArgument(f"round {round_no} is negative", field="round")
         page, total, final = tournament_standings.standings_page(
-            self.store, t, round_no, offset, size
+            self.tournament_records, self.store, t, round_no, offset, size
         )
         nxt = str(offset + size) if offset + size < total else ""
         return page, total, final, round_no or t.current_round, nxt
 
     def tables_page(self, tournament_id: str, round_no: int, size: int, token: str):
         """A page of a round's tables: (tables, round, tables in the round, next page token)."""
-        t = tournaments.get(self.store, tournament_id)
+        t = tournaments.get(self.tournament_records, tournament_id)
         offset, size = _page(token, size, 100, 500)
         if round_no < 0:
             raise InvalidArgument(f"round {round_no} is negative", field="round")
-        tables, r, total = tournament_rounds.tables_page(self.store, t, round_no, offset, size)
+        tables, r, total = tournament_rounds.tables_page(
+            self.tournament_records, t, round_no, offset, size
+        )
         nxt = str(offset + size) if offset + size < total else ""
         return tables, r, total, nxt
 
     def live_standings(self, tournament_id: str) -> tuple[tournament_standings.Standing, ...]:
         """Standings now, from the ledger (mid-round included)."""
-        t = tournaments.get(self.store, tournament_id)
-        return tournament_standings.live_standings(self.store, t)
+        t = tournaments.get(self.tournament_records, tournament_id)
+        return tournament_standings.live_standings(self.tournament_records, self.store, t)
 
     def _now_ms(self) -> int:
         return int(self.clock() * 1000)
@@ -430,9 +454,9 @@ class TournamentDesk:
         something changed."""
         now_ms = self._now_ms()
         try:
-            t = tournaments.get(self.store, tournament_id)
+            t = tournaments.get(self.tournament_records, tournament_id)
         except NotFound:
-            done_running(self.store, tournament_id)
+            done_running(self.tournament_records, tournament_id)
             return False
         if now_ms < t.retry_at_ms:
             return False
@@ -443,11 +467,11 @@ class TournamentDesk:
                 self._step_failed(tournament_id, "purse", exc, now_ms)
                 return False
             if t.failures:
-                tournaments.step_succeeded(self.store, tournament_id)
+                tournaments.step_succeeded(self.tournament_records, tournament_id)
             return True
         if t.state == tournaments.REGISTERING:
             if not t.roll.closed:  # a start that was refused: nothing to do
-                done_running(self.store, tournament_id)
+                done_running(self.tournament_records, tournament_id)
             return False
         step = "seat"
         try:
@@ -455,7 +479,7 @@ class TournamentDesk:
             if t.current_round:
                 step = "settle"
                 stuck = tournament_rounds.unsettled(
-                    self.store, tournament_id, t.current_round, now_ms
+                    self.tournament_records, self.store, tournament_id, t.current_round, now_ms
                 )
                 if stuck:
                     x = stuck[0]
@@ -467,14 +491,16 @@ class TournamentDesk:
                         reason="HANDS_MISSING",
                     )
             step = "seat"
-            what = tournament_rounds.advance(self.store, tournament_id, now_ms)
+            what = tournament_rounds.advance(
+                self.tournament_records, self.store, tournament_id, now_ms
+            )
             if what:
                 changed = True
                 self.metrics.round_done()
                 log.info("tournament_advanced", tournament=tournament_id, did=what)
             step = "create_tables"
             created = tournament_rounds.create_tables(
-                self.store, self.allocator, tournament_id, self._now_ms
+                self.tournament_records, self.allocator, tournament_id, self._now_ms
             )
             self.metrics.tables_created("tournament", created.created)
             changed |= bool(created.created)
@@ -488,10 +514,10 @@ class TournamentDesk:
                             error=_reason(exc))  # fmt: skip
             return True
         if t.failures or t.state == tournaments.STALLED:
-            tournaments.step_succeeded(self.store, tournament_id)
+            tournaments.step_succeeded(self.tournament_records, tournament_id)
             log.info("tournament_recovered", tournament=tournament_id, after=t.failures)
             changed = True
-        after = tournaments.get(self.store, tournament_id)
+        after = tournaments.get(self.tournament_records, tournament_id)
         if after.state == tournaments.FINISHED:
             changed = True
             try:
@@ -504,7 +530,7 @@ class TournamentDesk:
         self.metrics.tournament_step_failed(step)
         reason = f"{step}: {_reason(exc)}"
         try:
-            h = tournaments.step_failed(self.store, tournament_id, reason, now_ms)
+            h = tournaments.step_failed(self.tournament_records, tournament_id, reason, now_ms)
         except Exception as store_exc:  # the store itself: the ticker tries again later
             log.error("tournament_step_failed", tournament=tournament_id, step=step,
                       error=reason, record_error=repr(store_exc))  # fmt: skip
@@ -528,17 +554,17 @@ class TournamentDesk:
         now = self.clock()
         if t.failure or t.cancelled:
             done = tournament_purse.refund_batch(self.store, t, now)
-            t = tournaments.record_purse_progress(self.store, t.tournament_id, done)
+            t = tournaments.record_purse_progress(self.tournament_records, t.tournament_id, done)
             if not tournament_purse.settled(t):
                 return t
             tournament_purse.return_house_prizes(self.store, t, now)
         else:
             tournament_purse.spend_at_start(self.store, t, now)  # once; here after a crash
             bots = {e.player_id for e in t.entrants if e.bot}
-            ranking = tournament_standings.final_ranking(self.store, t)
+            ranking = tournament_standings.final_ranking(self.tournament_records, t)
             prizes = tournament_purse.pay_prizes(self.store, t, ranking, bots, now)
-            t = tournaments.record_prizes(self.store, t.tournament_id, prizes)
-        done_running(self.store, t.tournament_id)
+            t = tournaments.record_prizes(self.tournament_records, t.tournament_id, prizes)
+        done_running(self.tournament_records, t.tournament_id)
         return t
 
 

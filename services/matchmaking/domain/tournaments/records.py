@@ -21,8 +21,10 @@ namespace / key                         what, and who writes it
 ``mm_tournaments_running/<id>``         the ticker's index of tournaments with work pending
 ======================================  =======================================================
 
-Every record is compact JSON with a ``version``. Nothing here decides anything: the rules of a
-tournament are :mod:`.tournament` and :mod:`.rounds`.
+Every record is compact JSON with a ``version``, kept through the tournaments' repository
+(:mod:`.repository`; over the store: :mod:`services.matchmaking.storage.tournament_records`).
+Nothing here decides anything: the rules of a tournament are :mod:`.tournament` and
+:mod:`.rounds`.
 """
 
 from __future__ import annotations
@@ -31,19 +33,14 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, replace
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from services.matchmaking.domain import records
-from services.matchmaking.domain.ports import Records
 from shared.errors import NotFound
 
-HEADERS = "mm_tournaments"
-ROLLS = "mm_tournament_entrants"
-SEATINGS = "mm_tournament_seatings"
-ROUNDS = "mm_tournament_rounds"
-TABLES = "mm_tournament_tables"
-RANKINGS = "mm_tournament_standings"
-RUNNING_INDEX = "mm_tournaments_running"  # ids of tournaments with work pending
+if TYPE_CHECKING:
+    from services.matchmaking.domain.tournaments.repository import TournamentRepository
+
 FINAL = "final"
 VERSION = 3
 
@@ -292,18 +289,10 @@ class Ranking:
 
 
 # --- keys ------------------------------------------------------------------------------------
-def round_key(tournament_id: str, round_no: int) -> str:
-    return f"{tournament_id}/r{round_no:03d}"
-
-
-def table_key(tournament_id: str, round_no: int, index: int) -> str:
-    return f"{round_key(tournament_id, round_no)}/t{index:05d}"
-
-
 # --- an in-process cache of what never changes once written --------------------------------
 class _Frozen:
-    """Closed rolls, seatings and rankings, by (store, key): written once, so a process reads
-    each from the store once (10,000 watchers of a round share one copy)."""
+    """Closed rolls, seatings and rankings, by (repository, kind, key): written once, so a
+    process reads each from the store once (10,000 watchers of a round share one copy)."""
 
     def __init__(self, size: int = 256) -> None:
         self._items: OrderedDict[tuple[int, str, str], object] = OrderedDict()
@@ -312,7 +301,7 @@ class _Frozen:
 
     def get(
         self,
-        store: Records,
+        store: object,
         ns: str,
         key: str,
         load: Callable[[], T | None],
@@ -336,150 +325,144 @@ class _Frozen:
 FROZEN = _Frozen()
 
 
-# --- reading and writing ---------------------------------------------------------------------
-def get_header(store: Records, tournament_id: str) -> Header:
-    rec = store.get(HEADERS, tournament_id)
-    if rec is None:
+# --- reading and writing (through the tournaments' repository) -------------------------------
+def _changed(fn: Callable[[T], T]) -> Callable[[T], tuple[T | None, T]]:
+    """An update writing ``fn``'s record only when it differs."""
+
+    def tx(before: T) -> tuple[T | None, T]:
+        after = fn(before)
+        return (None if after == before else after), after
+
+    return tx
+
+
+def get_header(store: TournamentRepository, tournament_id: str) -> Header:
+    header = store.header(tournament_id)
+    if header is None:
         raise NotFound(f"no tournament {tournament_id!r}", tournament_id=tournament_id)
-    return Header.from_json(rec.value)
+    return header
 
 
-def update_header(store: Records, tournament_id: str, fn: Callable[[Header], Header]) -> Header:
+def update_header(
+    store: TournamentRepository, tournament_id: str, fn: Callable[[Header], Header]
+) -> Header:
     """Atomic read-modify-write of the header (``fn`` may raise: nothing is written)."""
     get_header(store, tournament_id)
-
-    def tx(raw: bytes | None):
-        before = Header.from_json(raw)
-        after = fn(before)
-        return (None if after == before else after.to_json()), after
-
-    return store.update(HEADERS, tournament_id, tx)
+    return store.update_header(tournament_id, _changed(fn))  # type: ignore[arg-type]
 
 
-def get_roll(store: Records, tournament_id: str) -> Roll:
+def get_roll(store: TournamentRepository, tournament_id: str) -> Roll:
     def load() -> Roll:
-        rec = store.get(ROLLS, tournament_id)
-        return Roll.from_json(None if rec is None else rec.value)
+        return store.roll(tournament_id)
 
-    roll = FROZEN.get(store, ROLLS, tournament_id, load, keep=lambda r: r.closed)
+    roll = FROZEN.get(store, "roll", tournament_id, load, keep=lambda r: r.closed)
     assert roll is not None
     return roll
 
 
-def update_roll(store: Records, tournament_id: str, fn: Callable[[Roll], Roll]) -> Roll:
-    def tx(raw: bytes | None):
-        before = Roll.from_json(raw)
-        after = fn(before)
-        return (None if after == before else after.to_json()), after
-
-    return store.update(ROLLS, tournament_id, tx)
+def update_roll(
+    store: TournamentRepository, tournament_id: str, fn: Callable[[Roll], Roll]
+) -> Roll:
+    return store.update_roll(tournament_id, _changed(fn))
 
 
-def get_seating(store: Records, tournament_id: str, round_no: int) -> Seating | None:
-    key = round_key(tournament_id, round_no)
+def get_seating(store: TournamentRepository, tournament_id: str, round_no: int) -> Seating | None:
+    return FROZEN.get(
+        store,
+        "seating",
+        f"{tournament_id}/{round_no}",
+        lambda: store.seating(tournament_id, round_no),
+    )
 
-    def load() -> Seating | None:
-        rec = store.get(SEATINGS, key)
-        return None if rec is None else Seating.from_json(rec.value)
 
-    return FROZEN.get(store, SEATINGS, key, load)
-
-
-def create_seating(store: Records, tournament_id: str, seating: Seating) -> Seating:
+def create_seating(store: TournamentRepository, tournament_id: str, seating: Seating) -> Seating:
     """Write a round's seating once; a seating already there (another replica's, or this
     one's before a crash) is kept and returned."""
-    key = round_key(tournament_id, seating.round)
-    records.create_once(store, SEATINGS, key, seating.to_json())
+    store.add_seating_once(tournament_id, seating)
     found = get_seating(store, tournament_id, seating.round)
     assert found is not None
     return found
 
 
-def get_progress(store: Records, tournament_id: str, round_no: int) -> RoundProgress | None:
-    rec = store.get(ROUNDS, round_key(tournament_id, round_no))
-    return None if rec is None else RoundProgress.from_json(rec.value)
+def get_progress(
+    store: TournamentRepository, tournament_id: str, round_no: int
+) -> RoundProgress | None:
+    return store.progress(tournament_id, round_no)
 
 
-def create_progress(store: Records, tournament_id: str, progress: RoundProgress) -> None:
-    records.create_once(store, ROUNDS, round_key(tournament_id, progress.round), progress.to_json())
+def create_progress(
+    store: TournamentRepository, tournament_id: str, progress: RoundProgress
+) -> None:
+    store.add_progress_once(tournament_id, progress)
 
 
 def update_progress(
-    store: Records, tournament_id: str, round_no: int, fn: Callable[[RoundProgress], RoundProgress]
+    store: TournamentRepository,
+    tournament_id: str,
+    round_no: int,
+    fn: Callable[[RoundProgress], RoundProgress],
 ) -> RoundProgress:
-    def tx(raw: bytes | None):
-        if raw is None:
+    def tx(before: RoundProgress | None) -> tuple[RoundProgress | None, RoundProgress]:
+        if before is None:
             raise NotFound(f"tournament {tournament_id} has no round {round_no}")
-        before = RoundProgress.from_json(raw)
         after = fn(before)
-        return (None if after == before else after.to_json()), after
+        return (None if after == before else after), after
 
-    return store.update(ROUNDS, round_key(tournament_id, round_no), tx)
+    return store.update_progress(tournament_id, round_no, tx)
 
 
-def get_table(store: Records, tournament_id: str, round_no: int, index: int) -> TableState | None:
-    rec = store.get(TABLES, table_key(tournament_id, round_no, index))
-    return None if rec is None else TableState.from_json(rec.value)
+def get_table(
+    store: TournamentRepository, tournament_id: str, round_no: int, index: int
+) -> TableState | None:
+    return store.table(tournament_id, round_no, index)
 
 
 def update_table(
-    store: Records,
+    store: TournamentRepository,
     tournament_id: str,
     round_no: int,
     index: int,
     fn: Callable[[TableState | None], TableState],
 ) -> TableState:
-    def tx(raw: bytes | None):
-        before = None if raw is None else TableState.from_json(raw)
+    def tx(before: TableState | None) -> tuple[TableState | None, TableState]:
         after = fn(before)
-        return (None if after == before else after.to_json()), after
+        return (None if after == before else after), after
 
-    return store.update(TABLES, table_key(tournament_id, round_no, index), tx)
-
-
-def round_table_states(store: Records, tournament_id: str, round_no: int) -> dict[int, TableState]:
-    """The round's created tables by index (one prefix scan)."""
-    prefix = round_key(tournament_id, round_no) + "/"
-    out = {}
-    for _, rec in store.scan(TABLES, prefix):
-        t = TableState.from_json(rec.value)
-        out[t.index] = t
-    return out
+    return store.update_table(tournament_id, round_no, index, tx)
 
 
-def _ranking_key(tournament_id: str, round_no: int, final: bool) -> str:
-    return f"{tournament_id}/{FINAL}" if final else round_key(tournament_id, round_no)
+def round_table_states(
+    store: TournamentRepository, tournament_id: str, round_no: int
+) -> dict[int, TableState]:
+    """The round's created tables by index (one prefix read)."""
+    return {t.index: t for t in store.round_tables(tournament_id, round_no)}
 
 
 def get_ranking(
-    store: Records, tournament_id: str, round_no: int = 0, *, final: bool = False
+    store: TournamentRepository, tournament_id: str, round_no: int = 0, *, final: bool = False
 ) -> Ranking | None:
     """The standings after ``round_no`` (or the final ranking), None before they exist."""
-    key = _ranking_key(tournament_id, round_no, final)
-
-    def load() -> Ranking | None:
-        rec = store.get(RANKINGS, key)
-        return None if rec is None else Ranking.from_json(rec.value)
-
-    return FROZEN.get(store, RANKINGS, key, load)
+    key = f"{tournament_id}/{FINAL}" if final else f"{tournament_id}/{round_no}"
+    return FROZEN.get(store, "ranking", key, lambda: store.ranking(tournament_id, round_no, final))
 
 
-def create_ranking(store: Records, tournament_id: str, ranking: Ranking, *, final: bool = False):
-    key = _ranking_key(tournament_id, ranking.round, final)
-    records.create_once(store, RANKINGS, key, ranking.to_json())
+def create_ranking(
+    store: TournamentRepository, tournament_id: str, ranking: Ranking, *, final: bool = False
+):
+    store.add_ranking_once(tournament_id, ranking, final)
 
 
-def mark_running(store: Records, tournament_id: str) -> None:
-    store.put(RUNNING_INDEX, tournament_id, b"")
+def mark_running(store: TournamentRepository, tournament_id: str) -> None:
+    store.mark_running(tournament_id)
 
 
-def done_running(store: Records, tournament_id: str) -> None:
-    store.delete(RUNNING_INDEX, tournament_id)
+def done_running(store: TournamentRepository, tournament_id: str) -> None:
+    store.done_running(tournament_id)
 
 
-def running_ids(store: Records) -> list[str]:
-    return [k for k, _ in store.scan(RUNNING_INDEX)]
+def running_ids(store: TournamentRepository) -> list[str]:
+    return store.running_ids()
 
 
-def list_ids(store: Records) -> list[str]:
-    return [k for k, _ in store.scan(HEADERS)]
+def list_ids(store: TournamentRepository) -> list[str]:
+    return store.tournament_ids()

@@ -1,6 +1,7 @@
 """A tournament's rounds: seating, creating the tables, the round barrier and the standings.
 
-Every step reads and writes only what it needs (:mod:`.records`), so a round of
+Every step reads and writes only what it needs (:mod:`.records`, through the tournaments'
+repository ``store``; what the ledger holds through ``books``, the ledger's store), so a round of
 2,500 tables costs work in proportion to its tables, never to the tournament's history times
 its tables:
 
@@ -180,7 +181,7 @@ def _tables_for(store, t: Tournament, round_no: int, ranking: Ranking | None) ->
     return Seating(round_no, FINAL, tuple(groups))
 
 
-def advance(store, tournament_id: str, now_ms: int) -> str:
+def advance(store, books, tournament_id: str, now_ms: int) -> str:
     """Move the tournament on if it can: seat round one after the start, seat the next round
     once every table of this one settled, or finish after the last. Returns what it did
     ("seated", "finished" or ""). Safe to run twice at once or again after a crash: each record
@@ -194,7 +195,7 @@ def advance(store, tournament_id: str, now_ms: int) -> str:
         progress = get_progress(store, tournament_id, r)
         if progress is None or progress.count("settled") < progress.tables:
             return ""
-        ranking = ranking_after(store, t, r)
+        ranking = ranking_after(store, books, t, r)
     if r >= t.total_rounds:
         create_ranking(store, tournament_id, ranking, final=True)  # type: ignore[arg-type]
 
@@ -375,6 +376,7 @@ def _record_created(store, tid: str, r: int, index: int, seats, alloc: TableAllo
 # --- the round barrier --------------------------------------------------------------------
 def table_finished(
     store,
+    books,
     tournament_id: str,
     round_no: int,
     index: int,
@@ -406,16 +408,16 @@ def table_finished(
 
     state = update_table(store, tournament_id, round_no, index, fn)
     update_progress(store, tournament_id, round_no, lambda p: p.with_bits("finished", [index]))
-    return settle(store, tournament_id, state, now_ms)
+    return settle(store, books, tournament_id, state, now_ms)
 
 
-def hand_recorded(store, tournament_id: str, round_no: int, index: int, now_ms: int) -> bool:
+def hand_recorded(store, books, tournament_id: str, round_no: int, index: int, now_ms: int) -> bool:
     """A hand of a tournament table reached the ledger: a table that finished before its last
     hand did settles now. True when that settled the round's last table."""
     state = get_table(store, tournament_id, round_no, index)
     if state is None or not state.finished or state.settled:
         return False
-    return settle(store, tournament_id, state, now_ms).round_done
+    return settle(store, books, tournament_id, state, now_ms).round_done
 
 
 @dataclass(frozen=True, slots=True)
@@ -424,11 +426,11 @@ class Settled:
     round_done: bool  # this call settled the round's last table: the round can move on
 
 
-def settle(store, tournament_id: str, state: TableState, now_ms: int) -> Settled:
+def settle(store, books, tournament_id: str, state: TableState, now_ms: int) -> Settled:
     """Settle a finished table whose hands are all in the ledger (else nothing changes)."""
     if state.settled or not state.finished:
         return Settled(state, False)
-    if ledger.hands_of_table(store, state.table_id) < state.hands_played:
+    if ledger.hands_of_table(books, state.table_id) < state.hands_played:
         return Settled(state, False)
     state = update_table(
         store, tournament_id, state.round, state.index, lambda s: replace(s, settled=True)
@@ -453,7 +455,7 @@ def settle(store, tournament_id: str, state: TableState, now_ms: int) -> Settled
     return Settled(state, done)
 
 
-def unsettled(store, tournament_id: str, round_no: int, now_ms: int) -> list[TableState]:
+def unsettled(store, books, tournament_id: str, round_no: int, now_ms: int) -> list[TableState]:
     """Finished tables of the round not settled yet, each tried again; those still short of
     their hands :data:`UNSETTLED_GRACE_MS` after they finished (a report refused for good) are
     returned, so the caller can say why the round does not end."""
@@ -467,7 +469,7 @@ def unsettled(store, tournament_id: str, round_no: int, now_ms: int) -> list[Tab
         if waiting & 1:
             state = get_table(store, tournament_id, round_no, index)
             if state is not None:
-                state = settle(store, tournament_id, state, now_ms).state
+                state = settle(store, books, tournament_id, state, now_ms).state
                 if not state.settled and now_ms - state.finished_ms >= UNSETTLED_GRACE_MS:
                     stuck.append(state)
         waiting >>= 1

@@ -75,7 +75,7 @@ def final_ranking(store, t: Tournament) -> tuple[Standing, ...]:
 
 
 def standings_page(
-    store, t: Tournament, round_no: int, offset: int, size: int
+    store, books, t: Tournament, round_no: int, offset: int, size: int
 ) -> tuple[tuple[Standing, ...], int, bool]:
     """Ranks ``offset + 1`` to ``offset + size`` of the standings after ``round_no`` (0: now,
     or the final ranking once finished), how many are ranked, and whether it is final."""
@@ -90,7 +90,7 @@ def standings_page(
             )
         final = False
     else:
-        ranking = live_ranking(store, t)
+        ranking = live_ranking(store, books, t)
         final = t.state == FINISHED
     rows = Ranking(ranking.round, ranking.rows[offset : offset + size])
     page = _standings(t, rows)
@@ -102,10 +102,10 @@ def round_prefix(tournament_id: str, round_no: int) -> str:
     return tournament_tag(tournament_id, round_no, 0).rsplit("/table/", 1)[0] + "/table/"
 
 
-def round_chips(store, tournament_id: str, round_no: int) -> dict[str, int]:
-    """Net chips per player over the round's recorded hands."""
+def round_chips(books, tournament_id: str, round_no: int) -> dict[str, int]:
+    """Net chips per player over the round's recorded hands (``books``: the ledger's store)."""
     return ledger.chips_by_player(
-        store, tournament_group(tournament_id), round_prefix(tournament_id, round_no)
+        books, tournament_group(tournament_id), round_prefix(tournament_id, round_no)
     )
 
 
@@ -141,15 +141,15 @@ def _finalists(store, t: Tournament) -> list[str]:
     return [p for table in seating.tables for p in table] if seating else []
 
 
-def ranking_after(store, t: Tournament, round_no: int) -> Ranking:
+def ranking_after(store, books, t: Tournament, round_no: int) -> Ranking:
     """The standings after a settled round, written once (the ledger no longer changes for
     it: every hand of its tables is in)."""
     found = get_ranking(store, t.tournament_id, round_no)
     if found is not None:
         return found
-    prev = ranking_after(store, t, round_no - 1) if round_no > 1 else None
+    prev = ranking_after(store, books, t, round_no - 1) if round_no > 1 else None
     ranking = _ranking_after(
-        t, round_no, prev, round_chips(store, t.tournament_id, round_no), store
+        t, round_no, prev, round_chips(books, t.tournament_id, round_no), store
     )
     create_ranking(store, t.tournament_id, ranking)
     found = get_ranking(store, t.tournament_id, round_no)
@@ -161,7 +161,9 @@ _live: dict[tuple[int, str], tuple[float, Ranking]] = {}
 _live_lock = threading.Lock()
 
 
-def live_ranking(store, t: Tournament, clock: Callable[[], float] = time.monotonic) -> Ranking:
+def live_ranking(
+    store, books, t: Tournament, clock: Callable[[], float] = time.monotonic
+) -> Ranking:
     """Standings now: after the last finished round plus the current round's hands so far
     (cached for :data:`LIVE_TTL_S` per tournament, so many callers cost one ledger read)."""
     if t.state == FINISHED:
@@ -182,7 +184,7 @@ def live_ranking(store, t: Tournament, clock: Callable[[], float] = time.monoton
         ranking = Ranking(0, tuple((e.player_id, 0) for e in t.entrants))
     else:
         prev = get_ranking(store, t.tournament_id, r - 1) if r > 1 else None
-        ranking = _ranking_after(t, r, prev, round_chips(store, t.tournament_id, r), store)
+        ranking = _ranking_after(t, r, prev, round_chips(books, t.tournament_id, r), store)
     with _live_lock:
         _live[key] = (now, ranking)
         if len(_live) > 1024:
@@ -190,5 +192,5 @@ def live_ranking(store, t: Tournament, clock: Callable[[], float] = time.monoton
     return ranking
 
 
-def live_standings(store, t: Tournament) -> tuple[Standing, ...]:
-    return _standings(t, live_ranking(store, t))
+def live_standings(store, books, t: Tournament) -> tuple[Standing, ...]:
+    return _standings(t, live_ranking(store, books, t))

@@ -32,9 +32,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from services.matchmaking.domain.players import accounts as players
-from services.matchmaking.domain.ports import Records
 from services.matchmaking.domain.tournaments.records import (
-    HEADERS,
     Entrant,
     Header,
     HousePrize,
@@ -46,6 +44,7 @@ from services.matchmaking.domain.tournaments.records import (
     update_header,
     update_roll,
 )
+from services.matchmaking.domain.tournaments.repository import TournamentRepository
 from services.matchmaking.domain.tournaments.seating import TABLE_SIZE
 from shared.errors import (
     AlreadyExists,
@@ -149,7 +148,7 @@ def validate_settings(
         )
 
 
-def create(store: Records, header: Header) -> Tournament:
+def create(store: TournamentRepository, header: Header) -> Tournament:
     validate_settings(
         header.rounds,
         header.hands_per_round,
@@ -159,15 +158,17 @@ def create(store: Records, header: Header) -> Tournament:
         header.round_seconds,
     )
     players.validate_display_name(header.name, "name", MAX_NAME)
-    store.create(HEADERS, header.tournament_id, header.to_json())
+    store.add_header(header)
     return Tournament(header, Roll())
 
 
-def get(store: Records, tournament_id: str) -> Tournament:
+def get(store: TournamentRepository, tournament_id: str) -> Tournament:
     return Tournament(get_header(store, tournament_id), get_roll(store, tournament_id))
 
 
-def _mutate(store: Records, tournament_id: str, fn: Callable[[Header], Header]) -> Tournament:
+def _mutate(
+    store: TournamentRepository, tournament_id: str, fn: Callable[[Header], Header]
+) -> Tournament:
     return Tournament(update_header(store, tournament_id, fn), get_roll(store, tournament_id))
 
 
@@ -190,7 +191,9 @@ def _closed(tournament_id: str) -> FailedPrecondition:
     )
 
 
-def update_roll_open(store: Records, tournament_id: str, fn: Callable[[Roll], Roll]) -> Tournament:
+def update_roll_open(
+    store: TournamentRepository, tournament_id: str, fn: Callable[[Roll], Roll]
+) -> Tournament:
     """Change the roll while registration is open (the start closes it in the same record, so
     no entrant is added after the seating was drawn); the header's count follows."""
     header = get_header(store, tournament_id)
@@ -221,12 +224,14 @@ def added(roll: Roll, tournament_id: str, entrants: Sequence[Entrant]) -> Roll:
     return replace(roll, entrants=(*roll.entrants, *entrants))
 
 
-def register(store: Records, tournament_id: str, entrants: list[Entrant]) -> Tournament:
+def register(
+    store: TournamentRepository, tournament_id: str, entrants: list[Entrant]
+) -> Tournament:
     """Add entrants (players or bots); nothing is added if any one cannot be."""
     return update_roll_open(store, tournament_id, lambda r: added(r, tournament_id, entrants))
 
 
-def withdraw(store: Records, tournament_id: str, player_id: str) -> Tournament:
+def withdraw(store: TournamentRepository, tournament_id: str, player_id: str) -> Tournament:
     def fn(roll: Roll) -> Roll:
         if not any(e.player_id == player_id for e in roll.entrants):
             raise NotFound(f"{player_id} is not registered in {tournament_id}")
@@ -243,7 +248,7 @@ def draw_order(tournament_id: str, entrants: Sequence[Entrant]) -> list[str]:
     return ids
 
 
-def start(store: Records, tournament_id: str, player_id: str) -> Tournament:
+def start(store: TournamentRepository, tournament_id: str, player_id: str) -> Tournament:
     """The creator starts the tournament: the roll is closed and the tournament RUNNING at
     round 0; round one is seated by :func:`.rounds.seat_next` (at once by the
     caller, or by the next tick after a crash)."""
@@ -285,7 +290,7 @@ def start(store: Records, tournament_id: str, player_id: str) -> Tournament:
     return Tournament(update_header(store, tournament_id, run), roll)
 
 
-def cancel(store: Records, tournament_id: str, player_id: str) -> Tournament:
+def cancel(store: TournamentRepository, tournament_id: str, player_id: str) -> Tournament:
     """The creator cancels before the first round: FINISHED, ``cancelled``, nobody ranked (the
     entries are refunded by the caller, from the roll returned)."""
     header = get_header(store, tournament_id)
@@ -303,7 +308,7 @@ def cancel(store: Records, tournament_id: str, player_id: str) -> Tournament:
 
 
 def fail(
-    store: Records, tournament_id: str, failure: str, *, cancelled: bool = False
+    store: TournamentRepository, tournament_id: str, failure: str, *, cancelled: bool = False
 ) -> Tournament:
     """End a tournament early with ``failure`` for its players to see (a table the gateway
     refused, or an operator's AbortTournament: ``cancelled``): FINISHED with no prizes, every
@@ -325,7 +330,9 @@ def backoff_s(failures: int) -> int:
     return min(2 ** max(failures - 1, 0), MAX_BACKOFF_S)
 
 
-def step_failed(store: Records, tournament_id: str, reason: str, now_ms: int) -> Header:
+def step_failed(
+    store: TournamentRepository, tournament_id: str, reason: str, now_ms: int
+) -> Header:
     """Count a failure of the tournament's next step: retried after the backoff, STALLED from
     the :data:`STALL_AFTER`-th in a row (a finished one's refunds or prizes: counted, it stays
     FINISHED)."""
@@ -352,7 +359,7 @@ def is_stalled(h: Header) -> bool:
     return h.state == STALLED or h.failures >= STALL_AFTER
 
 
-def step_succeeded(store: Records, tournament_id: str) -> Header:
+def step_succeeded(store: TournamentRepository, tournament_id: str) -> Header:
     """A step went through: no backoff, and a STALLED tournament runs again."""
 
     def fn(h: Header) -> Header:
@@ -364,7 +371,7 @@ def step_succeeded(store: Records, tournament_id: str) -> Header:
     return update_header(store, tournament_id, fn)
 
 
-def retry_now(store: Records, tournament_id: str) -> Tournament:
+def retry_now(store: TournamentRepository, tournament_id: str) -> Tournament:
     """An operator's retry: the next tick tries the step at once (it stays STALLED until a
     try succeeds)."""
     mark_running(store, tournament_id)
@@ -372,7 +379,9 @@ def retry_now(store: Records, tournament_id: str) -> Tournament:
 
 
 # --- the purse's records ----------------------------------------------------------------------
-def add_house_prize(store: Records, tournament_id: str, prize: HousePrize) -> Tournament:
+def add_house_prize(
+    store: TournamentRepository, tournament_id: str, prize: HousePrize
+) -> Tournament:
     """An operator's prize, already in escrow (repeats of its ``ref`` add nothing)."""
 
     def fn(h: Header) -> Header:
@@ -387,14 +396,16 @@ def add_house_prize(store: Records, tournament_id: str, prize: HousePrize) -> To
     return _mutate(store, tournament_id, fn)
 
 
-def record_prizes(store: Records, tournament_id: str, prizes: Sequence[Prize]) -> Tournament:
+def record_prizes(
+    store: TournamentRepository, tournament_id: str, prizes: Sequence[Prize]
+) -> Tournament:
     """What each rank received (once: a record that has them keeps them)."""
     return _mutate(
         store, tournament_id, lambda h: h if h.prizes else replace(h, prizes=tuple(prizes))
     )
 
 
-def record_purse_progress(store: Records, tournament_id: str, done: int) -> Tournament:
+def record_purse_progress(store: TournamentRepository, tournament_id: str, done: int) -> Tournament:
     return _mutate(store, tournament_id, lambda h: replace(h, purse_done=max(done, h.purse_done)))
 
 
