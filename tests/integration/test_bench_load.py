@@ -17,9 +17,9 @@ import pytest
 from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
-from devkit.stack import LocalStack
 from infra.interceptor import internal_metadata
 from tests.bench.bench_gateway_capacity import WEB_PORT_FLAGS, WEB_SEATS, transport_floor
+from tests.support.stacks import local_stack
 from tests.support.tls import as_player, as_workload
 
 pytestmark = pytest.mark.integration
@@ -64,7 +64,7 @@ def test_the_transport_floor_refuses_an_act_out_of_turn():
 def stack():
     # the bench's timers and web port: nobody times out, the seats' answers move the tables
     timers = ["--discard-ms", "60000", "--claim-ms", "60000", "--between-hands-ms", "1000"]
-    with LocalStack(extra_args={"gateway": timers + WEB_PORT_FLAGS}) as st:
+    with local_stack(extra_args={"gateway": timers + WEB_PORT_FLAGS}) as st:
         yield st
 
 

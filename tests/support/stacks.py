@@ -14,6 +14,7 @@ from pathlib import Path
 import grpc
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
+from devkit.stack import GATEWAY_STACK, LocalStack
 from infra.config import ServiceSpec
 from infra.ports import AUTO_PORT
 from infra.server import RunningServer
@@ -221,3 +222,17 @@ def backend_flags(procs: dict[str, ServiceProcess]) -> list[str]:
     """``--wall-addr … --rules-addr … --scoring-addr …``: where a gateway process finds the
     backends in ``procs``."""
     return addr_flags({name: procs[name] for name in BACKENDS})
+
+
+def local_stack(
+    services: Iterable[str] = GATEWAY_STACK, *, extra_args: dict[str, list[str]] | None = None
+) -> LocalStack:
+    """:class:`devkit.stack.LocalStack` as the tests run it: its gateway holds no claim window
+    (``sessions.NO_HOLD_FLAGS``) unless ``extra_args`` sets its holds. A stack as ``mahjong
+    play --local`` starts it holds them (RULES §4), which would add 0.6-1 s to every discard
+    of these tests' tables with a person seated."""
+    args = {name: list(flags) for name, flags in (extra_args or {}).items()}
+    gateway = args.setdefault("gateway", [])
+    if "--claim-window-floor-ms" not in gateway:
+        gateway += sessions.NO_HOLD_FLAGS
+    return LocalStack(tuple(services), extra_args=args)

@@ -29,6 +29,7 @@ from cryptography.hazmat.primitives import serialization
 
 from devkit.stack import SIGNED_IN_STACK, LocalStack
 from infra.supervisor import DEV_TLS_ROOT
+from tests.support.stacks import local_stack
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -79,7 +80,7 @@ def test_a_person_plays_a_hand_in_the_browser(protocol, scheme):
         (artifacts / f"{protocol}-{name}.png").unlink(missing_ok=True)
     matchmaking = ["--session-lifetime-seconds", str(SESSION_SECONDS)]
     extra = {"gateway": gateway, "matchmaking": matchmaking}
-    with LocalStack(SIGNED_IN_STACK, extra_args=extra) as stack:
+    with local_stack(SIGNED_IN_STACK, extra_args=extra) as stack:
         env = {
             **os.environ,
             "WEB_URL": stack.web,

@@ -29,10 +29,10 @@ from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
 from pyqwest import SyncClient, SyncHTTPTransport
 
-from devkit.stack import LocalStack
 from infra.interceptor import INTERNAL_TOKEN_HEADER
 from infra.ports import AUTO_PORT
 from infra.supervisor import DEV_TLS_ROOT, ServiceProcess
+from tests.support.stacks import local_stack
 from tests.support.tls import CA_FILE, as_workload
 from tests.support.web import PROTOCOLS, GrpcGateway, Outcome, WebGateway, outcome
 
@@ -56,7 +56,7 @@ def stack():
             "0",
         ]
     }
-    with LocalStack(extra_args=args) as st:
+    with local_stack(extra_args=args) as st:
         yield st
 
 
@@ -418,7 +418,7 @@ def https_stack():
     args = {
         "gateway": ["--discard-ms", "600000", "--claim-ms", "600000", "--web-tls-dir", str(WEB_TLS)]
     }
-    with LocalStack(extra_args=args) as st:
+    with local_stack(extra_args=args) as st:
         st.https = f"https://127.0.0.1:{st.web_ports['gateway']}"
         yield st
 

@@ -23,6 +23,7 @@ import pytest
 
 from devkit import dev_ca
 from devkit.stack import SIGNED_IN_STACK, LocalStack
+from tests.support.stacks import local_stack
 
 pytestmark = pytest.mark.integration
 
@@ -75,7 +76,7 @@ def play_hand(node: str, stack: LocalStack, *flags: str, timeout: float) -> dict
 def test_node_client_plays_a_whole_hand_against_bots(node):
     """Signed in: the development issuer's ID token, SignIn on matchmaking, a private room with
     three bots, the seat taken by JoinSeat with the session (no seat token)."""
-    with LocalStack(SIGNED_IN_STACK) as stack:
+    with local_stack(SIGNED_IN_STACK) as stack:
         report = play_hand(
             node,
             stack,
@@ -113,7 +114,7 @@ def test_node_client_waits_as_flood_control_asks(node):
     with RetryInfo, and it sends them again after the wait asked for, so it plays the hand
     through with nothing refused for good."""
     args = ["--seat-calls-per-second", "4", "--seat-call-burst", "4"]
-    with LocalStack(extra_args={"gateway": args}) as stack:
+    with local_stack(extra_args={"gateway": args}) as stack:
         report = play_hand(node, stack, timeout=300)
     assert report["finished"] is True and report["resume_exact"] is True
     assert report["flood_waits"] > 0  # the limit was met, and waited out
@@ -126,7 +127,7 @@ def test_node_client_refuses_a_gateway_whose_certificate_its_ca_did_not_sign(nod
     call fails in the handshake, UNAVAILABLE."""
     other = tmp_path / "other-ca"
     dev_ca.ensure_ca(other)
-    with LocalStack() as stack:
+    with local_stack() as stack:
         done = run_client(node, stack, "--ca", str(other / "ca.crt"), timeout=60)
     assert done.returncode != 0
     failed = next(line for line in done.stderr.splitlines() if "node client failed" in line)

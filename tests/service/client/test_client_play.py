@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from devkit.stack import LocalStack
 from mahjong_client import create_table
 from tests.support.probes import refusing_address
+from tests.support.stacks import local_stack
 
 pytestmark = pytest.mark.integration
 
@@ -25,7 +25,7 @@ PLAY = [sys.executable, "-m", "services.cli", "play"]  # `mahjong play`
 
 @pytest.fixture(scope="module")
 def stack():
-    with LocalStack() as s:
+    with local_stack() as s:
         yield s
 
 

@@ -10,11 +10,11 @@ import grpc
 import pytest
 from mahjong.gateway.v1 import gateway_pb2, gateway_pb2_grpc
 
-from devkit.stack import LocalStack
 from mahjong_client import RemotePlayer, create_table
 from mahjong_client.player import call_retrying, retry_delay
 from services.gateway.bots import RandomBot
 from shared.table import Discard
+from tests.support.stacks import local_stack
 from tests.support.tls import as_player
 
 pytestmark = pytest.mark.integration
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture(scope="module")
 def stack():
-    with LocalStack() as s:
+    with local_stack() as s:
         yield s
 
 
