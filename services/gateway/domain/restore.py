@@ -298,8 +298,8 @@ def _resume_hand(session: TableSession, entries: list[LoggedEvent], left_in_hand
             hand.act(e.event.seat, e.event.action, auto=e.event.auto)
     hand._emit = session.engine_emit
     hand.defer = session.defer
-    hooks = claim_windows.engine_hooks(session)
-    hand.window_hold, hand.defer_later = hooks["window_hold"], hooks["defer_later"]
+    hand.window_hold = claim_windows.hold_hook(session)
+    hand.defer_later = claim_windows.defer_hook(session)
     # Timers of prompts already in the log start afresh (the takeover took the seat's time):
     # each runs out at the deadline the replay gave its prompt, which the seat's view shows.
     for p in hand.pending.values():

@@ -60,12 +60,14 @@ def defer_later(t: TableSession, step: Callable[[], None], ms: int) -> None:
     t.defer(step, delay_ms=ms)
 
 
-def engine_hooks(t: TableSession) -> dict[str, Callable[..., None] | Callable[[], int]]:
-    """The hand engine's ``window_hold`` and ``defer_later`` for the session ``t``."""
-    return {
-        "window_hold": functools.partial(window_hold, t),
-        "defer_later": functools.partial(defer_later, t),
-    }
+def hold_hook(t: TableSession) -> Callable[[], int]:
+    """The hand engine's ``window_hold`` for the session ``t``."""
+    return functools.partial(window_hold, t)
+
+
+def defer_hook(t: TableSession) -> Callable[[Callable[[], None], int], None]:
+    """The hand engine's ``defer_later`` for the session ``t``."""
+    return functools.partial(defer_later, t)
 
 
 def new_rng() -> random.Random:

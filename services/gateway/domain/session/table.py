@@ -316,7 +316,8 @@ class TableSession:
             defer=self.defer,
             timer_ms=self.timer_ms,
             timer_cap=self.timer_cap,
-            **claim_windows.engine_hooks(self),
+            window_hold=claim_windows.hold_hook(self),
+            defer_later=claim_windows.defer_hook(self),
         )
         hand = self.hand
         try:
