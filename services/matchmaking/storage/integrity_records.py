@@ -15,6 +15,7 @@ from services.matchmaking.domain.integrity.counts import (
     to_list,
 )
 from services.matchmaking.domain.ports import Records
+from services.matchmaking.storage.writes import create_once
 
 PLAYERS = "mm_integrity_players"
 PAIRS = "mm_integrity_pairs"
@@ -33,7 +34,7 @@ class RecordsIntegrity:
         self.store = store
 
     def _claim(self, key: str) -> bool:
-        return records.create_once(self.store, COUNTED, key, b"1")[1]
+        return create_once(self.store, COUNTED, key, b"1")[1]
 
     def claim_hand(self, hand_id: str) -> bool:
         return self._claim("hand/" + hand_id)

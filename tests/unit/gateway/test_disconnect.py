@@ -4,7 +4,6 @@ events, so a table restored from its log settles them the same way."""
 
 from __future__ import annotations
 
-import copy
 import random
 
 from services.gateway.adapters.inprocess import InProcessRules, InProcessScoring
@@ -146,7 +145,7 @@ def test_the_disconnection_and_its_escape_survive_a_takeover():
     n = len(log)
     # the new owner's wall service: the same walls, as the store holds them
     wall = SeededWall(1)
-    wall.hands = copy.deepcopy(s.ports.wall.hands)
+    wall.hands = {hand_id: hand.copy() for hand_id, hand in s.ports.wall.hands.items()}
     ports = Ports(wall, InProcessRules(), InProcessScoring())
     sched2 = type(sched)(sched.now_ms())
     restored = restore_session(
