@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import re
 import secrets
 import shutil
@@ -85,10 +86,37 @@ def require_podman() -> str:
     return image()
 
 
+_HANDED_OUT: set[int] = set()
+
+
+def _ephemeral_range() -> tuple[int, int]:
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A loopback port free now, below the kernel's ephemeral range. A port the kernel picked
+    for a bind to port 0 is in that range, and between this check and the container's bind it
+    may be taken as the source port of any outgoing connection (with host networking, the
+    containers' own calls to each other): a gateway's bind then failed with "Address already
+    in use". Below the range, only a program that asks for that port number takes it."""
+    low, _ = _ephemeral_range()
+    rng = random.Random()
+    for _ in range(1000):
+        port = rng.randrange(max(1024, low // 2), low)
+        if port in _HANDED_OUT:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _HANDED_OUT.add(port)
+        return port
+    raise RuntimeError(f"no free loopback port below the ephemeral range ({low})")
 
 
 def render(overlay: Path) -> list[dict]:
