@@ -24,23 +24,6 @@ def pytest_sessionstart(session):
         )
 
 
-# The folders whose tests run longest (real processes, a browser) are started first: under
-# `pytest -n 2` the quick unit tests then fill the gaps, instead of one worker ending the run
-# alone on a long browser or cluster test while the other idles. The sort is stable: each
-# folder's tests keep their order.
-SLOW_FIRST = ("tests/e2e/", "tests/web/", "tests/clients/", "tests/integration/")
-
-
-def pytest_collection_modifyitems(session, config, items):
-    def rank(item) -> int:
-        return next(
-            (i for i, prefix in enumerate(SLOW_FIRST) if item.nodeid.startswith(prefix)),
-            len(SLOW_FIRST),
-        )
-
-    items.sort(key=rank)
-
-
 def load_vectors(name: str) -> list[dict]:
     """The rule vectors copied from ../shared/vectors (one JSON object per line)."""
     with (VECTORS / name).open(encoding="utf-8") as fh:
