@@ -7,7 +7,10 @@ claimed meld, a win) is split by the gateway's own log into discards another sea
 and discards nobody could. With the windows held (the ruleset's floor and jitter, here scaled
 down tenfold with the people's answers: 60 ms + 0..40 ms, answers after 10-50 ms) a two-sample
 Kolmogorov–Smirnov test finds no difference; on a control table without holds (floor and jitter
-0: the old behaviour) the same test finds the leak. A table of bots with the same holds plays
+0: the old behaviour) the same test finds the leak. The sequence numbers the person sees across
+each window tell nothing either: as many go unseen after every discard on the held table
+(prompts, answers and fillers make a constant count), and differs on the control table. A table
+of bots with the same holds plays
 at full speed."""
 
 from __future__ import annotations
@@ -139,10 +142,12 @@ def read_log(db, table_id: str):
         store.close()
 
 
-def delays(viewer: Person, log) -> tuple[list[float], list[float], list[int]]:
+def delays(viewer: Person, log) -> tuple[list[float], list[float], list[int], dict[bool, set]]:
     """(ms to the next event of play after each discard another seat could claim, the same
-    after each discard nobody could, the holds of the log's discards), on ``viewer``'s stream;
-    windows the viewer itself was prompted on are left out (it knows of those)."""
+    after each discard nobody could, the holds of the log's discards, and how many sequence
+    numbers the viewer did not see across the same windows, split the same way), on
+    ``viewer``'s stream; windows the viewer itself was prompted on are left out (it knows of
+    those)."""
     claimable: dict[int, bool] = {}  # discard's sequence -> another seat was prompted
     mine: set[int] = set()
     holds = []
@@ -162,18 +167,23 @@ def delays(viewer: Person, log) -> tuple[list[float], list[float], list[int]]:
             window = None
     yes: list[float] = []
     no: list[float] = []
+    gaps: dict[bool, set[int]] = {True: set(), False: set()}
     opened: tuple[float, int] | None = None
+    shown = 0  # events the viewer saw since the discard (a flower exposed, a ready declared)
     for at, ev in viewer.arrivals:
         kind = ev.WhichOneof("kind")
         if kind == "tile_discarded":
-            opened = (at, ev.sequence)
+            opened, shown = (at, ev.sequence), 0
         elif kind in GOES_ON and opened is not None:
             start, seq = opened
             opened = None
             if seq in mine or seq not in claimable:
                 continue
             (yes if claimable[seq] else no).append((at - start) * 1000)
-    return yes, no, holds
+            gaps[claimable[seq]].add(ev.sequence - seq - 1 - shown)  # numbers it never saw
+        elif opened is not None:
+            shown += 1
+    return yes, no, holds, gaps
 
 
 def finished(db, people: list[Person], table_id: str):
@@ -193,7 +203,9 @@ def test_the_pause_after_a_discard_does_not_tell_whether_anyone_could_claim(gate
     control, control_people = start_people(stub, UNHELD, 23)
 
     log = finished(db, held_people, held.table_id)
-    yes, no, holds = delays(held_people[0], log)
+    yes, no, holds, gaps = delays(held_people[0], log)
+    # nor do the numbers: every held window takes as many (prompts, answers, fillers)
+    assert gaps[True] == gaps[False] == {6}, gaps
     assert len(yes) >= 15 and len(no) >= 60, (len(yes), len(no))
     assert all(FLOOR_MS <= h <= FLOOR_MS + JITTER_MS for h in holds)
     d, p = ks_2samp(yes, no)
@@ -206,8 +218,9 @@ def test_the_pause_after_a_discard_does_not_tell_whether_anyone_could_claim(gate
     assert p > 0.001, f"the pause tells who could claim: D={d:.3f} p={p:.3g}"
 
     log = finished(db, control_people, control.table_id)
-    yes, no, holds = delays(control_people[0], log)
+    yes, no, holds, gaps = delays(control_people[0], log)
     assert not any(holds)
+    assert gaps[True] - gaps[False], f"the test cannot see the numbers' leak: {gaps}"
     d, p = ks_2samp(yes, no)
     print(f"control (no holds): claimable n={len(yes)}, not n={len(no)}: D={d:.3f} p={p:.3g}")
     assert p < 0.001, f"the test cannot see the leak it looks for: D={d:.3f} p={p:.3g}"

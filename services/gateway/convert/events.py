@@ -333,8 +333,9 @@ CONVERTERS: dict[type[K.TableEvent], Callable] = {
     K.DoubleCardPlayed: _double_card_played,
     K.SeatBankrupt: _seat_bankrupt,
 }
-# The log's record of actions is seen by no viewer (events.views): it has no proto form.
-_NEVER_SHOWN = {K.ActionTaken}
+# The log's record of actions and a claim window's fillers are seen by no viewer
+# (events.views): they have no proto form.
+_NEVER_SHOWN = {K.ActionTaken, K.WindowPadding}
 _missing = set(K.EVENT_CLASSES) - set(CONVERTERS) - _NEVER_SHOWN
 if _missing:  # pragma: no cover - a kind added without its converter
     raise ImportError(

@@ -28,6 +28,7 @@ from services.gateway.domain.hand import HandConfig, HandEngine
 from services.gateway.domain.ports import RulesPort, ScoringPort, WallDraw, WallHand, WallReveal
 from shared import tiles as T
 from shared.errors import DomainError
+from shared.melds import MeldKind
 from shared.ruleset import resolve_ruleset
 from shared.table import NUM_SEATS, TileSwap
 from shared.tile_set import tile_set_of
@@ -50,6 +51,7 @@ ENGINE_KINDS = frozenset(
         K.HandResult,
         K.SeedRevealed,
         K.HandDrawn,
+        K.WindowPadding,
     }
 )
 
@@ -256,6 +258,18 @@ def _before_result(events: list[K.TableEvent]) -> list[K.TableEvent]:
     return events
 
 
+def logged_holds(events: Iterable[LoggedEvent]) -> deque[tuple[int, int]]:
+    """Each claim window's hold as the log has it, in order: (when its discard or added kong
+    was logged, the hold drawn; 0: none). A replay draws these again, so its windows are
+    padded (``window_padding``) as the logged ones were (RULES §4 "Claim windows")."""
+    return deque(
+        (e.t, e.event.hold_ms)
+        for e in events
+        if isinstance(e.event, K.TileDiscarded)
+        or (isinstance(e.event, K.MeldDeclared) and e.event.meld.kind is MeldKind.ADDED_KONG)
+    )
+
+
 def verify_hand(
     records: list[dict[str, Any]], *, rules: RulesPort, scoring: ScoringPort
 ) -> Verdict:
@@ -295,6 +309,7 @@ def verify_hand(
         verdict.problems.append(f"wall record: {exc}")
     produced: list[K.TableEvent] = []
     steps: deque[Callable[[], None]] = deque()  # what follows each action (service calls)
+    holds = logged_holds(events)
 
     def emit(ev: K.TableEvent) -> int:
         produced.append(ev)
@@ -322,6 +337,7 @@ def verify_hand(
         emit=emit,
         now_ms=lambda: 0,
         defer=steps.append,
+        window_hold=lambda: holds.popleft()[1] if holds else 0,
     )
     # A player who left during the hand reset the 荒番 counter: the result says so. (One who
     # escapes once the hand is settled, 掉线 past its grace, resets the next hand's.)

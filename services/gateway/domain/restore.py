@@ -34,7 +34,12 @@ from services.gateway.domain.events import kinds as K
 from services.gateway.domain.events.log import LoggedEvent
 from services.gateway.domain.hand import HandEngine
 from services.gateway.domain.ports import Emit, Report, WallDraw, WallReveal
-from services.gateway.domain.replay import RecordedWall, is_engine_event, wall_record
+from services.gateway.domain.replay import (
+    RecordedWall,
+    is_engine_event,
+    logged_holds,
+    wall_record,
+)
 from services.gateway.domain.session import (
     BETWEEN_HANDS,
     FINISHED,
@@ -50,7 +55,6 @@ from services.gateway.domain.session import (
     presence,
 )
 from services.gateway.domain.session.bankruptcy import HandAnswer
-from shared.melds import MeldKind
 from shared.ruleset import resolve_ruleset
 
 
@@ -256,27 +260,23 @@ def _resume_hand(session: TableSession, entries: list[LoggedEvent], left_in_hand
         hand_number=started.hand_number,
         huangfan=started.huangfan - (started.huangfan_dice or 0),  # the counter
     )
-    # Each window's hold as the log has it: (when its discard was logged, the hold drawn).
-    holds = deque(
-        (e.t, e.event.hold_ms)
-        for e in engine_events
-        if isinstance(e.event, K.TileDiscarded)
-        or (isinstance(e.event, K.MeldDeclared) and e.event.meld.kind is MeldKind.ADDED_KONG)
-    )
+    # Each window's hold as the log has it: drawn again, so the replay pads the windows
+    # (``window_padding``) as its first owner did and numbers its events as the log does.
+    holds = logged_holds(engine_events)
+    drawn = [0, 0]  # the last window drawn: (when its discard was logged, its hold)
     now_ms = session.scheduler.now_ms
 
     def window_hold() -> int:
-        """A logged window: what is left of its hold now; a new one: a fresh hold."""
-        if holds:
-            t, hold = holds.popleft()
-            return max(0, t + hold - now_ms()) if hold else 0
-        return claim_windows.window_hold(session)
+        """A logged window: the hold it drew; a new one: a fresh hold."""
+        drawn[:] = holds.popleft() if holds else (0, 0)
+        return drawn[1] if drawn[0] else claim_windows.window_hold(session)
 
     def defer_later(step, ms: int) -> None:
         if recorded:  # the log goes on past this window: it closed
             step()
         else:  # the window the dead owner had open: it ends when its hold runs out
-            session.defer(step, delay_ms=ms)
+            t, hold = drawn
+            session.defer(step, delay_ms=max(0, t + hold - now_ms()) if t else ms)
 
     hand = HandEngine(
         cfg,

@@ -77,6 +77,9 @@ class ActCalls:
             with self.writer.step(table), session.steps_collected() as after:
                 try:
                     seq = self._apply(table, seat, last_sequence, action, request_id)
+                    # the last event it produced that the seat sees: the number of one it does
+                    # not (a claim window's prompt of another seat) would tell what it is
+                    seq = table.last_seen(seat, seq)
                 except DomainError as exc:
                     if not is_transient(exc):  # an outage or NOT_OWNER: retried, not refused
                         remember(table, seat, request_id, refusal=Refusal.of(exc))
@@ -94,9 +97,10 @@ class ActCalls:
         self, table: LiveTable, seat: int, last_sequence: int, action: SeatRequest, request_id: str
     ) -> int:
         """Check an action against the table's state and apply it; the resulting sequence."""
-        if last_sequence > table.head:
+        shown = table.last_seen(seat, table.head)
+        if last_sequence > shown:
             raise InvalidArgument(
-                f"last_sequence {last_sequence} is beyond the table's last event {table.head}",
+                f"last_sequence {last_sequence} is beyond the last event you were shown {shown}",
                 field="last_sequence",
             )
         session = self.access.session(table)
@@ -113,8 +117,10 @@ class ActCalls:
                 last_sequence=last_sequence,
                 prompt_sequence=p.sequence,
             )
-        decided = table.last_decision.get(seat, 0)
-        if p is None and last_sequence < decided:
+        # the seat's last decision, as the last event it was shown by then (its own answer to
+        # a claim is numbered after prompts it does not see)
+        decided = table.last_seen(seat, table.last_decision.get(seat, 0))
+        if p is None and last_sequence <= decided and decided:
             # e.g. a late answer: the timer already decided the prompt it answers
             raise Aborted(
                 f"stale: the last event seen is {last_sequence} but seat {seat}'s last "

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from services.gateway.domain.events import kinds as K
 from services.gateway.domain.events.log import LoggedEvent
+from services.gateway.domain.events.views import project
 from services.gateway.domain.session import FINISHED, HALTED, TableSession
 from services.gateway.tables.answer_early import WakeHold
 from services.gateway.tables.records import RequestRecord
@@ -73,6 +74,22 @@ class LiveTable:
         """The last event's number, counting the running step's not yet written (what the
         engine and an Act's answer see; clients only ever see ``head``)."""
         return self.head + len(self.unwritten or ())
+
+    def last_seen(self, viewer: int | None, upto: int) -> int:
+        """The number of the last event up to ``upto`` (the running step's count too) that
+        ``viewer`` (a seat, None: a spectator) sees: the only numbers a viewer is told. The
+        log's head would count the prompts and answers of a claim window nobody else sees,
+        and so tell how many seats could claim the discard (RULES §4 "Claim windows")."""
+        head = self.head
+        unwritten = self.unwritten or ()
+        for seq in range(min(upto, head + len(unwritten)), head, -1):
+            if project(unwritten[seq - head - 1][1], viewer) is not None:
+                return seq
+        base, events = self.window
+        for e in reversed(events[: max(0, min(upto, head) - base)]):
+            if project(e.event, viewer) is not None:
+                return e.seq
+        return min(upto, base)  # none held that the viewer sees: older ones were all read
 
     def after(self, index: int) -> list[LoggedEvent] | None:
         """The events held after sequence ``index`` (None: some are older than those held)."""

@@ -73,7 +73,7 @@ class SeatCalls:
         A spectator gets a token of its own (:meth:`_spectate`)."""
         table = self.access.table(table_id)
         if spectator:
-            return None, self._spectate(table, seat_token), table.head
+            return None, self._spectate(table, seat_token), table.last_seen(None, table.head)
         check_id(player_id, "player_id")
         with table.lock:
             session = self.access.session(table)
@@ -100,7 +100,8 @@ class SeatCalls:
                 session.join(chosen, player_id, display_name)
             if request_id and not mine:  # took an open seat: a retry of this request may too
                 self.store.put(JOINS, f"{table.id}/{player_id}", request_id.encode())
-            return chosen, sign_seat_token(self.settings.secret, table.id, chosen), table.head
+            token = sign_seat_token(self.settings.secret, table.id, chosen)
+            return chosen, token, table.last_seen(chosen, table.head)
 
     def _retried_join(self, table: LiveTable, player_id: str, request_id: str) -> bool:
         """Is this the JoinSeat that gave ``player_id`` its open seat, sent again?"""

@@ -53,7 +53,7 @@ class TableViews:
     def _view_of(self, table: LiveTable, viewer: int | None) -> dict[str, Any]:
         session = self.access.session(table)
         v = session.seat_view(viewer)
-        v["last_sequence"] = table.head
+        v["last_sequence"] = table.last_seen(viewer, table.head)
         v["config"] = session.config
         return v
 
@@ -65,9 +65,10 @@ class TableViews:
         table = self.access.table(table_id)
         with table.lock:
             viewer = self.access.holder(table, token, None)
-            if after > table.head:
+            last = table.last_seen(self.access.watching(table, viewer.seat), table.head)
+            if after > last:
                 raise InvalidArgument(
-                    f"after_sequence {after} is beyond the table's last event {table.head}",
+                    f"after_sequence {after} is beyond the last event you were shown {last}",
                     field="after_sequence",
                 )
         return table, viewer

@@ -194,7 +194,9 @@ def test_a_replica_taking_over_mid_window_ends_it_when_the_first_owner_would_hav
     sched2.advance(hold - 101)
     assert len(log2) == len(kept)
     sched2.advance(1)
-    drawn = log2[len(kept)]
+    padding = [e for e in log2[len(kept) :] if isinstance(e.event, K.WindowPadding)]
+    assert len(padding) == 6 and {e.t for e in padding} == {discarded.t + hold}
+    drawn = log2[len(kept) + len(padding)]
     # the next seat's live draw (a flower drawn is exposed at once: FlowersExposed, draw "live")
     live_draw = isinstance(drawn.event, K.TileDrawn) or (
         isinstance(drawn.event, K.FlowersExposed) and drawn.event.draw == "live"
@@ -232,3 +234,67 @@ def test_the_gateways_settings_override_the_rulesets_holds():
     sched.drain()
     seen = windows(log2)
     assert seen and all(hold == 5 and went_on - opened == 5 for opened, hold, _, went_on in seen)
+
+
+def test_the_numbers_a_viewer_sees_after_a_discard_do_not_tell_who_could_claim():
+    """Each prompted seat's prompt and answer take numbers nobody else sees: a held window is
+    closed with fillers, so every viewer not prompted sees the same gap after every discard."""
+    log: list[LoggedEvent] = []
+    session, sched = table(person_on_auto_play(), log, hands=1)
+    session.start()
+    sched.drain()
+    unseen: dict[bool, set[int]] = {True: set(), False: set()}
+    held = 0
+    for i, e in enumerate(log):
+        if not (isinstance(e.event, K.TileDiscarded) and e.event.hold_ms):
+            continue
+        held += 1
+        span = []
+        for later in log[i + 1 :]:
+            if isinstance(later.event, (K.TileDrawn, K.MeldDeclared, K.WinDeclared, K.HandDrawn)):
+                break
+            span.append(later.event)
+        prompted = {ev.seat for ev in span if isinstance(ev, K.Prompt)}
+        for viewer in (None, 0, 1, 2, 3):
+            if viewer not in prompted:  # a prompted seat knows it was
+                hidden = sum(1 for ev in span if project(ev, viewer) is None)
+                unseen[bool(prompted)].add(hidden)
+    assert held > 30
+    assert unseen == {True: {6}, False: {6}}, unseen
+
+
+def test_a_table_of_bots_pads_no_window():
+    log: list[LoggedEvent] = []
+    session, sched = table([Seat(f"b{i}", bot=True) for i in range(4)], log, hands=1)
+    session.start()
+    sched.drain()
+    assert not [e for e in log if isinstance(e.event, K.WindowPadding)]
+
+
+def test_a_viewer_is_told_only_numbers_it_sees():
+    """GetTableState, a join, an Act's answer and the checks of Subscribe and Act name the last
+    event the viewer sees, never the log's head: during a window the head counts the prompts
+    and answers of other seats (services.gateway.tables.live.LiveTable.last_seen)."""
+    from services.gateway.tables.live import LiveTable
+
+    log: list[LoggedEvent] = []
+    session, sched = table(person_on_auto_play(), log, hands=1)
+    session.start()
+    sched.drain()
+    live = LiveTable("t-windows", "tag")
+    for e in log:
+        live.keep(e)
+    checked = 0
+    for e in log:
+        if not isinstance(e.event, K.WindowPadding):
+            continue
+        for viewer in (None, 0, 1, 2, 3):
+            shown = live.last_seen(viewer, e.seq)
+            assert project(log[shown - 1].event, viewer) is not None
+            assert all(project(x.event, viewer) is None for x in log[shown : e.seq])
+            checked += 1
+    assert checked > 100
+    # the running step's events count too (an Act's answer is made before they are written)
+    live.unwritten = [(0, K.WindowPadding()), (0, K.HandDrawn(tiles_left=0))]
+    assert live.last_seen(2, live.head + 2) == live.head + 2
+    assert live.last_seen(2, live.head + 1) == live.last_seen(2, live.head)

@@ -290,6 +290,7 @@ FIELD_CODECS: dict[type[K.TableEvent], dict[str, FieldCodec]] = {
     K.WildFlipped: {"indicator": TILE, "wild": TILE, "set_aside": TILES},
     K.DoubleCardPlayed: {},
     K.SeatBankrupt: {},
+    K.WindowPadding: {},
 }
 
 # Fields left out of a record while they hold their default (given here), else always written.

@@ -464,6 +464,17 @@ class SeatBankrupt(TableEvent):
     hand_number: int = 0
 
 
+@dataclass
+class WindowPadding(TableEvent):
+    """A claim window's filler (RULES §4 "Claim windows"): no fact, seen by nobody. A held
+    window is closed with as many as make its prompts, answers and fillers a constant count
+    (:func:`services.gateway.domain.hand.claims.pad_window`), so the sequence numbers a viewer
+    sees on either side of it do not tell how many seats were prompted."""
+
+    hand_id: str = ""
+    hand_number: int = 0
+
+
 # Every kind by its name in the log and the API.
 KINDS: dict[str, type[TableEvent]] = {
     "table_started": TableStarted,
@@ -488,6 +499,7 @@ KINDS: dict[str, type[TableEvent]] = {
     "wild_flipped": WildFlipped,
     "double_card_played": DoubleCardPlayed,
     "seat_bankrupt": SeatBankrupt,
+    "window_padding": WindowPadding,
 }
 KIND_NAMES: dict[type[TableEvent], str] = {cls: name for name, cls in KINDS.items()}
 EVENT_CLASSES: tuple[type[TableEvent], ...] = tuple(KINDS.values())

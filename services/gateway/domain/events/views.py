@@ -13,8 +13,9 @@ that kind, the ``timed_out`` of a missed one and anything an event marks ``priva
 starts, see :meth:`TableSession._timeout`) go to their seat only, and so does a
 ``seat_changed``'s ``deadline_ms`` marked ``deadline_private`` (托管 resumed while a claim is
 pending). An own turn is public, its timeout too, except ``in_a_row``, which counts missed
-claims as well (others see 0). The log's record of actions (``action``) and the hold of a
-claim window (``hold_ms`` of a discard or an added kong) go to nobody.
+claims as well (others see 0). The log's record of actions (``action``), the hold of a
+claim window (``hold_ms`` of a discard or an added kong) and a window's fillers
+(``window_padding``) go to nobody.
 """
 
 from __future__ import annotations
@@ -155,6 +156,7 @@ VIEW_RULES: dict[type[K.TableEvent], ViewRule] = {
     K.WildFlipped: PUBLIC,  # turned face up for all
     K.DoubleCardPlayed: PUBLIC,  # 加倍卡: every seat and spectator sees who doubled
     K.SeatBankrupt: PUBLIC,  # 破产: every seat and spectator sees who went bankrupt
+    K.WindowPadding: NOBODY,  # a claim window's filler: it only takes a number
 }
 _missing = set(K.EVENT_CLASSES) - set(VIEW_RULES)
 if _missing:  # pragma: no cover - a kind added without its rule

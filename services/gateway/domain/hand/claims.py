@@ -7,7 +7,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from services.gateway.domain.events.kinds import CLAIM, ROB_KONG, MeldDeclared, MeldFact
+from services.gateway.domain.events.kinds import (
+    CLAIM,
+    ROB_KONG,
+    MeldDeclared,
+    MeldFact,
+    WindowPadding,
+)
 from services.gateway.domain.hand.state import STEP_CLOSE_WINDOW, STEP_NONE, Pending
 from shared.errors import FailedPrecondition
 from shared.melds import Meld, MeldKind
@@ -33,6 +39,10 @@ _MELD_ADDED_KONG: Final = MeldKind.ADDED_KONG
 _MELD_CHOW: Final = MeldKind.CHOW
 _MELD_EXPOSED_KONG: Final = MeldKind.EXPOSED_KONG
 _MELD_PONG: Final = MeldKind.PONG
+
+# The events no viewer sees that a held window holds, prompted or not: a prompt and its answer
+# for each of the three other seats (RULES §4 "Claim windows").
+WINDOW_HIDDEN_EVENTS: Final = 2 * (NUM_SEATS - 1)
 
 if TYPE_CHECKING:
     from services.gateway.domain.hand.engine import HandEngine
@@ -82,7 +92,22 @@ def open_window(h: HandEngine) -> None:
 def close_window(h: HandEngine) -> None:
     """The hold of a window nobody could answer ran out: the hand goes on."""
     last = h.last
+    pad_window(h, 0)
     after_window(h, ROB_KONG if last.kind is _LAST_ADDED_KONG else CLAIM, last.seat)
+
+
+def pad_window(h: HandEngine, prompted: int) -> None:
+    """Close a held window with fillers (``window_padding``, seen by nobody) up to
+    :data:`WINDOW_HIDDEN_EVENTS`: each prompted seat's prompt and answer take a sequence number
+    that no other viewer sees, so without them the gap in the numbers a viewer sees after a
+    discard would count the seats that could claim it. A window without a hold (a table of
+    bots) is not padded. Once per window: the hold is spent here, so a step run again after a
+    failed service call does not pad twice."""
+    if h.window_held_ms <= 0:
+        return
+    h.window_held_ms = 0
+    for _ in range(WINDOW_HIDDEN_EVENTS - 2 * prompted):
+        h.emit_event(WindowPadding(hand_id=h.hand_id, hand_number=h.number))
 
 
 def after_window(h: HandEngine, kind: str, seat: int) -> None:
@@ -104,6 +129,7 @@ def resolve_window(h: HandEngine) -> None:
         res = ClaimResolution(tile=tile, missed_wins=missed)
     else:
         res = h.rules.resolve_claims(h.snapshot(), dict(claims))
+    pad_window(h, len(h.window_options))
     for s in res.missed_wins:
         h.seats[s].missed.add(tile)
         h.seats[s].changed()

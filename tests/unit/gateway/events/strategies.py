@@ -247,6 +247,7 @@ EVENTS = {
         after_hand=st.integers(1, 10_000),
         **heads,
     ),
+    K.WindowPadding: st.builds(K.WindowPadding, **heads),
 }
 
 any_event = st.one_of(*EVENTS.values())

@@ -20,7 +20,7 @@ def test_every_kind_has_a_codec_a_view_rule_a_converter_and_a_generator():
     kinds = set(K.EVENT_CLASSES)
     assert set(codec.FIELD_CODECS) == kinds
     assert set(views.VIEW_RULES) == kinds
-    assert set(convert.CONVERTERS) | {K.ActionTaken} == kinds
+    assert set(convert.CONVERTERS) | {K.ActionTaken, K.WindowPadding} == kinds
     assert set(EVENTS) == kinds, "tests/unit/gateway/events/strategies.py misses a kind"
     assert len(K.KINDS) == len(kinds) and all(K.KINDS[K.KIND_NAMES[c]] is c for c in kinds)
 

@@ -1,7 +1,8 @@
 """Deny by default, checked on generated events of every kind for every viewer against a
 statement of what is secret written here, apart from the view rules: no other seat's
 concealed tiles, no other seat's drawn, replacement or 换牌 tile, no concealed kong's face,
-nothing of the log's action records, and nothing that tells who may claim."""
+nothing of the log's action records or a claim window's fillers, and nothing that tells who
+may claim."""
 
 from __future__ import annotations
 
@@ -17,8 +18,8 @@ VIEWERS = (None, 0, 1, 2, 3)
 
 def expected_secret_free(ev: K.TableEvent, seen: K.TableEvent | None, viewer: int | None) -> None:
     own = viewer is not None and getattr(ev, "seat", None) == viewer
-    if isinstance(ev, K.ActionTaken):
-        assert seen is None, "the log's action records go to nobody"
+    if isinstance(ev, K.ActionTaken | K.WindowPadding):
+        assert seen is None, "the log's action records and a window's fillers go to nobody"
         return
     if isinstance(ev, K.Prompt):
         assert (seen is not None) == own, "a prompt is its seat's only"
