@@ -60,7 +60,7 @@ def backends(tmp_path_factory):
     try:
         start_services(procs, tmp, ("wall", "rules", "scoring"))
         for p in procs.values():
-            p.wait_ready()
+            p.wait_ready(60)  # a loaded machine starts them slowly
         yield tmp, procs
     finally:
         stop_all(procs.values())
@@ -163,7 +163,7 @@ def test_tables_ride_through_a_failover_and_a_restart(backends):
             )
             t_servers = time.monotonic() - t0
             for g in gateways:
-                g.wait_ready()
+                g.wait_ready(60)
             channels = [as_player(g.address) for g in gateways]
             t_gateways = time.monotonic() - t0
             a, b = (gateway_pb2_grpc.GatewayServiceStub(c) for c in channels)
@@ -187,7 +187,7 @@ def test_tables_ride_through_a_failover_and_a_restart(backends):
                     faults.append(("failover", time.monotonic()))
                     time.sleep(PROMOTE_AFTER_S)
                     standby.promote()
-                elif acts == 8:  # the lone primary crashes and comes back
+                elif acts == 6:  # the lone primary crashes and comes back
                     standby.kill()
                     faults.append(("restart", time.monotonic()))
                     time.sleep(RESTART_AFTER_S)

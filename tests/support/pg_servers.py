@@ -4,7 +4,7 @@ a primary made by ``initdb``, a streaming standby made from it by ``pg_basebacku
 database failover tests; the shared test server (tests/support/postgres.py) is never touched.
 
 PostgreSQL refuses to run as root: when the tests run as root, every server command runs as the
-``postgres`` user (Popen's ``user``) in a temporary directory owned by it. Each server listens on
+``postgres`` user (``setpriv``) in a temporary directory owned by it. Each server listens on
 127.0.0.1 at a port found free, and on a Unix socket in its own directory."""
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psycopg
-import pytest
+
+from tests.support.postgres import SKIP_PREFIX, unavailable
 
 BIN_ROOT = Path("/usr/lib/postgresql")
 USER = "postgres"
@@ -34,10 +35,16 @@ def pg_bin() -> Path | None:
     return found[-1].parent if found else None
 
 
-def _as_user() -> dict:
-    """Popen's arguments that run a command as the server user when the tests run as root
-    (as a direct child: its exit is reaped here, no ``runuser`` left between)."""
-    return {"user": USER, "group": USER, "extra_groups": []} if os.geteuid() == 0 else {}
+def _as_user() -> list[str]:
+    """The prefix that runs a command as the server user when the tests run as root:
+    ``setpriv`` changes the user and executes the command in its place, so the server is this
+    process's own child (reaped here when killed; ``runuser`` would stay between, and a killed
+    server's postmaster would linger unreaped). Not Popen's ``user=``: that makes Python fork
+    instead of vfork, and the child runs the fork handlers of this process's gRPC threads
+    before its exec (one crashed there)."""
+    if os.geteuid() != 0:
+        return []
+    return ["setpriv", f"--reuid={USER}", f"--regid={USER}", "--clear-groups", "--"]
 
 
 def free_port() -> int:
@@ -63,7 +70,7 @@ class PgServer:
 
     def _run(self, *argv: str) -> None:
         result = subprocess.run(
-            argv, capture_output=True, text=True, timeout=120, cwd=self.root, **_as_user()
+            [*_as_user(), *argv], capture_output=True, text=True, timeout=120, cwd=self.root
         )
         assert result.returncode == 0, f"{argv[0]}: {result.stdout}{result.stderr}"
 
@@ -93,14 +100,14 @@ class PgServer:
         self.sockets.mkdir(exist_ok=True)
         _give_to_user(self.sockets)
         argv = [
-            str(self.bin / "postgres"), "-D", str(self.data), "-p", str(self.port),
+            *_as_user(), str(self.bin / "postgres"), "-D", str(self.data), "-p", str(self.port),
             "-k", str(self.sockets), "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off",
         ]  # fmt: skip
         for s in self.settings:
             argv += ["-c", s]
         with self.log.open("ab") as log:  # its own session: kill() reaches every process
             self.proc = subprocess.Popen(
-                argv, stdout=log, stderr=log, start_new_session=True, cwd=self.root, **_as_user()
+                argv, stdout=log, stderr=log, start_new_session=True, cwd=self.root
             )
         deadline = time.monotonic() + 30
         while True:
@@ -131,8 +138,13 @@ class PgServer:
         assert self.query("SELECT pg_promote(true, 30)") == [(True,)]
 
     def stop(self) -> None:
-        """A fast shutdown if it runs (SIGINT to the postmaster), else nothing."""
-        if self.proc is None or self.proc.poll() is not None:
+        """A fast shutdown if it runs (SIGINT to the postmaster); a server left killed has its
+        (small) System V shared memory segment removed, which a clean shutdown or a restart
+        would have removed itself."""
+        if self.proc is None:
+            return
+        if self.proc.poll() is not None:
+            _remove_segment(self.data)
             return
         pid = _postmaster_pid(self.data)
         with contextlib.suppress(ProcessLookupError, TypeError):
@@ -160,6 +172,14 @@ def _postmaster_pid(data: Path) -> int | None:
     return None
 
 
+def _remove_segment(data: Path) -> None:
+    """``ipcrm`` the segment a killed server's postmaster.pid names (its 7th line: the key and
+    the id), if the file is still there."""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        shmid = (data / "postmaster.pid").read_text().splitlines()[6].split()[1]
+        subprocess.run(["ipcrm", "-m", shmid], capture_output=True, timeout=10, check=False)
+
+
 def _give_to_user(path: Path) -> None:
     if os.geteuid() == 0:
         user = pwd.getpwnam(USER)
@@ -169,16 +189,17 @@ def _give_to_user(path: Path) -> None:
 @contextlib.contextmanager
 def pg_servers() -> Iterator[Callable[[str], PgServer]]:
     """A factory of servers (``new(name)``) in a temporary directory the server user owns;
-    every server still running is stopped at the end and the directory removed. Skips when no
-    server binaries are installed (or the server user is missing)."""
+    every server still running is stopped at the end and the directory removed. Without the
+    server binaries (or the server user) it skips, and fails under CI=true, as the tests of
+    tests/support/postgres.py do."""
     bin_dir = pg_bin()
     if bin_dir is None:
-        pytest.skip(f"no PostgreSQL server binaries under {BIN_ROOT}")
+        unavailable(f"{SKIP_PREFIX}: no server binaries under {BIN_ROOT}")
     if os.geteuid() == 0:
         try:
             pwd.getpwnam(USER)
         except KeyError:
-            pytest.skip(f"running as root and no {USER!r} user to run PostgreSQL as")
+            unavailable(f"{SKIP_PREFIX}: running as root and no {USER!r} user to run it as")
     root = Path(tempfile.mkdtemp(prefix="mj-pg-"))
     _give_to_user(root)
     servers: list[PgServer] = []
