@@ -34,6 +34,7 @@ import pytest
 import yaml
 
 from services.cli import servable
+from tests.deploy import cnpg
 
 ROOT = Path(__file__).resolve().parents[2]
 K8S = ROOT / "deploy" / "k8s"
@@ -87,6 +88,9 @@ def _validate(doc: dict, where: str) -> None:
     if str(doc.get("apiVersion", "")).startswith("cert-manager.io/"):
         _validate_cert_manager(doc, where)
         return
+    if doc.get("apiVersion") == cnpg.CNPG:
+        cnpg.validate(doc, where)
+        return
     try:
         kubernetes_validate.validate(doc, K8S_VERSION, strict=True)
     except kubernetes_validate.ValidationError as exc:
@@ -111,8 +115,9 @@ def test_manifest_validates_strictly(path):
 
 def _cli_validate(files: list[str], docs: list[dict]) -> None:
     """kubernetes-validate --strict on ``files``; it warns and skips a kind it has no schema
-    for, so the skipped ones must be exactly the cert-manager resources among ``docs`` (which
-    _validate checks against CERT_MANAGER_SCHEMA), never anything else."""
+    for, so the skipped ones must be exactly the cert-manager resources and CloudNativePG
+    Clusters among ``docs`` (which _validate checks against CERT_MANAGER_SCHEMA and
+    cnpg.CLUSTER_SCHEMA), never anything else."""
     cli = Path(sys.executable).parent / "kubernetes-validate"
     result = subprocess.run(
         [str(cli), "--strict", "--quiet", "-k", K8S_VERSION, *files],
@@ -122,9 +127,12 @@ def _cli_validate(files: list[str], docs: list[dict]) -> None:
     )
     assert result.returncode == 0, result.stdout + result.stderr
     skipped = [line for line in result.stdout.splitlines() if line.startswith("WARN")]
-    kinds = re.compile(r"Couldn't find schema for kind (Issuer|Certificate) with api version ")
-    assert all(kinds.search(line) and CERT_MANAGER in line for line in skipped), skipped
-    expected = [d for d in docs if d.get("apiVersion") == CERT_MANAGER]
+    kinds = re.compile(
+        rf"Couldn't find schema for kind ((Issuer|Certificate) with api version {CERT_MANAGER}"
+        rf"|Cluster with api version {cnpg.CNPG})"
+    )
+    assert all(kinds.search(line) for line in skipped), skipped
+    expected = [d for d in docs if d.get("apiVersion") in (CERT_MANAGER, cnpg.CNPG)]
     assert len(skipped) == len(expected), (len(skipped), len(expected), skipped)
 
 
@@ -287,6 +295,8 @@ def check_cluster_layout(docs: list[dict], where: str) -> None:
     hpas = _by_kind(docs, "HorizontalPodAutoscaler")
     assert set(STATEFUL) <= deps.keys(), f"{where}: {sorted(deps)}"
     assert not _by_kind(docs, "PersistentVolumeClaim"), f"{where}: a PersistentVolumeClaim"
+    databases = cnpg.clusters(docs)
+    assert len(databases) <= 1, f"{where}: {len(databases)} database clusters"
     connections = 0
     for name, dep in deps.items():
         label = f"{where}: Deployment {name}"
@@ -316,14 +326,17 @@ def check_cluster_layout(docs: list[dict], where: str) -> None:
         assert not any(a.startswith("--internal-token") for a in args), label
         if name in STATEFUL:
             assert not any(a.startswith("--store-url") for a in args), f"{label}: --store-url"
-            ref = env["MAHJONG_STORE_URL"]["valueFrom"]["secretKeyRef"]
-            assert (ref["name"], ref["key"], ref.get("optional", False)) == (
-                STORE_SECRET,
-                "url",
-                False,
-            ), label
-            password = env["PGPASSWORD"]["valueFrom"]["secretKeyRef"]
-            assert (password["name"], password["key"]) == (STORE_SECRET, "password"), label
+            if databases:  # the deployed CloudNativePG cluster, through its read-write Service
+                cnpg.check_store_env(env, databases[0], label)
+            else:  # the studio's own PostgreSQL, named by the Secret
+                ref = env["MAHJONG_STORE_URL"]["valueFrom"]["secretKeyRef"]
+                assert (ref["name"], ref["key"], ref.get("optional", False)) == (
+                    STORE_SECRET,
+                    "url",
+                    False,
+                ), label
+                password = env["PGPASSWORD"]["valueFrom"]["secretKeyRef"]
+                assert (password["name"], password["key"]) == (STORE_SECRET, "password"), label
             hpa = next(
                 (h for h in hpas.values() if h["spec"]["scaleTargetRef"]["name"] == name), None
             )
@@ -334,7 +347,8 @@ def check_cluster_layout(docs: list[dict], where: str) -> None:
         if name in ("gateway", "matchmaking"):
             token = env["MAHJONG_INTERNAL_TOKEN"]["valueFrom"]["secretKeyRef"]
             assert token["name"] == "mahjong-internal-token" and not token.get("optional"), label
-    assert connections <= POSTGRES_MAX_CONNECTIONS, f"{where}: {connections} store connections"
+    budget = cnpg.connection_budget(docs, POSTGRES_MAX_CONNECTIONS)
+    assert connections <= budget, f"{where}: {connections} store connections of {budget}"
     for name in ("rules", "scoring", "wall", "gateway"):
         hpa = hpas.get(name)
         assert hpa, f"{where}: no HorizontalPodAutoscaler for {name}"
@@ -915,10 +929,17 @@ INGRESS_NAMESPACE = "ns:ingress-nginx"  # base/network-policies/gateway.yaml: a 
 MONITORING_NAMESPACE = "ns:monitoring"
 DNS = "ns:kube-system"
 STORE = "ns:postgres"  # base/network-policies/store-egress.yaml: THE studio setting
+CNPG_OPERATOR = f"ns:{cnpg.OPERATOR_NAMESPACE}"
+KUBE_API_PORTS = (
+    443,
+    6443,
+)  # overlays/prod/database-network.yaml: the instances watch their Cluster
 
 
-def expected_graph(with_store: bool) -> set[tuple[str, str, int, str]]:
-    """The call graph of docs/DESIGN.md ("Trust boundaries"), nothing more."""
+def expected_graph(with_store: bool, database: str | None = None) -> set[tuple[str, str, int, str]]:
+    """The call graph of docs/DESIGN.md ("Trust boundaries"), nothing more. ``database``: the
+    pods of a CloudNativePG cluster the layout deploys in the namespace (overlays/prod), the
+    store then, instead of the namespace ``postgres``."""
     from infra.addresses import DEFAULT_PORTS, INTERNAL_PORTS, SERVICE_ORDER, WEB_PORTS
 
     def grpc(service: str) -> int:
@@ -939,7 +960,16 @@ def expected_graph(with_store: bool) -> set[tuple[str, str, int, str]]:
             (s, DNS, 53, "TCP"),
         }
         if with_store and s in STATEFUL:
-            edges.add((s, STORE, 5432, "TCP"))
+            edges.add((s, database or STORE, cnpg.POSTGRES_PORT, "TCP"))
+    if database:
+        edges |= {
+            (database, database, cnpg.POSTGRES_PORT, "TCP"),  # replication, base backups
+            (CNPG_OPERATOR, database, cnpg.STATUS_PORT, "TCP"),
+            (MONITORING_NAMESPACE, database, cnpg.METRICS_PORT, "TCP"),
+            (database, DNS, 53, "UDP"),
+            (database, DNS, 53, "TCP"),
+            *((database, "*", port, "TCP") for port in KUBE_API_PORTS),
+        }
     return edges
 
 
@@ -1017,6 +1047,7 @@ def allowed_graph(docs: list[dict]) -> set[tuple[str, str, int | str, str]]:
         for d in docs
         if d["kind"] == "Deployment"
     }
+    pods |= cnpg.instance_pods(docs)  # a database's pods are isolated like the others
     for name, pod in pods.items():
         assert pod["labels"].get("app.kubernetes.io/name") == name, name
     rules: dict[tuple[str, str], list[dict]] = {(n, k): [] for n in pods for k in ("in", "out")}
@@ -1091,17 +1122,21 @@ def check_default_deny(docs: list[dict], where: str) -> None:
 def check_network(docs: list[dict], where: str, with_store: bool) -> None:
     check_default_deny(docs, where)
     allowed = allowed_graph(docs)
-    expected = expected_graph(with_store)
+    database = next(iter(cnpg.instance_pods(docs)), None)
+    expected = expected_graph(with_store, database)
     assert allowed == expected, (
         f"{where}: the NetworkPolicies allow {sorted(allowed - expected, key=str)} beyond the "
         f"call graph and miss {sorted(expected - allowed, key=str)}"
     )
     # Every edge inside the namespace lands on a port the callee listens on.
     deps = _by_kind(docs, "Deployment")
+    databases = cnpg.instance_pods(docs)
     for src, dst, port, _ in allowed:
         if dst in deps:
             ports = {p["containerPort"] for p in _container(deps[dst])["ports"]}
             assert port in ports, f"{where}: {src} -> {dst}:{port}, which {dst} does not serve"
+        if dst in databases:
+            assert port in databases[dst]["ports"].values(), f"{where}: {src} -> {dst}:{port}"
 
 
 @pytest.mark.parametrize("directory", [BASE, *OVERLAYS], ids=_rel)
