@@ -2,7 +2,8 @@
 phone's viewport with touch, against one real local stack shared by the lobby's tests
 (web/tests/lobby.test.mjs: each signs in players of its own): the phone layout, a purchase
 confirmed with its price and its lines in the history, back to a seat from the lobby and from a
-second browser of the same player, a room by code between two players with bots, a quick match.
+second browser of the same player, a room by code between two players with bots, a quick match,
+a tournament created with bots, joined and its first round seated.
 Screenshots land in web/test-artifacts/lobby-*.png."""
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from tests.web.test_browser import WEB, _check_prerequisites, _logs
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-SHOTS = ("phone", "ask-price", "history", "your-tables", "seat-taken-back", "room")
+SHOTS = ("phone", "ask-price", "history", "your-tables", "seat-taken-back", "room", "tournament")
 
 
 def test_the_lobby_on_a_phone():

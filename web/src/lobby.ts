@@ -16,6 +16,7 @@ import { rememberWatched, seatsCard } from "./seats";
 import { casualTable, Declined, roomTable } from "./seating";
 import { current, live, signIn, signInAsGuest, signOut, type SignedIn } from "./session";
 import { shopCard } from "./shop";
+import { tournamentsCard } from "./tournaments";
 import { TableScreen } from "./table";
 import { tileElement } from "./tiles";
 
@@ -75,7 +76,7 @@ export function lobby(error?: ApiError): void {
     const again = () => lobby();
     void player.then((p) => {
       if (!member.isConnected) return;
-      member.replaceChildren(quickCard(me, p, open, again), roomsCard(me, p?.roomCode ?? "", p?.roomCards ?? 0, open, again), shopCard(me, Promise.resolve(p), again));
+      member.replaceChildren(quickCard(me, p, open, again), roomsCard(me, p?.roomCode ?? "", p?.roomCards ?? 0, open, again), shopCard(me, Promise.resolve(p), again), tournamentsCard(me, open));
     });
   }
 }

@@ -4,7 +4,8 @@
 // and Sign out on screen, buttons ≥ 40 px); a purchase asked first with its price, refused,
 // then confirmed, and its lines in the history; a player who leaves the table for the lobby
 // mid-hand and goes back, and a second browser signed in as the same player that takes the
-// seat; a room by code between two signed-in players with bots filling the rest; a quick match.
+// seat; a room by code between two signed-in players with bots filling the rest; a quick match;
+// a tournament created with bots, joined, started, and its first round seated.
 // Each test signs in players of its own, so the tests stay independent on the shared stack.
 // Screenshots go to ARTIFACTS (lobby-*.png).
 
@@ -207,6 +208,27 @@ test("a quick match at the player's level seats them once the queue fills", asyn
     await page.getByTestId("queue-status").filter({ hasText: "waiting" }).waitFor();
     await page.getByTestId("my-tiles").waitFor({ timeout: 30_000 }); // bots fill the queue
     assert.match(await page.locator(".seat.mine .who").innerText(), new RegExp(`^Quick${run}`));
+    assert.deepEqual(problems, []);
+  } finally {
+    await ctx.close();
+  }
+});
+
+test("a tournament: created with bots, joined, started, and its first round seats the player", async () => {
+  const { ctx, page, problems } = await browser();
+  try {
+    await signIn(page, `Cup${run}`);
+    await page.locator("#t-hands").selectOption("1");
+    await page.locator("#t-bots").selectOption("3");
+    await press(page, "create-tournament");
+    await page.getByTestId("tournament-state").filter({ hasText: "registering" }).waitFor();
+    assert.match(await page.getByTestId("tournament-link").inputValue(), /\?tournament=/);
+    await press(page, "join-tournament");
+    await page.getByTestId("entrants").filter({ hasText: `Cup${run}` }).waitFor();
+    await shot(page, "tournament");
+    await press(page, "start-tournament");
+    await page.getByTestId("my-tiles").waitFor({ timeout: 30_000 }); // round 1 seats the player
+    assert.match(await page.locator(".seat.mine .who").innerText(), new RegExp(`^Cup${run}`));
     assert.deepEqual(problems, []);
   } finally {
     await ctx.close();
