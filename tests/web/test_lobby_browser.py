@@ -19,6 +19,7 @@ from tests.web.test_browser import WEB, _check_prerequisites, _logs
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
+LOBBY_TEST = "tests/lobby.test.mjs"
 SHOTS = ("phone", "ask-price", "history", "your-tables", "seat-taken-back", "room", "tournament")
 
 
@@ -38,8 +39,7 @@ def test_the_lobby_on_a_phone():
             "ARTIFACTS": str(artifacts),
         }
         run = subprocess.run(
-            ["node", "--test", "--test-concurrency=1", "--test-reporter=spec"]
-            + ["tests/lobby.test.mjs"],
+            ["node", "--test", "--test-concurrency=1", "--test-reporter=spec", LOBBY_TEST],
             cwd=WEB,
             env=env,
             capture_output=True,
