@@ -1,8 +1,8 @@
 // Back to your table from anywhere: the tables where the signed-in player sits now
 // (matchmaking's ListLiveSeats, their own only) each with "Back to your table" — the seat's
 // token from the gateway's JoinSeat with the player's session (the seat's earlier tokens stay
-// valid, so another device or tab at the same seat goes on too) — and the tables this browser
-// watched lately, to watch again.
+// valid, so another device or tab at the same seat goes on too), or a 加倍卡 to play for the
+// table's next hand — and the tables this browser watched lately, to watch again.
 
 import { apiError, gateway, matchmaking, requestId } from "./api";
 import { banner, button, h, seatOf } from "./dom";
@@ -39,6 +39,15 @@ export async function backToSeat(me: SignedIn, tableId: string): Promise<Seat> {
   return { tableId, token: r.seatToken, seat: seatOf(r.seat), lastSeq: "0" };
 }
 
+/** 加倍卡 (RULES-items §2): the seat doubles the table's next hand — between hands or before
+ * the first deal; the gateway says why not otherwise (a hand running, none left, too little
+ * silver, not allowed at this table). */
+async function playDouble(me: SignedIn, tableId: string, note: HTMLElement): Promise<void> {
+  const seat = await backToSeat(me, tableId);
+  const r = await gateway.playDoubleCard({ tableId, seatToken: seat.token, requestId: requestId() });
+  note.textContent = `加倍卡 played: hand ${r.handNumber} is doubled (${r.doubleCardsLeft} left)`;
+}
+
 /** The card (filled once matchmaking answers; hidden when there is nothing to go back to). */
 export function seatsCard(me: SignedIn | null, open: (s: Seat) => void, watch: (tableId: string) => void): HTMLElement {
   const list = h("div", { class: "seat-list" });
@@ -65,8 +74,17 @@ export function seatsCard(me: SignedIn | null, open: (s: Seat) => void, watch: (
             });
         }, "primary");
         back.dataset.table = s.tableId;
+        const double = button("Play a 加倍卡", "play-double", () => {
+          double.disabled = true;
+          void playDouble(me, s.tableId, note)
+            .catch((e) => banner(apiError(e), card))
+            .finally(() => (double.disabled = false));
+        }, "ghost");
+        double.dataset.table = s.tableId;
+        const note = h("small", { class: "note", "data-testid": "double-note" });
         const facts = `${what(s.tag)} · ${PRESET_NAMES[s.ruleset] ?? s.ruleset} · 底分 ${s.stake} · seat ${(seatOf(s.seat) ?? 0) + 1}`;
-        list.prepend(h("div", { class: "seat-line" }, h("span", {}, facts), back));
+        const tournament = s.tag.startsWith("tournament/"); // never at a tournament table
+        list.prepend(h("div", { class: "seat-line" }, h("span", {}, facts), h("div", { class: "row" }, tournament ? null : double, back), note));
       }
       show();
     })

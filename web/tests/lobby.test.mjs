@@ -3,7 +3,8 @@
 // viewport (390×844, touch: taps, not clicks): the phone layout (no horizontal scroll, the menu
 // and Sign out on screen, buttons ≥ 40 px); a purchase asked first with its price, refused,
 // then confirmed, and its lines in the history; a player who leaves the table for the lobby
-// mid-hand and goes back, and a second browser signed in as the same player that takes the
+// mid-hand and goes back (a 加倍卡 played from there is refused while the hand runs), and a
+// second browser signed in as the same player that takes the
 // seat; a room by code between two signed-in players with bots filling the rest; a quick match;
 // a tournament created with bots, joined, started, and its first round seated.
 // Each test signs in players of its own, so the tests stay independent on the shared stack.
@@ -143,6 +144,11 @@ test("back to your table: the lobby mid-hand and back, then a second browser tak
     const back = page.locator(`[data-testid="back-to-table"][data-table="${tableId}"]`);
     await back.waitFor();
     await shot(page, "your-tables");
+    // a 加倍卡 doubles the next hand: mid-hand the gateway says to play it between hands
+    await page.locator(`[data-testid="play-double"][data-table="${tableId}"]`).tap();
+    const refusal = page.getByTestId("your-tables").getByTestId("error");
+    await refusal.waitFor();
+    assert.match(await refusal.innerText(), /FAILED_PRECONDITION · DOUBLE_CARD_HAND_RUNNING/);
     await back.tap();
     await page.getByTestId("my-tiles").waitFor();
     assert.equal(await page.getByTestId("table-id").innerText(), tableId);
