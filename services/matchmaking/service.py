@@ -41,6 +41,7 @@ from services.matchmaking.domain.rooms import private as rooms
 from services.matchmaking.domain.rooms import start as room_start
 from services.matchmaking.domain.rooms.desk import RoomDesk
 from services.matchmaking.domain.tables import allocated as allocated_tables
+from services.matchmaking.domain.tables import live_seats
 from services.matchmaking.domain.tables.allocator import TableAllocator
 from services.matchmaking.domain.tables.reports import ReportDesk
 from services.matchmaking.domain.tournaments import tournament as tournaments
@@ -302,6 +303,11 @@ class Matchmaking:
         if unknown and not ledger.has_account(self.store, account):
             raise NotFound(f"no player or ledger account {account!r}", player_id=account)
         return ledger.balance(self.store, account)
+
+    def seated(self, token: str) -> list[live_seats.LiveSeat]:
+        """The session's player's live seats (ListLiveSeats): their own only."""
+        player = self.authenticate(token)
+        return live_seats.seats_of(self.table_records, player.player_id)
 
     def entries(self, token: str) -> tuple[Account, list[ledger.Entry]]:
         player = self.authenticate(token)

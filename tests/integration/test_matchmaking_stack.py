@@ -382,8 +382,8 @@ def test_quick_match_and_a_private_room_play_on_the_gateway(stack):
 
 def test_a_signed_in_player_takes_their_seat_by_session_and_nobody_else_can(stack):
     """JoinSeat with a session: the gateway asks matchmaking (CheckSession) whose it is, and
-    gives that player's reserved seat only; a forged or signed-out session, or one naming
-    another player's seat, gets nothing."""
+    gives that player's reserved seat only (listed by ListLiveSeats, to the player alone); a
+    forged or signed-out session, or one naming another player's seat, gets nothing."""
     from mahjong.gateway.v1 import gateway_pb2 as gw
     from mahjong.gateway.v1 import gateway_pb2_grpc as gw_grpc
 
@@ -418,7 +418,12 @@ def test_a_signed_in_player_takes_their_seat_by_session_and_nobody_else_can(stac
             with pytest.raises(grpc.RpcError) as err:
                 join(session, player_id)
             assert err.value.code() == code_, err.value.details()
+        # where the owner sits (ListLiveSeats): their own seat only, nothing of the other's
+        (live,) = stub.ListLiveSeats(pb.ListLiveSeatsRequest(session_token=owner)).seats
+        assert (live.table_id, live.seat) == (a.table_id, a.seat)
+        assert not stub.ListLiveSeats(pb.ListLiveSeatsRequest(session_token=other)).seats
         got = join(owner)  # no seat token: the session proves the seat
+        assert got.seat_token == a.seat_token  # the same token: the old one stays valid
         assert got.seat == a.seat and got.seat_token
         stub.SignOut(pb.SignOutRequest(session_token=owner, all_sessions=True), timeout=TIMEOUT)
         with pytest.raises(grpc.RpcError) as err:

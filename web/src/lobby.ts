@@ -1,14 +1,22 @@
 // The lobby: signing in (a name, through the development issuer, or as a guest), the player's
-// account, and the ways to a table — one against three bots (a private room of matchmaking's
-// for a signed-in player, a casual table on the gateway for a guest), a seat of a given table,
-// or watching one.
+// account, and the ways to a table — back to the tables where the player sits (seats.ts), quick
+// match (quick.ts), a private room by code (rooms.ts), one against three bots (a private room of
+// matchmaking's for a signed-in player, a casual table on the gateway for a guest), a seat of a
+// given table, or watching one — the shop (shop.ts) and the player's history (history.ts).
 
 import { apiError, gateway, issuerUrl, matchmaking, protocol, requestId, type ApiError } from "./api";
 import { app, banner, button, h, seatOf } from "./dom";
 import { RULES } from "./labels";
 import { saveSeat, type Seat } from "./saved";
-import { casualTable, roomTable } from "./seating";
+import type { Player } from "./gen/mahjong/matchmaking/v1/matchmaking_pb";
+import { historyPage } from "./history";
+import { quickCard } from "./quick";
+import { roomsCard } from "./rooms";
+import { rememberWatched, seatsCard } from "./seats";
+import { casualTable, Declined, roomTable } from "./seating";
 import { current, live, signIn, signInAsGuest, signOut, type SignedIn } from "./session";
+import { shopCard } from "./shop";
+import { tournamentsCard } from "./tournaments";
 import { TableScreen } from "./table";
 import { tileElement } from "./tiles";
 
@@ -24,13 +32,17 @@ export function lobby(error?: ApiError): void {
   const status = h("div", { class: "status", "data-testid": "seating-status" });
   const create = button("Start a table", "create", () => void startTable(Number(hands.value), rules.value, status, create), "primary");
   if (!me) create.disabled = true;
+  const player = me && !me.guest ? fetchPlayer() : Promise.resolve(undefined);
+  const member = h("div", { class: "member-cards" });
   const page = h(
     "main",
     { class: "lobby" },
     h("h1", {}, "上海敲麻", h("small", {}, "Shanghai Mahjong")),
     // a hand laid out on the felt: the four winds, the three dragons, 一万 一筒 一条 and a flower
     h("div", { class: "deco felt-strip" }, ...[28, 29, 30, 31, 34, 33, 32, 1, 10, 19, 39].map((v) => tileElement(v, "lg"))),
-    me ? account(me) : signInCard(),
+    me ? account(me, player) : signInCard(),
+    seatsCard(me, open, (t) => void watchTable(t)),
+    member,
     h(
       "section",
       { class: "card" },
@@ -60,6 +72,26 @@ export function lobby(error?: ApiError): void {
   );
   app.replaceChildren(page);
   if (error) banner(error, page);
+  if (me && !me.guest) {
+    const again = () => lobby();
+    void player.then((p) => {
+      if (!member.isConnected) return;
+      member.replaceChildren(quickCard(me, p, open, again), roomsCard(me, p?.roomCode ?? "", p?.roomCards ?? 0, open, again), shopCard(me, Promise.resolve(p), again), tournamentsCard(me, open));
+    });
+  }
+}
+
+/** The signed-in player's account (GetPlayer), refreshed first if due; undefined on errors
+ * (the account card shows them). */
+let lastError: unknown = null;
+async function fetchPlayer(): Promise<Player | undefined> {
+  try {
+    const s = await live();
+    return s ? (await matchmaking.getPlayer({ sessionToken: s.sessionToken })).player : undefined;
+  } catch (e) {
+    lastError = e;
+    return undefined;
+  }
 }
 
 function signInCard(): HTMLElement {
@@ -92,23 +124,25 @@ function signInCard(): HTMLElement {
   );
 }
 
-function account(me: SignedIn): HTMLElement {
+function account(me: SignedIn, player: Promise<Player | undefined>): HTMLElement {
   const facts = h("span", { class: "facts", "data-testid": "account" }, me.guest ? "guest · no silver, bot tables only" : "…");
   const card = h(
     "section",
     { class: "card account", "data-testid": "player" },
     h("h2", {}, "Playing as"),
     h("div", { class: "row" }, h("strong", { "data-testid": "player-name" }, me.name), facts),
-    button("Sign out", "sign-out", () => void signOut().then(() => lobby()), "ghost"),
+    h(
+      "div",
+      { class: "row menu" },
+      me.guest ? null : button("History", "history", () => historyPage(me, () => lobby()), "ghost"),
+      button("Sign out", "sign-out", () => void signOut().then(() => lobby()), "ghost"),
+    ),
   );
   if (!me.guest) {
-    void live()
-      .then((s) => (s ? matchmaking.getPlayer({ sessionToken: s.sessionToken }) : null))
-      .then((r) => {
-        const p = r?.player;
-        if (p) facts.textContent = `${p.level?.name ?? ""} · ${p.silver} 银子 · ${p.roomCards} 房卡`;
-      })
-      .catch((e) => banner(apiError(e), card));
+    void player.then((p) => {
+      if (p) facts.textContent = `${p.level?.name ?? ""} · ${p.silver} 银子 · ${p.roomCards} 房卡 · ${p.doubleCards} 加倍卡 · ${p.matchCards} 比赛卡`;
+      else if (lastError) banner(apiError(lastError), card);
+    });
   }
   return card;
 }
@@ -123,6 +157,11 @@ async function startTable(maxHands: number, rulesId: string, status: HTMLElement
     const seat = me.guest ? await casualTable(me, rules, maxHands) : await roomTable(me, rules, maxHands, (t) => (status.textContent = t));
     open(seat);
   } catch (e) {
+    if (e instanceof Declined) {
+      status.textContent = e.message;
+      create.disabled = false;
+      return;
+    }
     lobby(apiError(e));
   }
 }
@@ -154,6 +193,7 @@ async function joinTable(tableId: string, token: string): Promise<void> {
 export async function watchTable(tableId: string): Promise<void> {
   try {
     const r = await gateway.joinSeat({ requestId: requestId(), tableId, spectator: true });
+    rememberWatched(tableId);
     open({ tableId, token: r.seatToken, seat: null, lastSeq: "0" });
   } catch (e) {
     lobby(apiError(e));

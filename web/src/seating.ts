@@ -1,5 +1,5 @@
 // How a player gets a seat. Signed in with an identity: a private room of matchmaking's (开房,
-// one 房卡; one is bought with silver when none is left), 底分 1, three invited bots, Start —
+// one 房卡; with none left, one is bought with silver once the player confirmed its price), 底分 1, three invited bots, Start —
 // the room answers the seat (its Assignment: table, seat and seat token) once the gateway made
 // the table. A guest: a casual table against three bots, created on the gateway directly (the
 // gateway's public tables; guests have no ledger account).
@@ -8,6 +8,7 @@ import { create } from "@bufbuild/protobuf";
 import { SeatAssignmentSchema } from "./gen/mahjong/gateway/v1/gateway_pb";
 import { Asset, RoomState, type Room } from "./gen/mahjong/matchmaking/v1/matchmaking_pb";
 import { gateway, matchmaking, requestId } from "./api";
+import { buyConfirmed } from "./items";
 import type { SignedIn } from "./session";
 import type { Seat } from "./saved";
 
@@ -18,7 +19,10 @@ export interface Rules {
 
 const START_WAIT_MS = 30_000;
 
-function seatOf(room: Room): Seat | null {
+/** The player said no to a price: nothing was bought and nothing started. */
+export class Declined extends Error {}
+
+export function seatOf(room: Room): Seat | null {
   const a = room.assignment;
   if (room.state !== RoomState.PLAYING || !a || !a.tableId || !a.seatToken) return null;
   return { tableId: a.tableId, token: a.seatToken, seat: a.seat > 0 ? a.seat - 1 : null, lastSeq: "0" };
@@ -36,8 +40,9 @@ export async function roomTable(s: SignedIn, rules: Rules, maxHands: number, say
     if (room && room.state === RoomState.OPEN) await matchmaking.leaveRoom({ sessionToken: token, code: room.code, requestId: requestId() });
   }
   if (me && me.roomCards === 0) {
-    say("buying a 房卡…");
-    await matchmaking.buyItems({ sessionToken: token, asset: Asset.ROOM_CARD, count: 1n, requestId: requestId() });
+    say("no 房卡 left: buy one?");
+    if (!(await buyConfirmed(token, Asset.ROOM_CARD, 1, "A private room takes one 房卡 and you have none. ")))
+      throw new Declined("no 房卡 bought: no room opened");
   }
   say("opening a room…");
   const opened = await matchmaking.openRoom({ sessionToken: token, ruleset: rules, maxHands, requestId: requestId() });

@@ -8,6 +8,7 @@ import time
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
+from infra.convert.common import seat_to_proto
 from infra.interceptor import peer_address
 from infra.tls import OPERATOR, caller_workload
 from services.matchmaking.adapters import convert as conv
@@ -107,6 +108,20 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
                     own=v.own,
                 )
                 for v in views
+            ]
+        )
+
+    def ListLiveSeats(self, request, context):
+        return pb.ListLiveSeatsResponse(
+            seats=[
+                pb.LiveSeat(
+                    table_id=s.table.table_id,
+                    seat=seat_to_proto(s.seat),
+                    tag=s.table.tag,
+                    ruleset=s.table.ruleset,
+                    stake=s.table.stake,
+                )
+                for s in self.mm.seated(request.session_token)
             ]
         )
 

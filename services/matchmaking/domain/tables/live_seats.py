@@ -18,11 +18,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from services.matchmaking.domain.economy import ledger
 from services.matchmaking.domain.ports import Records
 from services.matchmaking.domain.tables.repository import TableRepository
 from shared.errors import FailedPrecondition
+
+if TYPE_CHECKING:
+    from services.matchmaking.domain.tables.allocated import AllocatedTable
 
 
 def _humans(player_ids: Iterable[str]) -> list[str]:
@@ -42,6 +46,25 @@ def unseat(tables: TableRepository, table_id: str, player_ids: Iterable[str]) ->
 def tables_of(tables: TableRepository, player_id: str) -> list[str]:
     """The tables where ``player_id`` sits now, by id."""
     return tables.seated_at(player_id)
+
+
+@dataclass(frozen=True, slots=True)
+class LiveSeat:
+    """Where a player sits now: ``seat`` (0-3) of ``table``."""
+
+    table: AllocatedTable
+    seat: int
+
+
+def seats_of(tables: TableRepository, player_id: str) -> list[LiveSeat]:
+    """The live seats of ``player_id``, by table id: each indexed table whose seating still
+    names them (a seat a bot took after 破产 is theirs no more)."""
+    out = []
+    for table_id in sorted(tables_of(tables, player_id)):
+        table = tables.table(table_id)
+        if table is not None and player_id in table.player_ids:
+            out.append(LiveSeat(table, table.player_ids.index(player_id)))
+    return out
 
 
 @dataclass(frozen=True, slots=True)
