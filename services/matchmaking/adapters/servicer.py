@@ -9,8 +9,8 @@ from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
 from infra.interceptor import peer_address
-from infra.tls import OPERATOR, caller_workload
 from services.matchmaking.adapters import convert as conv
+from services.matchmaking.adapters.console import ConsoleCalls, actor_of
 from services.matchmaking.domain.economy import balances, ledger
 from services.matchmaking.domain.integrity import scoring as integrity_scoring
 from services.matchmaking.domain.queues import levels
@@ -38,6 +38,7 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
         self.poll_seconds = poll_seconds  # streams also re-read the store (other replicas)
         self._messages: dict[str, tuple[object, pb.Tournament]] = {}
         self._messages_lock = threading.Lock()
+        self.console = ConsoleCalls(mm.operations, mm.config.level_fee_units)
 
     # --- identity ----------------------------------------------------------------------------
     def _player(self, player) -> pb.Player:
@@ -146,7 +147,7 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
             for i, a in enumerate(request.assets)
         ]
         player = self.mm.grant_assets(
-            caller_workload(context) or OPERATOR,
+            actor_of(context),
             request.player_id,
             assets,
             request.reason,
@@ -180,6 +181,22 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
             total_pairs=total,
             threshold=integrity_scoring.THRESHOLD,
         )
+
+    # --- the operator's console (operator only: server.py's callers) ------------------------
+    def FindPlayers(self, request, context):
+        return self.console.FindPlayers(request, context)
+
+    def SuspendPlayer(self, request, context):
+        return self.console.SuspendPlayer(request, context)
+
+    def LiftSuspension(self, request, context):
+        return self.console.LiftSuspension(request, context)
+
+    def RevokeSession(self, request, context):
+        return self.console.RevokeSession(request, context)
+
+    def ListAuditLog(self, request, context):
+        return self.console.ListAuditLog(request, context)
 
     def ListLevels(self, request, context):
         units = self.mm.config.level_fee_units
