@@ -28,11 +28,11 @@ def actor_of(context) -> str:
     """Who acts, for the audit log: the SPIFFE ID of the caller's verified certificate and its
     subject's common name (``spiffe://mahjong.local/operator CN=alice``)."""
     auth = peer_auth(context) or {}
-    names = [
-        v.decode() if isinstance(v, bytes) else str(v)
-        for key in ("peer_spiffe_id", "x509_common_name")
-        for v in auth.get(key, ())
-    ]
+
+    def texts(key: str) -> list[str]:
+        return [v.decode() if isinstance(v, bytes) else str(v) for v in auth.get(key, ())]
+
+    names = texts("peer_spiffe_id") + [f"CN={cn}" for cn in texts("x509_common_name")]
     return " ".join(names) or OPERATOR
 
 
