@@ -9,7 +9,7 @@ from __future__ import annotations
 from mahjong.common.v1 import common_pb2
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 
-from infra.tls import OPERATOR, peer_auth
+from infra.tls import OPERATOR, caller_subject
 from services.matchmaking.adapters import convert as conv
 from services.matchmaking.domain.operations.audit import AuditEntry
 from services.matchmaking.domain.operations.console import Dossier, OperatorDesk
@@ -25,15 +25,8 @@ CONSOLE_METHODS = (
 
 
 def actor_of(context) -> str:
-    """Who acts, for the audit log: the SPIFFE ID of the caller's verified certificate and its
-    subject's common name (``spiffe://mahjong.local/operator CN=alice``)."""
-    auth = peer_auth(context) or {}
-
-    def texts(key: str) -> list[str]:
-        return [v.decode() if isinstance(v, bytes) else str(v) for v in auth.get(key, ())]
-
-    names = texts("peer_spiffe_id") + [f"CN={cn}" for cn in texts("x509_common_name")]
-    return " ".join(names) or OPERATOR
+    """Who acts, for the audit log (:func:`infra.tls.caller_subject`)."""
+    return caller_subject(context) or OPERATOR
 
 
 def suspension_to_proto(s: Suspension) -> pb.Suspension:

@@ -9,14 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 from services.matchmaking.domain import records
-from services.matchmaking.domain.operations.audit import AuditEntry
 from services.matchmaking.domain.operations.suspensions import Suspension
 from services.matchmaking.domain.players.accounts import Player
 from services.matchmaking.storage.player_records import PLAYERS, PlayerRecords
 from services.matchmaking.storage.table_records import TableRecords
+from shared.audit import AUDIT_LOG, AuditEntry
 
 SUSPENSIONS = "mm_suspensions"
-AUDIT_LOG = "mm_audit"
 
 
 class OperationRecords:

@@ -1,55 +1,20 @@
 """The audit log: every operator action and every ledger grant, appended once, never changed.
 
-An entry (:class:`AuditEntry`, v1) says who acted (the workload of the caller's certificate, or
-a token's subject), what (the RPC), on what (a player id, ``player/session``), when, why (the
-reason given) and the result (``OK`` or the refusal's status code, with its message). The log is
-append-only (:class:`AuditLog`: the store's log ``mm_audit``); the only writer is
+Its entry is :class:`shared.audit.AuditEntry` (v1), shared with the gateway's EndTable. The log
+is append-only (:class:`AuditLog`: the store's log ``mm_audit``); matchmaking's only writer is
 :meth:`.console.OperatorDesk.act`, around an action — no RPC appends to it directly.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from typing import Protocol
 
-from services.matchmaking.domain import records
+from shared.audit import OK, AuditEntry, clip
 from shared.errors import InvalidArgument
 
-VERSION = 1
-OK = "OK"
-MAX_TEXT = 500  # characters kept of a reason or a detail
+__all__ = ["OK", "AuditEntry", "AuditLog", "clip", "page"]
 MAX_PAGE = 1000
 DEFAULT_PAGE = 100
-
-
-@dataclass(frozen=True, slots=True)
-class AuditEntry:
-    """One audited action as stored (v1)."""
-
-    at_ms: int
-    actor: str
-    action: str
-    target: str
-    reason: str
-    result: str  # OK, or a status code name (INVALID_ARGUMENT, NOT_FOUND, …)
-    detail: str
-    version: int = VERSION
-
-    def dump(self) -> bytes:
-        return records.dump(asdict(self))
-
-    @classmethod
-    def load(cls, raw: bytes) -> AuditEntry:
-        data = records.load(raw)
-        if data.get("version") != VERSION:
-            raise ValueError(f"audit entry version {data.get('version')} is not {VERSION}")
-        return cls(**data)
-
-
-def clip(text: str) -> str:
-    """What is kept of a free text: at most :data:`MAX_TEXT` characters, no control ones."""
-    clean = "".join(c if ord(c) >= 32 else " " for c in text)
-    return clean if len(clean) <= MAX_TEXT else clean[: MAX_TEXT - 1] + "…"
 
 
 class AuditLog(Protocol):

@@ -18,11 +18,12 @@ import structlog
 
 from services.matchmaking.domain.clock import Clock
 from services.matchmaking.domain.operations import audit, suspensions
-from services.matchmaking.domain.operations.audit import AuditEntry, AuditLog
+from services.matchmaking.domain.operations.audit import AuditLog
 from services.matchmaking.domain.operations.suspensions import Suspension, SuspensionRepository
 from services.matchmaking.domain.players import accounts
 from services.matchmaking.domain.players.accounts import Player
 from services.matchmaking.domain.players.sessions import SessionRecord
+from shared.audit import entry as audit_entry
 from shared.errors import DomainError, InvalidArgument, NotFound
 
 T = TypeVar("T")
@@ -111,15 +112,7 @@ class OperatorDesk:
         return result
 
     def _record(self, actor, action, target, reason, result, detail) -> None:
-        entry = AuditEntry(
-            self._now_ms(),
-            audit.clip(actor),
-            action,
-            audit.clip(target),
-            audit.clip(reason),
-            result,
-            audit.clip(detail),
-        )
+        entry = audit_entry(self._now_ms(), actor, action, target, reason, result, detail)
         seq = self.audit.append(entry)
         log.warning(
             "operator_action",

@@ -14,10 +14,12 @@ from dataclasses import asdict, dataclass
 from typing import Protocol
 
 from services.matchmaking.domain import records
+from shared.audit import check_reason
 from shared.errors import InvalidArgument, PermissionDenied
 
+__all__ = ["Suspension", "SuspensionRepository", "check_reason", "check_until", "current", "refuse"]
+
 VERSION = 1
-MAX_REASON = 500
 MAX_YEARS_MS = 100 * 365 * 24 * 3600 * 1000  # an end time further out than this is a mistake
 
 
@@ -48,18 +50,6 @@ class SuspensionRepository(Protocol):
     def keep_suspension(self, suspension: Suspension) -> None: ...
 
     def lift_suspension(self, player_id: str) -> bool: ...
-
-
-def check_reason(reason: str) -> str:
-    """A reason is required on every change an operator makes: 1-500 characters."""
-    reason = (reason or "").strip()
-    if not reason:
-        raise InvalidArgument("reason is required: say why", field="reason")
-    if len(reason) > MAX_REASON:
-        raise InvalidArgument(
-            f"reason has {len(reason)} characters; at most {MAX_REASON}", field="reason"
-        )
-    return reason
 
 
 def check_until(until_ms: int, now_ms: int) -> int:

@@ -1,0 +1,45 @@
+"""The operator's RPCs of GatewayService (ListTables, EndTable): a thin translation between
+protobuf and :class:`~services.gateway.tables.operations.TableOperations`. Only the operator's
+certificate reaches them (``callers`` in :mod:`services.gateway.server`), on the internal port;
+they are never forwarded (a forwarded call carries no caller identity) nor served on the web
+port. The actor kept in the audit log is the certificate's subject."""
+
+from __future__ import annotations
+
+from mahjong.gateway.v1 import gateway_pb2 as pb
+
+from infra.tls import OPERATOR, caller_subject
+from services.gateway.tables import TableManager
+
+CONSOLE_METHODS = ("ListTables", "EndTable")
+
+
+def list_tables(manager: TableManager, request, context) -> pb.ListTablesResponse:
+    found = manager.operations.list_tables(request.tag_prefix, request.stake, request.halted_only)
+    return pb.ListTablesResponse(
+        tables=[
+            pb.TableSummary(
+                table_id=t.table_id,
+                tag=t.tag,
+                phase=t.phase,
+                stake=t.stake,
+                hands_played=t.hands_played,
+                hand_id=t.hand_id,
+                hand_number=t.hand_number,
+                player_ids=list(t.player_ids),
+                auto_play=list(t.auto_play),
+                chips=list(t.chips),
+                last_sequence=t.last_sequence,
+                finish_reason=t.finish_reason,
+            )
+            for t in found
+        ]
+    )
+
+
+def end_table(manager: TableManager, request, context) -> pb.EndTableResponse:
+    actor = caller_subject(context) or OPERATOR
+    ended = manager.operations.end_table(request.table_id, request.reason, actor)
+    return pb.EndTableResponse(
+        voided_hand_id=ended.voided_hand_id, seed=ended.seed, hands_played=ended.hands_played
+    )

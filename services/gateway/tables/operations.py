@@ -1,0 +1,112 @@
+"""The operator's calls on this replica's tables (README "Operations"): ListTables (the tables
+held here, filtered, each one's public state) and EndTable
+(:func:`~services.gateway.domain.session.ending.end_table`, in one fenced step like any other
+action). EndTable is appended to the deployment's audit log (:mod:`shared.audit`, the store's
+log the services share), refused or done, with who asked and why."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import structlog
+
+from infra.store import Store
+from services.gateway.domain.session import HALTED
+from services.gateway.domain.session.ending import Ended, end_table
+from services.gateway.tables.access import TableAccess
+from services.gateway.tables.registry import TableRegistry
+from services.gateway.tables.steps import StepWriter
+from shared import audit
+from shared.errors import DomainError, InvalidArgument
+
+log = structlog.get_logger("mahjong.gateway.operations")
+MAX_PREFIX = 200
+
+
+@dataclass(frozen=True, slots=True)
+class TableSummary:
+    table_id: str
+    tag: str
+    phase: str
+    stake: int
+    hands_played: int
+    hand_id: str
+    hand_number: int
+    player_ids: tuple[str, ...]
+    auto_play: tuple[bool, ...]
+    chips: tuple[int, ...]
+    last_sequence: int
+    finish_reason: str
+
+
+class TableOperations:
+    def __init__(
+        self, store: Store, registry: TableRegistry, access: TableAccess, writer: StepWriter
+    ) -> None:
+        self.store = store
+        self.registry = registry
+        self.access = access
+        self.writer = writer
+
+    def list_tables(self, tag_prefix: str, stake: int, halted_only: bool) -> list[TableSummary]:
+        """The tables in this replica's memory whose tag starts with ``tag_prefix``, at
+        ``stake`` (0: any), halted only if asked; by table id."""
+        if len(tag_prefix) > MAX_PREFIX:
+            raise InvalidArgument(f"tag_prefix is over {MAX_PREFIX} characters", field="tag_prefix")
+        if stake < 0:
+            raise InvalidArgument(f"stake {stake} is negative", field="stake")
+        with self.registry.lock:
+            tables = sorted(self.registry.tables.values(), key=lambda t: t.id)
+        out = []
+        for table in tables:
+            if not table.tag.startswith(tag_prefix):
+                continue
+            with table.lock:
+                t = table.session
+                if t is None or not table.owned:
+                    continue
+                if (stake and t.config.stake != stake) or (halted_only and t.phase != HALTED):
+                    continue
+                hand_id, number = t.head()
+                out.append(
+                    TableSummary(
+                        table.id,
+                        table.tag,
+                        t.phase,
+                        t.config.stake,
+                        t.hands_played,
+                        hand_id,
+                        number,
+                        tuple(s.player_id for s in t.seats),
+                        tuple(s.auto_play for s in t.seats),
+                        tuple(s.chips for s in t.seats),
+                        table.last_seq,
+                        t.finish_reason or "",
+                    )
+                )
+        return out
+
+    def end_table(self, table_id: str, reason: str, actor: str) -> Ended:
+        """End the table (see :mod:`~services.gateway.domain.session.ending`), audited."""
+        try:
+            audit.check_reason(reason)
+            table = self.access.table(table_id)
+            with table.lock:
+                session = self.access.session(table)
+                with self.writer.step(table):
+                    ended = end_table(session)
+        except DomainError as exc:
+            self._record(actor, table_id, reason, exc.code, exc.message)
+            raise
+        voided = ended.voided_hand_id or "none"
+        detail = f"ended; voided hand {voided}; {ended.hands_played} hands played"
+        self._record(actor, table_id, reason, audit.OK, detail)
+        return ended
+
+    def _record(self, actor: str, table_id: str, reason: str, result: str, detail: str) -> None:
+        now_ms = int(time.time() * 1000)
+        entry = audit.entry(now_ms, actor, "EndTable", table_id, reason, result, detail)
+        seq = self.store.append(audit.AUDIT_LOG, entry.dump())
+        log.warning("operator_action", audit_seq=seq, action="EndTable", table=table_id,
+                    actor=entry.actor, result=result)  # fmt: skip
