@@ -9,6 +9,12 @@ into the audit log) and a new request id. Registered by :func:`services.matchmak
     mahjong admin revoke-session P S --reason "…"
     mahjong admin audit [--after SEQ] [--limit N]     # a page, as JSON
     mahjong admin audit --export > audit.jsonl         # every entry, one JSON object a line
+    mahjong admin tables [--tag-prefix room/] [--stake N] [--halted]   # a gateway replica's
+    mahjong admin end-table TABLE --reason "…"        # on the replica that runs it
+
+The last two call the gateway's internal port (``--gateway-addr``): each replica lists the
+tables it runs, and EndTable is answered by the table's owner (another replica answers
+UNAVAILABLE NOT_OWNER naming it).
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from pathlib import Path
 
 import grpc
 from google.protobuf import json_format
+from mahjong.gateway.v1 import gateway_pb2, gateway_pb2_grpc
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
@@ -51,19 +58,25 @@ def until_ms(text: str) -> int:
     return int(when.timestamp() * 1000)
 
 
-def _operator(parser: argparse.ArgumentParser, tls_help: str, run: Callable) -> None:
+def _operator(
+    parser: argparse.ArgumentParser, tls_help: str, run: Callable, service: str = "matchmaking"
+) -> None:
     parser.add_argument("--tls-dir", default=operator_tls_dir(), help=tls_help)
-    parser.add_argument("--matchmaking-addr", default=default_internal_address("matchmaking"))
+    flag = f"--{service}-addr"
+    parser.add_argument(flag, dest="addr", default=default_internal_address(service))
 
     def call(args: argparse.Namespace) -> int:
         files = None if env_insecure() else TLSFiles(Path(args.tls_dir))
         try:
-            channel = dial(args.matchmaking_addr, "matchmaking", files)
+            channel = dial(args.addr, service, files)
         except TLSConfigError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 1
         with channel:
-            stub = pb_grpc.MatchmakingServiceStub(with_request_ids(channel))
+            if service == "gateway":
+                stub = gateway_pb2_grpc.GatewayServiceStub(channel)
+            else:
+                stub = pb_grpc.MatchmakingServiceStub(with_request_ids(channel))
             try:
                 run(stub, args)
             except grpc.RpcError as exc:
@@ -114,6 +127,18 @@ def _audit(stub, a) -> None:
         after = page.next_after_sequence
 
 
+def _tables(stub, a) -> None:
+    request = gateway_pb2.ListTablesRequest(
+        tag_prefix=a.tag_prefix, stake=a.stake, halted_only=a.halted
+    )
+    print(_json(stub.ListTables(request, timeout=TIMEOUT)), flush=True)
+
+
+def _end_table(stub, a) -> None:
+    request = gateway_pb2.EndTableRequest(table_id=a.table_id, reason=a.reason)
+    print(_json(stub.EndTable(request, timeout=TIMEOUT)), flush=True)
+
+
 def register(subparsers, tls_help: str) -> None:
     p = subparsers.add_parser("admin", help="operator: the console (players, suspensions, audit)")
     sub = p.add_subparsers(dest="admin_command", required=True)
@@ -154,3 +179,14 @@ def register(subparsers, tls_help: str) -> None:
     audit.add_argument("--limit", type=int, default=100, help="entries per page (1-1000)")
     audit.add_argument("--export", action="store_true", help="every entry, one JSON a line")
     _operator(audit, tls_help, _audit)
+
+    tables = sub.add_parser("tables", help="the tables a gateway replica runs, filtered")
+    tables.add_argument("--tag-prefix", default="", help="room/, room/CODE, tournament/ID/, quick/")
+    tables.add_argument("--stake", type=int, default=0, help="only this stake (0: any)")
+    tables.add_argument("--halted", action="store_true", help="only halted tables")
+    _operator(tables, tls_help, _tables, "gateway")
+
+    end = sub.add_parser("end-table", help="end a table: its hand voided, its wall revealed")
+    end.add_argument("table_id")
+    end.add_argument("--reason", **reason)
+    _operator(end, tls_help, _end_table, "gateway")
