@@ -6,12 +6,14 @@ port. The actor kept in the audit log is the certificate's subject."""
 
 from __future__ import annotations
 
+from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
 
 from infra.tls import OPERATOR, caller_subject
 from services.gateway.tables import TableManager
 
 CONSOLE_METHODS = ("ListTables", "EndTable")
+MATCHMAKING_METHODS = ("SuspendSeat",)
 
 
 def list_tables(manager: TableManager, request, context) -> pb.ListTablesResponse:
@@ -43,3 +45,8 @@ def end_table(manager: TableManager, request, context) -> pb.EndTableResponse:
     return pb.EndTableResponse(
         voided_hand_id=ended.voided_hand_id, seed=ended.seed, hands_played=ended.hands_played
     )
+
+
+def suspend_seat(manager: TableManager, request, context) -> pb.SuspendSeatResponse:
+    seat, changed = manager.operations.suspend_player(request.table_id, request.player_id)
+    return pb.SuspendSeatResponse(seat=common_pb2.SEAT_0 + seat, changed=changed)

@@ -22,7 +22,7 @@ from infra.web import WebPort, WebSettings, check_web_port
 from services.gateway import metrics
 from services.gateway.adapters.remote import RemoteRules, RemoteScoring, RemoteWall, channel
 from services.gateway.bots import engine_policy, make_bot
-from services.gateway.console import CONSOLE_METHODS
+from services.gateway.console import CONSOLE_METHODS, MATCHMAKING_METHODS
 from services.gateway.domain.session import Ports
 from services.gateway.servicer import GatewayServicer
 from services.gateway.settings import (
@@ -75,7 +75,8 @@ def _web_server(servicer, config: Config, tls: TLSFiles | None):
 
     descriptor = gateway_pb2.DESCRIPTOR.services_by_name["GatewayService"]
     # The operator's methods are not served there: a browser has no workload certificate.
-    methods = [m.name for m in descriptor.methods if m.name not in CONSOLE_METHODS]
+    internal = {*CONSOLE_METHODS, *MATCHMAKING_METHODS}
+    methods = [m.name for m in descriptor.methods if m.name not in internal]
     return web_server(servicer, descriptor, config, tls, service="gateway", methods=methods)
 
 
@@ -176,7 +177,11 @@ SPEC = ServiceSpec(
     default_internal_port=INTERNAL_PORTS["gateway"],
     check_config=check_web_port("gateway"),
     # The operator's console (ListTables, EndTable): the operator's certificate only.
-    callers={method: frozenset({OPERATOR}) for method in CONSOLE_METHODS},
+    # A suspended player's seat (SuspendSeat): matchmaking's certificate only.
+    callers={
+        **{method: frozenset({OPERATOR}) for method in CONSOLE_METHODS},
+        **{method: frozenset({"matchmaking"}) for method in MATCHMAKING_METHODS},
+    },
     web=WebPort(what="the same API and the web table", root=str(DEFAULT_WEB_ROOT)),
 )
 

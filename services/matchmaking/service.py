@@ -205,6 +205,8 @@ class Matchmaking:
             self.whereabouts,
             economy.asset_balances,
             lambda player_id, n: statement.entries_page(store, player_id, None, "", n)[0],
+            # the gateway client's SuspendSeat (an allocator without one: no gateway to tell)
+            getattr(allocator, "suspend_seat", None),
         )
 
         # --- what the adapters call, by part ------------------------------------------------

@@ -12,13 +12,13 @@ from dataclasses import dataclass
 import structlog
 
 from infra.store import Store
-from services.gateway.domain.session import HALTED
+from services.gateway.domain.session import HALTED, presence
 from services.gateway.domain.session.ending import Ended, end_table
 from services.gateway.tables.access import TableAccess
 from services.gateway.tables.registry import TableRegistry
 from services.gateway.tables.steps import StepWriter
 from shared import audit
-from shared.errors import DomainError, InvalidArgument
+from shared.errors import DomainError, InvalidArgument, NotFound
 
 log = structlog.get_logger("mahjong.gateway.operations")
 MAX_PREFIX = 200
@@ -103,6 +103,21 @@ class TableOperations:
         detail = f"ended; voided hand {voided}; {ended.hands_played} hands played"
         self._record(actor, table_id, reason, audit.OK, detail)
         return ended
+
+    def suspend_player(self, table_id: str, player_id: str) -> tuple[int, bool]:
+        """Matchmaking says ``player_id`` is suspended: their seat at the table goes to 托管
+        and then to a bot (:func:`~services.gateway.domain.session.presence.suspend`); the
+        seat, and whether anything changed."""
+        table = self.access.table(table_id)
+        with table.lock:
+            session = self.access.session(table)
+            seats = [i for i, s in enumerate(session.seats) if s.player_id == player_id]
+            if not player_id or not seats:
+                raise NotFound(f"no seat of {player_id!r} at table {table_id}", player_id=player_id)
+            with self.writer.step(table):
+                changed = presence.suspend(session, seats[0])
+        log.warning("seat_suspended", table=table_id, player=player_id, changed=changed)
+        return seats[0], changed
 
     def _record(self, actor: str, table_id: str, reason: str, result: str, detail: str) -> None:
         now_ms = int(time.time() * 1000)

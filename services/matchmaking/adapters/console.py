@@ -100,6 +100,7 @@ class ConsoleCalls:
             suspension=suspension_to_proto(done.suspension),
             sessions_revoked=done.sessions_revoked,
             table_ids=list(done.table_ids),
+            tables_not_told=list(done.not_told),
         )
 
     def LiftSuspension(self, request, context):

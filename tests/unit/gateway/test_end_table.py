@@ -14,7 +14,7 @@ from services.gateway.domain.session import HALTED, Seat
 from services.gateway.tables.log import read_table_log
 from services.gateway.tables.records import OUTBOX
 from shared.audit import AUDIT_LOG, AuditEntry
-from shared.errors import FailedPrecondition, InvalidArgument, NotFound
+from shared.errors import FailedPrecondition, InvalidArgument, NotFound, PermissionDenied
 from tests.support.probes import wait_for
 from tests.support.sessions import inprocess_ports
 from tests.support.stacks import table_manager, table_spec
@@ -23,6 +23,7 @@ SLOW = {
     "discard_ms": 600_000,
     "claim_ms": 600_000,
     "bot_delay_ms": 0,
+    "auto_play_delay_ms": 0,
     "report_to_matchmaking": True,
 }
 OP = "spiffe://mahjong.local/operator"
@@ -95,5 +96,33 @@ def test_ending_a_playing_table_voids_its_hand_and_reports_the_end():
         ]
         assert entries[1].actor == OP and entries[1].reason == "engine stuck, ticket 9"
         assert hand_id in entries[1].detail
+    finally:
+        manager.close()
+
+
+def test_a_suspended_players_seat_goes_to_auto_play_then_to_a_bot():
+    manager = table_manager(MemoryStore(), inprocess_ports(), seed=5, **SLOW)
+    try:
+        t, table = _playing(manager, tag="quick/m2")
+        token = manager.join(t, "p0", "P0", 0, False, request_id="j0")[1]  # its retry
+        seat, changed = manager.operations.suspend_player(t, "p0")
+        assert (seat, changed) == (0, True)
+        assert manager.operations.suspend_player(t, "p0") == (0, False)
+        with pytest.raises(NotFound):
+            manager.operations.suspend_player(t, "b9")
+        session = table.session
+        kinds = [(e.kind, getattr(e.event, "reason", "")) for e in read_table_log(manager.store, t)]
+        assert ("seat_changed", "suspended") in kinds
+        for call in (
+            lambda: manager.view(t, token, None),
+            lambda: manager.leave(t, token, "l1"),
+            lambda: manager.join(t, "p0", "P0", 0, False, seat_token=token),
+        ):
+            with pytest.raises(PermissionDenied) as refused:
+                call()
+            assert refused.value.reason == "PLAYER_SUSPENDED"
+        # 托管 plays the hand out; at its end the seat escapes and a bot takes it
+        wait_for(lambda: session.seats[0].left, 20.0, "the suspended seat handed to a bot")
+        assert session.hands_played == 1 and 0 in session.presence.suspended
     finally:
         manager.close()

@@ -60,6 +60,12 @@ class Suspended:
     suspension: Suspension
     sessions_revoked: int
     table_ids: tuple[str, ...]
+    not_told: tuple[str, ...] = ()  # tables whose gateway could not be told now
+
+
+# Tells the gateway running a table that a player there is suspended (their seat to 托管,
+# then a bot); raises when it could not.
+TellGateway = Callable[[str, str], None]
 
 
 class ConsoleRepository(SuspensionRepository, Protocol):
@@ -85,13 +91,16 @@ class OperatorDesk:
         whereabouts: Callable[[str], tuple[str, str]],
         balances: Callable[[str], dict[str, int]],
         last_entries: Callable[[str, int], list[Any]],
+        tell_gateway: TellGateway | None = None,
     ) -> None:
+        """``tell_gateway``: None where no gateway runs the tables (tests of the domain)."""
         self.repo = repo
         self.audit = log_
         self.clock = clock
         self.whereabouts = whereabouts
         self.balances = balances
         self.last_entries = last_entries
+        self.tell_gateway = tell_gateway
 
     def _now_ms(self) -> int:
         return int(self.clock() * 1000)
@@ -182,11 +191,27 @@ class OperatorDesk:
             self.repo.keep_suspension(kept)
             ended = self.end_sessions(player_id)
             tables = tuple(t for t, _, _ in self.repo.seats_of(player_id))
-            done = Suspended(kept, ended, tables)
+            not_told = tuple(t for t in tables if not self._told(t, player_id))
+            done = Suspended(kept, ended, tables, not_told)
             until_text = "until lifted" if until == 0 else f"until {until}"
-            return done, f"suspended {until_text}; {ended} sessions ended; seated at {tables}"
+            return done, (
+                f"suspended {until_text}; {ended} sessions ended; seated at {list(tables)}"
+                + (f"; gateway not told for {list(not_told)}" if not_told else "")
+            )
 
         return self.act(actor, "SuspendPlayer", player_id, reason, run)
+
+    def _told(self, table_id: str, player_id: str) -> bool:
+        """Whether the gateway running ``table_id`` took the suspension (the seat to 托管);
+        a gateway down is said in the answer, never undoes the suspension."""
+        if self.tell_gateway is None:
+            return False
+        try:
+            self.tell_gateway(table_id, player_id)
+        except DomainError as exc:
+            log.warning("suspension_not_told", table=table_id, player=player_id, error=str(exc))
+            return False
+        return True
 
     def end_sessions(self, player_id: str) -> int:
         ids = [sid for sid, _ in self.repo.sessions(player_id)]
