@@ -33,6 +33,7 @@ def list_tables(manager: TableManager, request, context) -> pb.ListTablesRespons
                 chips=list(t.chips),
                 last_sequence=t.last_sequence,
                 finish_reason=t.finish_reason,
+                left=list(t.left),
             )
             for t in found
         ]

@@ -38,6 +38,7 @@ class TableSummary:
     chips: tuple[int, ...]
     last_sequence: int
     finish_reason: str
+    left: tuple[bool, ...] = ()
 
 
 class TableOperations:
@@ -83,6 +84,7 @@ class TableOperations:
                         tuple(s.chips for s in t.seats),
                         table.last_seq,
                         t.finish_reason or "",
+                        tuple(s.left for s in t.seats),
                     )
                 )
         return out
