@@ -21,6 +21,12 @@ from tests.support.tables import mixed_seats, request_table, state, wait_prompt
 T = 10
 
 
+def player_of(op, t) -> str:
+    """The player id at seat 0 of table ``t``, as the operator lists it."""
+    tables = op.ListTables(pb.ListTablesRequest(), timeout=T).tables
+    return next(r.player_ids[0] for r in tables if r.table_id == t.table_id)
+
+
 def test_only_the_operator_lists_and_ends_tables():
     slow = {"discard_ms": 60_000, "claim_ms": 60_000}
     with (
@@ -64,6 +70,18 @@ def test_only_the_operator_lists_and_ends_tables():
         assert (code, info.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "TABLE_FINISHED")
         view = state(gw.stub, t)
         assert view.phase == pb.TABLE_PHASE_FINISHED
+
+        # SuspendSeat is matchmaking's alone: the operator's certificate is refused
+        suspend = pb.SuspendSeatRequest(table_id=other.table_id, player_id=player_of(op, other))
+        code, _, info = rpc_error(lambda: op.SuspendSeat(suspend, timeout=T))
+        assert (code, info.reason) == (grpc.StatusCode.PERMISSION_DENIED, "CALLER_NOT_ALLOWED")
+        got = mm.SuspendSeat(suspend, timeout=T)
+        assert got.seat == common_pb2.SEAT_0 and got.changed
+        view = pb.GetTableStateRequest(table_id=other.table_id, seat_token=other.seat_tokens[0])
+        code, _, info = rpc_error(lambda: gw.stub.GetTableState(view, timeout=T))
+        assert (code, info.reason) == (grpc.StatusCode.PERMISSION_DENIED, "PLAYER_SUSPENDED")
+        (row,) = op.ListTables(pb.ListTablesRequest(tag_prefix="tournament/"), timeout=T).tables
+        assert row.auto_play[0]
 
         # `mahjong admin tables` / `end-table` against the gateway's internal port
         addr = ["--gateway-addr", gw.server.internal_address]
