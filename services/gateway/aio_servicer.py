@@ -96,6 +96,9 @@ class AsyncGatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
     async def EndTable(self, request, context):  # operator only (server.py's callers)
         return await run_blocking(console.end_table, self.manager, request, context)
 
+    async def InspectTable(self, request, context):  # operator only (server.py's callers)
+        return await run_blocking(console.inspect_table, self.manager, request, context)
+
     async def SuspendSeat(self, request, context):  # matchmaking only (server.py's callers)
         return await run_blocking(console.suspend_seat, self.manager, request, context)
 

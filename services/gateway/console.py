@@ -10,9 +10,11 @@ from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
 
 from infra.tls import OPERATOR, caller_subject
+from services.gateway.convert.events import event_to_proto
+from services.gateway.convert.views import view_to_proto
 from services.gateway.tables import TableManager
 
-CONSOLE_METHODS = ("ListTables", "EndTable")
+CONSOLE_METHODS = ("ListTables", "EndTable", "InspectTable")
 MATCHMAKING_METHODS = ("SuspendSeat",)
 
 
@@ -51,3 +53,14 @@ def end_table(manager: TableManager, request, context) -> pb.EndTableResponse:
 def suspend_seat(manager: TableManager, request, context) -> pb.SuspendSeatResponse:
     seat, changed = manager.operations.suspend_player(request.table_id, request.player_id)
     return pb.SuspendSeatResponse(seat=common_pb2.SEAT_0 + seat, changed=changed)
+
+
+def inspect_table(manager: TableManager, request, context) -> pb.InspectTableResponse:
+    view, events, after = manager.operations.inspect(
+        request.table_id, request.after_sequence, request.limit
+    )
+    return pb.InspectTableResponse(
+        table=view_to_proto(view),
+        events=[event_to_proto(logged, copy) for logged, copy in events],
+        next_after_sequence=after,
+    )

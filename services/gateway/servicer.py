@@ -240,6 +240,9 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
     def EndTable(self, request, context):  # operator only (server.py's callers)
         return console.end_table(self.manager, request, context)
 
+    def InspectTable(self, request, context):  # operator only (server.py's callers)
+        return console.inspect_table(self.manager, request, context)
+
     def SuspendSeat(self, request, context):  # matchmaking only (server.py's callers)
         return console.suspend_seat(self.manager, request, context)
 

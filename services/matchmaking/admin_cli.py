@@ -10,6 +10,7 @@ into the audit log) and a new request id. Registered by :func:`services.matchmak
     mahjong admin audit [--after SEQ] [--limit N]     # a page, as JSON
     mahjong admin audit --export > audit.jsonl         # every entry, one JSON object a line
     mahjong admin tables [--tag-prefix room/] [--stake N] [--halted]   # a gateway replica's
+    mahjong admin inspect TABLE [--after SEQ] [--limit N]   # public state and log
     mahjong admin end-table TABLE --reason "…"        # on the replica that runs it
 
 The last two call the gateway's internal port (``--gateway-addr``): each replica lists the
@@ -134,6 +135,13 @@ def _tables(stub, a) -> None:
     print(_json(stub.ListTables(request, timeout=TIMEOUT)), flush=True)
 
 
+def _inspect(stub, a) -> None:
+    request = gateway_pb2.InspectTableRequest(
+        table_id=a.table_id, after_sequence=a.after, limit=a.limit
+    )
+    print(_json(stub.InspectTable(request, timeout=TIMEOUT)), flush=True)
+
+
 def _end_table(stub, a) -> None:
     request = gateway_pb2.EndTableRequest(table_id=a.table_id, reason=a.reason)
     print(_json(stub.EndTable(request, timeout=TIMEOUT)), flush=True)
@@ -185,6 +193,12 @@ def register(subparsers, tls_help: str) -> None:
     tables.add_argument("--stake", type=int, default=0, help="only this stake (0: any)")
     tables.add_argument("--halted", action="store_true", help="only halted tables")
     _operator(tables, tls_help, _tables, "gateway")
+
+    inspect = sub.add_parser("inspect", help="a table's public state and log, as a spectator's")
+    inspect.add_argument("table_id")
+    inspect.add_argument("--after", type=int, default=0, help="events after this sequence")
+    inspect.add_argument("--limit", type=int, default=200, help="events (1-1000)")
+    _operator(inspect, tls_help, _inspect, "gateway")
 
     end = sub.add_parser("end-table", help="end a table: its hand voided, its wall revealed")
     end.add_argument("table_id")

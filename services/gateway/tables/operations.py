@@ -12,9 +12,11 @@ from dataclasses import dataclass
 import structlog
 
 from infra.store import Store
+from services.gateway.domain.events import views as event_views
 from services.gateway.domain.session import HALTED, presence
 from services.gateway.domain.session.ending import Ended, end_table
 from services.gateway.tables.access import TableAccess
+from services.gateway.tables.log import read_table_log
 from services.gateway.tables.registry import TableRegistry
 from services.gateway.tables.steps import StepWriter
 from shared import audit
@@ -22,6 +24,7 @@ from shared.errors import DomainError, InvalidArgument, NotFound
 
 log = structlog.get_logger("mahjong.gateway.operations")
 MAX_PREFIX = 200
+MAX_EVENTS, DEFAULT_EVENTS = 1000, 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +91,27 @@ class TableOperations:
                     )
                 )
         return out
+
+    def inspect(self, table_id: str, after: int, limit: int):
+        """A spectator's view of the table (as GetTableState gives it), its public events after
+        sequence ``after`` (at most ``limit``, 0 = 200) as (logged, public copy), and the
+        ``after`` of the next page (0: none)."""
+        if after < 0:
+            raise InvalidArgument(f"after_sequence {after} is negative", field="after_sequence")
+        if limit < 0 or limit > MAX_EVENTS:
+            raise InvalidArgument(f"limit {limit} is not in 1-{MAX_EVENTS}", field="limit")
+        table = self.access.table(table_id)
+        with table.lock:
+            session = self.access.session(table)
+            view = session.seat_view(None)
+            view["last_sequence"] = table.head
+            view["config"] = session.config
+        logged = [e for e in read_table_log(self.store, table.id) if e.seq > after]
+        size = limit or DEFAULT_EVENTS
+        page, more = logged[:size], len(logged) > size
+        public = [(e, event_views.project(e.event, None)) for e in page]
+        events = [(e, copy) for e, copy in public if copy is not None]
+        return view, events, (page[-1].seq if more else 0)
 
     def end_table(self, table_id: str, reason: str, actor: str) -> Ended:
         """End the table (see :mod:`~services.gateway.domain.session.ending`), audited."""

@@ -70,6 +70,23 @@ def test_only_the_operator_lists_and_ends_tables():
         assert (code, info.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "TABLE_FINISHED")
         view = state(gw.stub, t)
         assert view.phase == pb.TABLE_PHASE_FINISHED
+        # InspectTable: the public state and log, paged; the voided hand's seed is in it
+        ask = pb.InspectTableRequest(table_id=t.table_id, limit=5)
+        first = op.InspectTable(ask, timeout=T)
+        assert first.table.phase == pb.TABLE_PHASE_FINISHED and first.next_after_sequence == 5
+        assert 0 < len(first.events) <= 5
+        ask = pb.InspectTableRequest(table_id=t.table_id, after_sequence=5, limit=1000)
+        rest = op.InspectTable(ask, timeout=T)
+        assert rest.next_after_sequence == 0
+        assert [e.WhichOneof("kind") for e in rest.events][-2:] == [
+            "seed_revealed",
+            "table_finished",
+        ]
+        assert rest.events[-2].seed_revealed.seed == ended.seed
+        for bad in (dict(limit=-1), dict(limit=1001), dict(after_sequence=-1)):
+            request = pb.InspectTableRequest(table_id=t.table_id, **bad)
+            code, _, _ = rpc_error(lambda r=request: op.InspectTable(r, timeout=T))
+            assert code == grpc.StatusCode.INVALID_ARGUMENT
 
         # SuspendSeat is matchmaking's alone: the operator's certificate is refused
         suspend = pb.SuspendSeatRequest(table_id=other.table_id, player_id=player_of(op, other))
@@ -89,6 +106,8 @@ def test_only_the_operator_lists_and_ends_tables():
         assert code == 0
         (row,) = json.loads(out[0])["tables"]
         assert row["tableId"] == other.table_id
+        code, out, _ = cli("admin", "inspect", t.table_id, "--limit", "3", *addr)
+        assert code == 0 and json.loads(out[0])["nextAfterSequence"] == "3"
         code, out, _ = cli("admin", "end-table", other.table_id, "--reason", "test", *addr)
         assert code == 0 and json.loads(out[0]).get("handsPlayed", 0) == 0
         code, _, err = cli("admin", "end-table", other.table_id, "--reason", "again", *addr)
