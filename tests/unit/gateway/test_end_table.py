@@ -10,11 +10,14 @@ from __future__ import annotations
 import pytest
 
 from infra.store.memory import MemoryStore
+from services.gateway.bots import engine_policy, make_bot
+from services.gateway.domain.restore import restore_session
 from services.gateway.domain.session import HALTED, Seat
 from services.gateway.tables.log import read_table_log
 from services.gateway.tables.records import OUTBOX
 from shared.audit import AUDIT_LOG, AuditEntry
 from shared.errors import FailedPrecondition, InvalidArgument, NotFound, PermissionDenied
+from tests.doubles.scheduler import ManualScheduler
 from tests.support.probes import wait_for
 from tests.support.sessions import inprocess_ports
 from tests.support.stacks import table_manager, table_spec
@@ -110,6 +113,18 @@ def test_a_suspended_players_seat_goes_to_auto_play_then_to_a_bot():
         assert manager.operations.suspend_player(t, "p0") == (0, False)
         with pytest.raises(NotFound):
             manager.operations.suspend_player(t, "b9")
+        # a replica that takes the table over reads the suspension back from the log
+        rebuilt = restore_session(
+            t,
+            read_table_log(manager.store, t),
+            timers={"discard_ms": None, "claim_ms": None},
+            ports=inprocess_ports(),
+            scheduler=ManualScheduler(),
+            emit=lambda ev: 0,
+            report=lambda kind, data: None,
+            policy=engine_policy(make_bot("random", seed=1)),
+        )
+        assert 0 in rebuilt.presence.suspended and 0 in rebuilt.presence.disconnected
         session = table.session
         kinds = [(e.kind, getattr(e.event, "reason", "")) for e in read_table_log(manager.store, t)]
         assert ("seat_changed", "suspended") in kinds
