@@ -335,8 +335,16 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
             (conv.asset_from_proto(a.asset, f"assets[{i}].asset"), a.amount)
             for i, a in enumerate(request.assets)
         ]
-        t = self.mm.add_tournament_prize(
-            request.tournament_id, request.rank, assets, request.reason, request.request_id
+        tid = request.tournament_id
+
+        def prize():
+            t = self.mm.add_tournament_prize(
+                tid, request.rank, assets, request.reason, request.request_id
+            )
+            return t, f"prize for rank {request.rank}: " + ", ".join(f"{a}={n}" for a, n in assets)
+
+        t = self.mm.operations.act(
+            actor_of(context), "AddTournamentPrize", tid, request.reason, prize
         )
         return pb.AddTournamentPrizeResponse(tournament=self._tournament(t))
 
@@ -390,11 +398,25 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
         )
 
     def RetryTournament(self, request, context):  # operator only (server.py's callers)
-        t = self.mm.retry_tournament(request.tournament_id)
+        tid = request.tournament_id
+        t = self.mm.operations.act(
+            actor_of(context),
+            "RetryTournament",
+            tid,
+            "",  # the request carries no reason
+            lambda: (self.mm.retry_tournament(tid), "retried"),
+        )
         return pb.RetryTournamentResponse(tournament=self._tournament(t))
 
     def AbortTournament(self, request, context):  # operator only
-        t = self.mm.abort_tournament(request.tournament_id, request.reason)
+        tid = request.tournament_id
+        t = self.mm.operations.act(
+            actor_of(context),
+            "AbortTournament",
+            tid,
+            request.reason,
+            lambda: (self.mm.abort_tournament(tid, request.reason), "aborted: entries refunded"),
+        )
         return pb.AbortTournamentResponse(tournament=self._tournament(t))
 
     def WatchTournament(self, request, context):
