@@ -381,6 +381,18 @@ def caller_workload(context, trust_domain: str = DEFAULT_TRUST_DOMAIN) -> str:
     return workload_in(peer_auth(context), trust_domain)
 
 
+def caller_subject(context) -> str:
+    """Who a call comes from, for an audit log: the SPIFFE ID of the peer's verified
+    certificate and its subject's common name (``spiffe://mahjong.local/operator CN=alice``);
+    "" without a certificate."""
+    auth = peer_auth(context) or {}
+
+    def texts(key: str) -> list[str]:
+        return [v.decode() if isinstance(v, bytes) else str(v) for v in auth.get(key, ())]
+
+    return " ".join(texts("peer_spiffe_id") + [f"CN={cn}" for cn in texts("x509_common_name")])
+
+
 def is_plaintext(auth: PeerAuth | None) -> bool:
     """Whether the call came over a port without TLS (the health port, or --insecure)."""
     kinds = (auth or {}).get("transport_security_type", ())

@@ -27,6 +27,7 @@ from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
 from infra.aio_server import run_blocking
+from services.gateway import console
 from services.gateway.convert.stream import last_sequence
 from services.gateway.forwarding import (
     AGAIN_PAUSE_S,
@@ -88,6 +89,18 @@ class AsyncGatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
 
     async def PlayDoubleCard(self, request, context):
         return await self._call("PlayDoubleCard", self.calls.play_double_card, request, context)
+
+    async def ListTables(self, request, context):  # operator only (server.py's callers)
+        return await run_blocking(console.list_tables, self.manager, request, context)
+
+    async def EndTable(self, request, context):  # operator only (server.py's callers)
+        return await run_blocking(console.end_table, self.manager, request, context)
+
+    async def InspectTable(self, request, context):  # operator only (server.py's callers)
+        return await run_blocking(console.inspect_table, self.manager, request, context)
+
+    async def SuspendSeat(self, request, context):  # matchmaking only (server.py's callers)
+        return await run_blocking(console.suspend_seat, self.manager, request, context)
 
     async def Subscribe(self, request, context):
         self.calls.admit("Subscribe", request, context)

@@ -17,11 +17,12 @@ from infra.binding import open_config_store, tls_files
 from infra.config import Config, ServiceSpec
 from infra.server import serve
 from infra.settings import from_flags
-from infra.tls import TLSFiles
+from infra.tls import OPERATOR, TLSFiles
 from infra.web import WebPort, WebSettings, check_web_port
 from services.gateway import metrics
 from services.gateway.adapters.remote import RemoteRules, RemoteScoring, RemoteWall, channel
 from services.gateway.bots import engine_policy, make_bot
+from services.gateway.console import CONSOLE_METHODS, MATCHMAKING_METHODS
 from services.gateway.domain.session import Ports
 from services.gateway.servicer import GatewayServicer
 from services.gateway.settings import (
@@ -73,7 +74,10 @@ def _web_server(servicer, config: Config, tls: TLSFiles | None):
     from infra.web import web_server
 
     descriptor = gateway_pb2.DESCRIPTOR.services_by_name["GatewayService"]
-    return web_server(servicer, descriptor, config, tls, service="gateway")
+    # The operator's methods are not served there: a browser has no workload certificate.
+    internal = {*CONSOLE_METHODS, *MATCHMAKING_METHODS}
+    methods = [m.name for m in descriptor.methods if m.name not in internal]
+    return web_server(servicer, descriptor, config, tls, service="gateway", methods=methods)
 
 
 class _Resources:
@@ -172,6 +176,12 @@ SPEC = ServiceSpec(
     # mutual-TLS internal port, where its certificate makes the table the ledger's.
     default_internal_port=INTERNAL_PORTS["gateway"],
     check_config=check_web_port("gateway"),
+    # The operator's console (ListTables, EndTable): the operator's certificate only.
+    # A suspended player's seat (SuspendSeat): matchmaking's certificate only.
+    callers={
+        **{method: frozenset({OPERATOR}) for method in CONSOLE_METHODS},
+        **{method: frozenset({"matchmaking"}) for method in MATCHMAKING_METHODS},
+    },
     web=WebPort(what="the same API and the web table", root=str(DEFAULT_WEB_ROOT)),
 )
 

@@ -17,6 +17,7 @@ from infra.convert.common import (
 from infra.interceptor import from_internal_caller, peer_address
 from infra.rate_limit import RateLimiter
 from infra.tls import OPERATOR, TLSFiles
+from services.gateway import console
 from services.gateway.convert.actions import action_from_proto, action_to_proto
 from services.gateway.convert.stream import last_sequence, responses
 from services.gateway.convert.views import view_to_proto
@@ -232,6 +233,18 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
 
     def PlayDoubleCard(self, request, context):
         return self._here_or_owner("PlayDoubleCard", self.play_double_card, request, context)
+
+    def ListTables(self, request, context):  # operator only (server.py's callers)
+        return console.list_tables(self.manager, request, context)
+
+    def EndTable(self, request, context):  # operator only (server.py's callers)
+        return console.end_table(self.manager, request, context)
+
+    def InspectTable(self, request, context):  # operator only (server.py's callers)
+        return console.inspect_table(self.manager, request, context)
+
+    def SuspendSeat(self, request, context):  # matchmaking only (server.py's callers)
+        return console.suspend_seat(self.manager, request, context)
 
     def _here_or_owner(self, method: str, call, request, context):
         """Admit, then answer here or at the table's owner (:func:`forwarding.route`)."""

@@ -142,6 +142,9 @@ def register(subparsers) -> None:
     from services.matchmaking import integrity_cli
 
     integrity_cli.register(subparsers, OPERATOR_TLS_HELP)
+    from services.matchmaking import admin_cli
+
+    admin_cli.register(subparsers, OPERATOR_TLS_HELP)
     # --- players -----------------------------------------------------------------------------
     p = subparsers.add_parser("players", help="matchmaking: sign in, accounts, balances, levels")
     ps = p.add_subparsers(dest="players_command", required=True)

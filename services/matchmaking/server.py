@@ -31,6 +31,7 @@ from infra.web import WebPort, WebSettings, check_web_port
 from infra.web_calls import DEFAULT_MAX_STREAMS
 from services.matchmaking.adapters import call_guard
 from services.matchmaking.adapters.aio_servicer import AsyncMatchmakingServicer
+from services.matchmaking.adapters.console import CONSOLE_METHODS
 from services.matchmaking.adapters.gateway_client import GatewayAllocator
 from services.matchmaking.adapters.servicer import MatchmakingServicer
 from services.matchmaking.domain.clock import Clock, system_clock
@@ -408,6 +409,9 @@ def make_spec(**kwargs: Any) -> ServiceSpec:
     callers["GetReconciliation"] = frozenset({OPERATOR})
     # Who may be colluding with whom: operators only.
     callers["ListSuspiciousPairs"] = frozenset({OPERATOR})
+    # The console: finding players, suspensions, sessions, the audit log: operators only.
+    for method in CONSOLE_METHODS:
+        callers[method] = frozenset({OPERATOR})
     # A stalled tournament's retry, and ending one with every entry refunded: operators only.
     callers["RetryTournament"] = frozenset({OPERATOR})
     callers["AbortTournament"] = frozenset({OPERATOR})

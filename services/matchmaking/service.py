@@ -23,11 +23,12 @@ from infra.signing import stored_secret
 from infra.store.base import Store
 from services.matchmaking.domain.changes import Changes
 from services.matchmaking.domain.clock import Clock, system_clock
-from services.matchmaking.domain.economy import items, ledger
+from services.matchmaking.domain.economy import items, ledger, statement
 from services.matchmaking.domain.economy.desk import EconomyDesk
 from services.matchmaking.domain.economy.double_card_desk import DoubleCardDesk
 from services.matchmaking.domain.integrity import counts as integrity
 from services.matchmaking.domain.integrity import scoring as integrity_scoring
+from services.matchmaking.domain.operations.console import OperatorDesk
 from services.matchmaking.domain.players import accounts as players
 from services.matchmaking.domain.players import presence
 from services.matchmaking.domain.players import sessions as identity_sessions
@@ -50,6 +51,7 @@ from services.matchmaking.domain.tournaments.records import running_ids
 from services.matchmaking.metrics import PrometheusMetrics
 from services.matchmaking.storage.hold_records import HoldRecords
 from services.matchmaking.storage.integrity_records import RecordsIntegrity
+from services.matchmaking.storage.operation_records import AuditRecords, OperationRecords
 from services.matchmaking.storage.player_records import PlayerRecords
 from services.matchmaking.storage.queue_records import QueueRecords
 from services.matchmaking.storage.room_records import RoomRecords
@@ -134,7 +136,10 @@ class Matchmaking:
 
         # --- the parts, each with its dependencies ------------------------------------------
         self.changes = changes = Changes()
-        self.identity = identity = IdentityDesk(store, player_records, clock, config)
+        operation_records = OperationRecords(store, player_records, table_records)
+        self.identity = identity = IdentityDesk(
+            store, player_records, clock, config, operation_records
+        )
         self.economy = economy = EconomyDesk(
             store,
             player_records,
@@ -193,6 +198,18 @@ class Matchmaking:
             self.integrity,
         )
 
+        # The operator's console: every action and every grant goes into the audit log.
+        self.operations = OperatorDesk(
+            operation_records,
+            AuditRecords(store),
+            clock,
+            self.whereabouts,
+            economy.asset_balances,
+            lambda player_id, n: statement.entries_page(store, player_id, None, "", n)[0],
+            # the gateway client's SuspendSeat (an allocator without one: no gateway to tell)
+            getattr(allocator, "suspend_seat", None),
+        )
+
         # --- what the adapters call, by part ------------------------------------------------
         # change notification (streams wait on it)
         self.notify = changes.notify
@@ -215,7 +232,6 @@ class Matchmaking:
         self.ledger_page = economy.ledger_page
         self.item_prices = economy.item_prices
         self.buy_items = economy.buy_items
-        self.grant_assets = economy.grant_assets
         self.check_room_stake = economy.check_room_stake
         self.bankrupt_after = economy.bankrupt_after
         self.reconciliation = economy.reconciliation
@@ -270,6 +286,17 @@ class Matchmaking:
         return integrity_scoring.suspicious_pairs(
             self.integrity, limit, page_token, only_suspicious
         )
+
+    def grant_assets(
+        self, operator: str, player_id: str, assets, reason: str, request_id: str
+    ) -> players.Player:
+        """An operator's grant (:meth:`EconomyDesk.grant_assets`), in the audit log."""
+
+        def run():
+            player = self.economy.grant_assets(operator, player_id, assets, reason, request_id)
+            return player, "granted " + ", ".join(f"{a}={n}" for a, n in assets)
+
+        return self.operations.act(operator, "GrantAssets", player_id, reason, run)
 
     @property
     def version(self) -> int:

@@ -572,3 +572,10 @@ def test_a_room_player_who_can_no_longer_cover_a_hand_goes_bankrupt_and_a_bot_ta
     finally:
         store.close()
     channel.close()
+
+
+def test_the_operator_ends_a_table_mid_hand_and_suspends_a_seated_player(stack):
+    """tests/integration/console_checks.py, on this module's stack."""
+    from tests.integration.console_checks import operator_ends_a_table_and_suspends_a_seated_player
+
+    operator_ends_a_table_and_suspends_a_seated_player(stack)

@@ -565,3 +565,22 @@ def test_a_gateway_off_loopback_refuses_a_plain_http_web_port(tmp_path, server_m
         assert f"the web port listens on {host}, not loopback: give --web-tls-dir" in log, log
     log = start("192.0.2.1", "--web-tls-dir", str(WEB_TLS))
     assert "--web-tls-dir" not in log and "cannot listen on 192.0.2.1:0" in log, log
+
+
+def test_the_operators_methods_are_not_served_on_the_web_port(stack):
+    """ListTables, InspectTable, EndTable (the operator's) and SuspendSeat (matchmaking's) answer
+    a workload certificate alone, which a browser has not: the web port does not serve them (an
+    unknown path, NOT_FOUND), while GetTableState is served (UNAUTHENTICATED without a token)."""
+    parts = urlsplit(stack.web)
+    kind = {"Content-Type": "application/proto", "Connect-Protocol-Version": "1"}
+    served = {"GetTableState": True, "ListTables": False, "InspectTable": False}
+    served |= {"EndTable": False, "SuspendSeat": False}
+    for method, is_served in served.items():
+        conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+        try:
+            conn.request("POST", f"{SERVICE}/{method}", body=b"", headers=kind)
+            resp = conn.getresponse()
+            resp.read()
+        finally:
+            conn.close()
+        assert (resp.status != 404) == is_served, (method, resp.status)

@@ -172,7 +172,7 @@ def restore_session(
                 s.left = True
                 session.huangfan = 0
                 left_in_hand = left_in_hand or hand_open
-            elif ev.reason in (presence.DISCONNECTED, presence.RECONNECTED):
+            elif ev.reason in (presence.DISCONNECTED, presence.RECONNECTED, presence.SUSPENDED):
                 presence.restored(session, ev)
             elif ev.reason in ("auto_play_on", "auto_play_off"):
                 s.auto_play = ev.reason == "auto_play_on"

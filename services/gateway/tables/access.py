@@ -22,6 +22,18 @@ from services.gateway.tables.registry import TableRegistry
 from shared.errors import FailedPrecondition, NotFound, PermissionDenied
 
 
+def refuse_suspended(table: LiveTable, seat: int) -> None:
+    """PERMISSION_DENIED ``PLAYER_SUSPENDED`` for the seat of a player an operator suspended
+    (:func:`...domain.session.presence.suspend`): its token does nothing more."""
+    session = table.session
+    if session is not None and seat in session.presence.suspended:
+        raise PermissionDenied(
+            f"the player of seat {seat} is suspended: their seat token does nothing more",
+            reason="PLAYER_SUSPENDED",
+            field="seat_token",
+        )
+
+
 class TableAccess:
     """The tables in the ``registry`` (loaded by ``recovery`` when this replica may own
     them, as ``leases`` say) and the tokens of their seats and spectators (signed with the
@@ -104,6 +116,7 @@ class TableAccess:
                 field="seat_token",
             )
         if seat is not None:
+            refuse_suspended(table, seat)
             self.called(table, seat)
         return held
 

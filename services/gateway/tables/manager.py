@@ -18,6 +18,7 @@ after it, and none calls back up):
 * :mod:`.acting` — Act and 加倍卡, checked and kept by request id (answered early on the asyncio
   server: :mod:`.answer_early`);
 * :mod:`.views` — GetTableState and Subscribe;
+* :mod:`.operations` — the operator's ListTables and EndTable;
 
 over the table's own modules — :mod:`.live` (a table in memory), :mod:`.log` (its event log),
 :mod:`.requests` (idempotency by request id), :mod:`.creation`
@@ -47,6 +48,7 @@ from services.gateway.tables.creation import TableSpec
 from services.gateway.tables.keeper import TableKeeper
 from services.gateway.tables.leases import OnEvent, TableLeases
 from services.gateway.tables.live import LiveTable
+from services.gateway.tables.operations import TableOperations
 from services.gateway.tables.recovery import TableRecovery
 from services.gateway.tables.registry import TableRegistry
 from services.gateway.tables.reports import TableReports
@@ -101,6 +103,7 @@ class TableManager:
         self.acting = ActCalls(self.access, self.writer, self.leases)
         self.double_card_calls = DoubleCardCalls(self.access, self.writer, self.leases)
         self.views = TableViews(store, self.access, self.leases)
+        self.operations = TableOperations(store, self.registry, self.access, self.writer)
         # Renewals and takeovers on threads of their own: however long adopting orphaned
         # tables takes (a log read and a replay each), this replica's leases are renewed.
         self.leases.start()

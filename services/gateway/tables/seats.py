@@ -25,7 +25,7 @@ from services.gateway.domain.tokens import (
 )
 from services.gateway.settings import GatewaySettings
 from services.gateway.tables import spectators
-from services.gateway.tables.access import TableAccess
+from services.gateway.tables.access import TableAccess, refuse_suspended
 from services.gateway.tables.leases import TableLeases
 from services.gateway.tables.live import LiveTable
 from services.gateway.tables.records import JOINS, Refusal, check_id
@@ -81,6 +81,7 @@ class SeatCalls:
             mine = [i for i, s in enumerate(seats) if s.player_id == player_id and not s.bot]
             if mine:
                 chosen = mine[0]
+                refuse_suspended(table, chosen)
                 if not internal and not self._retried_join(table, player_id, request_id):
                     self._check_rejoin(table, chosen, seat_token)
                 if seat is not None and seat != chosen:

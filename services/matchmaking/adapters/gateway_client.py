@@ -116,5 +116,28 @@ class GatewayAllocator:
             request_id=request.request_id,
         )
 
+    def suspend_seat(self, table_id: str, player_id: str) -> None:
+        """Tell the gateway that runs ``table_id`` that ``player_id`` is suspended (its
+        SuspendSeat: the seat to 托管, then a bot). Another replica answers NOT_OWNER
+        (UNAVAILABLE): tried again, each try on the next replica of the round robin;
+        :class:`~shared.errors.Unavailable` when no try reached the owner."""
+        request = gateway_pb2.SuspendSeatRequest(table_id=table_id, player_id=player_id)
+        last: grpc.RpcError | None = None
+        for attempt in range(max(self.attempts, 6)):
+            try:
+                self._stub.SuspendSeat(request, timeout=self.timeout, metadata=self._metadata)
+                return
+            except grpc.RpcError as exc:
+                last = exc
+                if exc.code() not in _RETRYABLE:
+                    break
+                time.sleep(self.backoff * min(attempt + 1, 3))
+        code = last.code().name if last else "UNKNOWN"
+        raise Unavailable(
+            f"the gateway was not told of the suspension at {table_id}: {code} "
+            f"{last.details() if last else ''}",
+            table_id=table_id,
+        )
+
     def close(self) -> None:
         self._channel.close()

@@ -10,8 +10,8 @@ from mahjong.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
 from infra.convert.common import seat_to_proto
 from infra.interceptor import peer_address
-from infra.tls import OPERATOR, caller_workload
 from services.matchmaking.adapters import convert as conv
+from services.matchmaking.adapters.console import ConsoleCalls, actor_of
 from services.matchmaking.domain.economy import balances, ledger
 from services.matchmaking.domain.integrity import scoring as integrity_scoring
 from services.matchmaking.domain.queues import levels
@@ -39,6 +39,7 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
         self.poll_seconds = poll_seconds  # streams also re-read the store (other replicas)
         self._messages: dict[str, tuple[object, pb.Tournament]] = {}
         self._messages_lock = threading.Lock()
+        self.console = ConsoleCalls(mm.operations, mm.config.level_fee_units)
 
     # --- identity ----------------------------------------------------------------------------
     def _player(self, player) -> pb.Player:
@@ -161,7 +162,7 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
             for i, a in enumerate(request.assets)
         ]
         player = self.mm.grant_assets(
-            caller_workload(context) or OPERATOR,
+            actor_of(context),
             request.player_id,
             assets,
             request.reason,
@@ -195,6 +196,22 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
             total_pairs=total,
             threshold=integrity_scoring.THRESHOLD,
         )
+
+    # --- the operator's console (operator only: server.py's callers) ------------------------
+    def FindPlayers(self, request, context):
+        return self.console.FindPlayers(request, context)
+
+    def SuspendPlayer(self, request, context):
+        return self.console.SuspendPlayer(request, context)
+
+    def LiftSuspension(self, request, context):
+        return self.console.LiftSuspension(request, context)
+
+    def RevokeSession(self, request, context):
+        return self.console.RevokeSession(request, context)
+
+    def ListAuditLog(self, request, context):
+        return self.console.ListAuditLog(request, context)
 
     def ListLevels(self, request, context):
         units = self.mm.config.level_fee_units
@@ -333,8 +350,16 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
             (conv.asset_from_proto(a.asset, f"assets[{i}].asset"), a.amount)
             for i, a in enumerate(request.assets)
         ]
-        t = self.mm.add_tournament_prize(
-            request.tournament_id, request.rank, assets, request.reason, request.request_id
+        tid = request.tournament_id
+
+        def prize():
+            t = self.mm.add_tournament_prize(
+                tid, request.rank, assets, request.reason, request.request_id
+            )
+            return t, f"prize for rank {request.rank}: " + ", ".join(f"{a}={n}" for a, n in assets)
+
+        t = self.mm.operations.act(
+            actor_of(context), "AddTournamentPrize", tid, request.reason, prize
         )
         return pb.AddTournamentPrizeResponse(tournament=self._tournament(t))
 
@@ -388,11 +413,25 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
         )
 
     def RetryTournament(self, request, context):  # operator only (server.py's callers)
-        t = self.mm.retry_tournament(request.tournament_id)
+        tid = request.tournament_id
+        t = self.mm.operations.act(
+            actor_of(context),
+            "RetryTournament",
+            tid,
+            "",  # the request carries no reason
+            lambda: (self.mm.retry_tournament(tid), "retried"),
+        )
         return pb.RetryTournamentResponse(tournament=self._tournament(t))
 
     def AbortTournament(self, request, context):  # operator only
-        t = self.mm.abort_tournament(request.tournament_id, request.reason)
+        tid = request.tournament_id
+        t = self.mm.operations.act(
+            actor_of(context),
+            "AbortTournament",
+            tid,
+            request.reason,
+            lambda: (self.mm.abort_tournament(tid, request.reason), "aborted: entries refunded"),
+        )
         return pb.AbortTournamentResponse(tournament=self._tournament(t))
 
     def WatchTournament(self, request, context):

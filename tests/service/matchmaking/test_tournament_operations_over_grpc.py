@@ -126,6 +126,15 @@ def test_a_stalled_tournament_says_so_and_only_an_operator_retries_or_aborts_it(
                 lambda: operator.AbortTournament(empty, metadata=meta, timeout=T)
             )
             assert code == grpc.StatusCode.INVALID_ARGUMENT
+            # each of the operator's acts, done or refused, is in the audit log
+            entries = operator.ListAuditLog(pb.ListAuditLogRequest(), timeout=T).entries
+            acts = [(e.action, e.result) for e in entries if e.target == tid]
+            assert acts[0] == ("RetryTournament", "OK")
+            assert acts[-3:] == [
+                ("AbortTournament", "OK"),
+                ("AbortTournament", "FAILED_PRECONDITION"),
+                ("AbortTournament", "INVALID_ARGUMENT"),
+            ]
         finally:
             gw_channel.close()
             op_channel.close()

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from services.gateway.domain.session.table import TableSession
 
 DISCONNECTED, RECONNECTED = "disconnected", "reconnected"  # SeatChanged.reason
+SUSPENDED = "suspended"  # SeatChanged.reason: an operator suspended the seat's player
 
 
 @dataclass
@@ -60,6 +61,7 @@ class Presence:
     last_call_ms: list[int] = field(default_factory=lambda: [0] * NUM_SEATS)
     timers: dict[int, Timer] = field(default_factory=dict)
     disconnected: set[int] = field(default_factory=set)
+    suspended: set[int] = field(default_factory=set)  # seats of suspended players (the log's)
 
 
 def grace_ms(t: TableSession) -> int:
@@ -137,7 +139,7 @@ def came_back(t: TableSession, seat: int) -> None:
     """``seat``'s player is back before the hand ended: keeps the seat, no penalty; the 托管
     the disconnection started ends."""
     p = t.presence
-    if seat not in p.disconnected or _over(t) or not _player(t, seat):
+    if seat not in p.disconnected or seat in p.suspended or _over(t) or not _player(t, seat):
         return
     p.disconnected.discard(seat)
     t.emit(_changed(t, seat, RECONNECTED))
@@ -157,12 +159,13 @@ def _grace_over(t: TableSession, seat: int) -> None:
     disconnect(t, seat)
 
 
-def disconnect(t: TableSession, seat: int) -> None:
+def disconnect(t: TableSession, seat: int, why: str = DISCONNECTED) -> None:
     """``seat``'s grace is over: on 托管 until the hand ends (then escaped, :func:`hand_over`),
-    or, with no hand running, gone now without a penalty."""
+    or, with no hand running, gone now without a penalty. ``why``: :data:`DISCONNECTED`, or
+    :data:`SUSPENDED` (:func:`suspend`)."""
     hand = t.hand
     in_hand = t.phase == PLAYING and hand is not None and not hand.finished and bool(hand.hand_id)
-    t.emit(_changed(t, seat, DISCONNECTED))
+    t.emit(_changed(t, seat, why))
     if not in_hand:
         escape.escape(t, seat, escape.DISCONNECTED)
         return
@@ -177,6 +180,24 @@ def disconnect(t: TableSession, seat: int) -> None:
     if owed is not None:  # its decision now is the bot's, as a 托管 seat's is
         seq = owed.sequence
         t.scheduler.call_later(t.config.auto_play_delay_ms, lambda: decisions.bot(t, seat, seq))
+
+
+def suspend(t: TableSession, seat: int) -> bool:
+    """An operator suspended ``seat``'s player: the seat never comes back (its token is refused
+    ``PLAYER_SUSPENDED`` by the gateway); it goes to 托管 until the running hand ends and then
+    to a bot, as a disconnected seat does (liable for the hand and the escape penalty), or to a
+    bot at once between hands. False when it was suspended already or holds no player."""
+    p = t.presence
+    if seat in p.suspended or _over(t):
+        return False
+    p.suspended.add(seat)
+    if not _player(t, seat):
+        return False
+    if seat in p.disconnected:  # on 托管 already: the hand's end hands it to a bot
+        t.emit(_changed(t, seat, SUSPENDED))
+        return True
+    disconnect(t, seat, SUSPENDED)
+    return True
 
 
 def hand_over(t: TableSession, hand: HandEngine) -> None:
@@ -205,7 +226,10 @@ def _escape_after(t: TableSession, seat: int, hand: HandEngine, attempt: int) ->
 
 def restored(t: TableSession, ev: SeatChanged) -> None:
     """The log's ``disconnected`` / ``reconnected`` / ``left`` of a seat, read back."""
-    if ev.reason == DISCONNECTED:
+    if ev.reason == SUSPENDED:
+        t.presence.suspended.add(ev.seat)
+        t.presence.disconnected.add(ev.seat)
+    elif ev.reason == DISCONNECTED:
         t.presence.disconnected.add(ev.seat)
     elif ev.reason in (RECONNECTED, "left"):
         t.presence.disconnected.discard(ev.seat)

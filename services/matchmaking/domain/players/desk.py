@@ -17,6 +17,7 @@ import structlog
 from infra.session_tokens import SessionClaims, SessionSigner, SessionVerifier
 from services.matchmaking.domain.clock import Clock
 from services.matchmaking.domain.economy import ledger
+from services.matchmaking.domain.operations import suspensions
 from services.matchmaking.domain.players import accounts, guests, tokens
 from services.matchmaking.domain.players.oidc import IdTokenVerifier
 from services.matchmaking.domain.players.repository import PlayerRepository
@@ -45,11 +46,17 @@ class IdentityDesk:
     """Sign-in and sessions (see the module docstring)."""
 
     def __init__(
-        self, store: Records, players: PlayerRepository, clock: Clock, config: Any
+        self,
+        store: Records,
+        players: PlayerRepository,
+        clock: Clock,
+        config: Any,
+        suspended: suspensions.SuspensionRepository | None = None,
     ) -> None:
         """``store``: the ledger's (the welcome grant); ``players``: the players' records.
         ``config``: the facade's MatchmakingConfig (issuers, guests, session lifetimes and
-        key, the welcome grant)."""
+        key, the welcome grant). ``suspended``: the suspensions, whose players hold no session
+        (PERMISSION_DENIED ``PLAYER_SUSPENDED``)."""
         self.store = store
         self.players = players
         self.clock = clock
@@ -64,7 +71,14 @@ class IdentityDesk:
             clock,
             config.session_lifetime_seconds,
             config.refresh_lifetime_seconds,
+            None if suspended is None else self._refuse_suspended(suspended),
         )
+
+    def _refuse_suspended(self, repo: suspensions.SuspensionRepository):
+        def refuse(player_id: str) -> None:
+            suspensions.refuse(repo, player_id, int(self.clock() * 1000))
+
+        return refuse
 
     # --- signing in ------------------------------------------------------------------------
     def sign_in(self, id_token: str, display_name: str = "") -> SignedIn:

@@ -21,6 +21,7 @@ import hashlib
 import hmac
 import secrets
 import uuid
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 
 from infra.session_tokens import SessionClaims, SessionSigner, SessionVerifier
@@ -103,8 +104,13 @@ class Sessions:
         clock: Clock,
         lifetime_seconds: int = DEFAULT_LIFETIME_SECONDS,
         refresh_lifetime_seconds: int = DEFAULT_REFRESH_LIFETIME_SECONDS,
+        refuse: Callable[[str], None] | None = None,
     ) -> None:
+        """``refuse``: raises for a player who may not hold a session now (a suspended one,
+        :mod:`~services.matchmaking.domain.operations.suspensions`), before any record is
+        read or written."""
         self.players = players
+        self.refuse = refuse or (lambda player_id: None)
         self.signer = signer
         self.verifier = verifier
         self.clock = clock
@@ -126,6 +132,7 @@ class Sessions:
     def check(self, token: str) -> SessionClaims:
         """The claims of a live session: signature and expiry, then its record in the store."""
         claims = self.verifier.verify(token, self.clock())
+        self.refuse(claims.player_id)
         if not self.players.has_session(claims.player_id, claims.session_id):
             raise _ended()
         return claims
@@ -133,6 +140,7 @@ class Sessions:
     # --- lifecycle -------------------------------------------------------------------------
     def start(self, player_id: str, guest: bool) -> Issued:
         """A new session for the player (ending its oldest beyond :data:`MAX_SESSIONS`)."""
+        self.refuse(player_id)
         now = self.clock()
         now_ms = int(now * 1000)
         self._prune(player_id, now_ms)
@@ -177,6 +185,7 @@ class Sessions:
         """A new session token and refresh token for a current refresh token (which stops
         working). A spent one ends the session; anything else is UNAUTHENTICATED."""
         player_id, session_id, secret = self._parse_refresh(refresh_token)
+        self.refuse(player_id)
         now = self.clock()
         now_ms = int(now * 1000)
         presented = _hash(secret)
