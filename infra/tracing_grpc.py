@@ -1,0 +1,248 @@
+"""Tracing's gRPC side (:mod:`infra.tracing` holds the spans): the SDK set up from a server's
+settings, the client interceptors that make every outgoing call a CLIENT span carrying its
+``traceparent`` (threaded and asyncio channels), and what a stream handler's messages run in.
+
+Written for this code base rather than taken from opentelemetry-instrumentation-grpc: its
+asyncio server instrumentation wraps every server-streaming handler as an async generator, so a
+handler that writes with ``context.write`` (the gateway's Subscribe) breaks
+(opentelemetry-python-contrib #3066). Here the servers' own interceptors open the spans
+(:mod:`infra.interceptor`, :mod:`infra.aio_server`), whichever style a handler has.
+
+Nothing here runs when tracing is off: channels are left unwrapped (:func:`traced`,
+:func:`aio_interceptors`) and handlers get the call's own context.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import grpc
+import structlog
+
+from infra import tracing
+
+log = structlog.get_logger("mahjong.tracing")
+
+# How often the batch processor sends what ended (the SDK's default is 5 s).
+EXPORT_DELAY_MS = 1000
+
+
+def configure(service: str, endpoint: str, ratio: float) -> bool:
+    """Trace this process as ``service`` when ``endpoint`` (OTLP/gRPC, ``host:port`` or
+    ``http(s)://host:port``) is set, sampling new traces at ``ratio`` (parent-based); nothing
+    (no SDK loaded) without one. Once per process: a later call changes nothing."""
+    if not endpoint or tracing.enabled():
+        return tracing.enabled()
+    from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
+
+    url = endpoint if "://" in endpoint else f"http://{endpoint}"
+    provider = TracerProvider(
+        resource=Resource.create({"service.name": service}),
+        sampler=ParentBased(TraceIdRatioBased(ratio)),
+    )
+    exporter = OTLPSpanExporter(endpoint=url, insecure=url.startswith("http://"))
+    provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=EXPORT_DELAY_MS))
+    tracing.install(provider)
+    log.info("tracing", endpoint=url, sample_ratio=ratio)
+    return True
+
+
+def shutdown() -> None:
+    """Export what is left and stop (at the process's end)."""
+    provider = tracing._provider
+    tracing.install(None)
+    if provider is not None:
+        provider.shutdown()
+
+
+# --- clients --------------------------------------------------------------------------------
+class _Details(
+    collections.namedtuple(
+        "_Details",
+        ("method", "timeout", "metadata", "credentials", "wait_for_ready", "compression"),
+    ),
+    grpc.ClientCallDetails,
+):
+    pass
+
+
+def _with_parent(metadata: Any, span) -> list[tuple[str, Any]]:
+    sent = [(k, v) for k, v in (metadata or ()) if k != tracing.TRACEPARENT]
+    return [*sent, *tracing.outgoing(span)]
+
+
+def _method_name(method: Any) -> str:
+    return method.decode() if isinstance(method, bytes) else str(method)
+
+
+class ClientTracing(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterceptor):
+    """A threaded channel's calls as CLIENT spans, each sending its ``traceparent``."""
+
+    @staticmethod
+    def _start(details):
+        span = tracing.client_span(_method_name(details.method))
+        out = _Details(
+            details.method,
+            details.timeout,
+            _with_parent(details.metadata, span),
+            details.credentials,
+            getattr(details, "wait_for_ready", None),
+            getattr(details, "compression", None),
+        )
+        return span, out
+
+    def intercept_unary_unary(self, continuation, client_call_details, request):
+        span, details = self._start(client_call_details)
+        try:
+            outcome = continuation(details, request)
+        except BaseException:
+            tracing.end_span(span, "UNKNOWN")
+            raise
+        outcome.add_done_callback(lambda f: tracing.end_span(span, _code(f)))
+        return outcome
+
+    def intercept_unary_stream(self, continuation, client_call_details, request):
+        span, details = self._start(client_call_details)
+        try:
+            call = continuation(details, request)
+        except BaseException:
+            tracing.end_span(span, "UNKNOWN")
+            raise
+        if not call.add_callback(lambda: tracing.end_span(span, _code(call))):
+            tracing.end_span(span, _code(call))  # already over
+        return call
+
+
+def _code(call) -> str:
+    try:
+        code = call.code()
+    except Exception:
+        return "UNKNOWN"
+    return code.name if isinstance(code, grpc.StatusCode) else "UNKNOWN"
+
+
+def traced(channel: grpc.Channel) -> grpc.Channel:
+    """``channel`` with its calls traced (:class:`ClientTracing`) when tracing is on; itself
+    when off."""
+    if not tracing.enabled():
+        return channel
+    return grpc.intercept_channel(channel, ClientTracing())
+
+
+class _AioClient:
+    @staticmethod
+    def _start(details):
+        span = tracing.client_span(_method_name(details.method))
+        out = grpc.aio.ClientCallDetails(
+            details.method,
+            details.timeout,
+            grpc.aio.Metadata(*_with_parent(details.metadata, span)),
+            details.credentials,
+            details.wait_for_ready,
+        )
+        return span, out
+
+    @staticmethod
+    def _end_when_done(call, span) -> None:
+        def done(_call) -> None:  # the code is a coroutine's answer: read it in a task
+            task = asyncio.ensure_future(_end_aio(call, span))
+            _ENDING.add(task)
+            task.add_done_callback(_ENDING.discard)
+
+        call.add_done_callback(done)
+
+
+_ENDING: set[asyncio.Future] = set()  # the tasks ending spans (held until they ran)
+
+
+async def _end_aio(call, span) -> None:
+    try:
+        code = await call.code()
+        name = code.name if isinstance(code, grpc.StatusCode) else "UNKNOWN"
+    except BaseException:
+        name = "CANCELLED"
+    tracing.end_span(span, name)
+
+
+class AioUnaryTracing(_AioClient, grpc.aio.UnaryUnaryClientInterceptor):
+    """An asyncio channel's unary calls as CLIENT spans (with ``traceparent``)."""
+
+    async def intercept_unary_unary(self, continuation, client_call_details, request):
+        span, details = self._start(client_call_details)
+        try:
+            call = await continuation(details, request)
+        except BaseException:
+            tracing.end_span(span, "UNKNOWN")
+            raise
+        self._end_when_done(call, span)
+        return call
+
+
+class AioStreamTracing(_AioClient, grpc.aio.UnaryStreamClientInterceptor):
+    """An asyncio channel's server streams as CLIENT spans (with ``traceparent``)."""
+
+    async def intercept_unary_stream(self, continuation, client_call_details, request):
+        span, details = self._start(client_call_details)
+        try:
+            call = await continuation(details, request)
+        except BaseException:
+            tracing.end_span(span, "UNKNOWN")
+            raise
+        self._end_when_done(call, span)
+        return call
+
+
+def aio_interceptors() -> list[Any] | None:
+    """The interceptors of an asyncio channel: tracing's when it is on, else None."""
+    if not tracing.enabled():
+        return None
+    return [AioUnaryTracing(), AioStreamTracing()]
+
+
+# --- server streams -------------------------------------------------------------------------
+def sent_messages(messages: Iterator[Any], call: tracing.CallSpan, name: str) -> Iterator[Any]:
+    """A threaded stream handler's messages, each sent under its :func:`tracing.message_span`."""
+    for message in messages:
+        span = tracing.message_span(call.span, name)
+        try:
+            yield message
+        finally:
+            span.end()
+
+
+async def sent_messages_async(
+    messages: AsyncIterator[Any], call: tracing.CallSpan, name: str
+) -> AsyncIterator[Any]:
+    """An async-generator stream handler's messages, each under its message span."""
+    async for message in messages:
+        span = tracing.message_span(call.span, name)
+        try:
+            yield message
+        finally:
+            span.end()
+
+
+class WritingContext:
+    """The servicer context a ``context.write`` stream handler is given while tracing is on:
+    the call's own, each ``write`` a :func:`tracing.message_span` linked to the stream's span
+    (the stock asyncio instrumentation cannot trace this style: contrib #3066)."""
+
+    def __init__(self, context, call: tracing.CallSpan, name: str) -> None:
+        self._context, self._call, self._name = context, call, name
+
+    async def write(self, message) -> None:
+        span = tracing.message_span(self._call.span, self._name)
+        try:
+            await self._context.write(message)
+        finally:
+            span.end()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._context, name)
