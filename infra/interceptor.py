@@ -138,8 +138,10 @@ def rpc_context(method: str, peer: str, serving: Serving):
 def record_rpc(service: str, method: str, code: str, start: float) -> None:
     """Count a finished call by status code name and observe its latency (from ``start``,
     a ``time.perf_counter()``), with the trace id of a sampled call as its exemplar."""
+    seconds = time.perf_counter() - start
     RPC_HANDLED.labels(service, method, code).inc()
-    RPC_LATENCY.labels(service, method).observe(time.perf_counter() - start, tracing.exemplar())
+    RPC_LATENCY.labels(service, method).observe(seconds, tracing.exemplar())
+    log.debug("rpc_finished", service=service, method=method, code=code, ms=seconds * 1000)
 
 
 def from_internal_caller(context, workloads: frozenset[str], *, strict: bool = False) -> bool:
