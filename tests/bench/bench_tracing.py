@@ -1,0 +1,211 @@
+"""What tracing costs (issue 32): the CPU the wall, rules, scoring and gateway processes spend
+per action while a player plays whole hands over gRPC (one seat; three bots inside the
+gateway), with tracing off, on at 1% sampling and on at 100%, side by side with the commit
+before tracing (the parent of the commit that added infra/tracing.py, checked out in a
+temporary git worktree; MAHJONG_BENCH_TRACING_BASE=<rev> names another, ``none`` skips it).
+Every run is pure Python (MAHJONG_PURE_PYTHON=1: the baseline checkout has no compiled
+modules), each service's CPU read from /proc (user + system) over the hands alone; the spans
+go to a real OTLP/gRPC receiver in this process. Goals: off within 2% of the baseline, 1%
+within 5%. MAHJONG_BENCH_TRACING_HANDS (default 6) hands per run, after one of warm-up.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+
+from mahjong.gateway.v1 import gateway_pb2 as pb
+from mahjong.gateway.v1 import gateway_pb2_grpc
+
+from infra.ports import AUTO_PORT
+from infra.supervisor import DEV_TLS_ROOT, ServiceProcess
+from tests.bench.bench_gateway import create
+from tests.e2e.players import legal_answer
+from tests.support.otlp import Receiver
+from tests.support.sessions import NO_HOLD_FLAGS
+from tests.support.tls import as_player
+
+DOWNSTREAM = ("wall", "rules", "scoring")
+ROOT = Path(__file__).resolve().parents[2]
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK  # utime, stime
+
+
+class Run:
+    """The four processes of one configuration (from ``tree``: None = this checkout)."""
+
+    def __init__(self, flags: list[str], tree: Path | None) -> None:
+        self.tmp = Path(tempfile.mkdtemp(prefix="bench-tracing-"))
+        env = {"MAHJONG_PURE_PYTHON": "1"}
+        prefix: list[str] = []
+        if tree is not None:  # the baseline's modules first (the generated protos are main's)
+            env["PYTHONPATH"] = str(tree)
+            prefix = ["env", f"--chdir={tree}"]
+        common = ["--log-level", "warning", *flags]
+        self.procs: dict[str, ServiceProcess] = {}
+
+        def proc(name: str, store: str, extra: list[str]) -> ServiceProcess:
+            p = ServiceProcess(
+                name,
+                0,
+                AUTO_PORT,
+                store,
+                [*common, *extra],
+                env=env,
+                log_path=self.tmp / f"{name}.log",
+                tls_root=DEV_TLS_ROOT.resolve(),
+                prefix=prefix,
+            )
+            self.procs[name] = p
+            return p.start()
+
+        try:
+            for name in DOWNSTREAM:
+                proc(name, "memory://", [])
+            for p in self.procs.values():
+                p.wait_ready()
+            addr = [f for n in DOWNSTREAM for f in (f"--{n}-addr", self.procs[n].internal_address)]
+            gateway = proc(
+                "gateway",
+                f"sqlite:///{self.tmp / 'gateway.db'}",
+                [*addr, *NO_HOLD_FLAGS, "--bot-delay-ms", "0", "--seat-calls-per-second", "0"],
+            )
+            gateway.wait_ready()
+        except BaseException:
+            self.close()
+            raise
+
+    def cpu(self) -> float:
+        return sum(cpu_seconds(p.proc.pid) for p in self.procs.values())
+
+    def actions(self) -> float:
+        url = f"http://127.0.0.1:{self.procs['gateway'].ports.metrics}/metrics"
+        text = urllib.request.urlopen(url, timeout=5).read().decode()
+        return sum(
+            float(line.rsplit(" ", 1)[1])
+            for line in text.splitlines()
+            if re.match(r"mahjong_gateway_actions_total(\{|\s)", line)
+        )
+
+    def close(self) -> None:
+        for p in reversed(list(self.procs.values())):
+            p.stop()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def play(run: Run, hands: int) -> tuple[float, float]:
+    """CPU seconds per action and actions, over ``hands`` hands of one player and three bots
+    (after a hand of warm-up, not counted: the first of each process is slower)."""
+    with as_player(run.procs["gateway"].address) as channel:
+        stub = gateway_pb2_grpc.GatewayServiceStub(channel)
+        _table(stub, 1)
+        before_cpu, before_actions = run.cpu(), run.actions()
+        _table(stub, hands)
+        time.sleep(0.3)  # the last steps after the table's end (reports), then read
+        actions = run.actions() - before_actions
+        return (run.cpu() - before_cpu) / max(1.0, actions), actions
+
+
+def _table(stub, hands: int) -> None:
+    """A table of ``hands`` hands played to its end: the player answers every prompt."""
+    seats = [pb.SeatAssignment(player_id="bench"), *[pb.SeatAssignment(bot=True)] * 3]
+    t = create(stub, seats, hands)
+    token = t.seat_tokens[0]
+    for r in stub.Subscribe(
+        pb.SubscribeRequest(table_id=t.table_id, seat_token=token), timeout=600
+    ):
+        e = r.event
+        kind = e.WhichOneof("kind")
+        if kind == "table_finished":
+            break
+        if kind == "prompt":
+            stub.Act(
+                pb.ActRequest(
+                    table_id=t.table_id,
+                    seat_token=token,
+                    request_id=uuid.uuid4().hex,
+                    last_sequence=e.sequence,
+                    action=legal_answer(e.prompt),
+                ),
+                timeout=10,
+            )
+
+
+def baseline_tree() -> tuple[Path | None, str]:
+    """A worktree of the commit before tracing (None when skipped or not a git checkout)."""
+    rev = os.environ.get("MAHJONG_BENCH_TRACING_BASE", "")
+    if rev == "none":
+        return None, ""
+    git = ["git", "-C", str(ROOT)]
+    try:
+        if not rev:
+            added = subprocess.run(
+                [*git, "log", "--diff-filter=A", "--format=%H", "--", "infra/tracing.py"],
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout.split()
+            rev = f"{added[-1][:10]}^"
+        tree = Path(tempfile.mkdtemp(prefix="bench-tracing-base-")) / "tree"
+        subprocess.run(
+            [*git, "worktree", "add", "--detach", str(tree), rev], check=True, capture_output=True
+        )
+    except (subprocess.CalledProcessError, FileNotFoundError, IndexError) as exc:
+        print(f"no baseline ({exc}); set MAHJONG_BENCH_TRACING_BASE to a revision")
+        return None, ""
+    return tree, rev
+
+
+def main() -> int:
+    hands = int(os.environ.get("MAHJONG_BENCH_TRACING_HANDS", "6"))
+    receiver = Receiver()
+    tree, rev = baseline_tree()
+    on = ["--otlp-endpoint", receiver.endpoint, "--trace-sample-ratio"]
+    configs = [
+        *([(f"before tracing ({rev})", [], tree)] if tree is not None else []),
+        ("tracing off", [], None),
+        ("tracing on, 1%", [*on, "0.01"], None),
+        ("tracing on, 100%", [*on, "1"], None),
+    ]
+    results: dict[str, float] = {}
+    try:
+        for label, flags, where in configs:
+            run = Run(flags, where)
+            try:
+                spans_before = len(receiver.spans)
+                per_action, actions = play(run, hands)
+            finally:
+                run.close()  # its spans flushed at its stop
+            results[label] = per_action
+            print(
+                f"{label:>34}: {per_action * 1e3:7.3f} ms CPU per action "
+                f"({actions:.0f} actions, {len(receiver.spans) - spans_before} spans exported)",
+                flush=True,
+            )
+    finally:
+        receiver.stop()
+        if tree is not None:
+            subprocess.run(
+                ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)],
+                capture_output=True,
+            )
+    base = next(iter(results.values()))
+    first = next(iter(results))
+    for label, value in results.items():
+        print(f"{label:>34}: {value / base:6.3f} x {first}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
