@@ -98,6 +98,8 @@ def test_an_act_forwarded_between_replicas_is_one_trace(traced_stack):
     forward = next(s for s in clients if s.parent_id == first.span_id)
     owner = next(s for s in servers.values() if s.parent_id == forward.span_id)
     assert first.attributes["mahjong.table_id"] == owner.attributes["mahjong.table_id"]
+    assert owner.attributes["mahjong.hand_id"] and owner.attributes["mahjong.seat"] == 0
+    assert owner.attributes["mahjong.request_id"]
     assert any(s.attributes.get("mahjong.store.outcome") == "ok" for s in parts["store writes"])
     # the owner's log line of that act names its trace
     lines = [json.loads(x) for x in a.log_path.read_text().splitlines() if trace_id in x]
