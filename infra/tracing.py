@@ -28,12 +28,21 @@ the SDK's set-up are :mod:`infra.tracing_grpc`'s.
 from __future__ import annotations
 
 import functools
+import random
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
-from opentelemetry.trace import Link, SpanKind, Status, StatusCode
+from opentelemetry.trace import (
+    Link,
+    NonRecordingSpan,
+    SpanContext,
+    SpanKind,
+    Status,
+    StatusCode,
+    TraceFlags,
+)
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 # The tracer while tracing is on (None: off, every hook returns at once).
@@ -53,10 +62,17 @@ REQUEST_ATTRIBUTES = (
 )
 
 
-def install(provider: Any) -> None:
-    """Trace with ``provider`` (an SDK TracerProvider; None turns tracing off)."""
-    global _tracer, _provider
+_root_ratio: float | None = None  # the share of new traces kept, when known (a fast path)
+
+
+def install(provider: Any, root_ratio: float | None = None) -> None:
+    """Trace with ``provider`` (an SDK TracerProvider whose sampler is parent-based; None turns
+    tracing off). ``root_ratio``: the share of new traces kept, decided here (the provider's
+    sampler then keeps every root it is given: ``ParentBased(ALWAYS_ON)``), so that a new
+    trace not kept costs no SDK span; None: the provider's sampler decides each."""
+    global _tracer, _provider, _root_ratio
     _provider = provider
+    _root_ratio = root_ratio
     _tracer = None if provider is None else provider.get_tracer("mahjong")
 
 
@@ -72,21 +88,81 @@ def flush(timeout_ms: int = 5000) -> None:
 
 
 # --- propagation ----------------------------------------------------------------------------
-def _getter_of(metadata: Iterable[tuple[str, Any]]) -> dict[str, str]:
-    return {k: v for k, v in metadata if k == TRACEPARENT or k == "tracestate"}
+_INVALID = trace.INVALID_SPAN_CONTEXT
+_UNSAMPLED = TraceFlags(TraceFlags.DEFAULT)
+
+
+def _parse(value: str) -> SpanContext | None:
+    """A W3C ``traceparent`` of version 00 (the one in use), read without a regular
+    expression; None when it is anything else (the propagator reads it then)."""
+    if len(value) != 55 or value[:3] != "00-" or value[35] != "-" or value[52] != "-":
+        return None
+    try:
+        trace_id, span_id, flags = int(value[3:35], 16), int(value[36:52], 16), int(value[53:], 16)
+    except ValueError:
+        return None
+    if not trace_id or not span_id:
+        return _INVALID
+    return SpanContext(trace_id, span_id, is_remote=True, trace_flags=TraceFlags(flags & 1))
+
+
+def remote_parent(metadata: Iterable[tuple[str, Any]] | None) -> SpanContext:
+    """The span context a call's metadata carries (its ``traceparent``), invalid without one."""
+    carrier = {k: v for k, v in metadata or () if k == TRACEPARENT or k == "tracestate"}
+    value = carrier.get(TRACEPARENT)
+    if value is None:
+        return _INVALID
+    if len(carrier) == 1 and isinstance(value, str):
+        parsed = _parse(value)
+        if parsed is not None:
+            return parsed
+    ctx = PROPAGATOR.extract(carrier, context=_EMPTY)
+    return trace.get_current_span(ctx).get_span_context()
 
 
 def parent_of(metadata: Iterable[tuple[str, Any]] | None) -> otel_context.Context:
     """The context a call's metadata carries (its ``traceparent``), empty without one."""
-    carrier = _getter_of(metadata or ())
-    return PROPAGATOR.extract(carrier, context=_EMPTY) if carrier else _EMPTY
+    parent = remote_parent(metadata)
+    if not parent.is_valid:
+        return _EMPTY
+    return trace.set_span_in_context(NonRecordingSpan(parent), _EMPTY)
 
 
 def outgoing(span: trace.Span) -> list[tuple[str, str]]:
     """The metadata that carries ``span`` to the called service (``traceparent``)."""
-    carrier: dict[str, str] = {}
-    PROPAGATOR.inject(carrier, context=trace.set_span_in_context(span))
-    return list(carrier.items())
+    ctx = span.get_span_context()
+    if not ctx.is_valid:
+        return []
+    value = f"00-{ctx.trace_id:032x}-{ctx.span_id:016x}-{int(ctx.trace_flags) & 1:02x}"
+    out = [(TRACEPARENT, value)]
+    if ctx.trace_state:
+        out.append(("tracestate", ctx.trace_state.to_header()))
+    return out
+
+
+def _start(
+    name: str,
+    parent: SpanContext,
+    kind: SpanKind,
+    attributes: dict[str, Any] | None = None,
+    links: tuple[Link, ...] = (),
+) -> trace.Span:
+    """A span under ``parent`` (invalid: a new trace). What is not kept costs no SDK span: the
+    child of a trace not sampled goes on in its parent's context (the sampler is parent-based:
+    it would drop it too), and a new trace is kept at the ratio when it is known."""
+    assert _tracer is not None
+    if parent.is_valid:
+        if not parent.trace_flags.sampled:
+            return NonRecordingSpan(parent)
+        context = trace.set_span_in_context(NonRecordingSpan(parent), _EMPTY)
+    else:
+        ratio = _root_ratio
+        if ratio is not None and random.random() >= ratio:
+            return NonRecordingSpan(
+                SpanContext(random.getrandbits(128), random.getrandbits(64), False, _UNSAMPLED)
+            )
+        context = _EMPTY
+    return _tracer.start_span(name, context=context, kind=kind, attributes=attributes, links=links)
 
 
 # --- spans of calls -------------------------------------------------------------------------
@@ -120,11 +196,11 @@ def server_span(service: str, method: str, context: Any, request: Any = None) ->
     tracer = _tracer
     if tracer is None:
         return None
-    span = tracer.start_span(
+    span = _start(
         f"{service}/{method}",
-        context=parent_of(context.invocation_metadata()),
-        kind=SpanKind.SERVER,
-        attributes={"rpc.system": "grpc", "rpc.service": service, "rpc.method": method},
+        remote_parent(context.invocation_metadata()),
+        SpanKind.SERVER,
+        {"rpc.system": "grpc", "rpc.service": service, "rpc.method": method},
     )
     if request is not None:
         request_attributes(span, request)
@@ -151,23 +227,19 @@ def end_span(span: trace.Span, code: str) -> None:
 def message_span(stream: trace.Span, name: str) -> trace.Span:
     """A short span for one message a stream sends: a trace of its own (sampled as a new
     trace), linked to the stream's span. The caller ends it."""
-    assert _tracer is not None
-    return _tracer.start_span(
-        f"{name} message",
-        context=_EMPTY,
-        kind=SpanKind.PRODUCER,
-        links=(Link(stream.get_span_context()),),
+    return _start(
+        f"{name} message", _INVALID, SpanKind.PRODUCER, links=(Link(stream.get_span_context()),)
     )
 
 
 def client_span(method: str) -> trace.Span:
     """The CLIENT span of an outgoing call, a child of the span in progress."""
-    assert _tracer is not None
     service, _, name = method.strip("/").partition("/")
-    return _tracer.start_span(
+    return _start(
         method.strip("/"),
-        kind=SpanKind.CLIENT,
-        attributes={"rpc.system": "grpc", "rpc.service": service, "rpc.method": name},
+        trace.get_current_span().get_span_context(),
+        SpanKind.CLIENT,
+        {"rpc.system": "grpc", "rpc.service": service, "rpc.method": name},
     )
 
 

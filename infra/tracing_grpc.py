@@ -40,16 +40,16 @@ def configure(service: str, endpoint: str, ratio: float) -> bool:
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
-    from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
+    from opentelemetry.sdk.trace.sampling import ALWAYS_ON, ParentBased
 
     url = endpoint if "://" in endpoint else f"http://{endpoint}"
     provider = TracerProvider(
         resource=Resource.create({"service.name": service}),
-        sampler=ParentBased(TraceIdRatioBased(ratio)),
+        sampler=ParentBased(ALWAYS_ON),  # new traces are sampled at ``ratio`` by infra.tracing
     )
     exporter = OTLPSpanExporter(endpoint=url, insecure=url.startswith("http://"))
     provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=EXPORT_DELAY_MS))
-    tracing.install(provider)
+    tracing.install(provider, root_ratio=ratio)
     log.info("tracing", endpoint=url, sample_ratio=ratio)
     return True
 

@@ -22,11 +22,17 @@ import urllib.request
 import uuid
 from pathlib import Path
 
+import grpc
 from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
+from infra import tracing
+from infra.config import Config, ServiceSpec
 from infra.ports import AUTO_PORT
+from infra.server import start
+from infra.store.memory import MemoryStore
 from infra.supervisor import DEV_TLS_ROOT, ServiceProcess
+from infra.tls import plaintext_channel
 from tests.bench.bench_gateway import create
 from tests.e2e.players import legal_answer
 from tests.support.otlp import Receiver
@@ -143,6 +149,83 @@ def _table(stub, hands: int) -> None:
             )
 
 
+# --- (b) the cost of one call's tracing, in one process ------------------------------------
+PROBE = "bench.v1.TraceProbe"
+
+
+def _probe_spec() -> ServiceSpec:
+    store = MemoryStore()
+
+    def echo(request, context):  # a call that writes the store, as most of the gateway's do
+        store.put("probe", "key", request)
+        return request
+
+    def add(server, config):
+        handler = grpc.unary_unary_rpc_method_handler(echo)
+        server.add_generic_rpc_handlers(
+            (grpc.method_handlers_generic_handler(PROBE, {"Echo": handler}),)
+        )
+
+    return ServiceSpec("probe", 0, 0, add, [PROBE])
+
+
+def cpu_per_call(calls: int) -> float:
+    """CPU seconds of this process (client and server) per unary call on a loopback server."""
+    running = start(_probe_spec(), Config(port=0, insecure=True))
+    try:
+        with plaintext_channel(running.address) as channel:
+            echo = channel.unary_unary(f"/{PROBE}/Echo")
+            for _ in range(200):
+                echo(b"warm", timeout=5)
+            begin = time.process_time()
+            for _ in range(calls):
+                echo(b"x", timeout=5)
+            return (time.process_time() - begin) / calls
+    finally:
+        running.stop(grace=0)
+
+
+def hooks_off_seconds(rounds: int = 200_000) -> float:
+    """CPU seconds the hooks of one call and one store operation take with tracing off."""
+    tracing.install(None)
+    store = MemoryStore()
+    get, bare = MemoryStore.get, MemoryStore.get.__wrapped__
+    begin = time.process_time()
+    for _ in range(rounds):
+        tracing.end_server_span(tracing.server_span("s", "m", None), "OK")
+        tracing.exemplar()
+        get(store, "n", "k")
+    hooked = time.process_time() - begin
+    begin = time.process_time()
+    for _ in range(rounds):
+        bare(store, "n", "k")
+    return (hooked - (time.process_time() - begin)) / rounds
+
+
+def per_call(endpoint: str, calls: int) -> dict[str, float]:
+    """CPU per call with tracing off, at 1% and at 100% (spans to ``endpoint``)."""
+    from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
+
+    out: dict[str, float] = {}
+    for label, ratio in (("off", None), ("on, 1%", 0.01), ("on, 100%", 1.0), ("off ", None)):
+        provider = None
+        if ratio is not None:
+            provider = TracerProvider(sampler=ParentBased(TraceIdRatioBased(ratio)))
+            exporter = OTLPSpanExporter(endpoint=f"http://{endpoint}", insecure=True)
+            provider.add_span_processor(BatchSpanProcessor(exporter))
+        tracing.install(provider)
+        try:
+            out[label] = cpu_per_call(calls)
+        finally:
+            tracing.install(None)
+            if provider is not None:
+                provider.shutdown()
+    return out
+
+
 def baseline_tree() -> tuple[Path | None, str]:
     """A worktree of the commit before tracing (None when skipped or not a git checkout)."""
     rev = os.environ.get("MAHJONG_BENCH_TRACING_BASE", "")
@@ -203,6 +286,18 @@ def main() -> int:
                 ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)],
                 capture_output=True,
             )
+    calls = int(os.environ.get("MAHJONG_BENCH_TRACING_CALLS", "3000"))
+    off_hooks = hooks_off_seconds()
+    costs = per_call(receiver.endpoint, calls)
+    off = (costs["off"] + costs["off "]) / 2
+    print(f"(b) one unary call with a store write, client and server in one process ({calls}):")
+    print(f"    tracing off, the hooks alone: {off_hooks * 1e6:.2f} µs per call")
+    for label in ("on, 1%", "on, 100%"):
+        extra = costs[label] - off
+        print(
+            f"    {label}: {costs[label] * 1e6:6.1f} µs CPU per call against {off * 1e6:.1f} off "
+            f"(+{extra * 1e6:.1f} µs)"
+        )
     means = {label: sum(v) / len(v) for label, v in results.items()}
     first = next(iter(means))
     for label, value in means.items():

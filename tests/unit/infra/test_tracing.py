@@ -21,7 +21,7 @@ from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.sdk.trace.sampling import ALWAYS_ON, ParentBased, TraceIdRatioBased
+from opentelemetry.sdk.trace.sampling import ALWAYS_ON, ParentBased
 from opentelemetry.trace import StatusCode
 from prometheus_client import REGISTRY
 from prometheus_client.openmetrics.exposition import generate_latest
@@ -255,23 +255,53 @@ def test_latency_histograms_carry_the_trace_id_as_an_exemplar(spans):
     assert any(f'trace_id="{trace_id}"' in x for x in lines), lines
 
 
-def test_sampling_is_parent_based(spans):
+@pytest.mark.parametrize("model", ["threads", "asyncio"])
+def test_sampling_is_parent_based(spans, model):
+    """As configure() sets it up: new traces kept at the ratio (0 here), a call of a kept trace
+    kept, and a call of a trace not kept never recorded, nor the calls it makes."""
     exporter = InMemorySpanExporter()
-    provider = TracerProvider(sampler=ParentBased(TraceIdRatioBased(0.0)))
+    provider = TracerProvider(sampler=ParentBased(ALWAYS_ON))
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    tracing.install(provider)
+    tracing.install(provider, root_ratio=0.0)
     target: dict = {}
-    running = start(_spec("asyncio", target), Config(port=0, insecure=True))
+    running = start(_spec(model, target), Config(port=0, insecure=True))
+    target["address"] = running.address
     try:
         with grpc.insecure_channel(running.address) as raw:
-            echo = raw.unary_unary(f"/{SERVICE}/Echo")
-            echo(b"new trace: sampled at 0", timeout=5)
-            sampled = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
-            echo(b"sampled by its caller", metadata=[("traceparent", sampled)], timeout=5)
-        (recorded,) = _ended(exporter, f"{SERVICE}/Echo")
-        assert format(recorded.context.trace_id, "032x") == "0af7651916cd43dd8448eb211c80319c"
+            hop = raw.unary_unary(f"/{SERVICE}/Hop")
+            hop(b"new trace: kept at 0", timeout=5)
+            dropped = "00-1af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00"
+            hop(b"not kept by its caller", metadata=[("traceparent", dropped)], timeout=5)
+            kept = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+            hop(b"kept by its caller", metadata=[("traceparent", kept)], timeout=5)
+        recorded = _ended(exporter, f"{SERVICE}/Echo") + _ended(exporter, f"{SERVICE}/Hop")
+        time.sleep(0.2)  # anything else would have ended by now
+        assert {format(s.context.trace_id, "032x") for s in exporter.get_finished_spans()} == {
+            "0af7651916cd43dd8448eb211c80319c"
+        }
+        assert len(recorded) == 2
     finally:
         running.stop(grace=0)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "garbage",
+        "00-00000000000000000000000000000000-b7ad6b7169203331-01",  # an invalid trace id
+        "00-0af7651916cd43dd8448eb211c80319c-zzzzzzzzzzzzzzzz-01",
+        "ff-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",  # a version never used
+        "00-" + "a" * 5000,
+    ],
+)
+def test_a_forged_traceparent_starts_a_new_trace_and_harms_nothing(probe, value):
+    with grpc.insecure_channel(probe.address) as raw:
+        got = raw.unary_unary(f"/{SERVICE}/Echo")(
+            b"x", metadata=[("traceparent", value)], timeout=5
+        )
+    assert got == b"x"
+    (echo,) = _ended(probe.spans, f"{SERVICE}/Echo")
+    assert echo.parent is None  # a trace of its own
 
 
 def test_off_nothing_is_wrapped_and_no_line_names_a_trace():
