@@ -81,14 +81,14 @@ class Run:
             for name in DOWNSTREAM:
                 proc(name, "memory://", [])
             for p in self.procs.values():
-                p.wait_ready()
+                p.wait_ready(timeout=120)  # a busy machine starts them slowly
             addr = [f for n in DOWNSTREAM for f in (f"--{n}-addr", self.procs[n].internal_address)]
             gateway = proc(
                 "gateway",
                 f"sqlite:///{self.tmp / 'gateway.db'}",
                 [*addr, *NO_HOLD_FLAGS, "--bot-delay-ms", "0", "--seat-calls-per-second", "0"],
             )
-            gateway.wait_ready()
+            gateway.wait_ready(timeout=120)
         except BaseException:
             self.close()
             raise

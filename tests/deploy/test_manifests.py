@@ -1124,9 +1124,8 @@ def test_embedded_network_allows_exactly_the_call_graph(directory):
 
 def test_some_calls_are_refused():
     """Spelt out: the wall, rules and scoring call nothing but DNS and the trace collector (and
-    the wall its store);
-    rules cannot reach the wall; nobody but the gateway reaches the wall; nothing from outside
-    reaches matchmaking's public port."""
+    the wall its store); rules cannot reach the wall; nobody but the gateway reaches the wall;
+    nothing from outside reaches matchmaking's public port."""
     allowed = allowed_graph(_render(BASE))
     for service in ("wall", "rules", "scoring"):
         assert {dst for src, dst, _, _ in allowed if src == service} <= {DNS, STORE, COLLECTOR}, (
