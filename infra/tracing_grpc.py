@@ -1,6 +1,7 @@
 """Tracing's gRPC side (:mod:`infra.tracing` holds the spans): the SDK set up from a server's
-settings, the client interceptors that make every outgoing call a CLIENT span carrying its
-``traceparent`` (threaded and asyncio channels), and what a stream handler's messages run in.
+settings, the client side that makes every outgoing call a CLIENT span carrying its
+``traceparent`` (a thin wrapper of threaded channels, :class:`TracedChannel`, and interceptors
+of asyncio ones), and what a stream handler's messages run in.
 
 Written for this code base rather than taken from opentelemetry-instrumentation-grpc: its
 asyncio server instrumentation wraps every server-streaming handler as an async generator, so a
@@ -15,7 +16,6 @@ Nothing here runs when tracing is off: channels are left unwrapped (:func:`trace
 from __future__ import annotations
 
 import asyncio
-import collections
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -63,16 +63,6 @@ def shutdown() -> None:
 
 
 # --- clients --------------------------------------------------------------------------------
-class _Details(
-    collections.namedtuple(
-        "_Details",
-        ("method", "timeout", "metadata", "credentials", "wait_for_ready", "compression"),
-    ),
-    grpc.ClientCallDetails,
-):
-    pass
-
-
 def _with_parent(metadata: Any, span) -> list[tuple[str, Any]]:
     sent = [(k, v) for k, v in (metadata or ()) if k != tracing.TRACEPARENT]
     return [*sent, *tracing.outgoing(span)]
@@ -82,36 +72,59 @@ def _method_name(method: Any) -> str:
     return method.decode() if isinstance(method, bytes) else str(method)
 
 
-class ClientTracing(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterceptor):
-    """A threaded channel's calls as CLIENT spans, each sending its ``traceparent``."""
+class _TracedUnaryUnary:
+    """A threaded channel's unary method, each call a CLIENT span sending its
+    ``traceparent`` (a thin wrapper: grpc's own client interceptors cost several times more)."""
 
-    @staticmethod
-    def _start(details):
-        span = tracing.client_span(_method_name(details.method))
-        out = _Details(
-            details.method,
-            details.timeout,
-            _with_parent(details.metadata, span),
-            details.credentials,
-            getattr(details, "wait_for_ready", None),
-            getattr(details, "compression", None),
-        )
-        return span, out
+    __slots__ = ("_inner", "_name")
 
-    def intercept_unary_unary(self, continuation, client_call_details, request):
-        span, details = self._start(client_call_details)
+    def __init__(self, inner, method: Any) -> None:
+        self._inner, self._name = inner, _method_name(method)
+
+    def _call(self, how, request, timeout, metadata, kwargs):
+        span = tracing.client_span(self._name)
         try:
-            outcome = continuation(details, request)
+            out = how(request, timeout=timeout, metadata=_with_parent(metadata, span), **kwargs)
+        except grpc.RpcError as exc:
+            tracing.end_span(span, _code(exc))
+            raise
         except BaseException:
             tracing.end_span(span, "UNKNOWN")
             raise
-        outcome.add_done_callback(lambda f: tracing.end_span(span, _code(f)))
-        return outcome
+        tracing.end_span(span, "OK")
+        return out
 
-    def intercept_unary_stream(self, continuation, client_call_details, request):
-        span, details = self._start(client_call_details)
+    def __call__(self, request, timeout=None, metadata=None, **kwargs):
+        return self._call(self._inner, request, timeout, metadata, kwargs)
+
+    def with_call(self, request, timeout=None, metadata=None, **kwargs):
+        return self._call(self._inner.with_call, request, timeout, metadata, kwargs)
+
+    def future(self, request, timeout=None, metadata=None, **kwargs):
+        span = tracing.client_span(self._name)
+        md = _with_parent(metadata, span)
         try:
-            call = continuation(details, request)
+            future = self._inner.future(request, timeout=timeout, metadata=md, **kwargs)
+        except BaseException:
+            tracing.end_span(span, "UNKNOWN")
+            raise
+        future.add_done_callback(lambda f: tracing.end_span(span, _code(f)))
+        return future
+
+
+class _TracedUnaryStream:
+    """A threaded channel's server-streaming method, each stream a CLIENT span ended with it."""
+
+    __slots__ = ("_inner", "_name")
+
+    def __init__(self, inner, method: Any) -> None:
+        self._inner, self._name = inner, _method_name(method)
+
+    def __call__(self, request, timeout=None, metadata=None, **kwargs):
+        span = tracing.client_span(self._name)
+        md = _with_parent(metadata, span)
+        try:
+            call = self._inner(request, timeout=timeout, metadata=md, **kwargs)
         except BaseException:
             tracing.end_span(span, "UNKNOWN")
             raise
@@ -128,12 +141,48 @@ def _code(call) -> str:
     return code.name if isinstance(code, grpc.StatusCode) else "UNKNOWN"
 
 
+class TracedChannel(grpc.Channel):
+    """A threaded channel whose unary and server-streaming calls are traced (the methods this
+    code base calls); anything else passes through."""
+
+    def __init__(self, channel: grpc.Channel) -> None:
+        self._channel = channel
+
+    def unary_unary(self, method, *args, **kwargs):
+        return _TracedUnaryUnary(self._channel.unary_unary(method, *args, **kwargs), method)
+
+    def unary_stream(self, method, *args, **kwargs):
+        return _TracedUnaryStream(self._channel.unary_stream(method, *args, **kwargs), method)
+
+    def stream_unary(self, method, *args, **kwargs):
+        return self._channel.stream_unary(method, *args, **kwargs)
+
+    def stream_stream(self, method, *args, **kwargs):
+        return self._channel.stream_stream(method, *args, **kwargs)
+
+    def subscribe(self, callback, try_to_connect=False):
+        self._channel.subscribe(callback, try_to_connect)
+
+    def unsubscribe(self, callback):
+        self._channel.unsubscribe(callback)
+
+    def close(self):
+        self._channel.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._channel.close()
+        return False
+
+
 def traced(channel: grpc.Channel) -> grpc.Channel:
-    """``channel`` with its calls traced (:class:`ClientTracing`) when tracing is on; itself
+    """``channel`` with its calls traced (:class:`TracedChannel`) when tracing is on; itself
     when off."""
     if not tracing.enabled():
         return channel
-    return grpc.intercept_channel(channel, ClientTracing())
+    return TracedChannel(channel)
 
 
 class _AioClient:

@@ -28,6 +28,7 @@ from mahjong.gateway.v1 import gateway_pb2_grpc
 
 from infra import tracing
 from infra.config import Config, ServiceSpec
+from infra.logs import configure_logging
 from infra.ports import AUTO_PORT
 from infra.server import start
 from infra.store.memory import MemoryStore
@@ -202,28 +203,88 @@ def hooks_off_seconds(rounds: int = 200_000) -> float:
     return (hooked - (time.process_time() - begin)) / rounds
 
 
-def per_call(endpoint: str, calls: int) -> dict[str, float]:
-    """CPU per call with tracing off, at 1% and at 100% (spans to ``endpoint``)."""
+class _Metadata:
+    def __init__(self, metadata) -> None:
+        self.metadata = metadata
+
+    def invocation_metadata(self):
+        return self.metadata
+
+
+def hooks_on_seconds(rounds: int = 50_000) -> tuple[float, float]:
+    """CPU seconds of one call's hooks at 1% when not kept: (the server's span under a caller's
+    trace not kept, the client's span of a new trace with its ``traceparent``)."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.sampling import ALWAYS_ON, ParentBased
+
+    tracing.install(TracerProvider(sampler=ParentBased(ALWAYS_ON)), root_ratio=0.01)
+    try:
+        caller = _Metadata((("traceparent", f"00-{'1' * 32}-{'2' * 16}-00"),))
+        begin = time.process_time()
+        for _ in range(rounds):
+            tracing.end_server_span(tracing.server_span("s", "m", caller), "OK")
+            tracing.exemplar()
+        server = (time.process_time() - begin) / rounds
+        begin = time.process_time()
+        for _ in range(rounds):
+            span = tracing.client_span("/s/m")
+            tracing.outgoing(span)
+            tracing.end_span(span, "OK")
+        return server, (time.process_time() - begin) / rounds
+    finally:
+        tracing.install(None)
+
+
+def per_call(endpoint: str, calls: int, rounds: int = 4) -> dict[str, float]:
+    """CPU per call with tracing off, at 1% and at 100% (spans to ``endpoint``): the least of
+    ``rounds`` interleaved rounds (what other processes do to this one's CPU time only adds)."""
     from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
-    from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
+    from opentelemetry.sdk.trace.sampling import ALWAYS_ON, ParentBased
 
-    out: dict[str, float] = {}
-    for label, ratio in (("off", None), ("on, 1%", 0.01), ("on, 100%", 1.0), ("off ", None)):
-        provider = None
-        if ratio is not None:
-            provider = TracerProvider(sampler=ParentBased(TraceIdRatioBased(ratio)))
-            exporter = OTLPSpanExporter(endpoint=f"http://{endpoint}", insecure=True)
-            provider.add_span_processor(BatchSpanProcessor(exporter))
-        tracing.install(provider)
-        try:
-            out[label] = cpu_per_call(calls)
-        finally:
-            tracing.install(None)
-            if provider is not None:
-                provider.shutdown()
-    return out
+    configure_logging("warning")  # the probe servers' start-up lines
+    out: dict[str, list[float]] = {}
+    for _ in range(rounds):
+        for label, ratio in (("off", None), ("on, 1%", 0.01), ("on, 100%", 1.0)):
+            provider = None
+            if ratio is not None:
+                provider = TracerProvider(sampler=ParentBased(ALWAYS_ON))  # as configure() does
+                exporter = OTLPSpanExporter(endpoint=f"http://{endpoint}", insecure=True)
+                provider.add_span_processor(BatchSpanProcessor(exporter))
+            tracing.install(provider, root_ratio=ratio)
+            try:
+                out.setdefault(label, []).append(cpu_per_call(calls))
+            finally:
+                tracing.install(None)
+                if provider is not None:
+                    provider.shutdown()
+    configure_logging("info")
+    return {label: min(v) for label, v in out.items()}
+
+
+def per_call_report(receiver: Receiver) -> None:
+    """(b): the hooks' cost with tracing off, and one call's CPU off, at 1% and at 100%."""
+    calls = int(os.environ.get("MAHJONG_BENCH_TRACING_CALLS", "1000"))
+    off_hooks = hooks_off_seconds()
+    costs = per_call(receiver.endpoint, calls)
+    off = costs["off"]
+    print(
+        f"(b) one unary call with a store write, client and server in one process "
+        f"(least of 4 rounds of {calls}):"
+    )
+    server, client = hooks_on_seconds()
+    print(f"    tracing off, the hooks alone: {off_hooks * 1e6:.2f} µs per call")
+    print(
+        f"    tracing on at 1%, a call not kept, the hooks alone: server {server * 1e6:.1f} µs, "
+        f"client {client * 1e6:.1f} µs"
+    )
+    for label in ("on, 1%", "on, 100%"):
+        extra = costs[label] - off
+        print(
+            f"    {label}: {costs[label] * 1e6:6.1f} µs CPU per call against {off * 1e6:.1f} off "
+            f"({extra * 1e6:+.1f} µs, {costs[label] / off:.3f} x)"
+        )
 
 
 def baseline_tree() -> tuple[Path | None, str]:
@@ -256,7 +317,8 @@ def baseline_tree() -> tuple[Path | None, str]:
 def main() -> int:
     hands = int(os.environ.get("MAHJONG_BENCH_TRACING_HANDS", "6"))
     receiver = Receiver()
-    tree, rev = baseline_tree()
+    stack = os.environ.get("MAHJONG_BENCH_TRACING_STACK") != "0"  # "0": (b) alone
+    tree, rev = baseline_tree() if stack else (None, "")
     on = ["--otlp-endpoint", receiver.endpoint, "--trace-sample-ratio"]
     configs = [
         *([(f"before ({rev})", [], tree)] if tree is not None else []),
@@ -264,6 +326,8 @@ def main() -> int:
         ("on, 1%", [*on, "0.01"], None),
         ("on, 100%", [*on, "1"], None),
     ]
+    if not stack:
+        configs = []
     results: dict[str, list[float]] = {label: [] for label, _, _ in configs}
     try:  # two rounds, the second in the reverse order: what drifts meanwhile weighs on all
         for label, flags, where in [*configs, *reversed(configs)]:
@@ -279,6 +343,7 @@ def main() -> int:
                 f"({actions:.0f} actions, {len(receiver.spans) - spans_before} spans exported)",
                 flush=True,
             )
+        per_call_report(receiver)
     finally:
         receiver.stop()
         if tree is not None:
@@ -286,19 +351,9 @@ def main() -> int:
                 ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)],
                 capture_output=True,
             )
-    calls = int(os.environ.get("MAHJONG_BENCH_TRACING_CALLS", "3000"))
-    off_hooks = hooks_off_seconds()
-    costs = per_call(receiver.endpoint, calls)
-    off = (costs["off"] + costs["off "]) / 2
-    print(f"(b) one unary call with a store write, client and server in one process ({calls}):")
-    print(f"    tracing off, the hooks alone: {off_hooks * 1e6:.2f} µs per call")
-    for label in ("on, 1%", "on, 100%"):
-        extra = costs[label] - off
-        print(
-            f"    {label}: {costs[label] * 1e6:6.1f} µs CPU per call against {off * 1e6:.1f} off "
-            f"(+{extra * 1e6:.1f} µs)"
-        )
     means = {label: sum(v) / len(v) for label, v in results.items()}
+    if not means:
+        return 0
     first = next(iter(means))
     for label, value in means.items():
         print(
