@@ -351,6 +351,7 @@ def main() -> int:
                 ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)],
                 capture_output=True,
             )
+            shutil.rmtree(tree.parent, ignore_errors=True)
     means = {label: sum(v) / len(v) for label, v in results.items()}
     if not means:
         return 0
