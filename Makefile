@@ -162,8 +162,10 @@ image: web image-tools
 image-test: install image
 	MAHJONG_IMAGE=$(IMAGE) MAHJONG_IMAGE_TESTS=1 $(BIN)/pytest -p no:cacheprovider tests/image
 
+# `make run OTLP=127.0.0.1:4317`: every call traced to a local OTLP/gRPC receiver (README,
+# "Operations: traces").
 run: install web
-	$(BIN)/mahjong run
+	$(BIN)/mahjong run $(if $(OTLP),--otlp-endpoint $(OTLP))
 
 test: install web browser promtool
 	$(BIN)/pytest -n 2 $(PYTEST_ARGS)

@@ -6,7 +6,8 @@ installed, as in a checkout; the image holds none of it).
 * ``mahjong certs`` — the development CA and every workload's certificate (:mod:`devkit.dev_ca`);
 * ``mahjong run`` (what ``make run`` runs) — every service as its own process on loopback ports
   (:func:`infra.supervisor.run_all`), with the development issuer matchmaking trusts: served on
-  loopback, its key under ``.data/dev-issuer``, guests allowed.
+  loopback, its key under ``.data/dev-issuer``, guests allowed; ``--otlp-endpoint`` (``make run
+  OTLP=host:port``) traces every call to a local OTLP receiver.
 """
 
 from __future__ import annotations
@@ -23,6 +24,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="store for the stateful services (default: SQLite under .data/)",
     )
     r.add_argument("--only", nargs="*", default=None, help="run only these services")
+    r.add_argument(
+        "--otlp-endpoint",
+        default="",
+        help="trace every call and send the spans over OTLP/gRPC to this receiver (e.g. "
+        "127.0.0.1:4317, a local Jaeger or OpenTelemetry Collector), all of them sampled",
+    )
     r.set_defaults(func=_run)
     login = sub.add_parser(
         "login",
@@ -66,6 +73,11 @@ def _run(args: argparse.Namespace) -> int:
             print(f"mahjong run: cannot serve the development issuer: {exc}", file=sys.stderr)
             return 1
         extra["matchmaking"] = _trusting(issuer)
+    if args.otlp_endpoint:  # every service traced, every trace kept (a developer's machine)
+        for name in known:
+            extra.setdefault(name, []).extend(
+                ["--otlp-endpoint", args.otlp_endpoint, "--trace-sample-ratio", "1"]
+            )
     try:
         return supervisor.run_all(known, store_url=args.store_url, only=args.only, extra_args=extra)
     except (supervisor.StartupError, TimeoutError) as exc:

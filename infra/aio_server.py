@@ -39,6 +39,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from grpc_status import rpc_status
 
+from infra import tracing, tracing_grpc
 from infra.binding import (
     bind,
     bound_config,
@@ -172,7 +173,7 @@ class AsyncServerInterceptor(CallPolicy, grpc.aio.ServerInterceptor):
         blocking = not inspect.iscoroutinefunction(fn)
 
         async def wrapper(request, context):
-            async with self._call_scope(service, method, context, stream=False):
+            async with self._call_scope(service, method, context, request, stream=False):
                 if blocking:  # a plain function: never on the loop
                     return await run_blocking(fn, request, context)
                 return await fn(request, context)
@@ -186,32 +187,39 @@ class AsyncServerInterceptor(CallPolicy, grpc.aio.ServerInterceptor):
             raise TypeError(f"{service}/{method}: a stream handler of the asyncio model is async")
 
         async def wrapper(request, context):
-            async with self._call_scope(service, method, context, stream=True):
-                async for message in fn(request, context):
+            async with self._call_scope(service, method, context, request, stream=True) as span:
+                messages = fn(request, context)
+                if span is not None:  # each message a span of its own, linked
+                    messages = tracing_grpc.sent_messages_async(messages, span, method)
+                async for message in messages:
                     yield message
 
         return wrapper
 
     def _wrap_writer(self, fn, service: str, method: str):
         async def wrapper(request, context):
-            async with self._call_scope(service, method, context, stream=True):
+            async with self._call_scope(service, method, context, request, stream=True) as span:
+                if span is not None:  # each write a span of its own, linked
+                    context = tracing_grpc.WritingContext(context, span, method)
                 await fn(request, context)
 
         return wrapper
 
     @contextlib.asynccontextmanager
-    async def _call_scope(self, service: str, method: str, context, *, stream: bool):
-        """What every call runs inside: the log context, the internal-method check, then its
-        place in the :class:`CallLimits` (so unauthenticated callers never hold a stream), its
-        errors as statuses, its metrics."""
+    async def _call_scope(self, service: str, method: str, context, request, *, stream: bool):
+        """What every call runs inside: its span (:func:`infra.tracing.server_span`, yielded),
+        the log context, the internal-method check, then its place in the :class:`CallLimits`
+        (so unauthenticated callers never hold a stream), its errors as statuses, its
+        metrics."""
         start, code = time.perf_counter(), "OK"
         leave = None
+        span = tracing.server_span(service, method, context, request)
         try:
             with rpc_context(method, context.peer(), self._serving):
                 try:
                     self._authorize(service, method, context)
                     leave = self.limits.enter(context.peer(), stream=stream)
-                    yield
+                    yield span
                 except asyncio.CancelledError:
                     code = "CANCELLED"  # the client went away
                     raise
@@ -226,6 +234,7 @@ class AsyncServerInterceptor(CallPolicy, grpc.aio.ServerInterceptor):
             if leave is not None:
                 leave()
             record_rpc(service, method, code, start)
+            tracing.end_server_span(span, code)
 
 
 def _code_name(context) -> str:
@@ -364,6 +373,7 @@ class AsyncRunningServer:
             time.sleep(drain)
         self._call(self.server.stop(self.config.grace_seconds if grace is None else grace))
         resource_hook(self.resource, "close")
+        tracing.flush()
         self._close_loop()
         log.info("stopped", service=self.spec.name)
 

@@ -187,6 +187,20 @@ class Config:
         "a shared secret services send with internal calls, beside their certificates "
         "(prefer the environment: MAHJONG_INTERNAL_TOKEN; empty = the certificate alone)",
     )
+    # Tracing (infra/tracing.py): off unless an OTLP/gRPC endpoint is set.
+    otlp_endpoint: str = setting(
+        "",
+        "--otlp-endpoint",
+        "send traces over OTLP/gRPC to this collector (host:port or http://host:port; "
+        "https:// for TLS); empty: tracing off",
+    )
+    trace_sample_ratio: float = setting(
+        0.01,
+        "--trace-sample-ratio",
+        "the share of new traces recorded (0-1); a call whose caller's trace is sampled is "
+        "recorded whatever it says (parent-based)",
+        parse=float,
+    )
     extra: dict[str, Any] = field(default_factory=dict)  # the service's own flags' values
 
 

@@ -24,6 +24,7 @@ import structlog
 from grpc_status import rpc_status
 from prometheus_client import Counter, Gauge, Histogram
 
+from infra import tracing, tracing_grpc
 from infra.config import Config
 from infra.status import error_status, status_code, status_for
 from infra.tls import DEFAULT_TRUST_DOMAIN, caller_workload, is_plaintext, peer_auth, workload_in
@@ -136,9 +137,11 @@ def rpc_context(method: str, peer: str, serving: Serving):
 
 def record_rpc(service: str, method: str, code: str, start: float) -> None:
     """Count a finished call by status code name and observe its latency (from ``start``,
-    a ``time.perf_counter()``)."""
+    a ``time.perf_counter()``), with the trace id of a sampled call as its exemplar."""
+    seconds = time.perf_counter() - start
     RPC_HANDLED.labels(service, method, code).inc()
-    RPC_LATENCY.labels(service, method).observe(time.perf_counter() - start)
+    RPC_LATENCY.labels(service, method).observe(seconds, tracing.exemplar())
+    log.debug("rpc_finished", service=service, method=method, code=code, ms=seconds * 1000)
 
 
 def from_internal_caller(context, workloads: frozenset[str], *, strict: bool = False) -> bool:
@@ -272,9 +275,11 @@ class ServerInterceptor(CallPolicy, grpc.ServerInterceptor):
         return self._rewrap(continuation(handler_call_details), handler_call_details.method)
 
     @staticmethod
-    def _finish(service: str, method: str, start: float, context) -> None:
+    def _finish(service: str, method: str, start: float, context, span) -> None:
         code = context.code() if hasattr(context, "code") else None
-        record_rpc(service, method, code.name if isinstance(code, grpc.StatusCode) else "OK", start)
+        name = code.name if isinstance(code, grpc.StatusCode) else "OK"
+        record_rpc(service, method, name, start)
+        tracing.end_server_span(span, name)
 
     @staticmethod
     def _abort(context, service: str, method: str, exc: BaseException) -> None:
@@ -284,9 +289,10 @@ class ServerInterceptor(CallPolicy, grpc.ServerInterceptor):
         context.abort(status_code(status.code), status.message)
 
     @contextlib.contextmanager
-    def _call_scope(self, service: str, method: str, context, start: float):
-        """What every call runs inside: :func:`rpc_context`, any exception turned into a status
-        (:meth:`_abort`), metrics recorded at the end."""
+    def _call_scope(self, service: str, method: str, context, start: float, span=None):
+        """What every call runs inside: its span (:func:`infra.tracing.server_span`, made by
+        the caller), :func:`rpc_context`, any exception turned into a status (:meth:`_abort`),
+        metrics recorded and the span ended at the end."""
         try:
             with rpc_context(method, context.peer(), self._serving):
                 try:
@@ -296,11 +302,13 @@ class ServerInterceptor(CallPolicy, grpc.ServerInterceptor):
                         raise
                     self._abort(context, service, method, exc)
         finally:
-            self._finish(service, method, start, context)
+            self._finish(service, method, start, context, span)
 
     def _wrap_unary(self, fn, service: str, method: str):
         def wrapper(request, context):
-            with self._call_scope(service, method, context, time.perf_counter()):
+            start = time.perf_counter()
+            span = tracing.server_span(service, method, context, request)
+            with self._call_scope(service, method, context, start, span):
                 self._authorize(service, method, context)
                 return fn(request, context)
 
@@ -323,8 +331,12 @@ class ServerInterceptor(CallPolicy, grpc.ServerInterceptor):
                 )
             STREAMS_OPEN.inc()
             try:
-                with self._call_scope(service, method, context, start):
-                    yield from fn(request, context)
+                span = tracing.server_span(service, method, context, request)
+                with self._call_scope(service, method, context, start, span):
+                    messages = fn(request, context)
+                    if span is not None:  # each message a span of its own, linked
+                        messages = tracing_grpc.sent_messages(messages, span, method)
+                    yield from messages
             finally:
                 STREAMS_OPEN.dec()
                 if self._streams is not None:

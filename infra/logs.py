@@ -1,5 +1,6 @@
 """The process's logs: structlog JSON lines on stderr, with the context variables a call
-binds (rpc, peer, table, hand, seat) merged into every line.
+binds (rpc, peer, table, hand, seat) merged into every line, and the ``trace_id`` and
+``span_id`` of the span in progress when tracing is on (:mod:`infra.tracing`).
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ import sys
 from typing import Any
 
 import structlog
+
+from infra.tracing import add_trace_ids
 
 _logging_done = False
 
@@ -22,6 +25,7 @@ def configure_logging(level: str = "info", stream: Any = None) -> None:
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
+            add_trace_ids,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             structlog.processors.format_exc_info,

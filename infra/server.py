@@ -44,6 +44,7 @@ import structlog
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from infra import tracing, tracing_grpc
 from infra.binding import (
     BindError,
     bind,
@@ -130,6 +131,7 @@ class RunningServer:
             time.sleep(drain)
         self.server.stop(self.config.grace_seconds if grace is None else grace).wait()
         resource_hook(self.resource, "close")
+        tracing.flush()
         log.info("stopped", service=self.spec.name)
 
     def wait(self) -> None:
@@ -141,6 +143,7 @@ def start(spec: ServiceSpec, config: Config | None = None) -> RunningServer:
     config = config or Config()
     if not logging_configured():
         configure_logging(config.log_level)
+    tracing_grpc.configure(spec.name, config.otlp_endpoint, config.trace_sample_ratio)
     model = config.server_model or spec.server_models[0]
     if model not in spec.server_models:
         raise ValueError(f"{spec.name} has no {model!r} server model")

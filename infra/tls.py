@@ -34,6 +34,7 @@ from typing import Any
 import grpc
 
 from infra.addresses import AddressFile, is_address_file
+from infra.tracing_grpc import traced
 
 TLS_FILES = ("tls.crt", "tls.key", "ca.crt")
 DEFAULT_TRUST_DOMAIN = "mahjong.local"
@@ -349,7 +350,9 @@ def workload_channel(
     presenting ``files``' certificate (mutual TLS) and reloading it on rotation."""
     opts = [*options, *name_override(server_workload)]
     return ReloadingChannel(
-        address, lambda target, creds: grpc.secure_channel(target, creds, options=opts), files
+        address,
+        lambda target, creds: traced(grpc.secure_channel(target, creds, options=opts)),
+        files,
     )
 
 
@@ -423,8 +426,10 @@ def plaintext_channel(address: str, options: Sequence[tuple[str, Any]] = ()) -> 
     """A plaintext channel to ``address``, or to the address in the address file ``@PATH``."""
     opts = list(options)
     if not is_address_file(address):
-        return grpc.insecure_channel(address, options=opts)
-    return ReloadingChannel(address, lambda target, _: grpc.insecure_channel(target, options=opts))
+        return traced(grpc.insecure_channel(address, options=opts))
+    return ReloadingChannel(
+        address, lambda target, _: traced(grpc.insecure_channel(target, options=opts))
+    )
 
 
 def env_insecure(env: Mapping[str, str] | None = None) -> bool:
@@ -467,8 +472,10 @@ def client_channel(
         return plaintext_channel(target, options)
     opts = list(options)
     if not is_address_file(target):
-        return grpc.secure_channel(target, creds, options=opts)
-    return ReloadingChannel(target, lambda t, _: grpc.secure_channel(t, creds, options=opts))
+        return traced(grpc.secure_channel(target, creds, options=opts))
+    return ReloadingChannel(
+        target, lambda t, _: traced(grpc.secure_channel(t, creds, options=opts))
+    )
 
 
 def operator_tls_dir() -> str:

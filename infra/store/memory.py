@@ -22,6 +22,7 @@ from infra.store.base import (
     next_lease,
     renewed_lease,
 )
+from infra.tracing import trace_store
 
 R = TypeVar("R")
 
@@ -193,3 +194,6 @@ class MemoryStore(Store):
                 for name, lease in sorted(self._leases.items())
                 if name.startswith(prefix)
             ]
+
+
+trace_store(MemoryStore, "memory")  # each operation a span of the call in progress (tracing on)

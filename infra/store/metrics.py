@@ -29,6 +29,7 @@ from typing import Any
 from prometheus_client import Counter, Histogram
 
 from infra.store.base import StoreUnavailable
+from infra.tracing import exemplar
 
 STORE_SECONDS = Histogram(
     "mahjong_store_operation_seconds",
@@ -94,7 +95,7 @@ def _measured(
             count(exc)
             raise
         finally:
-            seconds.observe(time.perf_counter() - start)
+            seconds.observe(time.perf_counter() - start, exemplar())
 
     @functools.wraps(method)
     def run(self, *args: Any, **kwargs: Any) -> Any:

@@ -72,6 +72,7 @@ from infra.store.metrics import STORE_RETRIES, instrument
 from infra.store.pg_logs import append_statement
 from infra.store.schema import STORE_VERSION, Schema, as_schema, scripts_to_run
 from infra.store.urls import redact_url
+from infra.tracing import trace_store
 
 # How long the server lets a session sit inside a transaction without a statement before it
 # ends the session (PostgreSQL's idle_in_transaction_session_timeout): well past any pause
@@ -553,3 +554,4 @@ class PostgresStore(Store):
 
 
 instrument(PostgresStore, "postgres")
+trace_store(PostgresStore, "postgresql")  # each operation a span of the call (tracing on)

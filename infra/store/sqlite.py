@@ -32,6 +32,7 @@ from infra.store.base import (
 )
 from infra.store.metrics import instrument
 from infra.store.schema import STORE_VERSION, Schema, as_schema, scripts_to_run
+from infra.tracing import trace_store
 
 R = TypeVar("R")
 
@@ -444,3 +445,4 @@ class SqliteStore(Store):
 instrument(
     SqliteStore, "sqlite", {StoreUnavailable: "unavailable", sqlite3.Error: "sqlite"}, timed=False
 )
+trace_store(SqliteStore, "sqlite")  # each operation a span of the call in progress (tracing on)

@@ -50,6 +50,7 @@ from mahjong.gateway.v1 import gateway_pb2, gateway_pb2_grpc
 from infra.addresses import CLIENT_KEEPALIVE_OPTIONS
 from infra.interceptor import INTERNAL_TOKEN_HEADER
 from infra.tls import TLSFiles, channel_credentials, dial, name_override
+from infra.tracing_grpc import aio_interceptors
 from services.gateway.tables.leases import LeaseWatch
 from shared.errors import ERROR_CLASSES, DomainError, Unavailable
 
@@ -159,10 +160,15 @@ class Forwarder(_Forwarding):
     """For the asyncio server: used on its event loop."""
 
     def _channel(self, address: str) -> grpc.aio.Channel:
+        traced = aio_interceptors()  # None when tracing is off
         if self.tls is None:
-            return grpc.aio.insecure_channel(address, options=CLIENT_KEEPALIVE_OPTIONS)
+            return grpc.aio.insecure_channel(
+                address, options=CLIENT_KEEPALIVE_OPTIONS, interceptors=traced
+            )
         options = [*CLIENT_KEEPALIVE_OPTIONS, *name_override("gateway")]
-        return grpc.aio.secure_channel(address, channel_credentials(self.tls), options=options)
+        return grpc.aio.secure_channel(
+            address, channel_credentials(self.tls), options=options, interceptors=traced
+        )
 
     async def unary(self, method: str, address: str, request, context, give_up: float):
         """One try of ``method`` on the owner; its error is this call's, unchanged, unless it

@@ -934,6 +934,7 @@ KUBE_API_PORTS = (
     443,
     6443,
 )  # overlays/prod/database-network.yaml: the instances watch their Cluster
+COLLECTOR = "ns:observability"  # base/network-policies/tracing-egress.yaml: OTLP/gRPC
 
 
 def expected_graph(with_store: bool, database: str | None = None) -> set[tuple[str, str, int, str]]:
@@ -958,6 +959,7 @@ def expected_graph(with_store: bool, database: str | None = None) -> set[tuple[s
             (MONITORING_NAMESPACE, s, DEFAULT_PORTS[s][1], "TCP"),
             (s, DNS, 53, "UDP"),
             (s, DNS, 53, "TCP"),
+            (s, COLLECTOR, 4317, "TCP"),  # spans, when tracing is on
         }
         if with_store and s in STATEFUL:
             edges.add((s, database or STORE, cnpg.POSTGRES_PORT, "TCP"))
@@ -1156,12 +1158,14 @@ def test_embedded_network_allows_exactly_the_call_graph(directory):
 
 
 def test_some_calls_are_refused():
-    """Spelt out: the wall, rules and scoring call nothing but DNS (and the wall its store);
-    rules cannot reach the wall; nobody but the gateway reaches the wall; nothing from outside
-    reaches matchmaking's public port."""
+    """Spelt out: the wall, rules and scoring call nothing but DNS and the trace collector (and
+    the wall its store); rules cannot reach the wall; nobody but the gateway reaches the wall;
+    nothing from outside reaches matchmaking's public port."""
     allowed = allowed_graph(_render(BASE))
     for service in ("wall", "rules", "scoring"):
-        assert {dst for src, dst, _, _ in allowed if src == service} <= {DNS, STORE}, service
+        assert {dst for src, dst, _, _ in allowed if src == service} <= {DNS, STORE, COLLECTOR}, (
+            service
+        )
     assert not [e for e in allowed if e[:2] == ("rules", "wall")]
     assert {src for src, dst, _, _ in allowed if dst == "wall"} == {"gateway", MONITORING_NAMESPACE}
     assert not [e for e in allowed if e[1:3] == ("matchmaking", 50055)]

@@ -14,6 +14,7 @@ changes nothing.
 
 from __future__ import annotations
 
+from infra import tracing
 from services.gateway.domain.ports import ActAnswer, DoubleCardBank, is_transient
 from services.gateway.domain.session import PLAYING
 from services.gateway.tables.access import TableAccess
@@ -74,6 +75,9 @@ class ActCalls:
                 raise self.leases.not_owner(table.id)
             access.refuse_if_over(table)  # not kept: nothing is remembered of a finished table
             session = access.session(table)
+            if tracing.enabled():  # the act's span names its hand and seat
+                hand_id, number = session.head()
+                tracing.annotate(hand_id=hand_id, hand_number=number, seat=seat)
             with self.writer.step(table), session.steps_collected() as after:
                 try:
                     seq = self._apply(table, seat, last_sequence, action, request_id)
