@@ -14,6 +14,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+# ``mahjong run``'s bots, at tables with a person seated, think 0.8-2 s as a person would (bots
+# alone play at full speed); between hands the ruleset's pause (15 s, or until Next) applies.
+HUMAN_PACE = ("--bot-pace-ms", "800", "--bot-pace-jitter-ms", "1200")
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     r = sub.add_parser("run", help="run every service as its own process on loopback ports")
@@ -66,6 +70,8 @@ def _run(args: argparse.Namespace) -> int:
             print(f"mahjong run: cannot serve the development issuer: {exc}", file=sys.stderr)
             return 1
         extra["matchmaking"] = _trusting(issuer)
+    if "gateway" in known and (not args.only or "gateway" in args.only):
+        extra["gateway"] = list(HUMAN_PACE)
     try:
         return supervisor.run_all(known, store_url=args.store_url, only=args.only, extra_args=extra)
     except (supervisor.StartupError, TimeoutError) as exc:

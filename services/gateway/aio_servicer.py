@@ -89,6 +89,11 @@ class AsyncGatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
     async def PlayDoubleCard(self, request, context):
         return await self._call("PlayDoubleCard", self.calls.play_double_card, request, context)
 
+    async def ReadyForNextHand(self, request, context):
+        return await self._call(
+            "ReadyForNextHand", self.calls.ready_for_next_hand, request, context
+        )
+
     async def Subscribe(self, request, context):
         self.calls.admit("Subscribe", request, context)
         writer = _Writer(
