@@ -81,24 +81,20 @@ export function resultOverlay(t: ResultHost, v: TableView): HTMLElement | null {
     ...result.revealed.map((r) => {
       const seat = seatOf(r.seat)!;
       const win = winTiles.get(seat);
-      let marked = false;
+      const mark = (el: HTMLElement) => {
+        el.classList.add("win-tile");
+        el.setAttribute("data-testid", "win-tile");
+        return el;
+      };
+      // the winning tile: in the hand after a self-draw, beside it after a discard (won on it)
+      const at = win ? r.concealed.lastIndexOf(win) : -1;
+      const tiles = r.concealed.map((x, i) => (i === at ? mark(tileElement(x, "sm")) : tileElement(x, "sm")));
+      if (win && at < 0) tiles.push(mark(tileElement(win, "sm")));
       return h(
         "div",
         { class: "revealed-hand" },
         h("span", { class: "who" }, who(seat).en, win ? " 胡" : ""),
-        h(
-          "span",
-          { class: "tiles" },
-          ...r.concealed.map((x) => {
-            const el = tileElement(x, "sm");
-            if (win && x === win && !marked) {
-              marked = true; // the winning tile, once
-              el.classList.add("win-tile");
-              el.setAttribute("data-testid", "win-tile");
-            }
-            return el;
-          }),
-        ),
+        h("span", { class: "tiles" }, ...tiles),
         h("span", { class: "melds" }, ...r.melds.map((m) => meldElement(m))),
         h("span", { class: "flowers" }, ...r.flowers.map((x) => tileElement(x, "sm"))),
       );
@@ -157,7 +153,7 @@ function nextBar(t: ResultHost, v: TableView): HTMLElement {
     h(
       "span",
       { class: "waiting", "data-testid": "next-waiting" },
-      waiting.length ? `waiting for ${waiting.map((i) => t.who(i).en).join(", ")}` : between ? "everyone is ready" : "",
+      waiting.length ? `waiting for ${waiting.map((i) => (t.who(i).you ? "you" : t.who(i).en)).join(", ")}` : between ? "everyone is ready" : "",
     ),
   );
 }

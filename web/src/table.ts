@@ -336,7 +336,7 @@ export class TableScreen implements PromptHost, ResultHost {
     if (me !== null && v.phase === TablePhase.BETWEEN_HANDS && this.resultShown) {
       const waiting = v.seats.map((s, i) => (s.nextReady ? null : i)).filter((i): i is number => i !== null);
       this.root.append(
-        h("div", { class: "between", "data-testid": "between" }, "the next hand comes ", h("span", { class: "next-countdown" }, ""), waiting.length ? ` · waiting for ${waiting.map((i) => this.who(i).en).join(", ")}` : ""),
+        h("div", { class: "between", "data-testid": "between" }, "the next hand comes ", h("span", { class: "next-countdown" }, ""), waiting.length ? ` · waiting for ${waiting.map((i) => this.who(i).en).join(", ")}` : " · everyone is ready"),
       );
     }
     const overlay = resultOverlay(this, v);

@@ -74,6 +74,7 @@ async function assertReadable(page) {
   assert.doesNotMatch(await page.getByTestId("result").innerText(), /after \d+ hands|seat \d/);
   if (/wins|win ·/.test(await page.locator(".result h2").innerText())) {
     assert.equal(await page.getByTestId("title-win-tile").count() >= 1, true, "the winning tile is not shown");
+    assert.ok((await page.getByTestId("win-tile").count()) >= 1, "the winning tile is not marked in the hand");
   }
 }
 
@@ -150,11 +151,14 @@ test("a guest plays a 4-hand table on a phone by tapping, sees every result and 
   }
 });
 
+// A tap gives up soon: a hand's result coming up over the button must not hold the loop (it
+// would wait out the pause and miss the result).
 async function tapDecision(page) {
-  if (await visible(page.getByTestId("opt-win"))) return page.getByTestId("opt-win").first().tap().then(() => "win");
+  const quick = { timeout: 1500 };
+  if (await visible(page.getByTestId("opt-win"))) return page.getByTestId("opt-win").first().tap(quick).then(() => "win");
   const playable = page.locator('[data-testid="hand-tile"][data-playable="1"]');
-  if ((await playable.count()) > 0) return playable.last().tap().then(() => "discard");
-  if (await visible(page.getByTestId("opt-pass"))) return page.getByTestId("opt-pass").tap().then(() => "pass");
+  if ((await playable.count()) > 0) return playable.last().tap(quick).then(() => "discard");
+  if (await visible(page.getByTestId("opt-pass"))) return page.getByTestId("opt-pass").tap(quick).then(() => "pass");
   return null;
 }
 
