@@ -110,10 +110,10 @@ export const ITEM_NAMES: Record<string, [string, string, string]> = {
   HUANGFAN_THIS_HAND: ["荒番", "drawn-hand counter this hand", ""],
   HUANGFAN_DICE: ["骰子荒番", "the dice add to the drawn-hand counter", ""],
   NEXT_HUANGFAN: ["下局荒番", "drawn-hand counter next hand", ""],
-  PAY_SELF_DRAW: ["自摸", "pays a self-drawn win", "份"],
-  PAY_DISCARD: ["点炮", "discarded the winning tile", "份"],
-  PAY_ROB_KONG: ["抢杠", "their kong was robbed", "份"],
-  PAY_CHENGBAO: ["承包", "liable player pays", "份"],
+  PAY_SELF_DRAW: ["自摸", "pays a self-drawn win", "chips"],
+  PAY_DISCARD: ["点炮", "discarded the winning tile", "chips"],
+  PAY_ROB_KONG: ["抢杠", "their kong was robbed", "chips"],
+  PAY_CHENGBAO: ["承包", "liable player pays", "chips"],
 };
 
 // Codes whose amount is a seat (read as a name) or that say nothing a player needs twice.
