@@ -15,6 +15,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+# ``mahjong run``'s bots, at tables with a person seated, think 0.8-2 s as a person would (bots
+# alone play at full speed); between hands the ruleset's pause (15 s, or until Next) applies.
+HUMAN_PACE = ("--bot-pace-ms", "800", "--bot-pace-jitter-ms", "1200")
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     r = sub.add_parser("run", help="run every service as its own process on loopback ports")
@@ -73,6 +77,8 @@ def _run(args: argparse.Namespace) -> int:
             print(f"mahjong run: cannot serve the development issuer: {exc}", file=sys.stderr)
             return 1
         extra["matchmaking"] = _trusting(issuer)
+    if "gateway" in known and (not args.only or "gateway" in args.only):
+        extra.setdefault("gateway", []).extend(HUMAN_PACE)
     if args.otlp_endpoint:  # every service traced, every trace kept (a developer's machine)
         for name in known:
             extra.setdefault(name, []).extend(

@@ -254,6 +254,19 @@ class RemotePlayer:
         )
         return self._call(self.stub.Leave, req, transient=True).penalty
 
+    def ready_for_next_hand(self) -> bool:
+        """Next: this seat has seen the hand's result (the table deals once everyone at it has,
+        or after its pause). False when the table refused (no pause on: a result of an escape
+        mid-hand, the table finished) or could not be reached: the pause then runs out."""
+        req = gateway_pb2.ReadyForNextHandRequest(
+            table_id=self.table_id, seat_token=self.seat_token, request_id=str(uuid.uuid4())
+        )
+        try:
+            self._call(self.stub.ReadyForNextHand, req, transient=False)
+        except grpc.RpcError:
+            return False
+        return True
+
     def _call(self, method: Callable[..., Any], req: Any, *, transient: bool) -> Any:
         return call_retrying(
             method, req, timeout=self.timeout, retry_for=self.reconnect_for, transient=transient
@@ -340,6 +353,8 @@ class RemotePlayer:
                 self.decide(event.prompt)
         elif kind == "hand_result":
             self.log.hand_results.append(event.hand_result)
+            if self.seat is not None:
+                self.ready_for_next_hand()
         elif kind == "table_finished":
             self.log.table_finished = event.table_finished
 

@@ -102,6 +102,11 @@ class AsyncGatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
     async def SuspendSeat(self, request, context):  # matchmaking only (server.py's callers)
         return await run_blocking(console.suspend_seat, self.manager, request, context)
 
+    async def ReadyForNextHand(self, request, context):
+        return await self._call(
+            "ReadyForNextHand", self.calls.ready_for_next_hand, request, context
+        )
+
     async def Subscribe(self, request, context):
         self.calls.admit("Subscribe", request, context)
         writer = _Writer(

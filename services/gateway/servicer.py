@@ -246,6 +246,9 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
     def SuspendSeat(self, request, context):  # matchmaking only (server.py's callers)
         return console.suspend_seat(self.manager, request, context)
 
+    def ReadyForNextHand(self, request, context):
+        return self._here_or_owner("ReadyForNextHand", self.ready_for_next_hand, request, context)
+
     def _here_or_owner(self, method: str, call, request, context):
         """Admit, then answer here or at the table's owner (:func:`forwarding.route`)."""
         admission = self.admit(method, request, context)
@@ -364,6 +367,12 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
             request.table_id, request.seat_token, request.request_id
         )
         return pb.PlayDoubleCardResponse(hand_number=number, double_cards_left=left)
+
+    def ready_for_next_hand(self, request, context):
+        waiting = self.manager.ready_for_next_hand(
+            request.table_id, request.seat_token, request.request_id
+        )
+        return pb.ReadyForNextHandResponse(waiting_for=[seat_to_proto(s) for s in waiting])
 
     def get_hint(self, request, context):
         seat = seat_from_proto_optional(request.seat, "seat")

@@ -88,8 +88,20 @@ class GatewaySettings:
         "--claim-window-jitter-ms", "most random hold added to it (-1: ruleset)"
     )
     bot_delay_ms: int = setting(0, "--bot-delay-ms", "how long bots think")
+    # At tables with a person seated bots think bot_delay_ms + bot_pace_ms + 0..jitter more.
+    bot_pace_ms: int = setting(
+        0, "--bot-pace-ms", "more think time of bots at tables with a person seated"
+    )
+    bot_pace_jitter_ms: int = setting(
+        0, "--bot-pace-jitter-ms", "most random time added to that, drawn per decision"
+    )
     auto_play_delay_ms: int = setting(1_000, "--auto-play-delay-ms", "托管 delay")
-    between_hands_ms: int = setting(0, "--between-hands-ms", "pause between hands")
+    # RULES §11 "Between hands": the pause ends early once every person seated pressed Next.
+    between_hands_ms: int | None = _ruleset_ms(
+        "--between-hands-ms",
+        "most pause between hands, at every table (-1: the ruleset's 15 s, at tables with a "
+        "person seated only)",
+    )
     # A CreateTable may set its own (TableSpec.seat_wait_ms).
     seat_wait_ms: int = _ms_as_seconds(
         120_000,

@@ -26,6 +26,9 @@ NO_HOLDS = {"timers.claim_window_floor_ms": "0", "timers.claim_window_jitter_ms"
 # The same for a gateway: its settings in-process, its flags as a process
 # (tests.support.stacks; a test of the holds gives its gateway -1, the ruleset's).
 NO_HOLD_SETTINGS = {"claim_window_floor_ms": 0, "claim_window_jitter_ms": 0}
+# Nor a pause between hands (RULES §11 "Between hands": a test of it sets its own).
+NO_PAUSE_SETTINGS = {"between_hands_ms": 0}
+NO_PAUSE_FLAGS = ("--between-hands-ms", "0")
 NO_HOLD_FLAGS = ("--claim-window-floor-ms", "0", "--claim-window-jitter-ms", "0")
 
 

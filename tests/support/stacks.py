@@ -108,7 +108,10 @@ def table_manager(store, ports: Ports, *, seed: int, on_event=None, **settings) 
     return TableManager(
         store,
         ports,
-        GatewaySettings(secret=SEAT_SECRET, **{**sessions.NO_HOLD_SETTINGS, **settings}),
+        GatewaySettings(
+            secret=SEAT_SECRET,
+            **{**sessions.NO_HOLD_SETTINGS, **sessions.NO_PAUSE_SETTINGS, **settings},
+        ),
         policy=engine_policy(make_bot("random", seed=seed)),
         on_event=on_event,
     )
@@ -199,6 +202,8 @@ def service_process(
         flags += issuer_flags()
     if name == "gateway" and "--claim-window-floor-ms" not in flags:
         flags += sessions.NO_HOLD_FLAGS
+    if name == "gateway" and "--between-hands-ms" not in flags:
+        flags += sessions.NO_PAUSE_FLAGS
     return ServiceProcess(
         name,
         0,
@@ -235,4 +240,6 @@ def local_stack(
     gateway = args.setdefault("gateway", [])
     if "--claim-window-floor-ms" not in gateway:
         gateway += sessions.NO_HOLD_FLAGS
+    if "--between-hands-ms" not in gateway:
+        gateway += sessions.NO_PAUSE_FLAGS
     return LocalStack(tuple(services), extra_args=args)

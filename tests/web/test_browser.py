@@ -61,6 +61,16 @@ def spki_pin(cert_file: Path) -> str:
 
 
 SHOTS = ("mid-hand", "result", "spectator", "forged-token", "baida-flipped")
+# table.test.mjs and phone.test.mjs run at once (--test-concurrency=2): their tables are apart.
+NODE_TESTS = ("tests/table.test.mjs", "tests/phone.test.mjs")
+PHONE_SHOTS = (
+    "phone-table",
+    "phone-landscape",
+    "phone-result",
+    "desktop-keyboard",
+    "desktop-result",
+    "desktop-leave",
+)
 # Matchmaking's shortest session (its minimum): the page refreshes it 15 s before it expires,
 # which the test waits for once (over Connect and plain HTTP; the other runs leave it).
 SESSION_SECONDS = 60
@@ -70,14 +80,18 @@ SESSION_SECONDS = 60
 @pytest.mark.parametrize("protocol", ["connect", "grpc-web"])
 def test_a_person_plays_a_hand_in_the_browser(protocol, scheme):
     _check_prerequisites()
-    # bots think a little, as at a real table (and the screenshots catch the game moving)
-    gateway = ["--bot-delay-ms", "120"]
+    # bots think a little, as at a real table (and the screenshots catch the game moving); the
+    # table pauses between hands until the person presses Next (phone.test.mjs)
+    gateway = ["--bot-delay-ms", "60", "--between-hands-ms", "20000"]
+    phone = (protocol, scheme) == ("connect", "http")  # the phone and keyboard tests: once
     web_tls = DEV_TLS_ROOT / "gateway"  # the development CA's certificate for the gateway
     if scheme == "https":
         gateway += ["--web-tls-dir", str(web_tls)]
     artifacts = WEB / "test-artifacts" / ("https" if scheme == "https" else "")
     for name in SHOTS:  # what is checked below is this run's
         (artifacts / f"{protocol}-{name}.png").unlink(missing_ok=True)
+    for name in PHONE_SHOTS if phone else ():
+        (artifacts / f"{name}.png").unlink(missing_ok=True)
     matchmaking = ["--session-lifetime-seconds", str(SESSION_SECONDS)]
     extra = {"gateway": gateway, "matchmaking": matchmaking}
     with local_stack(SIGNED_IN_STACK, extra_args=extra) as stack:
@@ -91,6 +105,7 @@ def test_a_person_plays_a_hand_in_the_browser(protocol, scheme):
             "SESSION_SECONDS": str(SESSION_SECONDS)
             if (protocol, scheme) == ("connect", "http")
             else "",
+            "PHONE": "1" if phone else "",
         }
         env.pop("WEB_SPKI", None)
         if scheme == "https":
@@ -99,7 +114,7 @@ def test_a_person_plays_a_hand_in_the_browser(protocol, scheme):
             env["WEB_URL"] = f"https://127.0.0.1:{stack.web_ports['gateway']}"
             env["WEB_SPKI"] = spki_pin(web_tls / "tls.crt")
         run = subprocess.run(
-            ["node", "--test", "--test-reporter=spec", "tests/table.test.mjs"],
+            ["node", "--test", "--test-concurrency=2", "--test-reporter=spec", *NODE_TESTS],
             cwd=WEB,
             env=env,
             capture_output=True,
@@ -114,6 +129,8 @@ def test_a_person_plays_a_hand_in_the_browser(protocol, scheme):
     assert (pinned[1] == "✔") == (scheme == "https"), run.stdout
     for name in SHOTS:
         assert (artifacts / f"{protocol}-{name}.png").stat().st_size > 10_000
+    for name in PHONE_SHOTS if phone else ():
+        assert (artifacts / f"{name}.png").stat().st_size > 10_000
 
 
 def _logs(stack: LocalStack) -> str:

@@ -37,7 +37,10 @@ export function seatZone(v: TableView, s: SeatView | undefined, seat: number, po
   const backs = h("div", { class: "backs" });
   if (!mine) for (let i = 0; i < (s?.concealedCount ?? 0); i++) backs.append(tileBack("sm"));
   const discards = h("div", { class: "discards", "data-testid": `discards-${seat}` });
+  // a discard another seat claimed has left the pile: it is in that seat's meld (drawn turned)
+  const claimed = new Set(s?.claimedDiscards ?? []);
   (s?.discards ?? []).forEach((t, i, all) => {
+    if (claimed.has(i)) return;
     const tile = wildMarked(tileElement(t, "sm"), t, hand?.wildKind);
     if (hand && i === all.length - 1 && seatOf(hand.lastDiscardSeat) === seat && hand.lastDiscard === t) tile.classList.add("last");
     discards.append(tile);

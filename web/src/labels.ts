@@ -52,7 +52,7 @@ export function promptText(p: Prompt | undefined, ready: boolean): string {
   if (!p) return "";
   switch (p.kind) {
     case PromptKind.OWN_TURN:
-      return ready ? "敲: click the tile to discard with it" : "Your turn: click a tile to discard it";
+      return ready ? "敲: pick the tile to discard with it" : "Your turn: pick a tile to discard (tap it, or ←/→ and Enter)";
     case PromptKind.CLAIM:
       return `${tileLabel(p.tile)} was discarded — claim it?`;
     case PromptKind.ROB_KONG:
@@ -63,3 +63,58 @@ export function promptText(p: Prompt | undefined, ready: boolean): string {
       return "";
   }
 }
+
+// --- the hand's result, read by a player ------------------------------------------------------
+
+/** A seat as the viewer reads it: "You" / "你" for their own, else the seat's name. */
+export interface Who {
+  en: string;
+  zh: string;
+  you: boolean;
+}
+
+/** "You pay Bot 2 10" / "你付 Bot 2 10": a transfer of chips from the viewer's side. */
+export function transferText(payer: Who, payee: Who | null, amount: bigint): { en: string; zh: string } {
+  if (!payee) return { en: `${payer.en} ${payer.you ? "pay" : "pays"} the house ${amount}`, zh: `${payer.zh}付庄家 ${amount}` };
+  if (payer.you) return { en: `You pay ${payee.en} ${amount}`, zh: `你付 ${payee.zh} ${amount}` };
+  if (payee.you) return { en: `${payer.en} pays you ${amount}`, zh: `${payer.zh} 付你 ${amount}` };
+  return { en: `${payer.en} pays ${payee.en} ${amount}`, zh: `${payer.zh} 付 ${payee.zh} ${amount}` };
+}
+
+/** What each scoring item is called (Chinese, English) and what its amount counts; codes not
+ * listed fall back to the gateway's label without its detail. */
+export const ITEM_NAMES: Record<string, [string, string, string]> = {
+  FLOWER_TILE: ["花牌", "flower tile", "花"],
+  BASE_FLOWERS: ["底注花", "base flowers", "花"],
+  FLOWERS_TOTAL: ["花数", "flowers in all", "花"],
+  WIND_PONG: ["风刻", "wind pong", "花"],
+  DRAGON_PONG: ["字牌刻", "dragon pong", "花"],
+  SUITED_EXPOSED_KONG: ["明杠", "exposed kong", "花"],
+  SUITED_CONCEALED_KONG: ["暗杠", "concealed kong", "花"],
+  HAND: ["胡牌牌型", "winning hand", "pts"],
+  BASE_POINTS: ["底分", "base points", "pts"],
+  RAW_VALUE: ["底分+花分", "value before multipliers", "pts"],
+  CONCEALED_HAND: ["门清", "concealed hand", "×"],
+  DICE_BONUS: ["开宝", "dice bonus", "×"],
+  DRAWN_HAND_BONUS: ["荒番", "drawn-hand bonus", "×"],
+  REPLACEMENT_WIN: ["杠开", "win on a replacement draw", "×"],
+  ROB_KONG: ["抢杠", "robbing a kong", "×"],
+  HAND_CAP: ["封顶勒子", "hand cap", "勒子"],
+  TABLE_CAP: ["单局封顶", "table cap", "chips"],
+  VALUE: ["一份", "value of one share", "pts"],
+  FLOOR_TO_LEZI: ["不足勒子按勒子算", "raised to 1 勒子", "pts"],
+  DRAWN_HAND: ["流局", "drawn hand: nobody pays", ""],
+  ESCAPE_PENALTY: ["逃跑罚分", "escape penalty", "chips"],
+  ESCAPE_SHARE: ["罚分分配", "share of the escape penalty", "chips"],
+  HOUSE_SHARE: ["系统得分", "to the house", "chips"],
+  HUANGFAN_THIS_HAND: ["荒番", "drawn-hand counter this hand", ""],
+  HUANGFAN_DICE: ["骰子荒番", "the dice add to the drawn-hand counter", ""],
+  NEXT_HUANGFAN: ["下局荒番", "drawn-hand counter next hand", ""],
+  PAY_SELF_DRAW: ["自摸", "pays a self-drawn win", "chips"],
+  PAY_DISCARD: ["点炮", "discarded the winning tile", "chips"],
+  PAY_ROB_KONG: ["抢杠", "their kong was robbed", "chips"],
+  PAY_CHENGBAO: ["承包", "liable player pays", "chips"],
+};
+
+// Codes whose amount is a seat (read as a name) or that say nothing a player needs twice.
+export const SEAT_ITEMS = new Set(["NEXT_DEALER"]);

@@ -5,6 +5,7 @@ import { type MessageInitShape } from "@bufbuild/protobuf";
 import { MeldKind } from "./gen/mahjong/common/v1/common_pb";
 import { PromptKind, type ActionSchema, type Action, type Prompt, type SeatView, type TableView } from "./gen/mahjong/gateway/v1/gateway_pb";
 import { button, h } from "./dom";
+import { keyOf } from "./keys";
 import { promptText } from "./labels";
 import { wildMarked } from "./pieces";
 import { tileElement, tileLabel } from "./tiles";
@@ -37,6 +38,8 @@ export function handSection(host: PromptHost, v: TableView, s: SeatView | undefi
   for (const { t, i } of order) {
     const tile = wildMarked(tileElement(t, "lg"), t, v.hand?.wildKind);
     tile.setAttribute("data-testid", "hand-tile");
+    tile.tabIndex = -1; // reached with the arrow keys (table.ts), Tab goes to the playable ones
+    tile.setAttribute("role", "button");
     if (i === drawnAt) tile.classList.add("drawn");
     if (own && allowed.has(t)) {
       tile.classList.add("playable");
@@ -62,6 +65,12 @@ export function handSection(host: PromptHost, v: TableView, s: SeatView | undefi
   const bar = h("div", { class: "options", "data-testid": "options" });
   if (prompt && opts) options(host, prompt, bar, concealed);
   if (s?.autoPlay) bar.append(button("Take back control (托管 off)", "opt-resume", () => void host.act({ case: "resume", value: {} }), "warn"));
+  bar.querySelectorAll<HTMLElement>("button").forEach((b, i) => {
+    const key = keyOf(b.dataset.testid ?? "");
+    if (key) b.append(h("kbd", {}, key));
+    else if (b.dataset.testid?.startsWith("opt-chow-")) b.append(h("kbd", {}, String(Number(b.dataset.testid.slice(9)) + 1)));
+    void i;
+  });
   const hintText = host.hint && prompt ? host.hint.plan : "";
   return h(
     "section",

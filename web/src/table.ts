@@ -9,8 +9,9 @@ import { ActionSchema, TablePhase, type Action, type Event, type TableView } fro
 import { apiError, gateway, requestId, type ApiError } from "./api";
 import { app, banner, button, h, seatOf } from "./dom";
 import { center, POSITIONS, seatZone } from "./felt";
-import { meldName, PRESET_NAMES, WIN_KINDS } from "./labels";
+import { meldName, PRESET_NAMES, WIN_KINDS, type Who } from "./labels";
 import { handSection, type ActionKind, type PromptHost } from "./prompts";
+import { keyAction } from "./keys";
 import { resultOverlay, type ResultHost } from "./result";
 import { forgetSeat, loadResult, saveResult, saveSeat, type Seat } from "./saved";
 import { tileLabel, tilesText } from "./tiles";
@@ -18,6 +19,8 @@ import { tileLabel, tilesText } from "./tiles";
 // A replay comes in messages of at most this many events, only the last of them with the view
 // (the gateway's MAX_EVENTS_PER_MESSAGE): a full message without one is not the batch's end.
 const MAX_EVENTS_PER_MESSAGE = 64;
+// Next does nothing this long after a result comes up (see readyForNext).
+const GUARD_MS = 700;
 
 export class TableScreen implements PromptHost, ResultHost {
   view: TableView | null = null;
@@ -32,6 +35,9 @@ export class TableScreen implements PromptHost, ResultHost {
   private again = false;
   private stopped = false;
   private acting = false;
+  private confirmingLeave = false; // "Leave table" mid-hand: the penalty is named first
+  cursor: number | null = null; // the hand's tile under the keyboard's cursor (arrow keys)
+  private resultSince = 0; // when the last hand's result came (Date.now())
   private root = h("main", { class: "table-screen" });
 
   constructor(
@@ -48,6 +54,57 @@ export class TableScreen implements PromptHost, ResultHost {
     this.root.append(h("div", { class: "loading" }, "joining the table…"));
     void this.refresh().then(() => void this.follow());
     setInterval(() => this.tick(), 200);
+    document.addEventListener("keydown", (e) => this.onKey(e));
+  }
+
+  // Keyboard play: arrows move among the hand's tiles, Enter discards the one under the cursor,
+  // the option buttons answer to their keys (keys.ts), N is Next after a hand.
+  private onKey(e: KeyboardEvent): void {
+    if (this.stopped || e.ctrlKey || e.metaKey || e.altKey) return;
+    if (this.confirmingLeave) {
+      if (e.key === "Escape") {
+        e.preventDefault();
+        this.confirmingLeave = false;
+        this.render();
+      }
+      return;
+    }
+    const target = e.target as HTMLElement | null;
+    if (target && (target.tagName === "INPUT" || target.tagName === "SELECT" || target.tagName === "TEXTAREA")) return;
+    const next = this.root.querySelector<HTMLButtonElement>('[data-testid="next-hand"]');
+    if (next && (e.key === "n" || e.key === "N" || (e.key === "Enter" && !target?.closest(".result")))) {
+      e.preventDefault();
+      next.click();
+      return;
+    }
+    const tiles = [...this.root.querySelectorAll<HTMLElement>('[data-testid="hand-tile"]')];
+    if ((e.key === "ArrowLeft" || e.key === "ArrowRight" || e.key === "Home" || e.key === "End") && tiles.length) {
+      e.preventDefault();
+      const at = this.cursor ?? (e.key === "ArrowLeft" ? tiles.length : -1);
+      const to = e.key === "Home" ? 0 : e.key === "End" ? tiles.length - 1 : at + (e.key === "ArrowLeft" ? -1 : 1);
+      this.cursor = Math.max(0, Math.min(tiles.length - 1, to));
+      this.placeCursor();
+      return;
+    }
+    if (e.key === "Enter" && this.cursor !== null && tiles[this.cursor] && (!target || target === document.body || target.dataset.testid === "hand-tile")) {
+      e.preventDefault();
+      tiles[this.cursor].click();
+      return;
+    }
+    const testid = keyAction(e.key, this.root);
+    if (testid) {
+      e.preventDefault();
+      this.root.querySelector<HTMLElement>(`[data-testid="${testid}"]`)?.click();
+    }
+  }
+
+  // The cursor's tile marked and focused (after every render: the hand is drawn anew).
+  private placeCursor(): void {
+    const tiles = [...this.root.querySelectorAll<HTMLElement>('[data-testid="hand-tile"]')];
+    if (this.cursor === null || !tiles.length) return;
+    this.cursor = Math.min(this.cursor, tiles.length - 1);
+    tiles.forEach((t, i) => t.classList.toggle("cursor", i === this.cursor));
+    tiles[this.cursor].focus({ preventScroll: true });
   }
 
   private get me(): number | null {
@@ -142,6 +199,7 @@ export class TableScreen implements PromptHost, ResultHost {
       this.resultShown = false;
       this.ready = false;
     }
+    if (k.case === "handResult" && !this.result.length) this.resultSince = Date.now();
     if (k.case === "handResult" || k.case === "seedRevealed" || k.case === "tableFinished" || k.case === "handDrawn") {
       this.result.push(ev);
       saveResult(this.seat.tableId, this.result);
@@ -158,6 +216,28 @@ export class TableScreen implements PromptHost, ResultHost {
     const s = this.view?.seats[seat];
     const who = s?.displayName || s?.playerId || `seat ${seat}`;
     return seat === this.me ? `${who} (you)` : who;
+  }
+
+  /** A seat as the result names it: "You" / "你" for the viewer's own. */
+  who(seat: number): Who {
+    if (seat === this.me) return { en: "You", zh: "你", you: true };
+    const s = this.view?.seats[seat];
+    const name = s?.displayName || (s?.bot ? "a bot" : "a player");
+    return { en: name, zh: name, you: false };
+  }
+
+  /** Next: this hand's result is closed here, and the table is told (it deals once everyone
+   * at it has pressed Next, or when its pause runs out). */
+  readyForNext(): void {
+    // a tap or key meant for the hand (a pass, a discard) as its result comes up is not a Next
+    if (Date.now() - this.resultSince < GUARD_MS) return;
+    this.resultShown = true;
+    this.render();
+    if (this.me === null || this.view?.phase !== TablePhase.BETWEEN_HANDS) return;
+    gateway.readyForNextHand({ tableId: this.seat.tableId, seatToken: this.seat.token, requestId: requestId() }).catch((e) => {
+      const err = apiError(e);
+      if (err.reason !== "NOT_BETWEEN_HANDS") this.fail(err); // the next hand came first: fine
+    });
   }
 
   private describe(ev: Event): string {
@@ -246,16 +326,63 @@ export class TableScreen implements PromptHost, ResultHost {
       h(
         "div",
         { class: "side-actions" },
-        me !== null && v.phase !== TablePhase.FINISHED ? button("Leave table", "leave", () => void this.leave(), "ghost") : null,
+        me !== null && v.phase !== TablePhase.FINISHED ? button("Leave table", "leave", () => this.askLeave(), "ghost") : null,
         button("Lobby", "lobby", () => void this.toLobby(me === null), "ghost"),
       ),
     );
     const errors = [...this.root.querySelectorAll(".error")];
     this.root.replaceChildren(...errors, h("div", { class: "layout" }, felt, side));
     if (me !== null) this.root.append(handSection(this, v, v.seats[me]));
+    if (me !== null && v.phase === TablePhase.BETWEEN_HANDS && this.resultShown) {
+      const waiting = v.seats.map((s, i) => (s.nextReady ? null : i)).filter((i): i is number => i !== null);
+      this.root.append(
+        h("div", { class: "between", "data-testid": "between" }, "the next hand comes ", h("span", { class: "next-countdown" }, ""), waiting.length ? ` · waiting for ${waiting.map((i) => this.who(i).en).join(", ")}` : " · everyone is ready"),
+      );
+    }
     const overlay = resultOverlay(this, v);
     if (overlay) this.root.append(overlay);
+    if (this.confirmingLeave) this.root.append(this.leaveDialog(v));
+    this.placeCursor();
     this.tick();
+  }
+
+  // Leaving mid-hand costs the escape penalty (RULES §9): it is named and asked first.
+  private askLeave(): void {
+    const v = this.view;
+    if (v && v.phase === TablePhase.PLAYING && v.hand && !v.hand.finished) {
+      this.confirmingLeave = true;
+      this.render();
+      this.root.querySelector<HTMLElement>('[data-testid="leave-stay"]')?.focus();
+      return;
+    }
+    void this.leave();
+  }
+
+  private leaveDialog(v: TableView): HTMLElement {
+    const penalty = v.escapePenalty;
+    return h(
+      "div",
+      { class: "overlay confirm" },
+      h(
+        "div",
+        { class: "dialog", role: "alertdialog", "data-testid": "leave-confirm" },
+        h("h3", {}, "离开牌桌? Leave the table?"),
+        h("p", {}, `The hand is still running. Leaving now is 逃跑 (an escape): you pay the escape penalty of ${penalty} ${penalty === 1n ? "chip" : "chips"}${v.garden ? " (at most what you have left)" : ""}, a bot finishes your hand, and you do not come back to this table.`),
+        h("p", { class: "zh" }, `牌局进行中。现在离开算逃跑：罚 ${penalty}，由机器人替你打完这一局。`),
+        h(
+          "div",
+          { class: "dialog-actions" },
+          button("Stay 留下", "leave-stay", () => {
+            this.confirmingLeave = false;
+            this.render();
+          }, "primary"),
+          button(`Leave and pay ${penalty}`, "leave-confirm-yes", () => {
+            this.confirmingLeave = false;
+            void this.leave();
+          }, "warn"),
+        ),
+      ),
+    );
   }
 
   // Back to the lobby; a spectator leaves the table first, so its place is free for another
@@ -287,6 +414,10 @@ export class TableScreen implements PromptHost, ResultHost {
     const el = this.root.querySelector<HTMLElement>(".timer");
     const v = this.view;
     if (!el || !v) return;
+    const next = Number(v.nextHandUnixMs || 0n);
+    for (const c of this.root.querySelectorAll<HTMLElement>(".next-countdown")) {
+      c.textContent = next && v.phase === TablePhase.BETWEEN_HANDS ? ` ${Math.max(0, Math.ceil((next - Date.now()) / 1000))}s` : "";
+    }
     const deadline = Number(v.prompt?.deadlineUnixMs || v.hand?.deadlineUnixMs || 0n);
     if (!deadline || v.hand?.finished || v.phase !== TablePhase.PLAYING) {
       el.textContent = "";

@@ -14,13 +14,15 @@ import { join } from "node:path";
 
 export const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
 
-export async function launch({ spki = process.env.WEB_SPKI || "" } = {}) {
+// ``device``: a phone's viewport with touch ({ viewport, hasTouch, isMobile, deviceScaleFactor }).
+export async function launch({ spki = process.env.WEB_SPKI || "", device = {} } = {}) {
   const profile = mkdtempSync(join(tmpdir(), "mahjong-chromium-"));
   const pins = spki ? [`--ignore-certificate-errors-spki-list=${spki}`] : [];
   return chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
     viewport: { width: 1360, height: 900 },
+    ...device,
     args: [
       "--headless",
       "--no-sandbox",

@@ -165,6 +165,7 @@ def settlement_from_domain(st) -> Settlement:
                 it.code,
                 f"{it.label_zh} {it.label}" + (f": {it.detail}" if it.detail else ""),
                 it.amount,
+                it.other_seat,
             )
             for it in st.breakdown
         ),

@@ -262,6 +262,7 @@ def settlement_from_proto(pb: scoring_pb2.Settlement) -> Settlement:
                 b.code,
                 f"{b.label_zh} {b.label}" + (f": {b.detail}" if b.detail else ""),
                 b.amount,
+                C.seat_from_proto_optional(b.other_seat),
             )
             for b in pb.breakdown
         ),

@@ -221,7 +221,13 @@ def _hand_result(ev: K.HandResult, e: pb.Event) -> None:
             value=w.value,
         )
     for b in ev.breakdown:
-        r.breakdown.add(seat=seat(b.seat), code=b.code, label=b.label, amount=b.amount)
+        r.breakdown.add(
+            seat=seat(b.seat),
+            code=b.code,
+            label=b.label,
+            amount=b.amount,
+            other_seat=seat(b.other_seat),
+        )
     r.revealed.extend(revealed_to_proto(h) for h in ev.revealed)
     e.hand_result.CopyFrom(r)
 

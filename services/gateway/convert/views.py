@@ -38,6 +38,8 @@ def view_to_proto(v: dict[str, Any]) -> pb.TableView:
         garden=v["garden"],
         seat_deadline_unix_ms=v.get("seat_deadline_ms", 0),
         end_by_unix_ms=cfg.end_by_ms,
+        next_hand_unix_ms=v.get("next_hand_ms", 0),
+        escape_penalty=v.get("escape_penalty", 0),
     )
     for s in v["seats"]:
         sv = tv.seats.add(
@@ -51,11 +53,13 @@ def view_to_proto(v: dict[str, Any]) -> pb.TableView:
             concealed_count=s.get("concealed_count", 0),
             ready=s.get("ready", False),
             garden_stack=s.get("garden_stack", 0),
+            next_ready=s.get("next_ready", False),
         )
         sv.concealed.extend(tiles(s.get("concealed", [])))
         sv.melds.extend(meld_to_proto(m) for m in s.get("melds", []))
         sv.flowers.extend(tiles(s.get("flowers", [])))
         sv.discards.extend(tiles(s.get("discards", [])))
+        sv.claimed_discards.extend(s.get("claimed_discards", []))
         if s.get("drawn") is not None:
             sv.drawn = tile(s["drawn"])
     h = v.get("hand")

@@ -201,6 +201,7 @@ class BreakdownItem:
     code: str
     label: str
     amount: int = 0
+    other_seat: int | None = None  # the counterparty (a TRANSFER's payee)
 
 
 @dataclass(frozen=True, slots=True)

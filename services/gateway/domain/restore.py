@@ -144,7 +144,9 @@ def restore_session(
         claim_window_jitter_ms=timers.get("claim_window_jitter_ms"),
         bot_delay_ms=timers.get("bot_delay_ms") or 0,
         auto_play_delay_ms=timers.get("auto_play_delay_ms") or 0,
-        between_hands_ms=timers.get("between_hands_ms") or 0,
+        bot_pace_ms=timers.get("bot_pace_ms") or 0,
+        bot_pace_jitter_ms=timers.get("bot_pace_jitter_ms") or 0,
+        between_hands_ms=timers.get("between_hands_ms", 0),
     )
     session = TableSession(
         config,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from infra import tracing
 from services.gateway.domain.ports import ActAnswer, DoubleCardBank, is_transient
-from services.gateway.domain.session import PLAYING
+from services.gateway.domain.session import PLAYING, between_hands
 from services.gateway.tables.access import TableAccess
 from services.gateway.tables.answer_early import answer_then_run
 from services.gateway.tables.leases import TableLeases
@@ -189,3 +189,28 @@ class DoubleCardCalls:
                 bank.release(table.id, player_id, number)
                 raise
             return number, left
+
+
+class NextHandCalls:
+    """ReadyForNextHand (Next, :mod:`services.gateway.domain.session.between_hands`): the
+    token's seat has seen the last hand's result. Pressing it twice changes nothing more."""
+
+    def __init__(self, access: TableAccess, writer: StepWriter, leases: TableLeases) -> None:
+        self.access = access
+        self.writer = writer
+        self.leases = leases
+
+    def ready(self, table_id: str, token: str, request_id: str) -> list[int]:
+        """The seats still waited for after the token's seat pressed Next."""
+        check_id(request_id, "request_id", required=False)
+        table = self.access.table(table_id)
+        with table.lock:
+            seat = self.access.actor(table, token, None)
+            if seat is None:
+                raise PermissionDenied("a spectator has no hand to deal", field="seat_token")
+            if not table.owned:
+                raise self.leases.not_owner(table.id)
+            self.access.refuse_if_over(table)
+            session = self.access.session(table)
+            with self.writer.step(table):
+                return between_hands.ready(session, seat)

@@ -42,7 +42,7 @@ from services.gateway.domain.tokens import SeatToken
 from services.gateway.runtime import ThreadScheduler
 from services.gateway.settings import GatewaySettings
 from services.gateway.tables.access import TableAccess
-from services.gateway.tables.acting import ActCalls, DoubleCardCalls
+from services.gateway.tables.acting import ActCalls, DoubleCardCalls, NextHandCalls
 from services.gateway.tables.creating import TableCreation
 from services.gateway.tables.creation import TableSpec
 from services.gateway.tables.keeper import TableKeeper
@@ -102,6 +102,7 @@ class TableManager:
         self.seats = SeatCalls(store, settings, self.access, self.writer, self.leases)
         self.acting = ActCalls(self.access, self.writer, self.leases)
         self.double_card_calls = DoubleCardCalls(self.access, self.writer, self.leases)
+        self.next_hand_calls = NextHandCalls(self.access, self.writer, self.leases)
         self.views = TableViews(store, self.access, self.leases)
         self.operations = TableOperations(store, self.registry, self.access, self.writer)
         # Renewals and takeovers on threads of their own: however long adopting orphaned
@@ -146,6 +147,9 @@ class TableManager:
 
     def play_double_card(self, table_id: str, token: str, request_id: str) -> tuple[int, int]:
         return self.double_card_calls.play(self.double_cards, table_id, token, request_id)
+
+    def ready_for_next_hand(self, table_id: str, token: str, request_id: str) -> list[int]:
+        return self.next_hand_calls.ready(table_id, token, request_id)
 
     def view(self, table_id: str, token: str, seat_claim: int | None) -> dict[str, Any]:
         return self.views.view(table_id, token, seat_claim)

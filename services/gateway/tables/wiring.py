@@ -114,6 +114,8 @@ class SessionWiring:
             "claim_window_floor_ms": st.claim_window_floor_ms,
             "claim_window_jitter_ms": st.claim_window_jitter_ms,
             "bot_delay_ms": st.bot_delay_ms,
+            "bot_pace_ms": st.bot_pace_ms,
+            "bot_pace_jitter_ms": st.bot_pace_jitter_ms,
             "auto_play_delay_ms": st.auto_play_delay_ms,
             "between_hands_ms": st.between_hands_ms,
         }

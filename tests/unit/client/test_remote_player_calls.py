@@ -62,3 +62,30 @@ def test_a_refused_view_read_is_raised_at_once():
         assert refused.value.code() == grpc.StatusCode.PERMISSION_DENIED and stub.calls == 1
     finally:
         p.close()
+
+
+class ReadyStub:
+    """ReadyForNextHand answering ``refusal`` (None: accepted)."""
+
+    def __init__(self, refusal: grpc.StatusCode | None) -> None:
+        self.refusal = refusal
+        self.requests: list = []
+
+    def ReadyForNextHand(self, req, timeout):
+        self.requests.append(req)
+        if self.refusal is not None:
+            raise Refusal(self.refusal)
+        return gateway_pb2.ReadyForNextHandResponse()
+
+
+@pytest.mark.parametrize("refusal", [None, grpc.StatusCode.FAILED_PRECONDITION])
+def test_a_seat_presses_next_on_each_hand_result_and_a_refusal_is_no_error(refusal):
+    stub = ReadyStub(refusal)
+    p = player(stub)
+    try:
+        p._handle(gateway_pb2.Event(sequence=1, hand_result=gateway_pb2.HandResult()))
+        assert [(r.table_id, r.seat_token) for r in stub.requests] == [("t_1", "token")]
+        assert len(p.log.hand_results) == 1
+        assert p.ready_for_next_hand() is (refusal is None)
+    finally:
+        p.close()

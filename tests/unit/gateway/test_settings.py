@@ -59,7 +59,7 @@ def test_flags_become_settings_in_their_units():
 
 def test_every_flag_is_declared_once():
     names = [s.name for s in declared(ServerSettings, GatewaySettings, WebSettings)]
-    assert len(names) == len(set(names)) == 33
+    assert len(names) == len(set(names)) == 35
 
 
 @pytest.mark.parametrize("flag", ["--max-spectators-per-table", "--public-tables"])

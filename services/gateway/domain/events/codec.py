@@ -229,10 +229,20 @@ WINNERS = FieldCodec(
         for w in ws
     ),
 )
+
+
+def _breakdown_line(b: K.BreakdownLine) -> dict:
+    d = {"seat": b.seat, "code": b.code, "label": b.label, "amount": b.amount}
+    if b.other_seat is not None:  # written only when there is one: older logs read the same
+        d["other_seat"] = b.other_seat
+    return d
+
+
 BREAKDOWN = FieldCodec(
-    lambda bs: [{"seat": b.seat, "code": b.code, "label": b.label, "amount": b.amount} for b in bs],
+    lambda bs: [_breakdown_line(b) for b in bs],
     lambda bs: tuple(
-        K.BreakdownLine(b.get("seat"), b["code"], b["label"], b["amount"]) for b in bs
+        K.BreakdownLine(b.get("seat"), b["code"], b["label"], b["amount"], b.get("other_seat"))
+        for b in bs
     ),
 )
 REVEALED = FieldCodec(

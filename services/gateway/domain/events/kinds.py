@@ -113,6 +113,7 @@ class BreakdownLine:
     code: str
     label: str
     amount: int
+    other_seat: int | None = None  # the counterparty (a TRANSFER's payee)
 
 
 @dataclass(frozen=True)

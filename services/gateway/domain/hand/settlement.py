@@ -75,7 +75,9 @@ def hand_result_event(
         ),
         payments=tuple(st.payments),
         house=st.house,
-        breakdown=tuple(BreakdownLine(b.seat, b.code, b.label, b.amount) for b in st.breakdown),
+        breakdown=tuple(
+            BreakdownLine(b.seat, b.code, b.label, b.amount, b.other_seat) for b in st.breakdown
+        ),
         revealed=revealed,
         next_dealer=next_dealer,
         next_huangfan=next_huangfan,

@@ -69,8 +69,14 @@ class SessionConfig:
     claim_window_floor_ms: int | None = None  # RULES §4 "Claim windows"
     claim_window_jitter_ms: int | None = None
     bot_delay_ms: int = 0  # how long a bot "thinks"
+    # At tables with a person seated a bot thinks bot_pace_ms + uniform 0..bot_pace_jitter_ms
+    # more (a human pace: `mahjong run`); bots alone play at bot_delay_ms.
+    bot_pace_ms: int = 0
+    bot_pace_jitter_ms: int = 0
     auto_play_delay_ms: int = 0  # how long 托管 waits before acting
-    between_hands_ms: int = 0
+    # At tables with a person seated (RULES §11 "Between hands"); None = the ruleset's
+    # timers.between_hands_seconds. A table with no person seated never pauses.
+    between_hands_ms: int | None = 0
     # How long the table waits for its open seats before it ends (0 = forever).
     seat_wait_ms: int = 0
     # The table's deadline, Unix ms on the scheduler's clock (0 = none): once it has passed no

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from services.gateway.domain.session import between_hands
+
 if TYPE_CHECKING:
     from services.gateway.domain.session.table import TableSession
 
@@ -32,10 +34,11 @@ def timer_cap(t: TableSession, ms: int) -> int:
 
 
 def schedule_next_hand(t: TableSession) -> None:
-    """Between hands: the next deal after ``between_hands_ms``, or at the table's deadline
-    if it comes first (:meth:`next_hand` then ends the table instead of dealing)."""
-    delay = t.config.between_hands_ms
+    """Between hands: the next deal after the pause (:mod:`.between_hands`: until every person
+    pressed Next, at most ``between_hands_ms``), or at the table's deadline if it comes first
+    (:meth:`next_hand` then ends the table instead of dealing)."""
+    delay = between_hands.pause_ms(t)
     end_by = t.config.end_by_ms
     if end_by > 0:
         delay = min(delay, max(0, end_by - t.scheduler.now_ms()))
-    t.scheduler.call_later(delay, t.next_hand)
+    between_hands.begin(t, delay)

@@ -21,6 +21,7 @@ from services.gateway.domain.events.kinds import (
     TimedOut,
 )
 from services.gateway.domain.hand import HandEngine, Pending
+from services.gateway.domain.session import claim_windows
 from services.gateway.domain.session.config import PLAYING
 from shared.errors import FailedPrecondition
 from shared.table import Action, ClaimOptions, DeclareReady, OwnTurnOptions, Pass, Win
@@ -33,7 +34,7 @@ def schedule_decision(t: TableSession, seat: int, seq: int, deadline_ms: int) ->
     """Arrange for the decision of the prompt ``seq`` to be made: by the bot, 托管 or timer."""
     s = t.seats[seat]
     if s.bot or s.left:
-        steps, delay = t.inline_steps, t.config.bot_delay_ms
+        steps, delay = t.inline_steps, bot_delay(t)
         if steps is not None and delay <= 0 and t.config.chain_bot_decisions:
             steps.append(lambda: bot_decides(t, seat, seq))  # see bot()
         else:
@@ -43,6 +44,17 @@ def schedule_decision(t: TableSession, seat: int, seq: int, deadline_ms: int) ->
     else:
         delay = max(0, deadline_ms - t.scheduler.now_ms())
         t.scheduler.call_later(delay, lambda: timeout(t, seat, seq))
+
+
+def bot_delay(t: TableSession) -> int:
+    """How long a bot thinks: ``bot_delay_ms``, and at a table with a person seated
+    ``bot_pace_ms`` + a uniform 0..``bot_pace_jitter_ms`` more (a human pace, drawn afresh for
+    each decision so that it tells nothing); bots alone play at ``bot_delay_ms``."""
+    cfg = t.config
+    if (cfg.bot_pace_ms or cfg.bot_pace_jitter_ms) and claim_windows.person_seated(t):
+        jitter = t.window_rng.randint(0, cfg.bot_pace_jitter_ms) if cfg.bot_pace_jitter_ms else 0
+        return cfg.bot_delay_ms + cfg.bot_pace_ms + jitter
+    return cfg.bot_delay_ms
 
 
 def current(t: TableSession, seat: int, seq: int) -> Pending | None:

@@ -110,7 +110,23 @@ def escape(t: TableSession, seat: int, reason: str, *, settled: HandEngine | Non
     )
     if hand is not None and not hand.finished and seat in hand.pending:
         owed = hand.pending[seat]
-        t.scheduler.call_later(t.config.bot_delay_ms, lambda: decisions.bot(t, seat, owed.sequence))
+        t.scheduler.call_later(
+            decisions.bot_delay(t), lambda: decisions.bot(t, seat, owed.sequence)
+        )
     if t.phase in (BETWEEN_HANDS, WAITING) and all(x.bot or x.left for x in t.seats):
         t.finish("players_left")
     return penalty
+
+
+def escape_penalty(t: TableSession) -> int:
+    """What leaving during a running hand costs (RULES §9): ``payment.escape_penalty_base`` ×
+    stake × the scoring model's 底分 (as scoring computes it; 逛花园 caps it at the stack)."""
+    rs = t.config.ruleset
+    model = rs.table.scoring_model
+    if model == "baida":
+        base = rs.baida_scoring.base_points
+    elif model == "old":
+        base = rs.old_hu.win
+    else:
+        base = rs.scoring.base_points + rs.flowers.base
+    return int(rs.payment.escape_penalty_base) * t.config.stake * int(base)

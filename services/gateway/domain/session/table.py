@@ -60,6 +60,7 @@ from services.gateway.domain.ports import Emit, Report, Settlement, is_transient
 from services.gateway.domain.rounds import deal_advance, rounds_completed
 from services.gateway.domain.session import (
     bankruptcy,
+    between_hands,
     claim_windows,
     deadline,
     decisions,
@@ -171,8 +172,8 @@ class TableSession:
         # Seats put on 托管 by a missed claim or 抢杠, not yet announced to the others (see
         # decisions.timeout): told at the seat's next own turn.
         self.auto_play_hidden: set[int] = set()
-        # 掉线: who is connected, who was found disconnected (:mod:`.presence`)
-        self.presence = presence.Presence()
+        self.presence = presence.Presence()  # 掉线: who is connected, who was found gone
+        self.pause = between_hands.Pause()  # who pressed Next after the last hand
 
     # --- rounds and 逛花园 --------------------------------------------------------------------
     @property

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from services.gateway.domain.events.kinds import OWN_TURN, MeldFact
 from services.gateway.domain.hand import prompt_event
-from services.gateway.domain.session.config import WAITING
+from services.gateway.domain.session import between_hands, escape
+from services.gateway.domain.session.config import BETWEEN_HANDS, WAITING
 from shared.table import LastActionKind
 
 if TYPE_CHECKING:
@@ -27,6 +28,7 @@ def seat_view(t: TableSession, viewer: int | None) -> SeatView:
     """What ``viewer`` may know now (see the module doc)."""
     hand = t.hand
     seats = []
+    waiting = between_hands.waiting_for(t)
     for i, s in enumerate(t.seats):
         d: dict[str, Any] = {
             "seat": i,
@@ -36,6 +38,8 @@ def seat_view(t: TableSession, viewer: int | None) -> SeatView:
             "auto_play": s.auto_play and (viewer == i or i not in t.auto_play_hidden),
             "left": s.left,
             "chips": s.chips,
+            # between hands: has pressed Next (a bot, 托管, a player who left: at once)
+            "next_ready": t.phase == BETWEEN_HANDS and i not in waiting,
         }
         if t.garden:
             d["garden_stack"] = t.garden_start + s.chips
@@ -46,6 +50,7 @@ def seat_view(t: TableSession, viewer: int | None) -> SeatView:
             d["melds"] = [MeldFact.of(m) if shown else MeldFact.of(m).hidden() for m in h.melds]
             d["flowers"] = list(h.flowers)
             d["discards"] = list(h.discards)
+            d["claimed_discards"] = list(h.claimed_at)
             d["ready"] = h.ready
             if viewer == i:
                 d["concealed"] = h.concealed_tiles()
@@ -64,6 +69,9 @@ def seat_view(t: TableSession, viewer: int | None) -> SeatView:
         "garden": t.garden,
         # while the table waits for open seats: when it gives up on them (0 = never)
         "seat_deadline_ms": t.seat_deadline_ms if t.phase == WAITING else 0,
+        # between hands: when the next hand is dealt at the latest (0 = not between hands)
+        "next_hand_ms": t.pause.deadline_ms if t.phase == BETWEEN_HANDS else 0,
+        "escape_penalty": escape.escape_penalty(t),
     }
     if hand is not None:
         turn = next((p for p in hand.pending.values() if p.kind == OWN_TURN), None)

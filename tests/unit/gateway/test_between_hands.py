@@ -1,0 +1,106 @@
+"""Between hands (RULES §11 "Between hands"): a hand's result stays until every person seated
+pressed Next or the pause ran out; bots and those who left are ready at once; a table of bots
+never pauses. Then ReadyForNextHand's checks through the TableManager."""
+
+from __future__ import annotations
+
+import pytest
+
+from infra.store.memory import MemoryStore
+from services.gateway.domain.session import Seat
+from services.gateway.domain.session import between_hands as bh
+from services.gateway.domain.session.config import BETWEEN_HANDS, PLAYING
+from shared.errors import FailedPrecondition, PermissionDenied
+from tests.support.sessions import inprocess_ports, local_table, seats, session_config
+from tests.support.stacks import table_manager, table_spec
+from tests.unit.gateway.test_resume_steps import greedy
+
+PAUSE = 15_000
+
+
+def table(humans: int, pause: int | None = PAUSE, max_hands: int = 3):
+    """``humans`` people on 托管 (the policy plays their hands), the rest bots."""
+    ss = [Seat(player_id=f"p{i}", joined=True, auto_play=True) for i in range(humans)]
+    ss += [Seat(player_id=f"b{i}", bot=True) for i in range(humans, 4)]
+    config = session_config("t-bh", max_hands=max_hands, first_dealer=0, between_hands_ms=pause)
+    return local_table(config, ss, policy=greedy)
+
+
+def to_pause(t) -> None:
+    """Play the first hand out; then its people are back from 托管 (they watch the result)."""
+    t.session.start()
+    for _ in range(10_000):
+        if t.session.phase == BETWEEN_HANDS:
+            break
+        t.scheduler.advance(50)
+    assert t.session.phase == BETWEEN_HANDS
+    for s in t.session.seats:
+        s.auto_play = False
+
+
+def test_the_result_stays_until_every_person_pressed_next():
+    t = table(humans=2)
+    to_pause(t)
+    assert bh.waiting_for(t.session) == [0, 1]
+    view = t.session.seat_view(0)
+    assert [s["next_ready"] for s in view["seats"]] == [False, False, True, True]
+    assert view["next_hand_ms"] == t.session.pause.deadline_ms > t.scheduler.now_ms()
+    assert bh.ready(t.session, 1) == [0]
+    assert bh.ready(t.session, 1) == [0]  # twice: nothing more
+    t.scheduler.advance(t.session.pause.deadline_ms - t.scheduler.now_ms() - 1)
+    assert t.session.phase == BETWEEN_HANDS and t.session.hands_played == 1
+    assert bh.ready(t.session, 0) == []
+    t.scheduler.advance(0)
+    assert t.session.phase == PLAYING and t.session.hand.config.hand_number == 2
+    assert t.session.seat_view(0)["next_hand_ms"] == 0
+    with pytest.raises(FailedPrecondition) as err:
+        bh.ready(t.session, 0)
+    assert err.value.reason == "NOT_BETWEEN_HANDS"
+
+
+def test_the_pause_runs_out_without_next():
+    t = table(humans=1)
+    to_pause(t)
+    t.scheduler.advance(t.session.pause.deadline_ms - t.scheduler.now_ms() - 1)
+    assert t.session.phase == BETWEEN_HANDS
+    t.scheduler.advance(1)
+    assert t.session.phase == PLAYING
+
+
+def test_the_ruleset_pause_and_no_pause_for_bots():
+    t = table(humans=1, pause=None)
+    assert bh.pause_ms(t.session) == 15_000  # timers.between_hands_seconds
+    bots = local_table(
+        session_config("t-bots", max_hands=2, between_hands_ms=None), seats(0), policy=greedy
+    )
+    assert bh.pause_ms(bots.session) == 0
+    bots.play_out()
+    assert bots.session.hands_played == 2
+
+
+def test_a_person_who_left_is_ready_at_once():
+    t = table(humans=2)
+    to_pause(t)
+    t.session.seats[0].auto_play = True  # 托管: still watching, still waited for
+    assert bh.waiting_for(t.session) == [0, 1]
+    t.session.seats[1].left = True
+    assert bh.waiting_for(t.session) == [0]
+
+
+def test_ready_for_next_hand_through_the_manager():
+    manager = table_manager(
+        MemoryStore(), inprocess_ports(), seed=3, discard_ms=600_000, between_hands_ms=600_000
+    )
+    try:
+        tid, tokens = manager.create_table(table_spec(seats(humans=1), max_hands=2))
+        with pytest.raises(FailedPrecondition) as err:  # a hand is running
+            manager.ready_for_next_hand(tid, tokens[0], "r1")
+        assert err.value.reason == "NOT_BETWEEN_HANDS"
+        spectator = manager.join(tid, "", "", None, True)[1]
+        with pytest.raises(PermissionDenied):
+            manager.ready_for_next_hand(tid, spectator, "r2")
+        with pytest.raises(PermissionDenied):  # another table's token
+            other, _ = manager.create_table(table_spec(seats(humans=1), max_hands=1))
+            manager.ready_for_next_hand(other, tokens[0], "r3")
+    finally:
+        manager.close()
