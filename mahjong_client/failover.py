@@ -9,14 +9,18 @@ must not wait on one. The rules, for this client and for clients in any language
   (30 s) is assumed.
 * A stream silent for the lease and a second is broken (:class:`SilenceWatch`): it is cancelled
   and resumed on another connection (:meth:`Connections.rotate`) from the last event seen.
-  Silence is counted only while the client waits for the next message, not while it handles
-  one. A stream that missed two heartbeats and a second is broken sooner (three seconds with a
-  three-second lease): that is what lets its next event arrive within the lease and a second.
+  Silence is counted from the last message received, while the client waits for the next
+  (after handling a message it waits a half second at least: messages sent meanwhile are
+  already buffered). A stream that missed two heartbeats and a second is broken sooner
+  (three seconds with a three-second lease): that is what lets its next event arrive within
+  the lease and a second.
 * Each unary try has a deadline of the lease and a second; a try unanswered after half the
   lease is hedged: the same request (the same request id: the gateway applies it once and
   answers every copy with the first result) is sent on the next connection too, and the first
   answer wins (:func:`call_hedged`). A try that fails UNAVAILABLE / DEADLINE_EXCEEDED is sent
-  again on the next connection at once; all within the caller's overall deadline.
+  again on the next connection at once; all within the caller's overall deadline. A call
+  answered on another connection than the stream's moves the stream there too (its
+  connection did not answer for half the lease).
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from infra.addresses import CLIENT_KEEPALIVE_OPTIONS
 from infra.tls import client_channel
 
 DEFAULT_LEASE_S = 30.0  # the gateway's default --lease-ms, until a heartbeat names the lease
+GRACE_S = 0.5  # a client's wait after handling a message before its stream may count as silent
 TRANSIENT = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 
 
@@ -72,7 +77,9 @@ class Connections:
     here). With one address only, a rotation opens a new channel to it (behind a load balancer
     a new connection may reach another replica)."""
 
-    def __init__(self, first: str | grpc.Channel, others: Sequence[str] = ()) -> None:
+    def __init__(
+        self, first: str | grpc.Channel, others: Sequence[str | grpc.Channel] = ()
+    ) -> None:
         self.targets: list[str | grpc.Channel] = [first, *others]
         self._channels: dict[int, grpc.Channel] = {}
         self.current = 0
@@ -83,7 +90,9 @@ class Connections:
             if k not in self._channels:
                 t = self.targets[k]
                 self._channels[k] = (
-                    t if isinstance(t, grpc.Channel) else client_channel(t, CLIENT_KEEPALIVE_OPTIONS)
+                    t
+                    if isinstance(t, grpc.Channel)
+                    else client_channel(t, CLIENT_KEEPALIVE_OPTIONS)
                 )
             return self._channels[k]
 
@@ -178,33 +187,38 @@ def call_hedged(
 
 
 class SilenceWatch:
-    """Cancels a stream its client waits on for longer than ``lease.silence_s`` (its replica is
-    paused or cut off); ``silent`` tells the client why its stream ended. One thread per
-    watch, looking every tenth of a second; :meth:`close` ends it."""
+    """Cancels a stream its client waits on once nothing came for ``lease.silence_s`` (its
+    replica is paused or cut off), and no sooner than :data:`GRACE_S` after it began to wait;
+    ``silent`` tells the client why its stream ended. One thread per watch, looking every
+    tenth of a second; :meth:`close` ends it."""
 
     def __init__(self, lease: Lease) -> None:
         self.lease = lease
         self.silent = False
         self._stream: Any = None
         self._since: float | None = None
+        self._last = time.monotonic()
         self._closed = threading.Event()
         self._thread = threading.Thread(target=self._run, name="silence-watch", daemon=True)
         self._thread.start()
 
     def watch(self, stream: Any) -> None:
         self._stream, self._since, self.silent = stream, None, False
+        self._last = time.monotonic()
 
     def waiting(self) -> None:
         self._since = time.monotonic()
 
     def got(self) -> None:
         self._since = None
+        self._last = time.monotonic()
 
     def _run(self) -> None:
         while not self._closed.wait(0.1):
             since, stream = self._since, self._stream
             if since is not None and stream is not None:
-                if time.monotonic() - since > self.lease.silence_s:
+                now = time.monotonic()
+                if now > max(self._last + self.lease.silence_s, since + GRACE_S):
                     self.silent = True
                     self._since = None
                     stream.cancel()

@@ -5,8 +5,9 @@ after a dropped stream), and answers each of its prompts through ``Act`` with a 
 and its last sequence number. A retry after a transport error reuses the request id, so nothing
 is applied twice. It never waits on a paused replica (:mod:`mahjong_client.failover`): its
 stream has heartbeats and is resumed on another connection when silent; each call's try is
-hedged on another connection after half the lease. Used by the end-to-end tests, the tournament test (scripted players) and the
-Node/terminal clients' tests as the reference client.
+hedged on another connection after half the lease. Used by the end-to-end tests, the
+tournament test (scripted players) and the Node/terminal clients' tests as the reference
+client.
 """
 
 from __future__ import annotations
@@ -23,13 +24,13 @@ from mahjong.gateway.v1 import gateway_pb2, gateway_pb2_grpc
 
 from infra.addresses import CLIENT_KEEPALIVE_OPTIONS
 from infra.tls import client_channel
-from mahjong_client.failover import Connections, Lease, SilenceWatch, call_hedged
 from mahjong_client.convert import (
     TILE_SWAP,
     action_to_proto,
     options_from_prompt,
     view_from_proto,
 )
+from mahjong_client.failover import Connections, Lease, SilenceWatch, call_hedged
 from services.gateway.bots import PlanningBot, SeatView
 from shared.table import Action, OwnTurnOptions
 from shared.tiles import NUM_KINDS
@@ -146,7 +147,7 @@ class RemotePlayer:
         reconnect_for: float = 15.0,
         name: str = "player",
         keep_events: bool = False,
-        fallbacks: Sequence[str] = (),
+        fallbacks: Sequence[str | grpc.Channel] = (),
         lease_s: float | None = None,
     ) -> None:
         self._own_channel = isinstance(target, str)
@@ -169,6 +170,8 @@ class RemotePlayer:
         self.last_sequence = 0
         self.log = PlayerLog()
         self._stream: Any = None
+        self._stream_on = 0  # the connection the stream is open on
+        self._moved = False  # the stream was cancelled to follow a call to another connection
         self._max_hands: int | None = None
         self._stop = threading.Event()
         self._drop = threading.Event()
@@ -196,7 +199,6 @@ class RemotePlayer:
         channel = (
             client_channel(target, CLIENT_KEEPALIVE_OPTIONS) if isinstance(target, str) else target
         )
-        stub = gateway_pb2_grpc.GatewayServiceStub(channel)
         req = gateway_pb2.JoinSeatRequest(
             request_id=str(uuid.uuid4()),
             table_id=table_id,
@@ -272,7 +274,7 @@ class RemotePlayer:
         """A call that carries a request id or reads: tried as :func:`call_hedged` says, each
         try within the lease and a second (and ``timeout``), in all ``timeout`` and
         ``reconnect_for``."""
-        return call_hedged(
+        resp = call_hedged(
             self.connections,
             method,
             req,
@@ -281,6 +283,10 @@ class RemotePlayer:
             overall_s=self.timeout + self.reconnect_for,
             retry_delay=retry_delay,
         )
+        if self._stream is not None and self.connections.current != self._stream_on:
+            self._moved = True  # its connection left a call unanswered: the stream follows
+            self._stream.cancel()
+        return resp
 
     def _subscribe(self, request: gateway_pb2.SubscribeRequest) -> Any:
         """Subscribe on the current connection (the first: through ``self.stub``)."""
@@ -310,6 +316,7 @@ class RemotePlayer:
     def _follow(self, silence: SilenceWatch, give_up: float | None) -> float | None:
         """One Subscribe, read until it ends; when to give up resuming (None: not failing)."""
         self.log.subscribes.append(self.last_sequence)
+        self._stream_on, self._moved = self.connections.current, False
         self._stream = self._subscribe(
             gateway_pb2.SubscribeRequest(
                 table_id=self.table_id,
@@ -335,7 +342,9 @@ class RemotePlayer:
                     break
         except grpc.RpcError as exc:
             if silence.silent:  # its replica is paused or cut off: elsewhere, at once
-                self.connections.rotate()
+                self.connections.rotate(self._stream_on)
+                return give_up
+            if self._moved:  # to where the last call was answered, at once
                 return give_up
             code = exc.code()
             asked = retry_delay(exc)
