@@ -33,7 +33,7 @@ def test_clients_of_a_paused_owner_go_on_within_the_lease_and_a_second(tmp_path,
     try:
         start_services(procs, tmp_path, ("wall", "rules", "scoring"))
         for p in procs.values():
-            p.wait_ready()
+            p.wait_ready(90)
         flags = [*backend_flags(procs), "--seat-secret", "e2e-secret", "--lease-ms", "3000"]
         flags += ["--discard-ms", "600000", "--claim-ms", "600000", "--bot-delay-ms", "20"]
         flags += ["--seat-calls-per-second", "0"]
