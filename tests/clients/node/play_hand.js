@@ -427,7 +427,7 @@ async function playSeat(args, gw, client, tableId, token, report, lastSequence) 
   function replayOnce() {
     return new Promise((resolve, reject) => {
       const seen = [];
-      const c = client.Subscribe({ table_id: tableId, seat_token: token, after_sequence: 0 });
+      const c = gateways.clients[gateways.current].Subscribe({ table_id: tableId, seat_token: token, after_sequence: 0 });
       c.on('data', (resp) => {
         seen.push(resp.event.sequence);
         if (resp.event.kind === 'table_finished') { c.cancel(); resolve(seen); }
@@ -494,7 +494,9 @@ async function playSeat(args, gw, client, tableId, token, report, lastSequence) 
   report.flood_waits = flood.waits;
   report.hedges = gateways.hedges;
   for (const c of gateways.clients) c.close();
-  process.stdout.write(JSON.stringify(report) + '\n');
+  // exit at once: a connection to a frozen replica (its TLS handshake never answered) would
+  // keep the process alive
+  process.stdout.write(JSON.stringify(report) + '\n', () => process.exit(0));
 }
 
 main().catch((err) => {
