@@ -16,7 +16,8 @@ from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong_client.tables import create_table
 from tests.support.stacks import inprocess_gateway
 
-LEASE_MS = 600
+LEASE_MS = 1500
+SLACK_S = 0.3  # a loaded machine's scheduling (2 cores shared by many processes)
 
 
 def _read_for(stream, seconds: float) -> list[tuple[float, pb.SubscribeResponse]]:
@@ -56,7 +57,7 @@ def test_an_idle_stream_hears_a_heartbeat_every_third_of_the_lease():
             return gw.stub.Subscribe(request, timeout=30)
 
         started = time.monotonic()
-        beating = _read_for(subscribe(batched=True, heartbeats=True), 2.0)
+        beating = _read_for(subscribe(batched=True, heartbeats=True), 3.0)
         plain = _read_for(subscribe(batched=True), 1.0)
         forged = pb.SubscribeRequest(
             table_id=table.table_id, seat_token=token[:-2] + "xx", heartbeats=True
@@ -72,13 +73,15 @@ def test_an_idle_stream_hears_a_heartbeat_every_third_of_the_lease():
         assert m.heartbeat == pb.StreamHeartbeat(lease_ms=LEASE_MS, interval_ms=LEASE_MS // 3)
         assert not m.events and not m.HasField("event") and not m.HasField("view")
     # the first as the stream opens; after it, never more than half the lease without a message
-    assert beats[0][0] - started < 1.0
+    assert beats[0][0] - started < 2.0
     times = [started] + [t for t, _ in beating]
     gaps = [b - a for a, b in itertools.pairwise(times[1:])]
-    assert max(gaps) <= LEASE_MS / 2000 + 0.1, gaps
-    assert len(beats) >= 4  # an idle table: 2 s of a heartbeat each 0.2 s
+    assert max(gaps) <= LEASE_MS / 2000 + SLACK_S, gaps
+    assert len(beats) >= 4  # an idle table: 3 s of a heartbeat each 0.5 s
     events = [e.sequence for _, m in beating for e in m.events]
-    assert events == list(range(1, len(events) + 1)), "a heartbeat moved the numbering"
+    # the seat's events as a stream without heartbeats has them (its numbering has gaps: other
+    # seats' private events), none twice, none skipped
+    assert events and events == sorted(set(events))
     assert events == [e.sequence for _, m in plain for e in m.events]
     assert not any(m.HasField("heartbeat") for _, m in plain)
     assert before_refusal == []
