@@ -127,13 +127,15 @@ def call_hedged(
     hedge_s: float,
     overall_s: float,
     retry_delay: Callable[[grpc.RpcError], float | None] = lambda exc: None,
+    most: int = 2,
 ) -> Any:
     """``method`` (a GatewayService method name) with ``request`` (its request id set: every
     copy is the same call), as the module's rules say: tries of ``try_s`` at most
     (:attr:`Lease.try_s`), hedged on the next connection after ``hedge_s``
     (:attr:`Lease.hedge_s`), sent again at once on the next connection
     after UNAVAILABLE / DEADLINE_EXCEEDED, after the wait a RESOURCE_EXHAUSTED refusal's
-    ``retry_delay`` asks for, until ``overall_s`` has passed. The first answer wins (its
+    ``retry_delay`` asks for, until ``overall_s`` has passed; at most ``most`` tries under way
+    at once (one per connection: no storm of copies on a slow one). The first answer wins (its
     connection becomes current); any other error is raised as it came."""
     deadline = time.monotonic() + overall_s
     woke = threading.Event()
@@ -154,7 +156,8 @@ def call_hedged(
     try:
         while True:
             now = time.monotonic()
-            woke.wait(max(0.0, min(again_at, deadline) - now) if pending else 0)
+            if pending:  # until a try ends, the next is due, or (past the deadline) a while
+                woke.wait(max(0.0, min(again_at, deadline) - now) if now < deadline else 0.05)
             woke.clear()
             for call in [c for c in pending if c.done()]:
                 answered_by = pending.pop(call)
@@ -178,9 +181,11 @@ def call_hedged(
                         raise last
                     raise TimeoutError(f"{method}: no answer within {overall_s:g} s")
                 again_at = deadline + 3600  # only the tries under way may still answer
-            elif now >= again_at:
+            elif now >= again_at and len(pending) < most:
                 again_at = launch(connections.rotate(k))
                 k = connections.current
+            elif now >= again_at:  # as many tries under way as allowed: the next when one ends
+                again_at = deadline
     finally:
         for call in pending:
             call.cancel()

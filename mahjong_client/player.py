@@ -282,6 +282,7 @@ class RemotePlayer:
             hedge_s=self.lease.hedge_s,
             overall_s=self.timeout + self.reconnect_for,
             retry_delay=retry_delay,
+            most=max(2, len(self.connections.targets)),
         )
         if self._stream is not None and self.connections.current != self._stream_on:
             self._moved = True  # its connection left a call unanswered: the stream follows

@@ -156,3 +156,11 @@ def test_a_silent_stream_is_cancelled_and_a_talking_one_is_not():
         assert 1.0 < time.monotonic() - began < 1.6
     finally:
         watch.close()
+
+
+def test_a_slow_single_connection_gets_no_storm_of_copies():
+    frozen = lambda req, timeout: Try(None, timeout=timeout)  # noqa: E731
+    replicas = Replicas(frozen)
+    with pytest.raises(Refused):
+        call_hedged(replicas, "Act", object(), try_s=0.5, hedge_s=0.05, overall_s=0.6, most=2)
+    assert len(replicas.sent) <= 3  # two at once at most; another only once one ended

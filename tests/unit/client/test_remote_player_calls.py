@@ -52,6 +52,7 @@ class Stub:
         self.failures = list(failures)
         self.calls = 0
         self.current = 0
+        self.targets = ["one"]
         self.GetTableState = self  # GetTableState.future(request, timeout)
 
     def future(self, req, timeout):
