@@ -3,8 +3,11 @@
 It joins with a seat token, follows ``Subscribe`` (resuming from the last sequence number it saw
 after a dropped stream), and answers each of its prompts through ``Act`` with a fresh request id
 and its last sequence number. A retry after a transport error reuses the request id, so nothing
-is applied twice. Used by the end-to-end tests, the tournament test (scripted players) and the
-Node/terminal clients' tests as the reference client.
+is applied twice. It never waits on a paused replica (:mod:`mahjong_client.failover`): its
+stream has heartbeats and is resumed on another connection when silent; each call's try is
+hedged on another connection after half the lease. Used by the end-to-end tests, the
+tournament test (scripted players) and the Node/terminal clients' tests as the reference
+client.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from mahjong_client.convert import (
     options_from_prompt,
     view_from_proto,
 )
+from mahjong_client.failover import Connections, Lease, SilenceWatch, call_hedged
 from services.gateway.bots import PlanningBot, SeatView
 from shared.table import Action, OwnTurnOptions
 from shared.tiles import NUM_KINDS
@@ -123,8 +127,11 @@ def same_prompt(table: gateway_pb2.TableView, prompt: gateway_pb2.Prompt) -> boo
 class RemotePlayer:
     """Plays one seat of one table through a gateway.
 
-    ``target`` is an address (``"127.0.0.1:50055"``) or an open channel. ``on_event`` is called
-    with every event received (before the player answers a prompt in it).
+    ``target`` is an address (``"127.0.0.1:50055"``) or an open channel; ``fallbacks`` other
+    replicas' addresses, where a silent stream or an unanswered call goes on. ``lease_s``: the
+    replicas' lease if known (else the gateway's default until the stream's first heartbeat
+    names it). ``on_event`` is called with every event received (before the player answers a
+    prompt in it).
     """
 
     def __init__(
@@ -140,12 +147,16 @@ class RemotePlayer:
         reconnect_for: float = 15.0,
         name: str = "player",
         keep_events: bool = False,
+        fallbacks: Sequence[str | grpc.Channel] = (),
+        lease_s: float | None = None,
     ) -> None:
         self._own_channel = isinstance(target, str)
         self.channel = (
             client_channel(target, CLIENT_KEEPALIVE_OPTIONS) if isinstance(target, str) else target
         )
         self.stub = gateway_pb2_grpc.GatewayServiceStub(self.channel)
+        self.connections = Connections(self.channel, fallbacks)
+        self.lease = Lease(lease_s)
         self.table_id = table_id
         self.seat_token = seat_token
         self.seat = seat
@@ -159,6 +170,8 @@ class RemotePlayer:
         self.last_sequence = 0
         self.log = PlayerLog()
         self._stream: Any = None
+        self._stream_on = 0  # the connection the stream is open on
+        self._moved = False  # the stream was cancelled to follow a call to another connection
         self._max_hands: int | None = None
         self._stop = threading.Event()
         self._drop = threading.Event()
@@ -186,7 +199,6 @@ class RemotePlayer:
         channel = (
             client_channel(target, CLIENT_KEEPALIVE_OPTIONS) if isinstance(target, str) else target
         )
-        stub = gateway_pb2_grpc.GatewayServiceStub(channel)
         req = gateway_pb2.JoinSeatRequest(
             request_id=str(uuid.uuid4()),
             table_id=table_id,
@@ -196,12 +208,16 @@ class RemotePlayer:
             spectator=spectator,
             seat_token=seat_token,
         )
-        resp = call_retrying(
-            stub.JoinSeat,
+        lease = Lease(kwargs.get("lease_s"))
+        timeout = kwargs.get("timeout", 10.0)
+        resp = call_hedged(
+            Connections(channel, kwargs.get("fallbacks", ())),
+            "JoinSeat",
             req,
-            timeout=kwargs.get("timeout", 10.0),
-            retry_for=kwargs.get("reconnect_for", 15.0),
-            transient=True,
+            try_s=min(timeout, lease.try_s),
+            hedge_s=lease.hedge_s,
+            overall_s=timeout + kwargs.get("reconnect_for", 15.0),
+            retry_delay=retry_delay,
         )
         player = cls(
             channel, table_id, resp.seat_token, seat=resp.seat - 1 if resp.seat else None, **kwargs
@@ -223,7 +239,7 @@ class RemotePlayer:
         req = gateway_pb2.GetTableStateRequest(
             table_id=self.table_id, seat_token=self.seat_token, seat=self._seat_value
         )
-        return self._call(self.stub.GetTableState, req, transient=True).table
+        return self._call("GetTableState", req).table
 
     def act(
         self, action: Action | tuple[int, ...] | gateway_pb2.Action, *, request_id: str = ""
@@ -240,7 +256,7 @@ class RemotePlayer:
             seat=self._seat_value,
         )
         try:
-            resp = self._call(self.stub.Act, req, transient=True)
+            resp = self._call("Act", req)
         except grpc.RpcError as exc:
             self.log.rejections.append(Rejection(exc.code(), exc.details() or "", pb))
             return None
@@ -252,7 +268,7 @@ class RemotePlayer:
         req = gateway_pb2.LeaveRequest(
             table_id=self.table_id, seat_token=self.seat_token, request_id=str(uuid.uuid4())
         )
-        return self._call(self.stub.Leave, req, transient=True).penalty
+        return self._call("Leave", req).penalty
 
     def ready_for_next_hand(self) -> bool:
         """Next: this seat has seen the hand's result (the table deals once everyone at it has,
@@ -262,15 +278,35 @@ class RemotePlayer:
             table_id=self.table_id, seat_token=self.seat_token, request_id=str(uuid.uuid4())
         )
         try:
-            self._call(self.stub.ReadyForNextHand, req, transient=False)
+            self._call("ReadyForNextHand", req)
         except grpc.RpcError:
             return False
         return True
 
-    def _call(self, method: Callable[..., Any], req: Any, *, transient: bool) -> Any:
-        return call_retrying(
-            method, req, timeout=self.timeout, retry_for=self.reconnect_for, transient=transient
+    def _call(self, method: str, req: Any) -> Any:
+        """A call that carries a request id or reads: tried as :func:`call_hedged` says, each
+        try within the lease and a second (and ``timeout``), in all ``timeout`` and
+        ``reconnect_for``."""
+        resp = call_hedged(
+            self.connections,
+            method,
+            req,
+            try_s=min(self.timeout, self.lease.try_s),
+            hedge_s=self.lease.hedge_s,
+            overall_s=self.timeout + self.reconnect_for,
+            retry_delay=retry_delay,
+            most=max(2, len(self.connections.targets)),
         )
+        if self._stream is not None and self.connections.current != self._stream_on:
+            self._moved = True  # its connection left a call unanswered: the stream follows
+            self._stream.cancel()
+        return resp
+
+    def _subscribe(self, request: gateway_pb2.SubscribeRequest) -> Any:
+        """Subscribe on the current connection (the first: through ``self.stub``)."""
+        if self.connections.current == 0:
+            return self.stub.Subscribe(request)
+        return self.connections.stub().Subscribe(request)
 
     # --- the event loop --------------------------------------------------------------------
     def run(self, max_hands: int | None = None) -> PlayerLog:
@@ -278,50 +314,77 @@ class RemotePlayer:
         arrive, or :meth:`stop` is called. A dropped stream (or :meth:`drop_connection`) is
         resumed with ``after_sequence`` = the last number seen, for up to ``reconnect_for``
         seconds without an event; a stream refused by flood control is resumed after the wait
-        its RetryInfo asks for, which spends nothing of that budget."""
+        its RetryInfo asks for, which spends nothing of that budget. A stream silent for longer
+        than the lease allows (:class:`SilenceWatch`) is resumed at once on the next
+        connection."""
         self._max_hands = max_hands
         give_up = None
-        while not self._done():
-            self.log.subscribes.append(self.last_sequence)
-            self._stream = self.stub.Subscribe(
-                gateway_pb2.SubscribeRequest(
-                    table_id=self.table_id,
-                    seat_token=self.seat_token,
-                    after_sequence=self.last_sequence,
-                    batched=True,
-                )
-            )
-            try:
-                for resp in self._stream:
-                    give_up = None
-                    if self._handle_all(events_of(resp)):
-                        break
-            except grpc.RpcError as exc:
-                code = exc.code()
-                asked = retry_delay(exc)
-                if asked is not None:  # flood control: the server says when to come back
-                    if give_up is not None:
-                        give_up += asked
-                    time.sleep(asked)
-                # a dropped stream, or one cut for its pace (a slow reader): resumed from the
-                # last event seen
-                elif (
-                    code == grpc.StatusCode.CANCELLED
-                    or code in _TRANSIENT
-                    or (code == grpc.StatusCode.RESOURCE_EXHAUSTED)
-                ):
-                    if give_up is None:
-                        give_up = time.monotonic() + self.reconnect_for
-                    if time.monotonic() > give_up:
-                        raise
-                    if not self._drop.is_set():
-                        time.sleep(0.1)
-                else:
-                    raise
-            finally:
-                self._stream.cancel()
-                self._drop.clear()
+        silence = SilenceWatch(self.lease)
+        try:
+            while not self._done():
+                give_up = self._follow(silence, give_up)
+        finally:
+            silence.close()
         return self.log
+
+    def _follow(self, silence: SilenceWatch, give_up: float | None) -> float | None:
+        """One Subscribe, read until it ends; when to give up resuming (None: not failing)."""
+        self.log.subscribes.append(self.last_sequence)
+        self._stream_on, self._moved = self.connections.current, False
+        self._stream = self._subscribe(
+            gateway_pb2.SubscribeRequest(
+                table_id=self.table_id,
+                seat_token=self.seat_token,
+                after_sequence=self.last_sequence,
+                batched=True,
+                heartbeats=True,
+            )
+        )
+        silence.watch(self._stream)
+        try:
+            messages = iter(self._stream)
+            while True:
+                silence.waiting()
+                resp = next(messages, None)
+                silence.got()
+                if resp is None:
+                    break
+                give_up = None
+                if resp.HasField("heartbeat"):
+                    self.lease.heard(resp.heartbeat)
+                elif self._handle_all(events_of(resp)):
+                    break
+        except grpc.RpcError as exc:
+            if silence.silent:  # its replica is paused or cut off: elsewhere, at once
+                self.connections.rotate(self._stream_on)
+                return give_up
+            if self._moved:  # to where the last call was answered, at once
+                return give_up
+            code = exc.code()
+            asked = retry_delay(exc)
+            if asked is not None:  # flood control: the server says when to come back
+                if give_up is not None:
+                    give_up += asked
+                time.sleep(asked)
+            # a dropped stream, or one cut for its pace (a slow reader): resumed from the
+            # last event seen
+            elif (
+                code == grpc.StatusCode.CANCELLED
+                or code in _TRANSIENT
+                or (code == grpc.StatusCode.RESOURCE_EXHAUSTED)
+            ):
+                if give_up is None:
+                    give_up = time.monotonic() + self.reconnect_for
+                if time.monotonic() > give_up:
+                    raise
+                if not self._drop.is_set():
+                    time.sleep(0.1)
+            else:
+                raise
+        finally:
+            self._stream.cancel()
+            self._drop.clear()
+        return give_up
 
     def _done(self) -> bool:
         if self._stop.is_set() or self.log.table_finished is not None:
@@ -416,6 +479,7 @@ class RemotePlayer:
 
     def close(self) -> None:
         self.stop()
+        self.connections.close()  # the fallbacks' channels (never the first)
         if self._own_channel:
             self.channel.close()
 

@@ -16,11 +16,18 @@ produced ahead of a write). A write that waits ``stream_write_timeout_ms`` (seen
 quarter of it more: :class:`WriteWatch`), or a stream that falls ``stream_max_lag`` events
 behind its live table, ends RESOURCE_EXHAUSTED ``SLOW_CONSUMER``; the client resumes from the
 last event it got, the table plays on.
+
+A stream asked for ``heartbeats`` gets a ``StreamHeartbeat`` as it opens and whenever it sent
+nothing for a third of the lease (:class:`Heartbeats`): a client that hears nothing for the lease
+and a second knows its replica is paused or cut off and resumes elsewhere. A heartbeat uses no
+event number and carries only the lease; a relayed stream's heartbeats are this replica's own.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import Callable
 
 import grpc
 from mahjong.gateway.v1 import gateway_pb2 as pb
@@ -113,22 +120,30 @@ class AsyncGatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
             context, request.table_id, request.after_sequence, self.manager.settings, self.writes
         )
         stuck = Stuck(self.forwarder)
-        while True:
-            try:
-                await self._local_stream(request, writer)
-                return
-            except Unavailable as exc:
-                owner = self.forwarder.owner(exc, context)
-                if owner is None:
-                    raise
-            if await self._relayed_stream(owner, request, writer, context, stuck):
-                return
-            # its owner went silent or away: the stream goes on where the table runs now
+        lease_ms = self.manager.settings.lease_ms
+        if request.heartbeats:  # started once the stream's token passed (here or at its owner)
+            writer.beats = lambda: Heartbeats(writer, lease_ms)
+        try:
+            while True:
+                try:
+                    await self._local_stream(request, writer)
+                    return
+                except Unavailable as exc:
+                    owner = self.forwarder.owner(exc, context)
+                    if owner is None:
+                        raise
+                if await self._relayed_stream(owner, request, writer, context, stuck):
+                    return
+                # its owner went silent or away: the stream goes on where the table runs now
+        finally:
+            if writer.heartbeats is not None:
+                await writer.heartbeats.stop()
 
     async def _local_stream(self, request, writer: _Writer) -> None:
         table, viewer = await run_blocking(
             self.manager.open_stream, request.table_id, request.seat_token, writer.sent
         )
+        writer.opened()
         live_from = table.head  # events after this one were appended while the stream ran
         async for seen in self.manager.subscribe_async(table, viewer, writer.sent, run_blocking):
             # on the loop, unless a with_view stream's view waits for a step: in a worker
@@ -163,7 +178,9 @@ class AsyncGatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         )
         try:
             async for response in call:
-                await writer.write(last_sequence(response), response)
+                writer.opened()  # the owner took the token (its first message: a heartbeat)
+                if not response.HasField("heartbeat"):  # the owner's: this stream has its own
+                    await writer.write(last_sequence(response), response)
             return True
         except asyncio.CancelledError:
             if not relay.stale:  # the client went away
@@ -202,11 +219,25 @@ class _Writer:
         assert task is not None  # made inside the stream's coroutine
         self.task = task
         self.stalled = False  # set by the watch as it cancels a write that waited too long
+        self.lock: asyncio.Lock | None = None  # with heartbeats: one write at a time
+        self.last_write = 0.0  # loop time the last write ended (heartbeats only)
+        self.beats: Callable[[], Heartbeats] | None = None  # starts them (a stream asking)
+        self.heartbeats: Heartbeats | None = None
+
+    def opened(self) -> None:
+        """The stream's token was accepted: its heartbeats start (once)."""
+        if self.beats is not None and self.heartbeats is None:
+            self.heartbeats = self.beats()
 
     async def write(self, seq: int, message: pb.SubscribeResponse) -> None:
         self.watch.writing(self)
         try:
-            await self.context.write(message)
+            if self.lock is None:
+                await self.context.write(message)
+            else:
+                async with self.lock:
+                    await self.context.write(message)
+                    self.last_write = asyncio.get_running_loop().time()
         except asyncio.CancelledError:
             if not self.stalled:
                 raise
@@ -223,6 +254,46 @@ class _Writer:
             reason="SLOW_CONSUMER",
             last_sequence=self.sent,
         )
+
+
+class Heartbeats:
+    """A stream's heartbeats: one at once, then one whenever the stream sent nothing for a third
+    of the lease, written by a task of its own between the stream's writes (never during one: a
+    write under way, or stalled, is the stream's sign of life, and the slow-reader watch ends a
+    stalled one). A heartbeat moves no sequence number."""
+
+    def __init__(self, writer: _Writer, lease_ms: int) -> None:
+        self.writer = writer
+        writer.lock = asyncio.Lock()
+        self.every = lease_ms / 3000
+        self.message = pb.SubscribeResponse(
+            heartbeat=pb.StreamHeartbeat(lease_ms=lease_ms, interval_ms=lease_ms // 3)
+        )
+        self.task = asyncio.get_running_loop().create_task(self._run())
+
+    async def _run(self) -> None:
+        writer = self.writer
+        assert writer.lock is not None
+        loop = asyncio.get_running_loop()
+        async with writer.lock:  # the first at once: the client learns the lease
+            await writer.context.write(self.message)
+            writer.last_write = loop.time()
+        while True:
+            due = writer.last_write + self.every
+            if due > loop.time():
+                await asyncio.sleep(due - loop.time())
+                continue
+            if writer.lock.locked():  # a write under way: the stream is not idle
+                await asyncio.sleep(self.every / 4)
+                continue
+            async with writer.lock:
+                await writer.context.write(self.message)
+                writer.last_write = loop.time()
+
+    async def stop(self) -> None:
+        self.task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await self.task
 
 
 class WriteWatch:

@@ -368,6 +368,7 @@ class RelayWatch:
         self._relays: set[Relay] = set()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        self._wake = threading.Event()
 
     def attach(self, table_id: str) -> int | None:
         """The epoch of the table's running lease, to relay under (None: no owner holds it)."""
@@ -384,6 +385,13 @@ class RelayWatch:
                 )
                 self._thread.start()
         return relay
+
+    def taken_over(self, table_id: str) -> None:
+        """This replica just took ``table_id`` over (the manager's on_event): the relays of it
+        from the former owner are cancelled at once, not at the next look, so a client whose
+        stream moved here from a paused owner gets the new owner's events without waiting."""
+        self.leases.forget(table_id)
+        self._wake.set()
 
     def done(self, relay: Relay) -> None:
         with self._lock:
@@ -408,7 +416,8 @@ class RelayWatch:
 
     def _run(self) -> None:
         while True:
-            time.sleep(self.every_s)
+            self._wake.wait(self.every_s)
+            self._wake.clear()
             self.look()
 
 

@@ -118,15 +118,24 @@ def add_to_server(server: grpc.Server, config: Config):
         address=_advertised(srv.advertise_address, config),
         report_to_matchmaking=bool(mm_addr),
     )
+    taken_over: list = []  # the relay watch's, once the servicer exists
+
+    def on_event(table, logged, what: str) -> None:
+        metrics.observe(table, logged, what)
+        if logged is None and what == "taken_over":
+            for hook in taken_over:
+                hook(table.id)
+
     manager = TableManager(
         store,
         ports,
         settings,
         policy=engine_policy(make_bot(srv.bot)),
-        on_event=metrics.observe,
+        on_event=on_event,
     )
     metrics.TABLES_HELD.set_function(lambda: len(manager.tables))
     servicer = GatewayServicer(manager, tls)
+    taken_over.append(servicer.watch.taken_over)
     served = servicer
     if isinstance(server, grpc.aio.Server):
         from services.gateway.aio_servicer import AsyncGatewayServicer

@@ -214,7 +214,8 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
             relayed = _Relayed(self, owner, request, sent, context, stuck)
             for response in relayed:
                 yield response
-                sent = last_sequence(response)
+                if not response.HasField("heartbeat"):
+                    sent = last_sequence(response)
             if relayed.ended:
                 return
             # its owner went silent or away: the stream goes on where the table runs now
@@ -408,8 +409,9 @@ class _Relayed:
             for response in call:
                 if not self.context.is_active():
                     break
-                yield response
-                self.sent = last_sequence(response)
+                yield response  # the owner's heartbeats too, when asked for: no event number
+                if not response.HasField("heartbeat"):
+                    self.sent = last_sequence(response)
             self.ended = True
         except grpc.RpcError as exc:
             if relay.stale:

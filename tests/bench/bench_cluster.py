@@ -30,6 +30,13 @@
     UNAVAILABLE) and to the next event on the relayed stream, ``MAHJONG_BENCH_FAULT_RUNS``
     runs of each (20; 3 with ``MAHJONG_BENCH_QUICK``), p50/p99/max. Goals: ≤ lease + 1 s for
     SIGKILL and SIGSTOP, ≤ 1 s for SIGTERM.
+(5) Clients of a paused owner (issue 32): the same three replicas; per run a person's table on
+    one replica, the person and a spectator connected to it, another spectator to the next,
+    each the project's Python client (mahjong_client: heartbeats, a silent stream resumed
+    elsewhere, hedged calls) knowing the other replicas; the owner SIGSTOPped for 15 s as the
+    person's discard goes to it (tests/support/paused_owner.py). Seconds from the SIGSTOP to the
+    act accepted and to each client's next event, p50/p99/max over ``MAHJONG_BENCH_FAULT_RUNS``
+    runs. Goal: ≤ lease + 1 s (4 s).
 
 Without a reachable PostgreSQL (``MAHJONG_TEST_POSTGRES_URL``) only the SQLite row of (2) runs,
 and the skip is printed with its reason. ``MAHJONG_BENCH_QUICK=1`` runs small sizes. Every
@@ -68,6 +75,7 @@ from services.gateway.tables.log import LOG_PREFIX, read_table_log
 from tests.support import postgres
 from tests.support.address_book import AddressBook
 from tests.support.identity import sign_in
+from tests.support.paused_owner import paused_run
 from tests.support.probes import fetch_metrics, metric_value
 from tests.support.readers import Reader
 from tests.support.stacks import BACKENDS, service_process
@@ -727,6 +735,55 @@ def gray_failure_rows(server: str) -> None:
         dbs.drop()
 
 
+def paused_owner_rows(server: str) -> None:
+    lease_ms = 3000
+    goal = lease_ms / 1000 + 1
+    print(
+        f"(5) clients of a paused owner: 3 gateway replicas on one PostgreSQL database, "
+        f"--lease-ms {lease_ms}, {FAULT_RUNS} runs, the owner SIGSTOPped {STOP_S:g} s as its "
+        "person discards; the person and a spectator on the owner, a spectator on another "
+        "replica (the Python client)"
+    )
+    dbs = Databases(server)
+    tmp = Path(tempfile.mkdtemp(prefix="bench-paused-"))
+    flags = ["--lease-ms", str(lease_ms), "--bot-delay-ms", "20", *FAST_STOP]
+    flags += ["--seat-calls-per-second", "0", "--discard-ms", "600000", "--claim-ms", "600000"]
+    cluster = Cluster(tmp, {"gateway": dbs.url("paused")}, 3, flags)
+    delays: dict[str, list[float]] = {}
+    try:
+        cluster.start()
+        for k in range(FAULT_RUNS):
+            names = [f"gw-{(k + i) % 3}" for i in range(3)]  # the owner first
+            t = person_table(cluster.creator_stub(names[0]))
+            channels = [as_player(cluster.procs[n].address) for n in names]
+            try:
+                run = paused_run(
+                    cluster.procs[names[0]].proc, t.table_id, t.seat_tokens[0], channels,
+                    lease_ms / 1000, STOP_S,
+                )  # fmt: skip
+                run.person.leave()  # a bot plays the person's seat out
+                run.person.close()
+            finally:
+                for ch in channels:
+                    ch.close()
+            print(f"    run {k + 1}: {run.shown()}", flush=True)
+            for what, v in [("act accepted", run.acted), *run.nexts.items()]:
+                delays.setdefault(what, []).append(v if v is not None else float("inf"))
+        for what, v in delays.items():
+            ok = percentile(v, 99) <= goal
+            print(
+                f"    {what:<20} p50 {statistics.median(v):5.2f} s, p99 {percentile(v, 99):5.2f}"
+                f" s, max {max(v):5.2f} s — {'meets' if ok else 'MISSES'} the ≤ {goal:g} s goal",
+                flush=True,
+            )
+    finally:
+        for p in cluster.procs.values():  # a paused replica must not outlive the benchmark
+            if p.proc and p.proc.poll() is None:
+                p.proc.send_signal(signal.SIGCONT)
+        cluster.stop()
+        dbs.drop()
+
+
 def main() -> int:
     server = postgres.server_url()
     why = postgres.probe(server)
@@ -741,9 +798,11 @@ def main() -> int:
     if server is not None:
         takeover_rows(server)
         gray_failure_rows(server)
+        paused_owner_rows(server)
     else:
         print("(3) takeover: skipped (needs PostgreSQL)")
         print("(4) a fault of a table's owner: skipped (needs PostgreSQL)")
+        print("(5) clients of a paused owner: skipped (needs PostgreSQL)")
     return 0
 
 

@@ -4,10 +4,10 @@
 // ../protos by buf; and the development issuer's /token (an ID token for a name). Errors carry
 // the gRPC code and the google.rpc.ErrorInfo reason.
 
-import { Code, ConnectError, createClient, type Client, type Transport } from "@connectrpc/connect";
+import { Code, ConnectError, createClient, type CallOptions, type Client, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-web";
 import { BinaryReader } from "@bufbuild/protobuf/wire";
-import { GatewayService } from "./gen/mahjong/gateway/v1/gateway_pb";
+import { GatewayService, type StreamHeartbeat, type SubscribeResponse } from "./gen/mahjong/gateway/v1/gateway_pb";
 import { MatchmakingService } from "./gen/mahjong/matchmaking/v1/matchmaking_pb";
 
 const params = new URLSearchParams(location.search);
@@ -80,6 +80,100 @@ export function requestId(): string {
 }
 
 export class IssuerError extends Error {}
+
+// --- a paused gateway replica (README "Client API": the paused-replica rules) -----------------
+// No server answers from a frozen process, so the page does not wait on one: its stream asks
+// for heartbeats and is given up once silent too long; each call's try ends after the lease and
+// a second, and one unanswered after half the lease is sent again (the same request, so the same
+// request id: the gateway applies it once), the first answer winning. The browser picks the
+// connection; behind the load balancer a new request reaches a replica that answers.
+
+/** The gateway's table lease as the page knows it: the default until a heartbeat names it. */
+export const lease = { ms: 30_000, intervalMs: 10_000 };
+
+function heard(hb: StreamHeartbeat): void {
+  if (hb.leaseMs > 0n) {
+    lease.ms = Number(hb.leaseMs);
+    lease.intervalMs = Number(hb.intervalMs) || lease.ms / 3;
+  }
+}
+
+/** How long a stream may stay silent: the lease and a second, or two heartbeats and a second. */
+function silenceMs(): number {
+  return Math.min(lease.ms, 2 * lease.intervalMs) + 1000;
+}
+
+/** A Subscribe stream (``open``, asked with heartbeats: true) without its heartbeats, aborted
+ * (Code.Canceled, not fatal: resume from the last event) once silent for silenceMs(). */
+export async function* watched(
+  open: (options: CallOptions) => AsyncIterable<SubscribeResponse>,
+): AsyncGenerator<SubscribeResponse> {
+  const abort = new AbortController();
+  let timer = 0;
+  const listen = () => {
+    clearTimeout(timer);
+    timer = window.setTimeout(() => abort.abort(), silenceMs());
+  };
+  listen();
+  try {
+    for await (const r of open({ signal: abort.signal })) {
+      listen();
+      if (r.heartbeat) heard(r.heartbeat);
+      else yield r;
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const TRANSIENT = [Code.Unavailable, Code.DeadlineExceeded];
+
+/** A gateway call (``call`` with the options of one try; its request, id included, the same each
+ * time): tries of the lease and a second at most, another sent after half the lease unanswered
+ * or at once after UNAVAILABLE / DEADLINE_EXCEEDED, the first answer winning, within overallMs. */
+export function hedged<T>(call: (options: CallOptions) => Promise<T>, overallMs = 25_000): Promise<T> {
+  const end = Date.now() + overallMs;
+  const tries: AbortController[] = [];
+  return new Promise<T>((resolve, reject) => {
+    let settled = false;
+    let pending = 0;
+    let timer = 0;
+    const finish = (f: () => void) => {
+      settled = true;
+      clearTimeout(timer);
+      for (const t of tries) t.abort();
+      f();
+    };
+    const again = (ms: number) => {
+      clearTimeout(timer);
+      timer = window.setTimeout(() => !settled && Date.now() < end && launch(), ms);
+    };
+    function launch(): void {
+      const abort = new AbortController();
+      tries.push(abort);
+      pending += 1;
+      const timeoutMs = Math.max(50, Math.min(lease.ms + 1000, end - Date.now()));
+      call({ signal: abort.signal, timeoutMs }).then(
+        (r) => {
+          pending -= 1;
+          if (!settled) finish(() => resolve(r));
+        },
+        (e: unknown) => {
+          pending -= 1;
+          if (settled) return;
+          if (!TRANSIENT.includes(ConnectError.from(e).code)) return finish(() => reject(e));
+          if (Date.now() >= end) {
+            if (pending === 0) finish(() => reject(e));
+            return;
+          }
+          again(100);
+        },
+      );
+      again(lease.ms / 2);
+    }
+    launch();
+  });
+}
 
 /** An OpenID Connect ID token for ``name`` from the development issuer (no password: a
  * development stack only; a studio's page gets its token from the studio's login instead). */

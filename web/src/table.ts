@@ -6,7 +6,7 @@
 
 import { create } from "@bufbuild/protobuf";
 import { ActionSchema, TablePhase, type Action, type Event, type TableView } from "./gen/mahjong/gateway/v1/gateway_pb";
-import { apiError, gateway, requestId, type ApiError } from "./api";
+import { apiError, gateway, hedged, requestId, watched, type ApiError } from "./api";
 import { app, banner, button, h, seatOf } from "./dom";
 import { center, POSITIONS, seatZone } from "./felt";
 import { meldName, PRESET_NAMES, WIN_KINDS, type Who } from "./labels";
@@ -144,7 +144,8 @@ export class TableScreen implements PromptHost, ResultHost {
       do {
         this.again = false;
         try {
-          const r = await gateway.getTableState({ tableId: this.seat.tableId, seatToken: this.seat.token });
+          const look = { tableId: this.seat.tableId, seatToken: this.seat.token };
+          const r = await hedged((o) => gateway.getTableState(look, o));
           this.show(r.table);
         } catch (e) {
           this.fail(apiError(e));
@@ -161,13 +162,15 @@ export class TableScreen implements PromptHost, ResultHost {
     let backoff = 250;
     while (!this.stopped) {
       try {
-        const stream = gateway.subscribe({
+        const request = {
           tableId: this.seat.tableId,
           seatToken: this.seat.token,
           afterSequence: this.lastSeq,
           batched: true, // a step's events (an action, the draw after it) in one message
           withView: true, // and the view after them, on the batch's last message
-        });
+          heartbeats: true, // a silent stream (a paused replica) is given up: watched()
+        };
+        const stream = watched((o) => gateway.subscribe(request, o));
         for await (const r of stream) {
           // an older gateway (during a rollout) sends one event per message, in event
           for (const ev of r.events.length ? r.events : r.event ? [r.event] : []) this.onEvent(ev);
@@ -275,13 +278,14 @@ export class TableScreen implements PromptHost, ResultHost {
     if (this.acting) return;
     this.acting = true;
     try {
-      await gateway.act({
+      const request = {
         tableId: this.seat.tableId,
         seatToken: this.seat.token,
-        requestId: requestId(),
+        requestId: requestId(), // every try of this act: the same id
         lastSequence: this.view?.lastSequence ?? this.lastSeq,
         action: create(ActionSchema, { kind }),
-      });
+      };
+      await hedged((o) => gateway.act(request, o));
       this.ready = false;
       this.swap.clear();
       this.hint = null;

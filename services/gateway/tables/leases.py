@@ -88,6 +88,11 @@ class LeaseWatch:
                     del self._seen[old]
         return lease
 
+    def forget(self, table_id: str) -> None:
+        """Read the table's lease afresh next time (it was just taken over here)."""
+        with self._lock:
+            self._seen.pop(table_id, None)
+
     def moved(self, table_id: str, epoch: int) -> bool:
         """Whether the table's lease is no longer the one of ``epoch`` (expired, released or
         taken over): the owner a stream was relayed from no longer runs it."""

@@ -13,6 +13,14 @@
 // after_sequence = the last number seen; at the end a fresh subscription from 0 must hold exactly
 // the events it received (resume_exact).
 //
+// A paused gateway replica (issue 32; README "Client API", "A paused replica"): the stream asks
+// for heartbeats (the first names the lease); a stream silent for the lease and a second (or two
+// heartbeats and a second, if sooner) is cancelled and resumed on the next gateway address from
+// the last number seen; each gateway call's try lasts at most the lease and a second and is
+// hedged, the same request (the same request id), on the next address after half the lease.
+// --fallbacks names the other replicas (comma-separated); --lease-ms the lease until a
+// heartbeat names it (default the gateway's, 30000).
+//
 // The gateway's public port serves TLS: the client trusts the CA file given by --ca, else
 // MAHJONG_TLS_CA, else the development CA (.data/tls/ca.crt of this repository, which `make
 // run` and the tests' stacks make), and presents no certificate (a player has none).
@@ -20,6 +28,7 @@
 //
 // usage: node play_hand.js --gateway 127.0.0.1:PORT [--protos ../../../protos] [--timeout 120]
 //                          [--seat 0] [--drop-after N] [--ca CA_FILE]
+//                          [--fallbacks HOST:PORT,...] [--lease-ms 30000]
 'use strict';
 
 const fs = require('fs');
@@ -37,6 +46,7 @@ function parseArgs(argv) {
     // Signing in: matchmaking's public port, and the issuer's ID token (given, or fetched from
     // the development issuer's /token for --name).
     matchmaking: '', issuer: '', id_token: '', name: 'Node.js',
+    fallbacks: '', lease_ms: 30000,
   };
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i].replace(/^--/, '').replace(/-/g, '_');
@@ -151,6 +161,64 @@ async function unary(client, method, request, deadlineSeconds = 10) {
   }
 }
 
+// The gateway replicas this client may call (--gateway first, then --fallbacks), one current,
+// and the lease as it knows it (--lease-ms, then each heartbeat's lease_ms).
+const gateways = { clients: [], current: 0, leaseMs: 30000, intervalMs: 10000, onAnswered: null, hedges: 0 };
+
+function rotate(from = gateways.current) {
+  gateways.current = (from + 1) % gateways.clients.length;
+  return gateways.current;
+}
+
+// How long a stream may stay silent: the lease and a second, or two heartbeats and a second.
+function silenceMs() {
+  return Math.min(gateways.leaseMs, 2 * gateways.intervalMs) + 1000;
+}
+
+// A gateway call: each try within the lease and a second (and deadlineSeconds); hedged, the
+// same request, on the next replica after half the lease; sent again on the next replica at
+// once after UNAVAILABLE / DEADLINE_EXCEEDED, after flood control's wait when refused with
+// RetryInfo; the first answer wins; all within deadlineSeconds + 15 s.
+function gatewayCall(method, request, deadlineSeconds = 10) {
+  const end = Date.now() + (deadlineSeconds + 15) * 1000;
+  return new Promise((resolve, reject) => {
+    let pending = 0;
+    let settled = false;
+    let timer = null;
+    let k = gateways.current;
+    const finish = (fn, value) => { settled = true; clearTimeout(timer); fn(value); };
+    const schedule = (ms) => {
+      clearTimeout(timer);
+      timer = setTimeout(() => { if (!settled && Date.now() < end) { k = rotate(k); launch(); } }, ms);
+    };
+    function launch() {
+      const idx = k;
+      const trySeconds = Math.max(0.05, Math.min(deadlineSeconds, gateways.leaseMs / 1000 + 1, (end - Date.now()) / 1000));
+      pending += 1;
+      const deadline = new Date(Date.now() + trySeconds * 1000);
+      gateways.clients[idx][method](request, { deadline }, (err, resp) => {
+        pending -= 1;
+        if (settled) return;
+        if (!err) {
+          gateways.current = idx;
+          finish(resolve, resp);
+          if (gateways.onAnswered) gateways.onAnswered(idx);
+          return;
+        }
+        const wait = retryDelayMs(err);
+        const transient = err.code === grpc.status.UNAVAILABLE || err.code === grpc.status.DEADLINE_EXCEEDED;
+        if (wait === null && !transient) return finish(reject, err);
+        if (Date.now() >= end) { if (pending === 0) finish(reject, err); return; }
+        if (wait !== null) flood.waits += 1;
+        schedule(wait !== null ? wait : 50);
+      });
+      if (pending > 1) gateways.hedges += 1;
+      schedule(gateways.leaseMs / 2); // unanswered by then: the same request elsewhere too
+    }
+    launch();
+  });
+}
+
 // The decision of a simple but legal player: win when offered, declare ready (敲) as soon as
 // it may, otherwise discard the drawn tile (or the last offered discard); pass every claim.
 function decide(prompt) {
@@ -176,6 +244,9 @@ async function main() {
     ? grpc.credentials.createInsecure()
     : grpc.credentials.createSsl(fs.readFileSync(args.ca));
   const client = new gw.GatewayService(args.gateway, credentials);
+  gateways.clients = [client, ...args.fallbacks.split(',').filter(Boolean).map((a) => new gw.GatewayService(a, credentials))];
+  gateways.leaseMs = Number(args.lease_ms);
+  gateways.intervalMs = gateways.leaseMs / 3;
   let tableId;
   let joined;
   let signedIn = null;
@@ -185,7 +256,7 @@ async function main() {
     const a = signedIn.assignment;
     tableId = a.table_id;
     // The seat is the signed-in player's: JoinSeat with the session proves it (no seat token).
-    joined = await unary(client, 'JoinSeat', {
+    joined = await gatewayCall('JoinSeat', {
       request_id: crypto.randomUUID(),
       table_id: tableId,
       session_token: signedIn.session,
@@ -200,6 +271,7 @@ async function main() {
     table_id: tableId, seat: joined.seat - 1, joined_at: joined.last_sequence, events: 0, actions: 0, refused: [], prompts: 0,
     kinds: {}, outcome: 0, payments: [], house: 0, winners: [], hand_id: '', commitment: '',
     seed: '', own_tiles_dealt: 0, leaks: [], sequence_ok: true, finished: false, subscribes_retried: 0, messages: 0,
+    heartbeats: 0, lease_ms: 0, silent_resumes: 0,
     player_id: signedIn ? signedIn.player.player_id : '', silver: signedIn ? signedIn.player.silver : 0,
   };
   args.seat = joined.seat - 1;
@@ -212,7 +284,7 @@ async function createAndJoin(client, args) {
   const seats = [0, 1, 2, 3].map((i) => (i === args.seat
     ? { player_id: '', display_name: '', bot: false } // open: the first JoinSeat takes it
     : { player_id: '', display_name: `bot ${i}`, bot: true }));
-  const created = await unary(client, 'CreateTable', {
+  const created = await gatewayCall('CreateTable', {
     request_id: crypto.randomUUID(),
     ruleset: { name: 'shanghai-qiaoma', options: {} },
     stake: 1,
@@ -222,7 +294,7 @@ async function createAndJoin(client, args) {
     first_dealer: args.seat + 1,
   });
   const tableId = created.table_id;
-  const joined = await unary(client, 'JoinSeat', {
+  const joined = await gatewayCall('JoinSeat', {
     request_id: crypto.randomUUID(),
     table_id: tableId,
     player_id: 'node-player',
@@ -243,7 +315,8 @@ async function playSeat(args, gw, client, tableId, token, report, lastSequence) 
     let call = null;
     let queue = Promise.resolve();
     let dropped = false;
-    const fail = (err) => { clearTimeout(timer); if (call) call.cancel(); reject(err); };
+    let silence = null; // the silence timer of the open stream
+    const fail = (err) => { clearTimeout(timer); clearTimeout(silence); if (call) call.cancel(); reject(err); };
 
     // Subscribe from the last number seen: at the start 0, after a dropped stream the resume
     // (a Subscribe sent again after flood control's wait is counted apart).
@@ -251,11 +324,43 @@ async function playSeat(args, gw, client, tableId, token, report, lastSequence) 
       if (again) report.subscribes_retried += 1;
       else subscribes.push(lastSequence);
       // Batched: the events of one step of the table come in one message (resp.events).
-      const c = client.Subscribe({
-        table_id: tableId, seat_token: token, after_sequence: lastSequence, batched: true,
+      const streamOn = gateways.current;
+      // A call answered by another replica than the stream's (its own left it unanswered for
+      // half the lease): the stream follows it there at once.
+      gateways.onAnswered = (idx) => {
+        if (c !== call || idx === streamOn || report.finished) return;
+        report.silent_resumes += 1;
+        call = null;
+        c.cancel();
+        subscribe();
+      };
+      const c = gateways.clients[streamOn].Subscribe({
+        table_id: tableId, seat_token: token, after_sequence: lastSequence, batched: true, heartbeats: true,
       });
       call = c;
+      // Silent too long (its replica paused or cut off): cancelled, resumed on the next replica
+      // from the last number seen.
+      const listen = () => {
+        clearTimeout(silence);
+        silence = setTimeout(() => {
+          if (c !== call || report.finished) return;
+          report.silent_resumes += 1;
+          call = null;
+          c.cancel();
+          rotate();
+          subscribe();
+        }, silenceMs());
+      };
+      listen();
       c.on('data', (resp) => {
+        if (c === call) listen();
+        if (resp.heartbeat) { // no events: the lease, for the timers above
+          report.heartbeats += 1;
+          report.lease_ms = Number(resp.heartbeat.lease_ms);
+          gateways.leaseMs = report.lease_ms;
+          gateways.intervalMs = Number(resp.heartbeat.interval_ms) || report.lease_ms / 3;
+          return;
+        }
         // (one event per message, in event, from a gateway that does not batch)
         const events = resp.events && resp.events.length ? resp.events : resp.event ? [resp.event] : [];
         if (events.length === 0) return fail(new Error('a stream message without events'));
@@ -301,6 +406,7 @@ async function playSeat(args, gw, client, tableId, token, report, lastSequence) 
       if (ev.kind === 'table_finished') {
         report.finished = true;
         clearTimeout(timer);
+        clearTimeout(silence);
         call.cancel();
         resolve();
         return;
@@ -321,7 +427,7 @@ async function playSeat(args, gw, client, tableId, token, report, lastSequence) 
   function replayOnce() {
     return new Promise((resolve, reject) => {
       const seen = [];
-      const c = client.Subscribe({ table_id: tableId, seat_token: token, after_sequence: 0 });
+      const c = gateways.clients[gateways.current].Subscribe({ table_id: tableId, seat_token: token, after_sequence: 0 });
       c.on('data', (resp) => {
         seen.push(resp.event.sequence);
         if (resp.event.kind === 'table_finished') { c.cancel(); resolve(seen); }
@@ -361,7 +467,7 @@ async function playSeat(args, gw, client, tableId, token, report, lastSequence) 
   }
 
   async function act(prompt) {
-    const state = await unary(client, 'GetTableState', { table_id: tableId, seat_token: token });
+    const state = await gatewayCall('GetTableState', { table_id: tableId, seat_token: token });
     const view = state.table;
     const own = view.seats[args.seat];
     for (const s of view.seats) {
@@ -370,7 +476,7 @@ async function playSeat(args, gw, client, tableId, token, report, lastSequence) 
     let action = decide(prompt);
     if (action === null) action = { tile_swap: { tiles: own.concealed.slice(0, prompt.options.swap_count) } };
     try {
-      await unary(client, 'Act', {
+      await gatewayCall('Act', {
         table_id: tableId, seat_token: token, request_id: crypto.randomUUID(),
         last_sequence: lastSequence, action,
       });
@@ -386,8 +492,11 @@ async function playSeat(args, gw, client, tableId, token, report, lastSequence) 
   report.subscribes = subscribes;
   report.resume_exact = JSON.stringify(replayed) === JSON.stringify(sequences);
   report.flood_waits = flood.waits;
-  client.close();
-  process.stdout.write(JSON.stringify(report) + '\n');
+  report.hedges = gateways.hedges;
+  for (const c of gateways.clients) c.close();
+  // exit at once: a connection to a frozen replica (its TLS handshake never answered) would
+  // keep the process alive
+  process.stdout.write(JSON.stringify(report) + '\n', () => process.exit(0));
 }
 
 main().catch((err) => {

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import socket
 import subprocess
 from pathlib import Path
 
@@ -120,6 +121,29 @@ def test_node_client_waits_as_flood_control_asks(node):
     assert report["flood_waits"] > 0  # the limit was met, and waited out
     assert report["refused"] == []
     assert report["actions"] > 0
+
+
+def test_node_client_goes_past_a_gateway_that_never_answers(node):
+    """A paused replica (issue 32): its first gateway address accepts connections and answers
+    nothing (a listening socket never read, as a SIGSTOPped process's is). Told the other
+    replica (--fallbacks) and a 3 s lease, each call's try is hedged on it after half the lease,
+    the stream opens where the calls were answered, and its heartbeats name the gateway's
+    lease: the hand is played through."""
+    with socket.socket() as frozen, local_stack() as stack:
+        frozen.bind(("127.0.0.1", 0))
+        frozen.listen(16)  # the kernel completes each handshake; nobody ever reads
+        paused = f"127.0.0.1:{frozen.getsockname()[1]}"
+        done = subprocess.run(
+            [node, "play_hand.js", "--gateway", paused, "--fallbacks", stack.gateway,
+             "--lease-ms", "3000", "--protos", str(PROTOS)],
+            cwd=HERE, capture_output=True, text=True, timeout=180,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["finished"] is True and report["resume_exact"] is True
+    assert report["hedges"] >= 1  # CreateTable: sent to the frozen address, then elsewhere
+    assert report["heartbeats"] >= 1 and report["lease_ms"] == 30_000  # the gateway's default
+    assert report["actions"] > 0 and report["refused"] == []
 
 
 def test_node_client_refuses_a_gateway_whose_certificate_its_ca_did_not_sign(node, tmp_path):

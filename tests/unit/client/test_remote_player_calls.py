@@ -22,25 +22,62 @@ class Refusal(grpc.RpcError):
         return f"{self._code.name} for a test"
 
 
+class Done:
+    """A try's future, already answered (``answer``) or failed (``error``)."""
+
+    def __init__(self, answer=None, error=None) -> None:
+        self.answer, self.error = answer, error
+
+    def add_done_callback(self, cb) -> None:
+        cb(self)
+
+    def done(self) -> bool:
+        return True
+
+    def exception(self):
+        return self.error
+
+    def result(self):
+        return self.answer
+
+    def cancel(self) -> None:
+        pass
+
+
 class Stub:
-    """GetTableState answering ``failures`` first (raised in turn), then the view."""
+    """GetTableState answering ``failures`` first (in turn), then the view; the player's every
+    connection (``stub(k)``) is this one."""
 
     def __init__(self, *failures: grpc.StatusCode) -> None:
         self.failures = list(failures)
         self.calls = 0
+        self.current = 0
+        self.targets = ["one"]
+        self.GetTableState = self  # GetTableState.future(request, timeout)
 
-    def GetTableState(self, req, timeout):
+    def future(self, req, timeout):
         self.calls += 1
         if self.failures:
-            raise Refusal(self.failures.pop(0))
-        return gateway_pb2.GetTableStateResponse(
-            table=gateway_pb2.TableView(table_id=req.table_id, last_sequence=7)
+            return Done(error=Refusal(self.failures.pop(0)))
+        return Done(
+            gateway_pb2.GetTableStateResponse(
+                table=gateway_pb2.TableView(table_id=req.table_id, last_sequence=7)
+            )
         )
+
+    def stub(self, k: int | None = None):
+        return self
+
+    def rotate(self, away_from: int | None = None) -> int:
+        return 0
+
+    def close(self) -> None:
+        pass
 
 
 def player(stub: Stub) -> RemotePlayer:
     p = RemotePlayer(grpc.insecure_channel("127.0.0.1:9"), "t_1", "token", seat=0)
-    p.stub = stub
+    p.connections = stub  # type: ignore[assignment]
     return p
 
 
