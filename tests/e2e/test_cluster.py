@@ -185,16 +185,21 @@ def check_client(played: Played, log: list[LoggedEvent]) -> None:
     seen = [e.seq for e in log if project(e.event, played.seat) is not None]
     where = f"{played.table_id} seat {played.seat} ({p.name}, resumed {len(p.log.subscribes)}x)"
     assert p.log.sequences == seen, where
-    decisions = [
-        e.seq
+    decisions = {
+        e.event.request_id: e.seq
         for e in log
         if isinstance(e.event, K.ActionTaken) and e.event.seat == played.seat and not e.event.auto
-    ]
-    unused = list(decisions)
+    }
+    unused = set(decisions)
     for ack in p.acks:
-        match = next((q for q in unused if ack.last_sequence < q <= ack.sequence), None)
-        assert match is not None, (where, ack, decisions)
-        unused.remove(match)
+        # the answer names the last event the seat sees once its action was applied (never a
+        # number it does not see: a claim window's other prompts), so a decision of the log
+        # made after what the seat had seen, and at or after the number it was answered
+        q = decisions.get(ack.request_id)
+        assert q is not None and ack.request_id in unused, (where, ack, decisions)
+        assert ack.last_sequence < q and ack.sequence in seen, (where, ack, q)
+        assert max(s for s in seen if s <= q) <= ack.sequence, (where, ack, q)
+        unused.remove(ack.request_id)
     # A decision applied with no acknowledgement: only an answer lost with its connection.
     lost = [r for r in p.log.rejections if r.code in TRANSIENT]
     assert len(unused) <= len(lost), (where, unused, p.log.rejections)

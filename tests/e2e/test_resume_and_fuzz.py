@@ -155,8 +155,9 @@ def test_fuzzed_misbehaving_client_never_changes_state_or_breaks_the_hand(stack)
         pending = [(s, v.prompt) for s, v in enumerate(states) if v.HasField("prompt")]
         # The four views are read one by one: a step still running after the last accepted
         # action (claim options, the next draw) may land between two reads. Read again until
-        # they show one moment, or ``before`` below is no snapshot of the table.
-        if not pending or len({v.last_sequence for v in states}) > 1:
+        # two readings agree, or ``before`` below is no snapshot of the table. (Each view's
+        # last_sequence is the last event that seat sees, so they differ in a claim window.)
+        if not pending or [state(stub, t, s) for s in range(4)] != states:
             time.sleep(0.01)
             continue
         if rng.random() < 0.35:  # a legal move keeps the hand going

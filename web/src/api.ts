@@ -138,6 +138,7 @@ export function hedged<T>(call: (options: CallOptions) => Promise<T>, overallMs 
     let settled = false;
     let pending = 0;
     let timer = 0;
+    let lastError: unknown = new Error("no answer in time");
     const finish = (f: () => void) => {
       settled = true;
       clearTimeout(timer);
@@ -146,7 +147,12 @@ export function hedged<T>(call: (options: CallOptions) => Promise<T>, overallMs 
     };
     const again = (ms: number) => {
       clearTimeout(timer);
-      timer = window.setTimeout(() => !settled && Date.now() < end && launch(), ms);
+      timer = window.setTimeout(() => {
+        if (settled) return;
+        if (Date.now() < end) return launch();
+        // out of time: refused once no try is under way, never left waiting for ever
+        if (pending === 0) finish(() => reject(lastError));
+      }, ms);
     };
     function launch(): void {
       const abort = new AbortController();
@@ -161,6 +167,7 @@ export function hedged<T>(call: (options: CallOptions) => Promise<T>, overallMs 
         (e: unknown) => {
           pending -= 1;
           if (settled) return;
+          lastError = e;
           if (!TRANSIENT.includes(ConnectError.from(e).code)) return finish(() => reject(e));
           if (Date.now() >= end) {
             if (pending === 0) finish(() => reject(e));

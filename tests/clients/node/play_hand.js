@@ -186,10 +186,17 @@ function gatewayCall(method, request, deadlineSeconds = 10) {
     let settled = false;
     let timer = null;
     let k = gateways.current;
+    let lastErr = null;
     const finish = (fn, value) => { settled = true; clearTimeout(timer); fn(value); };
     const schedule = (ms) => {
       clearTimeout(timer);
-      timer = setTimeout(() => { if (!settled && Date.now() < end) { k = rotate(k); launch(); } }, ms);
+      timer = setTimeout(() => {
+        if (settled) return;
+        if (Date.now() < end) { k = rotate(k); launch(); return; }
+        // out of time: refused with the last error once no try is under way (a promise left
+        // pending with no timer would let the process end as if it had succeeded)
+        if (pending === 0) finish(reject, lastErr || new Error(`${method}: no answer in time`));
+      }, ms);
     };
     function launch() {
       const idx = k;
@@ -205,6 +212,7 @@ function gatewayCall(method, request, deadlineSeconds = 10) {
           if (gateways.onAnswered) gateways.onAnswered(idx);
           return;
         }
+        lastErr = err;
         const wait = retryDelayMs(err);
         const transient = err.code === grpc.status.UNAVAILABLE || err.code === grpc.status.DEADLINE_EXCEEDED;
         if (wait === null && !transient) return finish(reject, err);
@@ -372,6 +380,7 @@ async function playSeat(args, gw, client, tableId, token, report, lastSequence) 
       });
       c.on('error', (err) => {
         if (c !== call || report.finished) return; // our own cancel
+        lastErr = err;
         const wait = retryDelayMs(err);
         if (wait === null) return fail(err);
         call = null; // flood control: subscribe again from the last number after the wait
@@ -441,6 +450,7 @@ async function playSeat(args, gw, client, tableId, token, report, lastSequence) 
       try {
         return await replayOnce();
       } catch (err) {
+        lastErr = err;
         const wait = retryDelayMs(err);
         if (wait === null || attempt >= 50) throw err;
         await new Promise((ok) => setTimeout(ok, wait));

@@ -101,18 +101,20 @@ def test_a_refused_view_read_is_raised_at_once():
         p.close()
 
 
-class ReadyStub:
-    """ReadyForNextHand answering ``refusal`` (None: accepted)."""
+class ReadyStub(Stub):
+    """ReadyForNextHand answering ``refusal`` (None: accepted), on every connection."""
 
     def __init__(self, refusal: grpc.StatusCode | None) -> None:
+        super().__init__()
         self.refusal = refusal
         self.requests: list = []
+        self.ReadyForNextHand = self
 
-    def ReadyForNextHand(self, req, timeout):
+    def future(self, req, timeout):
         self.requests.append(req)
         if self.refusal is not None:
-            raise Refusal(self.refusal)
-        return gateway_pb2.ReadyForNextHandResponse()
+            return Done(error=Refusal(self.refusal))
+        return Done(gateway_pb2.ReadyForNextHandResponse())
 
 
 @pytest.mark.parametrize("refusal", [None, grpc.StatusCode.FAILED_PRECONDITION])
