@@ -111,7 +111,7 @@ def session_to_proto(issued) -> pb.Session:
     )
 
 
-def entry_to_proto(entry: ledger.Entry) -> pb.LedgerEntry:
+def entry_to_proto(entry: ledger.Entry, table_id: str = "") -> pb.LedgerEntry:
     return pb.LedgerEntry(
         ref=entry.ref,
         kind=_ENTRY_KINDS.get(entry.kind, pb.LEDGER_ENTRY_KIND_UNSPECIFIED),
@@ -120,6 +120,7 @@ def entry_to_proto(entry: ledger.Entry) -> pb.LedgerEntry:
         recorded_at_unix_ms=_ms(entry.at),
         asset=_ASSETS.get(entry.asset, pb.ASSET_UNSPECIFIED),
         note=entry.note,
+        table_id=table_id,
     )
 
 

@@ -129,12 +129,12 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
         asset = (
             conv.asset_from_proto(request.asset) if request.asset != pb.ASSET_UNSPECIFIED else None
         )
-        held, entries, next_token = self.mm.ledger_page(
+        held, entries, next_token, tables = self.mm.ledger_page(
             request.session_token, asset, request.page_token, request.page_size
         )
         return pb.ListLedgerEntriesResponse(
             balance=held.get(ledger.SILVER, 0),
-            entries=[conv.entry_to_proto(e) for e in entries],
+            entries=[conv.entry_to_proto(e, tables.get(e.ref, "")) for e in entries],
             next_page_token=next_token,
             balances=conv.assets_to_proto(sorted(held.items())),
         )
