@@ -358,6 +358,14 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
         assignment = conv.assignment_to_proto(seat) if seat else None
         return t, self._tournament(t), assignment
 
+    def ListTournaments(self, request, context):
+        return pb.ListTournamentsResponse(
+            tournaments=[
+                conv.tournament_summary_to_proto(s)
+                for s in self.mm.open_tournaments(request.session_token)
+            ]
+        )
+
     def GetTournament(self, request, context):
         _, t, a = self._tournament_view(request.tournament_id, request.session_token)
         return pb.GetTournamentResponse(tournament=t, assignment=a)
