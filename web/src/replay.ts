@@ -185,7 +185,7 @@ export function replayPage(me: SignedIn, tableId: string, handId: string, back: 
           tile.setAttribute("data-testid", "replay-tile");
           return tile;
         }));
-        board.replaceChildren(...[0, 1, 2, 3].map((s) => seatBox(b, s, mine, name(s))), hand);
+        board.replaceChildren(hand, ...[0, 1, 2, 3].map((s) => seatBox(b, s, mine, name(s)))); // the hand first: on screen on a phone
         prev.disabled = at === 0;
         next.disabled = at === all.length - 1;
       };
@@ -193,10 +193,10 @@ export function replayPage(me: SignedIn, tableId: string, handId: string, back: 
         at = Math.max(0, Math.min(all.length - 1, to));
         show();
       };
-      const first = button("⏮", "replay-first", () => go(0)(), "ghost");
+      const first = button("«", "replay-first", () => go(0)(), "ghost");
       const prev = button("◀ Back", "replay-prev", () => go(at - 1)());
       const next = button("Next ▶", "replay-next", () => go(at + 1)(), "primary");
-      const last = button("⏭", "replay-last", () => go(all.length - 1)(), "ghost");
+      const last = button("»", "replay-last", () => go(all.length - 1)(), "ghost");
       controls.replaceChildren(first, prev, next, last);
       show();
     } catch (e) {
