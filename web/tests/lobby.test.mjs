@@ -62,13 +62,18 @@ async function signIn(page, name, q = "") {
  * (some ten seconds) while the other tests run; the replay test opens it from the history. */
 const replayer = (async () => {
   const b = await browser();
-  await signIn(b.page, `Replay${run}`);
-  await b.page.locator("#hands").selectOption("1");
-  await press(b.page, "create");
-  await b.page.getByTestId("my-tiles").waitFor({ timeout: 30_000 });
-  await press(b.page, "leave");
-  await b.page.getByTestId("quick-match").waitFor();
-  return b;
+  try {
+    await signIn(b.page, `Replay${run}`);
+    await b.page.locator("#hands").selectOption("1");
+    await press(b.page, "create");
+    await b.page.getByTestId("my-tiles").waitFor({ timeout: 30_000 });
+    await press(b.page, "leave");
+    await b.page.getByTestId("quick-match").waitFor();
+    return b;
+  } catch (e) {
+    await b.ctx.close(); // an open browser would keep the run from ending
+    throw e;
+  }
 })();
 replayer.catch(() => {}); // its failure is the replay test's, when it awaits it
 
