@@ -114,6 +114,10 @@ class AsyncGatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
             "ReadyForNextHand", self.calls.ready_for_next_hand, request, context
         )
 
+    async def GetReplay(self, request, context):
+        self.calls.admit("GetReplay", request, context)  # any replica: it reads the store
+        return await run_blocking(self.calls.get_replay, request, context)
+
     async def Subscribe(self, request, context):
         self.calls.admit("Subscribe", request, context)
         writer = _Writer(

@@ -19,9 +19,11 @@ from infra.rate_limit import RateLimiter
 from infra.tls import OPERATOR, TLSFiles
 from services.gateway import console
 from services.gateway.convert.actions import action_from_proto, action_to_proto
+from services.gateway.convert.events import event_to_proto
 from services.gateway.convert.stream import last_sequence, responses
 from services.gateway.convert.views import view_to_proto
 from services.gateway.domain.ports import ActAnswer
+from services.gateway.domain.seat_replay import seat_replay
 from services.gateway.domain.session import Seat
 from services.gateway.domain.tokens import SeatToken
 from services.gateway.flood import Admission, FloodControl
@@ -38,10 +40,12 @@ from services.gateway.signed_in import SessionCheck, joining_player
 from services.gateway.tables import TableManager, TableSpec, check_id
 from services.gateway.tables.leases import LeaseWatch
 from services.gateway.tables.live import LiveTable
+from services.gateway.tables.log import read_table_log
 from services.gateway.tables.streams import Seen
 from shared.errors import (
     DomainError,
     InvalidArgument,
+    NotFound,
     PermissionDenied,
     ResourceExhausted,
     Unavailable,
@@ -250,6 +254,10 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
     def ReadyForNextHand(self, request, context):
         return self._here_or_owner("ReadyForNextHand", self.ready_for_next_hand, request, context)
 
+    def GetReplay(self, request, context):
+        self.admit("GetReplay", request, context)
+        return self.get_replay(request, context)
+
     def _here_or_owner(self, method: str, call, request, context):
         """Admit, then answer here or at the table's owner (:func:`forwarding.route`)."""
         admission = self.admit(method, request, context)
@@ -374,6 +382,24 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
             request.table_id, request.seat_token, request.request_id
         )
         return pb.ReadyForNextHandResponse(waiting_for=[seat_to_proto(s) for s in waiting])
+
+    def get_replay(self, request, context):
+        """A finished hand as the session's player's seat saw it (any replica: the log is in
+        the store; :mod:`services.gateway.domain.seat_replay`)."""
+        check_id(request.table_id, "table_id")
+        check_id(request.hand_id, "hand_id")
+        if not request.session_token:
+            raise InvalidArgument("session_token is empty", field="session_token")
+        player_id = joining_player(self.sessions, request.session_token, "")
+        log = read_table_log(self.manager.store, request.table_id)
+        if not log:
+            raise NotFound(f"no table {request.table_id}", field="table_id")
+        got = seat_replay(log, player_id, request.hand_id)
+        return pb.GetReplayResponse(
+            seat=seat_to_proto(got.seat),
+            display_names=got.names,
+            events=[event_to_proto(logged, seen) for logged, seen in got.events],
+        )
 
     def get_hint(self, request, context):
         seat = seat_from_proto_optional(request.seat, "seat")

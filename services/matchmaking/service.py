@@ -45,6 +45,7 @@ from services.matchmaking.domain.tables import allocated as allocated_tables
 from services.matchmaking.domain.tables import live_seats
 from services.matchmaking.domain.tables.allocator import TableAllocator
 from services.matchmaking.domain.tables.reports import ReportDesk
+from services.matchmaking.domain.tournaments import listing
 from services.matchmaking.domain.tournaments import tournament as tournaments
 from services.matchmaking.domain.tournaments.desk import TournamentDesk
 from services.matchmaking.domain.tournaments.records import running_ids
@@ -335,6 +336,12 @@ class Matchmaking:
         """The session's player's live seats (ListLiveSeats): their own only."""
         player = self.authenticate(token)
         return live_seats.seats_of(self.table_records, player.player_id)
+
+    def open_tournaments(self, token: str) -> list[listing.TournamentSummary]:
+        """The tournaments open to join or being played (ListTournaments): any signed-in
+        player."""
+        self.authenticate(token)
+        return listing.open_tournaments(self.tournament_records)
 
     def entries(self, token: str) -> tuple[Account, list[ledger.Entry]]:
         player = self.authenticate(token)

@@ -3,7 +3,8 @@ phone's viewport with touch, against one real local stack shared by the lobby's 
 (web/tests/lobby.test.mjs: each signs in players of its own): the phone layout, a purchase
 confirmed with its price and its lines in the history, back to a seat from the lobby and from a
 second browser of the same player, a room by code between two players with bots, a quick match,
-a tournament created with bots, joined and its first round seated.
+a tournament created with bots, listed, joined and its first round seated, a past hand's
+replay stepped through from the history.
 Screenshots land in web/test-artifacts/lobby-*.png."""
 
 from __future__ import annotations
@@ -20,7 +21,16 @@ from tests.web.test_browser import WEB, _check_prerequisites, _logs
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 LOBBY_TEST = "tests/lobby.test.mjs"
-SHOTS = ("phone", "ask-price", "history", "your-tables", "seat-taken-back", "room", "tournament")
+SHOTS = (
+    "phone",
+    "ask-price",
+    "history",
+    "your-tables",
+    "seat-taken-back",
+    "room",
+    "tournament",
+    "replay",
+)
 
 
 def test_the_lobby_on_a_phone():

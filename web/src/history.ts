@@ -1,11 +1,12 @@
 // The player's history (账单): every change of any balance — silver, 房卡, 加倍卡, 比赛卡 —
 // one line each, newest first, from matchmaking's ListLedgerEntries (the session's own entries
-// only), a page at a time.
+// only), a page at a time. A hand's line opens its replay (牌谱, replay.ts).
 
 import { LedgerEntryKind, type LedgerEntry } from "./gen/mahjong/matchmaking/v1/matchmaking_pb";
 import { apiError, matchmaking } from "./api";
 import { app, banner, button, h } from "./dom";
 import { itemName } from "./items";
+import { handOfRef, replayPage } from "./replay";
 import type { SignedIn } from "./session";
 
 const PAGE = 50;
@@ -33,7 +34,7 @@ function where(tag: string): string {
   return tag;
 }
 
-function line(e: LedgerEntry): HTMLElement {
+function line(e: LedgerEntry, replay: (tableId: string, handId: string) => void): HTMLElement {
   const when = new Date(Number(e.recordedAtUnixMs));
   const amount = `${e.amount > 0n ? "+" : ""}${e.amount} ${itemName(e.asset)}`;
   return h(
@@ -42,6 +43,7 @@ function line(e: LedgerEntry): HTMLElement {
     h("span", { class: "amount" }, amount),
     h("span", { class: "why" }, [KINDS[e.kind] ?? "", e.note, e.tag ? where(e.tag) : ""].filter(Boolean).join(" · ")),
     h("time", { datetime: when.toISOString() }, when.toLocaleString()),
+    e.tableId ? button("Replay", "replay", () => replay(e.tableId, handOfRef(e.ref)), "ghost") : null,
   );
 }
 
@@ -60,7 +62,8 @@ export function historyPage(me: SignedIn, back: () => void): void {
     try {
       const r = await matchmaking.listLedgerEntries({ sessionToken: me.sessionToken, pageSize: PAGE, pageToken: token });
       facts.textContent = r.balances.map((b) => `${b.amount} ${itemName(b.asset)}`).join(" · ");
-      list.append(...r.entries.map(line));
+      const replay = (tableId: string, handId: string) => replayPage(me, tableId, handId, () => historyPage(me, back));
+      list.append(...r.entries.map((e) => line(e, replay)));
       token = r.nextPageToken;
       more.hidden = !token;
     } catch (e) {

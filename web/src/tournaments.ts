@@ -1,10 +1,10 @@
 // Tournaments (比赛): create one (its rounds, hands a round, entry, bots), share its id and a
 // link that opens it (?tournament=ID), join or leave it, watch its standings live
-// (WatchTournament), and sit down when a round seats the player (its Assignment). Matchmaking
-// has no public list of tournaments: the lobby lists the ones this browser created, joined or
-// opened by link.
+// (WatchTournament), and sit down when a round seats the player (its Assignment). The list is
+// matchmaking's ListTournaments (every open or running tournament, newest first), beside the
+// ones this browser created, joined or opened by link.
 
-import { TournamentState, type Tournament, type WatchTournamentResponse } from "./gen/mahjong/matchmaking/v1/matchmaking_pb";
+import { TournamentState, type Tournament, type TournamentSummary, type WatchTournamentResponse } from "./gen/mahjong/matchmaking/v1/matchmaking_pb";
 import { apiError, matchmaking, requestId } from "./api";
 import { banner, button, h, seatOf } from "./dom";
 import type { Seat } from "./saved";
@@ -45,7 +45,32 @@ export function tournamentLink(id: string): string {
   return `${location.origin}${location.pathname}?tournament=${encodeURIComponent(id)}`;
 }
 
-/** The lobby's card: create or open one, and the kept ones to open. */
+/** One line of the public list: name, state, entrants, when it started (or was created). */
+function summaryLine(t: TournamentSummary, show: (id: string) => void): HTMLElement {
+  const started = Number(t.startedAtUnixMs);
+  const when = started ? `started ${new Date(started).toLocaleTimeString()}` : `created ${new Date(Number(t.createdAtUnixMs)).toLocaleTimeString()}`;
+  const round = t.currentRound ? ` · round ${t.currentRound}/${t.rounds}` : ` · ${t.rounds} round${t.rounds === 1 ? "" : "s"}`;
+  return h(
+    "div",
+    { class: "seat-line", "data-testid": "listed-tournament", "data-id": t.tournamentId },
+    h("span", {}, `${t.name} · ${STATES[t.state] ?? ""} · ${t.entrantCount} entered${round} · ${when}`),
+    button("Open", "open-listed", () => show(t.tournamentId), "ghost"),
+  );
+}
+
+/** The open and running tournaments (ListTournaments), refreshed on demand. */
+function listed(me: SignedIn, show: (id: string) => void, fail: (e: unknown) => void): HTMLElement {
+  const list = h("div", { class: "seat-list", "data-testid": "tournament-list" });
+  const load = () =>
+    void matchmaking.listTournaments({ sessionToken: me.sessionToken }).then((r) => {
+      list.replaceChildren(...r.tournaments.map((t) => summaryLine(t, show)));
+      if (!r.tournaments.length) list.append(h("p", { class: "facts" }, "No tournament is open now."));
+    }, fail);
+  load();
+  return h("div", {}, h("div", { class: "row between" }, h("h3", {}, "Open and running"), button("Refresh", "refresh-tournaments", load, "ghost")), list);
+}
+
+/** The lobby's card: create or open one, the public list and the kept ones to open. */
 export function tournamentsCard(me: SignedIn, open: (s: Seat) => void): HTMLElement {
   const card = h("section", { class: "card wide tournaments", "data-testid": "tournaments" }, h("h2", {}, "比赛 Tournaments"));
   const fail = (e: unknown) => banner(apiError(e), card);
@@ -76,6 +101,7 @@ export function tournamentsCard(me: SignedIn, open: (s: Seat) => void): HTMLElem
   card.append(
     h("div", { class: "row" }, rounds, hands, bots, create),
     h("div", { class: "row" }, id, button("Open", "open-tournament", () => id.value.trim() && show(id.value.trim()))),
+    listed(me, show, fail),
     h("div", { class: "row" }, ...kept().map((t) => button(t.slice(0, 12), "kept-tournament", () => show(t), "ghost"))),
     view,
   );

@@ -6,7 +6,8 @@
 // mid-hand and goes back (a 加倍卡 played from there is refused while the hand runs), and a
 // second browser signed in as the same player that takes the
 // seat; a room by code between two signed-in players with bots filling the rest; a quick match;
-// a tournament created with bots, joined, started, and its first round seated.
+// a tournament created with bots, listed, joined, started, and its first round seated; a past
+// hand's replay from the history, stepped forward and back.
 // Each test signs in players of its own, so the tests stay independent on the shared stack.
 // Screenshots go to ARTIFACTS (lobby-*.png).
 
@@ -55,6 +56,26 @@ async function signIn(page, name, q = "") {
   await press(page, "sign-in");
   await page.getByTestId("account").filter({ hasText: "房卡" }).waitFor();
 }
+
+/** The replay test's player: signed in, seated at a one-hand table of bots and gone (a bot
+ * plays the hand on for the seat). Started when the file loads, so the bots play that hand
+ * (some ten seconds) while the other tests run; the replay test opens it from the history. */
+const replayer = (async () => {
+  const b = await browser();
+  try {
+    await signIn(b.page, `Replay${run}`);
+    await b.page.locator("#hands").selectOption("1");
+    await press(b.page, "create");
+    await b.page.getByTestId("my-tiles").waitFor({ timeout: 30_000 });
+    await press(b.page, "leave");
+    await b.page.getByTestId("quick-match").waitFor();
+    return b;
+  } catch (e) {
+    await b.ctx.close(); // an open browser would keep the run from ending
+    throw e;
+  }
+})();
+replayer.catch(() => {}); // its failure is the replay test's, when it awaits it
 
 async function facts(page) {
   return page.getByTestId("account").innerText();
@@ -228,13 +249,55 @@ test("a tournament: created with bots, joined, started, and its first round seat
     await page.locator("#t-bots").selectOption("3");
     await press(page, "create-tournament");
     await page.getByTestId("tournament-state").filter({ hasText: "registering" }).waitFor();
-    assert.match(await page.getByTestId("tournament-link").inputValue(), /\?tournament=/);
+    const link = await page.getByTestId("tournament-link").inputValue();
+    const tid = decodeURIComponent(link.match(/\?tournament=([^&]+)/)[1]);
+    await press(page, "refresh-tournaments"); // matchmaking's public list names it
+    const listed = page.locator(`[data-testid="listed-tournament"][data-id="${tid}"]`);
+    await listed.waitFor();
+    assert.match(await listed.innerText(), /registering · \d+ entered/);
     await press(page, "join-tournament");
     await page.getByTestId("entrants").filter({ hasText: `Cup${run}` }).waitFor();
     await shot(page, "tournament");
     await press(page, "start-tournament");
     await page.getByTestId("my-tiles").waitFor({ timeout: 30_000 }); // round 1 seats the player
     assert.match(await page.locator(".seat.mine .who").innerText(), new RegExp(`^Cup${run}`));
+    assert.deepEqual(problems, []);
+  } finally {
+    await ctx.close();
+  }
+});
+
+test("a replay stepped through: a past hand, one step forward and back, as the seat saw it", async () => {
+  const { ctx, page, problems } = await replayer;
+  try {
+    await press(page, "history");
+    // the hand's line opens its replay, once the hand is over (until then: HAND_NOT_FINISHED)
+    const step = page.locator('[data-testid="replay-step"][data-step]');
+    for (let tries = 0; ; tries++) {
+      await press(page, "replay");
+      await step.or(page.getByTestId("error")).first().waitFor();
+      if (await step.count()) break;
+      assert.match(await page.getByTestId("error").innerText(), /HAND_NOT_FINISHED/);
+      assert.ok(tries < 60, "the hand never finished");
+      await page.waitForTimeout(500);
+      await press(page, "replay-back-to-history");
+    }
+    const tiles = () => page.getByTestId("replay-tile").evaluateAll((ts) => ts.map((t) => t.dataset.tile));
+    assert.match(await step.innerText(), /^Step 1 \/ \d+ · hand 1 begins/);
+    assert.deepEqual(await tiles(), []);
+    await press(page, "replay-next");
+    assert.match(await step.innerText(), /^Step 2 \/ \d+ · the deal/);
+    const deal = await tiles();
+    assert.ok(deal.length === 13 || deal.length === 14, `the seat's own deal: ${deal}`);
+    assert.equal(await page.getByTestId("replay-seat").count(), 4);
+    await press(page, "replay-next");
+    assert.match(await step.innerText(), /^Step 3 /);
+    await press(page, "replay-prev");
+    assert.match(await step.innerText(), /^Step 2 \/ \d+ · the deal/);
+    assert.deepEqual(await tiles(), deal);
+    await press(page, "replay-last");
+    assert.ok(await page.getByTestId("replay-next").isDisabled());
+    await shot(page, "replay");
     assert.deepEqual(problems, []);
   } finally {
     await ctx.close();

@@ -18,6 +18,7 @@ from services.matchmaking.domain.players.accounts import Player
 from services.matchmaking.domain.queues import levels
 from services.matchmaking.domain.queues import quick_match as queues
 from services.matchmaking.domain.rooms import private as rooms
+from services.matchmaking.domain.tournaments import listing
 from services.matchmaking.domain.tournaments import purse as tournament_purse
 from services.matchmaking.domain.tournaments import rounds as tournament_rounds
 from services.matchmaking.domain.tournaments import standings as tournament_standings
@@ -111,7 +112,7 @@ def session_to_proto(issued) -> pb.Session:
     )
 
 
-def entry_to_proto(entry: ledger.Entry) -> pb.LedgerEntry:
+def entry_to_proto(entry: ledger.Entry, table_id: str = "") -> pb.LedgerEntry:
     return pb.LedgerEntry(
         ref=entry.ref,
         kind=_ENTRY_KINDS.get(entry.kind, pb.LEDGER_ENTRY_KIND_UNSPECIFIED),
@@ -120,6 +121,7 @@ def entry_to_proto(entry: ledger.Entry) -> pb.LedgerEntry:
         recorded_at_unix_ms=_ms(entry.at),
         asset=_ASSETS.get(entry.asset, pb.ASSET_UNSPECIFIED),
         note=entry.note,
+        table_id=table_id,
     )
 
 
@@ -212,6 +214,23 @@ def round_to_proto(r: RoundSummary, progress: RoundProgress | None) -> pb.Tourna
         deadline_unix_ms=r.deadline_ms,
         finished_at_unix_ms=r.finished_ms,
         advanced_at_unix_ms=r.advanced_ms,
+    )
+
+
+def tournament_summary_to_proto(s: listing.TournamentSummary) -> pb.TournamentSummary:
+    return pb.TournamentSummary(
+        tournament_id=s.tournament_id,
+        name=s.name,
+        state=_TOURNAMENT_STATES[s.state],
+        entrant_count=s.entrant_count,
+        created_at_unix_ms=s.created_ms,
+        started_at_unix_ms=s.started_ms,
+        rounds=s.rounds,
+        current_round=s.current_round,
+        ruleset=s.ruleset,
+        stake=s.stake,
+        entry_silver=s.entry_silver,
+        entry_match_cards=s.entry_match_cards,
     )
 
 

@@ -130,12 +130,12 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
         asset = (
             conv.asset_from_proto(request.asset) if request.asset != pb.ASSET_UNSPECIFIED else None
         )
-        held, entries, next_token = self.mm.ledger_page(
+        held, entries, next_token, tables = self.mm.ledger_page(
             request.session_token, asset, request.page_token, request.page_size
         )
         return pb.ListLedgerEntriesResponse(
             balance=held.get(ledger.SILVER, 0),
-            entries=[conv.entry_to_proto(e) for e in entries],
+            entries=[conv.entry_to_proto(e, tables.get(e.ref, "")) for e in entries],
             next_page_token=next_token,
             balances=conv.assets_to_proto(sorted(held.items())),
         )
@@ -382,6 +382,14 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
         seat = self.mm.tournament_seat(t, player.player_id)
         assignment = conv.assignment_to_proto(seat) if seat else None
         return t, self._tournament(t), assignment
+
+    def ListTournaments(self, request, context):
+        return pb.ListTournamentsResponse(
+            tournaments=[
+                conv.tournament_summary_to_proto(s)
+                for s in self.mm.open_tournaments(request.session_token)
+            ]
+        )
 
     def GetTournament(self, request, context):
         _, t, a = self._tournament_view(request.tournament_id, request.session_token)

@@ -4,7 +4,7 @@ dictionaries under one lock."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from services.matchmaking.domain.economy.books import (
     Cursor,
@@ -102,6 +102,10 @@ class MemoryLedger(LedgerStore):
     def hands_of_table(self, table_id: str) -> int:
         with self._lock:
             return sum(1 for h in self._hands.values() if h.table_id == table_id)
+
+    def tables_of_hands(self, hand_ids: Collection[str]) -> dict[str, str]:
+        with self._lock:
+            return {h: self._hands[h].table_id for h in hand_ids if h in self._hands}
 
     def hand_rows(self, tag_group: str, tag_prefix: str = "") -> list[HandRow]:
         with self._lock:

@@ -6,7 +6,7 @@ snapshot) and the column types of its dialect."""
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from services.matchmaking.domain.economy.books import Cursor, HandRow, LedgerStore, discrepancies
 from services.matchmaking.domain.economy.ledger import Entry
@@ -127,6 +127,14 @@ class SqlLedger(LedgerStore):
 
     def hands_of_table(self, table_id: str) -> int:
         return self._rows("SELECT COUNT(*) FROM ledger_hands WHERE table_id = %s", table_id)[0][0]
+
+    def tables_of_hands(self, hand_ids: Collection[str]) -> dict[str, str]:
+        ids = sorted(set(hand_ids))
+        if not ids:
+            return {}
+        marks = ", ".join(["%s"] * len(ids))
+        sql = f"SELECT hand_id, table_id FROM ledger_hands WHERE hand_id IN ({marks})"
+        return {str(h): str(t) for h, t in self._rows(sql, *ids)}
 
     def _hands(self, where: str, order: str, *args: object) -> list[HandRow]:
         rows = self._rows(

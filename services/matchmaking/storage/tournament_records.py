@@ -144,3 +144,6 @@ class TournamentRecords:
 
     def tournament_ids(self) -> list[str]:
         return [k for k, _ in self.store.scan(HEADERS)]
+
+    def headers(self) -> list[Header]:
+        return [Header.from_json(rec.value) for _, rec in self.store.scan(HEADERS)]

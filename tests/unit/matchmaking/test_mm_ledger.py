@@ -10,7 +10,12 @@ from hypothesis import strategies as st
 
 from infra.store.memory import MemoryStore
 from services.matchmaking.domain.economy import ledger, statement
-from services.matchmaking.domain.economy.books import HOUSE_STRIPES, MAX_BALANCE, stripe_of
+from services.matchmaking.domain.economy.books import (
+    HOUSE_STRIPES,
+    MAX_BALANCE,
+    books_of,
+    stripe_of,
+)
 from services.matchmaking.domain.economy.ledger import HOUSE, HandReport, Leg
 from shared.errors import FailedPrecondition, InvalidArgument
 from tests.support import ledger_workers
@@ -260,6 +265,10 @@ def test_chips_by_tag_group_and_hands_per_table(store):
     assert ledger.chips_by_player(store, "tournament/T") == {"a": 25, "b": -5, "c": -10, "d": -10}
     assert ledger.hands_of_table(store, "t1") == 2
     assert ledger.hands_of_table(store, "t2") == 1
+    # each hand's table (a hand entry's replay address), only the hands recorded
+    got = books_of(store).tables_of_hands(["h1", "h3", "unknown", "h1"])
+    assert got == {"h1": "t1", "h3": "t2"}
+    assert books_of(store).tables_of_hands([]) == {}
 
 
 @settings(max_examples=40, deadline=None)

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import abc
 import zlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -193,6 +193,10 @@ class LedgerStore(abc.ABC):
 
     @abc.abstractmethod
     def hands_of_table(self, table_id: str) -> int: ...
+
+    @abc.abstractmethod
+    def tables_of_hands(self, hand_ids: Collection[str]) -> dict[str, str]:
+        """The table of each recorded hand among ``hand_ids`` (others are left out)."""
 
     @abc.abstractmethod
     def hand_rows(self, tag_group: str, tag_prefix: str = "") -> list[HandRow]:

@@ -12,6 +12,7 @@ import structlog
 
 from services.matchmaking.domain.clock import Clock
 from services.matchmaking.domain.economy import hand_cover, items, ledger, reconciliation, statement
+from services.matchmaking.domain.economy.books import books_of
 from services.matchmaking.domain.economy.ledger import HandReport
 from services.matchmaking.domain.players import accounts
 from services.matchmaking.domain.players.repository import PlayerRepository
@@ -64,13 +65,15 @@ class EconomyDesk:
 
     def ledger_page(
         self, token: str, asset: str | None, page_token: str, page_size: int
-    ) -> tuple[dict[str, int], list[ledger.Entry], str]:
-        """The caller's balances and a page of its entries, newest first, and the next token."""
+    ) -> tuple[dict[str, int], list[ledger.Entry], str, dict[str, str]]:
+        """The caller's balances and a page of its entries, newest first, the next token and
+        the table of each hand the page's entries name (its replay's address)."""
         player = self.authenticate(token)
         found, next_token = statement.entries_page(
             self.store, player.player_id, asset, page_token, page_size
         )
-        return self.asset_balances(player.player_id), found, next_token
+        tables = books_of(self.store).tables_of_hands({e.ref for e in found})
+        return self.asset_balances(player.player_id), found, next_token, tables
 
     # --- items ---------------------------------------------------------------------------------
     def item_prices(self) -> list[tuple[str, int]]:
