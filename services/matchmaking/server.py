@@ -380,12 +380,15 @@ def web_port(servicer: Any, config: Config, internal: frozenset[str]):
     address, request ids). ``servicer`` is the gRPC port's own: on the asyncio model the
     coroutine one, served on the server's event loop (a browser's watch stream holds no
     thread); on the threaded model the guarded one (a thread per open stream). The
-    deployment's and the operator's methods (``internal``) are not served there: a browser has
-    no workload certificate."""
+    deployment's and the operator's certificate methods (``internal``) are not served there: a
+    browser has no workload certificate — except the console's, which answer an operator's
+    session token there instead (:mod:`infra.operator_calls`)."""
     from infra import web
 
     descriptor = pb.DESCRIPTOR.services_by_name["MatchmakingService"]
     public = [m.name for m in descriptor.methods if m.name not in internal | INTERNAL_METHODS]
+    # The console also, for an operator's session (the handlers verify it: infra.operator_calls).
+    public += CONSOLE_METHODS
     aio = isinstance(servicer, AsyncMatchmakingServicer)
     extra = {**config.extra, "web_max_streams": web_max_streams(config, aio)}
     config = dataclasses.replace(config, extra=extra)
