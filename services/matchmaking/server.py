@@ -143,8 +143,10 @@ class MatchmakingSettings:
         "",
         "--issuers",
         "the OpenID Connect issuers trusted for SignIn: ';'-separated items "
-        "'iss=URL,aud=CLIENT_ID,jwks=URL[,algs=RS256+ES256+EdDSA][,leeway=60][,refetch=30]' "
-        "(prefer MAHJONG_MATCHMAKING_ISSUERS); none = nobody signs in but guests",
+        "'iss=URL,aud=CLIENT_ID,jwks=URL[,algs=RS256+ES256+EdDSA][,leeway=60][,refetch=30]"
+        "[,roles=CLAIM]' (roles: the claim whose 'operator' role makes the sign-in an operator's "
+        "session; the studio's issuer only) (prefer MAHJONG_MATCHMAKING_ISSUERS); none = nobody "
+        "signs in but guests",
     )
     allow_guests: bool = setting(
         False,
