@@ -20,10 +20,15 @@ SCHEME = "bearer "
 MAX_TOKEN_CHARS = 2048
 
 
+def is_web_call(context) -> bool:
+    """Whether ``context`` is a call's over a web port (a browser's, without a certificate)."""
+    return isinstance(context, WebCallContext)
+
+
 def web_operator_token(context) -> str | None:
     """None when ``context`` is a gRPC call's; for a web call its bearer token (UNAUTHENTICATED
     when it sent none, or one too long to be a session token)."""
-    if not isinstance(context, WebCallContext):
+    if not is_web_call(context):
         return None
     value = dict(context.invocation_metadata()).get(HEADER, "")
     if not value.lower().startswith(SCHEME) or not value[len(SCHEME) :].strip():

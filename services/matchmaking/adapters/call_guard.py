@@ -2,7 +2,8 @@
 once for all of them, from the service's descriptor (so a new RPC is guarded without an edit
 here):
 
-1. flood control (:mod:`.flood`) of public methods: per signed-in player (the session token
+1. flood control (:mod:`.flood`) of public methods (and of any call over the web port: an
+   operator's session there is a browser's): per signed-in player (the session token
    read without the store, :data:`Identify`) and per client address, before anything reads the
    store; a watch stream is also counted per player and address while it is open;
 2. for a mutating method (its request has ``request_id``): the request id is required and the
@@ -32,7 +33,7 @@ from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from prometheus_client import Counter
 
 from infra.interceptor import peer_address
-from infra.operator_calls import web_operator_token
+from infra.operator_calls import is_web_call, web_operator_token
 from infra.settings import from_flags, setting
 from infra.tls import caller_workload
 from services.matchmaking.adapters.flood import FloodControl, FloodSettings
@@ -157,7 +158,7 @@ class GuardedServicer:
         the caller's client address and player (None: no session that verifies)."""
         address = peer_address(context.peer())[0]
         player = self._player(m, request)
-        if m.public:
+        if m.public or is_web_call(context):  # an operator's method on the web port too
             self.flood.admit(address, player)
         return address, player
 
