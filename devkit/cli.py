@@ -43,6 +43,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     login.add_argument(
         "--root", default=".data/dev-issuer", help="the issuer's key (.data/dev-issuer)"
     )
+    login.add_argument(
+        "--operator",
+        action="store_true",
+        help="the token names the operator role (roles: [operator]): its sign-in is an "
+        "operator's session, for the web console (?admin)",
+    )
     login.set_defaults(func=_login)
     c = sub.add_parser(
         "certs",
@@ -138,10 +144,12 @@ def _login(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from devkit.dev_issuer import DevIssuer
+    from services.matchmaking.domain.players.issuers import OPERATOR_ROLE
 
     name = args.name.strip()
     if not name:
         print("mahjong login: the name is empty", file=sys.stderr)
         return 2
-    print(DevIssuer.at(Path(args.root)).id_token(name, name), flush=True)
+    roles = {"roles": [OPERATOR_ROLE]} if args.operator else {}
+    print(DevIssuer.at(Path(args.root)).id_token(name, name, **roles), flush=True)
     return 0

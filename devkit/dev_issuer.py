@@ -7,7 +7,8 @@
   would not: ``GET /jwks.json`` (its key set, what matchmaking fetches),
   ``GET /.well-known/openid-configuration``, and ``GET /token?name=NAME`` — an ID token for the
   subject ``NAME``, no password asked (so a browser's web table or a script signs in as anyone:
-  development only). CORS allows the local web origins.
+  development only); ``&role=operator`` adds ``roles: ["operator"]`` (an operator's sign-in
+  for the web console). CORS allows the local web origins.
 * :meth:`DevIssuer.id_token` mints a token directly (``mahjong login NAME`` prints one).
 
 The subject is the name: signing in as ``Alice`` twice is the same player.
@@ -32,7 +33,9 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from jwt.algorithms import ECAlgorithm, OKPAlgorithm, RSAAlgorithm
 
-from services.matchmaking.domain.players.issuers import DEV_ISSUER, Issuer
+from services.matchmaking.domain.players.issuers import DEV_ISSUER, OPERATOR_ROLE, Issuer
+
+ROLES_CLAIM = "roles"  # the claim naming a token's roles (matchmaking's issuer ``roles=``)
 
 DEV_AUDIENCE = "mahjong-dev"
 DEFAULT_ROOT = Path(".data") / "dev-issuer"
@@ -130,8 +133,11 @@ class DevIssuer:
         return {"keys": [k.jwk() for k in self.keys]}
 
     def config(self, jwks_url: str, **kwargs) -> Issuer:
-        """This issuer as matchmaking configures it (its key set at ``jwks_url``)."""
-        return Issuer(self.issuer, self.audience, jwks_url, **kwargs)
+        """This issuer as matchmaking configures it (its key set at ``jwks_url``; its tokens'
+        ``roles`` claim grants the operator role)."""
+        return Issuer(
+            self.issuer, self.audience, jwks_url, **{"roles_claim": ROLES_CLAIM, **kwargs}
+        )
 
     def id_token(
         self,
@@ -233,11 +239,18 @@ class DevIssuerServer:
                 "token_endpoint": self.base_url + "/token",
             }
         elif url.path == "/token":
-            name = (parse_qs(url.query).get("name") or [""])[0].strip()
+            query = parse_qs(url.query)
+            name = (query.get("name") or [""])[0].strip()
+            role = (query.get("role") or [""])[0]
             if not name or len(name) > 64:
                 self._send(req, 400, {"error": "name must be 1-64 characters: /token?name=NAME"})
                 return
-            body = {"id_token": self.issuer.id_token(name, name), "audience": self.issuer.audience}
+            if role not in ("", OPERATOR_ROLE):
+                self._send(req, 400, {"error": f"role must be {OPERATOR_ROLE!r} or absent"})
+                return
+            roles = {ROLES_CLAIM: [role]} if role else {}
+            token = self.issuer.id_token(name, name, **roles)
+            body = {"id_token": token, "audience": self.issuer.audience}
         else:
             self._send(req, 404, {"error": f"no {url.path}"})
             return

@@ -22,6 +22,7 @@ ALLOWED_HEADERS = (
     "x-grpc-web",
     "x-user-agent",
     "x-mahjong-internal-token",
+    "authorization",  # an operator's session on the console RPCs (infra/operator_calls.py)
 )
 EXPOSED_HEADERS = (
     "grpc-status",

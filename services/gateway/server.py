@@ -74,8 +74,9 @@ def _web_server(servicer, config: Config, tls: TLSFiles | None):
     from infra.web import web_server
 
     descriptor = gateway_pb2.DESCRIPTOR.services_by_name["GatewayService"]
-    # The operator's methods are not served there: a browser has no workload certificate.
-    internal = {*CONSOLE_METHODS, *MATCHMAKING_METHODS}
+    # matchmaking's methods are not served there: a browser has no workload certificate; the
+    # console's are, for an operator's session (checked by the handlers: console.operator).
+    internal = set(MATCHMAKING_METHODS)
     methods = [m.name for m in descriptor.methods if m.name not in internal]
     return web_server(servicer, descriptor, config, tls, service="gateway", methods=methods)
 

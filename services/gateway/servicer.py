@@ -240,13 +240,13 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         return self._here_or_owner("PlayDoubleCard", self.play_double_card, request, context)
 
     def ListTables(self, request, context):  # operator only (server.py's callers)
-        return console.list_tables(self.manager, request, context)
+        return console.list_tables(self.manager, self.sessions, request, context)
 
     def EndTable(self, request, context):  # operator only (server.py's callers)
-        return console.end_table(self.manager, request, context)
+        return console.end_table(self.manager, self.sessions, request, context)
 
     def InspectTable(self, request, context):  # operator only (server.py's callers)
-        return console.inspect_table(self.manager, request, context)
+        return console.inspect_table(self.manager, self.sessions, request, context)
 
     def SuspendSeat(self, request, context):  # matchmaking only (server.py's callers)
         return console.suspend_seat(self.manager, request, context)

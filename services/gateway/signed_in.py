@@ -16,6 +16,7 @@ import grpc
 from mahjong.matchmaking.v1 import matchmaking_pb2, matchmaking_pb2_grpc
 
 from infra.interceptor import internal_metadata
+from infra.operator_calls import web_operator_token
 from services.gateway.forwarding import error_of
 from shared.errors import FailedPrecondition, PermissionDenied
 
@@ -26,6 +27,10 @@ class SessionCheck(Protocol):
     def player_of(self, session_token: str) -> str:
         """The player id of a live session; Unauthenticated for any other token."""
 
+    def operator_of(self, session_token: str) -> str:
+        """Who acts (for an audit log) with a live operator's session; Unauthenticated for a
+        token that is not a live session, PermissionDenied for a player's."""
+
 
 class MatchmakingSessions:
     """:class:`SessionCheck` over matchmaking's internal port."""
@@ -35,13 +40,42 @@ class MatchmakingSessions:
         self.timeout = timeout
         self.metadata = internal_metadata(internal_token)
 
-    def player_of(self, session_token: str) -> str:
+    def _check(self, session_token: str) -> matchmaking_pb2.CheckSessionResponse:
         request = matchmaking_pb2.CheckSessionRequest(session_token=session_token)
         try:
-            got = self.stub.CheckSession(request, timeout=self.timeout, metadata=self.metadata)
+            return self.stub.CheckSession(request, timeout=self.timeout, metadata=self.metadata)
         except grpc.RpcError as exc:
             raise error_of(exc) from exc
-        return got.player_id
+
+    def player_of(self, session_token: str) -> str:
+        return self._check(session_token).player_id
+
+    def operator_of(self, session_token: str) -> str:
+        got = self._check(session_token)
+        if not got.operator:
+            raise PermissionDenied(
+                "this session is a player's: the operator's console needs a sign-in with the "
+                "operator role from the studio's issuer",
+                reason="NOT_OPERATOR",
+                field="session_token",
+            )
+        return f"session:{got.player_id}"
+
+
+def operator_actor(sessions: SessionCheck | None, context, certificate_actor: str) -> str:
+    """Who calls an operator RPC of the gateway: on a web port an operator's session (verified
+    with matchmaking's CheckSession), else ``certificate_actor`` (the gRPC port's caller
+    policy already admitted only the operator's certificate)."""
+    token = web_operator_token(context)
+    if token is None:
+        return certificate_actor
+    if sessions is None:
+        raise FailedPrecondition(
+            "this gateway reports to no matchmaking: it cannot check an operator's session",
+            reason="NO_SESSIONS",
+            field="authorization",
+        )
+    return sessions.operator_of(token)
 
 
 def joining_player(sessions: SessionCheck | None, session_token: str, player_id: str) -> str:

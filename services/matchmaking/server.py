@@ -143,8 +143,10 @@ class MatchmakingSettings:
         "",
         "--issuers",
         "the OpenID Connect issuers trusted for SignIn: ';'-separated items "
-        "'iss=URL,aud=CLIENT_ID,jwks=URL[,algs=RS256+ES256+EdDSA][,leeway=60][,refetch=30]' "
-        "(prefer MAHJONG_MATCHMAKING_ISSUERS); none = nobody signs in but guests",
+        "'iss=URL,aud=CLIENT_ID,jwks=URL[,algs=RS256+ES256+EdDSA][,leeway=60][,refetch=30]"
+        "[,roles=CLAIM]' (roles: the claim whose 'operator' role makes the sign-in an operator's "
+        "session; the studio's issuer only) (prefer MAHJONG_MATCHMAKING_ISSUERS); none = nobody "
+        "signs in but guests",
     )
     allow_guests: bool = setting(
         False,
@@ -380,12 +382,15 @@ def web_port(servicer: Any, config: Config, internal: frozenset[str]):
     address, request ids). ``servicer`` is the gRPC port's own: on the asyncio model the
     coroutine one, served on the server's event loop (a browser's watch stream holds no
     thread); on the threaded model the guarded one (a thread per open stream). The
-    deployment's and the operator's methods (``internal``) are not served there: a browser has
-    no workload certificate."""
+    deployment's and the operator's certificate methods (``internal``) are not served there: a
+    browser has no workload certificate — except the console's, which answer an operator's
+    session token there instead (:mod:`infra.operator_calls`)."""
     from infra import web
 
     descriptor = pb.DESCRIPTOR.services_by_name["MatchmakingService"]
     public = [m.name for m in descriptor.methods if m.name not in internal | INTERNAL_METHODS]
+    # The console also, for an operator's session (the handlers verify it: infra.operator_calls).
+    public += CONSOLE_METHODS
     aio = isinstance(servicer, AsyncMatchmakingServicer)
     extra = {**config.extra, "web_max_streams": web_max_streams(config, aio)}
     config = dataclasses.replace(config, extra=extra)

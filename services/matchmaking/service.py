@@ -228,6 +228,7 @@ class Matchmaking:
         self.peek_session = identity.peek_session
         self.authenticate_session = identity.authenticate_session
         self.authenticate = identity.authenticate
+        self.authenticate_operator = identity.authenticate_operator
         # economy and 加倍卡
         self.asset_balances = economy.asset_balances
         self.ledger_page = economy.ledger_page

@@ -567,14 +567,15 @@ def test_a_gateway_off_loopback_refuses_a_plain_http_web_port(tmp_path, server_m
     assert "--web-tls-dir" not in log and "cannot listen on 192.0.2.1:0" in log, log
 
 
-def test_the_operators_methods_are_not_served_on_the_web_port(stack):
-    """ListTables, InspectTable, EndTable (the operator's) and SuspendSeat (matchmaking's) answer
-    a workload certificate alone, which a browser has not: the web port does not serve them (an
-    unknown path, NOT_FOUND), while GetTableState is served (UNAUTHENTICATED without a token)."""
+def test_matchmakings_methods_are_not_served_on_the_web_port(stack):
+    """SuspendSeat (matchmaking's) answers a workload certificate alone, which a browser has
+    not: the web port does not serve it (an unknown path, NOT_FOUND). GetTableState is served,
+    and so are the operator's ListTables, InspectTable and EndTable, for an operator's session
+    (each UNAUTHENTICATED without a token)."""
     parts = urlsplit(stack.web)
     kind = {"Content-Type": "application/proto", "Connect-Protocol-Version": "1"}
-    served = {"GetTableState": True, "ListTables": False, "InspectTable": False}
-    served |= {"EndTable": False, "SuspendSeat": False}
+    served = {"GetTableState": True, "ListTables": True, "InspectTable": True}
+    served |= {"EndTable": True, "SuspendSeat": False}
     for method, is_served in served.items():
         conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
         try:

@@ -10,7 +10,9 @@ import { TableScreen } from "./table";
 
 const params = new URLSearchParams(location.search);
 void live(); // a kept session is refreshed when due (and kept fresh while the page is open)
-if (params.get("table") && params.get("token")) {
+if (params.has("admin")) {
+  void import("./admin").then((m) => m.admin()); // the operator's console
+} else if (params.get("table") && params.get("token")) {
   open({ tableId: params.get("table")!, token: params.get("token")!, seat: null, lastSeq: "0" });
 } else if (params.get("watch")) {
   void watchTable(params.get("watch")!);

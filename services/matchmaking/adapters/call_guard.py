@@ -2,7 +2,8 @@
 once for all of them, from the service's descriptor (so a new RPC is guarded without an edit
 here):
 
-1. flood control (:mod:`.flood`) of public methods: per signed-in player (the session token
+1. flood control (:mod:`.flood`) of public methods (and of any call over the web port: an
+   operator's session there is a browser's): per signed-in player (the session token
    read without the store, :data:`Identify`) and per client address, before anything reads the
    store; a watch stream is also counted per player and address while it is open;
 2. for a mutating method (its request has ``request_id``): the request id is required and the
@@ -11,7 +12,8 @@ here):
 
 The caller a request id belongs to: the player of the session (``session_token``); for SignIn
 the ID token presented (only its holder can repeat it); for the deployment's services and the
-operator (methods that are not public) the workload of their certificate; else (SignInAsGuest)
+operator (methods that are not public) the workload of their certificate, or on the web port
+the player of the operator's session token; else (SignInAsGuest)
 the client address — there the request id must be at least
 :data:`ADDRESS_KEYED_MIN_REQUEST_ID` characters, so that two guests behind one address never
 share an id by chance. A call whose session token does not verify is passed to its handler
@@ -31,11 +33,12 @@ from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 from prometheus_client import Counter
 
 from infra.interceptor import peer_address
+from infra.operator_calls import is_web_call, web_operator_token
 from infra.settings import from_flags, setting
 from infra.tls import caller_workload
 from services.matchmaking.adapters.flood import FloodControl, FloodSettings
 from services.matchmaking.adapters.idempotency import DEFAULT_TTL_MS, RequestLog, check_request_id
-from shared.errors import InvalidArgument
+from shared.errors import InvalidArgument, Unauthenticated
 
 SERVICE = pb.DESCRIPTOR.services_by_name["MatchmakingService"]
 ADDRESS_KEYED_MIN_REQUEST_ID = 16
@@ -133,16 +136,29 @@ class GuardedServicer:
         if m.name == "SignIn":
             return f"id-token:{_digest(request.id_token)}" if request.id_token else None
         if not m.public:
-            return f"workload:{self.workload(context) or address}"
+            return self._operator(context, address)
         check_request_id(request.request_id, min_length=ADDRESS_KEYED_MIN_REQUEST_ID)
         return f"address:{address}"
+
+    def _operator(self, context, address: str) -> str | None:
+        """An operator's method: a web call is keyed by its session's player (never by the
+        address, which two callers may share; None: no token that verifies), a gRPC call by
+        its certificate's workload."""
+        try:
+            token = web_operator_token(context)
+        except Unauthenticated:
+            return None
+        if token is not None:
+            player = self.identify(token)
+            return None if player is None else f"player:{player}"
+        return f"workload:{self.workload(context) or address}"
 
     def admit(self, m: Method, request, context) -> tuple[str, str | None]:
         """Flood control of one call, before anything reads the store (public methods only):
         the caller's client address and player (None: no session that verifies)."""
         address = peer_address(context.peer())[0]
         player = self._player(m, request)
-        if m.public:
+        if m.public or is_web_call(context):  # an operator's method on the web port too
             self.flood.admit(address, player)
         return address, player
 

@@ -1,14 +1,19 @@
 """The operator's console RPCs of MatchmakingService (FindPlayers, SuspendPlayer,
 LiftSuspension, RevokeSession, ListAuditLog): a thin translation between protobuf and
 :class:`~services.matchmaking.domain.operations.console.OperatorDesk`. Only the operator's
-certificate reaches them (``callers`` in :mod:`services.matchmaking.server`); the actor
-recorded in the audit log is that certificate's workload."""
+certificate reaches them on the gRPC ports (``callers`` in :mod:`services.matchmaking.server`);
+on the web port an operator's session does (:mod:`infra.operator_calls`, verified here). The
+actor recorded in the audit log is the certificate's subject or the session's
+(``session:<player id> <issuer>#<subject>``)."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from mahjong.common.v1 import common_pb2
 from mahjong.matchmaking.v1 import matchmaking_pb2 as pb
 
+from infra.operator_calls import web_operator_token
 from infra.tls import OPERATOR, caller_subject
 from services.matchmaking.adapters import convert as conv
 from services.matchmaking.domain.operations.audit import AuditEntry
@@ -79,11 +84,22 @@ def dossier_to_proto(d: Dossier, fee_units: int) -> pb.PlayerDossier:
 class ConsoleCalls:
     """The console's handlers, bound onto the MatchmakingServicer."""
 
-    def __init__(self, desk: OperatorDesk, fee_units: int) -> None:
+    def __init__(
+        self, desk: OperatorDesk, fee_units: int, operator_session: Callable[[str], str]
+    ) -> None:
+        """``operator_session``: the actor of an operator's session token (raises for any
+        other token)."""
         self.desk = desk
         self.fee_units = fee_units
+        self.operator_session = operator_session
+
+    def actor(self, context) -> str:
+        """Who calls: a web call's operator session (verified), else the certificate."""
+        token = web_operator_token(context)
+        return actor_of(context) if token is None else self.operator_session(token)
 
     def FindPlayers(self, request, context):
+        self.actor(context)
         found = self.desk.find_players(
             request.player_id, request.display_name, request.ledger_entries
         )
@@ -91,7 +107,7 @@ class ConsoleCalls:
 
     def SuspendPlayer(self, request, context):
         done = self.desk.suspend(
-            actor_of(context),
+            self.actor(context),
             request.player_id,
             request.reason,
             request.until_unix_ms,
@@ -104,12 +120,12 @@ class ConsoleCalls:
         )
 
     def LiftSuspension(self, request, context):
-        lifted = self.desk.lift(actor_of(context), request.player_id, request.reason)
+        lifted = self.desk.lift(self.actor(context), request.player_id, request.reason)
         return pb.LiftSuspensionResponse(lifted=lifted)
 
     def RevokeSession(self, request, context):
         revoked = self.desk.revoke_session(
-            actor_of(context),
+            self.actor(context),
             request.player_id,
             request.session_id,
             request.reason,
@@ -117,6 +133,7 @@ class ConsoleCalls:
         return pb.RevokeSessionResponse(revoked=revoked)
 
     def ListAuditLog(self, request, context):
+        self.actor(context)
         entries, after = self.desk.audit_page(request.after_sequence, request.limit)
         return pb.ListAuditLogResponse(
             entries=[audit_entry_to_proto(seq, e) for seq, e in entries],

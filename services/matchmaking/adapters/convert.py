@@ -109,6 +109,7 @@ def session_to_proto(issued) -> pb.Session:
         refresh_token=issued.refresh_token,
         refresh_expires_at_unix_ms=issued.refresh_expires_ms,
         session_id=issued.session_id,
+        operator=issued.operator,
     )
 
 

@@ -39,7 +39,9 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
         self.poll_seconds = poll_seconds  # streams also re-read the store (other replicas)
         self._messages: dict[str, tuple[object, pb.Tournament]] = {}
         self._messages_lock = threading.Lock()
-        self.console = ConsoleCalls(mm.operations, mm.config.level_fee_units)
+        self.console = ConsoleCalls(
+            mm.operations, mm.config.level_fee_units, mm.authenticate_operator
+        )
 
     # --- identity ----------------------------------------------------------------------------
     def _player(self, player) -> pb.Player:
@@ -84,6 +86,7 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
             display_name=player.display_name,
             guest=player.guest,
             expires_at_unix_ms=claims.expires_at * 1000,
+            operator=bool((record := self.mm.sessions.record(claims)) and record.operator),
         )
 
     # --- players -----------------------------------------------------------------------------

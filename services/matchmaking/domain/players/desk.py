@@ -23,7 +23,7 @@ from services.matchmaking.domain.players.oidc import IdTokenVerifier
 from services.matchmaking.domain.players.repository import PlayerRepository
 from services.matchmaking.domain.players.sessions import Issued, Sessions
 from services.matchmaking.domain.ports import Records
-from shared.errors import Unauthenticated
+from shared.errors import PermissionDenied, Unauthenticated
 
 log = structlog.get_logger("mahjong.matchmaking.identity")
 
@@ -111,7 +111,8 @@ class IdentityDesk:
         )
         if created:
             log.info("player_created", player=player.player_id, issuer=identity.issuer)
-        return SignedIn(player, self.sessions.start(player.player_id, guest=False), created)
+        issued = self.sessions.start(player.player_id, guest=False, operator=identity.operator)
+        return SignedIn(player, issued, created)
 
     def sign_in_as_guest(self, display_name: str = "") -> SignedIn:
         guests.check_allowed(self.config.allow_guests)
@@ -142,6 +143,25 @@ class IdentityDesk:
         """The player of a live session (a guest's too) and the session's claims."""
         claims = self.sessions.check(token)
         return self._player_of(claims.player_id), claims
+
+    def authenticate_operator(self, token: str) -> str:
+        """Who acts, for the audit log (``session:<player id> <issuer>#<subject>``), when
+        ``token`` is a live operator's session (signed in with the operator role): the web
+        console's operator RPCs. A forged, expired or ended token is UNAUTHENTICATED; a
+        player's session PERMISSION_DENIED ``NOT_OPERATOR``."""
+        claims = self.sessions.check(token)
+        record = self.sessions.record(claims)
+        if record is None:
+            raise Unauthenticated("the session has ended: sign in again", field="session_token")
+        if not record.operator:
+            raise PermissionDenied(
+                "this session is a player's: the operator's console needs a sign-in with the "
+                "operator role from the studio's issuer",
+                reason="NOT_OPERATOR",
+                field="session_token",
+            )
+        player = self._player_of(claims.player_id)
+        return f"session:{player.player_id} {player.issuer}#{player.subject}"
 
     def authenticate(self, token: str) -> accounts.Player:
         """The signed-in member a session token proves (guests are PERMISSION_DENIED): what

@@ -25,7 +25,10 @@ DEV_ISSUER = "urn:mahjong:dev-issuer"
 DEFAULT_LEEWAY_SECONDS = 60
 DEFAULT_REFETCH_SECONDS = 30.0  # an unknown kid fetches the JWKS again at most this often
 MAX_LEEWAY_SECONDS = 300
-_KEYS = frozenset({"iss", "aud", "jwks", "algs", "leeway", "refetch"})
+_KEYS = frozenset({"iss", "aud", "jwks", "algs", "leeway", "refetch", "roles"})
+# The role an issuer's token names (in its ``roles`` claim, see :class:`Issuer`) to make its
+# session an operator's: the web console's operators (issue 32).
+OPERATOR_ROLE = "operator"
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +41,10 @@ class Issuer:
     algorithms: tuple[str, ...] = SUPPORTED_ALGORITHMS
     leeway_seconds: int = DEFAULT_LEEWAY_SECONDS
     refetch_seconds: float = DEFAULT_REFETCH_SECONDS
+    # The claim (a list of role names, or one name) whose :data:`OPERATOR_ROLE` makes a sign-in
+    # an operator's session; "" (the default): this issuer grants no role — only the studio's
+    # own issuer should (``roles=roles`` in the flag), never a public one.
+    roles_claim: str = ""
 
     def __post_init__(self) -> None:
         if not self.issuer:
@@ -72,7 +79,8 @@ class Issuer:
 
 
 def parse_issuer(spec: str) -> Issuer:
-    """One ``iss=...,aud=...,jwks=...[,algs=RS256+ES256][,leeway=60][,refetch=30]`` item."""
+    """One ``iss=...,aud=...,jwks=...[,algs=RS256+ES256][,leeway=60][,refetch=30][,roles=CLAIM]``
+    item."""
     fields: dict[str, str] = {}
     for part in spec.split(","):
         key, eq, value = part.strip().partition("=")
@@ -91,7 +99,9 @@ def parse_issuer(spec: str) -> Issuer:
     except ValueError as exc:
         raise InvalidArgument(f"issuer {spec!r}: {exc}", field="issuers") from None
     algs = tuple(a for a in fields.get("algs", "").split("+") if a) or SUPPORTED_ALGORITHMS
-    return Issuer(fields["iss"], fields["aud"], fields["jwks"], algs, leeway, refetch)
+    return Issuer(
+        fields["iss"], fields["aud"], fields["jwks"], algs, leeway, refetch, fields.get("roles", "")
+    )
 
 
 def parse_issuers(text: str) -> tuple[Issuer, ...]:
@@ -111,6 +121,7 @@ def format_issuer(issuer: Issuer) -> str:
         f"iss={issuer.issuer},aud={issuer.audience},jwks={issuer.jwks_url},"
         f"algs={'+'.join(issuer.algorithms)},leeway={issuer.leeway_seconds},"
         f"refetch={issuer.refetch_seconds:g}"
+        + (f",roles={issuer.roles_claim}" if issuer.roles_claim else "")
     )
 
 

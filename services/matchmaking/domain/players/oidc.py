@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import jwt
 from jwt import PyJWKClient, PyJWKClientConnectionError, PyJWKClientError
 
-from services.matchmaking.domain.players.issuers import Issuer
+from services.matchmaking.domain.players.issuers import OPERATOR_ROLE, Issuer
 from shared.errors import Unauthenticated, Unavailable
 
 MAX_TOKEN_CHARS = 16_384
@@ -40,6 +40,7 @@ class Identity:
     issuer: str
     subject: str
     name: str  # the token's ``name`` or ``preferred_username`` ("" when neither)
+    operator: bool = False  # the issuer grants roles and the token names the operator role
 
 
 def _refused(message: str, reason: str) -> Unauthenticated:
@@ -140,4 +141,6 @@ class IdTokenVerifier:
                 f"id_token's sub must be 1-{MAX_SUBJECT_CHARS} characters", "INVALID_TOKEN"
             )
         name = claims.get("name") or claims.get("preferred_username") or ""
-        return Identity(issuer.issuer, sub, name if isinstance(name, str) else "")
+        roles = claims.get(issuer.roles_claim) if issuer.roles_claim else None
+        operator = roles == OPERATOR_ROLE or (isinstance(roles, list) and OPERATOR_ROLE in roles)
+        return Identity(issuer.issuer, sub, name if isinstance(name, str) else "", operator)

@@ -54,6 +54,9 @@ class SessionRecord:
     generation: int = 0  # refreshes so far
     spent: tuple[str, ...] = ()
     version: int = VERSION
+    # Signed in with the operator role of an issuer that grants it: the web console's
+    # operator RPCs accept this session (refreshing keeps it; revoking ends it like any).
+    operator: bool = False
 
     @classmethod
     def load(cls, raw: bytes | None) -> SessionRecord | None:
@@ -78,6 +81,7 @@ class Issued:
     session_id: str
     player_id: str
     guest: bool
+    operator: bool = False
 
 
 def _hash(secret: str) -> str:
@@ -138,8 +142,9 @@ class Sessions:
         return claims
 
     # --- lifecycle -------------------------------------------------------------------------
-    def start(self, player_id: str, guest: bool) -> Issued:
-        """A new session for the player (ending its oldest beyond :data:`MAX_SESSIONS`)."""
+    def start(self, player_id: str, guest: bool, operator: bool = False) -> Issued:
+        """A new session for the player (ending its oldest beyond :data:`MAX_SESSIONS`);
+        ``operator``: an operator's session (:attr:`SessionRecord.operator`)."""
         self.refuse(player_id)
         now = self.clock()
         now_ms = int(now * 1000)
@@ -155,6 +160,7 @@ class Sessions:
             expires_ms,
             _hash(secret),
             now_ms + self.refresh_lifetime_seconds * 1000,
+            operator=operator,
         )
         self.players.add_session(rec)
         return self._issued(rec, token, secret)
@@ -169,6 +175,7 @@ class Sessions:
             rec.session_id,
             rec.player_id,
             rec.guest,
+            rec.operator,
         )
 
     def _prune(self, player_id: str, now_ms: int) -> None:
