@@ -68,6 +68,7 @@ const replayer = (async () => {
     await press(b.page, "create");
     await b.page.getByTestId("my-tiles").waitFor({ timeout: 30_000 });
     await press(b.page, "leave");
+    await press(b.page, "leave-confirm-yes"); // mid-hand: the penalty is named, then paid
     await b.page.getByTestId("quick-match").waitFor();
     return b;
   } catch (e) {

@@ -214,7 +214,9 @@ function gatewayCall(method, request, deadlineSeconds = 10) {
         }
         lastErr = err;
         const wait = retryDelayMs(err);
-        const transient = err.code === grpc.status.UNAVAILABLE || err.code === grpc.status.DEADLINE_EXCEEDED;
+        // a certificate the client's CA did not sign stays so: refused at once, not retried
+        const untrusted = err.code === grpc.status.UNAVAILABLE && /certificate/i.test(err.details || '');
+        const transient = !untrusted && (err.code === grpc.status.UNAVAILABLE || err.code === grpc.status.DEADLINE_EXCEEDED);
         if (wait === null && !transient) return finish(reject, err);
         if (Date.now() >= end) { if (pending === 0) finish(reject, err); return; }
         if (wait !== null) flood.waits += 1;
@@ -380,7 +382,6 @@ async function playSeat(args, gw, client, tableId, token, report, lastSequence) 
       });
       c.on('error', (err) => {
         if (c !== call || report.finished) return; // our own cancel
-        lastErr = err;
         const wait = retryDelayMs(err);
         if (wait === null) return fail(err);
         call = null; // flood control: subscribe again from the last number after the wait
@@ -450,7 +451,6 @@ async function playSeat(args, gw, client, tableId, token, report, lastSequence) 
       try {
         return await replayOnce();
       } catch (err) {
-        lastErr = err;
         const wait = retryDelayMs(err);
         if (wait === null || attempt >= 50) throw err;
         await new Promise((ok) => setTimeout(ok, wait));

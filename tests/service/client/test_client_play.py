@@ -3,6 +3,7 @@ scoring and gateway as processes on free ports)."""
 
 from __future__ import annotations
 
+import os
 import queue
 import re
 import subprocess
@@ -32,10 +33,11 @@ def stack():
 class Terminal:
     """The play command on pipes: lines out through a reader thread, answers in."""
 
-    def __init__(self, args: list[str]) -> None:
+    def __init__(self, args: list[str], env: dict[str, str] | None = None) -> None:
         self.proc = subprocess.Popen(
             [*PLAY, *args],
             cwd=ROOT,
+            env={**os.environ, **(env or {})},
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -225,7 +227,14 @@ def test_a_signed_in_person_plays_a_room_hand_for_silver():
     """``mahjong play --local --sign-in``: the stack's development issuer signs the person in,
     matchmaking seats them at a private room's table with three bots, and the hand moves silver
     in the ledger."""
-    term = Terminal(["--local", "--sign-in", "--hands", "1", "--name", "Mei"])
+    # the stack it starts holds no claim window (the gateway's settings by environment): the
+    # holds add 0.6-1 s to each of some 70 discards, and are tested on their own
+    # (tests/e2e/test_claim_window_timing.py)
+    no_holds = {
+        "MAHJONG_GATEWAY_CLAIM_WINDOW_FLOOR_MS": "0",
+        "MAHJONG_GATEWAY_CLAIM_WINDOW_JITTER_MS": "0",
+    }
+    term = Terminal(["--local", "--sign-in", "--hands", "1", "--name", "Mei"], env=no_holds)
     try:
         turns = play_through(term)
         assert term.proc.wait(timeout=60) == 0, term.output[-3000:]
