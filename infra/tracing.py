@@ -254,27 +254,6 @@ def annotate(**attributes: Any) -> None:
 
 
 # --- the store ------------------------------------------------------------------------------
-# The operations traced: those a call's work runs (clock_ms and the lease look-ups of the
-# background renewals are not the call's story).
-STORE_OPERATIONS = (
-    "get",
-    "create",
-    "put",
-    "update",
-    "delete",
-    "scan",
-    "namespaces",
-    "append",
-    "append_many",
-    "delete_log",
-    "read_log",
-    "acquire_lease",
-    "renew_lease",
-    "release_lease",
-    "transaction",
-)
-
-
 def _store_traced(method: Callable[..., Any], backend: str, operation: str) -> Callable[..., Any]:
     name = f"store.{operation}"
 
@@ -307,10 +286,10 @@ def _store_traced(method: Callable[..., Any], backend: str, operation: str) -> C
     return run
 
 
-def trace_store(cls: type, backend: str) -> type:
-    """Wrap ``cls``'s store operations (those of :data:`STORE_OPERATIONS` it has) so each is a
-    child span of the call in progress when tracing is on."""
-    for name in STORE_OPERATIONS:
+def trace_store(cls: type, backend: str, operations: Iterable[str]) -> type:
+    """Wrap ``cls``'s store ``operations`` (those it has; :data:`infra.store.metrics.TRACED`)
+    so each is a child span of the call in progress when tracing is on."""
+    for name in operations:
         method = getattr(cls, name, None)
         if method is not None:
             setattr(cls, name, _store_traced(method, backend, name))

@@ -207,6 +207,17 @@ class _AioClient:
 
         call.add_done_callback(done)
 
+    async def _traced(self, continuation, client_call_details, request):
+        """The call as a CLIENT span, ended when the call is done (or fails to start)."""
+        span, details = self._start(client_call_details)
+        try:
+            call = await continuation(details, request)
+        except BaseException:
+            tracing.end_span(span, "UNKNOWN")
+            raise
+        self._end_when_done(call, span)
+        return call
+
 
 _ENDING: set[asyncio.Future] = set()  # the tasks ending spans (held until they ran)
 
@@ -224,28 +235,14 @@ class AioUnaryTracing(_AioClient, grpc.aio.UnaryUnaryClientInterceptor):
     """An asyncio channel's unary calls as CLIENT spans (with ``traceparent``)."""
 
     async def intercept_unary_unary(self, continuation, client_call_details, request):
-        span, details = self._start(client_call_details)
-        try:
-            call = await continuation(details, request)
-        except BaseException:
-            tracing.end_span(span, "UNKNOWN")
-            raise
-        self._end_when_done(call, span)
-        return call
+        return await self._traced(continuation, client_call_details, request)
 
 
 class AioStreamTracing(_AioClient, grpc.aio.UnaryStreamClientInterceptor):
     """An asyncio channel's server streams as CLIENT spans (with ``traceparent``)."""
 
     async def intercept_unary_stream(self, continuation, client_call_details, request):
-        span, details = self._start(client_call_details)
-        try:
-            call = await continuation(details, request)
-        except BaseException:
-            tracing.end_span(span, "UNKNOWN")
-            raise
-        self._end_when_done(call, span)
-        return call
+        return await self._traced(continuation, client_call_details, request)
 
 
 def aio_interceptors() -> list[Any] | None:

@@ -22,6 +22,7 @@ from infra.store.base import (
     next_lease,
     renewed_lease,
 )
+from infra.store.metrics import TRACED
 from infra.tracing import trace_store
 
 R = TypeVar("R")
@@ -196,4 +197,4 @@ class MemoryStore(Store):
             ]
 
 
-trace_store(MemoryStore, "memory")  # each operation a span of the call in progress (tracing on)
+trace_store(MemoryStore, "memory", TRACED)  # each operation a span of the call (tracing on)

@@ -70,6 +70,9 @@ OPERATIONS = (
     "clock_ms",
     "transaction",
 )
+# The operations traced (infra.tracing.trace_store): those a call's work runs; the clock and the
+# lease look-ups of the background renewals are not the call's story.
+TRACED = tuple(op for op in OPERATIONS if op not in ("get_lease", "scan_leases", "clock_ms"))
 
 
 def _measured(

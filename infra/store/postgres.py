@@ -68,7 +68,7 @@ from infra.store.base import (
     check_names,
     has_nul,
 )
-from infra.store.metrics import STORE_RETRIES, instrument
+from infra.store.metrics import STORE_RETRIES, TRACED, instrument
 from infra.store.pg_logs import append_statement
 from infra.store.schema import STORE_VERSION, Schema, as_schema, scripts_to_run
 from infra.store.urls import redact_url
@@ -554,4 +554,4 @@ class PostgresStore(Store):
 
 
 instrument(PostgresStore, "postgres")
-trace_store(PostgresStore, "postgresql")  # each operation a span of the call (tracing on)
+trace_store(PostgresStore, "postgresql", TRACED)  # each operation a span of the call (tracing on)

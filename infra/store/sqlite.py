@@ -30,7 +30,7 @@ from infra.store.base import (
     next_lease,
     renewed_lease,
 )
-from infra.store.metrics import instrument
+from infra.store.metrics import TRACED, instrument
 from infra.store.schema import STORE_VERSION, Schema, as_schema, scripts_to_run
 from infra.tracing import trace_store
 
@@ -445,4 +445,4 @@ class SqliteStore(Store):
 instrument(
     SqliteStore, "sqlite", {StoreUnavailable: "unavailable", sqlite3.Error: "sqlite"}, timed=False
 )
-trace_store(SqliteStore, "sqlite")  # each operation a span of the call in progress (tracing on)
+trace_store(SqliteStore, "sqlite", TRACED)  # each operation a span of the call (tracing on)
