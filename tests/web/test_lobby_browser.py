@@ -3,8 +3,8 @@ phone's viewport with touch, against one real local stack shared by the lobby's 
 (web/tests/lobby.test.mjs: each signs in players of its own): the phone layout, a purchase
 confirmed with its price and its lines in the history, back to a seat from the lobby and from a
 second browser of the same player, a room by code between two players with bots, a quick match,
-a tournament created with bots, listed, joined and its first round seated, a past hand's
-replay stepped through from the history.
+a tournament created with bots, listed, joined, its one hand played by taps and its final
+ranking shown, a past hand's replay stepped through from the history.
 Screenshots land in web/test-artifacts/lobby-*.png."""
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ SHOTS = (
     "seat-taken-back",
     "room",
     "tournament",
+    "tournament-final",
     "replay",
 )
 

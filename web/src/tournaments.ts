@@ -154,7 +154,9 @@ function body(me: SignedIn, t: Tournament, fail: (e: unknown) => void): HTMLElem
       buttons.append(button("Start", "start-tournament", act(() => matchmaking.startTournament({ sessionToken: s, tournamentId: id, requestId: requestId() })), "primary"));
     }
   }
-  const last = t.finalRanking.length ? t.finalRanking : (t.standings.at(-1)?.standings ?? []);
+  const final = t.finalRanking.length > 0;
+  const last = final ? t.finalRanking : (t.standings.at(-1)?.standings ?? []);
+  const caption = final ? "最终排名 Final ranking" : `Standings after round ${t.standings.at(-1)?.round ?? 0}`;
   const entry = t.entrySilver > 0n || t.entryMatchCards > 0 ? ` · entry ${t.entrySilver} 银子 ${t.entryMatchCards} 比赛卡` : "";
   return [
     h("h3", {}, t.name, " ", h("small", { "data-testid": "tournament-state" }, STATES[t.state] ?? "")),
@@ -162,7 +164,12 @@ function body(me: SignedIn, t: Tournament, fail: (e: unknown) => void): HTMLElem
     h("div", { class: "row" }, h("input", { readonly: "", class: "link", value: tournamentLink(id), "data-testid": "tournament-link" })),
     h("ol", { class: "entrants", "data-testid": "entrants" }, ...t.entrants.map((e) => h("li", {}, e.displayName + (e.bot ? " (bot)" : "")))),
     last.length
-      ? h("table", { class: "standings", "data-testid": "standings" }, ...last.map((x) => h("tr", {}, h("td", {}, String(x.rank)), h("td", {}, x.displayName), h("td", {}, String(x.chips)))))
+      ? h(
+          "table",
+          { class: "standings", "data-testid": final ? "final-ranking" : "standings" },
+          h("caption", {}, caption),
+          ...last.map((x) => h("tr", { "data-testid": "ranked", "data-player": x.playerId }, h("td", {}, String(x.rank)), h("td", {}, x.displayName + (x.bot ? " (bot)" : "")), h("td", {}, `${x.chips > 0n ? "+" : ""}${x.chips}`))),
+        )
       : h("span", {}),
     buttons,
   ];

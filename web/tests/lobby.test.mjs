@@ -6,8 +6,9 @@
 // mid-hand and goes back (a 加倍卡 played from there is refused while the hand runs), and a
 // second browser signed in as the same player that takes the
 // seat; a room by code between two signed-in players with bots filling the rest; a quick match;
-// a tournament created with bots, listed, joined, started, and its first round seated; a past
-// hand's replay from the history, stepped forward and back.
+// a tournament created with bots, listed, joined, started, its one hand played by taps and its
+// final ranking shown back in the lobby; a past hand's replay from the history, stepped
+// forward and back.
 // Each test signs in players of its own, so the tests stay independent on the shared stack.
 // Screenshots go to ARTIFACTS (lobby-*.png).
 
@@ -242,7 +243,19 @@ test("a quick match at the player's level seats them once the queue fills", asyn
   }
 });
 
-test("a tournament: created with bots, joined, started, and its first round seats the player", async () => {
+/** One decision at the table by taps (a win, else a discard of the drawn tile, else a pass);
+ * gives up soon, so the hand's result coming up over a button does not hold the loop. */
+async function tapDecision(page) {
+  const quick = { timeout: 1500 };
+  const seen = (l) => l.first().isVisible();
+  if (await seen(page.getByTestId("opt-win"))) return page.getByTestId("opt-win").first().tap(quick);
+  const playable = page.locator('[data-testid="hand-tile"][data-playable="1"]');
+  if ((await playable.count()) > 0) return playable.last().tap(quick);
+  if (await seen(page.getByTestId("opt-pass"))) return page.getByTestId("opt-pass").tap(quick);
+  await page.waitForTimeout(80);
+}
+
+test("a tournament: created with bots, joined, started, its hand played by taps, then its final ranking", { timeout: 120_000 }, async () => {
   const { ctx, page, problems } = await browser();
   try {
     await signIn(page, `Cup${run}`);
@@ -262,6 +275,28 @@ test("a tournament: created with bots, joined, started, and its first round seat
     await press(page, "start-tournament");
     await page.getByTestId("my-tiles").waitFor({ timeout: 30_000 }); // round 1 seats the player
     assert.match(await page.locator(".seat.mine .who").innerText(), new RegExp(`^Cup${run}`));
+    // the one round of one hand, played by taps to its end (the table is then over)
+    const deadline = Date.now() + 60_000;
+    while (!(await page.getByTestId("table-finished").isVisible())) {
+      assert.ok(Date.now() < deadline, "the tournament's hand did not end in a minute");
+      await tapDecision(page).catch(() => null);
+    }
+    await page.waitForTimeout(700); // the result ignores a tap in its first 0.7 s
+    await press(page, "new-table"); // back to the lobby: it opens the tournament last seen
+    // the table's end reaches matchmaking (the gateway's report, the hand in the ledger)
+    await page.getByTestId("tournament-state").filter({ hasText: "finished" }).waitFor({ timeout: 30_000 });
+    const ranking = page.getByTestId("final-ranking");
+    assert.match(await ranking.locator("caption").innerText(), /Final ranking/);
+    const rows = await ranking.getByTestId("ranked").evaluateAll((rs) => rs.map((r) => [...r.cells].map((c) => c.textContent)));
+    assert.equal(rows.length, 4, `four ranked: ${JSON.stringify(rows)}`);
+    // ranked 1 to 4, most chips first (the chips from the ledger: the hand's own transfers)
+    assert.deepEqual(rows.map((r) => Number(r[0])), [1, 2, 3, 4]);
+    const chips = rows.map((r) => Number(r[2]));
+    assert.ok(chips.every((c, i) => Number.isInteger(c) && (i === 0 || c <= chips[i - 1])), JSON.stringify(rows));
+    const mine = rows.find((r) => r[1] === `Cup${run}`);
+    assert.ok(mine, `the player is not in the final ranking: ${JSON.stringify(rows)}`);
+    assert.match(await page.getByTestId("tournament").innerText(), /round 1/);
+    await shot(page, "tournament-final");
     assert.deepEqual(problems, []);
   } finally {
     await ctx.close();
