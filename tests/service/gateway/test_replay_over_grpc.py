@@ -5,6 +5,8 @@ of another table and one still being played get nothing of it."""
 
 from __future__ import annotations
 
+import time
+
 import grpc
 from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
@@ -96,6 +98,12 @@ def test_a_player_replays_their_own_finished_hand_as_their_seat_saw_it_and_nobod
             state = pb.GetTableStateRequest(
                 table_id=running.table_id, seat_token=running.seat_tokens[1]
             )
-            live_hand = gw.stub.GetTableState(state, timeout=T).table.hand.hand_id
+            # the table deals its first hand once created, not before CreateTable answers
+            deadline = time.monotonic() + T
+            live_hand = ""
+            while not live_hand and time.monotonic() < deadline:
+                live_hand = gw.stub.GetTableState(state, timeout=T).table.hand.hand_id
+                time.sleep(0 if live_hand else 0.02)
+            assert live_hand, "the table dealt no hand"
             code, _, info = rpc_error(lambda: replay(alice_s, running.table_id, live_hand))
             assert (code, info.reason) == (grpc.StatusCode.FAILED_PRECONDITION, "HAND_NOT_FINISHED")
