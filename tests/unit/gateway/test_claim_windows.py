@@ -95,10 +95,12 @@ def test_every_window_at_a_table_with_a_person_lasts_its_hold_claimable_or_not()
 def test_a_slow_answer_ends_the_window_when_it_comes_and_a_fast_one_waits_for_the_hold():
     log: list[LoggedEvent] = []
     seats = [Seat(player_id=f"p{i}") for i in range(2)] + [Seat(f"b{i}", bot=True) for i in (2, 3)]
-    session, sched = table(seats, log, hands=1)
+    # Hands until three windows of each kind were answered: how often a person may claim
+    # depends on the walls, which are random.
+    session, sched = table(seats, log, hands=16)
     session.start()
     fast = slow = 0
-    while session.phase == PLAYING and not session.hand.finished and (fast < 3 or slow < 3):
+    while session.phase == PLAYING and (fast < 3 or slow < 3):
         sched.run_due()
         hand = session.hand
         people = [s for s in (0, 1) if s in hand.pending]
@@ -127,8 +129,10 @@ def test_a_slow_answer_ends_the_window_when_it_comes_and_a_fast_one_waits_for_th
             fast += 1
         else:
             slow += 1
-        went_on = next(
-            e for e in log[n:] if isinstance(e.event, (K.TileDrawn, K.MeldDeclared, K.WinDeclared))
+        went_on = next(  # the last tile's window ends the hand drawn
+            e
+            for e in log[n:]
+            if isinstance(e.event, (K.TileDrawn, K.MeldDeclared, K.WinDeclared, K.HandDrawn))
         )
         assert went_on.t == max(answered, until)
     assert fast >= 3 and slow >= 3
