@@ -21,7 +21,8 @@ The log holds every fact and every applied action, so a table is rebuilt by read
   under the overtime timer;
 * between hands, the pause (RULES §11 "Between hands") ends when it would have: counted from
   when the last hand's ``seed_revealed`` was logged, with the seats whose ``next_hand_ready``
-  the log holds still ready (everyone ready: the next hand is dealt at once);
+  the log holds still ready (everyone ready: the next hand is dealt at once); a table whose
+  owner died before its first hand deals it at once (there is no result to pause after);
 * 掉线: a seat the log says is disconnected (not reconnected, not left) stays so, on 托管, and
   escapes at the hand's end as it would have on the dead owner (:mod:`.session.presence`);
   the streams are the new owner's to count, so every seat's grace starts afresh (``watch``).
@@ -53,6 +54,7 @@ from services.gateway.domain.session import (
     Seat,
     SessionConfig,
     TableSession,
+    between_hands,
     claim_windows,
     decisions,
     presence,
@@ -237,8 +239,12 @@ def restore_session(
     if reason or (session.had_humans and all(s.bot or s.left for s in seats)):
         session.finish(reason or "players_left")
     else:
-        # the pause goes on (at the table's deadline, if it comes first)
-        session.schedule_next_hand(pause_since, ready)
+        # the pause goes on (at the table's deadline, if it comes first); before the first
+        # hand there is no result to pause after: it is dealt now
+        if hand_starts:
+            session.schedule_next_hand(pause_since, ready)
+        else:
+            between_hands.begin(session, 0)
     return session
 
 

@@ -190,3 +190,11 @@ def test_a_takeover_after_everyone_pressed_next_deals_at_once():
     assert session.pause.ready == {0, 1} and bh.waiting_for(session) == []
     sched.advance(0)
     assert session.phase == PLAYING and session.hand.config.hand_number == 2
+
+
+def test_a_takeover_before_the_first_hand_deals_it_without_a_pause():
+    t, log = logged_table(humans=2)
+    t.session.announce()  # the owner dies before its first deal
+    session, sched, _ = taken_over(log(), t.scheduler.now_ms())
+    sched.advance(0)
+    assert session.phase == PLAYING and session.hand.config.hand_number == 1
