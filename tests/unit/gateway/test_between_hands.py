@@ -4,6 +4,8 @@ never pauses. Then ReadyForNextHand's checks through the TableManager."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from infra.store.memory import MemoryStore
@@ -15,6 +17,7 @@ from services.gateway.domain.restore import restore_session
 from services.gateway.domain.session import Seat
 from services.gateway.domain.session import between_hands as bh
 from services.gateway.domain.session.config import BETWEEN_HANDS, PLAYING
+from services.gateway.tables import read_table_log
 from shared.errors import FailedPrecondition, PermissionDenied
 from tests.doubles.scheduler import ManualScheduler
 from tests.support.sessions import inprocess_ports, local_table, seats, session_config
@@ -22,6 +25,13 @@ from tests.support.stacks import table_manager, table_spec
 from tests.unit.gateway.test_resume_steps import greedy
 
 PAUSE = 15_000
+
+
+def until(cond, what: str, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, f"no {what} within {timeout} s"
+        time.sleep(0.02)
 
 
 def table(humans: int, pause: int | None = PAUSE, max_hands: int = 3):
@@ -198,3 +208,36 @@ def test_a_takeover_before_the_first_hand_deals_it_without_a_pause():
     session, sched, _ = taken_over(log(), t.scheduler.now_ms())
     sched.advance(0)
     assert session.phase == PLAYING and session.hand.config.hand_number == 1
+
+
+def test_a_replica_taking_a_paused_table_over_keeps_its_next_presses():
+    """Through two TableManagers on one store: Next pressed at the first is in the log, so the
+    second, taking the table over between hands, shows it and deals once the other presses."""
+    store, ports = MemoryStore(), inprocess_ports()
+    fast = {"discard_ms": 20, "claim_ms": 20, "auto_play_delay_ms": 0}  # the hand ends alone
+    first = table_manager(
+        store, ports, seed=5, replica_id="gw-a", lease_ms=0, between_hands_ms=600_000, **fast
+    )
+    try:
+        tid, tokens = first.create_table(table_spec(seats(humans=2), max_hands=2))
+        until(lambda: first.view(tid, tokens[0], 0)["phase"] == "between_hands", "a hand's end")
+        assert first.ready_for_next_hand(tid, tokens[0], "n1") == [1]
+        deadline = first.view(tid, tokens[1], 1)["next_hand_ms"]
+    finally:
+        first.close()
+    second = table_manager(
+        store, ports, seed=5, replica_id="gw-b", between_hands_ms=600_000, **fast
+    )
+    try:
+        second.table(tid)  # taken over from the log
+        view = second.view(tid, tokens[1], 1)
+        assert view["phase"] == "between_hands"
+        assert [s["next_ready"] for s in view["seats"]] == [True, False, True, True]
+        assert abs(view["next_hand_ms"] - deadline) < 1_000  # the same pause, not a new one
+        assert second.ready_for_next_hand(tid, tokens[1], "n2") == []
+        until(lambda: second.view(tid, tokens[1], 1)["phase"] != "between_hands", "hand 2")
+    finally:
+        second.close()
+    kinds = [e.kind for e in read_table_log(store, tid)]
+    assert kinds.count("next_hand_ready") == 2
+    assert kinds.index("next_hand_ready") < kinds.index("hand_started", kinds.index("hand_result"))
