@@ -417,9 +417,14 @@ class RemotePlayer:
         elif kind == "hand_result":
             self.log.hand_results.append(event.hand_result)
             if self.seat is not None:
-                self.ready_for_next_hand()
+                self.after_result()
         elif kind == "table_finished":
             self.log.table_finished = event.table_finished
+
+    def after_result(self) -> None:
+        """A hand's result came: a bot has seen it, Next at once (a person's client holds the
+        result first: :class:`mahjong_client.terminal.TerminalPlayer`)."""
+        self.ready_for_next_hand()
 
     def decide(self, prompt: gateway_pb2.Prompt) -> gateway_pb2.ActResponse | None:
         """Answer one prompt with the policy's action, on the seat's view from GetTableState."""

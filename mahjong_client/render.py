@@ -243,6 +243,8 @@ def render_event(event: gateway_pb2.Event, me: int) -> str | None:
             f"破产: {name} went bankrupt after hand {ev.after_hand} (the silver left no longer "
             f"covers a hand) and left the table; a bot plays seat {ev.seat - 1} now"
         )
+    if kind == "next_hand_ready":
+        return f"{'you' if ev.seat - 1 == me else f'seat {ev.seat - 1}'}: ready for the next hand"
     if kind == "seed_revealed":
         return f"wall seed revealed: {ev.seed[:16]}… (its SHA-256 is the commitment)"
     if kind == "table_finished":

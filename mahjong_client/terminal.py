@@ -1,10 +1,12 @@
 """The person at the table: :class:`TerminalPlayer`, a :class:`RemotePlayer` whose decisions
 are asked on ``stdin`` (a number from the menu, a tile to discard, ``h`` hint, ``t`` table,
 ``r`` resume from 托管, ``q`` quit) and whose events are told on ``stdout``
-(:mod:`mahjong_client.render`)."""
+(:mod:`mahjong_client.render`). Each hand's result stays until the person presses Enter (Next:
+``ReadyForNextHand``) or the table's pause between hands runs out (RULES §11)."""
 
 from __future__ import annotations
 
+import select
 import sys
 import time
 from collections.abc import Sequence
@@ -64,6 +66,37 @@ class TerminalPlayer(RemotePlayer):
         line = render_event(event, me)
         if line:
             self.say(line)
+
+    def after_result(self) -> None:
+        """The hand's result stays (it was just printed) until the person presses Enter — Next
+        — or the table's pause runs out (``next_hand_unix_ms``); nothing to wait for when the
+        table deals or ends at once (a table without a pause, an escape's result mid-hand)."""
+        table = self.state()
+        if table.phase != gateway_pb2.TABLE_PHASE_BETWEEN_HANDS or not table.next_hand_unix_ms:
+            return
+        left = max(0.0, table.next_hand_unix_ms / 1000 - time.time())
+        self.say(f">> Enter: next hand (dealt in {left:.0f}s at the latest; q quits)")
+        line = self._line_within(left)
+        if line is None:
+            self.say("the pause ran out: the next hand is dealt")
+            return
+        if line.strip() in ("q", "quit", "exit"):
+            raise Quit("quit")
+        self.ready_for_next_hand()
+
+    def _line_within(self, seconds: float) -> str | None:
+        """A line of input typed within ``seconds`` (None: none came). Input that is not a
+        terminal or pipe (a test's StringIO) is read at once; its end is a quit."""
+        try:
+            fd = self.stdin.fileno()
+        except (OSError, ValueError):  # io.UnsupportedOperation: no descriptor to wait on
+            fd = None
+        if fd is not None and not select.select([fd], [], [], seconds)[0]:
+            return None
+        line = self.stdin.readline()
+        if not line:
+            raise Quit("end of input")
+        return line
 
     def decide(self, prompt: gateway_pb2.Prompt) -> gateway_pb2.ActResponse | None:
         table = self.state()

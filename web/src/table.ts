@@ -264,6 +264,8 @@ export class TableScreen implements PromptHost, ResultHost {
         return `${this.name(seatOf(k.value.seat))} timed out`;
       case "seatChanged":
         return `${this.name(seatOf(k.value.seat))}: ${k.value.reason.replace(/_/g, " ")}`;
+      case "nextHandReady": // with the view after it: who is ready shows as they press
+        return `${this.name(seatOf(k.value.seat))} is ready for the next hand`;
       case "seatBankrupt":
         return `破产 — ${k.value.playerId} went bankrupt after hand ${k.value.afterHand} and left; a bot takes seat ${seatOf(k.value.seat)}`;
       case "tableFinished":

@@ -4,8 +4,9 @@
 // between hands (--between-hands-ms) until the person presses Next.
 //
 // * A guest's 4-hand table at 390 × 844 with touch, played by taps: every hand's result is
-//   seen (and stays while nobody pressed Next), Next is tapped; the hand's tiles lie within the
-//   viewport, are at least 40 px wide, and nothing scrolls sideways, in portrait and (hand 2)
+//   seen (and stays while nobody pressed Next), Next is tapped (the log tells it at once:
+//   next_hand_ready); the hand's tiles lie within the viewport, are at least 40 px wide, and
+//   nothing scrolls sideways, in portrait and (hand 2)
 //   at 844 × 390 landscape; the result fits and scrolls within itself; its breakdown reads as
 //   sentences (no identifiers, no seat numbers) and marks the winning tile.
 // * A guest's 4-hand table at desktop size played with the keyboard alone: arrows and Enter
@@ -121,6 +122,10 @@ test("a guest plays a 4-hand table on a phone by tapping, sees every result and 
         }
         await page.getByTestId("next-hand").tap();
         trail.push(`next at ${Math.round((Date.now() - t0) / 1000)}s`);
+        if (number === 1) {
+          // pressing Next is an event of the table (next_hand_ready), on the stream at once
+          await page.waitForFunction(() => document.querySelector('[data-testid="log"]')?.textContent.includes("is ready for the next hand"), null, { timeout: 10_000 });
+        }
         await page.getByTestId("result").waitFor({ state: "hidden" });
         continue;
       }

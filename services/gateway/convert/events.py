@@ -315,6 +315,12 @@ def _seat_bankrupt(ev: K.SeatBankrupt, e: pb.Event) -> None:
     )
 
 
+def _next_hand_ready(ev: K.NextHandReady, e: pb.Event) -> None:
+    e.next_hand_ready.CopyFrom(
+        pb.NextHandReady(seat=seat_to_proto(ev.seat), after_hand=ev.after_hand)
+    )
+
+
 # One converter per event class: it fills the proto Event's field of that kind.
 CONVERTERS: dict[type[K.TableEvent], Callable] = {
     K.TableStarted: _table_started,
@@ -338,6 +344,7 @@ CONVERTERS: dict[type[K.TableEvent], Callable] = {
     K.WildFlipped: _wild_flipped,
     K.DoubleCardPlayed: _double_card_played,
     K.SeatBankrupt: _seat_bankrupt,
+    K.NextHandReady: _next_hand_ready,
 }
 # The log's record of actions and a claim window's fillers are seen by no viewer
 # (events.views): they have no proto form.

@@ -19,6 +19,10 @@ The log holds every fact and every applied action, so a table is rebuilt by read
 * so does the table's own deadline (``end_by_ms``; absent from logs written before it existed:
   none): past it, a table between hands ends instead of dealing, and the hand in play goes on
   under the overtime timer;
+* between hands, the pause (RULES §11 "Between hands") ends when it would have: counted from
+  when the last hand's ``seed_revealed`` was logged, with the seats whose ``next_hand_ready``
+  the log holds still ready (everyone ready: the next hand is dealt at once); a table whose
+  owner died before its first hand deals it at once (there is no result to pause after);
 * 掉线: a seat the log says is disconnected (not reconnected, not left) stays so, on 托管, and
   escapes at the hand's end as it would have on the dead owner (:mod:`.session.presence`);
   the streams are the new owner's to count, so every seat's grace starts afresh (``watch``).
@@ -50,6 +54,7 @@ from services.gateway.domain.session import (
     Seat,
     SessionConfig,
     TableSession,
+    between_hands,
     claim_windows,
     decisions,
     presence,
@@ -163,6 +168,8 @@ def restore_session(
     hand_open = False
     left_in_hand = False
     result: K.HandResult | None = None
+    pause_since: int | None = None  # when the last hand's end was logged
+    ready: set[int] = set()  # who pressed Next since
     for entry in log:
         ev = entry.event
         if isinstance(ev, K.SeatChanged):
@@ -191,6 +198,8 @@ def restore_session(
             session.doubled[ev.doubled_hand] = tuple(sorted((*played, ev.seat)))
         elif isinstance(ev, K.ActionTaken) and not ev.auto:
             seats[ev.seat].timeouts_in_row = 0
+        elif isinstance(ev, K.NextHandReady) and ev.after_hand == session.hands_played:
+            ready.add(ev.seat)
         elif isinstance(ev, K.HandStarted):
             hand_open, left_in_hand = True, False
             session.dealer = ev.dealer
@@ -208,6 +217,7 @@ def restore_session(
             session.dealer = result.next_dealer
             session.huangfan = 0 if left_in_hand else result.next_huangfan
             hand_open, result = False, None
+            pause_since, ready = entry.t, set()
         elif isinstance(ev, K.TableFinished):
             session.phase = FINISHED
             session.finish_reason = ev.reason
@@ -229,7 +239,12 @@ def restore_session(
     if reason or (session.had_humans and all(s.bot or s.left for s in seats)):
         session.finish(reason or "players_left")
     else:
-        session.schedule_next_hand()  # at the table's deadline, if it comes first
+        # the pause goes on (at the table's deadline, if it comes first); before the first
+        # hand there is no result to pause after: it is dealt now
+        if hand_starts:
+            session.schedule_next_hand(pause_since, ready)
+        else:
+            between_hands.begin(session, 0)
     return session
 
 

@@ -22,7 +22,9 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture(scope="module")
 def stack():
-    with local_stack() as s:
+    # the gateway's default pause between hands (the ruleset's, at tables with a person): the
+    # clients here press Next as each result comes, so no table waits it out
+    with local_stack(extra_args={"gateway": ["--between-hands-ms", "-1"]}) as s:
         yield s
 
 
@@ -86,7 +88,9 @@ def test_a_dropped_stream_resumes_with_exactly_the_missed_events(stack):
 
 
 def test_four_remote_random_players_finish_a_table(stack):
-    table = create_table(stack.gateway, ["p0", "p1", "p2", "p3"], max_hands=1)
+    """Four people: between the hands each sees every seat's Next (next_hand_ready) as it is
+    pressed, and the next hand is dealt once all four have, not after the 15 s pause."""
+    table = create_table(stack.gateway, ["p0", "p1", "p2", "p3"], max_hands=2)
     players = [
         RemotePlayer(
             stack.gateway,
@@ -95,6 +99,7 @@ def test_four_remote_random_players_finish_a_table(stack):
             seat=i,
             policy=RandomBot(i),
             name=f"p{i}",
+            keep_events=True,
         ).start()
         for i in range(4)
     ]
@@ -107,6 +112,15 @@ def test_four_remote_random_players_finish_a_table(stack):
     results = [log.hand_results[0] for log in logs]
     assert all(list(r.payments) == list(results[0].payments) for r in results)
     assert all(log.actions > 0 for log in logs)
+    for p in players:
+        kinds = [e.WhichOneof("kind") for e in p.events]
+        ended = kinds.index("hand_result")
+        dealt = kinds.index("hand_started", ended)
+        between = p.events[ended:dealt]
+        pressed = [e.next_hand_ready for e in between if e.HasField("next_hand_ready")]
+        assert sorted(r.seat - 1 for r in pressed) == [0, 1, 2, 3]
+        assert all(r.after_hand == 1 for r in pressed)
+        assert p.events[dealt].time_unix_ms - p.events[ended].time_unix_ms < 10_000
 
 
 def test_refusals_are_recorded_not_raised(stack):

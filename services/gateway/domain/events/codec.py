@@ -300,6 +300,7 @@ FIELD_CODECS: dict[type[K.TableEvent], dict[str, FieldCodec]] = {
     K.WildFlipped: {"indicator": TILE, "wild": TILE, "set_aside": TILES},
     K.DoubleCardPlayed: {},
     K.SeatBankrupt: {},
+    K.NextHandReady: {},
     K.WindowPadding: {},
 }
 

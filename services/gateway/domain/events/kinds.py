@@ -466,6 +466,19 @@ class SeatBankrupt(TableEvent):
 
 
 @dataclass
+class NextHandReady(TableEvent):
+    """Next (RULES §11 "Between hands"): the person in ``seat`` pressed Next after hand
+    ``after_hand``'s result. Public, so every viewer sees who is ready at once; in the log, so
+    a replica taking the table over between hands keeps who is ready. Between hands: the head
+    is empty."""
+
+    seat: int
+    after_hand: int
+    hand_id: str = ""
+    hand_number: int = 0
+
+
+@dataclass
 class WindowPadding(TableEvent):
     """A claim window's filler (RULES §4 "Claim windows"): no fact, seen by nobody. A held
     window is closed with as many as make its prompts, answers and fillers a constant count
@@ -500,6 +513,7 @@ KINDS: dict[str, type[TableEvent]] = {
     "wild_flipped": WildFlipped,
     "double_card_played": DoubleCardPlayed,
     "seat_bankrupt": SeatBankrupt,
+    "next_hand_ready": NextHandReady,
     "window_padding": WindowPadding,
 }
 KIND_NAMES: dict[type[TableEvent], str] = {cls: name for name, cls in KINDS.items()}

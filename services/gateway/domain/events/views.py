@@ -156,6 +156,7 @@ VIEW_RULES: dict[type[K.TableEvent], ViewRule] = {
     K.WildFlipped: PUBLIC,  # turned face up for all
     K.DoubleCardPlayed: PUBLIC,  # 加倍卡: every seat and spectator sees who doubled
     K.SeatBankrupt: PUBLIC,  # 破产: every seat and spectator sees who went bankrupt
+    K.NextHandReady: PUBLIC,  # Next: every seat and spectator sees who is ready
     K.WindowPadding: NOBODY,  # a claim window's filler: it only takes a number
 }
 _missing = set(K.EVENT_CLASSES) - set(VIEW_RULES)

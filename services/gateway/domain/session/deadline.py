@@ -11,6 +11,7 @@ announced in ``table_started`` (``end_by_ms``) and shown in the view.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from services.gateway.domain.session import between_hands
@@ -33,12 +34,19 @@ def timer_cap(t: TableSession, ms: int) -> int:
     return ms
 
 
-def schedule_next_hand(t: TableSession) -> None:
+def schedule_next_hand(
+    t: TableSession, since_ms: int | None = None, ready: Iterable[int] = ()
+) -> None:
     """Between hands: the next deal after the pause (:mod:`.between_hands`: until every person
     pressed Next, at most ``between_hands_ms``), or at the table's deadline if it comes first
-    (:meth:`next_hand` then ends the table instead of dealing)."""
+    (:meth:`next_hand` then ends the table instead of dealing). ``since_ms``: a pause taken
+    over from another replica, which began then (the hand's end as logged) and whose seats
+    ``ready`` pressed Next already; None: it begins now."""
+    now = t.scheduler.now_ms()
     delay = between_hands.pause_ms(t)
+    if since_ms is not None:
+        delay = max(0, since_ms + delay - now)
     end_by = t.config.end_by_ms
     if end_by > 0:
-        delay = min(delay, max(0, end_by - t.scheduler.now_ms()))
-    between_hands.begin(t, delay)
+        delay = min(delay, max(0, end_by - now))
+    between_hands.begin(t, delay, ready)

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import random
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
 from services.gateway.domain.clock import Scheduler, Timer
@@ -212,9 +212,9 @@ class TableSession:
         """A decision's timer past the deadline (:func:`deadline.timer_cap`)."""
         return deadline.timer_cap(self, ms)
 
-    def schedule_next_hand(self) -> None:
+    def schedule_next_hand(self, since_ms: int | None = None, ready: Iterable[int] = ()) -> None:
         """The next deal, or the deadline (:func:`deadline.schedule_next_hand`)."""
-        deadline.schedule_next_hand(self)
+        deadline.schedule_next_hand(self, since_ms, ready)
 
     # --- events ----------------------------------------------------------------------------
     def head(self) -> tuple[str, int]:

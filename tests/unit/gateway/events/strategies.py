@@ -247,6 +247,9 @@ EVENTS = {
         after_hand=st.integers(1, 10_000),
         **heads,
     ),
+    K.NextHandReady: st.builds(
+        K.NextHandReady, seat=seats, after_hand=st.integers(1, 10_000), **heads
+    ),
     K.WindowPadding: st.builds(K.WindowPadding, **heads),
 }
 
