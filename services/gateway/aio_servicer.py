@@ -98,19 +98,13 @@ class AsyncGatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         return await self._call("PlayDoubleCard", self.calls.play_double_card, request, context)
 
     async def ListTables(self, request, context):  # operator only (server.py's callers)
-        return await run_blocking(
-            console.list_tables, self.manager, self.calls.sessions, request, context
-        )
+        return await run_blocking(self.calls.console.list_tables, request, context)
 
     async def EndTable(self, request, context):  # operator only (server.py's callers)
-        return await run_blocking(
-            console.end_table, self.manager, self.calls.sessions, request, context
-        )
+        return await run_blocking(self.calls.console.end_table, request, context)
 
     async def InspectTable(self, request, context):  # operator only (server.py's callers)
-        return await run_blocking(
-            console.inspect_table, self.manager, self.calls.sessions, request, context
-        )
+        return await run_blocking(self.calls.console.inspect_table, request, context)
 
     async def SuspendSeat(self, request, context):  # matchmaking only (server.py's callers)
         return await run_blocking(console.suspend_seat, self.manager, request, context)

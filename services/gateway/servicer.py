@@ -177,6 +177,7 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         self.forwarder = SyncForwarder(st.replica_id, st.address, tls, st.lease_ms)
         look_s = max(0.05, st.lease_ms / 3000)  # as often as the owner renews its leases
         self.watch = RelayWatch(LeaseWatch(manager.store, look_s), look_s)
+        self.console = console.Console(manager, tls, lambda: self.sessions)
 
     def admit(self, method: str, request, context) -> Admission:
         """Flood control (:mod:`services.gateway.flood`), before any lock or store is touched:
@@ -240,13 +241,13 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         return self._here_or_owner("PlayDoubleCard", self.play_double_card, request, context)
 
     def ListTables(self, request, context):  # operator only (server.py's callers)
-        return console.list_tables(self.manager, self.sessions, request, context)
+        return self.console.list_tables(request, context)
 
     def EndTable(self, request, context):  # operator only (server.py's callers)
-        return console.end_table(self.manager, self.sessions, request, context)
+        return self.console.end_table(request, context)
 
     def InspectTable(self, request, context):  # operator only (server.py's callers)
-        return console.inspect_table(self.manager, self.sessions, request, context)
+        return self.console.inspect_table(request, context)
 
     def SuspendSeat(self, request, context):  # matchmaking only (server.py's callers)
         return console.suspend_seat(self.manager, request, context)
