@@ -43,7 +43,7 @@ from services.gateway.forwarding import (
     here_or_owner_async,
     relay_error,
 )
-from services.gateway.servicer import GatewayServicer, act_response
+from services.gateway.servicer import GatewayServicer, act_response, heartbeat
 from services.gateway.tables.answer_early import run_answering_early
 from shared.errors import DomainError, ResourceExhausted, Unavailable
 
@@ -270,9 +270,7 @@ class Heartbeats:
         self.writer = writer
         writer.lock = asyncio.Lock()
         self.every = lease_ms / 3000
-        self.message = pb.SubscribeResponse(
-            heartbeat=pb.StreamHeartbeat(lease_ms=lease_ms, interval_ms=lease_ms // 3)
-        )
+        self.message = heartbeat(lease_ms)
         self.task = asyncio.get_running_loop().create_task(self._run())
 
     async def _run(self) -> None:

@@ -154,6 +154,14 @@ def _seat_wait_ms(seconds: int) -> int | None:
     return 0 if seconds < 0 else seconds * 1000
 
 
+def heartbeat(lease_ms: int) -> pb.SubscribeResponse:
+    """A Subscribe heartbeat (``SubscribeRequest.heartbeats``): the lease, and how often one
+    comes when the stream has nothing else to send (a third of it)."""
+    return pb.SubscribeResponse(
+        heartbeat=pb.StreamHeartbeat(lease_ms=lease_ms, interval_ms=lease_ms // 3)
+    )
+
+
 def act_response(sequence: int, replayed: bool) -> pb.ActResponse:
     return pb.ActResponse(sequence=sequence, replayed=replayed)
 
@@ -204,10 +212,21 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         self.admit("Subscribe", request, context)
         sent = request.after_sequence
         stuck = Stuck(self.forwarder)
+        lease_ms = self.manager.settings.lease_ms
+        beat = heartbeat(lease_ms) if request.heartbeats else None
         while context.is_active():
             try:
                 table, viewer = self.manager.open_stream(request.table_id, request.seat_token, sent)
-                for seen in self.manager.stream_batches(table, viewer, sent, context.is_active):
+                if beat is not None:  # the token passed: the first at once (the lease told)
+                    yield beat
+                quiet_s = lease_ms / 3000 if beat is not None else 0.0
+                batches = self.manager.stream_batches(
+                    table, viewer, sent, context.is_active, quiet_s
+                )
+                for seen in batches:
+                    if seen is None:  # nothing sent for a third of the lease
+                        yield beat
+                        continue
                     for _, last, response in self.stream_messages(request, table, viewer, seen):
                         yield response
                         sent = last
