@@ -5,9 +5,10 @@ rules and scoring in-process): a table runs on replica A; the operator asks repl
 * InspectTable and EndTable on B are sent on to A's internal port with the operator's signed
   claim; A answers, and its audit entry names the operator and the gateway (B) it came through;
 * the same from B's web port, for an operator's session;
-* the cheats: on A's internal port a gateway certificate without a claim, or with a forged or
-  replayed one, is refused; the operator's own certificate, matchmaking's and a player (public
-  port) sending a claim are refused too; a web call carrying a claim is refused.
+* the cheats: on A's internal port a gateway certificate without a claim, with a forged or
+  replayed one, or without the deployment's internal token, is refused; the operator's own
+  certificate, matchmaking's and a player (public port) sending a claim are refused too; a web
+  call carrying a claim is refused.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import grpc
 from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
 
+from infra.interceptor import INTERNAL_TOKEN_HEADER
 from infra.ports import AUTO_PORT
 from services.gateway import delegation
 from services.gateway.server import SPEC as GATEWAY
@@ -31,6 +33,7 @@ from tests.support.tables import mixed_seats, request_table, wait_prompt
 from tests.support.web import WebGateway
 
 T = 10
+TOKEN = "console-internal-token"  # the deployment's second factor between services
 SLOW = {"discard_ms": 60_000, "claim_ms": 60_000, "seat_secret": "console-replicas"}
 
 
@@ -48,7 +51,7 @@ class OperatorSessions:
 
 def _replica(stack, db, addrs, **extra):
     server, channel = stack.enter_context(
-        serving(GATEWAY, store_url=f"sqlite:///{db}",
+        serving(GATEWAY, store_url=f"sqlite:///{db}", internal_token=TOKEN,
                 extra={**addrs, **sessions.NO_HOLD_SETTINGS, **SLOW, **extra})
     )  # fmt: skip
     from mahjong.gateway.v1 import gateway_pb2_grpc
@@ -102,11 +105,13 @@ def test_the_console_works_from_any_replica(tmp_path):
             return ((delegation.CLAIM_HEADER, delegation.sign(key, made)),)
 
         as_gateway = stack.enter_context(a.calling_as("gateway"))
+        token = ((INTERNAL_TOKEN_HEADER, TOKEN),)
         for metadata, reason in (
-            ((), "CLAIM_MISSING"),
-            (claim(key=b"forged"), "CLAIM_INVALID"),
-            (claim(method="InspectTable"), "CLAIM_INVALID"),  # replayed on another RPC
-            (claim(target="t_other"), "CLAIM_INVALID"),
+            (token, "CLAIM_MISSING"),
+            ((*token, *claim(key=b"forged")), "CLAIM_INVALID"),
+            ((*token, *claim(method="InspectTable")), "CLAIM_INVALID"),  # replayed elsewhere
+            ((*token, *claim(target="t_other")), "CLAIM_INVALID"),
+            (claim(), "DELEGATION_REFUSED"),  # a gateway certificate without the token
         ):
             assert _refused(as_gateway.EndTable, end, metadata) == (
                 grpc.StatusCode.PERMISSION_DENIED,

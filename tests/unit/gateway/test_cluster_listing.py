@@ -1,6 +1,7 @@
 """ListTables across replicas (services/gateway/tables/listing.py) over real TableManagers on
 one store: the owner's word on the tables it runs, a silent owner's tables read from their logs,
-a dead owner's (its lease expired, nobody took them over yet) too, filters applied; and the
+a dead owner's (its lease expired, nobody took them over yet) too, its halted table among
+them, filters applied; and the
 operator's claim a replica carries to the owner (services/gateway/delegation.py): signed for
 one RPC on one target, short-lived, refused when forged or replayed elsewhere."""
 
@@ -39,6 +40,11 @@ def test_every_replicas_tables_are_listed_whoever_answers():
         ta = _playing(a, "room/111111")
         tb = _playing(b, "tournament/T-1/round/1/table/0", stake=2)
         tc = _playing(c, "quick/m1")
+        halted = _playing(c, "quick/m2")
+        with c.table(halted).lock:
+            c.table(halted).session.halt(RuntimeError("a bug"))
+        for m in (a, b):  # their keepers stop: neither takes c's tables over meanwhile
+            m.stop.set()  # (their own 30 s leases run on, unrenewed, past the test)
         c.stop.set()  # c dies: its lease is no longer renewed, nothing released
         c.leases.thread.join(timeout=5)
         wait_for(lambda: not store.get_lease("gateway-table/" + tc).held, 5.0, "c's lease out")
@@ -55,7 +61,7 @@ def test_every_replicas_tables_are_listed_whoever_answers():
 
         mine = a.operations.list_tables("", 0, False)
         listed = cluster_tables(store, "a", mine, b_answers, "", 0, False)
-        assert [t.table_id for t in listed] == sorted([ta, tb, tc])
+        assert [t.table_id for t in listed] == sorted([ta, tb, tc, halted])
         assert asked == [["b"]]  # c's lease no longer runs: it is not asked
         by_id = {t.table_id: t for t in listed}
         assert by_id[tb].chips and by_id[tb].stake == 2  # b's own word
@@ -77,7 +83,9 @@ def test_every_replicas_tables_are_listed_whoever_answers():
                               "tour", 0, False)  # fmt: skip
         assert [t.table_id for t in only] == [tb]
         assert [t.table_id for t in cluster_tables(store, "a", [], b_silent, "", 2, False)] == [tb]
-        assert cluster_tables(store, "a", [], b_silent, "", 0, True) == []
+        # the dead owner's halted table: listed, halted
+        (row,) = cluster_tables(store, "a", [], b_silent, "", 0, True)
+        assert (row.table_id, row.phase, row.finish_reason) == (halted, "halted", "halted")
 
         # a finished table is no longer listed from its log
         b.operations.end_table(tb, "test", "op")
