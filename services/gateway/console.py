@@ -155,16 +155,19 @@ class Console:
         st = self.manager.settings
 
         def ask(peers: list[str]) -> dict[str, list[TableSummary] | None]:
-            return self._ask_peers(peers, request, actor)
+            now = time.monotonic()  # the peers get 80% of the time left: the rest to answer
+            until = now + 0.8 * (self.forwarder.give_up(context) - now)
+            return self._ask_peers(peers, request, actor, until)
 
         found = cluster_tables(self.manager.store, st.replica_id, mine, ask, *asked)
         return pb.ListTablesResponse(tables=[summary_to_proto(t) for t in found])
 
     def _ask_peers(
-        self, peers: list[str], request, actor: str
+        self, peers: list[str], request, actor: str, give_up: float
     ) -> dict[str, list[TableSummary] | None]:
         """Each of ``peers``' own tables (ListTables on its internal port with the operator's
-        claim, one try of half a lease), None for one that did not answer."""
+        claim, one try of half a lease at most, within the caller's deadline ``give_up``),
+        None for one that did not answer."""
         if not peers:
             return {}
         if self._pool is None:
@@ -177,7 +180,7 @@ class Console:
                 return None
             try:
                 got = forwarder.stub(address).ListTables(
-                    request, metadata=forwarder.metadata(), timeout=forwarder.try_s
+                    request, metadata=forwarder.metadata(), timeout=forwarder.try_timeout(give_up)
                 )
             except grpc.RpcError as exc:
                 code = exc.code().name if isinstance(exc, grpc.Call) else "UNAVAILABLE"
