@@ -43,7 +43,7 @@ from services.gateway.forwarding import (
     here_or_owner_async,
     relay_error,
 )
-from services.gateway.servicer import GatewayServicer, act_response
+from services.gateway.servicer import GatewayServicer, act_response, heartbeat
 from services.gateway.tables.answer_early import run_answering_early
 from shared.errors import DomainError, ResourceExhausted, Unavailable
 
@@ -98,19 +98,13 @@ class AsyncGatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         return await self._call("PlayDoubleCard", self.calls.play_double_card, request, context)
 
     async def ListTables(self, request, context):  # operator only (server.py's callers)
-        return await run_blocking(
-            console.list_tables, self.manager, self.calls.sessions, request, context
-        )
+        return await run_blocking(self.calls.console.list_tables, request, context)
 
     async def EndTable(self, request, context):  # operator only (server.py's callers)
-        return await run_blocking(
-            console.end_table, self.manager, self.calls.sessions, request, context
-        )
+        return await run_blocking(self.calls.console.end_table, request, context)
 
     async def InspectTable(self, request, context):  # operator only (server.py's callers)
-        return await run_blocking(
-            console.inspect_table, self.manager, self.calls.sessions, request, context
-        )
+        return await run_blocking(self.calls.console.inspect_table, request, context)
 
     async def SuspendSeat(self, request, context):  # matchmaking only (server.py's callers)
         return await run_blocking(console.suspend_seat, self.manager, request, context)
@@ -276,9 +270,7 @@ class Heartbeats:
         self.writer = writer
         writer.lock = asyncio.Lock()
         self.every = lease_ms / 3000
-        self.message = pb.SubscribeResponse(
-            heartbeat=pb.StreamHeartbeat(lease_ms=lease_ms, interval_ms=lease_ms // 3)
-        )
+        self.message = heartbeat(lease_ms)
         self.task = asyncio.get_running_loop().create_task(self._run())
 
     async def _run(self) -> None:

@@ -65,6 +65,15 @@ def _advertised(address: str, config: Config) -> str:
     return f"{address}:{config.port}"
 
 
+def _internal_advertised(public: str, config: Config) -> str:
+    """Where the other replicas reach this one's mutual-TLS internal port: the advertised
+    host at the internal port ("" without one)."""
+    if not config.internal_port:
+        return ""
+    host = public.rsplit(":", 1)[0]
+    return f"{host}:{config.internal_port}"
+
+
 def _web_server(servicer, config: Config, tls: TLSFiles | None):
     """The web port: the gRPC port's own servicer over Connect and gRPC-Web (infra/web.py):
     on the asyncio model the coroutine servicer, on the server's event loop (a web stream holds
@@ -111,12 +120,14 @@ def add_to_server(server: grpc.Server, config: Config):
         RemoteScoring(channels[2], timeout),
     )
     mm_addr = srv.matchmaking_addr
+    address = _advertised(srv.advertise_address, config)
     settings = from_flags(
         GatewaySettings,
         config.extra,
         secret=_secret(store, srv.seat_secret),
         replica_id=srv.replica_id or f"{socket.gethostname()}:{config.port}",
-        address=_advertised(srv.advertise_address, config),
+        address=address,
+        internal_address=_internal_advertised(address, config),
         report_to_matchmaking=bool(mm_addr),
     )
     taken_over: list = []  # the relay watch's, once the servicer exists
@@ -136,6 +147,7 @@ def add_to_server(server: grpc.Server, config: Config):
     )
     metrics.TABLES_HELD.set_function(lambda: len(manager.tables))
     servicer = GatewayServicer(manager, tls)
+    servicer.console.internal_token = config.internal_token
     taken_over.append(servicer.watch.taken_over)
     served = servicer
     if isinstance(server, grpc.aio.Server):
@@ -168,6 +180,7 @@ def add_to_server(server: grpc.Server, config: Config):
     closables.append(store)
     resources = _Resources(*closables)
     resources.manager = manager  # type: ignore[attr-defined]
+    resources.servicer = servicer  # type: ignore[attr-defined]
     resources.web_port = web.port if web is not None else 0  # type: ignore[attr-defined]
     resources.before_stop = manager.hand_over  # type: ignore[attr-defined]
     return resources
@@ -186,10 +199,12 @@ SPEC = ServiceSpec(
     # mutual-TLS internal port, where its certificate makes the table the ledger's.
     default_internal_port=INTERNAL_PORTS["gateway"],
     check_config=check_web_port("gateway"),
-    # The operator's console (ListTables, EndTable): the operator's certificate only.
+    # The operator's console (ListTables, EndTable, InspectTable): the operator's certificate,
+    # or another gateway replica carrying an operator's signed claim (services/gateway/
+    # delegation.py: the handler refuses a gateway without one).
     # A suspended player's seat (SuspendSeat): matchmaking's certificate only.
     callers={
-        **{method: frozenset({OPERATOR}) for method in CONSOLE_METHODS},
+        **{method: frozenset({OPERATOR, "gateway"}) for method in CONSOLE_METHODS},
         **{method: frozenset({"matchmaking"}) for method in MATCHMAKING_METHODS},
     },
     web=WebPort(what="the same API and the web table", root=str(DEFAULT_WEB_ROOT)),

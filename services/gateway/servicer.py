@@ -154,6 +154,14 @@ def _seat_wait_ms(seconds: int) -> int | None:
     return 0 if seconds < 0 else seconds * 1000
 
 
+def heartbeat(lease_ms: int) -> pb.SubscribeResponse:
+    """A Subscribe heartbeat (``SubscribeRequest.heartbeats``): the lease, and how often one
+    comes when the stream has nothing else to send (a third of it)."""
+    return pb.SubscribeResponse(
+        heartbeat=pb.StreamHeartbeat(lease_ms=lease_ms, interval_ms=lease_ms // 3)
+    )
+
+
 def act_response(sequence: int, replayed: bool) -> pb.ActResponse:
     return pb.ActResponse(sequence=sequence, replayed=replayed)
 
@@ -177,6 +185,7 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         self.forwarder = SyncForwarder(st.replica_id, st.address, tls, st.lease_ms)
         look_s = max(0.05, st.lease_ms / 3000)  # as often as the owner renews its leases
         self.watch = RelayWatch(LeaseWatch(manager.store, look_s), look_s)
+        self.console = console.Console(manager, tls, lambda: self.sessions)
 
     def admit(self, method: str, request, context) -> Admission:
         """Flood control (:mod:`services.gateway.flood`), before any lock or store is touched:
@@ -203,10 +212,21 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         self.admit("Subscribe", request, context)
         sent = request.after_sequence
         stuck = Stuck(self.forwarder)
+        lease_ms = self.manager.settings.lease_ms
+        beat = heartbeat(lease_ms) if request.heartbeats else None
         while context.is_active():
             try:
                 table, viewer = self.manager.open_stream(request.table_id, request.seat_token, sent)
-                for seen in self.manager.stream_batches(table, viewer, sent, context.is_active):
+                if beat is not None:  # the token passed: the first at once (the lease told)
+                    yield beat
+                quiet_s = lease_ms / 3000 if beat is not None else 0.0
+                batches = self.manager.stream_batches(
+                    table, viewer, sent, context.is_active, quiet_s
+                )
+                for seen in batches:
+                    if seen is None:  # nothing sent for a third of the lease
+                        yield beat
+                        continue
                     for _, last, response in self.stream_messages(request, table, viewer, seen):
                         yield response
                         sent = last
@@ -240,13 +260,13 @@ class GatewayServicer(gateway_pb2_grpc.GatewayServiceServicer):
         return self._here_or_owner("PlayDoubleCard", self.play_double_card, request, context)
 
     def ListTables(self, request, context):  # operator only (server.py's callers)
-        return console.list_tables(self.manager, self.sessions, request, context)
+        return self.console.list_tables(request, context)
 
     def EndTable(self, request, context):  # operator only (server.py's callers)
-        return console.end_table(self.manager, self.sessions, request, context)
+        return self.console.end_table(request, context)
 
     def InspectTable(self, request, context):  # operator only (server.py's callers)
-        return console.inspect_table(self.manager, self.sessions, request, context)
+        return self.console.inspect_table(request, context)
 
     def SuspendSeat(self, request, context):  # matchmaking only (server.py's callers)
         return console.suspend_seat(self.manager, request, context)

@@ -77,6 +77,7 @@ class GatewaySettings:
     secret: bytes  # seat tokens' HMAC key: --seat-secret, else one kept in the store
     replica_id: str = field(default_factory=lambda: "gw-" + secrets.token_hex(4))
     address: str = ""  # where clients reach this replica (CreateTable, NOT_OWNER redirects)
+    internal_address: str = ""  # where the other replicas reach its internal port (console)
     lease_ms: int = setting(30_000, "--lease-ms", "table lease length")
     discard_ms: int | None = _ruleset_ms("--discard-ms", "discard timer (-1: ruleset)")
     claim_ms: int | None = _ruleset_ms("--claim-ms", "claim timer (-1: ruleset)")

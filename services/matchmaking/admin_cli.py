@@ -9,13 +9,13 @@ into the audit log) and a new request id. Registered by :func:`services.matchmak
     mahjong admin revoke-session P S --reason "…"
     mahjong admin audit [--after SEQ] [--limit N]     # a page, as JSON
     mahjong admin audit --export > audit.jsonl         # every entry, one JSON object a line
-    mahjong admin tables [--tag-prefix room/] [--stake N] [--halted]   # a gateway replica's
+    mahjong admin tables [--tag-prefix room/] [--stake N] [--halted]   # the whole cluster's
     mahjong admin inspect TABLE [--after SEQ] [--limit N]   # public state and log
-    mahjong admin end-table TABLE --reason "…"        # on the replica that runs it
+    mahjong admin end-table TABLE --reason "…"
 
-The last two call the gateway's internal port (``--gateway-addr``): each replica lists the
-tables it runs, and EndTable is answered by the table's owner (another replica answers
-UNAVAILABLE NOT_OWNER naming it).
+The last three call a gateway replica's internal port (``--gateway-addr``), any replica: it
+lists every replica's tables, and sends InspectTable and EndTable on to the table's owner with
+the operator's claim (README "Operations").
 """
 
 from __future__ import annotations
@@ -188,7 +188,7 @@ def register(subparsers, tls_help: str) -> None:
     audit.add_argument("--export", action="store_true", help="every entry, one JSON a line")
     _operator(audit, tls_help, _audit)
 
-    tables = sub.add_parser("tables", help="the tables a gateway replica runs, filtered")
+    tables = sub.add_parser("tables", help="every gateway replica's tables, filtered")
     tables.add_argument("--tag-prefix", default="", help="room/, room/CODE, tournament/ID/, quick/")
     tables.add_argument("--stake", type=int, default=0, help="only this stake (0: any)")
     tables.add_argument("--halted", action="store_true", help="only halted tables")

@@ -951,6 +951,8 @@ def expected_graph(with_store: bool, database: str | None = None) -> set[tuple[s
         ("gateway", "matchmaking", INTERNAL_PORTS["matchmaking"], "TCP"),  # hand reports
         ("matchmaking", "gateway", INTERNAL_PORTS["gateway"], "TCP"),  # CreateTable, JoinSeat
         ("gateway", "gateway", grpc("gateway"), "TCP"),  # a call forwarded to the owner
+        # an operator's console call sent on to the owner, with the operator's claim
+        ("gateway", "gateway", INTERNAL_PORTS["gateway"], "TCP"),
         (INGRESS_NAMESPACE, "gateway", grpc("gateway"), "TCP"),
         (INGRESS_NAMESPACE, "gateway", WEB_PORTS["gateway"], "TCP"),
     }

@@ -17,6 +17,7 @@ from mahjong.common.v1 import common_pb2
 from mahjong.gateway.v1 import gateway_pb2 as pb
 from mahjong.gateway.v1 import gateway_pb2_grpc
 
+from infra.tls import OPERATOR
 from mahjong_client.player import RemotePlayer
 from services.gateway.domain.replay import export_hand, table_header
 from services.gateway.verify import verify_hand
@@ -25,7 +26,7 @@ from tests.e2e.test_bot_hands import read_log
 from tests.e2e.test_failover import gateway
 from tests.support.events import json_log
 from tests.support.tables import request_table
-from tests.support.tls import as_player
+from tests.support.tls import as_player, as_workload
 
 pytestmark = pytest.mark.integration
 
@@ -209,6 +210,15 @@ def test_browsers_and_threaded_replicas_forward_too(stack):
             web.GetTableState(forged)
         assert answers[0] == answers[1]
         assert web_refused.value.message == answers[0][1]
+        # the operator's console on the threaded replica: A's table, listed and inspected
+        # there (sent on to A's internal port with the operator's claim)
+        op = as_workload(c.internal_address, "gateway", OPERATOR)
+        channels.append(op)
+        op_c = gateway_pb2_grpc.GatewayServiceStub(op)
+        listed = op_c.ListTables(pb.ListTablesRequest(), timeout=10).tables
+        assert [r.table_id for r in listed] == [t.table_id] and list(listed[0].chips)
+        page = op_c.InspectTable(pb.InspectTableRequest(table_id=t.table_id, limit=2), timeout=10)
+        assert page.next_after_sequence == 2 and page.table.table_id == t.table_id
     finally:
         web.close()
         for ch in channels:

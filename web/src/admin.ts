@@ -2,9 +2,10 @@
 // issuer (here the development issuer's /token?role=operator) and gets an operator's session,
 // kept in this tab only (sessionStorage) and refreshed before it expires. Every console call
 // sends it as `authorization: Bearer`; the servers refuse a player's session
-// (PERMISSION_DENIED) and anything forged or ended (UNAUTHENTICATED). It lists the gateway's
-// live tables (by level, room, tournament, halted), inspects one (its public state and log),
-// ends one (a reason, then a confirmation), finds a player by id or name (sessions, seats,
+// (PERMISSION_DENIED) and anything forged or ended (UNAUTHENTICATED). It lists the live tables
+// of every gateway replica, whichever serves the page (by level, room, tournament, halted),
+// inspects one (its public state and log), ends one (a reason, then a confirmation: the
+// replica serving the page sends both on to the table's owner), finds a player by id or name (sessions, seats,
 // queue, room, balances, last ledger entries), suspends (reason, optional end) and lifts,
 // revokes a session, and reads the audit log.
 

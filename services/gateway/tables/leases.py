@@ -6,7 +6,9 @@ so a replica that was paused or cut off longer than the lease can never write on
 has taken the table over: the store refuses, not the former owner's good will. Expiry is
 judged by the store's clock. A draining replica releases its leases, so the tables move at
 once. Each replica advertises its address (``gateway-replica/<replica id>``) for the
-NOT_OWNER redirect.
+NOT_OWNER redirect, and its mutual-TLS internal port's (``gateway-replica-internal/<replica
+id>``), where the other replicas send it the operator's console calls
+(:mod:`services.gateway.console`).
 
 :class:`TableLeases` is a replica's hold on its tables: the leases (renewed every lease/3 on a
 thread of their own), the fence of every write, the check that a lease is still held, and
@@ -43,11 +45,21 @@ OnEvent = Callable[[LiveTable, LoggedEvent | None, str], None]
 
 LEASE_PREFIX = "gateway-table/"
 REPLICAS = "gateway-replica"
+INTERNAL_REPLICAS = "gateway-replica-internal"
 
 
-def advertise(store: Store, replica_id: str, address: str) -> None:
-    """Where clients reach ``replica_id`` (empty: through the load balancer)."""
+def advertise(store: Store, replica_id: str, address: str, internal_address: str = "") -> None:
+    """Where clients reach ``replica_id`` (empty: through the load balancer), and where the
+    other replicas reach its internal port (none advertised when empty)."""
     store.put(REPLICAS, replica_id, address.encode())
+    if internal_address:
+        store.put(INTERNAL_REPLICAS, replica_id, internal_address.encode())
+
+
+def internal_address_of(store: Store, replica_id: str) -> str:
+    """Where the other replicas reach ``replica_id``'s internal port ("" for none known)."""
+    rec = store.get(INTERNAL_REPLICAS, replica_id) if replica_id else None
+    return rec.value.decode() if rec is not None else ""
 
 
 def owner_of(store: Store, table_id: str) -> str:
@@ -142,7 +154,7 @@ class TableLeases:
         self.ownership = Ownership(
             store, settings.replica_id, ttl_ms=max(1, settings.lease_ms), prefix=LEASE_PREFIX
         )
-        advertise(store, settings.replica_id, settings.address)
+        advertise(store, settings.replica_id, settings.address, settings.internal_address)
         self.thread = threading.Thread(target=self._renew, name="gateway-leases", daemon=True)
 
     @property

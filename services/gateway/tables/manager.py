@@ -173,9 +173,14 @@ class TableManager:
         return self.views.subscribe_batches(table_id, token, after, active)
 
     def stream_batches(
-        self, table: LiveTable, viewer: SeatToken, after: int, active: Callable[[], bool]
-    ) -> Iterator[Seen]:
-        return self.views.stream_batches(table, viewer, after, active)
+        self,
+        table: LiveTable,
+        viewer: SeatToken,
+        after: int,
+        active: Callable[[], bool],
+        quiet_s: float = 0.0,
+    ) -> Iterator[Seen | None]:
+        return self.views.stream_batches(table, viewer, after, active, quiet_s)
 
     def subscribe_async(
         self,

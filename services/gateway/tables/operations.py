@@ -1,8 +1,11 @@
 """The operator's calls on this replica's tables (README "Operations"): ListTables (the tables
-held here, filtered, each one's public state) and EndTable
+held here, filtered, each one's public state; the cluster's listing is :mod:`.listing`'s) and
+EndTable
 (:func:`~services.gateway.domain.session.ending.end_table`, in one fenced step like any other
 action). EndTable is appended to the deployment's audit log (:mod:`shared.audit`, the store's
-log the services share), refused or done, with who asked and why."""
+log the services share), refused or done, with who asked and why — by the replica that runs
+the table: a NOT_OWNER refusal is sent on to the owner (:mod:`services.gateway.console`), which
+records it."""
 
 from __future__ import annotations
 
@@ -53,9 +56,12 @@ class TableOperations:
         self.access = access
         self.writer = writer
 
-    def list_tables(self, tag_prefix: str, stake: int, halted_only: bool) -> list[TableSummary]:
+    def list_tables(
+        self, tag_prefix: str, stake: int, halted_only: bool, leased_only: bool = False
+    ) -> list[TableSummary]:
         """The tables in this replica's memory whose tag starts with ``tag_prefix``, at
-        ``stake`` (0: any), halted only if asked; by table id."""
+        ``stake`` (0: any), halted only if asked; by table id. ``leased_only``: only those
+        whose lease this replica holds (what it tells another replica listing the cluster)."""
         if len(tag_prefix) > MAX_PREFIX:
             raise InvalidArgument(f"tag_prefix is over {MAX_PREFIX} characters", field="tag_prefix")
         if stake < 0:
@@ -63,8 +69,11 @@ class TableOperations:
         with self.registry.lock:
             tables = sorted(self.registry.tables.values(), key=lambda t: t.id)
         out = []
+        ownership = self.access.leases.ownership
         for table in tables:
             if not table.tag.startswith(tag_prefix):
+                continue
+            if leased_only and not ownership.owns(table.id):
                 continue
             with table.lock:
                 t = table.session
@@ -123,7 +132,8 @@ class TableOperations:
                 with self.writer.step(table):
                     ended = end_table(session)
         except DomainError as exc:
-            self._record(actor, table_id, reason, exc.code, exc.message)
+            if exc.reason != "NOT_OWNER":  # sent on to the owner, which records it
+                self._record(actor, table_id, reason, exc.code, exc.message)
             raise
         voided = ended.voided_hand_id or "none"
         detail = f"ended; voided hand {voided}; {ended.hands_played} hands played"

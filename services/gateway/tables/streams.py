@@ -14,6 +14,7 @@ blocks its thread on the table's condition (the threaded server, the web port's 
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 
 from infra.store import Store
@@ -64,21 +65,35 @@ def stream(
     active: Callable[[], bool],
     not_owner: Callable[[], Unavailable],
     check: Callable[[], None] = lambda: None,
-) -> Iterator[Seen]:
+    quiet_s: float = 0.0,
+) -> Iterator[Seen | None]:
     """The viewer's events after ``after`` while ``active()``, a batch at a time (what was
     appended since the last batch: a step's events together): a thread waits. ``check()`` runs
-    before each batch (it raises to end the stream: a revoked token)."""
+    before each batch (it raises to end the stream: a revoked token). With ``quiet_s``, None is
+    yielded whenever nothing was for that long (the threaded server's heartbeats)."""
     index = after
     watching = _Viewer(viewer)
+    last = time.monotonic()
     while active():
+        quiet = False
         with table.cond:
             while index >= table.head and active():
                 if not table.live:
                     return
                 if not table.owned:  # every event held was sent: go to the new owner
                     raise not_owner()
-                table.cond.wait(0.25)
-            batch = table.after(index)
+                wait = 0.25
+                if quiet_s:
+                    wait = min(wait, last + quiet_s - time.monotonic())
+                    if wait <= 0:
+                        quiet = True
+                        break
+                table.cond.wait(wait)
+            batch = None if quiet else table.after(index)
+        if quiet:
+            last = time.monotonic()
+            yield None
+            continue
         if batch is None:  # older than what is held: from the store
             batch = read_table_log(store, table.id, index, table.window[0] - index)
         if batch:
@@ -86,6 +101,7 @@ def stream(
             index = batch[-1].seq
             seen = _projected(batch, watching)
             if seen:
+                last = time.monotonic()
                 yield seen
 
 

@@ -89,12 +89,18 @@ class TableViews:
         batch at a time (a step's events together; a thread waits for them: the threaded
         server)."""
         table, viewer = self.open_stream(table_id, token, after)
-        return self.stream_batches(table, viewer, after, active)
+        return (b for b in self.stream_batches(table, viewer, after, active) if b is not None)
 
     def stream_batches(
-        self, table: LiveTable, viewer: SeatToken, after: int, active: Callable[[], bool]
-    ) -> Iterator[Seen]:
-        """The same batches for a stream :meth:`open_stream` checked."""
+        self,
+        table: LiveTable,
+        viewer: SeatToken,
+        after: int,
+        active: Callable[[], bool],
+        quiet_s: float = 0.0,
+    ) -> Iterator[Seen | None]:
+        """The same batches for a stream :meth:`open_stream` checked (None after ``quiet_s``
+        without one, when given: :func:`.streams.stream`)."""
         batches = stream(
             self.store,
             table,
@@ -103,6 +109,7 @@ class TableViews:
             active,
             functools.partial(self.leases.not_owner, table.id),
             self._still_watching(table, viewer),
+            quiet_s,
         )
         return batches if viewer.seat is None else _seat_stream(table, viewer.seat, batches)
 
@@ -148,7 +155,9 @@ def _tell(table: LiveTable, seat: int, what: Callable[[TableSession, int], None]
         session.scheduler.call_later(0, lambda: what(session, seat))
 
 
-def _seat_stream(table: LiveTable, seat: int, batches: Iterator[Seen]) -> Iterator[Seen]:
+def _seat_stream(
+    table: LiveTable, seat: int, batches: Iterator[Seen | None]
+) -> Iterator[Seen | None]:
     """``batches`` of a seat's stream, the seat connected while it runs."""
     _tell(table, seat, presence.stream_opened)
     try:

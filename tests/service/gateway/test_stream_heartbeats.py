@@ -1,7 +1,7 @@
-"""Subscribe ``heartbeats`` (issue 32, a paused owner): a stream that asks for them hears from the
-gateway at least every half lease while its table is idle, each heartbeat carrying the lease and
-nothing of the table, using no event number; a stream that does not ask gets none; a stolen or
-forged token gets no heartbeat before its refusal."""
+"""Subscribe ``heartbeats`` (issue 32, a paused owner), on both server models: a stream that asks
+for them hears from the gateway at least every half lease while its table is idle, each
+heartbeat carrying the lease and nothing of the table, using no event number; a stream that
+does not ask gets none; a stolen or forged token gets no heartbeat before its refusal."""
 
 from __future__ import annotations
 
@@ -40,14 +40,15 @@ def _read_for(stream, seconds: float) -> list[tuple[float, pb.SubscribeResponse]
     return got
 
 
-def test_an_idle_stream_hears_a_heartbeat_every_third_of_the_lease():
+@pytest.mark.parametrize("server_model", ["asyncio", "threads"])
+def test_an_idle_stream_hears_a_heartbeat_every_third_of_the_lease(server_model):
     with inprocess_gateway(
         seat_secret="s",
         bot_delay_ms=0,
         discard_ms=60_000,
         claim_ms=60_000,
         lease_ms=LEASE_MS,
-        server_config={"server_model": "asyncio"},
+        server_config={"server_model": server_model},
     ) as gw:
         table = create_table(gw.server.address, ["p", None, None, None], max_hands=1)
         token = table.seat_tokens[0]
