@@ -4,7 +4,8 @@ web/node_modules) plays a person's hand at a real local stack over Connect and o
 port, a private room with three bots, click the offered options to the hand's end, reload
 mid-hand, the result's breakdown and the wall's verification, the session refreshed before it
 expires, a spectator, a forged token; a guest's casual flipped-百搭 table showing its indicator
-and wild kind, and its hint).
+and wild kind, and its hint). Connect over HTTP runs all of it, with the phone and keyboard
+tests (web/tests/phone.test.mjs) beside it; the other transports play the signed-in hand.
 
 Both ways the page is served: plain HTTP on loopback (development's default, a secure context
 for browsers), and HTTPS with the gateway's development certificate (``--web-tls-dir``), which
@@ -17,37 +18,26 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import os
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
-from devkit.stack import SIGNED_IN_STACK, LocalStack
+from devkit.stack import SIGNED_IN_STACK
 from infra.supervisor import DEV_TLS_ROOT
+from tests.support.browser import (
+    ARTIFACTS,
+    assert_screenshots,
+    check_prerequisites,
+    clear_screenshots,
+    run_node_tests,
+    stack_env,
+)
 from tests.support.stacks import local_stack
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
-
-WEB = Path(__file__).resolve().parents[2] / "web"
-CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
-
-
-def _check_prerequisites() -> None:
-    missing = []
-    if not Path(CHROMIUM).exists():
-        missing.append(f"Chromium at {CHROMIUM} (make test installs Debian's chromium)")
-    if not (WEB / "node_modules" / "playwright-core").is_dir():
-        missing.append("web/node_modules (make web runs npm ci)")
-    if not (WEB / "dist" / "index.html").is_file():
-        missing.append("the built page web/dist (make web)")
-    if shutil.which("node") is None:
-        missing.append("node")
-    assert not missing, "the browser test needs " + "; ".join(missing)
 
 
 def spki_pin(cert_file: Path) -> str:
@@ -60,9 +50,13 @@ def spki_pin(cert_file: Path) -> str:
     return base64.b64encode(hashlib.sha256(spki).digest()).decode()
 
 
-SHOTS = ("mid-hand", "result", "spectator", "forged-token", "baida-flipped")
+SHOTS = ("mid-hand", "result", "spectator", "forged-token")
+BAIDA_SHOTS = ("baida-flipped",)  # the guest's 翻百搭 table: once, with the phone's run
 # table.test.mjs and phone.test.mjs run at once (--test-concurrency=2): their tables are apart.
 NODE_TESTS = ("tests/table.test.mjs", "tests/phone.test.mjs")
+# The other transports play the signed-in hand (and HTTPS its pin); what the page shows does
+# not depend on the transport, so the guest's 百搭 table and the phone run once.
+TRANSPORT_TESTS = "plays a whole hand|over HTTPS"
 PHONE_SHOTS = (
     "phone-table",
     "phone-landscape",
@@ -83,33 +77,26 @@ SESSION_SECONDS = 60
     ("protocol", "scheme"), [("connect", "http"), ("grpc-web", "http"), ("connect", "https")]
 )
 def test_a_person_plays_a_hand_in_the_browser(protocol, scheme):
-    _check_prerequisites()
+    check_prerequisites()
     # bots think a little, as at a real table (and the screenshots catch the game moving); the
     # table pauses between hands until the person presses Next (phone.test.mjs)
     gateway = ["--bot-delay-ms", "60", "--between-hands-ms", "20000"]
-    phone = (protocol, scheme) == ("connect", "http")  # the phone and keyboard tests: once
+    first = (protocol, scheme) == ("connect", "http")  # the phone, keyboard and 百搭 tests: once
     web_tls = DEV_TLS_ROOT / "gateway"  # the development CA's certificate for the gateway
     if scheme == "https":
         gateway += ["--web-tls-dir", str(web_tls)]
-    artifacts = WEB / "test-artifacts" / ("https" if scheme == "https" else "")
-    for name in SHOTS:  # what is checked below is this run's
-        (artifacts / f"{protocol}-{name}.png").unlink(missing_ok=True)
-    for name in PHONE_SHOTS if phone else ():
-        (artifacts / f"{name}.png").unlink(missing_ok=True)
+    artifacts = ARTIFACTS / ("https" if scheme == "https" else "")
+    shots = [f"{protocol}-{name}" for name in (*SHOTS, *(BAIDA_SHOTS if first else ()))]
+    shots += PHONE_SHOTS if first else ()
+    clear_screenshots(shots, artifacts)  # what is checked below is this run's
     matchmaking = ["--session-lifetime-seconds", str(SESSION_SECONDS)]
     extra = {"gateway": gateway, "matchmaking": matchmaking}
     with local_stack(SIGNED_IN_STACK, extra_args=extra) as stack:
         env = {
-            **os.environ,
-            "WEB_URL": stack.web,
-            "MM_URL": stack.matchmaking_web,
-            "ISSUER_URL": stack.issuer_url,
+            **stack_env(stack, artifacts),
             "WEB_PROTOCOL": protocol,
-            "ARTIFACTS": str(artifacts),
-            "SESSION_SECONDS": str(SESSION_SECONDS)
-            if (protocol, scheme) == ("connect", "http")
-            else "",
-            "PHONE": "1" if phone else "",
+            "SESSION_SECONDS": str(SESSION_SECONDS) if first else "",
+            "PHONE": "1" if first else "",
         }
         env.pop("WEB_SPKI", None)
         if scheme == "https":
@@ -117,25 +104,16 @@ def test_a_person_plays_a_hand_in_the_browser(protocol, scheme):
             # start if missing, so read now)
             env["WEB_URL"] = f"https://127.0.0.1:{stack.web_ports['gateway']}"
             env["WEB_SPKI"] = spki_pin(web_tls / "tls.crt")
-        run = subprocess.run(
-            ["node", "--test", "--test-concurrency=2", "--test-reporter=spec", *NODE_TESTS],
-            cwd=WEB,
-            env=env,
-            capture_output=True,
-            text=True,
+        run = run_node_tests(
+            stack,
+            NODE_TESTS if first else NODE_TESTS[:1],
+            env,
             timeout=400,
+            concurrency=2,
+            name_pattern="" if first else TRANSPORT_TESTS,
         )
-        logs = "" if run.returncode == 0 else _logs(stack)
-    assert run.returncode == 0, f"{run.stdout}\n{run.stderr}\n{logs}"
     # the HTTPS test (the pin lets the page in, nothing else does) ran, and only over HTTPS
     pinned = re.search(r"^(\S+) over HTTPS the page is trusted only", run.stdout, re.M)
     assert pinned, run.stdout
     assert (pinned[1] == "✔") == (scheme == "https"), run.stdout
-    for name in SHOTS:
-        assert (artifacts / f"{protocol}-{name}.png").stat().st_size > 10_000
-    for name in PHONE_SHOTS if phone else ():
-        assert (artifacts / f"{name}.png").stat().st_size > 10_000
-
-
-def _logs(stack: LocalStack) -> str:
-    return "\n".join(f"{n} log:\n{stack.log_tail(n)}" for n in ("gateway", "matchmaking"))
+    assert_screenshots(shots, artifacts)

@@ -1,6 +1,7 @@
 // The operator's console (?admin) in a real browser against a real local stack (started by
-// tests/web/test_admin_browser.py: WEB_URL the gateway's web port, MM_URL matchmaking's,
-// ISSUER_URL the development issuer). A player is seated at a quick-match table (over
+// tests/web/test_lobby_browser.py, which shares it with lobby.test.mjs: WEB_URL the gateway's
+// web port, MM_URL matchmaking's, ISSUER_URL the development issuer). A player is seated at a
+// quick-match table of the lowest stake tier, apart from the lobby's quick match (over
 // matchmaking's web port, as the lobby does); an operator signs in with the operator role,
 // lists the live tables, inspects that one (state and log), ends it with a reason, finds the
 // player by name, suspends and lifts them, and reads the audit log showing those actions under
@@ -36,7 +37,9 @@ test("an operator lists, inspects and ends a table, suspends and lifts a player,
   const cheat = `Cheat${run}`;
   const token = (await (await fetch(`${ISSUER}/token?name=${cheat}`)).json()).id_token;
   const signed = await mm("SignIn", { idToken: token, displayName: cheat, requestId: crypto.randomUUID() });
-  await mm("JoinQueue", { sessionToken: signed.session.sessionToken, requestId: crypto.randomUUID() });
+  // the lowest tier's queue (stake 1): the lobby's quick match, at its players' own level's
+  // tier (8 with their starting silver), is never seated with it
+  await mm("JoinQueue", { sessionToken: signed.session.sessionToken, stake: 1, requestId: crypto.randomUUID() });
 
   const ctx = await launch();
   const page = ctx.pages()[0] ?? (await ctx.newPage());
