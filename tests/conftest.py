@@ -24,6 +24,24 @@ def pytest_sessionstart(session):
         )
 
 
+# The order tests are handed to the workers (make test runs pytest-xdist, which deals them out
+# in this order): the longest first, so no long test starts last and runs alone while the other
+# workers idle (the suite's tail), and the many short unit tests fill the gaps at the end.
+RUN_ORDER = ("tests/e2e/", "tests/web/", "tests/clients/", "tests/integration/", "tests/service/")
+
+
+def run_rank(item: pytest.Item) -> int:
+    """0 for the long runs (marked slow), then by folder as :data:`RUN_ORDER`, unit tests last."""
+    if item.get_closest_marker("slow"):
+        return 0
+    path = item.nodeid
+    return next((i + 1 for i, p in enumerate(RUN_ORDER) if path.startswith(p)), len(RUN_ORDER) + 1)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=run_rank)  # stable: a module's tests stay together, in their order
+
+
 def load_vectors(name: str) -> list[dict]:
     """The rule vectors copied from ../shared/vectors (one JSON object per line)."""
     with (VECTORS / name).open(encoding="utf-8") as fh:

@@ -30,7 +30,7 @@ from tests.support.events import json_log
 from tests.support.identity import sign_in
 from tests.support.tables import request_table, state
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 TABLES = 8
 HANDS_PER_TABLE = max(1, int(os.environ.get("MAHJONG_E2E_BOT_HANDS", "48")) // TABLES)

@@ -49,7 +49,7 @@ from tests.support.identity import sign_in
 from tests.support.stacks import backend_flags, service_process, start_services
 from tests.support.tls import as_player
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 TIMEOUT = 10.0
 PEOPLE, BOTS = 4, 60
