@@ -1,5 +1,5 @@
 """The cluster test (issue 11's proof): real processes on loopback — 3 gateway, 2 wall, 2 rules,
-2 scoring and 2 matchmaking replicas on one PostgreSQL database — run a 32-entrant tournament
+2 scoring and 2 matchmaking replicas on one PostgreSQL database — run a 16-entrant tournament
 (bots and scripted gRPC players, each client calling the gateway replicas in a random order and
 resuming on another when its stream breaks) and a few casual tables created directly on the
 gateways, while the cluster is hurt: a gateway replica SIGKILLed mid-hand, another SIGSTOPped
@@ -46,11 +46,11 @@ from tests.support.cluster import Cluster, Entrant, Played, SeatThread, player_c
 from tests.support.identity import sign_in
 from tests.support.tables import mixed_seats, request_table
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 LEASE_MS = 2000
 STARTING_SILVER = 1000
-ENTRANTS, PEOPLE = 32, 12  # the rest are matchmaking's bots
+ENTRANTS, PEOPLE = 16, 6  # the rest are matchmaking's bots
 ROUNDS, HANDS_PER_ROUND = 3, 2
 CASUAL_TABLES, CASUAL_HANDS = 3, 3  # the first with a scripted player, the others all bots
 PLAY_SECONDS = 300
