@@ -73,7 +73,11 @@ export function lobby(error?: ApiError): void {
   app.replaceChildren(page);
   if (error) banner(error, page);
   if (me && !me.guest) {
-    const again = () => lobby();
+    // the lobby again after a card's call, unless the page has left it meanwhile: a room's or
+    // queue's table opened while the call was answered (a late answer must not cover the table)
+    const again = () => {
+      if (page.isConnected) lobby();
+    };
     void player.then((p) => {
       if (!member.isConnected) return;
       member.replaceChildren(quickCard(me, p, open, again), roomsCard(me, p?.roomCode ?? "", p?.roomCards ?? 0, open, again), shopCard(me, Promise.resolve(p), again), tournamentsCard(me, open));
