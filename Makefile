@@ -168,7 +168,7 @@ run: install web
 	$(BIN)/mahjong run $(if $(OTLP),--otlp-endpoint $(OTLP))
 
 test: install web browser promtool
-	$(BIN)/pytest -n 3 $(PYTEST_ARGS)
+	$(BIN)/pytest -n 3 --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
 lint: install
 	$(BIN)/ruff check .

@@ -24,9 +24,10 @@ def pytest_sessionstart(session):
         )
 
 
-# The order tests are handed to the workers (make test runs pytest-xdist, which deals them out
-# in this order): the longest first, so no long test starts last and runs alone while the other
-# workers idle (the suite's tail), and the many short unit tests fill the gaps at the end.
+# The order tests are handed to the workers (make test: pytest-xdist's ``--dist loadfile
+# --no-loadscope-reorder`` gives each worker the next file in this order as it finishes one):
+# the longest first, so no long file starts last and runs alone while the other workers idle
+# (the suite's tail), and the many short unit tests fill the gaps at the end.
 RUN_ORDER = ("tests/e2e/", "tests/web/", "tests/clients/", "tests/integration/", "tests/service/")
 
 
