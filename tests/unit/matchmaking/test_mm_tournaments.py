@@ -190,3 +190,31 @@ def test_gateway_outage_leaves_tables_pending_until_a_tick():
     alloc.down = False
     mm.tick()
     assert all(x.table_id for x in mm.tournament_tables(tid))
+
+
+def test_a_start_between_a_ticks_read_and_its_cleanup_keeps_the_tournament_running(monkeypatch):
+    """A tick reads a registering tournament (its roll open) and drops its running mark (a
+    start refused half-way leaves one); the creator's start lands in between. The tournament
+    must stay marked running, or no tick ever advances it: its rounds would never move on
+    (seen in the cluster test: round 1's tables all finished, round 2 never seated)."""
+    from services.matchmaking.domain.tournaments import desk
+
+    mm, alloc, _ = make_service()
+    creator, _, tid = setup(mm, humans=4, bots=4, rounds=2, hands=1)
+    tournaments.mark_running(mm.tournament_records, tid)  # as a start refused half-way left it
+    real_done = desk.done_running
+    started = []
+
+    def start_lands_first(store, tournament_id):
+        if not started:
+            started.append(mm.start_tournament(creator, tid))  # after the tick's read
+        real_done(store, tournament_id)
+
+    monkeypatch.setattr(desk, "done_running", start_lands_first)
+    mm.tick()  # reads the roll open, the start lands, then the cleanup
+    monkeypatch.setattr(desk, "done_running", real_done)
+    assert started and started[0].state == tournaments.RUNNING
+    assert running_ids(mm.tournament_records) == [tid]
+    settle_round(mm, alloc, tid, random.Random(3))
+    mm.tick()
+    assert mm.tournament(tid).current_round == 2  # the ticks still advance it

@@ -40,6 +40,7 @@ from services.matchmaking.domain.tournaments.records import (
     TableState,
     done_running,
     get_progress,
+    mark_running,
 )
 from services.matchmaking.domain.tournaments.repository import TournamentRepository
 from shared.errors import (
@@ -447,6 +448,20 @@ class TournamentDesk:
         return int(self.clock() * 1000)
 
     # --- the ticker's work for one tournament --------------------------------------------
+    def _not_running(self, tournament_id: str) -> None:
+        """Ticks stop looking at a tournament still registering (a start marks it running
+        first, then closes the roll: one refused half-way leaves the mark). A start may land
+        between this tick's read and the removal: read again after it, and mark it running
+        again if it started meanwhile (the start marks it again after closing the roll, so one
+        of the two marks is always the last word)."""
+        done_running(self.tournament_records, tournament_id)
+        try:
+            again = tournaments.get(self.tournament_records, tournament_id)
+        except NotFound:
+            return
+        if again.roll.closed or again.state != tournaments.REGISTERING:
+            mark_running(self.tournament_records, tournament_id)
+
     def tournament_work(self, tournament_id: str, *, count_failure: bool = True) -> bool:
         """Whatever the tournament can do now: settle tables whose hands came late, seat the
         next round, create a batch of tables, and once it is finished its refunds or prizes.
@@ -471,7 +486,7 @@ class TournamentDesk:
             return True
         if t.state == tournaments.REGISTERING:
             if not t.roll.closed:  # a start that was refused: nothing to do
-                done_running(self.tournament_records, tournament_id)
+                self._not_running(tournament_id)
             return False
         step = "seat"
         try:

@@ -283,6 +283,10 @@ def start(store: TournamentRepository, tournament_id: str, player_id: str) -> To
 
     mark_running(store, tournament_id)  # before the state, so a crash loses no work
     roll = update_roll(store, tournament_id, close)
+    # and again once the roll is closed: a tick that read the roll open just before may have
+    # taken the first mark away (it drops a registering tournament's mark: a start refused
+    # half-way), and would leave a running tournament that no tick looks at
+    mark_running(store, tournament_id)
 
     def run(h: Header) -> Header:
         return replace(h, state=RUNNING, entrant_count=len(roll.entrants))
