@@ -211,7 +211,10 @@ export class TableScreen implements PromptHost, ResultHost {
     if (line) this.log = [...this.log.slice(-60), line];
     this.seat.lastSeq = String(ev.sequence);
     this.seat.log = this.log;
-    saveSeat(this.seat);
+    // kept for a reload, unless the page is leaving the table: an event arriving between
+    // forgetSeat() and the reload's unload would keep the seat, and the page would come back
+    // to the table instead of the lobby
+    if (!this.stopped) saveSeat(this.seat);
   }
 
   name(seat: number | null): string {
@@ -401,6 +404,7 @@ export class TableScreen implements PromptHost, ResultHost {
         // gone already, or the gateway is away: the lobby all the same
       }
     }
+    this.stopped = true; // no event keeps the seat again before the reload unloads the page
     forgetSeat();
     location.reload();
   }
@@ -408,8 +412,8 @@ export class TableScreen implements PromptHost, ResultHost {
   private async leave(): Promise<void> {
     try {
       await gateway.leave({ tableId: this.seat.tableId, seatToken: this.seat.token, requestId: requestId() });
-      forgetSeat();
       this.stopped = true;
+      forgetSeat();
       this.lobby();
     } catch (e) {
       this.fail(apiError(e));
@@ -435,8 +439,8 @@ export class TableScreen implements PromptHost, ResultHost {
   }
 
   newTable(): void {
-    forgetSeat();
     this.stopped = true;
+    forgetSeat();
     this.lobby();
   }
 }
